@@ -1,0 +1,63 @@
+//! Command-line verbs. Each verb lives in its own file; this one parses and dispatches.
+
+mod format;
+mod sessions;
+mod show;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Run a coding-agent loop over a feature plan, and watch it from the terminal.
+#[derive(Debug, Parser)]
+#[command(name = "harrow", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List harrow and Tilth sessions, newest first.
+    Sessions(sessions::Args),
+    /// Summarise one session: tasks, tokens, cost, verdicts, tools, hooks, stop.
+    Show(show::Args),
+}
+
+/// A failure the user can fix, reported as one line with exit status 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Session folders to look in instead of the defaults.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DirArgs {
+    /// Look for sessions in DIR instead of harrow's and Tilth's sessions folders (repeatable).
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+}
+
+/// Parses the command line, runs the verb, and turns errors into an exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Sessions(args) => sessions::run(&args),
+        Command::Show(args) => show::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(report) => {
+            if let Some(usage) = report.downcast_ref::<UsageError>() {
+                eprintln!("harrow: {usage}");
+                return ExitCode::from(2);
+            }
+            if let Some(io) = report.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            eprintln!("harrow: {report:?}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! `harrow show`: one session's summary, as a table or as Tilth-compatible JSON.
+
+use super::format::{dollars, short_ts, table, thousands};
+use super::sessions::tasks_total;
+use super::{DirArgs, UsageError};
+use crate::session::checkpoint::CheckpointRead;
+use crate::session::discover;
+use crate::session::status::SessionStatus;
+use crate::session::summary::{Usage, VerdictCounts};
+use crate::session::{Overview, overview};
+use color_eyre::eyre::{Result, WrapErr};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A session id, a unique prefix of one, or a session folder's path.
+    #[arg(value_name = "ID|DIR")]
+    pub session: String,
+    #[command(flatten)]
+    pub dirs: DirArgs,
+    /// Print the summary as JSON: Tilth's summary.json v4 keys, plus harrow's under "harrow".
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let roots = discover::roots(&args.dirs.dirs);
+    let found = discover::resolve(&args.session, &roots).map_err(|e| UsageError(e.to_string()))?;
+    let o = overview(&found.dir, &found.id)
+        .wrap_err_with(|| format!("cannot read session {}", found.dir.display()))?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &o.summary)?;
+        writeln!(out)?;
+    } else {
+        out.write_all(render(&o).as_bytes())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn counts(map: &BTreeMap<String, u64>) -> String {
+    let mut pairs: Vec<(&String, &u64)> = map.iter().collect();
+    pairs.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    pairs.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+}
+
+fn verdicts(v: &VerdictCounts) -> String {
+    let mut s = format!("{} accepted, {} rejected", v.accepts, v.rejects);
+    if !v.rejection_categories.is_empty() {
+        let _ = write!(s, " ({})", counts(&v.rejection_categories));
+    }
+    s
+}
+
+fn usage_line(u: &Usage) -> String {
+    format!(
+        "{} (prompt {} · completion {} · cached {} · reasoning {})  {}",
+        thousands(u.total),
+        thousands(u.prompt),
+        thousands(u.eval),
+        thousands(u.cached),
+        thousands(u.reasoning),
+        dollars(u.cost)
+    )
+}
+
+fn status_sentence(o: &Overview) -> String {
+    let s = &o.summary;
+    let stop = s.final_stop().unwrap_or("");
+    match o.status {
+        SessionStatus::Running => "running: a live process holds the session".into(),
+        SessionStatus::Paused => format!("paused: stopped on '{stop}', resumable"),
+        SessionStatus::Done => "done: every task finished".into(),
+        SessionStatus::Failed => format!("failed: stopped on '{stop}'"),
+        SessionStatus::Crashed => {
+            "crashed: no final stop in the log, no live process holds it, and the checkpoint says running".into()
+        }
+        SessionStatus::Empty => "empty: nothing has been recorded".into(),
+    }
+}
+
+/// The readable summary.
+pub fn render(o: &Overview) -> String {
+    let s = &o.summary;
+    let h = &s.harrow;
+    let mut out = String::new();
+    let id = s.session_id.as_deref().unwrap_or("?");
+    let _ = writeln!(out, "Session   {id}  ({} format)", h.format);
+    let _ = writeln!(out, "Folder    {}", o.dir.display());
+    let _ = writeln!(out, "Status    {}", status_sentence(o));
+    if h.no_eval {
+        let _ =
+            writeln!(out, "Review    none: this run had the evaluator switched off (unreviewed)");
+    }
+    let _ = writeln!(
+        out,
+        "Time      started {}, last event {}",
+        short_ts(s.started_at.as_deref()),
+        short_ts(s.last_event_at.as_deref())
+    );
+    let _ = writeln!(out, "Tasks     {} of {} done", h.tasks_done, tasks_total(o));
+    let _ = writeln!(out, "Tokens    {}", usage_line(&s.tokens.all));
+    for (role, u) in &h.tokens_by_role {
+        let _ = writeln!(out, "  {role:<10}{}", usage_line(u));
+    }
+    let _ = writeln!(
+        out,
+        "Calls     {} model calls, {} retried as unhealthy",
+        h.model_calls, h.unhealthy_model_calls
+    );
+    let _ = writeln!(out, "Verdicts  {}", verdicts(&s.evaluator));
+    if h.verdicts_parse_failed > 0 {
+        let _ = writeln!(
+            out,
+            "          {} failed closed after unparseable answers",
+            h.verdicts_parse_failed
+        );
+    }
+    if h.validators.runs > 0 {
+        let _ = writeln!(
+            out,
+            "Checks    {} validator runs, {} failed",
+            h.validators.runs, h.validators.failed
+        );
+    }
+    if !s.tool_histogram.is_empty() {
+        let _ = writeln!(out, "Tools     {}", counts(&s.tool_histogram));
+    }
+    for (hook, outcomes) in &s.hook_outcomes {
+        let _ = writeln!(out, "Hooks     {hook}: {}", counts(outcomes));
+    }
+    if !h.below_bar.is_empty() {
+        let _ = writeln!(
+            out,
+            "Below bar {} (accepted at the rework cap without passing review)",
+            h.below_bar.join(", ")
+        );
+    }
+    if !s.tasks.is_empty() {
+        out.push('\n');
+        let rows: Vec<Vec<String>> = s
+            .tasks
+            .iter()
+            .map(|(id, t)| {
+                let d = h.tasks.get(id);
+                let mut note = Vec::new();
+                if let Some(d) = d.filter(|d| !d.failure_reasons.is_empty()) {
+                    let verb = if t.status == "failed" { "failed" } else { "failed before" };
+                    note.push(format!("{verb}: {}", d.failure_reasons.join(", ")));
+                }
+                if let Some(c) = d.and_then(|d| d.last_category.as_deref()) {
+                    note.push(format!("last reject: {c}"));
+                }
+                if d.is_some_and(|d| d.by_operator) {
+                    note.push("accepted by the operator".into());
+                }
+                vec![
+                    id.clone(),
+                    d.map_or_else(|| t.status.clone(), |d| d.state.clone()),
+                    d.map_or(0, |d| d.attempts).to_string(),
+                    t.iterations.to_string(),
+                    thousands(t.tokens.all.total),
+                    dollars(t.tokens.all.cost),
+                    t.tool_calls.values().sum::<u64>().to_string(),
+                    t.hook_blocks.to_string(),
+                    format!("{}✓ {}✗", t.evaluator.accepts, t.evaluator.rejects),
+                    note.join("; "),
+                ]
+            })
+            .collect();
+        out.push_str(&table(
+            &[
+                "TASK", "STATE", "ATTEMPTS", "ITERS", "TOKENS", "COST", "TOOLS", "BLOCKED",
+                "VERDICTS", "NOTE",
+            ],
+            &rows,
+        ));
+    }
+    out.push('\n');
+    match &s.stop {
+        Some(stop) => {
+            let _ = writeln!(
+                out,
+                "Last stop {} at {}",
+                stop.reason.as_deref().unwrap_or("?"),
+                short_ts(stop.ts.as_deref())
+            );
+        }
+        None => {
+            let _ = writeln!(out, "Last stop none recorded");
+        }
+    }
+    if o.log_missing {
+        let _ = writeln!(out, "Log       events.jsonl is missing: only the checkpoint was read");
+    } else if h.events == 0 {
+        let _ = writeln!(out, "Log       events.jsonl is empty");
+    }
+    if let CheckpointRead::Unreadable(why) = &o.checkpoint {
+        let _ = writeln!(out, "Checkpoint unreadable ({why}); status comes from the log alone");
+    }
+    let report = crate::session::scan::ScanReport {
+        unreadable: h.unreadable_lines.lines.clone(),
+        unreadable_count: h.unreadable_lines.count,
+        ..Default::default()
+    };
+    if let Some(sentence) = report.unreadable_sentence() {
+        let _ = writeln!(out, "Warning   {sentence} skipped");
+    }
+    if h.pending_bytes > 0 {
+        let _ = writeln!(
+            out,
+            "Note      the last line ({} bytes) has no newline yet: being written, or torn by a crash",
+            h.pending_bytes
+        );
+    }
+    out
+}

@@ -1,0 +1,8 @@
+//! harrow: a harness that runs a long coding-agent loop over a feature plan, and the terminal
+//! console from which a person watches and steers it.
+//!
+//! The session folder is the single source of truth ([`session`]); everything a person sees is
+//! derived from it.
+
+pub mod cli;
+pub mod session;

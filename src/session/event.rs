@@ -1,0 +1,501 @@
+//! The typed event model: one envelope, one payload type per event name.
+//!
+//! Every Tilth event of every era and every harrow event has a payload struct here. Readers must
+//! never fail on a well-formed line: fields a struct does not name are kept in `extra`, a payload
+//! whose known fields have unexpected types, and any type this build does not know, are kept as
+//! [`Payload::Raw`] JSON so the console can still show them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// Fields a payload does not name, kept verbatim so nothing written by a newer or older writer
+/// is lost when an event is displayed or rewritten.
+pub type Extra = Map<String, Value>;
+
+/// Where in the run an event happened. Tilth and harrow stamp these on every per-task event;
+/// older eras omit some of them, so every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scope {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iter: Option<u64>,
+    /// harrow only: the evaluator round within the task (1 for the first case).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u64>,
+}
+
+/// One line of `events.jsonl`, decoded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// The timestamp as written: seconds (Tilth) or milliseconds (harrow), always UTC.
+    pub ts: Option<String>,
+    /// harrow's per-session sequence number; Tilth logs have none and file order is the order.
+    pub seq: Option<u64>,
+    /// The event name exactly as written.
+    pub kind: String,
+    pub payload: Payload,
+}
+
+macro_rules! payloads {
+    ($( $name:literal => $variant:ident($ty:ident) ),* $(,)?) => {
+        /// A decoded payload. `Raw` holds anything this build cannot type: an unknown event name,
+        /// or a known name whose payload does not fit its struct.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Payload {
+            $( $variant($ty), )*
+            Raw(Value),
+        }
+
+        impl Payload {
+            fn decode(kind: &str, raw: &str) -> Payload {
+                let typed = match kind {
+                    $( $name => serde_json::from_str::<$ty>(raw).map(Payload::$variant), )*
+                    _ => return Payload::Raw(serde_json::from_str(raw).unwrap_or(Value::Null)),
+                };
+                typed.unwrap_or_else(|_| Payload::Raw(serde_json::from_str(raw).unwrap_or(Value::Null)))
+            }
+
+            fn to_value(&self) -> serde_json::Result<Value> {
+                match self {
+                    $( Payload::$variant(p) => serde_json::to_value(p), )*
+                    Payload::Raw(v) => Ok(v.clone()),
+                }
+            }
+        }
+    };
+}
+
+payloads! {
+    "session_start" => SessionStart(SessionStart),
+    "session_resume" => SessionResume(SessionResume),
+    "context_reset" => ContextReset(ContextReset),
+    "memory_load" => MemoryLoad(MemoryLoad),
+    "prompt_assembled" => PromptAssembled(PromptAssembled),
+    "model_call" => ModelCall(ModelCall),
+    "assistant_message" => AssistantMessage(AssistantMessage),
+    "tool_call" => ToolCall(ToolCall),
+    "hook_run" => HookRun(HookRun),
+    "tool_result" => ToolResult(ToolResult),
+    "pre_tool_block" => PreToolBlock(ToolResult),
+    "nudge" => Nudge(Nudge),
+    "case_parse_error" => CaseParseError(ParseError),
+    "evaluator_parse_error" => EvaluatorParseError(ParseError),
+    "evaluator_verdict" => Verdict(Verdict),
+    "ledger_appended" => LedgerAppended(LedgerAppended),
+    "validator_run" => ValidatorRun(ValidatorRun),
+    "feedback_sent" => FeedbackSent(FeedbackSent),
+    "task_state" => TaskState(TaskState),
+    "task_done" => TaskDone(TaskDone),
+    "task_failed" => TaskFailed(TaskFailed),
+    "commit" => Commit(Commit),
+    "operator_action" => OperatorAction(OperatorAction),
+    "log_repaired" => LogRepaired(LogRepaired),
+    "stop" => Stop(Stop),
+    "archived" => Archived(Archived),
+    "judge_verdict" => JudgeVerdict(JudgeVerdict),
+    "proposed_learnings" => ProposedLearnings(ProposedLearnings),
+    "agents_md_update" => AgentsMdUpdate(AgentsMdUpdate),
+    "empty_model_response" => EmptyModelResponse(EmptyModelResponse),
+    "session_prepared" => SessionPrepared(SessionPrepared),
+    "seed_committed" => SeedCommitted(SeedCommitted),
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default)]
+    ts: Option<String>,
+    #[serde(default)]
+    seq: Option<u64>,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(borrow, default)]
+    payload: Option<&'a RawValue>,
+}
+
+/// Why a line is not an event.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("not UTF-8")]
+    NotUtf8,
+    #[error("not an event object: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl Event {
+    /// Decodes one line (without its newline). Fails only when the line is not a JSON object
+    /// with a string `type`; anything else about the payload is tolerated.
+    pub fn decode(line: &[u8]) -> Result<Event, DecodeError> {
+        let text = std::str::from_utf8(line).map_err(|_| DecodeError::NotUtf8)?;
+        let env: Envelope<'_> = serde_json::from_str(text)?;
+        let payload = match env.payload {
+            Some(raw) => Payload::decode(&env.kind, raw.get()),
+            None => Payload::Raw(Value::Null),
+        };
+        Ok(Event { ts: env.ts, seq: env.seq, kind: env.kind, payload })
+    }
+
+    /// The payload as JSON, with unknown fields included, for raw display and re-encoding.
+    pub fn payload_value(&self) -> Value {
+        self.payload.to_value().unwrap_or(Value::Null)
+    }
+
+    /// The task this event belongs to, when it belongs to one.
+    pub fn task_id(&self) -> Option<&str> {
+        match &self.payload {
+            Payload::Raw(v) => v.get("task_id").and_then(Value::as_str),
+            other => other.scope().and_then(|s| s.task_id.as_deref()),
+        }
+    }
+}
+
+impl Payload {
+    /// The task scope, for payload types that carry one.
+    pub fn scope(&self) -> Option<&Scope> {
+        Some(match self {
+            Payload::ContextReset(p) => &p.scope,
+            Payload::MemoryLoad(p) => &p.scope,
+            Payload::PromptAssembled(p) => &p.scope,
+            Payload::ModelCall(p) => &p.scope,
+            Payload::AssistantMessage(p) => &p.scope,
+            Payload::ToolCall(p) => &p.scope,
+            Payload::HookRun(p) => &p.scope,
+            Payload::ToolResult(p) | Payload::PreToolBlock(p) => &p.scope,
+            Payload::Nudge(p) => &p.scope,
+            Payload::CaseParseError(p) | Payload::EvaluatorParseError(p) => &p.scope,
+            Payload::Verdict(p) => &p.scope,
+            Payload::LedgerAppended(p) => &p.scope,
+            Payload::ValidatorRun(p) => &p.scope,
+            Payload::FeedbackSent(p) => &p.scope,
+            Payload::TaskState(p) => &p.scope,
+            Payload::TaskDone(p) => &p.scope,
+            Payload::TaskFailed(p) => &p.scope,
+            Payload::Commit(p) => &p.scope,
+            Payload::JudgeVerdict(p) => &p.scope,
+            Payload::ProposedLearnings(p) => &p.scope,
+            Payload::AgentsMdUpdate(p) => &p.scope,
+            Payload::EmptyModelResponse(p) => &p.scope,
+            Payload::OperatorAction(p) => &p.scope,
+            _ => return None,
+        })
+    }
+}
+
+/// Encodes an event as one `events.jsonl` line, without the newline.
+pub fn encode_line(
+    ts: &str,
+    seq: u64,
+    kind: &str,
+    payload: &impl Serialize,
+) -> serde_json::Result<Vec<u8>> {
+    #[derive(Serialize)]
+    struct Out<'a, P> {
+        ts: &'a str,
+        seq: u64,
+        #[serde(rename = "type")]
+        kind: &'a str,
+        payload: &'a P,
+    }
+    serde_json::to_vec(&Out { ts, seq, kind, payload })
+}
+
+macro_rules! payload_struct {
+    ($(#[$meta:meta])* $name:ident { $( $(#[$fmeta:meta])* $field:ident : $ty:ty ),* $(,)? } scoped) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        pub struct $name {
+            #[serde(flatten)]
+            pub scope: Scope,
+            $( $(#[$fmeta])* #[serde(default, skip_serializing_if = "Option::is_none")] pub $field: Option<$ty>, )*
+            #[serde(flatten)]
+            pub extra: Extra,
+        }
+    };
+    ($(#[$meta:meta])* $name:ident { $( $(#[$fmeta:meta])* $field:ident : $ty:ty ),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        pub struct $name {
+            $( $(#[$fmeta])* #[serde(default, skip_serializing_if = "Option::is_none")] pub $field: Option<$ty>, )*
+            #[serde(flatten)]
+            pub extra: Extra,
+        }
+    };
+}
+
+payload_struct!(
+    /// A run began: where, on what plan, with which models and limits.
+    SessionStart {
+        source: String, feature_dir: String, feature: String, phase: String, worktree: String,
+        branch: String, worker_model: String, evaluator_model: String, base_url: String,
+        limits: Value, task_count: u64,
+        /// harrow: the plan file or folder the run was started from.
+        plan: String,
+        /// harrow: the session id, so a moved folder still names itself.
+        session_id: String,
+        /// harrow: the commit the session branch was cut from.
+        base_commit: String,
+        /// harrow: true when the evaluator is switched off and work goes unreviewed.
+        no_eval: bool,
+    }
+);
+payload_struct!(
+    /// A stopped session was picked up again.
+    SessionResume {
+        session_id: String, last_stop: String, retried: Vec<String>, pending: Vec<String>,
+        unwound_commit: bool, plan: String,
+    }
+);
+payload_struct!(
+    /// A task attempt started with a fresh worker conversation.
+    ContextReset {} scoped
+);
+payload_struct!(
+    /// Which memory channels were loaded into the worker prompt, and how large they were.
+    MemoryLoad { trigger: String, channels: Value, user_prompt_chars: u64 } scoped
+);
+payload_struct!(
+    /// The user prompt sent to a role (capped in the log; `chars` is the full length).
+    PromptAssembled { role: String, content: String, chars: u64, truncated: bool } scoped
+);
+payload_struct!(
+    /// One request to a model endpoint, with its usage and health.
+    ModelCall {
+        phase: String, call_attempt: u64, prompt_tokens: u64, eval_tokens: u64,
+        cached_tokens: u64, reasoning_tokens: u64, cost: f64, tokens_used_total: u64,
+        health: String, health_detail: String, retry_backoff_seconds: f64, finish_reason: String,
+        model: String, provider: String, response_id: String, reasoning: String,
+        reasoning_details: Value,
+        /// harrow: the role that made the call (worker, evaluator, learnings, prep).
+        role: String,
+        /// harrow: wall time of the request in milliseconds.
+        duration_ms: u64,
+    } scoped
+);
+payload_struct!(
+    /// harrow: the assistant's whole reply — prose, reasoning and tool calls — which Tilth never
+    /// recorded.
+    AssistantMessage {
+        role: String, content: String, reasoning: String, tool_calls: Vec<ToolCallRecord>,
+    } scoped
+);
+payload_struct!(
+    /// A tool the worker asked for, with its parsed arguments.
+    ToolCall {
+        tool: String, args: Value, phase: String,
+        /// harrow: the provider's id for the call, linking it to its result.
+        call_id: String,
+    } scoped
+);
+payload_struct!(
+    /// One hook invocation: allowed, blocked, silent or warned.
+    HookRun { tool: String, hook: String, outcome: String, reason: String } scoped
+);
+payload_struct!(
+    /// A tool's result (`tool_result`) or a hook's refusal (`pre_tool_block`).
+    ToolResult {
+        tool: String, result_preview: String, result_chars: u64, phase: String,
+        /// harrow: the output the model saw (capped at the harness's output cap).
+        output: String,
+        call_id: String,
+        is_error: bool,
+        duration_ms: u64,
+    } scoped
+);
+payload_struct!(
+    /// The worker went quiet and was told to submit its case.
+    Nudge { kind: String, streak: u64, content: String } scoped
+);
+payload_struct!(
+    /// A `submit_case` or `submit_verdict` call that could not be parsed.
+    ParseError { error: String, raw_tool_calls: Value } scoped
+);
+payload_struct!(
+    /// The evaluator's verdict on a case.
+    Verdict {
+        schema_version: u64, verdict: String, rejection_category: String, concern: String,
+        evidence: Vec<String>, next_step: String, parse_failed: bool, score: f64,
+        /// harrow: digest of the exact diff the verdict judged.
+        diff_digest: String,
+        /// harrow: the commit the judged diff sits on top of.
+        base_commit: String,
+    } scoped
+);
+payload_struct!(
+    /// A verdict was appended to the task's ledger.
+    LedgerAppended { verdict_summary: String } scoped
+);
+payload_struct!(
+    /// Validators ran on a case. Tilth recorded only pass/fail per validator; harrow records the
+    /// command, exit code, duration and capped output of each.
+    ValidatorRun { passed: bool, results: Vec<ValidatorResult> } scoped
+);
+payload_struct!(
+    /// harrow: the exact text returned to the worker as the `submit_case` result.
+    FeedbackSent { kind: String, content: String } scoped
+);
+payload_struct!(
+    /// harrow: a task state transition made by the gate.
+    TaskState { from: String, to: String, reason: String } scoped
+);
+payload_struct!(
+    /// A task was accepted.
+    TaskDone {
+        summary: String,
+        /// harrow: accepted at the rework cap without passing review.
+        below_bar: bool,
+        last_category: String,
+        /// harrow: accepted by the operator rather than the evaluator.
+        by_operator: bool,
+    } scoped
+);
+payload_struct!(
+    /// A task failed, with the reason and the counter that tripped.
+    TaskFailed {
+        reason: String, call_attempts: u64, nudges: u64, evaluator_calls: u64, streak: u64,
+        judge_calls: u64, detail: String,
+    } scoped
+);
+payload_struct!(
+    /// The accepted work was committed on the session branch.
+    Commit { sha: String, message: String } scoped
+);
+payload_struct!(
+    /// harrow: something the operator did, with the reason they gave.
+    OperatorAction { action: String, reason: String, note: String, source: String } scoped
+);
+payload_struct!(
+    /// harrow: a torn tail was cut back on resume.
+    LogRepaired { cut_bytes: u64, at_offset: u64 }
+);
+payload_struct!(
+    /// The loop stopped, and why.
+    Stop { reason: String, error: String, task_id: String }
+);
+payload_struct!(
+    /// The session's worktree and branch were removed; the log stays.
+    Archived { branch: String, worktree: String }
+);
+payload_struct!(
+    /// Era A/B: the judge's free-text verdict.
+    JudgeVerdict { accept: bool, reasoning: String, raw: String } scoped
+);
+payload_struct!(
+    /// Era B/C: the self-improvement step's proposal.
+    ProposedLearnings { emitted: bool, entry: String, reason: String, raw: String } scoped
+);
+payload_struct!(
+    /// Era A: the self-improvement step edited AGENTS.md.
+    AgentsMdUpdate { applied: bool, section: String, entry: String, reason: String, raw: String } scoped
+);
+payload_struct!(
+    /// Era C: the model answered with nothing.
+    EmptyModelResponse { streak: u64, finish_reason: String, prompt_tokens: u64, eval_tokens: u64 } scoped
+);
+payload_struct!(
+    /// Era B/C: `prep-feature` wrote the plan and seed tests.
+    SessionPrepared {
+        trace_id: String, interviewer_model: String, prd_entries: u64, test_files: u64,
+        tokens_used: u64,
+    }
+);
+payload_struct!(
+    /// Era B/C: the seed tests were committed.
+    SeedCommitted { sha: String, branch: String }
+);
+
+/// One tool call inside an assistant message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    /// The arguments exactly as the model sent them (they may not be valid JSON).
+    #[serde(default)]
+    pub arguments: String,
+}
+
+/// One validator's outcome inside a `validator_run`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ValidatorResult {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub passed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_type_keeps_unknown_fields() {
+        let line = br#"{"ts":"2026-11-22T04:28:43Z","type":"commit","payload":{"task_id":"T-001","sha":"abc1234","future":{"x":1}}}"#;
+        let ev = Event::decode(line).unwrap();
+        let Payload::Commit(c) = &ev.payload else { panic!("expected commit, got {ev:?}") };
+        assert_eq!(c.sha.as_deref(), Some("abc1234"));
+        assert_eq!(c.scope.task_id.as_deref(), Some("T-001"));
+        assert_eq!(c.extra["future"]["x"], 1);
+        assert_eq!(ev.payload_value()["future"]["x"], 1);
+        assert_eq!(ev.task_id(), Some("T-001"));
+    }
+
+    #[test]
+    fn unknown_type_is_raw_not_an_error() {
+        let ev =
+            Event::decode(br#"{"type":"from_the_future","payload":{"task_id":"T-9","a":[1]}}"#)
+                .unwrap();
+        assert!(matches!(ev.payload, Payload::Raw(_)));
+        assert_eq!(ev.task_id(), Some("T-9"));
+    }
+
+    #[test]
+    fn mistyped_known_payload_falls_back_to_raw() {
+        let ev =
+            Event::decode(br#"{"type":"model_call","payload":{"prompt_tokens":"many"}}"#).unwrap();
+        assert!(matches!(ev.payload, Payload::Raw(ref v) if v["prompt_tokens"] == "many"));
+    }
+
+    #[test]
+    fn missing_payload_and_seq_are_tolerated() {
+        let ev = Event::decode(br#"{"type":"stop"}"#).unwrap();
+        assert_eq!(ev.seq, None);
+        assert_eq!(ev.ts, None);
+    }
+
+    #[test]
+    fn not_an_event() {
+        assert!(Event::decode(b"{\"ts\":1").is_err());
+        assert!(Event::decode(b"[1,2]").is_err());
+        assert!(matches!(
+            Event::decode(b"{\"type\":\"stop\",\"x\":\"\xff\"}"),
+            Err(DecodeError::NotUtf8)
+        ));
+    }
+
+    #[test]
+    fn encode_round_trips() {
+        let stop = Stop { reason: Some("all_done".into()), ..Stop::default() };
+        let line = encode_line("2026-11-22T04:28:43.123Z", 7, "stop", &stop).unwrap();
+        let ev = Event::decode(&line).unwrap();
+        assert_eq!(ev.seq, Some(7));
+        assert_eq!(ev.payload, Payload::Stop(stop));
+    }
+}

@@ -1,0 +1,208 @@
+//! A byte-offset index over `events.jsonl`: the console keeps 16 bytes per event in memory
+//! and fetches an event's full text from disk only when it is shown.
+
+use super::event::{DecodeError, Event};
+use super::fact::Fact;
+use super::scan::{LineAt, ScanReport, scan};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Where one event sits, and what it is, without its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub offset: u64,
+    pub len: u32,
+    /// Interned event name; see [`EventIndex::kind_name`].
+    pub kind: u16,
+    /// Interned task id, 0 for none; see [`EventIndex::task_name`].
+    pub task: u16,
+}
+
+/// Interns short strings into small ids so index entries stay fixed-size.
+#[derive(Debug, Default)]
+struct Interner {
+    ids: HashMap<String, u16>,
+    names: Vec<String>,
+}
+
+impl Interner {
+    fn with_empty() -> Interner {
+        let mut i = Interner::default();
+        i.id("");
+        i
+    }
+
+    fn id(&mut self, name: &str) -> u16 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        // Past 65 535 distinct names (only a hostile log has that many) new names share the
+        // last id rather than growing the entry.
+        let id = u16::try_from(self.names.len()).unwrap_or(u16::MAX);
+        if id < u16::MAX {
+            self.ids.insert(name.to_owned(), id);
+            self.names.push(name.to_owned());
+        }
+        id
+    }
+
+    fn name(&self, id: u16) -> &str {
+        self.names.get(usize::from(id)).map_or("?", String::as_str)
+    }
+}
+
+/// The index of one log file.
+#[derive(Debug)]
+pub struct EventIndex {
+    path: PathBuf,
+    entries: Vec<IndexEntry>,
+    kinds: Interner,
+    tasks: Interner,
+    report: ScanReport,
+}
+
+impl EventIndex {
+    /// Indexes the whole file as it is now.
+    pub fn build(path: &Path) -> io::Result<EventIndex> {
+        let mut index = EventIndex {
+            path: path.to_path_buf(),
+            entries: Vec::new(),
+            kinds: Interner::default(),
+            tasks: Interner::with_empty(),
+            report: ScanReport::default(),
+        };
+        let mut entries = Vec::new();
+        let report = scan(path, |at, fact| entries.push(index.entry(at, fact)))?;
+        index.entries = entries;
+        index.report = report;
+        Ok(index)
+    }
+
+    fn entry(&mut self, at: LineAt, fact: &Fact<'_>) -> IndexEntry {
+        IndexEntry {
+            offset: at.offset,
+            len: at.len,
+            kind: self.kinds.id(fact.kind()),
+            task: self.tasks.id(fact.payload.task_id.get().unwrap_or("")),
+        }
+    }
+
+    /// Adds a line the tailer delivered. Returns false for blank or unreadable lines, which are
+    /// counted in the report instead.
+    pub fn push_line(&mut self, at: LineAt, line: &[u8]) -> bool {
+        self.report.lines += 1;
+        self.report.end_offset = at.offset + u64::from(at.len) + 1;
+        if super::scan::LineSplitter::is_blank(line) {
+            self.report.blank += 1;
+            return false;
+        }
+        match Fact::decode(line) {
+            Ok(fact) => {
+                let entry = self.entry(at, &fact);
+                self.entries.push(entry);
+                self.report.events += 1;
+                true
+            }
+            Err(_) => {
+                self.report.note_unreadable(at.number);
+                false
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn entries(&self) -> &[IndexEntry] {
+        &self.entries
+    }
+
+    pub fn report(&self) -> &ScanReport {
+        &self.report
+    }
+
+    pub fn kind_name(&self, id: u16) -> &str {
+        self.kinds.name(id)
+    }
+
+    pub fn task_name(&self, id: u16) -> &str {
+        self.tasks.name(id)
+    }
+
+    /// Reads and decodes event `i` from disk.
+    pub fn fetch(&self, i: usize) -> Result<Event, FetchError> {
+        let entry = self.entries.get(i).ok_or(FetchError::OutOfRange(i))?;
+        let bytes = self.read_raw(entry)?;
+        Ok(Event::decode(&bytes)?)
+    }
+
+    /// The raw line of an entry, for showing an event exactly as written.
+    pub fn read_raw(&self, entry: &IndexEntry) -> io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; entry.len as usize];
+        let file = File::open(&self.path)?;
+        read_exact_at(&file, &mut buf, entry.offset)?;
+        Ok(buf)
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(mut file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    file.seek(SeekFrom::Start(offset))?;
+    file.read_exact(buf)
+}
+
+/// Why an indexed event could not be shown.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("no event {0} in the index")]
+    OutOfRange(usize),
+    #[error("cannot read the log: {0} (was the session folder removed or rewritten?)")]
+    Io(#[from] io::Error),
+    #[error("the log changed under the index: {0}")]
+    Decode(#[from] DecodeError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::event::Payload;
+
+    #[test]
+    fn fetches_lazily_and_grows_from_tailed_lines() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("events.jsonl");
+        std::fs::write(
+            &path,
+            "{\"type\":\"context_reset\",\"payload\":{\"task_id\":\"T-001\"}}\nnot json\n{\"type\":\"stop\",\"payload\":{\"reason\":\"all_done\"}}\n",
+        )
+        .unwrap();
+        let mut index = EventIndex::build(&path).unwrap();
+        assert_eq!(index.len(), 2);
+        assert_eq!(index.report().unreadable, vec![2]);
+        let e = index.entries()[0];
+        assert_eq!((index.kind_name(e.kind), index.task_name(e.task)), ("context_reset", "T-001"));
+        assert_eq!(index.task_name(index.entries()[1].task), "");
+        assert!(matches!(index.fetch(1).unwrap().payload, Payload::Stop(_)));
+        assert!(matches!(index.fetch(2), Err(FetchError::OutOfRange(2))));
+
+        let line = b"{\"type\":\"commit\",\"payload\":{\"task_id\":\"T-001\",\"sha\":\"abc\"}}";
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut f, &[&line[..], b"\n"].concat()).unwrap();
+        let offset = index.report().end_offset;
+        assert!(index.push_line(LineAt { number: 4, offset, len: line.len() as u32 }, line));
+        assert!(matches!(index.fetch(2).unwrap().payload, Payload::Commit(_)));
+    }
+}

@@ -1,0 +1,51 @@
+//! The session folder: the durable record and single source of truth of a run.
+//!
+//! Only the loop writes `events.jsonl` (through [`writer::SessionWriter`]); everything else —
+//! the console, `show`, `sessions`, replay — reads the folder through [`scan`], [`index`] and
+//! [`tail`], and derives what it shows by folding events.
+
+pub mod atomic;
+pub mod checkpoint;
+pub mod discover;
+pub mod event;
+pub mod fact;
+pub mod index;
+pub mod lenient;
+pub mod lock;
+pub mod scan;
+pub mod status;
+pub mod summary;
+pub mod synth;
+pub mod tail;
+pub mod timestamp;
+pub mod writer;
+
+use checkpoint::{CheckpointRead, read_checkpoint};
+use status::{SessionStatus, session_status};
+use std::path::{Path, PathBuf};
+use summary::{Summary, SummaryFold};
+
+/// A session folder read once: its summary, status and checkpoint.
+#[derive(Debug, Clone)]
+pub struct Overview {
+    pub dir: PathBuf,
+    pub summary: Summary,
+    pub status: SessionStatus,
+    pub checkpoint: CheckpointRead,
+    /// True when `events.jsonl` does not exist.
+    pub log_missing: bool,
+}
+
+/// Reads a session folder and folds its log into an [`Overview`].
+pub fn overview(dir: &Path, id: &str) -> std::io::Result<Overview> {
+    let events = dir.join(writer::EVENTS_FILE);
+    let log_missing = !events.exists();
+    let mut fold = SummaryFold::new(Some(id.to_owned()));
+    let report = scan::scan(&events, |_, fact| fold.apply(fact))?;
+    let mut summary = fold.finish(&report);
+    let checkpoint = read_checkpoint(dir);
+    let status =
+        session_status(summary.final_stop(), report.events, &checkpoint, lock::is_locked(dir));
+    summary.harrow.status = status.as_str().to_owned();
+    Ok(Overview { dir: dir.to_path_buf(), summary, status, checkpoint, log_missing })
+}

@@ -1,0 +1,519 @@
+//! The summary fold: events in, one denormalised summary out.
+//!
+//! The JSON keeps Tilth's `summary.json` v4 keys and shapes for every figure Tilth computes, so
+//! tools written for Tilth read harrow's summaries; harrow's own figures (task states, attempts,
+//! tokens by role, verdict and validator counts, below-the-bar flags, unreadable lines, session
+//! status) live under the additional `harrow` key.
+
+use super::fact::Fact;
+use super::scan::ScanReport;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Tilth's summary schema version whose keys this summary carries.
+pub const TILTH_SUMMARY_VERSION: u32 = 4;
+
+/// Token usage and cost of a set of model calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt: i64,
+    pub eval: i64,
+    pub total: i64,
+    pub cached: i64,
+    pub reasoning: i64,
+    pub cost: f64,
+}
+
+impl Usage {
+    fn add(&mut self, call: &CallUsage) {
+        self.prompt += call.prompt;
+        self.eval += call.eval;
+        self.total += call.prompt + call.eval;
+        self.cached += call.cached;
+        self.reasoning += call.reasoning;
+        self.cost += call.cost;
+    }
+}
+
+/// Usage with Tilth's split into the worker and evaluator phases.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhasedUsage {
+    #[serde(flatten)]
+    pub all: Usage,
+    pub by_phase: ByPhase,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ByPhase {
+    pub worker: Usage,
+    pub evaluator: Usage,
+}
+
+impl PhasedUsage {
+    fn add(&mut self, call: &CallUsage) {
+        self.all.add(call);
+        if call.evaluator {
+            self.by_phase.evaluator.add(call);
+        } else {
+            self.by_phase.worker.add(call);
+        }
+    }
+}
+
+/// Verdict counts in Tilth's shape.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerdictCounts {
+    pub accepts: u64,
+    pub rejects: u64,
+    pub rejection_categories: BTreeMap<String, u64>,
+}
+
+impl VerdictCounts {
+    fn add(&mut self, accept: bool, category: Option<&str>) {
+        if accept {
+            self.accepts += 1;
+        } else {
+            self.rejects += 1;
+            if let Some(c) = category {
+                bump(&mut self.rejection_categories, c);
+            }
+        }
+    }
+}
+
+/// One task in Tilth's shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSummary {
+    /// Tilth's vocabulary: `in_progress`, `done` or `failed`.
+    pub status: String,
+    pub iterations: u64,
+    pub tokens: PhasedUsage,
+    pub tool_calls: BTreeMap<String, u64>,
+    pub hook_blocks: u64,
+    pub evaluator: VerdictCounts,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+}
+
+impl Default for TaskSummary {
+    fn default() -> Self {
+        TaskSummary {
+            status: "in_progress".into(),
+            iterations: 0,
+            tokens: PhasedUsage::default(),
+            tool_calls: BTreeMap::new(),
+            hook_blocks: 0,
+            evaluator: VerdictCounts::default(),
+            failure_reason: None,
+        }
+    }
+}
+
+/// The last stop of the session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StopInfo {
+    pub reason: Option<String>,
+    pub ts: Option<String>,
+}
+
+/// harrow's own view of one task.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskDetail {
+    /// The task's state in harrow's vocabulary (pending, running, validating, evaluating,
+    /// rework, needs_operator, done, done_below_bar, failed, skipped).
+    pub state: String,
+    /// Evaluator rounds: each ends in a verdict; one still under way counts.
+    pub attempts: u64,
+    pub below_bar: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_category: Option<String>,
+    pub by_operator: bool,
+    pub validator_runs: u64,
+    pub validator_failures: u64,
+    pub commits: u64,
+    pub failure_reasons: Vec<String>,
+    #[serde(skip)]
+    working_since_verdict: bool,
+}
+
+/// Counts of validator runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidatorCounts {
+    pub runs: u64,
+    pub failed: u64,
+}
+
+/// Lines of the log that could not be read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unreadable {
+    pub count: u64,
+    pub lines: Vec<u64>,
+}
+
+/// harrow's figures, beside Tilth's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HarrowFigures {
+    /// `harrow` when any event carries a sequence number, else `tilth`.
+    pub format: String,
+    /// running, paused, done, failed, crashed or empty; filled in by the status check.
+    pub status: String,
+    /// Tasks in the plan, when the log says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_count: Option<u64>,
+    pub tasks_done: u64,
+    pub tasks: BTreeMap<String, TaskDetail>,
+    pub tokens_by_role: BTreeMap<String, Usage>,
+    pub model_calls: u64,
+    pub unhealthy_model_calls: u64,
+    pub verdicts_parse_failed: u64,
+    pub validators: ValidatorCounts,
+    pub failure_reasons: BTreeMap<String, u64>,
+    pub below_bar: Vec<String>,
+    pub operator_actions: u64,
+    pub no_eval: bool,
+    /// The reason of the last `stop` with no start or resume after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_stop: Option<String>,
+    pub events: u64,
+    pub unreadable_lines: Unreadable,
+    pub blank_lines: u64,
+    pub pending_bytes: u64,
+}
+
+/// The whole summary. Serialises to Tilth's v4 keys plus `harrow`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub version: u32,
+    pub session_id: Option<String>,
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prep_started_at: Option<String>,
+    pub last_event_at: Option<String>,
+    pub tokens: PhasedUsage,
+    pub tasks: BTreeMap<String, TaskSummary>,
+    pub tool_histogram: BTreeMap<String, u64>,
+    pub hook_outcomes: BTreeMap<String, BTreeMap<String, u64>>,
+    pub evaluator: VerdictCounts,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopInfo>,
+    pub harrow: HarrowFigures,
+}
+
+impl Summary {
+    /// The stop that ended the session as it stands: the last `stop` with no start or resume
+    /// after it.
+    pub fn final_stop(&self) -> Option<&str> {
+        self.harrow.final_stop.as_deref()
+    }
+}
+
+struct CallUsage {
+    prompt: i64,
+    eval: i64,
+    cached: i64,
+    reasoning: i64,
+    cost: f64,
+    evaluator: bool,
+}
+
+fn bump(map: &mut BTreeMap<String, u64>, key: &str) {
+    if let Some(n) = map.get_mut(key) {
+        *n += 1;
+    } else {
+        map.insert(key.to_owned(), 1);
+    }
+}
+
+fn entry<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_owned(), V::default());
+    }
+    map.get_mut(key).unwrap_or_else(|| unreachable!("inserted above"))
+}
+
+/// Folds facts, in file order, into a [`Summary`].
+#[derive(Debug, Default)]
+pub struct SummaryFold {
+    s: Summary,
+    tokens_total: i64,
+    final_stop: Option<String>,
+    saw_seq: bool,
+}
+
+impl SummaryFold {
+    pub fn new(session_id: Option<String>) -> SummaryFold {
+        let mut fold = SummaryFold::default();
+        fold.s.session_id = session_id;
+        fold
+    }
+
+    /// Applies one event.
+    pub fn apply(&mut self, f: &Fact<'_>) {
+        let s = &mut self.s;
+        let p = &f.payload;
+        let ts = f.ts.get();
+        if let Some(ts) = ts {
+            s.last_event_at = Some(ts.to_owned());
+        }
+        self.saw_seq |= f.seq.value.is_some();
+        let tid = p.task_id.get();
+        match f.kind() {
+            "session_start" => {
+                if p.phase.get() == Some("prep-feature") {
+                    s.prep_started_at = ts.map(str::to_owned);
+                } else {
+                    s.started_at = ts.map(str::to_owned);
+                }
+                if let Some(n) = p.task_count.value {
+                    s.harrow.task_count = u64::try_from(n).ok();
+                }
+                if s.session_id.is_none() {
+                    s.session_id = p.session_id.get().map(str::to_owned);
+                }
+                s.harrow.no_eval |= p.no_eval.0 == Some(true);
+                self.final_stop = None;
+            }
+            "session_resume" => {
+                if s.started_at.is_none() {
+                    s.started_at = ts.map(str::to_owned);
+                }
+                if s.session_id.is_none() {
+                    s.session_id = p.session_id.get().map(str::to_owned);
+                }
+                self.final_stop = None;
+            }
+            "stop" => {
+                let reason = p.reason.get().map(str::to_owned);
+                self.final_stop = Some(reason.clone().unwrap_or_default());
+                s.stop = Some(StopInfo { reason, ts: ts.map(str::to_owned) });
+            }
+            "model_call" => self.model_call(f),
+            "tool_call" => {
+                if let Some(tool) = p.tool.get() {
+                    bump(&mut s.tool_histogram, tool);
+                    if let Some(tid) = tid {
+                        bump(&mut entry(&mut s.tasks, tid).tool_calls, tool);
+                        entry(&mut s.harrow.tasks, tid).working_since_verdict = true;
+                    }
+                }
+            }
+            "hook_run" => {
+                if let (Some(hook), Some(outcome)) = (p.hook.get(), p.outcome.get()) {
+                    bump(entry(&mut s.hook_outcomes, hook), outcome);
+                    if hook == "pre_tool" && outcome == "block" {
+                        if let Some(tid) = tid {
+                            entry(&mut s.tasks, tid).hook_blocks += 1;
+                        }
+                    }
+                }
+            }
+            "evaluator_verdict" | "judge_verdict" => {
+                let accept = if f.kind() == "judge_verdict" {
+                    p.accept.0 == Some(true)
+                } else {
+                    p.verdict.get() == Some("accept")
+                };
+                let category = p.rejection_category.get();
+                s.evaluator.add(accept, category);
+                if p.parse_failed.0 == Some(true) {
+                    s.harrow.verdicts_parse_failed += 1;
+                }
+                if let Some(tid) = tid {
+                    entry(&mut s.tasks, tid).evaluator.add(accept, category);
+                    let d = entry(&mut s.harrow.tasks, tid);
+                    d.attempts += 1;
+                    d.working_since_verdict = false;
+                    if !accept {
+                        d.last_category = category.map(str::to_owned).or(d.last_category.take());
+                    }
+                }
+            }
+            "validator_run" => {
+                let failed = p.passed.0 == Some(false);
+                s.harrow.validators.runs += 1;
+                s.harrow.validators.failed += u64::from(failed);
+                if let Some(tid) = tid {
+                    let d = entry(&mut s.harrow.tasks, tid);
+                    d.validator_runs += 1;
+                    d.validator_failures += u64::from(failed);
+                }
+            }
+            "task_done" => {
+                if let Some(tid) = tid {
+                    entry(&mut s.tasks, tid).status = "done".into();
+                    let d = entry(&mut s.harrow.tasks, tid);
+                    d.below_bar = p.below_bar.0 == Some(true);
+                    d.by_operator = p.by_operator.0 == Some(true);
+                    if let Some(c) = p.last_category.get() {
+                        d.last_category = Some(c.to_owned());
+                    }
+                    d.state = if d.below_bar { "done_below_bar" } else { "done" }.into();
+                }
+            }
+            "task_failed" => {
+                let reason = p.reason.get();
+                if let Some(r) = reason {
+                    bump(&mut s.harrow.failure_reasons, r);
+                }
+                if let Some(tid) = tid {
+                    let t = entry(&mut s.tasks, tid);
+                    t.status = "failed".into();
+                    if let Some(r) = reason {
+                        t.failure_reason = Some(r.to_owned());
+                    }
+                    let d = entry(&mut s.harrow.tasks, tid);
+                    d.state = "failed".into();
+                    if let Some(r) = reason {
+                        d.failure_reasons.push(r.to_owned());
+                    }
+                }
+            }
+            "task_state" => {
+                if let (Some(tid), Some(to)) = (tid, p.to.get()) {
+                    entry(&mut s.tasks, tid);
+                    entry(&mut s.harrow.tasks, tid).state = to.to_owned();
+                }
+            }
+            "commit" => {
+                if let Some(tid) = tid {
+                    entry(&mut s.harrow.tasks, tid).commits += u64::from(p.sha.get().is_some());
+                }
+            }
+            "operator_action" => s.harrow.operator_actions += 1,
+            _ => {}
+        }
+    }
+
+    fn model_call(&mut self, f: &Fact<'_>) {
+        let p = &f.payload;
+        let s = &mut self.s;
+        let int = |v: super::lenient::LInt| v.value.unwrap_or(0);
+        let phase = p.phase.get();
+        let role = p.role.get().or(phase).unwrap_or("worker");
+        let call = CallUsage {
+            prompt: int(p.prompt_tokens),
+            eval: int(p.eval_tokens),
+            cached: int(p.cached_tokens),
+            reasoning: int(p.reasoning_tokens),
+            cost: p.cost.0.unwrap_or(0.0),
+            evaluator: phase == Some("evaluator") || role == "evaluator",
+        };
+        s.tokens.add(&call);
+        entry(&mut s.harrow.tokens_by_role, role).add(&call);
+        s.harrow.model_calls += 1;
+        if p.health.get().is_some_and(|h| h != "ok") {
+            s.harrow.unhealthy_model_calls += 1;
+        }
+        if p.tokens_used_total.was_integer {
+            self.tokens_total = self.tokens_total.max(int(p.tokens_used_total));
+        }
+        if let Some(tid) = p.task_id.get() {
+            let t = entry(&mut s.tasks, tid);
+            t.tokens.add(&call);
+            t.iterations = t.iterations.max(u64::try_from(int(p.iter)).unwrap_or(0));
+            if !call.evaluator {
+                entry(&mut s.harrow.tasks, tid).working_since_verdict = true;
+            }
+        }
+    }
+
+    /// Finishes the fold with what the scan found besides events.
+    pub fn finish(mut self, report: &ScanReport) -> Summary {
+        let s = &mut self.s;
+        s.version = TILTH_SUMMARY_VERSION;
+        s.tokens.all.total = self.tokens_total;
+        s.harrow.format = if self.saw_seq { "harrow" } else { "tilth" }.into();
+        s.harrow.events = report.events;
+        s.harrow.unreadable_lines =
+            Unreadable { count: report.unreadable_count, lines: report.unreadable.clone() };
+        s.harrow.blank_lines = report.blank;
+        s.harrow.pending_bytes = report.pending_bytes;
+        for (id, t) in &s.tasks {
+            let d = entry(&mut s.harrow.tasks, id);
+            if d.state.is_empty() {
+                d.state = match t.status.as_str() {
+                    "in_progress" => "running".into(),
+                    other => other.to_owned(),
+                };
+            }
+        }
+        for (id, d) in &mut s.harrow.tasks {
+            d.attempts += u64::from(d.working_since_verdict);
+            if d.below_bar {
+                s.harrow.below_bar.push(id.clone());
+            }
+            if d.state.starts_with("done") {
+                s.harrow.tasks_done += 1;
+            }
+        }
+        s.harrow.final_stop = self.final_stop;
+        self.s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fold(lines: &[&str]) -> Summary {
+        let mut fold = SummaryFold::new(Some("s".into()));
+        for l in lines {
+            fold.apply(&Fact::decode(l.as_bytes()).unwrap());
+        }
+        fold.finish(&ScanReport::default())
+    }
+
+    #[test]
+    fn tokens_split_by_phase_and_total_is_the_running_max() {
+        let s = fold(&[
+            r#"{"ts":"t1","type":"model_call","payload":{"task_id":"T-1","iter":2,"prompt_tokens":10,"eval_tokens":5,"cost":0.5,"tokens_used_total":15}}"#,
+            r#"{"ts":"t2","type":"model_call","payload":{"task_id":"T-1","iter":2,"phase":"evaluator","prompt_tokens":7,"eval_tokens":1,"cached_tokens":3,"tokens_used_total":23.0}}"#,
+        ]);
+        assert_eq!(s.tokens.all.prompt, 17);
+        assert_eq!(s.tokens.all.total, 15, "a float running total is ignored, as Tilth does");
+        assert_eq!(s.tokens.by_phase.evaluator.cached, 3);
+        assert_eq!(s.tasks["T-1"].tokens.all.total, 23);
+        assert_eq!(s.tasks["T-1"].iterations, 2);
+        assert_eq!(s.last_event_at.as_deref(), Some("t2"));
+    }
+
+    #[test]
+    fn failure_reason_survives_a_later_accept_and_attempts_count_rounds() {
+        let s = fold(&[
+            r#"{"type":"model_call","payload":{"task_id":"T-3","iter":1}}"#,
+            r#"{"type":"evaluator_verdict","payload":{"task_id":"T-3","verdict":"reject","rejection_category":"weak_test"}}"#,
+            r#"{"type":"task_failed","payload":{"task_id":"T-3","reason":"evaluator_cap"}}"#,
+            r#"{"type":"stop","payload":{"reason":"evaluator_cap"}}"#,
+            r#"{"type":"session_resume","payload":{"session_id":"x"}}"#,
+            r#"{"type":"model_call","payload":{"task_id":"T-3","iter":1}}"#,
+            r#"{"type":"evaluator_verdict","payload":{"task_id":"T-3","verdict":"accept","rejection_category":null}}"#,
+            r#"{"type":"task_done","payload":{"task_id":"T-3"}}"#,
+            r#"{"type":"model_call","payload":{"task_id":"T-4","iter":1}}"#,
+        ]);
+        let t = &s.tasks["T-3"];
+        assert_eq!(t.status, "done");
+        assert_eq!(t.failure_reason.as_deref(), Some("evaluator_cap"));
+        assert_eq!(t.evaluator.rejection_categories["weak_test"], 1);
+        assert_eq!(s.harrow.tasks["T-3"].attempts, 2);
+        assert_eq!(s.harrow.tasks["T-3"].state, "done");
+        assert_eq!(s.harrow.tasks["T-4"].attempts, 1);
+        assert_eq!(s.harrow.tasks["T-4"].state, "running");
+        assert_eq!(s.harrow.tasks_done, 1);
+        assert_eq!(s.final_stop(), None, "the resume reopened the session");
+        assert_eq!(s.stop.as_ref().and_then(|x| x.reason.as_deref()), Some("evaluator_cap"));
+    }
+
+    #[test]
+    fn below_the_bar_is_flagged() {
+        let s = fold(&[
+            r#"{"seq":1,"type":"evaluator_verdict","payload":{"task_id":"T-2","verdict":"reject","rejection_category":"half_finished"}}"#,
+            r#"{"seq":2,"type":"task_done","payload":{"task_id":"T-2","below_bar":true}}"#,
+            r#"{"seq":3,"type":"stop","payload":{"reason":"all_done"}}"#,
+        ]);
+        assert_eq!(s.harrow.below_bar, vec!["T-2".to_string()]);
+        assert_eq!(s.harrow.tasks["T-2"].state, "done_below_bar");
+        assert_eq!(s.harrow.tasks["T-2"].last_category.as_deref(), Some("half_finished"));
+        assert_eq!(s.harrow.format, "harrow");
+        assert_eq!(s.final_stop(), Some("all_done"));
+    }
+}

@@ -1,0 +1,50 @@
+//! Timestamps as harrow writes them: UTC, RFC 3339, millisecond resolution.
+
+use jiff::Timestamp;
+
+/// Now, as written in `events.jsonl`: `2026-11-22T04:28:43.123Z`.
+pub fn now() -> String {
+    format_ts(Timestamp::now())
+}
+
+pub fn format_ts(ts: Timestamp) -> String {
+    ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+/// Parses a log timestamp of either resolution (`…:43Z` from Tilth, `…:43.123Z` from harrow).
+pub fn parse(ts: &str) -> Option<Timestamp> {
+    ts.parse().ok()
+}
+
+/// A new session id: local time as Tilth names its folders, then six hex digits.
+pub fn new_session_id() -> String {
+    let now = jiff::Zoned::now();
+    let nanos = now.timestamp().as_nanosecond().unsigned_abs();
+    let mix = (nanos ^ u128::from(std::process::id()).rotate_left(40)) as u64;
+    format!(
+        "{}-{:06x}",
+        now.strftime("%Y%m%d-%H%M%S"),
+        mix.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_resolutions_parse_and_order() {
+        let a = parse("2026-11-22T04:28:43Z").unwrap();
+        let b = parse("2026-11-22T04:28:43.123Z").unwrap();
+        assert!(b > a);
+        assert_eq!(format_ts(b), "2026-11-22T04:28:43.123Z");
+        assert!(parse("yesterday").is_none());
+    }
+
+    #[test]
+    fn session_ids_look_like_tilths() {
+        let id = new_session_id();
+        assert_eq!(id.len(), 22, "{id}");
+        assert!(id.as_bytes()[8] == b'-' && id.as_bytes()[15] == b'-', "{id}");
+    }
+}

@@ -1,0 +1,163 @@
+//! The single writer of a session folder.
+//!
+//! Each event is encoded whole and handed to the OS in one `write` on a file opened for
+//! append, so a reader never sees half of an event unless the process dies inside that call,
+//! and then only as a torn last line, which readers leave pending and [`SessionWriter::open`]
+//! cuts back. The loop asks for `fsync` at durability points (after a verdict, before a
+//! commit) with [`SessionWriter::sync`]; the other files are replaced atomically.
+
+use super::atomic::write_json_atomic;
+use super::event::encode_line;
+use super::lock::{LockError, SessionLock};
+use super::scan::scan;
+use super::timestamp;
+use serde::Serialize;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+pub const EVENTS_FILE: &str = "events.jsonl";
+pub const SUMMARY_FILE: &str = "summary.json";
+pub const TASK_STATUS_FILE: &str = "task-status.json";
+
+/// Why a session could not be opened for writing.
+#[derive(Debug, thiserror::Error)]
+pub enum WriterError {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{0} already exists; pick another session id")]
+    Exists(PathBuf),
+}
+
+/// A repair made when reopening a log whose last line was torn by a crash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Repair {
+    pub cut_bytes: u64,
+    pub at_offset: u64,
+}
+
+/// Appends events to one session and rewrites its state files.
+#[derive(Debug)]
+pub struct SessionWriter {
+    dir: PathBuf,
+    file: File,
+    next_seq: u64,
+    _lock: SessionLock,
+}
+
+impl SessionWriter {
+    /// Creates a new session folder and takes its lock.
+    pub fn create(dir: &Path) -> Result<SessionWriter, WriterError> {
+        if dir.exists() {
+            return Err(WriterError::Exists(dir.to_path_buf()));
+        }
+        fs::create_dir_all(dir)
+            .map_err(|source| WriterError::Io { path: dir.to_path_buf(), source })?;
+        let lock = SessionLock::acquire(dir)?;
+        let path = dir.join(EVENTS_FILE);
+        let file = open_append(&path)?;
+        Ok(SessionWriter { dir: dir.to_path_buf(), file, next_seq: 1, _lock: lock })
+    }
+
+    /// Opens an existing session to continue it. A torn last line is cut back to the last
+    /// newline, and the cut is returned so the caller can log it.
+    pub fn open(dir: &Path) -> Result<(SessionWriter, Option<Repair>), WriterError> {
+        let lock = SessionLock::acquire(dir)?;
+        let path = dir.join(EVENTS_FILE);
+        let io_err = |source| WriterError::Io { path: path.clone(), source };
+        let mut last_seq = 0u64;
+        let report = scan(&path, |_, f| {
+            if let Some(s) = f.seq.value.and_then(|s| u64::try_from(s).ok()) {
+                last_seq = last_seq.max(s);
+            }
+        })
+        .map_err(io_err)?;
+        let repair = if report.pending_bytes > 0 {
+            let f = OpenOptions::new().write(true).open(&path).map_err(io_err)?;
+            f.set_len(report.end_offset).map_err(io_err)?;
+            f.sync_all().map_err(io_err)?;
+            Some(Repair { cut_bytes: report.pending_bytes, at_offset: report.end_offset })
+        } else {
+            None
+        };
+        let file = open_append(&path)?;
+        Ok((
+            SessionWriter { dir: dir.to_path_buf(), file, next_seq: last_seq + 1, _lock: lock },
+            repair,
+        ))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends one event and returns its sequence number.
+    pub fn append(&mut self, kind: &str, payload: &impl Serialize) -> io::Result<u64> {
+        let seq = self.next_seq;
+        let mut line =
+            encode_line(&timestamp::now(), seq, kind, payload).map_err(io::Error::other)?;
+        line.push(b'\n');
+        self.file.write_all(&line)?;
+        self.next_seq += 1;
+        Ok(seq)
+    }
+
+    /// Makes everything appended so far durable.
+    pub fn sync(&self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    /// Atomically replaces a state file (`checkpoint.json`, `summary.json`, `task-status.json`).
+    pub fn write_state(&self, file_name: &str, value: &impl Serialize) -> io::Result<()> {
+        write_json_atomic(&self.dir.join(file_name), value)
+    }
+}
+
+fn open_append(path: &Path) -> Result<File, WriterError> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|source| WriterError::Io { path: path.to_path_buf(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::event::{Event, Payload, Stop};
+
+    #[test]
+    fn appends_whole_lines_with_rising_seq_and_repairs_a_torn_tail() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("s1");
+        {
+            let mut w = SessionWriter::create(&dir).unwrap();
+            assert!(matches!(SessionWriter::open(&dir), Err(WriterError::Lock(_))));
+            w.append("stop", &Stop { reason: Some("paused".into()), ..Stop::default() }).unwrap();
+            w.append("stop", &Stop { reason: Some("paused".into()), ..Stop::default() }).unwrap();
+            w.sync().unwrap();
+        }
+        let path = dir.join(EVENTS_FILE);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"ts\":\"2026").unwrap();
+        let (mut w, repair) = SessionWriter::open(&dir).unwrap();
+        assert_eq!(repair.map(|r| r.cut_bytes), Some(11));
+        assert_eq!(w.append("stop", &Stop::default()).unwrap(), 3);
+        let text = fs::read_to_string(&path).unwrap();
+        let events: Vec<Event> =
+            text.lines().map(|l| Event::decode(l.as_bytes()).unwrap()).collect();
+        assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [Some(1), Some(2), Some(3)]);
+        assert!(
+            matches!(&events[0].payload, Payload::Stop(s) if s.reason.as_deref() == Some("paused"))
+        );
+        assert!(events[0].ts.as_deref().is_some_and(|t| t.len() == 24));
+    }
+
+    #[test]
+    fn create_refuses_an_existing_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(matches!(SessionWriter::create(tmp.path()), Err(WriterError::Exists(_))));
+    }
+}
