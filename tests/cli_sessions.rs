@@ -1,5 +1,8 @@
 //! The real binary on good and bad session folders: what a user sees, and the exit status.
 
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -4,6 +4,9 @@
 //! event afterwards without refreshing it. So each test folds the log as it stood when Tilth
 //! wrote its summary: without the trailing `archived` events.
 
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
 use harrow::session::overview;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -51,10 +51,11 @@ pub fn main() -> ExitCode {
                 eprintln!("harrow: {usage}");
                 return ExitCode::from(2);
             }
-            if let Some(io) = report.downcast_ref::<std::io::Error>() {
-                if io.kind() == std::io::ErrorKind::BrokenPipe {
-                    return ExitCode::SUCCESS;
-                }
+            if report
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return ExitCode::SUCCESS;
             }
             eprintln!("harrow: {report:?}");
             ExitCode::FAILURE

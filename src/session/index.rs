@@ -98,17 +98,14 @@ impl EventIndex {
             self.report.blank += 1;
             return false;
         }
-        match Fact::decode(line) {
-            Ok(fact) => {
-                let entry = self.entry(at, &fact);
-                self.entries.push(entry);
-                self.report.events += 1;
-                true
-            }
-            Err(_) => {
-                self.report.note_unreadable(at.number);
-                false
-            }
+        if let Ok(fact) = Fact::decode(line) {
+            let entry = self.entry(at, &fact);
+            self.entries.push(entry);
+            self.report.events += 1;
+            true
+        } else {
+            self.report.note_unreadable(at.number);
+            false
         }
     }
 

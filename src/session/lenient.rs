@@ -13,7 +13,7 @@ use std::fmt;
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct LStr<'a>(pub Option<Cow<'a, str>>);
 
-impl<'a> LStr<'a> {
+impl LStr<'_> {
     pub fn get(&self) -> Option<&str> {
         self.0.as_deref().filter(|s| !s.is_empty())
     }

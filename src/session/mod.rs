@@ -46,6 +46,6 @@ pub fn overview(dir: &Path, id: &str) -> std::io::Result<Overview> {
     let checkpoint = read_checkpoint(dir);
     let status =
         session_status(summary.final_stop(), report.events, &checkpoint, lock::is_locked(dir));
-    summary.harrow.status = status.as_str().to_owned();
+    status.as_str().clone_into(&mut summary.harrow.status);
     Ok(Overview { dir: dir.to_path_buf(), summary, status, checkpoint, log_missing })
 }

@@ -131,7 +131,9 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
-/// One line of a block, decoded.
+/// One line of a block, decoded. Events dominate every real log, so the size of the rare
+/// variants does not matter and boxing the common one would cost an allocation per line.
+#[allow(clippy::large_enum_variant)]
 enum Decoded<'a> {
     Event(LineAt, Fact<'a>),
     Blank,
@@ -145,8 +147,7 @@ fn is_blank(line: &[u8]) -> bool {
 fn decode_block(block: &Block) -> Vec<Decoded<'_>> {
     let mut out = Vec::with_capacity(block.data.len() / 512);
     let mut start = 0usize;
-    let mut number = block.first_line;
-    for nl in memchr::memchr_iter(b'\n', &block.data) {
+    for (number, nl) in (block.first_line..).zip(memchr::memchr_iter(b'\n', &block.data)) {
         let raw = &block.data[start..nl];
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         let at = LineAt { number, offset: block.offset + start as u64, len: line.len() as u32 };
@@ -159,7 +160,6 @@ fn decode_block(block: &Block) -> Vec<Decoded<'_>> {
             }
         });
         start = nl + 1;
-        number += 1;
     }
     out
 }
@@ -190,8 +190,7 @@ where
 {
     let mut reader = BlockReader::open(path, offset, first_line)?;
     let mut report = ScanReport::default();
-    loop {
-        let Some(first) = reader.next_block()? else { break };
+    while let Some(first) = reader.next_block()? {
         let second = reader.next_block()?;
         std::thread::scope(|s| {
             let other = second.as_ref().map(|b| s.spawn(move || decode_block(b)));
@@ -225,6 +224,16 @@ where
 
 /// Splits freshly appended bytes into complete lines, keeping a partial last line for later.
 /// Used by the tailer, where the bytes arrive a few at a time.
+///
+/// ```
+/// use harrow::session::scan::LineSplitter;
+/// let mut lines = LineSplitter::at(0, 1);
+/// assert!(lines.feed(b"{\"type\":").is_empty());
+/// let done = lines.feed(b"\"stop\"}\n{\"ty");
+/// assert_eq!(done[0].1, b"{\"type\":\"stop\"}");
+/// assert_eq!(done[0].0.number, 1);
+/// assert_eq!(lines.pending(), 4);
+/// ```
 #[derive(Debug, Default)]
 pub struct LineSplitter {
     partial: Vec<u8>,

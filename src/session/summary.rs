@@ -120,7 +120,7 @@ pub struct StopInfo {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskDetail {
     /// The task's state in harrow's vocabulary (pending, running, validating, evaluating,
-    /// rework, needs_operator, done, done_below_bar, failed, skipped).
+    /// rework, `needs_operator`, done, `done_below_bar`, failed, skipped).
     pub state: String,
     /// Evaluator rounds: each ends in a verdict; one still under way counts.
     pub attempts: u64,
@@ -248,79 +248,77 @@ impl SummaryFold {
     }
 
     /// Applies one event.
-    pub fn apply(&mut self, f: &Fact<'_>) {
-        let s = &mut self.s;
-        let p = &f.payload;
-        let ts = f.ts.get();
+    pub fn apply(&mut self, fact: &Fact<'_>) {
+        let sum = &mut self.s;
+        let p = &fact.payload;
+        let ts = fact.ts.get();
         if let Some(ts) = ts {
-            s.last_event_at = Some(ts.to_owned());
+            sum.last_event_at = Some(ts.to_owned());
         }
-        self.saw_seq |= f.seq.value.is_some();
+        self.saw_seq |= fact.seq.value.is_some();
         let tid = p.task_id.get();
-        match f.kind() {
+        match fact.kind() {
             "session_start" => {
                 if p.phase.get() == Some("prep-feature") {
-                    s.prep_started_at = ts.map(str::to_owned);
+                    sum.prep_started_at = ts.map(str::to_owned);
                 } else {
-                    s.started_at = ts.map(str::to_owned);
+                    sum.started_at = ts.map(str::to_owned);
                 }
                 if let Some(n) = p.task_count.value {
-                    s.harrow.task_count = u64::try_from(n).ok();
+                    sum.harrow.task_count = u64::try_from(n).ok();
                 }
-                if s.session_id.is_none() {
-                    s.session_id = p.session_id.get().map(str::to_owned);
+                if sum.session_id.is_none() {
+                    sum.session_id = p.session_id.get().map(str::to_owned);
                 }
-                s.harrow.no_eval |= p.no_eval.0 == Some(true);
+                sum.harrow.no_eval |= p.no_eval.0 == Some(true);
                 self.final_stop = None;
             }
             "session_resume" => {
-                if s.started_at.is_none() {
-                    s.started_at = ts.map(str::to_owned);
+                if sum.started_at.is_none() {
+                    sum.started_at = ts.map(str::to_owned);
                 }
-                if s.session_id.is_none() {
-                    s.session_id = p.session_id.get().map(str::to_owned);
+                if sum.session_id.is_none() {
+                    sum.session_id = p.session_id.get().map(str::to_owned);
                 }
                 self.final_stop = None;
             }
             "stop" => {
                 let reason = p.reason.get().map(str::to_owned);
                 self.final_stop = Some(reason.clone().unwrap_or_default());
-                s.stop = Some(StopInfo { reason, ts: ts.map(str::to_owned) });
+                sum.stop = Some(StopInfo { reason, ts: ts.map(str::to_owned) });
             }
-            "model_call" => self.model_call(f),
+            "model_call" => self.model_call(fact),
             "tool_call" => {
                 if let Some(tool) = p.tool.get() {
-                    bump(&mut s.tool_histogram, tool);
+                    bump(&mut sum.tool_histogram, tool);
                     if let Some(tid) = tid {
-                        bump(&mut entry(&mut s.tasks, tid).tool_calls, tool);
-                        entry(&mut s.harrow.tasks, tid).working_since_verdict = true;
+                        bump(&mut entry(&mut sum.tasks, tid).tool_calls, tool);
+                        entry(&mut sum.harrow.tasks, tid).working_since_verdict = true;
                     }
                 }
             }
             "hook_run" => {
                 if let (Some(hook), Some(outcome)) = (p.hook.get(), p.outcome.get()) {
-                    bump(entry(&mut s.hook_outcomes, hook), outcome);
-                    if hook == "pre_tool" && outcome == "block" {
-                        if let Some(tid) = tid {
-                            entry(&mut s.tasks, tid).hook_blocks += 1;
-                        }
+                    bump(entry(&mut sum.hook_outcomes, hook), outcome);
+                    if let (Some(tid), "pre_tool", "block") = (tid, hook, outcome) {
+                        entry(&mut sum.tasks, tid).hook_blocks += 1;
                     }
                 }
             }
             "evaluator_verdict" | "judge_verdict" => {
-                let accept = if f.kind() == "judge_verdict" {
+                let accept = if fact.kind() == "judge_verdict" {
                     p.accept.0 == Some(true)
                 } else {
                     p.verdict.get() == Some("accept")
                 };
                 let category = p.rejection_category.get();
-                s.evaluator.add(accept, category);
+                sum.evaluator.add(accept, category);
                 if p.parse_failed.0 == Some(true) {
-                    s.harrow.verdicts_parse_failed += 1;
+                    sum.harrow.verdicts_parse_failed += 1;
                 }
                 if let Some(tid) = tid {
-                    entry(&mut s.tasks, tid).evaluator.add(accept, category);
-                    let d = entry(&mut s.harrow.tasks, tid);
+                    entry(&mut sum.tasks, tid).evaluator.add(accept, category);
+                    let d = entry(&mut sum.harrow.tasks, tid);
                     d.attempts += 1;
                     d.working_since_verdict = false;
                     if !accept {
@@ -330,18 +328,18 @@ impl SummaryFold {
             }
             "validator_run" => {
                 let failed = p.passed.0 == Some(false);
-                s.harrow.validators.runs += 1;
-                s.harrow.validators.failed += u64::from(failed);
+                sum.harrow.validators.runs += 1;
+                sum.harrow.validators.failed += u64::from(failed);
                 if let Some(tid) = tid {
-                    let d = entry(&mut s.harrow.tasks, tid);
+                    let d = entry(&mut sum.harrow.tasks, tid);
                     d.validator_runs += 1;
                     d.validator_failures += u64::from(failed);
                 }
             }
             "task_done" => {
                 if let Some(tid) = tid {
-                    entry(&mut s.tasks, tid).status = "done".into();
-                    let d = entry(&mut s.harrow.tasks, tid);
+                    entry(&mut sum.tasks, tid).status = "done".into();
+                    let d = entry(&mut sum.harrow.tasks, tid);
                     d.below_bar = p.below_bar.0 == Some(true);
                     d.by_operator = p.by_operator.0 == Some(true);
                     if let Some(c) = p.last_category.get() {
@@ -353,15 +351,15 @@ impl SummaryFold {
             "task_failed" => {
                 let reason = p.reason.get();
                 if let Some(r) = reason {
-                    bump(&mut s.harrow.failure_reasons, r);
+                    bump(&mut sum.harrow.failure_reasons, r);
                 }
                 if let Some(tid) = tid {
-                    let t = entry(&mut s.tasks, tid);
+                    let t = entry(&mut sum.tasks, tid);
                     t.status = "failed".into();
                     if let Some(r) = reason {
                         t.failure_reason = Some(r.to_owned());
                     }
-                    let d = entry(&mut s.harrow.tasks, tid);
+                    let d = entry(&mut sum.harrow.tasks, tid);
                     d.state = "failed".into();
                     if let Some(r) = reason {
                         d.failure_reasons.push(r.to_owned());
@@ -370,16 +368,16 @@ impl SummaryFold {
             }
             "task_state" => {
                 if let (Some(tid), Some(to)) = (tid, p.to.get()) {
-                    entry(&mut s.tasks, tid);
-                    entry(&mut s.harrow.tasks, tid).state = to.to_owned();
+                    entry(&mut sum.tasks, tid);
+                    to.clone_into(&mut entry(&mut sum.harrow.tasks, tid).state);
                 }
             }
             "commit" => {
                 if let Some(tid) = tid {
-                    entry(&mut s.harrow.tasks, tid).commits += u64::from(p.sha.get().is_some());
+                    entry(&mut sum.harrow.tasks, tid).commits += u64::from(p.sha.get().is_some());
                 }
             }
-            "operator_action" => s.harrow.operator_actions += 1,
+            "operator_action" => sum.harrow.operator_actions += 1,
             _ => {}
         }
     }

@@ -6,6 +6,7 @@
 //! same seed always gives the same bytes.
 
 use serde_json::{Value, json};
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 /// Which writer's dialect to imitate.
@@ -36,7 +37,7 @@ impl Rng {
     fn hex(&mut self, len: usize) -> String {
         let mut s = String::with_capacity(len);
         while s.len() < len {
-            s.push_str(&format!("{:016x}", self.next()));
+            let _ = write!(s, "{:016x}", self.next());
         }
         s.truncate(len);
         s
@@ -198,7 +199,7 @@ fn task<W: Write>(
             call["attempt"] = json!(attempt);
         }
         ok &= out.emit("model_call", &with(scope(&span, iter), call))?;
-        let submits = iter % 6 == 0;
+        let submits = iter.is_multiple_of(6);
         let tool =
             if submits { "submit_case" } else { TOOLS[rng.below(TOOLS.len() as u64) as usize] };
         if out.dialect == Dialect::Harrow {

@@ -155,7 +155,7 @@ impl<S: FnMut(TailEvent)> Follower<S> {
             }
             Err(e) => return Err(e),
         };
-        let identity = file_identity(&meta);
+        let identity = Some(file_identity(&meta));
         if self.file.is_some() && self.identity != identity {
             self.file = None;
             self.restart("the log was replaced; reading it from the start".into());
@@ -187,15 +187,17 @@ impl<S: FnMut(TailEvent)> Follower<S> {
     }
 }
 
+/// Device and inode: a different pair at the same path means the file was replaced.
 #[cfg(unix)]
-fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+fn file_identity(meta: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
-    Some((meta.dev(), meta.ino()))
+    (meta.dev(), meta.ino())
 }
 
+/// Without inodes a replacement is only noticed when the new file is shorter.
 #[cfg(not(unix))]
-fn file_identity(_: &std::fs::Metadata) -> Option<(u64, u64)> {
-    None
+fn file_identity(_: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
 }
 
 #[cfg(test)]

@@ -12,6 +12,13 @@ pub fn format_ts(ts: Timestamp) -> String {
 }
 
 /// Parses a log timestamp of either resolution (`…:43Z` from Tilth, `…:43.123Z` from harrow).
+///
+/// ```
+/// use harrow::session::timestamp::parse;
+/// let tilth = parse("2026-11-22T04:28:43Z").unwrap();
+/// let harrow = parse("2026-11-22T04:28:43.250Z").unwrap();
+/// assert_eq!((harrow - tilth).get_milliseconds(), 250);
+/// ```
 pub fn parse(ts: &str) -> Option<Timestamp> {
     ts.parse().ok()
 }
