@@ -1,6 +1,9 @@
 //! Throughput of reading a session: the summary fold (what `show` and `sessions` do), building
 //! the console's byte-offset index, and decoding one event fully versus sparsely.
 
+// A bench that cannot set up its input has nothing to measure: failing loudly is right.
+#![allow(clippy::expect_used)]
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use harrow::session::event::Event;
 use harrow::session::fact::Fact;
