@@ -51,10 +51,10 @@ fn fold_benches(c: &mut Criterion) {
     let mut group = c.benchmark_group("one_prompt_line");
     group.throughput(Throughput::Bytes(line.len() as u64));
     group.bench_function("sparse_fact", |b| {
-        b.iter(|| black_box(Fact::decode(&line).map(|f| f.kind().len())))
+        b.iter(|| black_box(Fact::decode(&line).map(|f| f.kind().len())));
     });
     group.bench_function("full_event", |b| {
-        b.iter(|| black_box(Event::decode(&line).map(|e| e.kind.len())))
+        b.iter(|| black_box(Event::decode(&line).map(|e| e.kind.len())));
     });
     group.finish();
 }

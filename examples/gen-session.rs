@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         });
     match result {
         Ok(()) => {
-            let bytes = std::fs::metadata(dir.join("events.jsonl")).map(|m| m.len()).unwrap_or(0);
+            let bytes = std::fs::metadata(dir.join("events.jsonl")).map_or(0, |m| m.len());
             println!("{n} events, {bytes} bytes in {}", dir.join("events.jsonl").display());
             ExitCode::SUCCESS
         }
