@@ -8,7 +8,7 @@
 use super::fact::Fact;
 use super::scan::ScanReport;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Tilth's summary schema version whose keys this summary carries.
 pub const TILTH_SUMMARY_VERSION: u32 = 4;
@@ -231,10 +231,58 @@ fn entry<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m mut
     map.get_mut(key).unwrap_or_else(|| unreachable!("inserted above"))
 }
 
+/// One task while folding: Tilth's figures and harrow's side by side.
+#[derive(Debug, Default)]
+struct TaskSlot {
+    id: String,
+    summary: TaskSummary,
+    detail: TaskDetail,
+    /// Whether an event Tilth counts touched the task (Tilth lists only those).
+    in_tilth: bool,
+}
+
+/// Tasks in order of first appearance. Consecutive events almost always belong to the same
+/// task, so the last slot used is checked before the map.
+#[derive(Debug, Default)]
+struct TaskTable {
+    slots: Vec<TaskSlot>,
+    index: HashMap<String, usize>,
+    last: usize,
+}
+
+impl TaskTable {
+    fn slot(&mut self, id: &str) -> &mut TaskSlot {
+        if self.slots.get(self.last).is_none_or(|s| s.id != id) {
+            self.last = match self.index.get(id) {
+                Some(&i) => i,
+                None => {
+                    self.index.insert(id.to_owned(), self.slots.len());
+                    self.slots.push(TaskSlot { id: id.to_owned(), ..TaskSlot::default() });
+                    self.slots.len() - 1
+                }
+            };
+        }
+        &mut self.slots[self.last]
+    }
+
+    /// Tilth's figures of a task, marking it as one Tilth would list.
+    fn tilth(&mut self, id: &str) -> &mut TaskSummary {
+        let slot = self.slot(id);
+        slot.in_tilth = true;
+        &mut slot.summary
+    }
+
+    fn detail(&mut self, id: &str) -> &mut TaskDetail {
+        &mut self.slot(id).detail
+    }
+}
+
 /// Folds facts, in file order, into a [`Summary`].
 #[derive(Debug, Default)]
 pub struct SummaryFold {
     s: Summary,
+    tasks: TaskTable,
+    last_ts: String,
     tokens_total: i64,
     final_stop: Option<String>,
     saw_seq: bool,
@@ -250,10 +298,12 @@ impl SummaryFold {
     /// Applies one event.
     pub fn apply(&mut self, fact: &Fact<'_>) {
         let sum = &mut self.s;
+        let tasks = &mut self.tasks;
         let p = &fact.payload;
         let ts = fact.ts.get();
         if let Some(ts) = ts {
-            sum.last_event_at = Some(ts.to_owned());
+            self.last_ts.clear();
+            self.last_ts.push_str(ts);
         }
         self.saw_seq |= fact.seq.value.is_some();
         let tid = p.task_id.get();
@@ -292,8 +342,8 @@ impl SummaryFold {
                 if let Some(tool) = p.tool.get() {
                     bump(&mut sum.tool_histogram, tool);
                     if let Some(tid) = tid {
-                        bump(&mut entry(&mut sum.tasks, tid).tool_calls, tool);
-                        entry(&mut sum.harrow.tasks, tid).working_since_verdict = true;
+                        bump(&mut tasks.tilth(tid).tool_calls, tool);
+                        tasks.detail(tid).working_since_verdict = true;
                     }
                 }
             }
@@ -301,7 +351,7 @@ impl SummaryFold {
                 if let (Some(hook), Some(outcome)) = (p.hook.get(), p.outcome.get()) {
                     bump(entry(&mut sum.hook_outcomes, hook), outcome);
                     if let (Some(tid), "pre_tool", "block") = (tid, hook, outcome) {
-                        entry(&mut sum.tasks, tid).hook_blocks += 1;
+                        tasks.tilth(tid).hook_blocks += 1;
                     }
                 }
             }
@@ -317,8 +367,8 @@ impl SummaryFold {
                     sum.harrow.verdicts_parse_failed += 1;
                 }
                 if let Some(tid) = tid {
-                    entry(&mut sum.tasks, tid).evaluator.add(accept, category);
-                    let d = entry(&mut sum.harrow.tasks, tid);
+                    tasks.tilth(tid).evaluator.add(accept, category);
+                    let d = tasks.detail(tid);
                     d.attempts += 1;
                     d.working_since_verdict = false;
                     if !accept {
@@ -331,15 +381,15 @@ impl SummaryFold {
                 sum.harrow.validators.runs += 1;
                 sum.harrow.validators.failed += u64::from(failed);
                 if let Some(tid) = tid {
-                    let d = entry(&mut sum.harrow.tasks, tid);
+                    let d = tasks.detail(tid);
                     d.validator_runs += 1;
                     d.validator_failures += u64::from(failed);
                 }
             }
             "task_done" => {
                 if let Some(tid) = tid {
-                    entry(&mut sum.tasks, tid).status = "done".into();
-                    let d = entry(&mut sum.harrow.tasks, tid);
+                    tasks.tilth(tid).status = "done".into();
+                    let d = tasks.detail(tid);
                     d.below_bar = p.below_bar.0 == Some(true);
                     d.by_operator = p.by_operator.0 == Some(true);
                     if let Some(c) = p.last_category.get() {
@@ -354,12 +404,12 @@ impl SummaryFold {
                     bump(&mut sum.harrow.failure_reasons, r);
                 }
                 if let Some(tid) = tid {
-                    let t = entry(&mut sum.tasks, tid);
+                    let t = tasks.tilth(tid);
                     t.status = "failed".into();
                     if let Some(r) = reason {
                         t.failure_reason = Some(r.to_owned());
                     }
-                    let d = entry(&mut sum.harrow.tasks, tid);
+                    let d = tasks.detail(tid);
                     d.state = "failed".into();
                     if let Some(r) = reason {
                         d.failure_reasons.push(r.to_owned());
@@ -368,13 +418,13 @@ impl SummaryFold {
             }
             "task_state" => {
                 if let (Some(tid), Some(to)) = (tid, p.to.get()) {
-                    entry(&mut sum.tasks, tid);
-                    to.clone_into(&mut entry(&mut sum.harrow.tasks, tid).state);
+                    tasks.tilth(tid);
+                    to.clone_into(&mut tasks.detail(tid).state);
                 }
             }
             "commit" => {
                 if let Some(tid) = tid {
-                    entry(&mut sum.harrow.tasks, tid).commits += u64::from(p.sha.get().is_some());
+                    tasks.detail(tid).commits += u64::from(p.sha.get().is_some());
                 }
             }
             "operator_action" => sum.harrow.operator_actions += 1,
@@ -385,6 +435,7 @@ impl SummaryFold {
     fn model_call(&mut self, f: &Fact<'_>) {
         let p = &f.payload;
         let s = &mut self.s;
+        let tasks = &mut self.tasks;
         let int = |v: super::lenient::LInt| v.value.unwrap_or(0);
         let phase = p.phase.get();
         let role = p.role.get().or(phase).unwrap_or("worker");
@@ -406,11 +457,11 @@ impl SummaryFold {
             self.tokens_total = self.tokens_total.max(int(p.tokens_used_total));
         }
         if let Some(tid) = p.task_id.get() {
-            let t = entry(&mut s.tasks, tid);
+            let t = tasks.tilth(tid);
             t.tokens.add(&call);
             t.iterations = t.iterations.max(u64::try_from(int(p.iter)).unwrap_or(0));
             if !call.evaluator {
-                entry(&mut s.harrow.tasks, tid).working_since_verdict = true;
+                tasks.detail(tid).working_since_verdict = true;
             }
         }
     }
@@ -420,29 +471,34 @@ impl SummaryFold {
         let s = &mut self.s;
         s.version = TILTH_SUMMARY_VERSION;
         s.tokens.all.total = self.tokens_total;
+        if !self.last_ts.is_empty() {
+            s.last_event_at = Some(std::mem::take(&mut self.last_ts));
+        }
         s.harrow.format = if self.saw_seq { "harrow" } else { "tilth" }.into();
         s.harrow.events = report.events;
         s.harrow.unreadable_lines =
             Unreadable { count: report.unreadable_count, lines: report.unreadable.clone() };
         s.harrow.blank_lines = report.blank;
         s.harrow.pending_bytes = report.pending_bytes;
-        for (id, t) in &s.tasks {
-            let d = entry(&mut s.harrow.tasks, id);
-            if d.state.is_empty() {
-                d.state = match t.status.as_str() {
+        for slot in std::mem::take(&mut self.tasks.slots) {
+            let TaskSlot { id, summary, mut detail, in_tilth } = slot;
+            if detail.state.is_empty() {
+                detail.state = match summary.status.as_str() {
                     "in_progress" => "running".into(),
                     other => other.to_owned(),
                 };
             }
-        }
-        for (id, d) in &mut s.harrow.tasks {
-            d.attempts += u64::from(d.working_since_verdict);
-            if d.below_bar {
+            detail.attempts += u64::from(detail.working_since_verdict);
+            if detail.below_bar {
                 s.harrow.below_bar.push(id.clone());
             }
-            if d.state.starts_with("done") {
+            if detail.state.starts_with("done") {
                 s.harrow.tasks_done += 1;
             }
+            if in_tilth {
+                s.tasks.insert(id.clone(), summary);
+            }
+            s.harrow.tasks.insert(id, detail);
         }
         s.harrow.final_stop = self.final_stop;
         self.s
