@@ -253,13 +253,12 @@ struct TaskTable {
 impl TaskTable {
     fn slot(&mut self, id: &str) -> &mut TaskSlot {
         if self.slots.get(self.last).is_none_or(|s| s.id != id) {
-            self.last = match self.index.get(id) {
-                Some(&i) => i,
-                None => {
-                    self.index.insert(id.to_owned(), self.slots.len());
-                    self.slots.push(TaskSlot { id: id.to_owned(), ..TaskSlot::default() });
-                    self.slots.len() - 1
-                }
+            self.last = if let Some(&i) = self.index.get(id) {
+                i
+            } else {
+                self.index.insert(id.to_owned(), self.slots.len());
+                self.slots.push(TaskSlot { id: id.to_owned(), ..TaskSlot::default() });
+                self.slots.len() - 1
             };
         }
         &mut self.slots[self.last]
