@@ -144,14 +144,14 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
-fn decode_block(block: &Block) -> Vec<Decoded<'_>> {
-    let mut out = Vec::with_capacity(block.data.len() / 512);
+/// Decodes each line of a block in order and hands it to `each`.
+fn for_each_decoded<'b>(block: &'b Block, mut each: impl FnMut(Decoded<'b>)) {
     let mut start = 0usize;
     for (number, nl) in (block.first_line..).zip(memchr::memchr_iter(b'\n', &block.data)) {
         let raw = &block.data[start..nl];
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         let at = LineAt { number, offset: block.offset + start as u64, len: line.len() as u32 };
-        out.push(if is_blank(line) {
+        each(if is_blank(line) {
             Decoded::Blank
         } else {
             match Fact::decode(line) {
@@ -161,24 +161,24 @@ fn decode_block(block: &Block) -> Vec<Decoded<'_>> {
         });
         start = nl + 1;
     }
+}
+
+/// Decodes a whole block ahead of its turn, on the helper thread.
+fn decode_block(block: &Block) -> Vec<Decoded<'_>> {
+    let mut out = Vec::with_capacity(block.data.len() / 512);
+    for_each_decoded(block, |d| out.push(d));
     out
 }
 
-fn consume<F: FnMut(LineAt, &Fact<'_>)>(
-    decoded: Vec<Decoded<'_>>,
-    report: &mut ScanReport,
-    f: &mut F,
-) {
-    for d in decoded {
-        report.lines += 1;
-        match d {
-            Decoded::Event(at, fact) => {
-                report.events += 1;
-                f(at, &fact);
-            }
-            Decoded::Blank => report.blank += 1,
-            Decoded::Unreadable(n) => report.note_unreadable(n),
+fn consume_one<F: FnMut(LineAt, &Fact<'_>)>(d: Decoded<'_>, report: &mut ScanReport, f: &mut F) {
+    report.lines += 1;
+    match d {
+        Decoded::Event(at, fact) => {
+            report.events += 1;
+            f(at, &fact);
         }
+        Decoded::Blank => report.blank += 1,
+        Decoded::Unreadable(n) => report.note_unreadable(n),
     }
 }
 
@@ -194,10 +194,10 @@ where
         let second = reader.next_block()?;
         std::thread::scope(|s| {
             let other = second.as_ref().map(|b| s.spawn(move || decode_block(b)));
-            consume(decode_block(&first), &mut report, &mut f);
+            for_each_decoded(&first, |d| consume_one(d, &mut report, &mut f));
             if let Some(handle) = other {
                 match handle.join() {
-                    Ok(decoded) => consume(decoded, &mut report, &mut f),
+                    Ok(decoded) => decoded.into_iter().for_each(|d| consume_one(d, &mut report, &mut f)),
                     Err(panic) => std::panic::resume_unwind(panic),
                 }
             }
