@@ -5,4 +5,5 @@
 //! derived from it.
 
 pub mod cli;
+pub mod hands;
 pub mod session;

@@ -13,6 +13,7 @@ pub mod index;
 pub mod lenient;
 pub mod lock;
 pub mod scan;
+pub mod sink;
 pub mod status;
 pub mod summary;
 pub mod synth;

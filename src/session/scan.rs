@@ -197,7 +197,11 @@ where
             for_each_decoded(&first, |d| consume_one(d, &mut report, &mut f));
             if let Some(handle) = other {
                 match handle.join() {
-                    Ok(decoded) => decoded.into_iter().for_each(|d| consume_one(d, &mut report, &mut f)),
+                    Ok(decoded) => {
+                        for d in decoded {
+                            consume_one(d, &mut report, &mut f);
+                        }
+                    }
                     Err(panic) => std::panic::resume_unwind(panic),
                 }
             }

@@ -1,0 +1,226 @@
+//! The hands: everything that touches the workspace — the git worktree, the tools the worker
+//! calls, the hooks around them, and the validators. Everything a tool reads or writes is
+//! confined to the worktree ([`confine`]); every process runs through [`process`].
+
+pub mod confine;
+pub mod hooks;
+pub mod isolation;
+pub mod process;
+pub mod tools;
+pub mod validators;
+pub mod workspace;
+
+use crate::session::event::{HookRun, Scope, ToolCall, ToolResult};
+use crate::session::sink::EventSink;
+use confine::Jail;
+use hooks::{DenyRule, PostEditLinter, PreTool};
+use isolation::{Isolation, SandboxMode};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tools::ToolKind;
+use tools::args::Args;
+
+/// Characters of a tool result kept in the event's `result_preview` (Tilth's size).
+pub const RESULT_PREVIEW_CHARS: usize = 500;
+
+/// How the hands behave; from the configuration file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandsConfig {
+    pub bash_timeout: Duration,
+    pub sandbox: SandboxMode,
+    pub deny: Vec<DenyRule>,
+    pub post_edit: Vec<PostEditLinter>,
+}
+
+impl Default for HandsConfig {
+    fn default() -> Self {
+        HandsConfig {
+            bash_timeout: Duration::from_secs(120),
+            sandbox: SandboxMode::Auto,
+            deny: Vec::new(),
+            post_edit: Vec::new(),
+        }
+    }
+}
+
+/// Why the hands could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum HandsError {
+    #[error("workspace {0}: {1}")]
+    Workspace(PathBuf, std::io::Error),
+    #[error(transparent)]
+    Rule(#[from] hooks::BadRule),
+    #[error("{0}")]
+    Sandbox(String),
+}
+
+/// The tools of one worktree, ready to be called.
+#[derive(Debug)]
+pub struct Hands {
+    pub jail: Jail,
+    pub config: HandsConfig,
+    pub isolation: Isolation,
+    pre_tool: PreTool,
+}
+
+/// What a tool call returned to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallOutcome {
+    pub output: String,
+    pub is_error: bool,
+    /// The `pre_tool` hook vetoed the call.
+    pub blocked: bool,
+}
+
+impl Hands {
+    /// Hands for a worktree. `session_dir` is hidden from sandboxed commands.
+    pub fn new(
+        worktree: &Path,
+        session_dir: Option<&Path>,
+        config: HandsConfig,
+    ) -> Result<Hands, HandsError> {
+        let jail =
+            Jail::new(worktree).map_err(|e| HandsError::Workspace(worktree.to_path_buf(), e))?;
+        let pre_tool = PreTool::new(jail.root(), &config.deny)?;
+        let git_dir = git2::Repository::open(jail.root()).ok().map(|r| r.commondir().to_path_buf());
+        let hide = session_dir.filter(|d| {
+            jail.root().starts_with(d.canonicalize().unwrap_or_else(|_| d.to_path_buf()))
+        });
+        let isolation =
+            Isolation::choose(config.sandbox, jail.root(), hide, git_dir.into_iter().collect())
+                .map_err(HandsError::Sandbox)?;
+        Ok(Hands { jail, config, isolation, pre_tool })
+    }
+
+    /// The tool schemas to offer the model.
+    pub fn schemas() -> Vec<Value> {
+        tools::TOOLS.iter().map(tools::ToolSpec::openai_schema).collect()
+    }
+
+    /// Calls a tool and logs it: `tool_call`, then `hook_run` for each hook, then
+    /// `tool_result` — or `pre_tool_block` when the hook vetoed it. Never fails on what the
+    /// model sent; only a failure to write the log is an error.
+    pub fn call<S: EventSink>(
+        &self,
+        scope: &Scope,
+        call_id: Option<&str>,
+        name: &str,
+        args: &Value,
+        sink: &mut S,
+    ) -> std::io::Result<CallOutcome> {
+        let started = Instant::now();
+        let call_id = call_id.map(str::to_owned);
+        sink.emit(
+            "tool_call",
+            &ToolCall {
+                scope: scope.clone(),
+                tool: Some(name.into()),
+                args: Some(args.clone()),
+                call_id: call_id.clone(),
+                ..ToolCall::default()
+            },
+        )?;
+        let outcome = self.run(scope, name, args, sink)?;
+        let kind = if outcome.blocked { "pre_tool_block" } else { "tool_result" };
+        sink.emit(
+            kind,
+            &ToolResult {
+                scope: scope.clone(),
+                tool: Some(name.into()),
+                result_preview: Some(outcome.output.chars().take(RESULT_PREVIEW_CHARS).collect()),
+                result_chars: Some(outcome.output.chars().count() as u64),
+                output: Some(outcome.output.clone()),
+                call_id,
+                is_error: Some(outcome.is_error),
+                duration_ms: Some(started.elapsed().as_millis() as u64),
+                ..ToolResult::default()
+            },
+        )?;
+        Ok(outcome)
+    }
+
+    fn run<S: EventSink>(
+        &self,
+        scope: &Scope,
+        name: &str,
+        args: &Value,
+        sink: &mut S,
+    ) -> std::io::Result<CallOutcome> {
+        let error = |text: String| CallOutcome {
+            output: format!("ERROR: {text}"),
+            is_error: true,
+            blocked: false,
+        };
+        let Some(spec) = tools::find(name) else {
+            return Ok(error(format!(
+                "unknown tool '{name}'. Available: {}",
+                tools::names().join(", ")
+            )));
+        };
+        let args = match Args::new(name, args, spec.usage) {
+            Ok(a) => a,
+            Err(e) => return Ok(error(e.0)),
+        };
+        let hook = |outcome: &str, reason: Option<String>| HookRun {
+            scope: scope.clone(),
+            tool: Some(name.into()),
+            hook: Some("pre_tool".into()),
+            outcome: Some(outcome.into()),
+            reason,
+            ..HookRun::default()
+        };
+        if spec.kind == ToolKind::Shell {
+            let command = match args.string("command") {
+                Ok(c) => c,
+                Err(e) => return Ok(error(e.0)),
+            };
+            if let Some(block) = self.pre_tool.check_bash(command) {
+                sink.emit("hook_run", &hook("block", Some(block.message())))?;
+                return Ok(CallOutcome { output: block.message(), is_error: true, blocked: true });
+            }
+        }
+        sink.emit("hook_run", &hook("allow", None))?;
+        let mut outcome = match (spec.run)(self, &args) {
+            Ok(text) => CallOutcome { output: text, is_error: false, blocked: false },
+            Err(e) => error(e.0),
+        };
+        if spec.kind == ToolKind::Edit && !outcome.is_error {
+            self.lint_edit(scope, name, &args, &mut outcome, sink)?;
+        }
+        Ok(outcome)
+    }
+
+    fn lint_edit<S: EventSink>(
+        &self,
+        scope: &Scope,
+        name: &str,
+        args: &Args<'_>,
+        outcome: &mut CallOutcome,
+        sink: &mut S,
+    ) -> std::io::Result<()> {
+        let Ok(checked) = args.string("path").map(|p| self.jail.check(p)) else { return Ok(()) };
+        let Ok(checked) = checked else { return Ok(()) };
+        let root = self.jail.root();
+        let Some(lint) = hooks::post_edit(&self.config.post_edit, root, &checked.rel, |c| {
+            self.isolation.wrap(c, root)
+        }) else {
+            return Ok(());
+        };
+        sink.emit(
+            "hook_run",
+            &HookRun {
+                scope: scope.clone(),
+                tool: Some(name.into()),
+                hook: Some("post_edit".into()),
+                outcome: Some(lint.outcome.into()),
+                reason: lint.feedback.clone(),
+                ..HookRun::default()
+            },
+        )?;
+        if let Some(feedback) = lint.feedback {
+            outcome.output = format!("{}\n{feedback}", outcome.output);
+        }
+        Ok(())
+    }
+}

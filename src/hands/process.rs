@@ -1,0 +1,247 @@
+//! Running a shell command for the worker, a hook or a validator.
+//!
+//! Every command runs in its own process group with stdin closed and the harness's secrets
+//! removed from its environment. At the timeout the whole group is killed — a test runner's
+//! children included — and the outcome says so. Output is captured up to a cap, and the full
+//! length is kept so the model can be told how much it did not see.
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessOutcome {
+    /// The exit status; `None` when killed by a signal (including our timeout).
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// stdout and stderr interleaved as they arrived, up to the cap.
+    pub output: String,
+    /// Bytes of output produced in all.
+    pub output_len: usize,
+    pub duration: Duration,
+}
+
+impl ProcessOutcome {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+
+    /// The output with a note when it was cut.
+    pub fn output_with_note(&self) -> String {
+        if self.output_len > self.output.len() {
+            format!("{}\n[truncated, {} chars total]", self.output, self.output_len)
+        } else {
+            self.output.clone()
+        }
+    }
+}
+
+/// Whether an environment variable may hold a credential the worker must not see.
+pub fn is_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.starts_with("HARROW_")
+        || upper.starts_with("TILTH_")
+        || ["_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY", "_SECRET_KEY"]
+            .iter()
+            .any(|s| upper.ends_with(s))
+        || matches!(
+            upper.as_str(),
+            "API_KEY" | "TOKEN" | "GITHUB_TOKEN" | "GH_TOKEN" | "OPENAI_API_KEY"
+        )
+}
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct Spec<'a> {
+    /// Program and arguments; a shell command is `["sh", "-c", cmd]`.
+    pub argv: Vec<String>,
+    pub cwd: &'a Path,
+    pub timeout: Duration,
+    pub output_cap: usize,
+}
+
+/// Runs a command to completion or timeout. Failing to start is an error; anything the
+/// command does after starting is an outcome.
+pub fn run(spec: &Spec<'_>) -> std::io::Result<ProcessOutcome> {
+    let (program, args) =
+        spec.argv.split_first().ok_or_else(|| std::io::Error::other("empty command"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    for (name, _) in std::env::vars_os() {
+        if is_secret(&name.to_string_lossy()) {
+            cmd.env_remove(name);
+        }
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn()?;
+    let captured = Arc::new(Mutex::new(Captured::new(spec.output_cap)));
+    let readers: Vec<_> = [
+        child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+        child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|mut pipe| {
+        let captured = Arc::clone(&captured);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut c) = captured.lock() {
+                    c.push(&buf[..n]);
+                }
+            }
+        })
+    })
+    .collect();
+
+    let pgid = Pid::from_raw(child.id() as i32);
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() >= spec.timeout {
+            timed_out = true;
+            let _ = killpg(pgid, Signal::SIGKILL);
+            break child.wait()?;
+        }
+        std::thread::sleep(poll_interval(started.elapsed()));
+    };
+    // The leader is gone; its children may still hold the pipes open. They belong to the
+    // worker's command, so they go with it.
+    let _ = killpg(pgid, Signal::SIGKILL);
+    for r in readers {
+        let _ = r.join();
+    }
+    let duration = started.elapsed();
+    let captured = captured.lock().map(|c| c.finish()).unwrap_or_default();
+    Ok(ProcessOutcome {
+        exit_code: status.code(),
+        timed_out,
+        output: captured.0,
+        output_len: captured.1,
+        duration,
+    })
+}
+
+/// Short waits at first so quick commands return quickly, longer ones later.
+fn poll_interval(elapsed: Duration) -> Duration {
+    if elapsed < Duration::from_millis(50) {
+        Duration::from_millis(1)
+    } else if elapsed < Duration::from_secs(1) {
+        Duration::from_millis(10)
+    } else {
+        Duration::from_millis(50)
+    }
+}
+
+struct Captured {
+    bytes: Vec<u8>,
+    cap: usize,
+    total: usize,
+}
+
+impl Captured {
+    fn new(cap: usize) -> Captured {
+        Captured { bytes: Vec::with_capacity(cap.min(64 * 1024)), cap, total: 0 }
+    }
+
+    fn push(&mut self, chunk: &[u8]) {
+        self.total += chunk.len();
+        let room = self.cap.saturating_sub(self.bytes.len());
+        self.bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+
+    fn finish(&self) -> (String, usize) {
+        (String::from_utf8_lossy(&self.bytes).into_owned(), self.total)
+    }
+}
+
+/// `sh -c COMMAND`.
+pub fn shell(command: &str) -> Vec<String> {
+    vec!["sh".into(), "-c".into(), command.into()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(cmd: &str, timeout_ms: u64, cap: usize) -> ProcessOutcome {
+        let dir = std::env::temp_dir();
+        run(&Spec {
+            argv: shell(cmd),
+            cwd: &dir,
+            timeout: Duration::from_millis(timeout_ms),
+            output_cap: cap,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn captures_output_and_exit_code() {
+        let o = sh("echo out; echo err >&2; exit 3", 5_000, 1000);
+        assert_eq!(o.exit_code, Some(3));
+        assert!(o.output.contains("out") && o.output.contains("err"), "{o:?}");
+        assert!(!o.success());
+    }
+
+    #[test]
+    fn caps_output_and_says_how_much_there_was() {
+        let o = sh("yes x | head -c 10000", 5_000, 100);
+        assert_eq!(o.output.len(), 100);
+        assert_eq!(o.output_len, 10_000);
+        assert!(o.output_with_note().ends_with("[truncated, 10000 chars total]"));
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("child-survived");
+        let cmd = format!("(sleep 1; touch {}) & sleep 30", marker.display());
+        let started = Instant::now();
+        let o = sh(&cmd, 300, 1000);
+        assert!(o.timed_out);
+        assert_eq!(o.exit_code, None);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(1300));
+        assert!(!marker.exists(), "a child of the timed-out command outlived it");
+    }
+
+    #[test]
+    fn stdin_is_closed() {
+        let o = sh("cat; echo done", 5_000, 1000);
+        assert_eq!(o.output.trim(), "done");
+    }
+
+    #[test]
+    fn secrets_are_recognised() {
+        for name in [
+            "OPENAI_API_KEY",
+            "HARROW_API_KEY",
+            "HARROW_EVALUATOR_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "TILTH_API_KEY",
+            "my_service_token",
+        ] {
+            assert!(is_secret(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "CARGO_HOME", "TOKENIZERS_PARALLELISM", "LANG"] {
+            assert!(!is_secret(name), "{name}");
+        }
+    }
+}

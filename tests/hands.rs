@@ -1,0 +1,547 @@
+//! The hands on real git repositories in temporary folders: the workspace life cycle, every
+//! tool, every escape attempt, the hooks, the validators and secret scrubbing.
+
+// A test whose setup fails should panic there, helpers included; helpers take `json!`
+// literals by value because that reads best at the call site.
+#![allow(clippy::unwrap_used, clippy::needless_pass_by_value)]
+
+use harrow::hands::hooks::{DenyRule, PostEditLinter};
+use harrow::hands::isolation::{Isolation, SandboxMode};
+use harrow::hands::validators::{ValidatorSpec, run_all};
+use harrow::hands::workspace::{Workspace, WorkspaceError};
+use harrow::hands::{CallOutcome, Hands, HandsConfig};
+use harrow::session::event::Scope;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+type Events = Vec<(String, Value)>;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A source repository with one commit, and a session folder beside it.
+struct Fixture {
+    tmp: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        std::fs::create_dir_all(src.join("pkg")).unwrap();
+        std::fs::write(src.join("README.md"), "# demo\n").unwrap();
+        std::fs::write(src.join("pkg/lib.py"), "def add(a, b):\n    return a + b\n").unwrap();
+        std::fs::write(src.join(".gitignore"), "build/\n").unwrap();
+        git(&src, &["init", "-q", "-b", "main"]);
+        git(&src, &["add", "-A"]);
+        git(&src, &["commit", "-qm", "initial"]);
+        Fixture { tmp }
+    }
+
+    fn source(&self) -> PathBuf {
+        self.tmp.path().join("src")
+    }
+
+    fn session(&self) -> PathBuf {
+        self.tmp.path().join("sessions/20261122-000000-abcdef")
+    }
+
+    fn workspace(&self) -> Workspace {
+        Workspace::create(
+            &self.source(),
+            &self.session().join("workspace"),
+            "20261122-000000-abcdef",
+        )
+        .unwrap()
+        .0
+    }
+
+    fn hands(&self, config: HandsConfig) -> (Workspace, Hands) {
+        let ws = self.workspace();
+        let hands = Hands::new(&ws.worktree, Some(&self.session()), config).unwrap();
+        (ws, hands)
+    }
+}
+
+fn scope() -> Scope {
+    Scope { task_id: Some("T-001".into()), iter: Some(1), ..Scope::default() }
+}
+
+fn call(hands: &Hands, name: &str, args: Value) -> (CallOutcome, Events) {
+    let mut events = Events::new();
+    let out = hands.call(&scope(), Some("call-1"), name, &args, &mut events).unwrap();
+    (out, events)
+}
+
+fn ok(hands: &Hands, name: &str, args: Value) -> String {
+    let (out, _) = call(hands, name, args.clone());
+    assert!(!out.is_error, "{name} {args}: {}", out.output);
+    out.output
+}
+
+fn err(hands: &Hands, name: &str, args: Value) -> String {
+    let (out, _) = call(hands, name, args.clone());
+    assert!(out.is_error, "{name} {args} should fail, got: {}", out.output);
+    out.output
+}
+
+#[test]
+fn workspace_life_cycle_never_touches_the_source_tree() {
+    let f = Fixture::new();
+    std::fs::write(f.source().join("README.md"), "# dirty\n").unwrap();
+    let (ws, notices) =
+        Workspace::create(&f.source(), &f.session().join("workspace"), "20261122-000000-abcdef")
+            .unwrap();
+    assert!(notices.iter().any(|n| n.contains("uncommitted changes")), "{notices:?}");
+    assert_eq!(ws.branch, "session/20261122-000000-abcdef");
+    assert_eq!(std::fs::read_to_string(ws.worktree.join("README.md")).unwrap(), "# demo\n");
+    assert!(git(&f.source(), &["branch", "--list"]).contains("session/20261122-000000-abcdef"));
+
+    std::fs::write(ws.worktree.join("pkg/new.py"), "X = 1\n").unwrap();
+    std::fs::remove_file(ws.worktree.join("README.md")).unwrap();
+    let diff = ws.diff().unwrap();
+    assert_eq!(diff.summary(), "README.md (+0 -1); pkg/new.py (+1 -0)");
+    assert!(diff.patch.contains("+X = 1"));
+    let sha = ws.commit_task("T-001", "Add new", "20261122-000000-abcdef").unwrap().unwrap();
+    assert_eq!(
+        ws.commit_task("T-001", "Add new", "20261122-000000-abcdef").unwrap(),
+        None,
+        "nothing new to commit"
+    );
+    assert_eq!(ws.diff().unwrap().digest, diff.digest, "the digest names the cumulative diff");
+    let log = git(&f.source(), &["log", "--format=%an|%s", "session/20261122-000000-abcdef"]);
+    assert!(log.starts_with("harrow|T-001: Add new\n"), "{log}");
+    assert_eq!(ws.head().unwrap(), sha);
+
+    assert_eq!(std::fs::read_to_string(f.source().join("README.md")).unwrap(), "# dirty\n");
+    assert!(!f.source().join("pkg/new.py").exists());
+    let status = git(&f.source(), &["status", "--porcelain"]);
+    assert_eq!(status.trim(), "M README.md", "the source gained nothing but a branch");
+
+    assert!(matches!(
+        Workspace::create(&f.source(), &f.tmp.path().join("other"), "20261122-000000-abcdef"),
+        Err(WorkspaceError::BranchExists(..))
+    ));
+    assert!(matches!(
+        Workspace::create(&f.source(), &ws.worktree, "20261122-000000-ffffff"),
+        Err(WorkspaceError::WorktreeExists(_))
+    ));
+
+    assert!(Workspace::remove_worktree(&f.source(), &ws.worktree).unwrap());
+    assert!(!ws.worktree.exists());
+    assert!(git(&f.source(), &["worktree", "list"]).lines().count() == 1);
+    assert!(
+        git(&f.source(), &["branch", "--list"]).contains("session/"),
+        "cleanse keeps the branch"
+    );
+    assert!(Workspace::delete_branch(&f.source(), &ws.branch).unwrap());
+    assert!(!git(&f.source(), &["branch", "--list"]).contains("session/"));
+}
+
+#[test]
+fn workspace_errors_say_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let e = Workspace::create(&plain, &tmp.path().join("w"), "x").unwrap_err();
+    assert!(matches!(e, WorkspaceError::NotARepo(_)), "{e}");
+    assert!(e.to_string().contains("git init"));
+    git(&plain, &["init", "-q"]);
+    let e = Workspace::create(&plain, &tmp.path().join("w"), "x").unwrap_err();
+    assert!(matches!(e, WorkspaceError::NoCommits(_)), "{e}");
+
+    let f = Fixture::new();
+    let head = git(&f.source(), &["rev-parse", "HEAD"]);
+    git(&f.source(), &["checkout", "-q", head.trim()]);
+    let (_, notices) = Workspace::create(&f.source(), &f.tmp.path().join("w"), "y").unwrap();
+    assert!(notices.iter().any(|n| n.contains("detached")), "{notices:?}");
+}
+
+#[test]
+fn every_tool_works() {
+    let f = Fixture::new();
+    let (_ws, h) = f.hands(HandsConfig::default());
+    assert_eq!(
+        ok(&h, "read_file", json!({"path": "pkg/lib.py"})),
+        "def add(a, b):\n    return a + b\n"
+    );
+    assert_eq!(
+        ok(&h, "read_file", json!({"path": "pkg/lib.py", "start_line": 2, "end_line": 2})),
+        "    return a + b\n\n[lines 2-2 of 2]"
+    );
+    assert!(
+        ok(&h, "write_file", json!({"path": "pkg/deep/new.py", "content": "A = 1\nA = 1\n"}))
+            .contains("wrote 12 bytes")
+    );
+    assert!(
+        err(
+            &h,
+            "edit_file",
+            json!({"path": "pkg/deep/new.py", "old_string": "A = 1", "new_string": "B"})
+        )
+        .contains("occurs 2 times (lines 1, 2)")
+    );
+    assert!(
+        err(
+            &h,
+            "edit_file",
+            json!({"path": "pkg/deep/new.py", "old_string": "Z", "new_string": "B"})
+        )
+        .contains("not found")
+    );
+    assert!(
+        ok(
+            &h,
+            "edit_file",
+            json!({"path": "pkg/lib.py", "old_string": "a + b", "new_string": "a - b"})
+        )
+        .contains("line 2")
+    );
+    assert!(ok(&h, "read_file", json!({"path": "pkg/lib.py"})).contains("a - b"));
+    std::fs::create_dir_all(h.jail.root().join("build")).unwrap();
+    std::fs::write(h.jail.root().join("build/out.py"), "ignored = True\n").unwrap();
+    assert_eq!(ok(&h, "glob", json!({"pattern": "**/*.py"})), "pkg/deep/new.py\npkg/lib.py");
+    assert_eq!(ok(&h, "glob", json!({"pattern": "*.md"})), "README.md");
+    assert_eq!(ok(&h, "glob", json!({"pattern": "*.nothing"})), "(no matches)");
+    assert_eq!(
+        ok(&h, "grep", json!({"pattern": "a - b|ignored"})),
+        "pkg/lib.py:2:     return a - b"
+    );
+    assert_eq!(
+        ok(&h, "grep", json!({"pattern": "A = 1", "max_matches": 1})),
+        "pkg/deep/new.py:1: A = 1\n... [stopped at 1 matches]"
+    );
+    assert_eq!(
+        ok(&h, "grep", json!({"pattern": "DEF", "ignore_case": true, "path_glob": "pkg/*.py"})),
+        "pkg/lib.py:1: def add(a, b):"
+    );
+    let listing = ok(&h, "list_dir", json!({}));
+    assert!(
+        listing.contains("pkg/")
+            && listing.contains("README.md  (7 bytes)")
+            && !listing.contains(".git\n"),
+        "{listing}"
+    );
+    assert_eq!(ok(&h, "bash", json!({"command": "echo hi; exit 0"})), "hi\n[exit 0]");
+    assert!(ok(&h, "bash", json!({"command": "echo no >&2; exit 4"})).ends_with("no\n[exit 4]"));
+    assert!(
+        ok(&h, "bash", json!({"command": "pwd"})).starts_with(&h.jail.root().display().to_string())
+    );
+    let big = ok(&h, "bash", json!({"command": "yes 0123456789 | head -c 20000"}));
+    assert!(big.contains("[truncated, 20000 chars total]"), "{}", &big[big.len() - 80..]);
+    let started = std::time::Instant::now();
+    let slow = err(&h, "bash", json!({"command": "(sleep 30 &); sleep 20", "timeout_seconds": 1}));
+    assert!(slow.contains("timed out after 1 s"), "{slow}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "the timeout stops everything the command started"
+    );
+}
+
+#[test]
+fn bad_calls_get_precise_errors() {
+    let f = Fixture::new();
+    let (_ws, h) = f.hands(HandsConfig::default());
+    let (out, events) = call(&h, "rm_everything", json!({}));
+    assert!(
+        out.output.starts_with("ERROR: unknown tool 'rm_everything'. Available: bash, read_file"),
+        "{}",
+        out.output
+    );
+    assert_eq!(
+        events.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
+        ["tool_call", "tool_result"],
+        "no hook for an unknown tool"
+    );
+    assert!(err(&h, "read_file", json!("pkg/lib.py")).contains("arguments must be a JSON object"));
+    assert!(err(&h, "read_file", json!({})).contains("missing required argument 'path'"));
+    assert!(
+        err(&h, "read_file", json!({"path": 3})).contains("'path' must be a string, got a number")
+    );
+    assert!(
+        err(&h, "read_file", json!({"path": "pkg/lib.py", "start_line": 0}))
+            .contains("'start_line' must be a whole number from 1")
+    );
+    assert!(err(&h, "read_file", json!({"path": "pkg"})).contains("is a directory; use list_dir"));
+    assert!(err(&h, "read_file", json!({"path": "missing.txt"})).contains("no such file"));
+    std::fs::write(h.jail.root().join("blob.bin"), [0u8, 159, 146, 150, 0, 1]).unwrap();
+    assert!(
+        err(&h, "read_file", json!({"path": "blob.bin"})).contains("is a binary file (6 bytes)")
+    );
+    assert!(err(&h, "grep", json!({"pattern": "("})).contains("not a valid regex"));
+}
+
+#[test]
+fn escape_attempts_are_refused() {
+    let f = Fixture::new();
+    let (ws, h) = f.hands(HandsConfig::default());
+    let outside = f.tmp.path().join("secret.txt");
+    std::fs::write(&outside, "top secret\n").unwrap();
+    std::os::unix::fs::symlink(&outside, ws.worktree.join("link-out")).unwrap();
+    std::os::unix::fs::symlink(f.tmp.path(), ws.worktree.join("dir-out")).unwrap();
+    std::os::unix::fs::symlink("pkg/lib.py", ws.worktree.join("link-in")).unwrap();
+    let table: &[(&str, Value)] = &[
+        ("read_file", json!({"path": "../secret.txt"})),
+        ("read_file", json!({"path": "/etc/passwd"})),
+        ("read_file", json!({"path": "pkg/../../secret.txt"})),
+        ("read_file", json!({"path": "link-out"})),
+        ("read_file", json!({"path": "dir-out/secret.txt"})),
+        ("read_file", json!({"path": ".git"})),
+        ("read_file", json!({"path": "./.git/HEAD"})),
+        ("write_file", json!({"path": "../escaped.txt", "content": "x"})),
+        ("write_file", json!({"path": "dir-out/escaped.txt", "content": "x"})),
+        ("write_file", json!({"path": "link-out", "content": "overwritten"})),
+        ("edit_file", json!({"path": "link-out", "old_string": "top", "new_string": "no"})),
+        ("list_dir", json!({"path": ".."})),
+        ("list_dir", json!({"path": "dir-out"})),
+        ("glob", json!({"pattern": "../*"})),
+        ("glob", json!({"pattern": "/etc/*"})),
+        ("grep", json!({"pattern": "secret", "path_glob": "../*.txt"})),
+        ("grep", json!({"pattern": "secret", "path_glob": "**/../../*"})),
+    ];
+    for (tool, args) in table {
+        let message = err(&h, tool, args.clone());
+        assert!(
+            message.contains("escapes the workspace") || message.contains(".git is managed"),
+            "{tool} {args}: {message}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "top secret\n");
+    assert!(!f.tmp.path().join("escaped.txt").exists());
+    assert_eq!(
+        ok(&h, "grep", json!({"pattern": "secret"})),
+        "(no matches)",
+        "grep neither follows nor reads links out"
+    );
+    assert!(
+        !ok(&h, "glob", json!({"pattern": "**/*"})).contains("secret.txt"),
+        "glob does not descend a symlinked folder"
+    );
+    assert_eq!(
+        ok(&h, "read_file", json!({"path": "link-in"})),
+        "def add(a, b):\n    return a + b\n",
+        "a link that stays inside is fine"
+    );
+    let abs_inside = ws.worktree.join("README.md");
+    assert_eq!(ok(&h, "read_file", json!({"path": abs_inside.display().to_string()})), "# demo\n");
+}
+
+#[test]
+fn a_file_swapped_for_a_symlink_after_the_check_is_refused() {
+    let f = Fixture::new();
+    let (ws, h) = f.hands(HandsConfig::default());
+    let outside = f.tmp.path().join("secret.txt");
+    std::fs::write(&outside, "top secret\n").unwrap();
+    let checked = h.jail.check("pkg/lib.py").unwrap();
+    std::fs::remove_file(ws.worktree.join("pkg/lib.py")).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.worktree.join("pkg/lib.py")).unwrap();
+    assert!(h.jail.open_read(&checked).is_err());
+    assert!(h.jail.open_write(&checked).is_err());
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "top secret\n");
+
+    let dir_checked = h.jail.check("pkg/sub/new.py").unwrap();
+    std::os::unix::fs::symlink(f.tmp.path(), ws.worktree.join("pkg/sub")).unwrap();
+    assert!(
+        h.jail.open_write(&dir_checked).is_err(),
+        "a folder swapped for a link out is caught too"
+    );
+    assert!(!f.tmp.path().join("new.py").exists());
+}
+
+#[test]
+fn pre_tool_blocks_are_logged_and_post_edit_lints() {
+    let f = Fixture::new();
+    let config = HandsConfig {
+        deny: vec![DenyRule {
+            label: "no publishing".into(),
+            pattern: r"\bnpm\s+publish\b".into(),
+        }],
+        post_edit: vec![PostEditLinter {
+            ext: "py".into(),
+            command: "! grep -n TODO {file}".into(),
+            timeout_secs: 10,
+        }],
+        ..HandsConfig::default()
+    };
+    let (_ws, h) = f.hands(config);
+    let (out, events) = call(&h, "bash", json!({"command": "git reset --hard HEAD"}));
+    assert!(
+        out.blocked && out.output.starts_with("BLOCKED by pre_tool hook (git reset --hard)"),
+        "{}",
+        out.output
+    );
+    let kinds: Vec<&str> = events.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(kinds, ["tool_call", "hook_run", "pre_tool_block"]);
+    assert_eq!(events[1].1["outcome"], "block");
+    assert_eq!(events[2].1["task_id"], "T-001");
+    assert!(call(&h, "bash", json!({"command": "npm publish"})).0.blocked);
+
+    let (out, events) =
+        call(&h, "write_file", json!({"path": "a.py", "content": "x = 1  # TODO later\n"}));
+    assert!(
+        out.output.contains("[post_edit] ! found issues in a.py:\n1:x = 1  # TODO later"),
+        "{}",
+        out.output
+    );
+    let hooks: Vec<(&str, &str)> = events
+        .iter()
+        .filter(|e| e.0 == "hook_run")
+        .map(|e| (e.1["hook"].as_str().unwrap(), e.1["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(hooks, [("pre_tool", "allow"), ("post_edit", "warned")]);
+    let (out, events) = call(&h, "write_file", json!({"path": "a.py", "content": "x = 1\n"}));
+    assert_eq!(out.output, "wrote 6 bytes to a.py", "a clean lint is silent to the worker");
+    assert!(events.iter().any(|e| e.0 == "hook_run" && e.1["outcome"] == "silent"));
+    let (_, events) = call(&h, "write_file", json!({"path": "notes.md", "content": "TODO\n"}));
+    assert_eq!(events.iter().filter(|e| e.0 == "hook_run").count(), 1, "no linter for .md");
+}
+
+#[test]
+fn validators_pass_fail_and_time_out() {
+    let f = Fixture::new();
+    let (_ws, h) = f.hands(HandsConfig::default());
+    let v = |name: &str, command: &str, timeout_secs| ValidatorSpec {
+        name: name.into(),
+        command: command.into(),
+        timeout_secs,
+    };
+    let mut events = Events::new();
+    let green = run_all(
+        &[v("lint", "true", 10), v("tests", "echo {tests}", 10)],
+        &h,
+        &["tests/test_t001.py".into()],
+        &scope(),
+        &mut events,
+    )
+    .unwrap();
+    assert!(green.passed && green.report.is_none());
+    assert_eq!(green.results[1].output.as_deref(), Some("tests/test_t001.py\n"));
+    assert_eq!(events[0].0, "validator_run");
+    assert_eq!(events[0].1["passed"], true);
+
+    let failing = "printf 'running 2 tests\\ntest add ... ok\\ntest list::shows ... FAILED\\n\\nfailures:\\nthread panicked at src/lib.rs:9:5\\n'; exit 101";
+    let mut events = Events::new();
+    let started = std::time::Instant::now();
+    let red = run_all(
+        &[v("tests", failing, 10), v("slow", "sleep 30", 1)],
+        &h,
+        &[],
+        &scope(),
+        &mut events,
+    )
+    .unwrap();
+    assert!(!red.passed);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(8),
+        "a hanging validator is killed at its timeout"
+    );
+    let report = red.report.unwrap();
+    assert!(report.contains("## tests failed: `") && report.contains("(exit 101,"), "{report}");
+    assert!(report.contains("Failing: list::shows"), "{report}");
+    assert!(report.contains("test list::shows ... FAILED"), "{report}");
+    assert!(report.contains("## slow timed out after 1 s and was killed"), "{report}");
+    let results = &events[0].1["results"];
+    assert_eq!(results[0]["exit_code"], 101);
+    assert_eq!(results[1]["timed_out"], true);
+    assert!(results[0]["duration_ms"].as_u64().is_some());
+    assert_eq!(events[0].1["passed"], false);
+}
+
+#[test]
+fn tool_calls_are_written_to_the_session_log() {
+    let f = Fixture::new();
+    let (_ws, h) = f.hands(HandsConfig::default());
+    let mut writer =
+        harrow::session::writer::SessionWriter::create(&f.tmp.path().join("log")).unwrap();
+    h.call(&scope(), Some("c1"), "read_file", &json!({"path": "README.md"}), &mut writer).unwrap();
+    drop(writer);
+    let text = std::fs::read_to_string(f.tmp.path().join("log/events.jsonl")).unwrap();
+    let kinds: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["tool_call", "hook_run", "tool_result"]);
+    let result: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(result["payload"]["output"], "# demo\n");
+    assert_eq!(result["payload"]["result_chars"], 7);
+    assert_eq!(result["payload"]["call_id"], "c1");
+}
+
+/// Runs inside a child test process whose environment holds keys (see the test below).
+#[test]
+fn bash_env_has_no_secrets_inner() {
+    if std::env::var_os("HARROW_SECRET_PROBE").is_none() {
+        return;
+    }
+    assert_eq!(
+        std::env::var("OPENAI_API_KEY").as_deref(),
+        Ok("sk-probe-1"),
+        "the probe process does hold the key"
+    );
+    let f = Fixture::new();
+    let (_ws, h) = f.hands(HandsConfig::default());
+    let env = ok(&h, "bash", json!({"command": "env"}));
+    for secret in ["sk-probe-1", "sk-probe-2", "ghp-probe-3", "probe-4"] {
+        assert!(!env.contains(secret), "bash saw {secret}:\n{env}");
+    }
+    assert!(env.contains("PATH="), "the rest of the environment is kept");
+}
+
+#[test]
+fn secrets_never_reach_bash() {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "bash_env_has_no_secrets_inner", "--nocapture", "--test-threads=1"])
+        .env("HARROW_SECRET_PROBE", "1")
+        .env("OPENAI_API_KEY", "sk-probe-1")
+        .env("HARROW_EVALUATOR_API_KEY", "sk-probe-2")
+        .env("GITHUB_TOKEN", "ghp-probe-3")
+        .env("HARROW_API_KEY", "probe-4")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_sandbox_is_stated_and_when_present_holds() {
+    let f = Fixture::new();
+    let (ws, h) = f.hands(HandsConfig::default());
+    match &h.isolation {
+        Isolation::Bwrap { .. } => {
+            std::fs::write(f.session().join("events.jsonl"), "{}\n").unwrap();
+            let out = ok(
+                &h,
+                "bash",
+                json!({"command": "ls ..; touch /tmp/x ../y 2>&1; cat /sys/class/net/*/operstate 2>/dev/null | sort -u; git status --short"}),
+            );
+            assert!(!out.contains("events.jsonl"), "harness files are hidden: {out}");
+            assert!(!f.session().join("y").exists());
+            assert!(h.isolation.describe().contains("no network"));
+            assert!(out.contains("[exit 0]"), "git still works in the sandbox: {out}");
+        }
+        Isolation::None { why } => assert!(why.contains("bubblewrap"), "{why}"),
+    }
+    let off = Hands::new(
+        &ws.worktree,
+        None,
+        HandsConfig { sandbox: SandboxMode::Off, ..HandsConfig::default() },
+    )
+    .unwrap();
+    assert!(off.isolation.describe().contains("without a sandbox (switched off"));
+}
