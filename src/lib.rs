@@ -5,5 +5,6 @@
 //! derived from it.
 
 pub mod cli;
+pub mod config;
 pub mod hands;
 pub mod session;

@@ -3,6 +3,7 @@
 mod format;
 mod sessions;
 mod show;
+mod workspace_verbs;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -22,6 +23,10 @@ pub enum Command {
     Sessions(sessions::Args),
     /// Summarise one session: tasks, tokens, cost, verdicts, tools, hooks, stop.
     Show(show::Args),
+    /// Remove a session entirely: its worktree, its branch and its folder.
+    Reset(workspace_verbs::ResetArgs),
+    /// Remove the worktrees of finished sessions; their branches and logs stay.
+    Cleanse(workspace_verbs::CleanseArgs),
 }
 
 /// A failure the user can fix, reported as one line with exit status 2.
@@ -43,6 +48,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sessions(args) => sessions::run(&args),
         Command::Show(args) => show::run(&args),
+        Command::Reset(args) => workspace_verbs::reset(&args),
+        Command::Cleanse(args) => workspace_verbs::cleanse(&args),
     };
     match result {
         Ok(code) => code,

@@ -68,6 +68,44 @@ pub fn glob(jail: &Jail, args: &Args<'_>) -> Result<String, ToolError> {
     Ok(out)
 }
 
+/// Searches files on every core; each file's hits come back in file order. A worker stops
+/// early once it alone has more than `cap` hits, since only the first `cap` are shown.
+fn search_files(jail: &Jail, re: &regex::Regex, files: &[PathBuf], cap: usize) -> Vec<Vec<String>> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(8);
+    let chunk = files.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    let mut found = 0usize;
+                    let mut out = Vec::with_capacity(part.len());
+                    for rel in part {
+                        out.push(if found > cap { Vec::new() } else { search_file(jail, re, rel) });
+                        found += out.last().map_or(0, Vec::len);
+                    }
+                    out
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+    })
+}
+
+fn search_file(jail: &Jail, re: &regex::Regex, rel: &Path) -> Vec<String> {
+    let Ok(checked) = jail.check(&rel.to_string_lossy()) else { return Vec::new() };
+    let Ok(text) = read_text(jail, &checked) else { return Vec::new() };
+    let mut hits = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if re.is_match(line) {
+            let shown: String = line.chars().take(MAX_LINE_CHARS).collect();
+            let more = if line.chars().count() > MAX_LINE_CHARS { " …" } else { "" };
+            hits.push(format!("{}:{}: {shown}{more}", rel.display(), n + 1));
+        }
+    }
+    hits
+}
+
 pub fn grep(jail: &Jail, args: &Args<'_>) -> Result<String, ToolError> {
     let pattern = args.string("pattern")?;
     let path_glob = args.opt_string("path_glob")?.unwrap_or("**/*");
@@ -78,21 +116,15 @@ pub fn grep(jail: &Jail, args: &Args<'_>) -> Result<String, ToolError> {
         .build()
         .map_err(|e| ToolError(format!("grep: pattern is not a valid regex: {e}")))?;
     let m = matcher("grep", "path_glob", path_glob)?;
+    let candidates: Vec<PathBuf> = files(jail).into_iter().filter(|p| m.is_match(p)).collect();
+    let per_file = search_files(jail, &re, &candidates, cap);
     let mut hits = Vec::new();
-    'files: for rel in files(jail).into_iter().filter(|p| m.is_match(p)) {
-        let Ok(checked) = jail.check(&rel.to_string_lossy()) else { continue };
-        let Ok(text) = read_text(jail, &checked) else { continue };
-        for (n, line) in text.lines().enumerate() {
-            if re.is_match(line) {
-                if hits.len() == cap {
-                    hits.push(format!("... [stopped at {cap} matches]"));
-                    break 'files;
-                }
-                let shown: String = line.chars().take(MAX_LINE_CHARS).collect();
-                let more = if line.chars().count() > MAX_LINE_CHARS { " …" } else { "" };
-                hits.push(format!("{}:{}: {shown}{more}", rel.display(), n + 1));
-            }
+    for line in per_file.into_iter().flatten() {
+        if hits.len() == cap {
+            hits.push(format!("... [stopped at {cap} matches]"));
+            break;
         }
+        hits.push(line);
     }
     if hits.is_empty() {
         return Ok("(no matches)".into());

@@ -1,0 +1,219 @@
+//! `harrow reset` and `harrow cleanse`: removing what a session left in the source repository.
+
+use super::{DirArgs, UsageError};
+use crate::hands::workspace::Workspace;
+use crate::session::checkpoint::{CHECKPOINT_FILE, CheckpointRead, read_checkpoint};
+use crate::session::discover::{self, Found};
+use crate::session::event::{Archived, Event, Payload};
+use crate::session::status::SessionStatus;
+use crate::session::writer::{EVENTS_FILE, SessionWriter};
+use crate::session::{atomic, lock, overview};
+use color_eyre::eyre::{Result, WrapErr};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct ResetArgs {
+    /// A session id, a unique prefix of one, or a session folder's path.
+    #[arg(value_name = "ID|DIR")]
+    pub session: String,
+    #[command(flatten)]
+    pub dirs: DirArgs,
+    /// Do not ask for confirmation.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CleanseArgs {
+    /// One session to cleanse; without it, every finished session.
+    #[arg(value_name = "ID|DIR")]
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub dirs: DirArgs,
+    /// Do not ask for confirmation.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+/// Where a session's work lives in git.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Placement {
+    source: Option<PathBuf>,
+    worktree: PathBuf,
+    branch: String,
+}
+
+/// Reads the source repository, worktree and branch from the checkpoint, else from the first
+/// `session_start`, else the defaults harrow and Tilth both use.
+fn placement(found: &Found) -> Placement {
+    let checkpoint = read_checkpoint(&found.dir);
+    let c = checkpoint.checkpoint();
+    let mut source = c.and_then(|c| c.source.clone()).map(PathBuf::from);
+    let mut worktree = c.and_then(|c| c.workspace.clone()).map(PathBuf::from);
+    let mut branch = c.and_then(|c| c.branch.clone());
+    let incomplete = source.is_none() || worktree.is_none() || branch.is_none();
+    if let Some(start) = first_session_start(&found.dir.join(EVENTS_FILE)).filter(|_| incomplete) {
+        source = source.or(start.source.map(PathBuf::from));
+        worktree = worktree.or(start.worktree.map(PathBuf::from));
+        branch = branch.or(start.branch);
+    }
+    Placement {
+        source,
+        worktree: worktree.unwrap_or_else(|| found.dir.join("workspace")),
+        branch: branch.unwrap_or_else(|| format!("session/{}", found.id)),
+    }
+}
+
+fn first_session_start(path: &Path) -> Option<crate::session::event::SessionStart> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    for _ in 0..64 {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        if let Ok(Event { payload: Payload::SessionStart(start), .. }) =
+            Event::decode(line.trim_ascii_end())
+        {
+            return Some(start);
+        }
+    }
+    None
+}
+
+/// Asks on the terminal; without one, `-y` is required.
+fn confirm(question: &str, yes: bool) -> Result<bool> {
+    if yes {
+        return Ok(true);
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(UsageError(format!(
+            "{question} — not asked without a terminal; pass -y to confirm"
+        ))
+        .into());
+    }
+    print!("{question} [y/N] ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
+fn refuse_if_running(found: &Found) -> Result<()> {
+    if let Some(holder) = lock::read_lock(&found.dir).filter(|h| h.pid == 0 || h.is_alive()) {
+        return Err(UsageError(format!(
+            "session {} is running ({holder}); stop it first",
+            found.id
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+pub fn reset(args: &ResetArgs) -> Result<ExitCode> {
+    let roots = discover::roots(&args.dirs.dirs);
+    let found = discover::resolve(&args.session, &roots).map_err(|e| UsageError(e.to_string()))?;
+    refuse_if_running(&found)?;
+    let place = placement(&found);
+    let question = format!(
+        "Remove session {}: its worktree, the branch {} and the folder {}?",
+        found.id,
+        place.branch,
+        found.dir.display()
+    );
+    if !confirm(&question, args.yes)? {
+        println!("Nothing removed.");
+        return Ok(ExitCode::from(1));
+    }
+    remove_worktree(&place)?;
+    match &place.source {
+        Some(source) if source.exists() => {
+            if Workspace::delete_branch(source, &place.branch)? {
+                println!("Deleted branch {} in {}.", place.branch, source.display());
+            }
+        }
+        _ => println!("The source repository is gone; no branch to delete."),
+    }
+    std::fs::remove_dir_all(&found.dir)
+        .wrap_err_with(|| format!("cannot remove {}", found.dir.display()))?;
+    println!("Removed {}.", found.dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn remove_worktree(place: &Placement) -> Result<bool> {
+    let removed = match &place.source {
+        Some(source) if source.exists() => Workspace::remove_worktree(source, &place.worktree)?,
+        _ if place.worktree.exists() => {
+            std::fs::remove_dir_all(&place.worktree)
+                .wrap_err_with(|| format!("cannot remove {}", place.worktree.display()))?;
+            true
+        }
+        _ => false,
+    };
+    if removed {
+        println!("Removed worktree {}.", place.worktree.display());
+    }
+    Ok(removed)
+}
+
+pub fn cleanse(args: &CleanseArgs) -> Result<ExitCode> {
+    let roots = discover::roots(&args.dirs.dirs);
+    let candidates: Vec<Found> = match &args.session {
+        Some(q) => vec![discover::resolve(q, &roots).map_err(|e| UsageError(e.to_string()))?],
+        None => discover::list(&roots),
+    };
+    let mut chosen = Vec::new();
+    for found in candidates {
+        let o = overview(&found.dir, &found.id)?;
+        let place = placement(&found);
+        let finished = matches!(o.status, SessionStatus::Done | SessionStatus::Failed);
+        if !place.worktree.exists() {
+            if args.session.is_some() {
+                println!("{}: no worktree left to remove.", found.id);
+            }
+        } else if !finished {
+            let why = format!(
+                "session {} is {}, not finished; `harrow reset` removes it whole",
+                found.id, o.status
+            );
+            if args.session.is_some() {
+                return Err(UsageError(why).into());
+            }
+        } else {
+            chosen.push((found, place));
+        }
+    }
+    if chosen.is_empty() {
+        println!("No finished session has a worktree to remove.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let list: Vec<&str> = chosen.iter().map(|(f, _)| f.id.as_str()).collect();
+    let question = format!("Remove the worktrees of {} (branches and logs stay)?", list.join(", "));
+    if !confirm(&question, args.yes)? {
+        println!("Nothing removed.");
+        return Ok(ExitCode::from(1));
+    }
+    for (found, place) in chosen {
+        remove_worktree(&place)?;
+        mark_archived(&found, &place)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Logs `archived` and sets the checkpoint's flag, as Tilth's cleanse does.
+fn mark_archived(found: &Found, place: &Placement) -> Result<()> {
+    let (mut writer, _) = SessionWriter::open(&found.dir)?;
+    writer.append(
+        "archived",
+        &Archived { branch: Some(place.branch.clone()), worktree: None, ..Archived::default() },
+    )?;
+    writer.sync()?;
+    if let CheckpointRead::Ok(mut c) = read_checkpoint(&found.dir) {
+        c.archived = true;
+        atomic::write_json_atomic(&found.dir.join(CHECKPOINT_FILE), &c)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,177 @@
+//! The configuration file: `config.toml` in the platform config dir (`~/.config/harrow/` on
+//! Linux), or the file named by `--config` or `$HARROW_CONFIG`. Every key is optional.
+
+use crate::hands::HandsConfig;
+use crate::hands::hooks::{DenyRule, PostEditLinter};
+use crate::hands::isolation::SandboxMode;
+use crate::hands::validators::ValidatorSpec;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The file as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub hands: HandsSection,
+    /// Validators to run on every case. Absent: presets detected from the repository. An empty
+    /// list: none (the evaluator is the only gate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validators: Option<Vec<ValidatorSpec>>,
+}
+
+/// `[hands]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandsSection {
+    #[serde(default = "default_bash_timeout")]
+    pub bash_timeout_secs: u64,
+    #[serde(default)]
+    pub sandbox: SandboxMode,
+    /// Extra `pre_tool` rules, on top of the built-in ones.
+    #[serde(default)]
+    pub deny: Vec<DenyRule>,
+    /// Linters run after an edit, by extension.
+    #[serde(default)]
+    pub post_edit: Vec<PostEditLinter>,
+}
+
+fn default_bash_timeout() -> u64 {
+    120
+}
+
+impl Default for HandsSection {
+    fn default() -> Self {
+        HandsSection {
+            bash_timeout_secs: default_bash_timeout(),
+            sandbox: SandboxMode::Auto,
+            deny: Vec::new(),
+            post_edit: Vec::new(),
+        }
+    }
+}
+
+impl HandsSection {
+    pub fn to_hands_config(&self) -> HandsConfig {
+        HandsConfig {
+            bash_timeout: Duration::from_secs(self.bash_timeout_secs.max(1)),
+            sandbox: self.sandbox,
+            deny: self.deny.clone(),
+            post_edit: self.post_edit.clone(),
+        }
+    }
+}
+
+/// Why the configuration could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error(
+        "{path}: {message}; fix the file or move it aside (see the README's Configuration section)"
+    )]
+    Parse { path: PathBuf, message: String },
+}
+
+/// Where the configuration is read from: the explicit path, `$HARROW_CONFIG`, or the default.
+pub fn config_path(explicit: Option<&Path>) -> Option<PathBuf> {
+    explicit
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("HARROW_CONFIG").filter(|v| !v.is_empty()).map(PathBuf::from))
+        .or_else(|| {
+            directories::ProjectDirs::from("", "", "harrow")
+                .map(|d| d.config_dir().join("config.toml"))
+        })
+}
+
+impl Config {
+    /// Reads the configuration. A missing default file is the default configuration; a missing
+    /// file that was named explicitly is an error.
+    pub fn load(explicit: Option<&Path>) -> Result<(Config, Option<PathBuf>), ConfigError> {
+        let Some(path) = config_path(explicit) else { return Ok((Config::default(), None)) };
+        let named =
+            explicit.is_some() || std::env::var_os("HARROW_CONFIG").is_some_and(|v| !v.is_empty());
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => {
+                return Ok((Config::default(), None));
+            }
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        let config = Config::parse(&text)
+            .map_err(|message| ConfigError::Parse { path: path.clone(), message })?;
+        Ok((config, Some(path)))
+    }
+
+    /// Parses the text of a configuration file, checking the patterns it holds.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let config: Config = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            let message = e.message().to_owned();
+            match line {
+                Some(l) => format!("line {l}: {message}"),
+                None => message,
+            }
+        })?;
+        crate::hands::hooks::PreTool::new(Path::new("/"), &config.hands.deny)
+            .map_err(|e| e.to_string())?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_section() {
+        let c = Config::parse(
+            r#"
+[hands]
+bash_timeout_secs = 60
+sandbox = "off"
+
+[[hands.deny]]
+label = "no publishing"
+pattern = '\bnpm\s+publish\b'
+
+[[hands.post_edit]]
+ext = "py"
+command = "ruff check {file}"
+
+[[validators]]
+name = "tests"
+command = "cargo test"
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.hands.to_hands_config().bash_timeout, Duration::from_secs(60));
+        assert_eq!(c.hands.sandbox, SandboxMode::Off);
+        assert_eq!(c.hands.post_edit[0].timeout_secs, 30);
+        assert_eq!(c.validators.unwrap()[0].timeout_secs, 600);
+        assert_eq!(Config::parse("validators = []").unwrap().validators, Some(vec![]));
+        assert_eq!(Config::parse("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_problem() {
+        let e = Config::parse("[hands]\nbash_timeout_secs = \"soon\"\n").unwrap_err();
+        assert!(e.starts_with("line 2:"), "{e}");
+        let e = Config::parse("[hand]\n").unwrap_err();
+        assert!(e.contains("unknown field"), "{e}");
+        let e = Config::parse("[[hands.deny]]\nlabel = \"x\"\npattern = \"(\"\n").unwrap_err();
+        assert!(e.contains("hook rule 'x'"), "{e}");
+    }
+
+    #[test]
+    fn a_named_missing_file_is_an_error_and_a_default_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.toml");
+        assert!(matches!(Config::load(Some(&missing)), Err(ConfigError::Read { .. })));
+        std::fs::write(&missing, "[hands]\nsandbox = \"bwrap\"\n").unwrap();
+        let (c, path) = Config::load(Some(&missing)).unwrap();
+        assert_eq!(c.hands.sandbox, SandboxMode::Bwrap);
+        assert_eq!(path.as_deref(), Some(missing.as_path()));
+    }
+}

@@ -1,0 +1,116 @@
+//! `harrow reset` and `harrow cleanse` from the real binary, on a real repository.
+
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
+use harrow::hands::workspace::Workspace;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A source repository and one session made on it, in the state `stop` says.
+fn session(tmp: &Path, id: &str, stop: Option<&str>) -> (PathBuf, PathBuf) {
+    let src = tmp.join("src");
+    if !src.exists() {
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("a.txt"), "a\n").unwrap();
+        git(&src, &["init", "-q", "-b", "main"]);
+        git(&src, &["add", "-A"]);
+        git(&src, &["commit", "-qm", "init"]);
+    }
+    let dir = tmp.join("sessions").join(id);
+    let (ws, _) = Workspace::create(&src, &dir.join("workspace"), id).unwrap();
+    let checkpoint = json!({"session_id": id, "source": src, "workspace": ws.worktree, "branch": ws.branch,
+        "status": if stop == Some("all_done") { "all_done" } else { "running" }});
+    std::fs::write(dir.join("checkpoint.json"), serde_json::to_vec_pretty(&checkpoint).unwrap())
+        .unwrap();
+    let mut log = format!(
+        "{{\"ts\":\"2026-11-22T05:00:00.000Z\",\"seq\":1,\"type\":\"session_start\",\"payload\":{{\"source\":\"{}\"}}}}\n",
+        src.display()
+    );
+    if let Some(reason) = stop {
+        log.push_str(&format!("{{\"ts\":\"2026-11-22T05:00:01.000Z\",\"seq\":2,\"type\":\"stop\",\"payload\":{{\"reason\":\"{reason}\"}}}}\n"));
+    }
+    std::fs::write(dir.join("events.jsonl"), log).unwrap();
+    (src, dir)
+}
+
+fn harrow(tmp: &Path, args: &[&str]) -> Output {
+    let sessions = tmp.join("sessions");
+    Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(args)
+        .args(["--dir", sessions.to_str().unwrap()])
+        .env("HOME", tmp)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn cleanse_keeps_branch_and_log_then_reset_removes_everything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let id = "20261122-050000-aaaaaa";
+    let (src, dir) = session(tmp.path(), id, Some("all_done"));
+
+    let out = harrow(tmp.path(), &["cleanse", id]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("pass -y to confirm"), "{}", text(&out));
+    assert!(dir.join("workspace").exists(), "nothing removed without confirmation");
+
+    let out = harrow(tmp.path(), &["cleanse", "-y"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!dir.join("workspace").exists());
+    assert!(git(&src, &["branch", "--list"]).contains(&format!("session/{id}")));
+    let log = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    assert!(log.lines().last().unwrap().contains("\"type\":\"archived\""), "{log}");
+    let checkpoint: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("checkpoint.json")).unwrap()).unwrap();
+    assert_eq!(checkpoint["archived"], true);
+    assert!(text(&harrow(tmp.path(), &["sessions"])).contains("done (archived)"));
+
+    let out = harrow(tmp.path(), &["reset", id, "-y"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!dir.exists());
+    assert!(!git(&src, &["branch", "--list"]).contains("session/"));
+    assert_eq!(git(&src, &["status", "--porcelain"]), "", "the source tree was never touched");
+}
+
+#[test]
+fn unfinished_and_running_sessions_are_protected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let crashed = "20261122-050000-bbbbbb";
+    let (_, crashed_dir) = session(tmp.path(), crashed, None);
+    let out = harrow(tmp.path(), &["cleanse", crashed, "-y"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("is crashed, not finished"), "{}", text(&out));
+    assert!(crashed_dir.join("workspace").exists());
+
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let lock = json!({"pid": std::process::id(), "host": host.trim(), "started_at": "now"});
+    std::fs::write(crashed_dir.join("lock"), lock.to_string()).unwrap();
+    let out = harrow(tmp.path(), &["reset", crashed, "-y"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains(&format!("is running (pid {}", std::process::id())),
+        "{}",
+        text(&out)
+    );
+    assert!(crashed_dir.exists());
+}
