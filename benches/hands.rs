@@ -61,23 +61,23 @@ fn hands_benches(c: &mut Criterion) {
     let mut group = c.benchmark_group("50k_files");
     group.sample_size(10).measurement_time(Duration::from_secs(20));
     group.bench_function("glob_all_rs", |b| {
-        b.iter(|| black_box(run("glob", &json!({"pattern": "**/*.rs", "max_results": 10}))))
+        b.iter(|| black_box(run("glob", &json!({"pattern": "**/*.rs", "max_results": 10}))));
     });
     group.bench_function("grep_rare", |b| {
-        b.iter(|| black_box(run("grep", &json!({"pattern": "fn needle"}))))
+        b.iter(|| black_box(run("grep", &json!({"pattern": "fn needle"}))));
     });
     group.bench_function("grep_rs_only", |b| {
-        b.iter(|| black_box(run("grep", &json!({"pattern": "fn needle", "path_glob": "**/*.rs"}))))
+        b.iter(|| black_box(run("grep", &json!({"pattern": "fn needle", "path_glob": "**/*.rs"}))));
     });
     group.finish();
 
     let small = tmp.path().join("src/m000/f000.rs");
     let mut group = c.benchmark_group("tool_call");
     group.bench_function("read_file_via_hands", |b| {
-        b.iter(|| black_box(run("read_file", &json!({"path": "src/m000/f000.rs"}))))
+        b.iter(|| black_box(run("read_file", &json!({"path": "src/m000/f000.rs"}))));
     });
     group.bench_function("read_file_direct", |b| {
-        b.iter(|| black_box(std::fs::read_to_string(&small).expect("read")))
+        b.iter(|| black_box(std::fs::read_to_string(&small).expect("read")));
     });
     group.finish();
 }
