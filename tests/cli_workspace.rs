@@ -43,7 +43,9 @@ fn session(tmp: &Path, id: &str, stop: Option<&str>) -> (PathBuf, PathBuf) {
         src.display()
     );
     if let Some(reason) = stop {
-        log.push_str(&format!("{{\"ts\":\"2026-11-22T05:00:01.000Z\",\"seq\":2,\"type\":\"stop\",\"payload\":{{\"reason\":\"{reason}\"}}}}\n"));
+        let stop = json!({"ts": "2026-11-22T05:00:01.000Z", "seq": 2, "type": "stop", "payload": {"reason": reason}});
+        log.push_str(&stop.to_string());
+        log.push('\n');
     }
     std::fs::write(dir.join("events.jsonl"), log).unwrap();
     (src, dir)
