@@ -3,24 +3,13 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+use support::git;
+
 use harrow::hands::workspace::Workspace;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// A source repository and one session made on it, in the state `stop` says.
 fn session(tmp: &Path, id: &str, stop: Option<&str>) -> (PathBuf, PathBuf) {

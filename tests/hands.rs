@@ -5,6 +5,8 @@
 // literals by value because that reads best at the call site.
 #![allow(clippy::unwrap_used, clippy::needless_pass_by_value)]
 
+mod support;
+
 use harrow::hands::hooks::{DenyRule, PostEditLinter};
 use harrow::hands::isolation::{Isolation, SandboxMode};
 use harrow::hands::validators::{ValidatorSpec, run_all};
@@ -12,24 +14,11 @@ use harrow::hands::workspace::{Workspace, WorkspaceError};
 use harrow::hands::{CallOutcome, Hands, HandsConfig};
 use harrow::session::event::Scope;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
+use support::git;
 
 type Events = Vec<(String, Value)>;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// A source repository with one commit, and a session folder beside it.
 struct Fixture {

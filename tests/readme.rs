@@ -22,10 +22,14 @@ fn the_configuration_example_parses() {
 
 #[test]
 fn every_documented_verb_exists() {
-    let help = std::process::Command::new(env!("CARGO_BIN_EXE_harrow")).arg("--help").output().unwrap();
+    let help =
+        std::process::Command::new(env!("CARGO_BIN_EXE_harrow")).arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
     for line in readme().lines().filter(|l| l.starts_with("### `harrow ")) {
         let verb = line.trim_start_matches("### `harrow ").split([' ', '`']).next().unwrap();
-        assert!(help.contains(&format!("  {verb} ")), "README documents `{verb}`, which harrow --help lacks:\n{help}");
+        assert!(
+            help.contains(&format!("  {verb} ")),
+            "README documents `{verb}`, which harrow --help lacks:\n{help}"
+        );
     }
 }
