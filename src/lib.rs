@@ -7,4 +7,5 @@
 pub mod cli;
 pub mod config;
 pub mod hands;
+pub mod harness;
 pub mod session;

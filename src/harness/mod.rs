@@ -1,0 +1,5 @@
+//! The harness: the Ralph loop over a plan's tasks, the worker's inner tool loop, the
+//! case → validators → verdict exchange, the gate that owns every task state transition,
+//! memory across attempts, caps, and resume.
+
+pub mod plan;
