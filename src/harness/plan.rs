@@ -179,7 +179,7 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
                     .split(',')
                     .map(|t| t.trim().to_owned())
                     .filter(|t| !t.is_empty())
-                    .collect()
+                    .collect();
             }
             _ => {}
         }
