@@ -4,6 +4,7 @@
 //! The session folder is the single source of truth ([`session`]); everything a person sees is
 //! derived from it.
 
+pub mod brain;
 pub mod cli;
 pub mod config;
 pub mod hands;

@@ -1,0 +1,402 @@
+//! Model calls over any OpenAI-compatible endpoint, one endpoint per role.
+//!
+//! async-openai carries each request and retries 429, 5xx and transport failures itself,
+//! honouring `Retry-After`. On top of that this module retries replies that arrived but are
+//! unusable — empty, or an error inside a 200 — with exponential backoff and jitter, measures
+//! usage and cost, and turns every failure into a [`BrainError`] that says what to do. API keys
+//! live only in the client's configuration: never in an event, a log line or an error.
+
+use crate::session::event::ToolCallRecord;
+use async_openai::Client;
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Who is calling: each role has its own endpoint, key and model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    Worker,
+    Evaluator,
+    Learnings,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Worker => "worker",
+            Role::Evaluator => "evaluator",
+            Role::Learnings => "learnings",
+        }
+    }
+}
+
+/// Where a role's requests go. The key is never printed: `Debug` masks it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+/// Dollars per million tokens, for providers that do not report cost.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Price {
+    pub prompt_per_mtok: f64,
+    pub completion_per_mtok: f64,
+}
+
+/// How the brain calls models.
+#[derive(Debug, Clone)]
+pub struct BrainConfig {
+    pub endpoints: BTreeMap<Role, Endpoint>,
+    pub connect_timeout: Duration,
+    /// Longest silence while waiting for a reply.
+    pub read_timeout: Duration,
+    /// Tries per call for replies that arrive unusable.
+    pub max_attempts: u32,
+    pub backoff_base: Duration,
+    pub backoff_cap: Duration,
+    pub prices: BTreeMap<String, Price>,
+}
+
+impl BrainConfig {
+    pub fn new(endpoints: BTreeMap<Role, Endpoint>) -> BrainConfig {
+        BrainConfig {
+            endpoints,
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(300),
+            max_attempts: 4,
+            backoff_base: Duration::from_secs(2),
+            backoff_cap: Duration::from_secs(60),
+            prices: BTreeMap::new(),
+        }
+    }
+}
+
+/// Where in the run a call is made; sent as `x-harrow-*` headers so a scripted model can
+/// answer by position, and useful in any provider's request log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallTag<'a> {
+    pub role: Role,
+    pub task: &'a str,
+    pub attempt: u64,
+    pub turn: usize,
+}
+
+/// Tokens and dollars of one reply.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CallUsage {
+    pub prompt: u64,
+    pub completion: u64,
+    pub cached: u64,
+    pub reasoning: u64,
+    pub cost: f64,
+}
+
+/// A usable reply.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply {
+    pub content: Option<String>,
+    pub reasoning: Option<String>,
+    /// Provider-specific reasoning blocks, echoed back verbatim on the next turn.
+    pub reasoning_details: Option<Value>,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub finish_reason: Option<String>,
+    pub usage: CallUsage,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub response_id: Option<String>,
+}
+
+impl Reply {
+    /// The assistant message to append to the conversation: what the model said, its tool
+    /// calls, and its reasoning (carried across turns for models that need it).
+    pub fn history_message(&self) -> Value {
+        let mut m = json!({"role": "assistant", "content": self.content});
+        if !self.tool_calls.is_empty() {
+            m["tool_calls"] = self
+                .tool_calls
+                .iter()
+                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                .collect();
+        }
+        if let Some(r) = &self.reasoning {
+            m["reasoning"] = json!(r);
+        }
+        if let Some(d) = &self.reasoning_details {
+            m["reasoning_details"] = d.clone();
+        }
+        m
+    }
+}
+
+/// One try of a call, for the `model_call` event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    pub number: u32,
+    /// `ok`, `empty` or `provider_error`.
+    pub health: &'static str,
+    pub detail: Option<String>,
+    pub usage: CallUsage,
+    pub duration: Duration,
+    /// Wait before the next try, when there is one.
+    pub backoff: Option<Duration>,
+}
+
+/// Why a call failed, worded for the operator.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BrainError {
+    #[error(
+        "the {role} endpoint {base_url} refused the API key ({status}); check HARROW_API_KEY or the role's key"
+    )]
+    Unauthorized { role: &'static str, base_url: String, status: u16 },
+    #[error("the {role} endpoint {base_url} has no model '{model}'; check the model name")]
+    ModelNotFound { role: &'static str, base_url: String, model: String },
+    #[error("the {role} model's context window is exceeded: {detail}")]
+    ContextExceeded { role: &'static str, detail: String },
+    #[error("the {role} endpoint {base_url} rejected the request ({status}): {detail}")]
+    Rejected { role: &'static str, base_url: String, status: u16, detail: String },
+    #[error("the {role} endpoint {base_url} cannot be reached: {detail}")]
+    Unreachable { role: &'static str, base_url: String, detail: String },
+    #[error("the {role} model gave no usable reply after {attempts} tries: {detail}")]
+    Unhealthy { role: &'static str, attempts: u32, detail: String },
+    #[error("no endpoint is configured for the {0}; set HARROW_BASE_URL and the role's model")]
+    NotConfigured(&'static str),
+}
+
+impl BrainError {
+    /// Whether trying again later may work (the run can stop resumably).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, BrainError::Unreachable { .. } | BrainError::Unhealthy { .. })
+    }
+}
+
+/// The model caller.
+#[derive(Debug, Clone)]
+pub struct Brain {
+    config: BrainConfig,
+    http: reqwest::Client,
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or(0)
+}
+
+/// A little randomness for backoff jitter, without a dependency for it.
+fn jitter(max: Duration) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    max.mul_f64(f64::from(nanos % 1000) / 1000.0)
+}
+
+impl Brain {
+    pub fn new(config: BrainConfig) -> Result<Brain, BrainError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .read_timeout(config.read_timeout)
+            .build()
+            .map_err(|e| BrainError::Unreachable {
+                role: "worker",
+                base_url: String::new(),
+                detail: e.to_string(),
+            })?;
+        Ok(Brain { config, http })
+    }
+
+    pub fn endpoint(&self, role: Role) -> Option<&Endpoint> {
+        self.config.endpoints.get(&role)
+    }
+
+    fn client(&self, endpoint: &Endpoint, tag: &CallTag<'_>) -> Client<OpenAIConfig> {
+        let mut cfg = OpenAIConfig::new().with_api_base(endpoint.base_url.trim_end_matches('/'));
+        cfg = cfg.with_api_key(endpoint.api_key.clone().unwrap_or_default());
+        let headers = [
+            ("x-harrow-role", tag.role.as_str().to_owned()),
+            ("x-harrow-task", tag.task.to_owned()),
+            ("x-harrow-attempt", tag.attempt.to_string()),
+            ("x-harrow-turn", tag.turn.to_string()),
+        ];
+        for (k, v) in headers {
+            if let Ok(with) = cfg.clone().with_header(k, v) {
+                cfg = with;
+            }
+        }
+        Client::with_config(cfg).with_http_client(self.http.clone())
+    }
+
+    /// Calls the role's model with the conversation and tools, trying again when the reply
+    /// is unusable. `on_attempt` sees every try, usable or not, so each can be logged.
+    pub async fn chat(
+        &self,
+        tag: &CallTag<'_>,
+        messages: &[Value],
+        tools: &[Value],
+        mut on_attempt: impl FnMut(&Attempt, Option<&Reply>),
+    ) -> Result<Reply, BrainError> {
+        let role = tag.role.as_str();
+        let endpoint = self.endpoint(tag.role).ok_or(BrainError::NotConfigured(role))?;
+        let mut request = json!({"model": endpoint.model, "messages": messages, "stream": false});
+        if !tools.is_empty() {
+            request["tools"] = Value::Array(tools.to_vec());
+        }
+        let client = self.client(endpoint, tag);
+        let mut last = String::new();
+        for number in 1..=self.config.max_attempts.max(1) {
+            let started = Instant::now();
+            let response: Result<Value, OpenAIError> = client.chat().create_byot(&request).await;
+            let duration = started.elapsed();
+            let body = response.map_err(|e| classify(e, tag.role, endpoint))?;
+            let reply = self.parse(&body, &endpoint.model);
+            let (health, detail) = health(&body, &reply);
+            let backoff = (health != "ok" && number < self.config.max_attempts).then(|| {
+                let exp = self.config.backoff_base.saturating_mul(1 << (number - 1).min(16));
+                exp.min(self.config.backoff_cap) + jitter(self.config.backoff_base)
+            });
+            let attempt = Attempt {
+                number,
+                health,
+                detail: detail.clone(),
+                usage: reply.usage,
+                duration,
+                backoff,
+            };
+            if health == "ok" {
+                on_attempt(&attempt, Some(&reply));
+                return Ok(reply);
+            }
+            on_attempt(&attempt, None);
+            last = detail.unwrap_or_default();
+            if let Some(wait) = backoff {
+                tokio::time::sleep(wait).await;
+            }
+        }
+        Err(BrainError::Unhealthy { role, attempts: self.config.max_attempts, detail: last })
+    }
+
+    fn parse(&self, body: &Value, model: &str) -> Reply {
+        let choice = &body["choices"][0];
+        let message = &choice["message"];
+        let text = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+        let tool_calls = message["tool_calls"]
+            .as_array()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|c| ToolCallRecord {
+                        id: c["id"].as_str().unwrap_or_default().to_owned(),
+                        name: c["function"]["name"].as_str().unwrap_or_default().to_owned(),
+                        arguments: match &c["function"]["arguments"] {
+                            Value::String(s) => s.clone(),
+                            Value::Null => String::new(),
+                            other => other.to_string(),
+                        },
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let usage = &body["usage"];
+        let prompt = u(&usage["prompt_tokens"]);
+        let completion = u(&usage["completion_tokens"]);
+        let cost = usage["cost"].as_f64().unwrap_or_else(|| {
+            self.config.prices.get(model).map_or(0.0, |p| {
+                (prompt as f64 * p.prompt_per_mtok + completion as f64 * p.completion_per_mtok)
+                    / 1e6
+            })
+        });
+        Reply {
+            content: text(&message["content"]),
+            reasoning: text(&message["reasoning"]).or_else(|| text(&message["reasoning_content"])),
+            reasoning_details: message.get("reasoning_details").filter(|v| !v.is_null()).cloned(),
+            tool_calls,
+            finish_reason: text(&choice["finish_reason"]),
+            usage: CallUsage {
+                prompt,
+                completion,
+                cached: u(&usage["prompt_tokens_details"]["cached_tokens"]),
+                reasoning: u(&usage["completion_tokens_details"]["reasoning_tokens"]),
+                cost,
+            },
+            model: text(&body["model"]),
+            provider: text(&body["provider"]),
+            response_id: text(&body["id"]),
+        }
+    }
+}
+
+/// Tilth's health rule: an error object or `finish_reason: error` is a provider error; a reply
+/// with no text, no reasoning and no tool call is empty.
+fn health(body: &Value, reply: &Reply) -> (&'static str, Option<String>) {
+    let error =
+        body.get("error").or_else(|| body["choices"][0].get("error")).filter(|e| !e.is_null());
+    if let Some(e) = error {
+        return (
+            "provider_error",
+            Some(e["message"].as_str().map_or_else(|| e.to_string(), str::to_owned)),
+        );
+    }
+    if reply.finish_reason.as_deref() == Some("error") {
+        return ("provider_error", Some("finish_reason is error".into()));
+    }
+    if body["choices"].as_array().is_none_or(Vec::is_empty) {
+        return ("provider_error", Some("the reply has no choices".into()));
+    }
+    if reply.content.is_none() && reply.reasoning.is_none() && reply.tool_calls.is_empty() {
+        return ("empty", Some("the reply has no text, reasoning or tool call".into()));
+    }
+    ("ok", None)
+}
+
+fn classify(e: OpenAIError, role: Role, endpoint: &Endpoint) -> BrainError {
+    let role = role.as_str();
+    let base_url = endpoint.base_url.clone();
+    match e {
+        OpenAIError::ApiError(api) => {
+            let status = api.status_code.as_u16();
+            let code = api.api_error.code.clone().unwrap_or_default();
+            let detail = api.api_error.message.clone();
+            let context = code.contains("context_length")
+                || detail.to_ascii_lowercase().contains("context length");
+            match status {
+                401 | 403 => BrainError::Unauthorized { role, base_url, status },
+                404 => BrainError::ModelNotFound { role, base_url, model: endpoint.model.clone() },
+                400 | 413 if context => BrainError::ContextExceeded { role, detail },
+                429 | 500..=599 => BrainError::Unreachable {
+                    role,
+                    base_url,
+                    detail: format!("{status} after retries: {detail}"),
+                },
+                _ => BrainError::Rejected { role, base_url, status, detail },
+            }
+        }
+        OpenAIError::Reqwest(e) => {
+            let detail = if e.is_connect() {
+                "connection refused or failed".to_owned()
+            } else if e.is_timeout() {
+                "timed out".to_owned()
+            } else {
+                e.without_url().to_string()
+            };
+            BrainError::Unreachable { role, base_url, detail }
+        }
+        OpenAIError::JSONDeserialize(err, _) => BrainError::Rejected {
+            role,
+            base_url,
+            status: 200,
+            detail: format!("the reply is not JSON ({err})"),
+        },
+        other => BrainError::Unreachable { role, base_url, detail: other.to_string() },
+    }
+}

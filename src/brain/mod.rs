@@ -1,0 +1,5 @@
+//! The brain: model calls per role (worker, evaluator, learnings) over any OpenAI-compatible
+//! endpoint, and the scripted endpoint that stands in for a real model in tests and the demo.
+
+pub mod client;
+pub mod scripted;

@@ -1,0 +1,280 @@
+//! A scripted OpenAI-compatible model server on 127.0.0.1, for tests and `harrow demo`.
+//!
+//! It answers `POST /v1/chat/completions` from a script keyed by role, task, attempt and turn —
+//! which harrow sends as `x-harrow-*` headers — never by a global request counter, so a run
+//! that crashes and resumes gets the answers for where the log says it is. Turns can be
+//! ordinary replies (text, reasoning, tool calls, malformed arguments), empty replies, HTTP
+//! errors with `Retry-After`, or slow replies.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One scripted answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ScriptedCall>,
+    /// Defaults to `tool_calls` when there are calls, else `stop`.
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    /// Answer with this HTTP status and an OpenAI-style error body instead.
+    #[serde(default)]
+    pub http_status: Option<u16>,
+    /// Answer with an empty reply instead (no text, no reasoning, no tool call).
+    #[serde(default)]
+    pub empty: bool,
+    /// Fail (`http_status` or `empty`) only the first `times` requests at this position, then
+    /// answer normally; without it the failure is permanent.
+    #[serde(default)]
+    pub times: Option<u32>,
+    #[serde(default)]
+    pub error_code: Option<String>,
+    #[serde(default)]
+    pub retry_after: Option<u64>,
+    /// Wait this long before answering (skipped in fast mode).
+    #[serde(default)]
+    pub delay_ms: u64,
+    /// Cost to report in `usage.cost`, as `OpenRouter` does.
+    #[serde(default)]
+    pub cost: Option<f64>,
+}
+
+/// A tool call in a scripted reply. `arguments` is sent as JSON text; a string is sent as is,
+/// which is how a script sends arguments that are not valid JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    pub name: String,
+    #[serde(default)]
+    pub arguments: Value,
+}
+
+/// role → task → attempt → turns. The task `*` answers for any task without its own entry.
+pub type Script = BTreeMap<String, BTreeMap<String, BTreeMap<String, Vec<Turn>>>>;
+
+/// Reads a script file.
+pub fn load_script(path: &Path) -> Result<Script, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_script(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+pub fn parse_script(text: &str) -> Result<Script, String> {
+    serde_json::from_str(text).map_err(|e| format!("line {}: {e}", e.line()))
+}
+
+/// A request the server received, kept so tests can inspect exactly what was sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Received {
+    pub role: String,
+    pub task: String,
+    pub attempt: String,
+    pub turn: usize,
+    pub body: Value,
+}
+
+struct Shared {
+    script: Script,
+    fast: bool,
+    received: Mutex<Vec<Received>>,
+    /// Requests seen per position, for turns that fail a number of `times` first.
+    seen: Mutex<BTreeMap<(String, String, String, usize), u32>>,
+}
+
+/// A running server; stops when dropped.
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl std::fmt::Debug for ScriptedServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedServer")
+            .field("addr", &self.addr)
+            .field("fast", &self.shared.fast)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ScriptedServer {
+    /// Binds 127.0.0.1 on a free port and serves the script. `fast` drops every delay.
+    pub async fn start(script: Script, fast: bool) -> std::io::Result<ScriptedServer> {
+        let shared = Arc::new(Shared {
+            script,
+            fast,
+            received: Mutex::new(Vec::new()),
+            seen: Mutex::new(BTreeMap::new()),
+        });
+        let app = axum::Router::new()
+            .route("/v1/chat/completions", post(answer))
+            .with_state(Arc::clone(&shared));
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = rx.await;
+                })
+                .await;
+        });
+        Ok(ScriptedServer { addr, shared, shutdown: Some(tx) })
+    }
+
+    /// The base URL to give the client (`http://127.0.0.1:PORT/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Every request received so far.
+    pub fn received(&self) -> Vec<Received> {
+        self.shared.received.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+fn header(headers: &HeaderMap, name: &str) -> String {
+    headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned()
+}
+
+fn error_response(
+    status: StatusCode,
+    code: &str,
+    message: &str,
+    retry_after: Option<u64>,
+) -> Response {
+    let body = json!({"error": {"message": message, "type": "scripted_error", "param": null, "code": code}});
+    let mut response = (status, Json(body)).into_response();
+    if let Some(v) = retry_after.and_then(|secs| HeaderValue::from_str(&secs.to_string()).ok()) {
+        response.headers_mut().insert("retry-after", v);
+    }
+    response
+}
+
+async fn answer(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let role = header(&headers, "x-harrow-role");
+    let task = header(&headers, "x-harrow-task");
+    let attempt = header(&headers, "x-harrow-attempt");
+    let turn: usize = header(&headers, "x-harrow-turn").parse().unwrap_or(0);
+    if let Ok(mut r) = shared.received.lock() {
+        r.push(Received {
+            role: role.clone(),
+            task: task.clone(),
+            attempt: attempt.clone(),
+            turn,
+            body: body.clone(),
+        });
+    }
+    let tasks = shared.script.get(&role);
+    let attempts = tasks.and_then(|t| t.get(&task).or_else(|| t.get("*")));
+    let turns = attempts.and_then(|a| a.get(&attempt).or_else(|| a.get("*")));
+    let Some(scripted) = turns.and_then(|t| t.get(turn)) else {
+        let message = format!("the script has no turn {turn} for {role} {task} attempt {attempt}");
+        return error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "script_exhausted",
+            &message,
+            None,
+        );
+    };
+    if scripted.delay_ms > 0 && !shared.fast {
+        tokio::time::sleep(Duration::from_millis(scripted.delay_ms)).await;
+    }
+    let nth = shared.seen.lock().map_or(1, |mut seen| {
+        let n = seen.entry((role.clone(), task.clone(), attempt.clone(), turn)).or_insert(0);
+        *n += 1;
+        *n
+    });
+    let failing = scripted.times.is_none_or(|times| nth <= times);
+    if scripted.empty && failing {
+        let empty = Turn { content: Some(String::new()), ..Turn::default() };
+        return Json(completion(&body, &empty, &role, turn)).into_response();
+    }
+    if let Some(status) = scripted.http_status.filter(|_| failing) {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let code = scripted.error_code.as_deref().unwrap_or("scripted");
+        return error_response(status, code, &format!("scripted {status}"), scripted.retry_after);
+    }
+    Json(completion(&body, scripted, &role, turn)).into_response()
+}
+
+/// Rough token count, so usage and cost look like a real provider's.
+fn tokens(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4)
+}
+
+fn completion(request: &Value, t: &Turn, role: &str, turn: usize) -> Value {
+    let calls: Vec<Value> = t
+        .tool_calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let arguments = match &c.arguments {
+                Value::String(raw) => raw.clone(),
+                Value::Null => "{}".to_owned(),
+                other => other.to_string(),
+            };
+            json!({"id": format!("call_{role}_{turn}_{i}"), "type": "function", "function": {"name": c.name, "arguments": arguments}})
+        })
+        .collect();
+    let finish = t
+        .finish_reason
+        .clone()
+        .unwrap_or_else(|| if calls.is_empty() { "stop".into() } else { "tool_calls".into() });
+    let mut message =
+        json!({"role": "assistant", "content": t.content.clone().filter(|c| !c.is_empty())});
+    if !calls.is_empty() {
+        message["tool_calls"] = Value::Array(calls);
+    }
+    if let Some(r) = &t.reasoning {
+        message["reasoning"] = json!(r);
+    }
+    let prompt = tokens(&request["messages"].to_string());
+    let completion = tokens(&message.to_string());
+    let reasoning = t.reasoning.as_deref().map_or(0, tokens);
+    let mut usage = json!({
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": prompt / 2},
+        "completion_tokens_details": {"reasoning_tokens": reasoning},
+    });
+    if let Some(cost) = t.cost {
+        usage["cost"] = json!(cost);
+    }
+    json!({
+        "id": format!("scripted-{role}-{turn}"),
+        "object": "chat.completion",
+        "created": 0,
+        "model": request["model"],
+        "provider": "harrow-scripted",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": usage,
+    })
+}
