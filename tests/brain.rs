@@ -76,7 +76,7 @@ async fn empty_and_errored_replies_are_retried_with_backoff() {
     let mut attempts: Vec<Attempt> = Vec::new();
     let reply = b
         .chat(&tag(0), &[json!({"role": "user", "content": "x"})], &[], |a, _| {
-            attempts.push(a.clone())
+            attempts.push(a.clone());
         })
         .await
         .unwrap();
