@@ -2,4 +2,6 @@
 //! case → validators → verdict exchange, the gate that owns every task state transition,
 //! memory across attempts, caps, and resume.
 
+pub mod case;
 pub mod plan;
+pub mod verdict;

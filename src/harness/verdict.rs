@@ -1,0 +1,197 @@
+//! The evaluator's verdict (`submit_verdict`): accept, or reject with one of six categories, a
+//! concern, evidence pointers and a concrete next step. A reject's next step is what the worker
+//! reads; the verdict is also what the ledger remembers.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+
+/// The closed set of rejection categories, with what each means.
+pub const CATEGORIES: &[(&str, &str)] = &[
+    ("scope_creep", "work that belongs to another task, or changes to unrelated files"),
+    ("acceptance_gap", "an acceptance criterion is not satisfied by the diff"),
+    ("weak_test", "the test passes but does not exercise the behaviour the criterion describes"),
+    ("tests_pass_but_wrong", "meets the letter of the test, not its intent (hard-coded values, wrong mocks, deleted assertions)"),
+    ("half_finished", "debug output, TODOs, dead code or a partial implementation left behind"),
+    ("spec_violation", "breaks an explicit constraint of the task, its criteria or the project's rules"),
+];
+
+/// What a category means, for the inspector and the worker.
+pub fn category_meaning(category: &str) -> Option<&'static str> {
+    CATEGORIES.iter().find(|(c, _)| *c == category).map(|(_, m)| *m)
+}
+
+/// A validated verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub verdict: String,
+    pub rejection_category: Option<String>,
+    pub concern: String,
+    pub evidence: Vec<String>,
+    pub next_step: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// Set on the harness's own fail-closed reject when the evaluator could not be parsed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parse_failed: bool,
+}
+
+impl Verdict {
+    pub fn accepted(&self) -> bool {
+        self.verdict == "accept"
+    }
+
+    /// The harness's own reject after two unparseable answers: fail closed.
+    pub fn parse_failed(last_error: &str) -> Verdict {
+        Verdict {
+            verdict: "reject".into(),
+            rejection_category: None,
+            concern: format!("The evaluator's answer could not be parsed after one retry. Last error: {last_error}"),
+            evidence: Vec::new(),
+            next_step: None,
+            score: None,
+            parse_failed: true,
+        }
+    }
+
+    /// The harness's own reject of an empty diff, without asking the evaluator.
+    pub fn empty_diff() -> Verdict {
+        Verdict {
+            verdict: "reject".into(),
+            rejection_category: Some("acceptance_gap".into()),
+            concern: "No work was performed in this task: the diff is empty.".into(),
+            evidence: Vec::new(),
+            next_step: Some("Make the changes the acceptance criteria ask for, verify them, then submit your case again.".into()),
+            score: None,
+            parse_failed: false,
+        }
+    }
+
+    /// `accept`, `reject:<category>` or `reject`, as the ledger event says it.
+    pub fn summary(&self) -> String {
+        match (&*self.verdict, &self.rejection_category) {
+            ("accept", _) => "accept".into(),
+            (_, Some(c)) => format!("reject:{c}"),
+            _ => "reject".into(),
+        }
+    }
+
+    /// What the worker reads as the result of its `submit_case` after a reject.
+    pub fn feedback(&self) -> String {
+        let mut out = String::from("Your case was reviewed and rejected.\n");
+        if let Some(c) = &self.rejection_category {
+            let _ = writeln!(out, "Category: {c} — {}", category_meaning(c).unwrap_or(""));
+        }
+        let _ = writeln!(out, "Concern: {}", self.concern);
+        if !self.evidence.is_empty() {
+            let _ = writeln!(out, "Evidence: {}", self.evidence.join(", "));
+        }
+        if let Some(n) = &self.next_step {
+            let _ = writeln!(out, "Next step: {n}");
+        }
+        out.push_str("Address this, verify it, and call submit_case again.");
+        out
+    }
+}
+
+/// The tool schema offered to the evaluator.
+pub fn schema() -> Value {
+    let mut categories: Vec<Value> = CATEGORIES.iter().map(|(c, _)| json!(c)).collect();
+    categories.push(Value::Null);
+    json!({"type": "function", "function": {
+        "name": "submit_verdict",
+        "description": "Return your verdict on the case. Call it exactly once.",
+        "parameters": {"type": "object", "additionalProperties": false, "required": ["verdict", "concern", "evidence"], "properties": {
+            "verdict": {"type": "string", "enum": ["accept", "reject"]},
+            "rejection_category": {"type": ["string", "null"], "enum": categories},
+            "concern": {"type": "string", "description": "One to three sentences."},
+            "evidence": {"type": "array", "items": {"type": "string"}, "description": "Pointers such as path/file.py:42."},
+            "next_step": {"type": ["string", "null"], "description": "On reject: the concrete change the worker should make."},
+            "score": {"type": "number", "minimum": 0, "maximum": 100}
+        }}
+    }})
+}
+
+/// Parses and validates `submit_verdict` arguments.
+pub fn parse(arguments: &str) -> Result<Verdict, String> {
+    let value: Value = serde_json::from_str(arguments).map_err(|e| format!("submit_verdict arguments are not valid JSON ({e})"))?;
+    let Value::Object(map) = &value else { return Err("submit_verdict arguments must be a JSON object".into()) };
+    let text = |k: &str| map.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    let mut problems = Vec::new();
+    for key in map.keys() {
+        if !["verdict", "rejection_category", "concern", "evidence", "next_step", "score"].contains(&key.as_str()) {
+            problems.push(format!("unknown field '{key}'"));
+        }
+    }
+    let verdict = text("verdict").unwrap_or_default();
+    if verdict != "accept" && verdict != "reject" {
+        problems.push("'verdict' must be \"accept\" or \"reject\"".into());
+    }
+    let category = text("rejection_category");
+    match (&*verdict, &category) {
+        ("reject", None) => problems.push("a reject needs a 'rejection_category'".into()),
+        ("accept", Some(_)) => problems.push("an accept must have rejection_category null".into()),
+        (_, Some(c)) if category_meaning(c).is_none() => {
+            problems.push(format!("'rejection_category' must be one of {}", CATEGORIES.iter().map(|(c, _)| *c).collect::<Vec<_>>().join(", ")));
+        }
+        _ => {}
+    }
+    let concern = text("concern");
+    if concern.is_none() {
+        problems.push("'concern' is missing or empty".into());
+    }
+    let evidence = match map.get("evidence") {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+        None | Some(Value::Null) => {
+            problems.push("'evidence' is missing (use [] when there is none)".into());
+            Vec::new()
+        }
+        Some(_) => {
+            problems.push("'evidence' must be a list of strings".into());
+            Vec::new()
+        }
+    };
+    let next_step = text("next_step");
+    if verdict == "reject" && next_step.is_none() {
+        problems.push("a reject needs a concrete 'next_step'".into());
+    }
+    let score = match map.get("score") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_f64().filter(|s| (0.0..=100.0).contains(s)) {
+            Some(s) => Some(s),
+            None => {
+                problems.push("'score' must be a number from 0 to 100".into());
+                None
+            }
+        },
+    };
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
+    Ok(Verdict { verdict, rejection_category: category, concern: concern.unwrap_or_default(), evidence, next_step, score, parse_failed: false })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_accept_and_reject() {
+        let a = parse(r#"{"verdict": "accept", "rejection_category": "", "concern": "Fine.", "evidence": [], "next_step": null}"#).unwrap();
+        assert!(a.accepted() && a.rejection_category.is_none());
+        let r = parse(r#"{"verdict": "reject", "rejection_category": "weak_test", "concern": "Test never calls add.", "evidence": ["tests/t.py:3"], "next_step": "Call add() in the test.", "score": 40}"#).unwrap();
+        assert_eq!(r.summary(), "reject:weak_test");
+        let f = r.feedback();
+        assert!(f.contains("Category: weak_test — the test passes but") && f.contains("Next step: Call add() in the test."), "{f}");
+    }
+
+    #[test]
+    fn names_what_is_wrong() {
+        let e = parse(r#"{"verdict": "maybe", "concern": ""}"#).unwrap_err();
+        assert!(e.contains("'verdict' must be") && e.contains("'concern' is missing") && e.contains("'evidence' is missing"), "{e}");
+        let e = parse(r#"{"verdict": "reject", "rejection_category": "vibes", "concern": "x", "evidence": []}"#).unwrap_err();
+        assert!(e.contains("must be one of scope_creep") && e.contains("needs a concrete 'next_step'"), "{e}");
+        assert!(parse(r#"{"verdict": "accept", "rejection_category": "weak_test", "concern": "x", "evidence": []}"#).unwrap_err().contains("accept must have rejection_category null"));
+        assert!(parse("nope").is_err());
+    }
+}
