@@ -3,5 +3,7 @@
 //! memory across attempts, caps, and resume.
 
 pub mod case;
+pub mod gate;
+pub mod memory;
 pub mod plan;
 pub mod verdict;

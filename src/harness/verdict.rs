@@ -11,9 +11,15 @@ pub const CATEGORIES: &[(&str, &str)] = &[
     ("scope_creep", "work that belongs to another task, or changes to unrelated files"),
     ("acceptance_gap", "an acceptance criterion is not satisfied by the diff"),
     ("weak_test", "the test passes but does not exercise the behaviour the criterion describes"),
-    ("tests_pass_but_wrong", "meets the letter of the test, not its intent (hard-coded values, wrong mocks, deleted assertions)"),
+    (
+        "tests_pass_but_wrong",
+        "meets the letter of the test, not its intent (hard-coded values, wrong mocks, deleted assertions)",
+    ),
     ("half_finished", "debug output, TODOs, dead code or a partial implementation left behind"),
-    ("spec_violation", "breaks an explicit constraint of the task, its criteria or the project's rules"),
+    (
+        "spec_violation",
+        "breaks an explicit constraint of the task, its criteria or the project's rules",
+    ),
 ];
 
 /// What a category means, for the inspector and the worker.
@@ -46,7 +52,9 @@ impl Verdict {
         Verdict {
             verdict: "reject".into(),
             rejection_category: None,
-            concern: format!("The evaluator's answer could not be parsed after one retry. Last error: {last_error}"),
+            concern: format!(
+                "The evaluator's answer could not be parsed after one retry. Last error: {last_error}"
+            ),
             evidence: Vec::new(),
             next_step: None,
             score: None,
@@ -114,12 +122,23 @@ pub fn schema() -> Value {
 
 /// Parses and validates `submit_verdict` arguments.
 pub fn parse(arguments: &str) -> Result<Verdict, String> {
-    let value: Value = serde_json::from_str(arguments).map_err(|e| format!("submit_verdict arguments are not valid JSON ({e})"))?;
-    let Value::Object(map) = &value else { return Err("submit_verdict arguments must be a JSON object".into()) };
-    let text = |k: &str| map.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    let value: Value = serde_json::from_str(arguments)
+        .map_err(|e| format!("submit_verdict arguments are not valid JSON ({e})"))?;
+    let Value::Object(map) = &value else {
+        return Err("submit_verdict arguments must be a JSON object".into());
+    };
+    let text = |k: &str| {
+        map.get(k)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
     let mut problems = Vec::new();
     for key in map.keys() {
-        if !["verdict", "rejection_category", "concern", "evidence", "next_step", "score"].contains(&key.as_str()) {
+        if !["verdict", "rejection_category", "concern", "evidence", "next_step", "score"]
+            .contains(&key.as_str())
+        {
             problems.push(format!("unknown field '{key}'"));
         }
     }
@@ -132,7 +151,10 @@ pub fn parse(arguments: &str) -> Result<Verdict, String> {
         ("reject", None) => problems.push("a reject needs a 'rejection_category'".into()),
         ("accept", Some(_)) => problems.push("an accept must have rejection_category null".into()),
         (_, Some(c)) if category_meaning(c).is_none() => {
-            problems.push(format!("'rejection_category' must be one of {}", CATEGORIES.iter().map(|(c, _)| *c).collect::<Vec<_>>().join(", ")));
+            problems.push(format!(
+                "'rejection_category' must be one of {}",
+                CATEGORIES.iter().map(|(c, _)| *c).collect::<Vec<_>>().join(", ")
+            ));
         }
         _ => {}
     }
@@ -141,7 +163,9 @@ pub fn parse(arguments: &str) -> Result<Verdict, String> {
         problems.push("'concern' is missing or empty".into());
     }
     let evidence = match map.get("evidence") {
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+        Some(Value::Array(items)) => {
+            items.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+        }
         None | Some(Value::Null) => {
             problems.push("'evidence' is missing (use [] when there is none)".into());
             Vec::new()
@@ -157,18 +181,26 @@ pub fn parse(arguments: &str) -> Result<Verdict, String> {
     }
     let score = match map.get("score") {
         None | Some(Value::Null) => None,
-        Some(v) => match v.as_f64().filter(|s| (0.0..=100.0).contains(s)) {
-            Some(s) => Some(s),
-            None => {
+        Some(v) => {
+            let score = v.as_f64().filter(|s| (0.0..=100.0).contains(s));
+            if score.is_none() {
                 problems.push("'score' must be a number from 0 to 100".into());
-                None
             }
-        },
+            score
+        }
     };
     if !problems.is_empty() {
         return Err(problems.join("; "));
     }
-    Ok(Verdict { verdict, rejection_category: category, concern: concern.unwrap_or_default(), evidence, next_step, score, parse_failed: false })
+    Ok(Verdict {
+        verdict,
+        rejection_category: category,
+        concern: concern.unwrap_or_default(),
+        evidence,
+        next_step,
+        score,
+        parse_failed: false,
+    })
 }
 
 #[cfg(test)]
@@ -182,15 +214,27 @@ mod tests {
         let r = parse(r#"{"verdict": "reject", "rejection_category": "weak_test", "concern": "Test never calls add.", "evidence": ["tests/t.py:3"], "next_step": "Call add() in the test.", "score": 40}"#).unwrap();
         assert_eq!(r.summary(), "reject:weak_test");
         let f = r.feedback();
-        assert!(f.contains("Category: weak_test — the test passes but") && f.contains("Next step: Call add() in the test."), "{f}");
+        assert!(
+            f.contains("Category: weak_test — the test passes but")
+                && f.contains("Next step: Call add() in the test."),
+            "{f}"
+        );
     }
 
     #[test]
     fn names_what_is_wrong() {
         let e = parse(r#"{"verdict": "maybe", "concern": ""}"#).unwrap_err();
-        assert!(e.contains("'verdict' must be") && e.contains("'concern' is missing") && e.contains("'evidence' is missing"), "{e}");
+        assert!(
+            e.contains("'verdict' must be")
+                && e.contains("'concern' is missing")
+                && e.contains("'evidence' is missing"),
+            "{e}"
+        );
         let e = parse(r#"{"verdict": "reject", "rejection_category": "vibes", "concern": "x", "evidence": []}"#).unwrap_err();
-        assert!(e.contains("must be one of scope_creep") && e.contains("needs a concrete 'next_step'"), "{e}");
+        assert!(
+            e.contains("must be one of scope_creep") && e.contains("needs a concrete 'next_step'"),
+            "{e}"
+        );
         assert!(parse(r#"{"verdict": "accept", "rejection_category": "weak_test", "concern": "x", "evidence": []}"#).unwrap_err().contains("accept must have rejection_category null"));
         assert!(parse("nope").is_err());
     }

@@ -1,0 +1,178 @@
+//! Task states and the one function that moves a task between them.
+//!
+//! Every change of a task's state in a run goes through [`transition`], which refuses moves the
+//! design does not allow, so a bug in the loop shows up as an error instead of a task quietly
+//! done twice or skipped without a record. The loop logs each accepted move as `task_state`.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Where a task stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    Pending,
+    Running,
+    Validating,
+    Evaluating,
+    Rework,
+    NeedsOperator,
+    Done,
+    DoneBelowBar,
+    Failed,
+    Skipped,
+}
+
+impl TaskState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Pending => "pending",
+            TaskState::Running => "running",
+            TaskState::Validating => "validating",
+            TaskState::Evaluating => "evaluating",
+            TaskState::Rework => "rework",
+            TaskState::NeedsOperator => "needs_operator",
+            TaskState::Done => "done",
+            TaskState::DoneBelowBar => "done_below_bar",
+            TaskState::Failed => "failed",
+            TaskState::Skipped => "skipped",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<TaskState> {
+        ALL.iter().copied().find(|t| t.as_str() == s)
+    }
+
+    /// No more work happens on the task in this run.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskState::Done | TaskState::DoneBelowBar | TaskState::Failed | TaskState::Skipped
+        )
+    }
+}
+
+const ALL: [TaskState; 10] = [
+    TaskState::Pending,
+    TaskState::Running,
+    TaskState::Validating,
+    TaskState::Evaluating,
+    TaskState::Rework,
+    TaskState::NeedsOperator,
+    TaskState::Done,
+    TaskState::DoneBelowBar,
+    TaskState::Failed,
+    TaskState::Skipped,
+];
+
+impl fmt::Display for TaskState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What happened to a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateEvent {
+    /// The worker starts (or resumes) on the task.
+    Start,
+    /// A valid case was submitted.
+    CaseSubmitted,
+    /// Validators failed; back to the worker.
+    ValidatorsFailed,
+    /// Validators passed; the evaluator is asked.
+    ValidatorsPassed,
+    /// The evaluator (or the operator) accepted.
+    Accepted,
+    /// Rejected with attempts left: rework in the same conversation.
+    Rejected,
+    /// The worker picks the rework up.
+    ReworkStarted,
+    /// Accepted at the rework cap without passing review.
+    ForceAccepted,
+    /// The evaluator could not be reached; a person decides.
+    HeldForOperator,
+    Failed,
+    Skipped,
+}
+
+/// A move the design does not allow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("task state {from} cannot take {event:?}")]
+pub struct IllegalTransition {
+    pub from: TaskState,
+    pub event: GateEvent,
+}
+
+/// The one place task states change.
+// One row per (state, event) reads as the design's table; merging rows that share a target
+// state would hide which events lead there.
+#[allow(clippy::match_same_arms)]
+pub fn transition(from: TaskState, event: GateEvent) -> Result<TaskState, IllegalTransition> {
+    use GateEvent as E;
+    use TaskState as S;
+    let to = match (from, event) {
+        (S::Pending | S::Running | S::Rework | S::NeedsOperator | S::Failed, E::Start) => {
+            S::Running
+        }
+        (S::Running, E::CaseSubmitted) => S::Validating,
+        (S::Validating, E::ValidatorsFailed) => S::Running,
+        (S::Validating, E::ValidatorsPassed) => S::Evaluating,
+        (S::Validating | S::Evaluating | S::NeedsOperator | S::Rework, E::Accepted) => S::Done,
+        (S::Validating | S::Evaluating | S::NeedsOperator, E::Rejected) => S::Rework,
+        (S::Rework, E::ReworkStarted) => S::Running,
+        (S::Validating | S::Evaluating | S::NeedsOperator | S::Rework, E::ForceAccepted) => {
+            S::DoneBelowBar
+        }
+        (S::Evaluating, E::HeldForOperator) => S::NeedsOperator,
+        (s, E::Failed) if !s.is_terminal() => S::Failed,
+        (s, E::Skipped) if !s.is_terminal() => S::Skipped,
+        _ => return Err(IllegalTransition { from, event }),
+    };
+    Ok(to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use GateEvent as E;
+    use TaskState as S;
+
+    #[test]
+    fn the_happy_path_and_rework() {
+        let mut s = S::Pending;
+        for (event, want) in [
+            (E::Start, S::Running),
+            (E::CaseSubmitted, S::Validating),
+            (E::ValidatorsFailed, S::Running),
+            (E::CaseSubmitted, S::Validating),
+            (E::ValidatorsPassed, S::Evaluating),
+            (E::Rejected, S::Rework),
+            (E::ReworkStarted, S::Running),
+            (E::CaseSubmitted, S::Validating),
+            (E::ValidatorsPassed, S::Evaluating),
+            (E::Accepted, S::Done),
+        ] {
+            s = transition(s, event).unwrap();
+            assert_eq!(s, want, "{event:?}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_the_design_forbids() {
+        assert!(transition(S::Done, E::Start).is_err(), "a done task is never redone");
+        assert!(transition(S::Done, E::Failed).is_err());
+        assert!(transition(S::Pending, E::Accepted).is_err(), "nothing is accepted without a case");
+        assert!(transition(S::Running, E::ValidatorsPassed).is_err());
+        assert_eq!(transition(S::Evaluating, E::HeldForOperator), Ok(S::NeedsOperator));
+        assert_eq!(
+            transition(S::NeedsOperator, E::Accepted),
+            Ok(S::Done),
+            "the operator may approve"
+        );
+        assert_eq!(transition(S::Rework, E::ForceAccepted), Ok(S::DoneBelowBar));
+        for s in ALL {
+            assert_eq!(TaskState::parse(s.as_str()), Some(s));
+        }
+    }
+}

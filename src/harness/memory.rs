@@ -1,0 +1,231 @@
+//! What each side is told. The worker gets its task and the memory channels — project context
+//! files, recent progress, the plan as read-only prose, its own ledger — and nothing of the
+//! harness itself. The evaluator gets the task, the diff, the case, the validator output, the
+//! seed tests, the project rules and its own earlier verdicts — never the worker's reasoning
+//! or tool history.
+
+use super::case::Case;
+use super::plan::{Plan, Task};
+use super::verdict::Verdict;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::Path;
+
+pub const CONTEXT_FILES_MAX_CHARS: usize = 8_000;
+pub const PROGRESS_TAIL_LINES: usize = 30;
+pub const PROGRESS_MAX_CHARS: usize = 4_000;
+pub const OVERVIEW_MAX_CHARS: usize = 4_000;
+pub const PLAN_MAX_CHARS: usize = 6_000;
+pub const LEDGER_INJECT_LIMIT: usize = 5;
+pub const DIFF_MAX_CHARS: usize = 12_000;
+pub const VALIDATOR_OUTPUT_MAX_CHARS: usize = 4_000;
+pub const SEED_TESTS_MAX_CHARS: usize = 6_000;
+
+/// One line of a task's ledger: a verdict and what it judged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    pub ts: String,
+    pub iter: u64,
+    #[serde(default)]
+    pub attempt: u64,
+    pub diff_summary: String,
+    pub case: Option<Case>,
+    pub verdict: Verdict,
+}
+
+/// Cuts text to `max` characters with a note.
+pub fn cap(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}\n... [truncated, total {total} chars]")
+}
+
+/// The project's context files (AGENTS.md, CLAUDE.md …) from the workspace root.
+pub fn project_context(worktree: &Path, names: &[String]) -> Option<(String, Vec<String>)> {
+    let found: Vec<(String, String)> = names
+        .iter()
+        .filter_map(|n| std::fs::read_to_string(worktree.join(n)).ok().map(|t| (n.clone(), t)))
+        .filter(|(_, t)| !t.trim().is_empty())
+        .collect();
+    if found.is_empty() {
+        return None;
+    }
+    let loaded: Vec<String> = found.iter().map(|(n, _)| n.clone()).collect();
+    let text = if found.len() == 1 {
+        found[0].1.clone()
+    } else {
+        found.iter().map(|(n, t)| format!("### {n}\n{t}")).collect::<Vec<_>>().join("\n\n")
+    };
+    Some((cap(&text, CONTEXT_FILES_MAX_CHARS), loaded))
+}
+
+/// The ledger as either side reads it: the last few verdicts, oldest first.
+pub fn render_ledger(entries: &[LedgerEntry]) -> String {
+    let start = entries.len().saturating_sub(LEDGER_INJECT_LIMIT);
+    let mut out = String::new();
+    for e in &entries[start..] {
+        let _ = writeln!(out, "### Attempt {} — {}", e.attempt.max(1), e.verdict.summary());
+        let _ = writeln!(out, "Concern: {}", e.verdict.concern);
+        if let Some(n) = &e.verdict.next_step {
+            let _ = writeln!(out, "Next step: {n}");
+        }
+        if !e.verdict.evidence.is_empty() {
+            let _ = writeln!(out, "Evidence: {}", e.verdict.evidence.join(", "));
+        }
+        let _ = writeln!(out, "Diff then: {}\n", e.diff_summary);
+    }
+    out.trim_end().to_owned()
+}
+
+fn task_block(task: &Task) -> String {
+    let mut out = format!("**ID:** {}\n**Title:** {}\n\n", task.id, task.title);
+    if !task.description.trim().is_empty() {
+        let _ = writeln!(out, "{}\n", task.description.trim());
+    }
+    out.push_str("### Acceptance criteria\n");
+    for c in &task.criteria {
+        let _ = writeln!(out, "- {c}");
+    }
+    if !task.tests.is_empty() {
+        let _ = writeln!(out, "\nTests for this task: {}", task.tests.join(", "));
+    }
+    out
+}
+
+/// Everything the worker's first message carries.
+#[derive(Debug, Clone, Default)]
+pub struct WorkerContext<'a> {
+    pub project: Option<&'a str>,
+    pub progress: Option<&'a str>,
+    /// `(task, status)` for every task of the plan.
+    pub statuses: &'a [(String, String)],
+    pub ledger: &'a [LedgerEntry],
+    /// Warnings about earlier tasks accepted below the bar.
+    pub warnings: &'a [String],
+    /// A note the operator left for this attempt.
+    pub operator_note: Option<&'a str>,
+}
+
+/// The worker's task message.
+pub fn worker_prompt(plan: &Plan, task: &Task, ctx: &WorkerContext<'_>) -> String {
+    let mut out = String::new();
+    for w in ctx.warnings {
+        let _ = writeln!(out, "> Warning: {w}");
+    }
+    if !ctx.warnings.is_empty() {
+        out.push('\n');
+    }
+    if let Some(p) = ctx.project {
+        let _ = writeln!(out, "## Project context\n\n{p}\n");
+    }
+    if let Some(p) = ctx.progress.filter(|p| !p.trim().is_empty()) {
+        let _ = writeln!(out, "## Recent progress (this session)\n\n{p}\n");
+    }
+    if let Some(o) = &plan.overview {
+        let _ = writeln!(
+            out,
+            "## Feature overview (why this feature, what is in and out of scope)\n\n{}\n",
+            cap(o.trim(), OVERVIEW_MAX_CHARS)
+        );
+    }
+    let mut full = String::new();
+    for t in &plan.tasks {
+        let status =
+            ctx.statuses.iter().find(|(id, _)| *id == t.id).map_or("pending", |(_, s)| s.as_str());
+        if t.id == task.id {
+            let _ = writeln!(full, "### {} — {}  ← your task (full detail below)", t.id, t.title);
+        } else {
+            let _ = writeln!(
+                full,
+                "### {} — {}  [{status}]\n{}",
+                t.id,
+                t.title,
+                t.criteria.iter().map(|c| format!("- {c}")).collect::<Vec<_>>().join("\n")
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "## Full feature plan (all tasks — context, not work to do)\n\n{}\n",
+        cap(full.trim(), PLAN_MAX_CHARS)
+    );
+    let _ = writeln!(out, "## Your task\n\n{}", task_block(task));
+    if !ctx.ledger.is_empty() {
+        let _ = writeln!(
+            out,
+            "## Prior iterations on this task (from the evaluator)\n\n{}\n",
+            render_ledger(ctx.ledger)
+        );
+    }
+    if let Some(note) = ctx.operator_note {
+        let _ = writeln!(out, "## A note from the operator\n\n{note}\n");
+    }
+    out.push_str("Your workspace is the current folder of bash and the root of every file path. When the task is done and verified, call submit_case.");
+    out
+}
+
+/// Everything the evaluator is given.
+#[derive(Debug, Clone)]
+pub struct EvaluatorInputs<'a> {
+    pub plan: &'a Plan,
+    pub task: &'a Task,
+    pub project: Option<&'a str>,
+    pub ledger: &'a [LedgerEntry],
+    pub case: &'a Case,
+    pub diff: &'a str,
+    pub validator_output: Option<&'a str>,
+    /// `(path, content)` of the task's seed tests.
+    pub seed_tests: &'a [(String, String)],
+}
+
+/// The evaluator's message.
+pub fn evaluator_prompt(i: &EvaluatorInputs<'_>) -> String {
+    let mut out = format!("# Task to evaluate: {} — {}\n\n", i.task.id, i.task.title);
+    out.push_str(&task_block(i.task));
+    if let Some(o) = &i.plan.overview {
+        let _ = writeln!(out, "\n## Feature overview (the why and the scope)\n\n{}", o.trim());
+    }
+    if let Some(p) = i.project {
+        let _ = writeln!(out, "\n## Project rules\n\n{p}");
+    }
+    if !i.ledger.is_empty() {
+        let _ =
+            writeln!(out, "\n## Your earlier verdicts on this task\n\n{}", render_ledger(i.ledger));
+    }
+    let _ = writeln!(out, "\n## The worker's case\n\n{}", i.case.render());
+    if let Some(v) = i.validator_output {
+        let _ = writeln!(
+            out,
+            "## Validator output (all passed)\n\n```\n{}\n```",
+            cap(v, VALIDATOR_OUTPUT_MAX_CHARS)
+        );
+    }
+    for (path, content) in i.seed_tests {
+        let _ = writeln!(
+            out,
+            "\n## Seed test {path}\n\n```\n{}\n```",
+            cap(content, SEED_TESTS_MAX_CHARS)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n## Diff (everything this session changed)\n\n```diff\n{}\n```",
+        cap(i.diff, DIFF_MAX_CHARS)
+    );
+    out.push_str("\nCall submit_verdict exactly once.");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_say_how_much_there_was() {
+        assert_eq!(cap("abc", 5), "abc");
+        assert_eq!(cap("abcdef", 3), "abc\n... [truncated, total 6 chars]");
+    }
+}
