@@ -1,6 +1,8 @@
 //! Command-line verbs. Each verb lives in its own file; this one parses and dispatches.
 
 mod format;
+mod headless;
+pub mod run;
 mod sessions;
 mod show;
 mod workspace_verbs;
@@ -19,6 +21,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Start a session: work through a plan's tasks on a repository.
+    Run(run::Args),
     /// List harrow and Tilth sessions, newest first.
     Sessions(sessions::Args),
     /// Summarise one session: tasks, tokens, cost, verdicts, tools, hooks, stop.
@@ -46,6 +50,7 @@ pub struct DirArgs {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(args) => run::run(&args),
         Command::Sessions(args) => sessions::run(&args),
         Command::Show(args) => show::run(&args),
         Command::Reset(args) => workspace_verbs::reset(&args),

@@ -6,4 +6,6 @@ pub mod case;
 pub mod gate;
 pub mod memory;
 pub mod plan;
+pub mod record;
+pub mod run;
 pub mod verdict;

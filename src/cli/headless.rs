@@ -1,0 +1,142 @@
+//! Headless output: one readable line per significant event, derived from the log alone.
+
+use crate::session::event::{Event, Payload};
+use serde_json::Value;
+
+fn short(text: &str, max: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        format!("{}…", one_line.chars().take(max).collect::<String>())
+    }
+}
+
+/// The argument that says most about a tool call.
+fn args_gist(args: &Value) -> String {
+    match args {
+        Value::Object(m) => ["command", "path", "pattern"]
+            .iter()
+            .find_map(|k| m.get(*k).and_then(Value::as_str))
+            .map(|s| short(s, 70))
+            .unwrap_or_default(),
+        Value::String(s) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+/// The line for an event, or `None` for events too fine-grained to print.
+pub fn describe(e: &Event) -> Option<String> {
+    let task = e.task_id().unwrap_or("-");
+    let iter = e.payload.scope().and_then(|s| s.iter).map(|i| format!(" #{i}")).unwrap_or_default();
+    Some(match &e.payload {
+        Payload::SessionStart(p) => format!(
+            "session started: {} ({} tasks), worker {}, evaluator {}",
+            p.feature.as_deref().unwrap_or("plan"),
+            p.task_count.unwrap_or(0),
+            p.worker_model.as_deref().unwrap_or("?"),
+            if p.no_eval == Some(true) {
+                "off (unreviewed)"
+            } else {
+                p.evaluator_model.as_deref().unwrap_or("?")
+            }
+        ),
+        Payload::TaskState(p)
+            if p.to.as_deref() == Some("running")
+                && p.from.as_deref() != Some("validating")
+                && p.from.as_deref() != Some("rework") =>
+        {
+            format!("▶ {task} started (attempt {})", p.scope.attempt.unwrap_or(1))
+        }
+        Payload::TaskState(p) if p.to.as_deref() == Some("needs_operator") => {
+            format!("⏸ {task} waits for the operator: {}", p.reason.as_deref().unwrap_or(""))
+        }
+        Payload::ToolCall(p) => {
+            let tool = p.tool.as_deref().unwrap_or("?");
+            if tool == "submit_case" {
+                format!("  {task}{iter} submit_case")
+            } else {
+                format!(
+                    "  {task}{iter} {tool} {}",
+                    args_gist(p.args.as_ref().unwrap_or(&Value::Null))
+                )
+            }
+        }
+        Payload::PreToolBlock(p) => format!(
+            "  {task}{iter} BLOCKED {}",
+            short(p.output.as_deref().or(p.result_preview.as_deref()).unwrap_or(""), 90)
+        ),
+        Payload::ModelCall(p) if p.health.as_deref().is_some_and(|h| h != "ok") => format!(
+            "  {} reply {} ({}); retrying in {:.1} s",
+            p.role.as_deref().unwrap_or("model"),
+            p.health.as_deref().unwrap_or("?"),
+            p.health_detail.as_deref().unwrap_or(""),
+            p.retry_backoff_seconds.unwrap_or(0.0)
+        ),
+        Payload::Nudge(_) => format!("  {task}{iter} quiet turn: nudged to submit its case"),
+        Payload::CaseParseError(p) => format!(
+            "  {task}{iter} case sent back: {}",
+            short(p.error.as_deref().unwrap_or(""), 90)
+        ),
+        Payload::EvaluatorParseError(p) => format!(
+            "  {task}{iter} evaluator answer unparseable: {}",
+            short(p.error.as_deref().unwrap_or(""), 80)
+        ),
+        Payload::ValidatorRun(p) => {
+            let results = p.results.as_deref().unwrap_or_default();
+            let parts: Vec<String> = results
+                .iter()
+                .map(|r| {
+                    let secs = r.duration_ms.unwrap_or(0) as f64 / 1000.0;
+                    let mark = if r.passed {
+                        "ok"
+                    } else if r.timed_out == Some(true) {
+                        "TIMED OUT"
+                    } else {
+                        "FAILED"
+                    };
+                    format!("{} {mark} {secs:.1}s", r.name)
+                })
+                .collect();
+            let verdict = if p.passed == Some(true) { "passed" } else { "failed" };
+            format!("  {task}{iter} validators {verdict}: {}", parts.join(", "))
+        }
+        Payload::Verdict(p) => {
+            let v = p.verdict.as_deref().unwrap_or("?");
+            let cat =
+                p.rejection_category.as_deref().map(|c| format!(" ({c})")).unwrap_or_default();
+            let failed =
+                if p.parse_failed == Some(true) { " [fail-closed: unparseable]" } else { "" };
+            format!(
+                "  {task}{iter} verdict: {v}{cat}{failed} — {}",
+                short(p.concern.as_deref().unwrap_or(""), 90)
+            )
+        }
+        Payload::TaskDone(p) if p.below_bar == Some(true) => {
+            format!(
+                "⚠ {task} accepted BELOW THE BAR (last reject: {})",
+                p.last_category.as_deref().unwrap_or("?")
+            )
+        }
+        Payload::Commit(p) => match p.sha.as_deref() {
+            Some(sha) => format!("✔ {task} done, committed {}", &sha[..sha.len().min(7)]),
+            None => format!("✔ {task} done (nothing to commit)"),
+        },
+        Payload::TaskFailed(p) => {
+            format!("✘ {task} failed: {}", p.reason.as_deref().unwrap_or("?"))
+        }
+        Payload::Stop(p) => {
+            let detail = p.error.as_deref().map(|d| format!(" — {d}")).unwrap_or_default();
+            format!("■ stopped: {}{detail}", p.reason.as_deref().unwrap_or("?"))
+        }
+        Payload::OperatorAction(p) => format!(
+            "  operator: {} {}",
+            p.action.as_deref().unwrap_or("?"),
+            p.reason.as_deref().unwrap_or("")
+        ),
+        Payload::LogRepaired(p) => {
+            format!("  log repaired: cut {} torn bytes", p.cut_bytes.unwrap_or(0))
+        }
+        _ => return None,
+    })
+}

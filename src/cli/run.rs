@@ -1,0 +1,291 @@
+//! `harrow run PLAN`: start a session on a repository and drive the loop to the end.
+
+// The argument docs are `--help` text, shown verbatim: backticks there would be noise.
+#![allow(clippy::doc_markdown)]
+
+use super::UsageError;
+use super::headless::describe;
+use crate::brain::client::{Brain, BrainConfig, Endpoint, Role};
+use crate::config::Config;
+use crate::hands::validators::presets;
+use crate::hands::workspace::Workspace;
+use crate::hands::{Hands, HandsConfig};
+use crate::harness::plan;
+use crate::harness::run::{Caps, OnCap, Parts, Run, RunOptions};
+use crate::session::event::{Event, SessionStart};
+use crate::session::tail::{TailEvent, follow};
+use crate::session::writer::{EVENTS_FILE, SessionWriter};
+use crate::session::{discover, timestamp};
+use color_eyre::eyre::{Result, WrapErr};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ModelArgs {
+    /// OpenAI-compatible base URL for every role (default: $HARROW_BASE_URL).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The worker's model (default: $HARROW_WORKER_MODEL).
+    #[arg(long, value_name = "MODEL")]
+    pub worker_model: Option<String>,
+    /// The evaluator's model (default: $HARROW_EVALUATOR_MODEL, else the worker's).
+    #[arg(long, value_name = "MODEL")]
+    pub evaluator_model: Option<String>,
+    /// A separate base URL for the evaluator (default: $HARROW_EVALUATOR_BASE_URL).
+    #[arg(long, value_name = "URL")]
+    pub evaluator_base_url: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A feature folder (overview.md + T-NNN-*.md) or a prd.json.
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    /// The git repository to work on (default: the current folder).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Print one line per significant event instead of opening the console.
+    #[arg(long)]
+    pub headless: bool,
+    /// The configuration file (default: $HARROW_CONFIG, else the platform config dir).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub models: ModelArgs,
+    /// Worker iterations per task.
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub max_iterations: u64,
+    /// Evaluator rounds per task before --on-cap applies.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub max_attempts: u64,
+    /// At the rework cap: fail the task, or accept it flagged below the bar.
+    #[arg(long, value_enum, default_value_t = OnCap::Fail)]
+    pub on_cap: OnCap,
+    /// Run without the evaluator: work is accepted unreviewed, and every record says so.
+    #[arg(long)]
+    pub no_eval: bool,
+    /// Run without validators: the evaluator is the only gate.
+    #[arg(long)]
+    pub no_validators: bool,
+    /// Stop between tasks after this many minutes.
+    #[arg(long, value_name = "MIN")]
+    pub max_minutes: Option<u64>,
+    /// Stop between tasks after this many tokens.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Stop between tasks after this many dollars.
+    #[arg(long, value_name = "USD")]
+    pub max_dollars: Option<f64>,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Builds the per-role endpoints from flags, then the environment.
+pub fn endpoints(m: &ModelArgs) -> Result<BTreeMap<Role, Endpoint>, UsageError> {
+    let base = m.base_url.clone().or_else(|| env("HARROW_BASE_URL"));
+    let worker_model = m.worker_model.clone().or_else(|| env("HARROW_WORKER_MODEL"));
+    let mut missing = Vec::new();
+    if base.is_none() {
+        missing.push("HARROW_BASE_URL (or --base-url)");
+    }
+    if worker_model.is_none() {
+        missing.push("HARROW_WORKER_MODEL (or --worker-model)");
+    }
+    let (Some(base), Some(worker_model)) = (base, worker_model) else {
+        return Err(UsageError(format!(
+            "missing model settings: {}; `harrow demo` runs without any",
+            missing.join(", ")
+        )));
+    };
+    let key = env("HARROW_API_KEY");
+    let evaluator = Endpoint {
+        base_url: m
+            .evaluator_base_url
+            .clone()
+            .or_else(|| env("HARROW_EVALUATOR_BASE_URL"))
+            .unwrap_or_else(|| base.clone()),
+        api_key: env("HARROW_EVALUATOR_API_KEY").or_else(|| key.clone()),
+        model: m
+            .evaluator_model
+            .clone()
+            .or_else(|| env("HARROW_EVALUATOR_MODEL"))
+            .unwrap_or_else(|| worker_model.clone()),
+    };
+    let worker = Endpoint { base_url: base, api_key: key, model: worker_model };
+    Ok(BTreeMap::from([
+        (Role::Worker, worker.clone()),
+        (Role::Learnings, worker),
+        (Role::Evaluator, evaluator),
+    ]))
+}
+
+/// Everything needed to start a session, decided before anything is created.
+#[derive(Debug)]
+pub struct Start {
+    pub plan: plan::Plan,
+    pub repo: PathBuf,
+    pub hands: HandsConfig,
+    pub validators: Option<Vec<crate::hands::validators::ValidatorSpec>>,
+    pub brain: BrainConfig,
+    pub opts: RunOptions,
+    pub sessions_dir: PathBuf,
+}
+
+/// Creates the session folder and worktree, logs `session_start`, and returns the run.
+pub fn create_session(start: Start) -> Result<Run> {
+    let id = timestamp::new_session_id();
+    let dir = start.sessions_dir.join(&id);
+    let writer = SessionWriter::create(&dir).wrap_err("cannot create the session folder")?;
+    let (workspace, notices) = match Workspace::create(&start.repo, &dir.join("workspace"), &id) {
+        Ok(w) => w,
+        Err(e) => {
+            drop(writer);
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(UsageError(e.to_string()).into());
+        }
+    };
+    for n in &notices {
+        eprintln!("harrow: {n}");
+    }
+    let hands = Hands::new(&workspace.worktree, Some(&dir), start.hands)
+        .map_err(|e| UsageError(e.to_string()))?;
+    let mut opts = start.opts;
+    opts.validators = start.validators.unwrap_or_else(|| presets(&workspace.worktree));
+    let brain = Brain::new(start.brain).map_err(|e| UsageError(e.to_string()))?;
+    let worker = brain.endpoint(Role::Worker).cloned();
+    let evaluator = brain.endpoint(Role::Evaluator).cloned();
+    let mut run = Run::new(Parts {
+        id: id.clone(),
+        dir: dir.clone(),
+        writer,
+        plan: start.plan,
+        workspace,
+        hands,
+        brain,
+        opts,
+    });
+    let limits = serde_json::json!({
+        "max_iterations_per_task": run.opts.max_iterations,
+        "max_evaluator_calls_per_task": run.opts.max_attempts,
+        "max_wall_clock_minutes": run.opts.caps.wall_clock.map(|d| d.as_secs() / 60),
+        "max_tokens": run.opts.caps.tokens,
+        "max_token_dollar_spend": run.opts.caps.dollars,
+    });
+    let mut payload = SessionStart {
+        source: Some(run.workspace.source.display().to_string()),
+        feature_dir: Some(run.plan.source.display().to_string()),
+        feature: Some(run.plan.feature.clone()),
+        phase: Some("run".into()),
+        worktree: Some(run.workspace.worktree.display().to_string()),
+        branch: Some(run.workspace.branch.clone()),
+        worker_model: worker.as_ref().map(|e| e.model.clone()),
+        evaluator_model: evaluator.as_ref().map(|e| e.model.clone()),
+        base_url: worker.as_ref().map(|e| e.base_url.clone()),
+        limits: Some(limits),
+        task_count: Some(run.plan.tasks.len() as u64),
+        plan: Some(run.plan.source.display().to_string()),
+        session_id: Some(id),
+        base_commit: Some(run.workspace.base.clone()),
+        no_eval: Some(run.opts.no_eval),
+        ..SessionStart::default()
+    };
+    payload.extra.insert("sandbox".into(), serde_json::json!(run.hands.isolation.describe()));
+    payload.extra.insert("validators".into(), serde_json::json!(run.opts.validators));
+    payload.extra.insert("notices".into(), serde_json::json!(notices));
+    run.writer.append("session_start", &payload)?;
+    Ok(run)
+}
+
+/// Prints the session's events as they are appended, until told the run is over and every
+/// byte written has been printed.
+pub fn print_log(dir: &Path, finished: &Arc<AtomicU64>) -> std::thread::JoinHandle<()> {
+    let path = dir.join(EVENTS_FILE);
+    let delivered = Arc::new(AtomicU64::new(0));
+    let seen = Arc::clone(&delivered);
+    let finished = Arc::clone(finished);
+    std::thread::spawn(move || {
+        let tailer = follow(&path, 0, 1, move |ev| {
+            if let TailEvent::Lines(lines) = ev {
+                let mut out = std::io::stdout().lock();
+                for (at, line) in lines {
+                    if let Some(text) = Event::decode(&line).ok().as_ref().and_then(describe) {
+                        let _ = writeln!(out, "{text}");
+                    }
+                    seen.store(at.offset + u64::from(at.len) + 1, Ordering::SeqCst);
+                }
+            }
+        });
+        loop {
+            let end = finished.load(Ordering::SeqCst);
+            if end != u64::MAX && delivered.load(Ordering::SeqCst) >= end {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        drop(tailer);
+    })
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let (config, _) =
+        Config::load(args.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
+    let plan = plan::load(&args.plan).map_err(|e| UsageError(e.to_string()))?;
+    let brain = BrainConfig::new(endpoints(&args.models)?);
+    let sessions_dir = discover::harrow_sessions_dir().ok_or_else(|| {
+        UsageError("cannot find a data folder for sessions; set HARROW_SESSIONS_DIR".into())
+    })?;
+    let opts = RunOptions {
+        max_iterations: args.max_iterations,
+        max_attempts: args.max_attempts.max(1),
+        on_cap: args.on_cap,
+        no_eval: args.no_eval,
+        caps: Caps {
+            wall_clock: args.max_minutes.map(|m| Duration::from_secs(m * 60)),
+            tokens: args.max_tokens,
+            dollars: args.max_dollars,
+        },
+        ..RunOptions::default()
+    };
+    let validators = if args.no_validators { Some(Vec::new()) } else { config.validators.clone() };
+    let start = Start {
+        plan,
+        repo: args.repo.clone(),
+        hands: config.hands.to_hands_config(),
+        validators,
+        brain,
+        opts,
+        sessions_dir,
+    };
+    if !args.headless {
+        eprintln!(
+            "harrow: the console is not part of this build yet; printing events instead (as --headless)"
+        );
+    }
+    drive(create_session(start)?)
+}
+
+/// Runs a created session to its end, printing its log, and maps the end to an exit status.
+pub fn drive(mut run: Run) -> Result<ExitCode> {
+    let dir = run.dir.clone();
+    let id = run.id.clone();
+    let finished = Arc::new(AtomicU64::new(u64::MAX));
+    let printer = print_log(&dir, &finished);
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let started = Instant::now();
+    let ended = runtime.block_on(run.run());
+    drop(run);
+    let len = std::fs::metadata(dir.join(EVENTS_FILE)).map_or(0, |m| m.len());
+    finished.store(len, Ordering::SeqCst);
+    let _ = printer.join();
+    let ended = ended.wrap_err("the run stopped on an error writing its session")?;
+    println!("session {id} ({:.1} s): {}", started.elapsed().as_secs_f64(), dir.display());
+    Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

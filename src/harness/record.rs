@@ -1,0 +1,105 @@
+//! The session's side files, written between and after tasks: `checkpoint.json`,
+//! `task-status.json`, `summary.json` (all atomic), `progress.txt` and the per-task ledgers
+//! (appended). The event log stays the source of truth; these are what resume and people read.
+
+use super::memory::LedgerEntry;
+use crate::session::checkpoint::{CHECKPOINT_FILE, Checkpoint};
+use crate::session::summary::Usage;
+use crate::session::writer::{SUMMARY_FILE, TASK_STATUS_FILE};
+use std::collections::BTreeMap;
+use std::io::{self, BufRead, Write};
+use std::path::Path;
+
+pub const PROGRESS_FILE: &str = "progress.txt";
+pub const LEDGER_DIR: &str = "ledger";
+
+/// Appends one line to `progress.txt`: `<id>\t<outcome>\t<title>`, as Tilth writes it.
+pub fn append_progress(dir: &Path, task_id: &str, outcome: &str, title: &str) -> io::Result<()> {
+    let mut f =
+        std::fs::OpenOptions::new().create(true).append(true).open(dir.join(PROGRESS_FILE))?;
+    f.write_all(format!("{task_id}\t{outcome}\t{title}\n").as_bytes())?;
+    f.sync_data()
+}
+
+/// The last lines of `progress.txt`, for the worker's context.
+pub fn progress_tail(dir: &Path, lines: usize, max_chars: usize) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(PROGRESS_FILE)).ok()?;
+    let all: Vec<&str> = text.lines().collect();
+    let tail = all[all.len().saturating_sub(lines)..].join("\n");
+    let chars = tail.chars().count();
+    Some(if chars > max_chars { tail.chars().skip(chars - max_chars).collect() } else { tail })
+}
+
+fn ledger_path(dir: &Path, task_id: &str) -> std::path::PathBuf {
+    dir.join(LEDGER_DIR).join(format!("{task_id}.jsonl"))
+}
+
+/// Appends a verdict to a task's ledger.
+pub fn append_ledger(dir: &Path, task_id: &str, entry: &LedgerEntry) -> io::Result<()> {
+    std::fs::create_dir_all(dir.join(LEDGER_DIR))?;
+    let mut line = serde_json::to_vec(entry).map_err(io::Error::other)?;
+    line.push(b'\n');
+    let mut f =
+        std::fs::OpenOptions::new().create(true).append(true).open(ledger_path(dir, task_id))?;
+    f.write_all(&line)?;
+    f.sync_data()
+}
+
+/// Reads a task's ledger, skipping lines that do not parse (a crash mid-append).
+pub fn read_ledger(dir: &Path, task_id: &str) -> Vec<LedgerEntry> {
+    let Ok(file) = std::fs::File::open(ledger_path(dir, task_id)) else { return Vec::new() };
+    io::BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .collect()
+}
+
+/// Writes `task-status.json`: every task that has finished, with its state.
+pub fn write_task_status(dir: &Path, states: &BTreeMap<String, String>) -> io::Result<()> {
+    crate::session::atomic::write_json_atomic(&dir.join(TASK_STATUS_FILE), states)
+}
+
+/// Rewrites `summary.json` from the log.
+pub fn write_summary(dir: &Path, id: &str) -> io::Result<()> {
+    let o = crate::session::overview(dir, id)?;
+    crate::session::atomic::write_json_atomic(&dir.join(SUMMARY_FILE), &o.summary)
+}
+
+/// What `checkpoint.json` records for a harrow session.
+#[derive(Debug, Clone)]
+pub struct CheckpointFacts<'a> {
+    pub id: &'a str,
+    pub source: &'a Path,
+    pub plan: &'a Path,
+    pub workspace: &'a Path,
+    pub branch: &'a str,
+    pub base: &'a str,
+    pub usage: &'a BTreeMap<String, Usage>,
+    pub status: &'a str,
+}
+
+/// Writes `checkpoint.json` in Tilth's keys plus harrow's.
+pub fn write_checkpoint(dir: &Path, f: &CheckpointFacts<'_>) -> io::Result<()> {
+    let tokens_used = f.usage.values().map(|u| u.total).sum();
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let mut extra = serde_json::Map::new();
+    extra.insert("plan".into(), serde_json::json!(f.plan));
+    extra.insert("base_commit".into(), serde_json::json!(f.base));
+    let c = Checkpoint {
+        session_id: Some(f.id.to_owned()),
+        started_at: Some(started),
+        source: Some(f.source.display().to_string()),
+        feature_dir: Some(f.plan.display().to_string()),
+        workspace: Some(f.workspace.display().to_string()),
+        branch: Some(f.branch.to_owned()),
+        tokens_used,
+        usage: f.usage.clone(),
+        status: Some(f.status.to_owned()),
+        archived: false,
+        extra,
+    };
+    crate::session::atomic::write_json_atomic(&dir.join(CHECKPOINT_FILE), &c)
+}

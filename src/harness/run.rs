@@ -1,0 +1,890 @@
+//! The Ralph loop: tasks one at a time; per task a worker conversation that works with tools
+//! until it submits a case; validators, then the evaluator; the gate decides; a reject goes
+//! back into the same conversation. Everything that happens is appended to the session log.
+
+use super::case::{self, Case};
+use super::gate::{GateEvent, TaskState, transition};
+use super::memory::{self, EvaluatorInputs, LedgerEntry, WorkerContext};
+use super::plan::{Plan, Task};
+use super::record::{self, CheckpointFacts};
+use super::verdict::{self, Verdict};
+use crate::brain::client::{Attempt, Brain, BrainError, CallTag, Reply, Role};
+use crate::hands::Hands;
+use crate::hands::validators::{self, ValidatorSpec};
+use crate::hands::workspace::Workspace;
+use crate::session::event::{
+    AssistantMessage, Commit, FeedbackSent, ModelCall, Nudge, ParseError, PromptAssembled, Scope,
+    Stop, TaskDone, TaskFailed, TaskState as TaskStateEvent, ToolCall, ToolCallRecord,
+    Verdict as VerdictEvent,
+};
+use crate::session::summary::Usage;
+use crate::session::timestamp;
+use crate::session::writer::SessionWriter;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// The worker's system prompt, embedded.
+pub const WORKER_PROMPT: &str = include_str!("../../prompts/worker.md");
+/// The evaluator's system prompt, embedded.
+pub const EVALUATOR_PROMPT: &str = include_str!("../../prompts/evaluator.md");
+/// What a quiet worker is told.
+const NUDGE: &str = "You replied without calling a tool. If the task is done and verified, call submit_case; otherwise continue with the tools.";
+const NUDGE_LENGTH: &str = "Your reply was cut off by the length limit. Continue in smaller steps, calling one tool at a time.";
+
+/// What to do when a task is still rejected at the rework cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OnCap {
+    /// The task fails and the run stops.
+    #[default]
+    Fail,
+    /// The task is accepted below the bar: flagged everywhere, and later tasks are warned.
+    ForceAccept,
+}
+
+/// Limits checked between tasks, never inside one.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Caps {
+    pub wall_clock: Option<Duration>,
+    pub tokens: Option<u64>,
+    pub dollars: Option<f64>,
+}
+
+/// How a run behaves.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub max_iterations: u64,
+    /// Evaluator rounds per task before the cap policy applies.
+    pub max_attempts: u64,
+    pub on_cap: OnCap,
+    pub no_eval: bool,
+    pub validators: Vec<ValidatorSpec>,
+    pub context_files: Vec<String>,
+    pub caps: Caps,
+    pub max_quiet_turns: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            max_iterations: 32,
+            max_attempts: 3,
+            on_cap: OnCap::Fail,
+            no_eval: false,
+            validators: Vec::new(),
+            context_files: vec!["AGENTS.md".into(), "CLAUDE.md".into()],
+            caps: Caps::default(),
+            max_quiet_turns: 3,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// The `stop` reason: `all_done`, a failure reason, a cap, `needs_operator`, `provider_failure`, `error`.
+    pub reason: String,
+    pub detail: Option<String>,
+}
+
+impl Ended {
+    pub fn success(&self) -> bool {
+        self.reason == "all_done"
+    }
+}
+
+/// A task's result, inside the loop.
+enum TaskEnd {
+    Accepted { below_bar: bool, last_category: Option<String>, summary: String },
+    Failed(String),
+    Stop(Ended),
+}
+
+/// What a run is made of, assembled by whoever starts or resumes the session.
+#[derive(Debug)]
+pub struct Parts {
+    pub id: String,
+    pub dir: PathBuf,
+    pub writer: SessionWriter,
+    pub plan: Plan,
+    pub workspace: Workspace,
+    pub hands: Hands,
+    pub brain: Brain,
+    pub opts: RunOptions,
+}
+
+/// One run of a plan in a session.
+#[derive(Debug)]
+pub struct Run {
+    pub id: String,
+    pub dir: PathBuf,
+    pub writer: SessionWriter,
+    pub plan: Plan,
+    pub workspace: Workspace,
+    pub hands: Hands,
+    pub brain: Brain,
+    pub opts: RunOptions,
+    states: BTreeMap<String, TaskState>,
+    usage: BTreeMap<String, Usage>,
+    tokens_total: u64,
+    started: Instant,
+    warnings: Vec<String>,
+}
+
+fn scope(task: &str, iter: u64, attempt: u64) -> Scope {
+    Scope {
+        task_id: Some(task.to_owned()),
+        iter: Some(iter),
+        attempt: Some(attempt),
+        ..Scope::default()
+    }
+}
+
+fn tool_message(id: &str, content: &str) -> Value {
+    json!({"role": "tool", "tool_call_id": id, "content": content})
+}
+
+impl Run {
+    pub fn new(p: Parts) -> Run {
+        let states = p.plan.tasks.iter().map(|t| (t.id.clone(), TaskState::Pending)).collect();
+        Run {
+            id: p.id,
+            dir: p.dir,
+            writer: p.writer,
+            plan: p.plan,
+            workspace: p.workspace,
+            hands: p.hands,
+            brain: p.brain,
+            opts: p.opts,
+            states,
+            usage: BTreeMap::new(),
+            tokens_total: 0,
+            started: Instant::now(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn emit<P: serde::Serialize>(&mut self, kind: &str, payload: &P) -> io::Result<()> {
+        self.writer.append(kind, payload).map(|_| ())
+    }
+
+    /// Moves a task through the gate and logs the move.
+    fn gate(
+        &mut self,
+        task: &str,
+        event: GateEvent,
+        reason: &str,
+        attempt: u64,
+    ) -> io::Result<TaskState> {
+        let from = self.states.get(task).copied().unwrap_or(TaskState::Pending);
+        let to = transition(from, event).map_err(io::Error::other)?;
+        self.states.insert(task.to_owned(), to);
+        self.emit(
+            "task_state",
+            &TaskStateEvent {
+                scope: scope(task, 0, attempt),
+                from: Some(from.to_string()),
+                to: Some(to.to_string()),
+                reason: Some(reason.to_owned()),
+                ..TaskStateEvent::default()
+            },
+        )?;
+        Ok(to)
+    }
+
+    fn status_map(&self) -> BTreeMap<String, String> {
+        self.states
+            .iter()
+            .filter(|(_, s)| s.is_terminal())
+            .map(|(k, s)| (k.clone(), s.to_string()))
+            .collect()
+    }
+
+    fn checkpoint(&self, status: &str) -> io::Result<()> {
+        record::write_checkpoint(
+            &self.dir,
+            &CheckpointFacts {
+                id: &self.id,
+                source: &self.workspace.source,
+                plan: &self.plan.source,
+                workspace: &self.workspace.worktree,
+                branch: &self.workspace.branch,
+                base: &self.workspace.base,
+                usage: &self.usage,
+                status,
+            },
+        )
+    }
+
+    fn record_call(
+        &mut self,
+        role: Role,
+        scope: &Scope,
+        a: &Attempt,
+        reply: Option<&Reply>,
+    ) -> io::Result<()> {
+        let u = a.usage;
+        self.tokens_total += u.prompt + u.completion;
+        let entry = self.usage.entry(role.as_str().to_owned()).or_default();
+        entry.prompt += u.prompt as i64;
+        entry.eval += u.completion as i64;
+        entry.total += (u.prompt + u.completion) as i64;
+        entry.cached += u.cached as i64;
+        entry.reasoning += u.reasoning as i64;
+        entry.cost += u.cost;
+        let call = ModelCall {
+            scope: scope.clone(),
+            phase: (role == Role::Evaluator).then(|| "evaluator".to_owned()),
+            role: Some(role.as_str().into()),
+            call_attempt: Some(u64::from(a.number)),
+            prompt_tokens: Some(u.prompt),
+            eval_tokens: Some(u.completion),
+            cached_tokens: Some(u.cached),
+            reasoning_tokens: Some(u.reasoning),
+            cost: Some(u.cost),
+            tokens_used_total: Some(self.tokens_total),
+            health: Some(a.health.into()),
+            health_detail: a.detail.clone(),
+            retry_backoff_seconds: a.backoff.map(|b| b.as_secs_f64()),
+            finish_reason: reply.and_then(|r| r.finish_reason.clone()),
+            model: reply.and_then(|r| r.model.clone()),
+            provider: reply.and_then(|r| r.provider.clone()),
+            response_id: reply.and_then(|r| r.response_id.clone()),
+            duration_ms: Some(a.duration.as_millis() as u64),
+            ..ModelCall::default()
+        };
+        self.emit("model_call", &call)?;
+        if let Some(r) = reply {
+            self.emit(
+                "assistant_message",
+                &AssistantMessage {
+                    scope: scope.clone(),
+                    role: Some(role.as_str().into()),
+                    content: r.content.clone(),
+                    reasoning: r.reasoning.clone(),
+                    tool_calls: Some(r.tool_calls.clone()),
+                    ..AssistantMessage::default()
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Calls a model, logging every try.
+    async fn call(
+        &mut self,
+        tag: CallTag<'_>,
+        iter: u64,
+        messages: &[Value],
+        tools: &[Value],
+    ) -> io::Result<Result<Reply, BrainError>> {
+        let (role, task, attempt) = (tag.role, tag.task, tag.attempt);
+        let brain = self.brain.clone();
+        let mut tries: Vec<(Attempt, Option<Reply>)> = Vec::new();
+        let result =
+            brain.chat(&tag, messages, tools, |a, r| tries.push((a.clone(), r.cloned()))).await;
+        let scope = scope(task, iter, attempt);
+        for (a, r) in &tries {
+            self.record_call(role, &scope, a, r.as_ref())?;
+        }
+        Ok(result)
+    }
+
+    fn cap_reached(&self) -> Option<String> {
+        let caps = self.opts.caps;
+        if caps.wall_clock.is_some_and(|w| self.started.elapsed() >= w) {
+            return Some("wall_clock".into());
+        }
+        if caps.tokens.is_some_and(|t| self.tokens_total >= t) {
+            return Some("token_cap".into());
+        }
+        let dollars: f64 = self.usage.values().map(|u| u.cost).sum();
+        if caps.dollars.is_some_and(|d| dollars >= d) {
+            return Some("cost_cap".into());
+        }
+        None
+    }
+
+    /// Runs every pending task in order until the plan is done or something stops it.
+    pub async fn run(&mut self) -> io::Result<Ended> {
+        self.checkpoint("running")?;
+        let tasks = self.plan.tasks.clone();
+        let mut ended = Ended { reason: "all_done".into(), detail: None };
+        for task in &tasks {
+            if self.states.get(&task.id).is_some_and(|s| s.is_terminal()) {
+                continue;
+            }
+            if let Some(cap) = self.cap_reached() {
+                ended = Ended { reason: cap, detail: None };
+                break;
+            }
+            match self.run_task(task).await? {
+                TaskEnd::Accepted { below_bar, last_category, summary } => {
+                    self.finish_accepted(task, below_bar, last_category.as_deref(), summary)?;
+                }
+                TaskEnd::Failed(reason) => {
+                    self.gate(&task.id, GateEvent::Failed, &reason, 0)?;
+                    self.emit(
+                        "task_failed",
+                        &TaskFailed {
+                            scope: scope(&task.id, 0, 0),
+                            reason: Some(reason.clone()),
+                            ..TaskFailed::default()
+                        },
+                    )?;
+                    record::append_progress(
+                        &self.dir,
+                        &task.id,
+                        &format!("failed:{reason}"),
+                        &task.title,
+                    )?;
+                    record::write_task_status(&self.dir, &self.status_map())?;
+                    ended = Ended { reason, detail: Some(format!("task {} failed", task.id)) };
+                    break;
+                }
+                TaskEnd::Stop(stop) => {
+                    ended = stop;
+                    break;
+                }
+            }
+        }
+        self.emit(
+            "stop",
+            &Stop {
+                reason: Some(ended.reason.clone()),
+                error: ended.detail.clone(),
+                ..Stop::default()
+            },
+        )?;
+        self.writer.sync()?;
+        let status = match ended.reason.as_str() {
+            "all_done" => "all_done",
+            "iter_cap" | "evaluator_cap" | "no_case" | "error" => "failed",
+            _ => "paused",
+        };
+        self.checkpoint(status)?;
+        record::write_summary(&self.dir, &self.id)?;
+        Ok(ended)
+    }
+
+    fn finish_accepted(
+        &mut self,
+        task: &Task,
+        below_bar: bool,
+        last_category: Option<&str>,
+        summary: String,
+    ) -> io::Result<()> {
+        let done = TaskDone {
+            scope: scope(&task.id, 0, 0),
+            summary: Some(summary),
+            below_bar: Some(below_bar),
+            last_category: last_category.map(str::to_owned),
+            ..TaskDone::default()
+        };
+        self.emit("task_done", &done)?;
+        self.writer.sync()?;
+        let sha = self
+            .workspace
+            .commit_task(&task.id, &task.title, &self.id)
+            .map_err(io::Error::other)?;
+        self.emit(
+            "commit",
+            &Commit {
+                scope: scope(&task.id, 0, 0),
+                sha: sha.clone(),
+                message: Some(format!("{}: {}", task.id, task.title)),
+                ..Commit::default()
+            },
+        )?;
+        self.writer.sync()?;
+        let outcome = if below_bar { "done (below the bar)" } else { "done" };
+        record::append_progress(&self.dir, &task.id, outcome, &task.title)?;
+        record::write_task_status(&self.dir, &self.status_map())?;
+        record::write_summary(&self.dir, &self.id)?;
+        self.checkpoint("running")?;
+        if below_bar {
+            let category = last_category.unwrap_or("a rejection");
+            self.warnings.push(format!(
+                "{} ({}) was accepted below the quality bar after its last review rejected it as {category}; do not rely on it blindly.",
+                task.id, task.title
+            ));
+        }
+        Ok(())
+    }
+
+    fn worker_prompt(&self, task: &Task, ledger: &[LedgerEntry]) -> String {
+        let project = memory::project_context(&self.workspace.worktree, &self.opts.context_files);
+        let progress = record::progress_tail(
+            &self.dir,
+            memory::PROGRESS_TAIL_LINES,
+            memory::PROGRESS_MAX_CHARS,
+        );
+        let statuses: Vec<(String, String)> =
+            self.states.iter().map(|(k, s)| (k.clone(), s.to_string())).collect();
+        let ctx = WorkerContext {
+            project: project.as_ref().map(|(t, _)| t.as_str()),
+            progress: progress.as_deref(),
+            statuses: &statuses,
+            ledger,
+            warnings: &self.warnings,
+            operator_note: None,
+        };
+        memory::worker_prompt(&self.plan, task, &ctx)
+    }
+
+    /// One task, from a fresh conversation to accept, failure or a stop.
+    async fn run_task(&mut self, task: &Task) -> io::Result<TaskEnd> {
+        let ledger = record::read_ledger(&self.dir, &task.id);
+        let mut attempt = ledger.len() as u64 + 1;
+        self.gate(&task.id, GateEvent::Start, "task started", attempt)?;
+        self.emit(
+            "context_reset",
+            &Scope { task_id: Some(task.id.clone()), attempt: Some(attempt), ..Scope::default() },
+        )?;
+        let prompt = self.worker_prompt(task, &ledger);
+        self.emit(
+            "prompt_assembled",
+            &PromptAssembled {
+                scope: scope(&task.id, 0, attempt),
+                role: Some("worker".into()),
+                chars: Some(prompt.chars().count() as u64),
+                content: Some(prompt.clone()),
+                truncated: Some(false),
+                ..PromptAssembled::default()
+            },
+        )?;
+        let mut messages = vec![
+            json!({"role": "system", "content": WORKER_PROMPT}),
+            json!({"role": "user", "content": prompt}),
+        ];
+        let mut tools = Hands::schemas();
+        tools.push(case::schema());
+        let mut quiet = 0u64;
+        let mut turn = 0usize;
+        for iter in 1..=self.opts.max_iterations {
+            let reply = match self
+                .call(
+                    CallTag { role: Role::Worker, task: &task.id, attempt, turn },
+                    iter,
+                    &messages,
+                    &tools,
+                )
+                .await?
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    let reason = if e.is_transient() { "provider_failure" } else { "error" };
+                    return Ok(TaskEnd::Stop(Ended {
+                        reason: reason.into(),
+                        detail: Some(e.to_string()),
+                    }));
+                }
+            };
+            turn += 1;
+            messages.push(reply.history_message());
+            let (cases, work): (Vec<&ToolCallRecord>, Vec<&ToolCallRecord>) =
+                reply.tool_calls.iter().partition(|c| c.name == "submit_case");
+            let sc = scope(&task.id, iter, attempt);
+            for call in &work {
+                let output = match serde_json::from_str::<Value>(&call.arguments) {
+                    Ok(args) => {
+                        self.hands
+                            .call(&sc, Some(&call.id), &call.name, &args, &mut self.writer)?
+                            .output
+                    }
+                    Err(e) => {
+                        self.emit(
+                            "tool_call",
+                            &ToolCall {
+                                scope: sc.clone(),
+                                tool: Some(call.name.clone()),
+                                args: Some(json!("(unparseable JSON)")),
+                                call_id: Some(call.id.clone()),
+                                ..ToolCall::default()
+                            },
+                        )?;
+                        format!(
+                            "ERROR: {}: the arguments are not valid JSON ({e}); send one JSON object",
+                            call.name
+                        )
+                    }
+                };
+                messages.push(tool_message(&call.id, &output));
+            }
+            let Some(first) = cases.first() else {
+                if work.is_empty() {
+                    quiet += 1;
+                    if quiet >= self.opts.max_quiet_turns {
+                        return Ok(TaskEnd::Failed("no_case".into()));
+                    }
+                    let (kind, text) = if reply.finish_reason.as_deref() == Some("length") {
+                        ("length", NUDGE_LENGTH)
+                    } else {
+                        ("no_case", NUDGE)
+                    };
+                    self.emit(
+                        "nudge",
+                        &Nudge {
+                            scope: sc.clone(),
+                            kind: Some(kind.into()),
+                            streak: Some(quiet),
+                            content: Some(text.into()),
+                            ..Nudge::default()
+                        },
+                    )?;
+                    messages.push(json!({"role": "user", "content": text}));
+                } else {
+                    quiet = 0;
+                }
+                continue;
+            };
+            quiet = 0;
+            for dup in cases.iter().skip(1) {
+                messages.push(tool_message(
+                    &dup.id,
+                    "Duplicate submit_case ignored; the first one in this reply is being reviewed.",
+                ));
+            }
+            let before = attempt;
+            let (result, end) = self.review(task, first, &sc, &mut attempt, iter).await?;
+            if attempt != before {
+                turn = 0;
+            }
+            messages.push(tool_message(&first.id, &result));
+            if let Some(end) = end {
+                return Ok(end);
+            }
+        }
+        Ok(TaskEnd::Failed("iter_cap".into()))
+    }
+
+    /// Handles one `submit_case`: parse, validators, evaluator, gate. Returns what the worker
+    /// reads as the tool result, and the task's end if it ended.
+    async fn review(
+        &mut self,
+        task: &Task,
+        call: &ToolCallRecord,
+        sc: &Scope,
+        attempt: &mut u64,
+        iter: u64,
+    ) -> io::Result<(String, Option<TaskEnd>)> {
+        let case = match case::parse(&call.arguments) {
+            Ok(c) => c,
+            Err(error) => {
+                self.emit(
+                    "tool_call",
+                    &ToolCall {
+                        scope: sc.clone(),
+                        tool: Some("submit_case".into()),
+                        args: Some(json!("(unparseable case)")),
+                        call_id: Some(call.id.clone()),
+                        ..ToolCall::default()
+                    },
+                )?;
+                let raw = json!([{"name": call.name, "arguments": call.arguments}]);
+                self.emit(
+                    "case_parse_error",
+                    &ParseError {
+                        scope: sc.clone(),
+                        error: Some(error.clone()),
+                        raw_tool_calls: Some(raw),
+                        ..ParseError::default()
+                    },
+                )?;
+                return Ok((error, None));
+            }
+        };
+        self.emit(
+            "tool_call",
+            &ToolCall {
+                scope: sc.clone(),
+                tool: Some("submit_case".into()),
+                args: serde_json::to_value(&case).ok(),
+                call_id: Some(call.id.clone()),
+                ..ToolCall::default()
+            },
+        )?;
+        self.gate(&task.id, GateEvent::CaseSubmitted, "case submitted", *attempt)?;
+        let diff = self.workspace.diff().map_err(io::Error::other)?;
+        let mut validator_output = None;
+        if diff.is_empty() {
+            let verdict = Verdict::empty_diff();
+            return self.judged(task, &case, &verdict, &diff, sc, attempt, iter);
+        }
+        if !self.opts.validators.is_empty() {
+            let v = validators::run_all(
+                &self.opts.validators,
+                &self.hands,
+                &task.tests,
+                sc,
+                &mut self.writer,
+            )?;
+            if let Some(report) = v.report {
+                self.gate(&task.id, GateEvent::ValidatorsFailed, "validators failed", *attempt)?;
+                self.feedback(sc, "validators", &report)?;
+                return Ok((report, None));
+            }
+            let joined: Vec<String> = v
+                .results
+                .iter()
+                .map(|r| {
+                    format!(
+                        "$ {}\n{}",
+                        r.command.as_deref().unwrap_or(&r.name),
+                        r.output.as_deref().unwrap_or("")
+                    )
+                })
+                .collect();
+            validator_output = Some(joined.join("\n"));
+        }
+        if self.opts.no_eval {
+            self.gate(
+                &task.id,
+                GateEvent::ValidatorsPassed,
+                "validators passed; review is off",
+                *attempt,
+            )?;
+            self.gate(&task.id, GateEvent::Accepted, "accepted unreviewed (--no-eval)", *attempt)?;
+            return Ok((
+                "Accepted.".into(),
+                Some(TaskEnd::Accepted {
+                    below_bar: false,
+                    last_category: None,
+                    summary: case.summary,
+                }),
+            ));
+        }
+        self.gate(&task.id, GateEvent::ValidatorsPassed, "validators passed", *attempt)?;
+        let Some(verdict) = self
+            .evaluate(task, &case, &diff.patch, validator_output.as_deref(), sc, *attempt, iter)
+            .await?
+        else {
+            {
+                self.gate(
+                    &task.id,
+                    GateEvent::HeldForOperator,
+                    "the evaluator cannot be reached",
+                    *attempt,
+                )?;
+                let end = TaskEnd::Stop(Ended {
+                    reason: "needs_operator".into(),
+                    detail: Some(format!(
+                        "task {} waits for the operator: the evaluator cannot be reached",
+                        task.id
+                    )),
+                });
+                return Ok(("The review could not be completed; stop here.".into(), Some(end)));
+            }
+        };
+        self.judged(task, &case, &verdict, &diff, sc, attempt, iter)
+    }
+
+    fn feedback(&mut self, sc: &Scope, kind: &str, content: &str) -> io::Result<()> {
+        self.emit(
+            "feedback_sent",
+            &FeedbackSent {
+                scope: sc.clone(),
+                kind: Some(kind.into()),
+                content: Some(content.into()),
+                ..FeedbackSent::default()
+            },
+        )
+    }
+
+    /// Records a verdict in the ledger and lets the gate act on it.
+    #[allow(clippy::too_many_arguments)]
+    fn judged(
+        &mut self,
+        task: &Task,
+        case: &Case,
+        verdict: &Verdict,
+        diff: &crate::hands::workspace::DiffInfo,
+        sc: &Scope,
+        attempt: &mut u64,
+        iter: u64,
+    ) -> io::Result<(String, Option<TaskEnd>)> {
+        let mut event = VerdictEvent {
+            scope: sc.clone(),
+            schema_version: Some(1),
+            verdict: Some(verdict.verdict.clone()),
+            rejection_category: verdict.rejection_category.clone(),
+            concern: Some(verdict.concern.clone()),
+            evidence: Some(verdict.evidence.clone()),
+            next_step: verdict.next_step.clone(),
+            parse_failed: verdict.parse_failed.then_some(true),
+            score: verdict.score,
+            diff_digest: Some(diff.digest.clone()),
+            base_commit: self.workspace.head().ok(),
+            ..VerdictEvent::default()
+        };
+        event.extra.insert("diff_summary".into(), json!(diff.summary()));
+        if diff.is_empty() {
+            event.extra.insert("by_harness".into(), json!(true));
+        }
+        self.emit("evaluator_verdict", &event)?;
+        let entry = LedgerEntry {
+            ts: timestamp::now(),
+            iter,
+            attempt: *attempt,
+            diff_summary: diff.summary(),
+            case: Some(case.clone()),
+            verdict: verdict.clone(),
+        };
+        record::append_ledger(&self.dir, &task.id, &entry)?;
+        self.emit(
+            "ledger_appended",
+            &crate::session::event::LedgerAppended {
+                scope: sc.clone(),
+                verdict_summary: Some(verdict.summary()),
+                ..Default::default()
+            },
+        )?;
+        self.writer.sync()?;
+        if verdict.accepted() {
+            self.gate(&task.id, GateEvent::Accepted, "the evaluator accepted", *attempt)?;
+            return Ok((
+                "Accepted.".into(),
+                Some(TaskEnd::Accepted {
+                    below_bar: false,
+                    last_category: None,
+                    summary: case.summary.clone(),
+                }),
+            ));
+        }
+        if *attempt >= self.opts.max_attempts {
+            return Ok(match self.opts.on_cap {
+                OnCap::Fail => (
+                    "Rejected at the rework cap.".into(),
+                    Some(TaskEnd::Failed("evaluator_cap".into())),
+                ),
+                OnCap::ForceAccept => {
+                    self.gate(
+                        &task.id,
+                        GateEvent::ForceAccepted,
+                        "rework cap reached; accepted below the bar by policy",
+                        *attempt,
+                    )?;
+                    let end = TaskEnd::Accepted {
+                        below_bar: true,
+                        last_category: verdict.rejection_category.clone(),
+                        summary: case.summary.clone(),
+                    };
+                    ("Accepted below the bar.".into(), Some(end))
+                }
+            });
+        }
+        self.gate(&task.id, GateEvent::Rejected, &verdict.summary(), *attempt)?;
+        *attempt += 1;
+        self.gate(&task.id, GateEvent::ReworkStarted, "rework in the same conversation", *attempt)?;
+        let text = verdict.feedback();
+        self.feedback(sc, "verdict", &text)?;
+        Ok((text, None))
+    }
+
+    /// Asks the evaluator, with one retry for an unparseable answer. `None`: it cannot be
+    /// reached, and a person must decide.
+    #[allow(clippy::too_many_arguments)]
+    async fn evaluate(
+        &mut self,
+        task: &Task,
+        case: &Case,
+        diff: &str,
+        validator_output: Option<&str>,
+        sc: &Scope,
+        attempt: u64,
+        iter: u64,
+    ) -> io::Result<Option<Verdict>> {
+        let project = memory::project_context(&self.workspace.worktree, &self.opts.context_files);
+        let ledger = record::read_ledger(&self.dir, &task.id);
+        let seed_tests: Vec<(String, String)> = task
+            .tests
+            .iter()
+            .filter_map(|t| {
+                std::fs::read_to_string(self.workspace.worktree.join(t))
+                    .ok()
+                    .map(|c| (t.clone(), c))
+            })
+            .collect();
+        let prompt = memory::evaluator_prompt(&EvaluatorInputs {
+            plan: &self.plan,
+            task,
+            project: project.as_ref().map(|(t, _)| t.as_str()),
+            ledger: &ledger,
+            case,
+            diff,
+            validator_output,
+            seed_tests: &seed_tests,
+        });
+        self.emit(
+            "prompt_assembled",
+            &PromptAssembled {
+                scope: sc.clone(),
+                role: Some("evaluator".into()),
+                chars: Some(prompt.chars().count() as u64),
+                content: Some(prompt.clone()),
+                truncated: Some(false),
+                ..PromptAssembled::default()
+            },
+        )?;
+        let mut messages = vec![
+            json!({"role": "system", "content": EVALUATOR_PROMPT}),
+            json!({"role": "user", "content": prompt}),
+        ];
+        let tools = vec![verdict::schema()];
+        let mut last_error = String::new();
+        for try_n in 0..2usize {
+            let Ok(reply) = self
+                .call(
+                    CallTag { role: Role::Evaluator, task: &task.id, attempt, turn: try_n },
+                    iter,
+                    &messages,
+                    &tools,
+                )
+                .await?
+            else {
+                return Ok(None);
+            };
+            let calls: Vec<&ToolCallRecord> =
+                reply.tool_calls.iter().filter(|c| c.name == "submit_verdict").collect();
+            let parsed = calls
+                .iter()
+                .map(|c| verdict::parse(&c.arguments))
+                .find(Result::is_ok)
+                .and_then(Result::ok);
+            if let Some(v) = parsed {
+                return Ok(Some(v));
+            }
+            last_error = match calls.first() {
+                Some(c) => verdict::parse(&c.arguments).err().unwrap_or_default(),
+                None => "no submit_verdict call in the reply".into(),
+            };
+            let raw: Vec<Value> = reply
+                .tool_calls
+                .iter()
+                .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+                .collect();
+            let mut event = ParseError {
+                scope: sc.clone(),
+                error: Some(last_error.clone()),
+                raw_tool_calls: Some(Value::Array(raw)),
+                ..ParseError::default()
+            };
+            event.extra.insert("attempt".into(), json!(try_n + 1));
+            self.emit("evaluator_parse_error", &event)?;
+            messages.push(reply.history_message());
+            let retry = format!(
+                "Your verdict could not be used: {last_error}. Call submit_verdict once with valid arguments."
+            );
+            if reply.tool_calls.is_empty() {
+                messages.push(json!({"role": "user", "content": retry}));
+            } else {
+                for c in &reply.tool_calls {
+                    messages.push(tool_message(&c.id, &retry));
+                }
+            }
+        }
+        Ok(Some(Verdict::parse_failed(&last_error)))
+    }
+}

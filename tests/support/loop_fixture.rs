@@ -1,0 +1,175 @@
+//! A whole run on a real repository against the scripted model server.
+
+use super::git;
+use harrow::brain::client::{BrainConfig, Endpoint, Role};
+use harrow::brain::scripted::{Received, ScriptedServer, parse_script};
+use harrow::cli::run::{Start, create_session};
+use harrow::hands::HandsConfig;
+use harrow::hands::isolation::SandboxMode;
+use harrow::hands::validators::ValidatorSpec;
+use harrow::harness::plan;
+use harrow::harness::run::{Ended, RunOptions};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const KEY: &str = "sk-loop-test-key-never-logged-7319";
+
+/// A repository with one commit and a plan of `tasks` tasks.
+pub fn repo_and_plan(tmp: &Path, tasks: usize) -> (PathBuf, PathBuf) {
+    let repo = tmp.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("README.md"), "# demo\n").unwrap();
+    std::fs::write(repo.join("AGENTS.md"), "# Rules\nKeep files small.\n").unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "init"]);
+    let plan = tmp.join("plan");
+    std::fs::create_dir_all(&plan).unwrap();
+    std::fs::write(plan.join("overview.md"), "# Demo\nA tiny feature.\n").unwrap();
+    for n in 1..=tasks {
+        let text = format!(
+            "---\nid: T-00{n}\ntitle: Write file {n}\n---\n## Description\nCreate f{n}.txt.\n\n## Acceptance criteria\n- f{n}.txt exists and says {n}\n"
+        );
+        std::fs::write(plan.join(format!("T-00{n}-file.md")), text).unwrap();
+    }
+    (repo, plan)
+}
+
+/// Worker turns that write a file, then submit a case for it.
+pub fn write_and_submit(n: usize) -> Value {
+    json!([
+        {"reasoning": format!("SECRET-WORKER-REASONING-{n}"), "content": "I will write the file.",
+         "tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]},
+        {"tool_calls": [{"name": "submit_case", "arguments": case(n)}]}
+    ])
+}
+
+pub fn case(n: usize) -> Value {
+    json!({"summary": format!("Wrote f{n}.txt."), "ac_coverage": [{"criterion": format!("f{n}.txt exists and says {n}"), "addressed_by": format!("f{n}.txt:1")}]})
+}
+
+pub fn accept() -> Value {
+    json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Meets the criterion.", "evidence": ["f1.txt:1"], "next_step": null}}]})
+}
+
+pub fn reject(category: &str) -> Value {
+    json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "reject", "rejection_category": category, "concern": "The file lacks a trailing note.", "evidence": ["f1.txt:1"], "next_step": "Append the line 'checked' to the file."}}]})
+}
+
+/// The outcome of a run, with everything a test inspects.
+pub struct Outcome {
+    pub ended: Ended,
+    pub dir: PathBuf,
+    pub repo: PathBuf,
+    pub received: Vec<Received>,
+    pub events: Vec<Value>,
+}
+
+impl Outcome {
+    pub fn kinds(&self) -> Vec<String> {
+        self.events.iter().map(|e| e["type"].as_str().unwrap_or("").to_owned()).collect()
+    }
+
+    pub fn of(&self, kind: &str) -> Vec<&Value> {
+        self.events.iter().filter(|e| e["type"] == kind).map(|e| &e["payload"]).collect()
+    }
+
+    pub fn requests(&self, role: &str) -> Vec<&Received> {
+        self.received.iter().filter(|r| r.role == role).collect()
+    }
+}
+
+/// Options for one test run.
+pub struct Setup {
+    pub tasks: usize,
+    pub script: Value,
+    pub validators: Vec<ValidatorSpec>,
+    pub opts: RunOptions,
+    /// Point the evaluator at a port nobody listens on.
+    pub dead_evaluator: bool,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            tasks: 1,
+            script: json!({}),
+            validators: Vec::new(),
+            opts: RunOptions::default(),
+            dead_evaluator: false,
+        }
+    }
+}
+
+pub fn validator(name: &str, command: &str) -> ValidatorSpec {
+    ValidatorSpec { name: name.into(), command: command.into(), timeout_secs: 30 }
+}
+
+/// Runs a whole session and collects what happened.
+pub fn run(tmp: &Path, setup: Setup) -> Outcome {
+    let (repo, plan_dir) = repo_and_plan(tmp, setup.tasks);
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let server = ScriptedServer::start(parse_script(&setup.script.to_string()).unwrap(), true)
+            .await
+            .unwrap();
+        let endpoint = |model: &str, url: String| Endpoint {
+            base_url: url,
+            api_key: Some(KEY.into()),
+            model: model.into(),
+        };
+        let evaluator_url = if setup.dead_evaluator {
+            "http://127.0.0.1:9/v1".to_owned()
+        } else {
+            server.base_url()
+        };
+        let mut brain = BrainConfig::new(BTreeMap::from([
+            (Role::Worker, endpoint("scripted/worker", server.base_url())),
+            (Role::Evaluator, endpoint("scripted/evaluator", evaluator_url)),
+        ]));
+        brain.backoff_base = Duration::from_millis(5);
+        let start = Start {
+            plan: plan::load(&plan_dir).unwrap(),
+            repo: repo.clone(),
+            hands: HandsConfig { sandbox: SandboxMode::Off, ..HandsConfig::default() },
+            validators: Some(setup.validators),
+            brain,
+            opts: setup.opts,
+            sessions_dir: tmp.join("sessions"),
+        };
+        let mut run = create_session(start).unwrap();
+        let dir = run.dir.clone();
+        let ended = run.run().await.unwrap();
+        drop(run);
+        let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+        let events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        Outcome { ended, dir, repo, received: server.received(), events }
+    })
+}
+
+/// Every file under a folder, as text, for "this never appears anywhere" checks.
+pub fn all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    for entry in walk(dir) {
+        if let Ok(t) = std::fs::read_to_string(&entry) {
+            out.push_str(&t);
+        }
+    }
+    out
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            files.extend(walk(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
+}
