@@ -48,6 +48,11 @@ pub fn describe(e: &Event) -> Option<String> {
         {
             format!("▶ {task} started (attempt {})", p.scope.attempt.unwrap_or(1))
         }
+        Payload::TaskState(p)
+            if p.to.as_deref() == Some("running") && p.from.as_deref() == Some("rework") =>
+        {
+            format!("↻ {task} rework (attempt {})", p.scope.attempt.unwrap_or(2))
+        }
         Payload::TaskState(p) if p.to.as_deref() == Some("needs_operator") => {
             format!("⏸ {task} waits for the operator: {}", p.reason.as_deref().unwrap_or(""))
         }

@@ -1,6 +1,6 @@
 //! A whole run on a real repository against the scripted model server.
 
-use super::git;
+use super::support::git;
 use harrow::brain::client::{BrainConfig, Endpoint, Role};
 use harrow::brain::scripted::{Received, ScriptedServer, parse_script};
 use harrow::cli::run::{Start, create_session};

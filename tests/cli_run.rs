@@ -1,0 +1,143 @@
+//! `harrow run --headless` from the real binary against a scripted model on 127.0.0.1.
+
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/loop_fixture.rs"]
+mod loop_fixture;
+mod support;
+
+use harrow::brain::scripted::{ScriptedServer, parse_script};
+use loop_fixture::{accept, reject, repo_and_plan, write_and_submit};
+use serde_json::json;
+use std::process::Command;
+
+/// Serves a script on a runtime of its own for as long as the returned guard lives.
+fn serve(script: &serde_json::Value) -> (tokio::runtime::Runtime, ScriptedServer) {
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = runtime
+        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), true))
+        .unwrap();
+    (runtime, server)
+}
+
+#[test]
+fn headless_run_prints_one_line_per_significant_event_and_exits_zero() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let script = json!({
+        "worker": {"T-001": {"1": write_and_submit(1), "2": [{"tool_calls": [{"name": "bash", "arguments": {"command": "echo checked >> f1.txt"}}]}, {"tool_calls": [{"name": "submit_case", "arguments": loop_fixture::case(1)}]}]},
+                   "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept()]}, "T-002": {"1": [accept()]}}
+    });
+    let (_rt, server) = serve(&script);
+    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--headless",
+            "--no-validators",
+        ])
+        .env("HARROW_BASE_URL", server.base_url())
+        .env("HARROW_WORKER_MODEL", "scripted/worker")
+        .env("HARROW_API_KEY", "sk-cli-run-test")
+        .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))
+        .env("XDG_CONFIG_HOME", tmp.path())
+        .env_remove("HARROW_CONFIG")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for needle in [
+        "session started: plan (2 tasks), worker scripted/worker, evaluator scripted/worker",
+        "▶ T-001 started (attempt 1)",
+        "  T-001 #1 write_file f1.txt",
+        "  T-001 #2 submit_case",
+        "  T-001 #2 verdict: reject (weak_test) — The file lacks a trailing note.",
+        "↻ T-001 rework (attempt 2)",
+        "  T-001 #3 bash echo checked >> f1.txt",
+        "✔ T-001 done, committed",
+        "✔ T-002 done, committed",
+        "■ stopped: all_done",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in\n{stdout}");
+    }
+    let sessions = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["sessions"])
+        .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))
+        .env("HOME", tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&sessions.stdout).contains("harrow  done"),
+        "{}",
+        String::from_utf8_lossy(&sessions.stdout)
+    );
+}
+
+#[test]
+fn bad_plans_and_missing_settings_are_one_line_and_status_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    std::fs::write(plan.join("T-009-broken.md"), "---\ntitle: no id\n---\n").unwrap();
+    let harrow = |args: &[&str], base: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_harrow"));
+        c.args(args)
+            .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))
+            .env("XDG_CONFIG_HOME", tmp.path())
+            .env_remove("HARROW_CONFIG")
+            .env_remove("HARROW_BASE_URL")
+            .env_remove("HARROW_WORKER_MODEL");
+        if let Some(b) = base {
+            c.env("HARROW_BASE_URL", b).env("HARROW_WORKER_MODEL", "m");
+        }
+        c.output().unwrap()
+    };
+    let out = harrow(
+        &["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"],
+        Some("http://127.0.0.1:9/v1"),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("T-009-broken.md:2: missing id; add `id: T-001`"), "{err}");
+    std::fs::remove_file(plan.join("T-009-broken.md")).unwrap();
+    let out = harrow(
+        &["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "missing model settings: HARROW_BASE_URL (or --base-url), HARROW_WORKER_MODEL"
+        )
+    );
+    let out = harrow(
+        &["run", plan.to_str().unwrap(), "--repo", tmp.path().to_str().unwrap(), "--headless"],
+        Some("http://127.0.0.1:9/v1"),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not inside a git repository"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !tmp.path().join("sessions").exists()
+            || std::fs::read_dir(tmp.path().join("sessions")).unwrap().count() == 0,
+        "a refused run leaves no session behind"
+    );
+    let out = harrow(
+        &["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"],
+        Some("http://127.0.0.1:9/v1"),
+    );
+    assert_eq!(out.status.code(), Some(1), "a dead endpoint stops the run, resumably");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("■ stopped: provider_failure") && text.contains("cannot be reached"),
+        "{text}"
+    );
+}
