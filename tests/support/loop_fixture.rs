@@ -1,5 +1,8 @@
 //! A whole run on a real repository against the scripted model server.
 
+// Compiled into each test crate that includes it; each uses part of it.
+#![allow(dead_code)]
+
 use super::support::git;
 use harrow::brain::client::{BrainConfig, Endpoint, Role};
 use harrow::brain::scripted::{Received, ScriptedServer, parse_script};
