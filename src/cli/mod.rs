@@ -2,6 +2,7 @@
 
 mod format;
 mod headless;
+mod resume;
 pub mod run;
 mod sessions;
 mod show;
@@ -23,6 +24,8 @@ pub struct Cli {
 pub enum Command {
     /// Start a session: work through a plan's tasks on a repository.
     Run(run::Args),
+    /// Continue a session after a stop or a crash, from where its log says it was.
+    Resume(resume::Args),
     /// List harrow and Tilth sessions, newest first.
     Sessions(sessions::Args),
     /// Summarise one session: tasks, tokens, cost, verdicts, tools, hooks, stop.
@@ -51,6 +54,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Resume(args) => resume::resume(&args),
         Command::Sessions(args) => sessions::run(&args),
         Command::Show(args) => show::run(&args),
         Command::Reset(args) => workspace_verbs::reset(&args),

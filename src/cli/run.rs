@@ -49,6 +49,13 @@ pub struct Args {
     /// The git repository to work on (default: the current folder).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
+    #[command(flatten)]
+    pub flags: RunFlags,
+}
+
+/// What `run` and `resume` share.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunFlags {
     /// Print one line per significant event instead of opening the console.
     #[arg(long)]
     pub headless: bool,
@@ -81,6 +88,23 @@ pub struct Args {
     /// Stop between tasks after this many dollars.
     #[arg(long, value_name = "USD")]
     pub max_dollars: Option<f64>,
+}
+
+impl RunFlags {
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            max_iterations: self.max_iterations,
+            max_attempts: self.max_attempts.max(1),
+            on_cap: self.on_cap,
+            no_eval: self.no_eval,
+            caps: Caps {
+                wall_clock: self.max_minutes.map(|m| Duration::from_secs(m * 60)),
+                tokens: self.max_tokens,
+                dollars: self.max_dollars,
+            },
+            ..RunOptions::default()
+        }
+    }
 }
 
 fn env(name: &str) -> Option<String> {
@@ -205,13 +229,13 @@ pub fn create_session(start: Start) -> Result<Run> {
 
 /// Prints the session's events as they are appended, until told the run is over and every
 /// byte written has been printed.
-pub fn print_log(dir: &Path, finished: &Arc<AtomicU64>) -> std::thread::JoinHandle<()> {
+pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::thread::JoinHandle<()> {
     let path = dir.join(EVENTS_FILE);
     let delivered = Arc::new(AtomicU64::new(0));
     let seen = Arc::clone(&delivered);
     let finished = Arc::clone(finished);
     std::thread::spawn(move || {
-        let tailer = follow(&path, 0, 1, move |ev| {
+        let tailer = follow(&path, from, 1, move |ev| {
             if let TailEvent::Lines(lines) = ev {
                 let mut out = std::io::stdout().lock();
                 for (at, line) in lines {
@@ -234,49 +258,44 @@ pub fn print_log(dir: &Path, finished: &Arc<AtomicU64>) -> std::thread::JoinHand
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
+    let flags = &args.flags;
     let (config, _) =
-        Config::load(args.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
+        Config::load(flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let plan = plan::load(&args.plan).map_err(|e| UsageError(e.to_string()))?;
-    let brain = BrainConfig::new(endpoints(&args.models)?);
+    let brain = BrainConfig::new(endpoints(&flags.models)?);
     let sessions_dir = discover::harrow_sessions_dir().ok_or_else(|| {
         UsageError("cannot find a data folder for sessions; set HARROW_SESSIONS_DIR".into())
     })?;
-    let opts = RunOptions {
-        max_iterations: args.max_iterations,
-        max_attempts: args.max_attempts.max(1),
-        on_cap: args.on_cap,
-        no_eval: args.no_eval,
-        caps: Caps {
-            wall_clock: args.max_minutes.map(|m| Duration::from_secs(m * 60)),
-            tokens: args.max_tokens,
-            dollars: args.max_dollars,
-        },
-        ..RunOptions::default()
-    };
-    let validators = if args.no_validators { Some(Vec::new()) } else { config.validators.clone() };
+    let validators = if flags.no_validators { Some(Vec::new()) } else { config.validators.clone() };
     let start = Start {
         plan,
         repo: args.repo.clone(),
         hands: config.hands.to_hands_config(),
         validators,
         brain,
-        opts,
+        opts: flags.options(),
         sessions_dir,
     };
-    if !args.headless {
+    console_note(flags.headless);
+    drive(create_session(start)?, 0)
+}
+
+/// Says plainly that events are printed instead of the console, until the console exists.
+pub fn console_note(headless: bool) {
+    if !headless {
         eprintln!(
             "harrow: the console is not part of this build yet; printing events instead (as --headless)"
         );
     }
-    drive(create_session(start)?)
 }
 
-/// Runs a created session to its end, printing its log, and maps the end to an exit status.
-pub fn drive(mut run: Run) -> Result<ExitCode> {
+/// Runs a session to its end, printing its log from byte `from`, and maps the end to an exit
+/// status.
+pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     let dir = run.dir.clone();
     let id = run.id.clone();
     let finished = Arc::new(AtomicU64::new(u64::MAX));
-    let printer = print_log(&dir, &finished);
+    let printer = print_log(&dir, from, &finished);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let started = Instant::now();

@@ -242,6 +242,43 @@ impl Workspace {
         Ok(DiffInfo { patch: String::from_utf8_lossy(&patch).into_owned(), files, digest })
     }
 
+    /// The commit on the session branch that accepted `task_id`, if there is one: how a resume
+    /// tells a task whose commit landed before a crash from one whose commit did not.
+    pub fn find_task_commit(&self, task_id: &str) -> Result<Option<String>, WorkspaceError> {
+        let repo = self.repo()?;
+        let mut walk = repo.revwalk().map_err(git("walk history"))?;
+        walk.push_head().map_err(git("walk history"))?;
+        if let Ok(base) = Oid::from_str(&self.base) {
+            let _ = walk.hide(base);
+        }
+        let prefix = format!("{task_id}: ");
+        for oid in walk.flatten() {
+            let commit = repo.find_commit(oid).map_err(git("read commit"))?;
+            if commit.summary().ok().flatten().is_some_and(|s| s.starts_with(&prefix)) {
+                return Ok(Some(oid.to_string()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Throws away uncommitted work (changes and new files, not ignored ones) so an unfinished
+    /// task restarts from the last commit. Returns the paths that were discarded.
+    pub fn discard_uncommitted(&self) -> Result<Vec<String>, WorkspaceError> {
+        let repo = self.repo()?;
+        let mut opts = StatusOptions::new();
+        opts.include_untracked(true).recurse_untracked_dirs(true);
+        let changed: Vec<String> = repo
+            .statuses(Some(&mut opts))
+            .map_err(git("read status"))?
+            .iter()
+            .filter_map(|e| e.path().ok().map(str::to_owned))
+            .collect();
+        let mut checkout = git2::build::CheckoutBuilder::new();
+        checkout.force().remove_untracked(true);
+        repo.checkout_head(Some(&mut checkout)).map_err(git("restore the last commit"))?;
+        Ok(changed)
+    }
+
     /// Removes the worktree folder and its registration in the source repository; the branch
     /// (the session's result) stays.
     pub fn remove_worktree(source: &Path, worktree: &Path) -> Result<bool, WorkspaceError> {

@@ -43,6 +43,12 @@ impl TaskState {
         ALL.iter().copied().find(|t| t.as_str() == s)
     }
 
+    /// Accepted or skipped: a resumed run does not take the task up again (a failed one it
+    /// does, since a resume is how a person retries it).
+    pub fn is_settled(self) -> bool {
+        matches!(self, TaskState::Done | TaskState::DoneBelowBar | TaskState::Skipped)
+    }
+
     /// No more work happens on the task in this run.
     pub fn is_terminal(self) -> bool {
         matches!(

@@ -7,5 +7,6 @@ pub mod gate;
 pub mod memory;
 pub mod plan;
 pub mod record;
+pub mod resume;
 pub mod run;
 pub mod verdict;

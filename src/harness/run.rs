@@ -142,6 +142,14 @@ fn scope(task: &str, iter: u64, attempt: u64) -> Scope {
     }
 }
 
+/// What every later task is told about a task accepted below the bar.
+fn below_bar_warning(id: &str, title: &str, category: Option<&str>) -> String {
+    let category = category.unwrap_or("a rejection");
+    format!(
+        "{id} ({title}) was accepted below the quality bar after its last review rejected it as {category}; do not rely on it blindly."
+    )
+}
+
 fn tool_message(id: &str, content: &str) -> Value {
     json!({"role": "tool", "tool_call_id": id, "content": content})
 }
@@ -164,6 +172,90 @@ impl Run {
             started: Instant::now(),
             warnings: Vec::new(),
         }
+    }
+
+    /// A run that continues a session: states, spend and warnings come from its folder.
+    pub fn resumed(p: Parts, r: &super::resume::Restored) -> Run {
+        let mut run = Run::new(p);
+        for (task, state) in &r.states {
+            if run.states.contains_key(task) {
+                run.states.insert(task.clone(), *state);
+            }
+        }
+        run.usage.clone_from(&r.usage);
+        run.tokens_total = r.tokens_total;
+        for (task, category) in &r.below_bar {
+            let title =
+                run.plan.tasks.iter().find(|t| &t.id == task).map_or("", |t| t.title.as_str());
+            run.warnings.push(below_bar_warning(task, title, category.as_deref()));
+        }
+        run
+    }
+
+    /// Makes sure every accepted task has its `task_done` and exactly one commit: a crash can
+    /// fall between the accept and the commit. Returns the tasks it repaired.
+    pub fn repair_accepted(&mut self, r: &super::resume::Restored) -> io::Result<Vec<String>> {
+        let mut repaired = Vec::new();
+        let accepted: Vec<Task> = self
+            .plan
+            .tasks
+            .iter()
+            .filter(|t| {
+                matches!(self.states.get(&t.id), Some(TaskState::Done | TaskState::DoneBelowBar))
+            })
+            .cloned()
+            .collect();
+        for task in &accepted {
+            if r.committed.contains(&task.id) {
+                continue;
+            }
+            let below_bar = self.states.get(&task.id) == Some(&TaskState::DoneBelowBar);
+            if !r.done_logged.contains(&task.id) {
+                self.emit(
+                    "task_done",
+                    &TaskDone {
+                        scope: scope(&task.id, 0, 0),
+                        below_bar: Some(below_bar),
+                        ..TaskDone::default()
+                    },
+                )?;
+            }
+            let sha = match self.workspace.find_task_commit(&task.id).map_err(io::Error::other)? {
+                Some(sha) => Some(sha),
+                None => self
+                    .workspace
+                    .commit_task(&task.id, &task.title, &self.id)
+                    .map_err(io::Error::other)?,
+            };
+            let mut commit = Commit {
+                scope: scope(&task.id, 0, 0),
+                sha,
+                message: Some(format!("{}: {}", task.id, task.title)),
+                ..Commit::default()
+            };
+            commit.extra.insert("recovered".into(), json!(true));
+            self.emit("commit", &commit)?;
+            record::append_progress(
+                &self.dir,
+                &task.id,
+                if below_bar { "done (below the bar)" } else { "done" },
+                &task.title,
+            )?;
+            repaired.push(task.id.clone());
+        }
+        record::write_task_status(&self.dir, &self.status_map())?;
+        self.writer.sync()?;
+        Ok(repaired)
+    }
+
+    /// Tasks not yet accepted or skipped, in plan order.
+    pub fn unfinished(&self) -> Vec<String> {
+        self.plan
+            .tasks
+            .iter()
+            .filter(|t| !self.states.get(&t.id).is_some_and(|s| s.is_settled()))
+            .map(|t| t.id.clone())
+            .collect()
     }
 
     fn emit<P: serde::Serialize>(&mut self, kind: &str, payload: &P) -> io::Result<()> {
@@ -313,7 +405,7 @@ impl Run {
         let tasks = self.plan.tasks.clone();
         let mut ended = Ended { reason: "all_done".into(), detail: None };
         for task in &tasks {
-            if self.states.get(&task.id).is_some_and(|s| s.is_terminal()) {
+            if self.states.get(&task.id).is_some_and(|s| s.is_settled()) {
                 continue;
             }
             if let Some(cap) = self.cap_reached() {
@@ -405,11 +497,7 @@ impl Run {
         record::write_summary(&self.dir, &self.id)?;
         self.checkpoint("running")?;
         if below_bar {
-            let category = last_category.unwrap_or("a rejection");
-            self.warnings.push(format!(
-                "{} ({}) was accepted below the quality bar after its last review rejected it as {category}; do not rely on it blindly.",
-                task.id, task.title
-            ));
+            self.warnings.push(below_bar_warning(&task.id, &task.title, last_category));
         }
         Ok(())
     }

@@ -1,0 +1,145 @@
+//! `harrow resume ID`: continue a session after a clean stop or a crash.
+
+use super::run::{ModelArgs, RunFlags, console_note, drive, endpoints};
+use super::{DirArgs, UsageError};
+use crate::brain::client::{Brain, BrainConfig};
+use crate::config::Config;
+use crate::hands::Hands;
+use crate::hands::validators::{ValidatorSpec, presets};
+use crate::hands::workspace::Workspace;
+use crate::harness::plan;
+use crate::harness::resume::restore;
+use crate::harness::run::{Parts, Run};
+use crate::session::discover;
+use crate::session::event::{LogRepaired, SessionResume};
+use crate::session::writer::{EVENTS_FILE, SessionWriter, WriterError};
+use color_eyre::eyre::Result;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A session id, a unique prefix of one, or a session folder's path.
+    #[arg(value_name = "ID|DIR")]
+    pub session: String,
+    #[command(flatten)]
+    pub dirs: DirArgs,
+    #[command(flatten)]
+    pub flags: RunFlags,
+}
+
+fn env_set(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !v.trim().is_empty())
+}
+
+pub fn resume(args: &Args) -> Result<ExitCode> {
+    let roots = discover::roots(&args.dirs.dirs);
+    let found = discover::resolve(&args.session, &roots).map_err(|e| UsageError(e.to_string()))?;
+    let restored = restore(&found.dir, &found.id)
+        .map_err(|e| UsageError(format!("{}: {e}", found.dir.display())))?;
+    if restored.last_stop.as_deref() == Some("all_done") {
+        println!("Session {} finished every task; nothing to resume.", found.id);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (mut writer, repair) = SessionWriter::open(&found.dir).map_err(|e| match e {
+        WriterError::Lock(l) => UsageError(l.to_string()),
+        other => UsageError(other.to_string()),
+    })?;
+    let resumed_at = std::fs::metadata(found.dir.join(EVENTS_FILE)).map_or(0, |m| m.len());
+    if let Some(r) = repair {
+        writer.append(
+            "log_repaired",
+            &LogRepaired {
+                cut_bytes: Some(r.cut_bytes),
+                at_offset: Some(r.at_offset),
+                ..LogRepaired::default()
+            },
+        )?;
+    }
+    let start = restored.start.clone();
+    let need = |v: Option<String>, what: &str| {
+        v.ok_or_else(|| {
+            UsageError(format!(
+                "the session's start does not record its {what}; it cannot be resumed"
+            ))
+        })
+    };
+    let worktree = PathBuf::from(need(start.worktree.clone(), "worktree")?);
+    if !worktree.exists() {
+        return Err(UsageError(format!(
+            "the worktree {} is gone (cleansed or removed); there is nothing to resume on",
+            worktree.display()
+        ))
+        .into());
+    }
+    let workspace = Workspace {
+        source: PathBuf::from(need(start.source.clone(), "source repository")?),
+        worktree,
+        branch: need(start.branch.clone(), "branch")?,
+        base: need(start.base_commit.clone(), "base commit")?,
+    };
+    let plan_path = PathBuf::from(need(start.plan.clone().or(start.feature_dir.clone()), "plan")?);
+    let plan = plan::load(&plan_path).map_err(|e| UsageError(e.to_string()))?;
+    let (config, _) =
+        Config::load(args.flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
+    let mut models: ModelArgs = args.flags.models.clone();
+    if models.base_url.is_none() && !env_set("HARROW_BASE_URL") {
+        models.base_url.clone_from(&start.base_url);
+    }
+    if models.worker_model.is_none() && !env_set("HARROW_WORKER_MODEL") {
+        models.worker_model.clone_from(&start.worker_model);
+    }
+    if models.evaluator_model.is_none() && !env_set("HARROW_EVALUATOR_MODEL") {
+        models.evaluator_model.clone_from(&start.evaluator_model);
+    }
+    let brain =
+        Brain::new(BrainConfig::new(endpoints(&models)?)).map_err(|e| UsageError(e.to_string()))?;
+    let hands = Hands::new(&workspace.worktree, Some(&found.dir), config.hands.to_hands_config())
+        .map_err(|e| UsageError(e.to_string()))?;
+    let recorded: Option<Vec<ValidatorSpec>> =
+        start.extra.get("validators").and_then(|v| serde_json::from_value(v.clone()).ok());
+    let mut opts = args.flags.options();
+    opts.no_eval |= start.no_eval == Some(true);
+    opts.validators = if args.flags.no_validators {
+        Vec::new()
+    } else {
+        config.validators.clone().or(recorded).unwrap_or_else(|| presets(&workspace.worktree))
+    };
+    let parts = Parts {
+        id: found.id.clone(),
+        dir: found.dir.clone(),
+        writer,
+        plan,
+        workspace,
+        hands,
+        brain,
+        opts,
+    };
+    let mut run = Run::resumed(parts, &restored);
+    let repaired = run.repair_accepted(&restored)?;
+    let discarded = run.workspace.discard_uncommitted().map_err(|e| UsageError(e.to_string()))?;
+    let pending = run.unfinished();
+    let retried: Vec<String> = restored
+        .states
+        .iter()
+        .filter(|(_, s)| s.as_str() == "failed")
+        .map(|(t, _)| t.clone())
+        .collect();
+    let mut event = SessionResume {
+        session_id: Some(found.id.clone()),
+        last_stop: restored.last_stop.clone(),
+        retried: Some(retried),
+        pending: Some(pending.clone()),
+        unwound_commit: Some(false),
+        plan: Some(match pending.first() {
+            Some(first) => format!("continue with {first} from the last commit"),
+            None => "nothing left to do".into(),
+        }),
+        ..SessionResume::default()
+    };
+    event.extra.insert("repaired_commits".into(), serde_json::json!(repaired));
+    event.extra.insert("discarded".into(), serde_json::json!(discarded));
+    run.writer.append("session_resume", &event)?;
+    console_note(args.flags.headless);
+    drive(run, resumed_at)
+}

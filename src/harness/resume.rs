@@ -1,0 +1,92 @@
+//! Picking a session up again after a clean stop or a crash at any moment.
+//!
+//! Everything is rebuilt from the session folder: task states from the `task_state` events,
+//! spend from the summary fold, below-the-bar warnings from `task_done`. An accepted task whose
+//! commit never reached the log is found on the branch (or committed now) so nothing accepted
+//! is lost and nothing is committed twice; the unfinished task's uncommitted work is discarded
+//! and the task restarts from the last commit with a fresh conversation, its ledger intact.
+
+use super::gate::TaskState;
+use crate::session::event::{Event, Payload, SessionStart};
+use crate::session::scan::scan;
+use crate::session::summary::Usage;
+use crate::session::writer::EVENTS_FILE;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, BufRead};
+use std::path::Path;
+
+/// What a resumed run starts from.
+#[derive(Debug, Clone, Default)]
+pub struct Restored {
+    /// The session's first `session_start`: where everything lives.
+    pub start: SessionStart,
+    /// Each task's last state.
+    pub states: BTreeMap<String, TaskState>,
+    /// Tasks with a `commit` event.
+    pub committed: BTreeSet<String>,
+    /// Tasks with a `task_done` event.
+    pub done_logged: BTreeSet<String>,
+    /// `(task, title-less warning)` for tasks accepted below the bar, in order.
+    pub below_bar: Vec<(String, Option<String>)>,
+    pub usage: BTreeMap<String, Usage>,
+    pub tokens_total: u64,
+    /// The reason of the last `stop`, if the session stopped cleanly.
+    pub last_stop: Option<String>,
+}
+
+/// Reads a session's first `session_start`.
+pub fn first_start(dir: &Path) -> io::Result<Option<SessionStart>> {
+    let file = match std::fs::File::open(dir.join(EVENTS_FILE)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut reader = io::BufReader::new(file);
+    let mut line = Vec::new();
+    while reader.read_until(b'\n', &mut line)? > 0 {
+        if let Ok(Event { payload: Payload::SessionStart(start), .. }) =
+            Event::decode(line.trim_ascii_end())
+        {
+            return Ok(Some(start));
+        }
+        line.clear();
+    }
+    Ok(None)
+}
+
+/// Rebuilds a run's state from its folder.
+pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
+    let start = first_start(dir)?.ok_or_else(|| {
+        io::Error::other(
+            "the log has no session_start: this is not a harrow run that can be resumed",
+        )
+    })?;
+    let mut r = Restored { start, ..Restored::default() };
+    scan(&dir.join(EVENTS_FILE), |_, f| {
+        let task = f.payload.task_id.get();
+        match (f.kind(), task) {
+            ("task_state", Some(t)) => {
+                if let Some(to) = f.payload.to.get().and_then(TaskState::parse) {
+                    r.states.insert(t.to_owned(), to);
+                }
+            }
+            ("commit", Some(t)) => {
+                r.committed.insert(t.to_owned());
+            }
+            ("task_done", Some(t)) => {
+                r.done_logged.insert(t.to_owned());
+                if f.payload.below_bar.0 == Some(true) {
+                    r.below_bar
+                        .push((t.to_owned(), f.payload.last_category.get().map(str::to_owned)));
+                }
+            }
+            ("stop", _) => r.last_stop = f.payload.reason.get().map(str::to_owned),
+            ("session_resume", _) => r.last_stop = None,
+            _ => {}
+        }
+    })?;
+    let summary = crate::session::overview(dir, id)?.summary;
+    r.usage = summary.harrow.tokens_by_role;
+    r.tokens_total = u64::try_from(summary.tokens.all.total).unwrap_or(0);
+    Ok(r)
+}

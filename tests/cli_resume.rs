@@ -1,0 +1,202 @@
+//! `harrow resume` after a `kill -9` mid-task: nothing accepted is lost, nothing is committed
+//! twice, the torn log tail is cut back and the repair logged.
+
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/loop_fixture.rs"]
+mod loop_fixture;
+mod support;
+
+use harrow::brain::scripted::{ScriptedServer, parse_script};
+use loop_fixture::{accept, case, repo_and_plan, write_and_submit};
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::git;
+
+fn harrow(tmp: &Path, base_url: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_harrow"));
+    c.env("HARROW_BASE_URL", base_url)
+        .env("HARROW_WORKER_MODEL", "scripted/worker")
+        .env("HARROW_API_KEY", "sk-resume-test")
+        .env("HARROW_SESSIONS_DIR", tmp.join("sessions"))
+        .env("XDG_CONFIG_HOME", tmp)
+        .env_remove("HARROW_CONFIG");
+    c
+}
+
+fn session_dir(tmp: &Path) -> PathBuf {
+    std::fs::read_dir(tmp.join("sessions")).unwrap().next().unwrap().unwrap().path()
+}
+
+fn wait_for(path: &Path, needle: &str, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if std::fs::read_to_string(path).is_ok_and(|t| t.contains(needle)) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn resume_after_kill_9_mid_task_finishes_with_one_commit_per_task() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 3);
+    let slow_submit = json!([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "f2.txt", "content": "2\n"}}]},
+        {"delay_ms": 2500, "tool_calls": [{"name": "submit_case", "arguments": case(2)}]}
+    ]);
+    let script = json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": slow_submit}, "T-003": {"1": write_and_submit(3)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = runtime
+        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), false))
+        .unwrap();
+
+    let mut child = harrow(tmp.path(), &server.base_url())
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--headless",
+            "--no-validators",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !tmp.path().join("sessions").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let dir = session_dir(tmp.path());
+    let log = dir.join("events.jsonl");
+    assert!(
+        wait_for(
+            &log,
+            "\"tool\":\"write_file\",\"result_preview\":\"wrote 2 bytes to f2.txt\"",
+            Duration::from_secs(20)
+        ),
+        "T-002 never got going"
+    );
+
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let refused = harrow(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(why.contains(&format!("already being run by pid {}", child.id())), "{why}");
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .unwrap()
+        .write_all(b"{\"ts\": \"2026-11-22T06:")
+        .unwrap();
+    assert!(dir.join("workspace/f2.txt").exists(), "the unfinished task's work is in the worktree");
+
+    let out = harrow(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("log repaired: cut 22 torn bytes"), "{stdout}");
+    assert!(
+        stdout.contains("▶ T-002 started")
+            && stdout.contains("✔ T-003 done")
+            && stdout.contains("■ stopped: all_done"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("T-001 started"), "the accepted task is not redone:\n{stdout}");
+
+    let subjects = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+    let ours: Vec<&str> = subjects.lines().filter(|l| l.starts_with("T-")).collect();
+    assert_eq!(
+        ours,
+        ["T-003: Write file 3", "T-002: Write file 2", "T-001: Write file 1"],
+        "one commit per task"
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("\"type\":\"log_repaired\"") && text.contains("\"type\":\"session_resume\"")
+    );
+    let show = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["show", dir.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let summary: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(summary["harrow"]["tasks_done"], 3);
+    assert_eq!(
+        summary["harrow"]["unreadable_lines"]["count"], 0,
+        "the torn tail was cut, not left corrupt"
+    );
+    assert_eq!(summary["harrow"]["status"], "done");
+
+    let again = harrow(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success()
+            && String::from_utf8_lossy(&again.stdout).contains("nothing to resume")
+    );
+}
+
+#[test]
+fn an_accepted_task_whose_commit_missed_the_log_is_committed_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let script = json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = runtime
+        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), true))
+        .unwrap();
+    let ok = harrow(tmp.path(), &server.base_url())
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--headless",
+            "--no-validators",
+        ])
+        .output()
+        .unwrap();
+    assert!(ok.status.success());
+    let dir = session_dir(tmp.path());
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    // Rewind the log to just after T-002's accept, as if the process died before its commit
+    // was logged; the commit itself is on the branch.
+    let log = dir.join("events.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let cut = text.find("\"type\":\"task_done\",\"payload\":{\"task_id\":\"T-002\"").unwrap();
+    let line_start = text[..cut].rfind('\n').map_or(0, |i| i + 1);
+    std::fs::write(&log, &text[..line_start]).unwrap();
+    let out = harrow(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let subjects = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+    assert_eq!(subjects.lines().filter(|l| l.starts_with("T-002")).count(), 1, "{subjects}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("\"recovered\":true"), "the recovered commit is logged");
+}
