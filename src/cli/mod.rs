@@ -1,5 +1,6 @@
 //! Command-line verbs. Each verb lives in its own file; this one parses and dispatches.
 
+mod control;
 mod format;
 mod headless;
 mod resume;
@@ -26,6 +27,8 @@ pub enum Command {
     Run(run::Args),
     /// Continue a session after a stop or a crash, from where its log says it was.
     Resume(resume::Args),
+    /// Send an operator command to a session: pause, resume, step, stop, a decision, a note.
+    Control(control::Args),
     /// List harrow and Tilth sessions, newest first.
     Sessions(sessions::Args),
     /// Summarise one session: tasks, tokens, cost, verdicts, tools, hooks, stop.
@@ -55,6 +58,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Resume(args) => resume::resume(&args),
+        Command::Control(args) => control::control(&args),
         Command::Sessions(args) => sessions::run(&args),
         Command::Show(args) => show::run(&args),
         Command::Reset(args) => workspace_verbs::reset(&args),

@@ -117,8 +117,17 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     };
     let mut run = Run::resumed(parts, &restored);
     let repaired = run.repair_accepted(&restored)?;
-    let discarded = run.workspace.discard_uncommitted().map_err(|e| UsageError(e.to_string()))?;
     let pending = run.unfinished();
+    // A task held for the operator keeps its work: it is what the decision is about. Any other
+    // unfinished task was interrupted and restarts from its last commit.
+    let held = pending
+        .first()
+        .is_some_and(|t| restored.states.get(t).is_some_and(|s| s.as_str() == "needs_operator"));
+    let discarded = if held {
+        Vec::new()
+    } else {
+        run.workspace.discard_uncommitted().map_err(|e| UsageError(e.to_string()))?
+    };
     let retried: Vec<String> = restored
         .states
         .iter()

@@ -131,6 +131,10 @@ pub fn transition(from: TaskState, event: GateEvent) -> Result<TaskState, Illega
             S::DoneBelowBar
         }
         (S::Evaluating, E::HeldForOperator) => S::NeedsOperator,
+        // The operator may still accept, force-accept or skip a task that failed at the cap.
+        (S::Failed, E::Accepted) => S::Done,
+        (S::Failed, E::ForceAccepted) => S::DoneBelowBar,
+        (S::Failed, E::Skipped) => S::Skipped,
         (s, E::Failed) if !s.is_terminal() => S::Failed,
         (s, E::Skipped) if !s.is_terminal() => S::Skipped,
         _ => return Err(IllegalTransition { from, event }),

@@ -3,6 +3,7 @@
 //! memory across attempts, caps, and resume.
 
 pub mod case;
+pub mod control;
 pub mod gate;
 pub mod memory;
 pub mod plan;

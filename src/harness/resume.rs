@@ -32,6 +32,8 @@ pub struct Restored {
     pub tokens_total: u64,
     /// The reason of the last `stop`, if the session stopped cleanly.
     pub last_stop: Option<String>,
+    /// How far `control.jsonl` has been read and applied.
+    pub control_offset: u64,
 }
 
 /// Reads a session's first `session_start`.
@@ -81,6 +83,12 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
                 }
             }
             ("stop", _) => r.last_stop = f.payload.reason.get().map(str::to_owned),
+            ("operator_action", _) => {
+                if let Some(o) = f.payload.control_offset.value.and_then(|o| u64::try_from(o).ok())
+                {
+                    r.control_offset = r.control_offset.max(o);
+                }
+            }
             ("session_resume", _) => r.last_stop = None,
             _ => {}
         }

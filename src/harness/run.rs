@@ -3,6 +3,7 @@
 //! back into the same conversation. Everything that happens is appended to the session log.
 
 use super::case::{self, Case};
+use super::control::{self, Op};
 use super::gate::{GateEvent, TaskState, transition};
 use super::memory::{self, EvaluatorInputs, LedgerEntry, WorkerContext};
 use super::plan::{Plan, Task};
@@ -13,9 +14,9 @@ use crate::hands::Hands;
 use crate::hands::validators::{self, ValidatorSpec};
 use crate::hands::workspace::Workspace;
 use crate::session::event::{
-    AssistantMessage, Commit, FeedbackSent, ModelCall, Nudge, ParseError, PromptAssembled, Scope,
-    Stop, TaskDone, TaskFailed, TaskState as TaskStateEvent, ToolCall, ToolCallRecord,
-    Verdict as VerdictEvent,
+    AssistantMessage, Commit, FeedbackSent, ModelCall, Nudge, OperatorAction, ParseError,
+    PromptAssembled, Scope, Stop, TaskDone, TaskFailed, TaskState as TaskStateEvent, ToolCall,
+    ToolCallRecord, Verdict as VerdictEvent,
 };
 use crate::session::summary::Usage;
 use crate::session::timestamp;
@@ -131,6 +132,19 @@ pub struct Run {
     tokens_total: u64,
     started: Instant,
     warnings: Vec<String>,
+    control: ControlState,
+}
+
+/// What the operator has asked for and the loop has not finished acting on.
+#[derive(Debug, Default)]
+struct ControlState {
+    offset: u64,
+    paused: bool,
+    /// Tasks left before pausing again, after a `step`.
+    steps_left: Option<u32>,
+    stop: Option<String>,
+    /// Notes for the next attempt: by task, or for whichever task runs next.
+    notes: Vec<(Option<String>, String)>,
 }
 
 fn scope(task: &str, iter: u64, attempt: u64) -> Scope {
@@ -171,6 +185,7 @@ impl Run {
             tokens_total: 0,
             started: Instant::now(),
             warnings: Vec::new(),
+            control: ControlState::default(),
         }
     }
 
@@ -184,6 +199,7 @@ impl Run {
         }
         run.usage.clone_from(&r.usage);
         run.tokens_total = r.tokens_total;
+        run.control.offset = r.control_offset;
         for (task, category) in &r.below_bar {
             let title =
                 run.plan.tasks.iter().find(|t| &t.id == task).map_or("", |t| t.title.as_str());
@@ -403,45 +419,34 @@ impl Run {
     pub async fn run(&mut self) -> io::Result<Ended> {
         self.checkpoint("running")?;
         let tasks = self.plan.tasks.clone();
-        let mut ended = Ended { reason: "all_done".into(), detail: None };
-        for task in &tasks {
-            if self.states.get(&task.id).is_some_and(|s| s.is_settled()) {
-                continue;
-            }
-            if let Some(cap) = self.cap_reached() {
-                ended = Ended { reason: cap, detail: None };
-                break;
-            }
-            match self.run_task(task).await? {
-                TaskEnd::Accepted { below_bar, last_category, summary } => {
-                    self.finish_accepted(task, below_bar, last_category.as_deref(), summary)?;
+        let ended = 'run: {
+            for task in &tasks {
+                if self.settled(&task.id) {
+                    continue;
                 }
-                TaskEnd::Failed(reason) => {
-                    self.gate(&task.id, GateEvent::Failed, &reason, 0)?;
-                    self.emit(
-                        "task_failed",
-                        &TaskFailed {
-                            scope: scope(&task.id, 0, 0),
-                            reason: Some(reason.clone()),
-                            ..TaskFailed::default()
-                        },
-                    )?;
-                    record::append_progress(
-                        &self.dir,
-                        &task.id,
-                        &format!("failed:{reason}"),
-                        &task.title,
-                    )?;
-                    record::write_task_status(&self.dir, &self.status_map())?;
-                    ended = Ended { reason, detail: Some(format!("task {} failed", task.id)) };
-                    break;
+                if let Some(end) = self.boundary().await? {
+                    break 'run end;
                 }
-                TaskEnd::Stop(stop) => {
-                    ended = stop;
-                    break;
+                if self.settled(&task.id) {
+                    continue;
                 }
+                match self.run_task(task).await? {
+                    TaskEnd::Accepted { below_bar, last_category, summary } => {
+                        self.finish_accepted(
+                            task,
+                            below_bar,
+                            last_category.as_deref(),
+                            summary,
+                            false,
+                        )?;
+                    }
+                    TaskEnd::Failed(reason) => break 'run self.fail_task(task, &reason)?,
+                    TaskEnd::Stop(stop) => break 'run stop,
+                }
+                self.count_step();
             }
-        }
+            Ended { reason: "all_done".into(), detail: None }
+        };
         self.emit(
             "stop",
             &Stop {
@@ -453,12 +458,208 @@ impl Run {
         self.writer.sync()?;
         let status = match ended.reason.as_str() {
             "all_done" => "all_done",
-            "iter_cap" | "evaluator_cap" | "no_case" | "error" => "failed",
+            "iter_cap" | "evaluator_cap" | "no_case" | "error" | "operator_fail" => "failed",
             _ => "paused",
         };
         self.checkpoint(status)?;
         record::write_summary(&self.dir, &self.id)?;
         Ok(ended)
+    }
+
+    fn settled(&self, task: &str) -> bool {
+        self.states.get(task).is_some_and(|s| s.is_settled())
+    }
+
+    fn fail_task(&mut self, task: &Task, reason: &str) -> io::Result<Ended> {
+        self.gate(&task.id, GateEvent::Failed, reason, 0)?;
+        self.emit(
+            "task_failed",
+            &TaskFailed {
+                scope: scope(&task.id, 0, 0),
+                reason: Some(reason.to_owned()),
+                ..TaskFailed::default()
+            },
+        )?;
+        record::append_progress(&self.dir, &task.id, &format!("failed:{reason}"), &task.title)?;
+        record::write_task_status(&self.dir, &self.status_map())?;
+        Ok(Ended { reason: reason.to_owned(), detail: Some(format!("task {} failed", task.id)) })
+    }
+
+    /// After a task: a `step` pauses once its one task is done.
+    fn count_step(&mut self) {
+        if let Some(left) = self.control.steps_left {
+            if left <= 1 {
+                self.control.steps_left = None;
+                self.control.paused = true;
+            } else {
+                self.control.steps_left = Some(left - 1);
+            }
+        }
+    }
+
+    /// A safe point between tasks: read operator commands, apply them, honour caps, and wait
+    /// while paused. Returns how the run ends, if it ends here.
+    async fn boundary(&mut self) -> io::Result<Option<Ended>> {
+        let mut announced = false;
+        loop {
+            if let Some(end) = self.poll_control()? {
+                return Ok(Some(end));
+            }
+            if let Some(why) = self.control.stop.take() {
+                return Ok(Some(Ended { reason: "operator_stop".into(), detail: Some(why) }));
+            }
+            if let Some(cap) = self.cap_reached() {
+                return Ok(Some(Ended { reason: cap, detail: None }));
+            }
+            if !self.control.paused {
+                if announced {
+                    self.checkpoint("running")?;
+                }
+                return Ok(None);
+            }
+            if !announced {
+                self.checkpoint("paused")?;
+                announced = true;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Reads and applies new operator commands, logging each. A `fail` decision ends the run.
+    fn poll_control(&mut self) -> io::Result<Option<Ended>> {
+        let (commands, end) = control::read_new(&self.dir, self.control.offset)?;
+        if end == self.control.offset {
+            return Ok(None);
+        }
+        self.control.offset = end;
+        let mut ended = None;
+        for command in commands {
+            let mut action = OperatorAction::default();
+            action.extra.insert("control_offset".into(), json!(end));
+            let cmd = match command {
+                Ok(c) => c,
+                Err(why) => {
+                    action.action = Some("unreadable".into());
+                    action.reason = Some(why);
+                    self.emit("operator_action", &action)?;
+                    continue;
+                }
+            };
+            action.scope.task_id.clone_from(&cmd.task);
+            action.action = Some(cmd.op.as_str().into());
+            action.reason.clone_from(&cmd.reason);
+            action.note.clone_from(&cmd.text);
+            action.source = Some(cmd.source.clone());
+            self.emit("operator_action", &action)?;
+            match cmd.op {
+                Op::Pause => self.control.paused = true,
+                Op::Resume => {
+                    self.control.paused = false;
+                    self.control.steps_left = None;
+                }
+                Op::Step => {
+                    self.control.paused = false;
+                    self.control.steps_left = Some(1);
+                }
+                Op::Stop => {
+                    self.control.stop = Some(
+                        cmd.reason.clone().unwrap_or_else(|| "the operator asked to stop".into()),
+                    );
+                }
+                Op::Note => {
+                    if let Some(text) = cmd.text.clone() {
+                        self.control.notes.push((cmd.task.clone(), text));
+                    }
+                }
+                Op::Approve | Op::Reject | Op::ForceAccept | Op::Skip | Op::Fail => {
+                    if let Some(end) = self.decide(&cmd)? {
+                        ended = Some(end);
+                    }
+                }
+            }
+        }
+        Ok(ended)
+    }
+
+    /// Applies a decision on a task: the one named, else the one waiting for the operator.
+    fn decide(&mut self, cmd: &control::Command) -> io::Result<Option<Ended>> {
+        let target = cmd.task.clone().or_else(|| {
+            self.states
+                .iter()
+                .find(|(_, s)| **s == TaskState::NeedsOperator)
+                .map(|(t, _)| t.clone())
+        });
+        let Some(task) = target.and_then(|id| self.plan.tasks.iter().find(|t| t.id == id).cloned())
+        else {
+            let mut refused = OperatorAction {
+                action: Some("refused".into()),
+                reason: Some(format!(
+                    "{} names no task of the plan and none is waiting for a decision",
+                    cmd.op.as_str()
+                )),
+                ..OperatorAction::default()
+            };
+            refused.extra.insert("control_offset".into(), json!(self.control.offset));
+            self.emit("operator_action", &refused)?;
+            return Ok(None);
+        };
+        let reason = cmd.reason.clone().unwrap_or_default();
+        let event = match cmd.op {
+            Op::Approve => GateEvent::Accepted,
+            Op::ForceAccept => GateEvent::ForceAccepted,
+            Op::Skip => GateEvent::Skipped,
+            Op::Fail => GateEvent::Failed,
+            _ => {
+                let guidance = cmd.text.clone().unwrap_or_default();
+                self.control.notes.push((
+                    Some(task.id.clone()),
+                    format!("The operator rejected the last attempt ({reason}). {guidance}")
+                        .trim()
+                        .to_owned(),
+                ));
+                return Ok(None);
+            }
+        };
+        let from = self.states.get(&task.id).copied().unwrap_or(TaskState::Pending);
+        if transition(from, event).is_err() {
+            let mut refused = OperatorAction {
+                action: Some("refused".into()),
+                reason: Some(format!(
+                    "{} cannot be applied to {} while it is {from}",
+                    cmd.op.as_str(),
+                    task.id
+                )),
+                ..OperatorAction::default()
+            };
+            refused.scope.task_id = Some(task.id.clone());
+            refused.extra.insert("control_offset".into(), json!(self.control.offset));
+            self.emit("operator_action", &refused)?;
+            return Ok(None);
+        }
+        match cmd.op {
+            Op::Approve | Op::ForceAccept => {
+                let below_bar = cmd.op == Op::ForceAccept;
+                self.gate(&task.id, event, &format!("operator: {reason}"), 0)?;
+                let last = record::read_ledger(&self.dir, &task.id)
+                    .last()
+                    .and_then(|e| e.verdict.rejection_category.clone());
+                self.finish_accepted(
+                    &task,
+                    below_bar,
+                    last.as_deref(),
+                    format!("accepted by the operator: {reason}"),
+                    true,
+                )?;
+                Ok(None)
+            }
+            Op::Skip => {
+                self.gate(&task.id, event, &format!("operator: {reason}"), 0)?;
+                record::append_progress(&self.dir, &task.id, "skipped", &task.title)?;
+                record::write_task_status(&self.dir, &self.status_map())?;
+                Ok(None)
+            }
+            _ => self.fail_task(&task, "operator_fail").map(Some),
+        }
     }
 
     fn finish_accepted(
@@ -467,11 +668,13 @@ impl Run {
         below_bar: bool,
         last_category: Option<&str>,
         summary: String,
+        by_operator: bool,
     ) -> io::Result<()> {
         let done = TaskDone {
             scope: scope(&task.id, 0, 0),
             summary: Some(summary),
             below_bar: Some(below_bar),
+            by_operator: by_operator.then_some(true),
             last_category: last_category.map(str::to_owned),
             ..TaskDone::default()
         };
@@ -502,7 +705,17 @@ impl Run {
         Ok(())
     }
 
-    fn worker_prompt(&self, task: &Task, ledger: &[LedgerEntry]) -> String {
+    /// Takes the operator's notes meant for this task (or for whichever task runs next).
+    fn take_notes(&mut self, task: &str) -> Option<String> {
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.control.notes)
+            .into_iter()
+            .partition(|(t, _)| t.as_deref().is_none_or(|t| t == task));
+        self.control.notes = rest;
+        let texts: Vec<String> = mine.into_iter().map(|(_, n)| n).collect();
+        (!texts.is_empty()).then(|| texts.join("\n\n"))
+    }
+
+    fn worker_prompt(&self, task: &Task, ledger: &[LedgerEntry], note: Option<&str>) -> String {
         let project = memory::project_context(&self.workspace.worktree, &self.opts.context_files);
         let progress = record::progress_tail(
             &self.dir,
@@ -517,7 +730,7 @@ impl Run {
             statuses: &statuses,
             ledger,
             warnings: &self.warnings,
-            operator_note: None,
+            operator_note: note,
         };
         memory::worker_prompt(&self.plan, task, &ctx)
     }
@@ -531,7 +744,8 @@ impl Run {
             "context_reset",
             &Scope { task_id: Some(task.id.clone()), attempt: Some(attempt), ..Scope::default() },
         )?;
-        let prompt = self.worker_prompt(task, &ledger);
+        let note = self.take_notes(&task.id);
+        let prompt = self.worker_prompt(task, &ledger, note.as_deref());
         self.emit(
             "prompt_assembled",
             &PromptAssembled {

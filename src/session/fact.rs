@@ -55,6 +55,7 @@ pub struct FactPayload<'a> {
     pub action: LStr<'a>,
     pub sha: LStr<'a>,
     pub no_eval: LBool,
+    pub control_offset: LInt,
 }
 
 impl<'a> Fact<'a> {
@@ -115,6 +116,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for FactPayload<'a> {
                         "action" => p.action = map.next_value()?,
                         "sha" => p.sha = map.next_value()?,
                         "no_eval" => p.no_eval = map.next_value()?,
+                        "control_offset" => p.control_offset = map.next_value()?,
                         _ => {
                             map.next_value::<de::IgnoredAny>()?;
                         }

@@ -53,6 +53,7 @@ fn is_failure(reason: &str) -> bool {
             | "empty_responses"
             | "task_failed"
             | "failed"
+            | "operator_fail"
     )
 }
 

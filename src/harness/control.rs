@@ -1,0 +1,143 @@
+//! Operator commands: `control.jsonl` in the session folder, appended by the console or
+//! `harrow control`, read by the loop at safe points (between tasks, and when a task is held).
+//!
+//! The loop is the only writer of the event log, so it records every command it applies as an
+//! `operator_action`, with the byte offset it has read up to; a resumed run starts reading
+//! there, so no command is applied twice and none is lost.
+
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+pub const CONTROL_FILE: &str = "control.jsonl";
+
+/// What the operator asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "kebab-case")]
+pub enum Op {
+    /// Pause at the next task boundary.
+    Pause,
+    /// Continue after a pause.
+    Resume,
+    /// Run exactly one more task, then pause.
+    Step,
+    /// Stop at the next task boundary (resumable).
+    Stop,
+    /// Accept the held or rejected task, as an operator decision.
+    Approve,
+    /// Send the task back with guidance for its next attempt.
+    Reject,
+    /// Accept the task below the bar.
+    ForceAccept,
+    /// Leave the task undone and go on.
+    Skip,
+    /// Fail the task.
+    Fail,
+    /// A note for the worker's next attempt.
+    Note,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Pause => "pause",
+            Op::Resume => "resume",
+            Op::Step => "step",
+            Op::Stop => "stop",
+            Op::Approve => "approve",
+            Op::Reject => "reject",
+            Op::ForceAccept => "force_accept",
+            Op::Skip => "skip",
+            Op::Fail => "fail",
+            Op::Note => "note",
+        }
+    }
+
+    /// Whether the operator must say why.
+    pub fn needs_reason(self) -> bool {
+        matches!(self, Op::Approve | Op::Reject | Op::ForceAccept | Op::Skip | Op::Fail)
+    }
+}
+
+/// One command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Command {
+    pub op: Op,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The note or the guidance text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub ts: String,
+    /// Who sent it: `console`, `cli`.
+    #[serde(default)]
+    pub source: String,
+}
+
+/// Appends a command for the loop to pick up.
+pub fn send(dir: &Path, command: &Command) -> io::Result<()> {
+    let mut line = serde_json::to_vec(command).map_err(io::Error::other)?;
+    line.push(b'\n');
+    let mut f =
+        std::fs::OpenOptions::new().create(true).append(true).open(dir.join(CONTROL_FILE))?;
+    f.write_all(&line)?;
+    f.sync_data()
+}
+
+/// Reads the commands appended after `offset`. Returns them with the offset just past the last
+/// complete line; a half-written last line waits, and a line that is not a command is skipped
+/// with its reason.
+pub fn read_new(dir: &Path, offset: u64) -> io::Result<(Vec<Result<Command, String>>, u64)> {
+    let mut f = match std::fs::File::open(dir.join(CONTROL_FILE)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), offset)),
+        Err(e) => return Err(e),
+    };
+    f.seek(SeekFrom::Start(offset))?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    let Some(end) = memchr::memrchr(b'\n', &bytes) else { return Ok((Vec::new(), offset)) };
+    let commands = bytes[..end]
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .map(|l| {
+            serde_json::from_slice::<Command>(l).map_err(|e| format!("not a control command ({e})"))
+        })
+        .collect();
+    Ok((commands, offset + end as u64 + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_only_complete_new_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Command {
+            op: Op::Pause,
+            task: None,
+            reason: None,
+            text: None,
+            ts: "t".into(),
+            source: "cli".into(),
+        };
+        send(dir.path(), &c).unwrap();
+        let (got, off) = read_new(dir.path(), 0).unwrap();
+        assert_eq!(got, vec![Ok(c.clone())]);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(CONTROL_FILE))
+            .unwrap()
+            .write_all(b"garbage\n{\"op\":\"st")
+            .unwrap();
+        let (got, off2) = read_new(dir.path(), off).unwrap();
+        assert!(matches!(&got[..], [Err(e)] if e.contains("not a control command")));
+        assert!(read_new(dir.path(), off2).unwrap().0.is_empty(), "the half line waits");
+        assert_eq!(Op::ForceAccept.as_str(), "force_accept");
+    }
+}

@@ -1,0 +1,212 @@
+//! Operator control from the real binary: pause at a boundary, step, a note that reaches the
+//! next attempt, an approval of a held task, and the refusals.
+
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/loop_fixture.rs"]
+mod loop_fixture;
+mod support;
+
+use harrow::brain::scripted::{ScriptedServer, parse_script};
+use loop_fixture::{accept, repo_and_plan, write_and_submit};
+use serde_json::json;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use support::git;
+
+fn harrow(tmp: &Path, base_url: &str, evaluator_url: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_harrow"));
+    c.env("HARROW_BASE_URL", base_url)
+        .env("HARROW_EVALUATOR_BASE_URL", evaluator_url)
+        .env("HARROW_WORKER_MODEL", "scripted/worker")
+        .env("HARROW_SESSIONS_DIR", tmp.join("sessions"))
+        .env("XDG_CONFIG_HOME", tmp)
+        .env_remove("HARROW_CONFIG");
+    c
+}
+
+fn ctl(tmp: &Path, id: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["control", id])
+        .args(args)
+        .env("HARROW_SESSIONS_DIR", tmp.join("sessions"))
+        .output()
+        .unwrap()
+}
+
+fn wait_until(limit: Duration, mut ok: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    false
+}
+
+fn log(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("events.jsonl")).unwrap_or_default()
+}
+
+#[test]
+fn pause_step_note_and_resume_at_task_boundaries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 3);
+    let mut slow = write_and_submit(1);
+    slow[1]["delay_ms"] = json!(1500);
+    let script = json!({"worker": {"T-001": {"1": slow}, "T-002": {"1": write_and_submit(2)}, "T-003": {"1": write_and_submit(3)}}, "evaluator": {"*": {"*": [accept()]}}});
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = rt
+        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), false))
+        .unwrap();
+    let mut child = harrow(tmp.path(), &server.base_url(), &server.base_url())
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--headless",
+            "--no-validators",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(20), || tmp
+        .path()
+        .join("sessions")
+        .read_dir()
+        .is_ok_and(|mut d| d.next().is_some())));
+    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(wait_until(Duration::from_secs(20), || log(&dir).contains("\"tool\":\"write_file\"")));
+
+    let sent = ctl(tmp.path(), &id, &["pause"]);
+    assert!(
+        String::from_utf8_lossy(&sent.stdout)
+            .contains("the run applies it at the next task boundary")
+    );
+    assert!(
+        wait_until(Duration::from_secs(20), || log(&dir).contains("\"action\":\"pause\"")),
+        "the pause is applied after T-001"
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    let text = log(&dir);
+    assert!(
+        text.contains("\"type\":\"commit\",\"payload\":{\"task_id\":\"T-001\"")
+            && !text.contains("\"task_id\":\"T-002\""),
+        "paused at the boundary, T-002 not started"
+    );
+    let checkpoint: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("checkpoint.json")).unwrap()).unwrap();
+    assert_eq!(checkpoint["status"], "paused");
+
+    assert!(
+        ctl(tmp.path(), &id, &["note", "--task", "T-003", "--text", "Prefer tabs."])
+            .status
+            .success()
+    );
+    assert!(ctl(tmp.path(), &id, &["step"]).status.success());
+    assert!(
+        wait_until(Duration::from_secs(20), || log(&dir)
+            .contains("\"type\":\"commit\",\"payload\":{\"task_id\":\"T-002\"")),
+        "one step runs T-002"
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(
+        !log(&dir).contains("\"task_id\":\"T-003\",\"trace_id\"")
+            && !log(&dir).contains("T-003 started"),
+        "then it pauses again"
+    );
+    assert!(ctl(tmp.path(), &id, &["resume"]).status.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("operator: pause")
+            && stdout.contains("operator: step")
+            && stdout.contains("■ stopped: all_done"),
+        "{stdout}"
+    );
+    let t3 = server.received().into_iter().find(|r| r.task == "T-003").unwrap();
+    assert!(
+        t3.body["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("## A note from the operator\n\nPrefer tabs."),
+        "the note reaches T-003's first prompt"
+    );
+}
+
+#[test]
+fn a_held_task_is_approved_by_the_operator_on_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script = json!({"worker": {"T-001": {"1": write_and_submit(1)}}});
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = rt
+        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), true))
+        .unwrap();
+    let dead = "http://127.0.0.1:9/v1";
+    let held = harrow(tmp.path(), &server.base_url(), dead)
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--headless",
+            "--no-validators",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(held.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&held.stdout).contains("⏸ T-001 waits for the operator"),
+        "{}",
+        String::from_utf8_lossy(&held.stdout)
+    );
+    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+
+    let no_reason = ctl(tmp.path(), &id, &["approve"]);
+    assert_eq!(no_reason.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&no_reason.stderr).contains("approve needs --reason"));
+    let sent = ctl(tmp.path(), &id, &["approve", "--reason", "I read the diff; it is right"]);
+    assert!(
+        String::from_utf8_lossy(&sent.stdout)
+            .contains(&format!("it applies when the session resumes (`harrow resume {id}`)"))
+    );
+
+    let resumed = harrow(tmp.path(), &server.base_url(), dead)
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(resumed.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&resumed.stderr));
+    assert!(
+        stdout.contains("operator: approve I read the diff; it is right")
+            && stdout.contains("✔ T-001 done, committed"),
+        "{stdout}"
+    );
+    let text = log(&dir);
+    assert!(text.contains("\"by_operator\":true"));
+    assert_eq!(
+        git(&repo, &["log", "--format=%s", &format!("session/{id}")])
+            .lines()
+            .filter(|l| l.starts_with("T-001"))
+            .count(),
+        1
+    );
+
+    let finished = ctl(tmp.path(), &id, &["pause"]);
+    assert_eq!(finished.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&finished.stderr)
+            .contains("is finished (done); there is nothing left to control")
+    );
+}
