@@ -63,7 +63,7 @@ fn pause_step_note_and_resume_at_task_boundaries() {
     let server = rt
         .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), false))
         .unwrap();
-    let mut child = harrow(tmp.path(), &server.base_url(), &server.base_url())
+    let child = harrow(tmp.path(), &server.base_url(), &server.base_url())
         .args([
             "run",
             plan.to_str().unwrap(),
