@@ -10,6 +10,8 @@ use crate::session::event::ToolCallRecord;
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
+use async_openai::traits::RequestOptionsBuilder;
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -183,11 +185,17 @@ impl BrainError {
     }
 }
 
-/// The model caller.
-#[derive(Debug, Clone)]
+/// The model caller: one client per role, built once and shared by every call.
+#[derive(Clone)]
 pub struct Brain {
     config: BrainConfig,
-    http: reqwest::Client,
+    clients: BTreeMap<Role, Client<OpenAIConfig>>,
+}
+
+impl std::fmt::Debug for Brain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Brain").field("config", &self.config).finish_non_exhaustive()
+    }
 }
 
 fn u(v: &Value) -> u64 {
@@ -213,28 +221,39 @@ impl Brain {
                 base_url: String::new(),
                 detail: e.to_string(),
             })?;
-        Ok(Brain { config, http })
+        let clients = config
+            .endpoints
+            .iter()
+            .map(|(role, e)| {
+                let cfg = OpenAIConfig::new()
+                    .with_api_base(e.base_url.trim_end_matches('/'))
+                    .with_api_key(e.api_key.clone().unwrap_or_default());
+                (*role, Client::build(http.clone(), cfg))
+            })
+            .collect();
+        Ok(Brain { config, clients })
     }
 
     pub fn endpoint(&self, role: Role) -> Option<&Endpoint> {
         self.config.endpoints.get(&role)
     }
 
-    fn client(&self, endpoint: &Endpoint, tag: &CallTag<'_>) -> Client<OpenAIConfig> {
-        let mut cfg = OpenAIConfig::new().with_api_base(endpoint.base_url.trim_end_matches('/'));
-        cfg = cfg.with_api_key(endpoint.api_key.clone().unwrap_or_default());
-        let headers = [
+    /// The call's position, as headers: a scripted model answers by them, and they help
+    /// read any provider's request log.
+    fn tag_headers(tag: &CallTag<'_>) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        let pairs = [
             ("x-harrow-role", tag.role.as_str().to_owned()),
             ("x-harrow-task", tag.task.to_owned()),
             ("x-harrow-attempt", tag.attempt.to_string()),
             ("x-harrow-turn", tag.turn.to_string()),
         ];
-        for (k, v) in headers {
-            if let Ok(with) = cfg.clone().with_header(k, v) {
-                cfg = with;
+        for (k, v) in pairs {
+            if let Ok(v) = HeaderValue::from_str(&v) {
+                headers.insert(k, v);
             }
         }
-        Client::with_config(cfg).with_http_client(self.http.clone())
+        headers
     }
 
     /// Calls the role's model with the conversation and tools, trying again when the reply
@@ -252,11 +271,13 @@ impl Brain {
         if !tools.is_empty() {
             request["tools"] = Value::Array(tools.to_vec());
         }
-        let client = self.client(endpoint, tag);
+        let client = self.clients.get(&tag.role).ok_or(BrainError::NotConfigured(role))?;
+        let headers = Self::tag_headers(tag);
         let mut last = String::new();
         for number in 1..=self.config.max_attempts.max(1) {
             let started = Instant::now();
-            let response: Result<Value, OpenAIError> = client.chat().create_byot(&request).await;
+            let response: Result<Value, OpenAIError> =
+                client.chat().headers(headers.clone()).create_byot(&request).await;
             let duration = started.elapsed();
             let body = response.map_err(|e| classify(e, tag.role, endpoint))?;
             let reply = self.parse(&body, &endpoint.model);

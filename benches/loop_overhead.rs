@@ -1,0 +1,103 @@
+//! 20-task runs against the scripted model at zero delay, with 10 and with 30 worker
+//! iterations per task (each a real `read_file` call): the whole run's time, the marginal cost
+//! of one more iteration (model round trip and tool included), and the cost of a task boundary
+//! (commit, fsyncs, atomic rewrites). `cargo bench --bench loop_overhead`
+
+// A bench that cannot set up its input has nothing to measure: failing loudly is right.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use harrow::brain::client::{BrainConfig, Endpoint, Role};
+use harrow::brain::scripted::{ScriptedServer, parse_script};
+use harrow::cli::run::{Start, create_session};
+use harrow::hands::HandsConfig;
+use harrow::hands::isolation::SandboxMode;
+use harrow::harness::plan;
+use harrow::harness::run::RunOptions;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+const TASKS: usize = 20;
+
+fn main() {
+    let short = run(10);
+    let long = run(30);
+    let marginal = (long - short) / (TASKS as f64 * 20.0);
+    let per_task = (short - marginal * TASKS as f64 * 10.0) / TASKS as f64;
+    println!(
+        "20 tasks: {:.2} s with 10 iterations each, {:.2} s with 30; one more iteration costs {:.3} ms (loopback model request + read_file + its events); a task boundary costs {:.1} ms",
+        short,
+        long,
+        marginal * 1000.0,
+        per_task * 1000.0
+    );
+}
+
+/// Runs the whole session and returns its wall time in seconds.
+fn run(iterations: usize) -> f64 {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("README.md"), "# bench\n").unwrap();
+    for args in [
+        vec!["init", "-q", "-b", "main"],
+        vec!["add", "-A"],
+        vec!["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"],
+    ] {
+        assert!(
+            std::process::Command::new("git")
+                .args(&args)
+                .current_dir(&repo)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let plan_dir = tmp.path().join("plan");
+    std::fs::create_dir_all(&plan_dir).unwrap();
+    std::fs::write(plan_dir.join("overview.md"), "# Bench\n").unwrap();
+    let mut worker = serde_json::Map::new();
+    for t in 1..=TASKS {
+        std::fs::write(plan_dir.join(format!("T-{t:03}-x.md")), format!("---\nid: T-{t:03}\ntitle: Task {t}\n---\n## Acceptance criteria\n- f{t}.txt exists\n")).unwrap();
+        let mut turns = vec![
+            json!({"tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{t}.txt"), "content": "x\n"}}]}),
+        ];
+        for _ in 0..iterations - 2 {
+            turns.push(
+                json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}]}),
+            );
+        }
+        turns.push(json!({"tool_calls": [{"name": "submit_case", "arguments": {"summary": "done", "ac_coverage": [{"criterion": "c", "addressed_by": format!("f{t}.txt:1")}]}}]}));
+        worker.insert(format!("T-{t:03}"), json!({"1": turns}));
+    }
+    let accept = json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "ok", "evidence": [], "next_step": null}}]});
+    let script = json!({"worker": worker, "evaluator": {"*": {"*": [accept]}}});
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async move {
+        let server =
+            ScriptedServer::start(parse_script(&script.to_string()).unwrap(), true).await.unwrap();
+        let endpoint =
+            Endpoint { base_url: server.base_url(), api_key: None, model: "scripted".into() };
+        let brain = BrainConfig::new(BTreeMap::from([
+            (Role::Worker, endpoint.clone()),
+            (Role::Evaluator, endpoint),
+        ]));
+        let start = Start {
+            plan: plan::load(&plan_dir).unwrap(),
+            repo: repo.clone(),
+            hands: HandsConfig { sandbox: SandboxMode::Off, ..HandsConfig::default() },
+            validators: Some(Vec::new()),
+            brain,
+            opts: RunOptions::default(),
+            sessions_dir: tmp.path().join("sessions"),
+        };
+        let mut run = create_session(start).unwrap();
+        let started = Instant::now();
+        let ended = run.run().await.unwrap();
+        let elapsed = started.elapsed();
+        assert!(ended.success(), "{ended:?}");
+        assert_eq!(server.received().len(), TASKS * (iterations + 1));
+        elapsed.as_secs_f64()
+    })
+}
