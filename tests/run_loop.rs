@@ -340,3 +340,27 @@ fn no_harness_file_name_reaches_the_worker() {
         }
     }
 }
+
+#[test]
+fn the_learnings_step_proposes_for_a_person_and_never_for_a_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"*": {"*": [accept()]}},
+        "learnings": {"T-001": {"1": [{"content": "```json\n{\"propose\": \"yes\", \"learning\": \"Files end with a newline.\"}\n```"}]}, "T-002": {"1": [{"content": "{\"propose\": \"no\"}"}]}}
+    });
+    let opts = RunOptions { learnings: true, ..RunOptions::default() };
+    let o = run(tmp.path(), Setup { tasks: 2, script, opts, ..Setup::default() });
+    assert!(o.ended.success(), "{:?}", o.ended);
+    let proposals = o.of("proposed_learnings");
+    assert_eq!(proposals[0]["emitted"], true);
+    assert_eq!(proposals[1]["reason"], "no_proposal");
+    let text = std::fs::read_to_string(o.dir.join("proposed-learnings.md")).unwrap();
+    assert!(text.contains("## From T-001 — Write file 1\n- Files end with a newline."), "{text}");
+    for r in o.requests("worker").iter().chain(o.requests("evaluator").iter()) {
+        assert!(
+            !r.body.to_string().contains("Files end with a newline"),
+            "no model reads the proposals back"
+        );
+    }
+}

@@ -54,6 +54,8 @@ pub struct Args {
 }
 
 /// What `run` and `resume` share.
+// Command-line switches are booleans by nature.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunFlags {
     /// Print one line per significant event instead of opening the console.
@@ -79,6 +81,10 @@ pub struct RunFlags {
     /// Run without validators: the evaluator is the only gate.
     #[arg(long)]
     pub no_validators: bool,
+    /// After each accepted task, ask the model whether it taught something worth writing
+    /// down; proposals go to proposed-learnings.md in the session folder, for you to review.
+    #[arg(long)]
+    pub learnings: bool,
     /// Stop between tasks after this many minutes.
     #[arg(long, value_name = "MIN")]
     pub max_minutes: Option<u64>,
@@ -97,6 +103,7 @@ impl RunFlags {
             max_attempts: self.max_attempts.max(1),
             on_cap: self.on_cap,
             no_eval: self.no_eval,
+            learnings: self.learnings,
             caps: Caps {
                 wall_clock: self.max_minutes.map(|m| Duration::from_secs(m * 60)),
                 tokens: self.max_tokens,

@@ -5,6 +5,7 @@
 pub mod case;
 pub mod control;
 pub mod gate;
+pub mod learnings;
 pub mod memory;
 pub mod plan;
 pub mod record;

@@ -5,6 +5,7 @@
 use super::case::{self, Case};
 use super::control::{self, Op};
 use super::gate::{GateEvent, TaskState, transition};
+use super::learnings;
 use super::memory::{self, EvaluatorInputs, LedgerEntry, WorkerContext};
 use super::plan::{Plan, Task};
 use super::record::{self, CheckpointFacts};
@@ -13,6 +14,7 @@ use crate::brain::client::{Attempt, Brain, BrainError, CallTag, Reply, Role};
 use crate::hands::Hands;
 use crate::hands::validators::{self, ValidatorSpec};
 use crate::hands::workspace::Workspace;
+use crate::session::event::ProposedLearnings;
 use crate::session::event::{
     AssistantMessage, Commit, FeedbackSent, ModelCall, Nudge, OperatorAction, ParseError,
     PromptAssembled, Scope, Stop, TaskDone, TaskFailed, TaskState as TaskStateEvent, ToolCall,
@@ -23,6 +25,7 @@ use crate::session::timestamp;
 use crate::session::writer::SessionWriter;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -65,6 +68,8 @@ pub struct RunOptions {
     pub context_files: Vec<String>,
     pub caps: Caps,
     pub max_quiet_turns: u64,
+    /// After each accepted task, ask whether it taught something worth writing down.
+    pub learnings: bool,
 }
 
 impl Default for RunOptions {
@@ -78,6 +83,7 @@ impl Default for RunOptions {
             context_files: vec!["AGENTS.md".into(), "CLAUDE.md".into()],
             caps: Caps::default(),
             max_quiet_turns: 3,
+            learnings: false,
         }
     }
 }
@@ -439,6 +445,9 @@ impl Run {
                             summary,
                             false,
                         )?;
+                        if self.opts.learnings {
+                            self.propose_learning(task).await?;
+                        }
                     }
                     TaskEnd::Failed(reason) => break 'run self.fail_task(task, &reason)?,
                     TaskEnd::Stop(stop) => break 'run stop,
@@ -464,6 +473,69 @@ impl Run {
         self.checkpoint(status)?;
         record::write_summary(&self.dir, &self.id)?;
         Ok(ended)
+    }
+
+    /// The learnings step for an accepted task. Never stops the run.
+    async fn propose_learning(&mut self, task: &Task) -> io::Result<()> {
+        let ledger = record::read_ledger(&self.dir, &task.id);
+        let project = memory::project_context(&self.workspace.worktree, &self.opts.context_files);
+        let mut prompt = format!("# Task {} — {}\n\n", task.id, task.title);
+        for c in &task.criteria {
+            let _ = writeln!(prompt, "- {c}");
+        }
+        if let Some((p, _)) = &project {
+            let _ = write!(prompt, "\n## Project notes today\n\n{p}\n");
+        }
+        if let Some(last) = ledger.last() {
+            let _ = write!(prompt, "\n## What changed\n\n{}\n", last.diff_summary);
+        }
+        if ledger.len() > 1 {
+            let _ = write!(
+                prompt,
+                "\n## Reviews before it was accepted\n\n{}\n",
+                memory::render_ledger(&ledger)
+            );
+        }
+        let sc = scope(&task.id, 0, 0);
+        self.emit(
+            "prompt_assembled",
+            &PromptAssembled {
+                scope: sc.clone(),
+                role: Some("learnings".into()),
+                chars: Some(prompt.chars().count() as u64),
+                content: Some(prompt.clone()),
+                truncated: Some(false),
+                ..PromptAssembled::default()
+            },
+        )?;
+        let messages = vec![
+            json!({"role": "system", "content": learnings::LEARNINGS_PROMPT}),
+            json!({"role": "user", "content": prompt}),
+        ];
+        let reply = self
+            .call(
+                CallTag { role: Role::Learnings, task: &task.id, attempt: 1, turn: 0 },
+                0,
+                &messages,
+                &[],
+            )
+            .await?;
+        let mut event =
+            ProposedLearnings { scope: sc, emitted: Some(false), ..ProposedLearnings::default() };
+        match reply.map(|r| learnings::parse(r.content.as_deref().unwrap_or(""))) {
+            Ok(learnings::Proposal::Learning(text)) => {
+                learnings::append(&self.dir, &self.id, &task.id, &task.title, &text)?;
+                event.emitted = Some(true);
+                event.entry = Some(text);
+            }
+            Ok(learnings::Proposal::Nothing) => event.reason = Some("no_proposal".into()),
+            Ok(learnings::Proposal::Unparseable(raw)) => {
+                event.reason = Some("unparseable".into());
+                event.raw = Some(raw);
+            }
+            Err(e) => event.reason = Some(format!("unreachable: {e}")),
+        }
+        self.emit("proposed_learnings", &event)
     }
 
     fn settled(&self, task: &str) -> bool {

@@ -131,6 +131,7 @@ pub fn run(tmp: &Path, setup: Setup) -> Outcome {
         };
         let mut brain = BrainConfig::new(BTreeMap::from([
             (Role::Worker, endpoint("scripted/worker", server.base_url())),
+            (Role::Learnings, endpoint("scripted/worker", server.base_url())),
             (Role::Evaluator, endpoint("scripted/evaluator", evaluator_url)),
         ]));
         brain.backoff_base = Duration::from_millis(5);
