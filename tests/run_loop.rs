@@ -364,3 +364,30 @@ fn the_learnings_step_proposes_for_a_person_and_never_for_a_model() {
         );
     }
 }
+
+#[test]
+fn model_misbehaviour_has_a_defined_outcome() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "worker": {"T-001": {"1": [
+            {"tool_calls": [{"name": "launch_rockets", "arguments": {}}, {"name": "read_file", "arguments": "{\"path\": "}]},
+            {"content": "and then I would", "finish_reason": "length"},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
+            {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
+        ]}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let o = run(tmp.path(), Setup { script, ..Setup::default() });
+    assert!(o.ended.success(), "{:?}", o.ended);
+    let second = serde_json::to_string(&o.requests("worker")[1].body["messages"]).unwrap();
+    assert!(second.contains("ERROR: unknown tool 'launch_rockets'. Available: bash"), "{second}");
+    assert!(second.contains("ERROR: read_file: the arguments are not valid JSON"), "{second}");
+    assert_eq!(o.of("tool_call")[1]["args"], "(unparseable JSON)");
+    assert_eq!(o.of("nudge")[0]["kind"], "length");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(tmp.path(), Setup { script: json!({"worker": {"T-001": {"1": [{"http_status": 401}]}}}), ..Setup::default() });
+    assert_eq!(o.ended.reason, "error");
+    assert!(o.ended.detail.as_deref().unwrap().contains("refused the API key (401)"));
+    assert!(o.of("task_failed").is_empty(), "a wrong key is not the task's fault");
+}
