@@ -8,8 +8,7 @@
 mod loop_fixture;
 mod support;
 
-use harrow::brain::scripted::{ScriptedServer, parse_script};
-use loop_fixture::{accept, repo_and_plan, write_and_submit};
+use loop_fixture::{accept, harrow_cmd, repo_and_plan, serve, write_and_submit};
 use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -17,13 +16,8 @@ use std::time::{Duration, Instant};
 use support::git;
 
 fn harrow(tmp: &Path, base_url: &str, evaluator_url: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_harrow"));
-    c.env("HARROW_BASE_URL", base_url)
-        .env("HARROW_EVALUATOR_BASE_URL", evaluator_url)
-        .env("HARROW_WORKER_MODEL", "scripted/worker")
-        .env("HARROW_SESSIONS_DIR", tmp.join("sessions"))
-        .env("XDG_CONFIG_HOME", tmp)
-        .env_remove("HARROW_CONFIG");
+    let mut c = harrow_cmd(tmp, base_url);
+    c.env("HARROW_EVALUATOR_BASE_URL", evaluator_url);
     c
 }
 
@@ -58,11 +52,7 @@ fn pause_step_note_and_resume_at_task_boundaries() {
     let mut slow = write_and_submit(1);
     slow[1]["delay_ms"] = json!(1500);
     let script = json!({"worker": {"T-001": {"1": slow}, "T-002": {"1": write_and_submit(2)}, "T-003": {"1": write_and_submit(3)}}, "evaluator": {"*": {"*": [accept()]}}});
-    let rt =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let server = rt
-        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), false))
-        .unwrap();
+    let (_rt, server) = serve(&script, false);
     let child = harrow(tmp.path(), &server.base_url(), &server.base_url())
         .args([
             "run",
@@ -147,11 +137,7 @@ fn a_held_task_is_approved_by_the_operator_on_resume() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let script = json!({"worker": {"T-001": {"1": write_and_submit(1)}}});
-    let rt =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let server = rt
-        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), true))
-        .unwrap();
+    let (_rt, server) = serve(&script, true);
     let dead = "http://127.0.0.1:9/v1";
     let held = harrow(tmp.path(), &server.base_url(), dead)
         .args([

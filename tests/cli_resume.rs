@@ -8,25 +8,13 @@
 mod loop_fixture;
 mod support;
 
-use harrow::brain::scripted::{ScriptedServer, parse_script};
-use loop_fixture::{accept, case, repo_and_plan, write_and_submit};
+use loop_fixture::{accept, case, harrow_cmd, repo_and_plan, serve, write_and_submit};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::git;
-
-fn harrow(tmp: &Path, base_url: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_harrow"));
-    c.env("HARROW_BASE_URL", base_url)
-        .env("HARROW_WORKER_MODEL", "scripted/worker")
-        .env("HARROW_API_KEY", "sk-resume-test")
-        .env("HARROW_SESSIONS_DIR", tmp.join("sessions"))
-        .env("XDG_CONFIG_HOME", tmp)
-        .env_remove("HARROW_CONFIG");
-    c
-}
 
 fn session_dir(tmp: &Path) -> PathBuf {
     std::fs::read_dir(tmp.join("sessions")).unwrap().next().unwrap().unwrap().path()
@@ -55,13 +43,9 @@ fn resume_after_kill_9_mid_task_finishes_with_one_commit_per_task() {
         "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": slow_submit}, "T-003": {"1": write_and_submit(3)}},
         "evaluator": {"*": {"*": [accept()]}}
     });
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let server = runtime
-        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), false))
-        .unwrap();
+    let (_runtime, server) = serve(&script, false);
 
-    let mut child = harrow(tmp.path(), &server.base_url())
+    let mut child = harrow_cmd(tmp.path(), &server.base_url())
         .args([
             "run",
             plan.to_str().unwrap(),
@@ -90,7 +74,7 @@ fn resume_after_kill_9_mid_task_finishes_with_one_commit_per_task() {
     );
 
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
-    let refused = harrow(tmp.path(), &server.base_url())
+    let refused = harrow_cmd(tmp.path(), &server.base_url())
         .args(["resume", &id, "--headless"])
         .output()
         .unwrap();
@@ -108,7 +92,7 @@ fn resume_after_kill_9_mid_task_finishes_with_one_commit_per_task() {
         .unwrap();
     assert!(dir.join("workspace/f2.txt").exists(), "the unfinished task's work is in the worktree");
 
-    let out = harrow(tmp.path(), &server.base_url())
+    let out = harrow_cmd(tmp.path(), &server.base_url())
         .args(["resume", &id, "--headless"])
         .output()
         .unwrap();
@@ -146,7 +130,7 @@ fn resume_after_kill_9_mid_task_finishes_with_one_commit_per_task() {
     );
     assert_eq!(summary["harrow"]["status"], "done");
 
-    let again = harrow(tmp.path(), &server.base_url())
+    let again = harrow_cmd(tmp.path(), &server.base_url())
         .args(["resume", &id, "--headless"])
         .output()
         .unwrap();
@@ -164,12 +148,8 @@ fn an_accepted_task_whose_commit_missed_the_log_is_committed_once() {
         "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
         "evaluator": {"*": {"*": [accept()]}}
     });
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let server = runtime
-        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), true))
-        .unwrap();
-    let ok = harrow(tmp.path(), &server.base_url())
+    let (_runtime, server) = serve(&script, true);
+    let ok = harrow_cmd(tmp.path(), &server.base_url())
         .args([
             "run",
             plan.to_str().unwrap(),
@@ -190,7 +170,7 @@ fn an_accepted_task_whose_commit_missed_the_log_is_committed_once() {
     let cut = text.find("\"type\":\"task_done\",\"payload\":{\"task_id\":\"T-002\"").unwrap();
     let line_start = text[..cut].rfind('\n').map_or(0, |i| i + 1);
     std::fs::write(&log, &text[..line_start]).unwrap();
-    let out = harrow(tmp.path(), &server.base_url())
+    let out = harrow_cmd(tmp.path(), &server.base_url())
         .args(["resume", &id, "--headless"])
         .output()
         .unwrap();

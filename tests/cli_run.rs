@@ -7,20 +7,9 @@
 mod loop_fixture;
 mod support;
 
-use harrow::brain::scripted::{ScriptedServer, parse_script};
-use loop_fixture::{accept, reject, repo_and_plan, write_and_submit};
+use loop_fixture::{accept, harrow_cmd, reject, repo_and_plan, serve, write_and_submit};
 use serde_json::json;
 use std::process::Command;
-
-/// Serves a script on a runtime of its own for as long as the returned guard lives.
-fn serve(script: &serde_json::Value) -> (tokio::runtime::Runtime, ScriptedServer) {
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let server = runtime
-        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), true))
-        .unwrap();
-    (runtime, server)
-}
 
 #[test]
 fn headless_run_prints_one_line_per_significant_event_and_exits_zero() {
@@ -31,8 +20,8 @@ fn headless_run_prints_one_line_per_significant_event_and_exits_zero() {
                    "T-002": {"1": write_and_submit(2)}},
         "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept()]}, "T-002": {"1": [accept()]}}
     });
-    let (_rt, server) = serve(&script);
-    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
+    let (_rt, server) = serve(&script, true);
+    let out = harrow_cmd(tmp.path(), &server.base_url())
         .args([
             "run",
             plan.to_str().unwrap(),
@@ -41,12 +30,6 @@ fn headless_run_prints_one_line_per_significant_event_and_exits_zero() {
             "--headless",
             "--no-validators",
         ])
-        .env("HARROW_BASE_URL", server.base_url())
-        .env("HARROW_WORKER_MODEL", "scripted/worker")
-        .env("HARROW_API_KEY", "sk-cli-run-test")
-        .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))
-        .env("XDG_CONFIG_HOME", tmp.path())
-        .env_remove("HARROW_CONFIG")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

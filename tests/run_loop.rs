@@ -386,7 +386,13 @@ fn model_misbehaviour_has_a_defined_outcome() {
     assert_eq!(o.of("nudge")[0]["kind"], "length");
 
     let tmp = tempfile::tempdir().unwrap();
-    let o = run(tmp.path(), Setup { script: json!({"worker": {"T-001": {"1": [{"http_status": 401}]}}}), ..Setup::default() });
+    let o = run(
+        tmp.path(),
+        Setup {
+            script: json!({"worker": {"T-001": {"1": [{"http_status": 401}]}}}),
+            ..Setup::default()
+        },
+    );
     assert_eq!(o.ended.reason, "error");
     assert!(o.ended.detail.as_deref().unwrap().contains("refused the API key (401)"));
     assert!(o.of("task_failed").is_empty(), "a wrong key is not the task's fault");

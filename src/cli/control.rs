@@ -1,17 +1,16 @@
 //! `harrow control ID OP`: send an operator command to a session.
 
-use super::{DirArgs, UsageError};
+use super::{SessionArg, UsageError};
 use crate::harness::control::{Command, Op, send};
 use crate::session::status::SessionStatus;
-use crate::session::{discover, lock, overview, timestamp};
+use crate::session::{lock, overview, timestamp};
 use color_eyre::eyre::Result;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A session id, a unique prefix of one, or a session folder's path.
-    #[arg(value_name = "ID|DIR")]
-    pub session: String,
+    #[command(flatten)]
+    pub target: SessionArg,
     /// What to do.
     #[arg(value_enum)]
     pub op: Op,
@@ -25,13 +24,10 @@ pub struct Args {
     /// The note for the next attempt, or the guidance that goes with a reject.
     #[arg(long)]
     pub text: Option<String>,
-    #[command(flatten)]
-    pub dirs: DirArgs,
 }
 
 pub fn control(args: &Args) -> Result<ExitCode> {
-    let roots = discover::roots(&args.dirs.dirs);
-    let found = discover::resolve(&args.session, &roots).map_err(|e| UsageError(e.to_string()))?;
+    let found = args.target.resolve()?;
     let o = overview(&found.dir, &found.id)?;
     if o.summary.harrow.format != "harrow" {
         return Err(UsageError(format!(

@@ -52,6 +52,25 @@ pub struct DirArgs {
     pub dirs: Vec<PathBuf>,
 }
 
+/// The session a verb acts on, and where to look for it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SessionArg {
+    /// A session id, a unique prefix of one, or a session folder's path.
+    #[arg(value_name = "ID|DIR")]
+    pub session: String,
+    #[command(flatten)]
+    pub dirs: DirArgs,
+}
+
+impl SessionArg {
+    /// Finds the session, or says in one line what was looked for and where.
+    pub fn resolve(&self) -> Result<crate::session::discover::Found, UsageError> {
+        let roots = crate::session::discover::roots(&self.dirs.dirs);
+        crate::session::discover::resolve(&self.session, &roots)
+            .map_err(|e| UsageError(e.to_string()))
+    }
+}
+
 /// Parses the command line, runs the verb, and turns errors into an exit status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();

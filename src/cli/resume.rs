@@ -1,7 +1,7 @@
 //! `harrow resume ID`: continue a session after a clean stop or a crash.
 
 use super::run::{ModelArgs, RunFlags, console_note, drive, endpoints};
-use super::{DirArgs, UsageError};
+use super::{SessionArg, UsageError};
 use crate::brain::client::{Brain, BrainConfig};
 use crate::config::Config;
 use crate::hands::Hands;
@@ -10,7 +10,6 @@ use crate::hands::workspace::Workspace;
 use crate::harness::plan;
 use crate::harness::resume::restore;
 use crate::harness::run::{Parts, Run};
-use crate::session::discover;
 use crate::session::event::{LogRepaired, SessionResume};
 use crate::session::writer::{EVENTS_FILE, SessionWriter, WriterError};
 use color_eyre::eyre::Result;
@@ -19,11 +18,8 @@ use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A session id, a unique prefix of one, or a session folder's path.
-    #[arg(value_name = "ID|DIR")]
-    pub session: String,
     #[command(flatten)]
-    pub dirs: DirArgs,
+    pub target: SessionArg,
     #[command(flatten)]
     pub flags: RunFlags,
 }
@@ -33,8 +29,7 @@ fn env_set(name: &str) -> bool {
 }
 
 pub fn resume(args: &Args) -> Result<ExitCode> {
-    let roots = discover::roots(&args.dirs.dirs);
-    let found = discover::resolve(&args.session, &roots).map_err(|e| UsageError(e.to_string()))?;
+    let found = args.target.resolve()?;
     let restored = restore(&found.dir, &found.id)
         .map_err(|e| UsageError(format!("{}: {e}", found.dir.display())))?;
     if restored.last_stop.as_deref() == Some("all_done") {

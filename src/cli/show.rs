@@ -1,10 +1,9 @@
 //! `harrow show`: one session's summary, as a table or as Tilth-compatible JSON.
 
+use super::SessionArg;
 use super::format::{dollars, short_ts, table, thousands};
 use super::sessions::tasks_total;
-use super::{DirArgs, UsageError};
 use crate::session::checkpoint::CheckpointRead;
-use crate::session::discover;
 use crate::session::status::SessionStatus;
 use crate::session::summary::{Usage, VerdictCounts};
 use crate::session::{Overview, overview};
@@ -16,19 +15,15 @@ use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A session id, a unique prefix of one, or a session folder's path.
-    #[arg(value_name = "ID|DIR")]
-    pub session: String,
     #[command(flatten)]
-    pub dirs: DirArgs,
+    pub target: SessionArg,
     /// Print the summary as JSON: Tilth's summary.json v4 keys, plus harrow's under "harrow".
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let roots = discover::roots(&args.dirs.dirs);
-    let found = discover::resolve(&args.session, &roots).map_err(|e| UsageError(e.to_string()))?;
+    let found = args.target.resolve()?;
     let o = overview(&found.dir, &found.id)
         .wrap_err_with(|| format!("cannot read session {}", found.dir.display()))?;
     let mut out = std::io::stdout().lock();

@@ -1,6 +1,6 @@
 //! `harrow reset` and `harrow cleanse`: removing what a session left in the source repository.
 
-use super::{DirArgs, UsageError};
+use super::{DirArgs, SessionArg, UsageError};
 use crate::hands::workspace::Workspace;
 use crate::session::checkpoint::{CHECKPOINT_FILE, CheckpointRead, read_checkpoint};
 use crate::session::discover::{self, Found};
@@ -15,11 +15,8 @@ use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
 pub struct ResetArgs {
-    /// A session id, a unique prefix of one, or a session folder's path.
-    #[arg(value_name = "ID|DIR")]
-    pub session: String,
     #[command(flatten)]
-    pub dirs: DirArgs,
+    pub target: SessionArg,
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]
     pub yes: bool,
@@ -114,8 +111,7 @@ fn refuse_if_running(found: &Found) -> Result<()> {
 }
 
 pub fn reset(args: &ResetArgs) -> Result<ExitCode> {
-    let roots = discover::roots(&args.dirs.dirs);
-    let found = discover::resolve(&args.session, &roots).map_err(|e| UsageError(e.to_string()))?;
+    let found = args.target.resolve()?;
     refuse_if_running(&found)?;
     let place = placement(&found);
     let question = format!(

@@ -497,17 +497,7 @@ impl Run {
             );
         }
         let sc = scope(&task.id, 0, 0);
-        self.emit(
-            "prompt_assembled",
-            &PromptAssembled {
-                scope: sc.clone(),
-                role: Some("learnings".into()),
-                chars: Some(prompt.chars().count() as u64),
-                content: Some(prompt.clone()),
-                truncated: Some(false),
-                ..PromptAssembled::default()
-            },
-        )?;
+        self.log_prompt(&sc, "learnings", &prompt)?;
         let messages = vec![
             json!({"role": "system", "content": learnings::LEARNINGS_PROMPT}),
             json!({"role": "user", "content": prompt}),
@@ -818,17 +808,7 @@ impl Run {
         )?;
         let note = self.take_notes(&task.id);
         let prompt = self.worker_prompt(task, &ledger, note.as_deref());
-        self.emit(
-            "prompt_assembled",
-            &PromptAssembled {
-                scope: scope(&task.id, 0, attempt),
-                role: Some("worker".into()),
-                chars: Some(prompt.chars().count() as u64),
-                content: Some(prompt.clone()),
-                truncated: Some(false),
-                ..PromptAssembled::default()
-            },
-        )?;
+        self.log_prompt(&scope(&task.id, 0, attempt), "worker", &prompt)?;
         let mut messages = vec![
             json!({"role": "system", "content": WORKER_PROMPT}),
             json!({"role": "user", "content": prompt}),
@@ -1055,6 +1035,19 @@ impl Run {
         self.judged(task, &case, &verdict, &diff, sc, attempt, iter)
     }
 
+    /// Logs the user message a role was sent (whole: harrow keeps what Tilth capped).
+    fn log_prompt(&mut self, sc: &Scope, role: &str, prompt: &str) -> io::Result<()> {
+        let event = PromptAssembled {
+            scope: sc.clone(),
+            role: Some(role.into()),
+            chars: Some(prompt.chars().count() as u64),
+            content: Some(prompt.to_owned()),
+            truncated: Some(false),
+            ..PromptAssembled::default()
+        };
+        self.emit("prompt_assembled", &event)
+    }
+
     fn feedback(&mut self, sc: &Scope, kind: &str, content: &str) -> io::Result<()> {
         self.emit(
             "feedback_sent",
@@ -1191,17 +1184,7 @@ impl Run {
             validator_output,
             seed_tests: &seed_tests,
         });
-        self.emit(
-            "prompt_assembled",
-            &PromptAssembled {
-                scope: sc.clone(),
-                role: Some("evaluator".into()),
-                chars: Some(prompt.chars().count() as u64),
-                content: Some(prompt.clone()),
-                truncated: Some(false),
-                ..PromptAssembled::default()
-            },
-        )?;
+        self.log_prompt(sc, "evaluator", &prompt)?;
         let mut messages = vec![
             json!({"role": "system", "content": EVALUATOR_PROMPT}),
             json!({"role": "user", "content": prompt}),

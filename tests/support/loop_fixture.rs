@@ -154,6 +154,32 @@ pub fn run(tmp: &Path, setup: Setup) -> Outcome {
     })
 }
 
+/// Serves a script on a runtime of its own, for tests that run the binary; both live as long
+/// as the returned pair. `fast` drops the script's delays.
+pub fn serve(script: &Value, fast: bool) -> (tokio::runtime::Runtime, ScriptedServer) {
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = runtime
+        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), fast))
+        .unwrap();
+    (runtime, server)
+}
+
+/// The real binary, pointed at a model endpoint, with sessions and configuration kept inside
+/// the test's folder.
+pub fn harrow_cmd(tmp: &Path, base_url: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"));
+    c.env("HARROW_BASE_URL", base_url)
+        .env("HARROW_WORKER_MODEL", "scripted/worker")
+        .env("HARROW_API_KEY", "sk-binary-test")
+        .env("HARROW_SESSIONS_DIR", tmp.join("sessions"))
+        .env("XDG_CONFIG_HOME", tmp)
+        .env_remove("HARROW_CONFIG")
+        .env_remove("HARROW_EVALUATOR_BASE_URL")
+        .env_remove("HARROW_EVALUATOR_MODEL");
+    c
+}
+
 /// Every file under a folder, as text, for "this never appears anywhere" checks.
 pub fn all_text(dir: &Path) -> String {
     let mut out = String::new();
