@@ -1,24 +1,72 @@
 //! The configuration file: `config.toml` in the platform config dir (`~/.config/harrow/` on
 //! Linux), or the file named by `--config` or `$HARROW_CONFIG`. Every key is optional.
 
+use crate::brain::client::Price;
 use crate::hands::HandsConfig;
 use crate::hands::hooks::{DenyRule, PostEditLinter};
 use crate::hands::isolation::SandboxMode;
 use crate::hands::validators::ValidatorSpec;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The file as written.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
     pub hands: HandsSection,
+    #[serde(default)]
+    pub models: ModelsSection,
+    /// Dollars per million tokens by model, for providers that do not report cost.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prices: BTreeMap<String, Price>,
     /// Validators to run on every case. Absent: presets detected from the repository. An empty
     /// list: none (the evaluator is the only gate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validators: Option<Vec<ValidatorSpec>>,
+}
+
+/// `[models]`: endpoints and models per role. Keys are never read from here: they come from
+/// the environment (`HARROW_API_KEY`, `HARROW_EVALUATOR_API_KEY`) so they stay out of files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelsSection {
+    #[serde(default)]
+    pub base_url: Option<String>,
+    #[serde(default)]
+    pub worker_model: Option<String>,
+    #[serde(default)]
+    pub evaluator_model: Option<String>,
+    #[serde(default)]
+    pub evaluator_base_url: Option<String>,
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout_secs: u64,
+    /// Longest silence while waiting for a reply.
+    #[serde(default = "default_read_timeout")]
+    pub read_timeout_secs: u64,
+}
+
+fn default_connect_timeout() -> u64 {
+    10
+}
+
+fn default_read_timeout() -> u64 {
+    300
+}
+
+impl Default for ModelsSection {
+    fn default() -> Self {
+        ModelsSection {
+            base_url: None,
+            worker_model: None,
+            evaluator_model: None,
+            evaluator_base_url: None,
+            connect_timeout_secs: default_connect_timeout(),
+            read_timeout_secs: default_read_timeout(),
+        }
+    }
 }
 
 /// `[hands]`.
@@ -143,6 +191,15 @@ command = "ruff check {file}"
 [[validators]]
 name = "tests"
 command = "cargo test"
+
+[models]
+base_url = "http://localhost:8000/v1"
+worker_model = "local/worker"
+read_timeout_secs = 60
+
+[prices."local/worker"]
+prompt_per_mtok = 0.5
+completion_per_mtok = 1.5
 "#,
         )
         .unwrap();
@@ -150,6 +207,15 @@ command = "cargo test"
         assert_eq!(c.hands.sandbox, SandboxMode::Off);
         assert_eq!(c.hands.post_edit[0].timeout_secs, 30);
         assert_eq!(c.validators.unwrap()[0].timeout_secs, 600);
+        assert_eq!(c.models.worker_model.as_deref(), Some("local/worker"));
+        assert_eq!((c.models.connect_timeout_secs, c.models.read_timeout_secs), (10, 60));
+        assert!((c.prices["local/worker"].completion_per_mtok - 1.5).abs() < 1e-12);
+        assert!(
+            Config::parse("[models]\napi_key = \"sk-1\"\n")
+                .unwrap_err()
+                .contains("unknown field `api_key`"),
+            "keys are not read from files"
+        );
         assert_eq!(Config::parse("validators = []").unwrap().validators, Some(vec![]));
         assert_eq!(Config::parse("").unwrap(), Config::default());
     }

@@ -397,3 +397,24 @@ fn model_misbehaviour_has_a_defined_outcome() {
     assert!(o.ended.detail.as_deref().unwrap().contains("refused the API key (401)"));
     assert!(o.of("task_failed").is_empty(), "a wrong key is not the task's fault");
 }
+
+#[test]
+fn an_accept_below_the_score_threshold_is_reworked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scored = |score: u32| json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Works, but the file has no trailing note.", "evidence": [], "next_step": null, "score": score}}]});
+    let script = json!({
+        "worker": {"T-001": {"1": write_and_submit(1), "2": [{"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]}},
+        "evaluator": {"T-001": {"1": [scored(45)], "2": [scored(85)]}}
+    });
+    let opts = RunOptions { score_threshold: Some(60.0), ..RunOptions::default() };
+    let o = run(tmp.path(), Setup { script, opts, ..Setup::default() });
+    assert!(o.ended.success(), "{:?}", o.ended);
+    let verdicts = o.of("evaluator_verdict");
+    assert_eq!(
+        (verdicts[0]["verdict"].as_str(), verdicts[0]["below_threshold"].as_bool()),
+        (Some("reject"), Some(true))
+    );
+    assert_eq!(verdicts[1]["verdict"], "accept");
+    let feedback = o.of("feedback_sent")[0]["content"].as_str().unwrap();
+    assert!(feedback.contains("Scored 45, below the bar of 60."), "{feedback}");
+}

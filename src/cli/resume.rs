@@ -1,8 +1,8 @@
 //! `harrow resume ID`: continue a session after a clean stop or a crash.
 
-use super::run::{ModelArgs, RunFlags, console_note, drive, endpoints};
+use super::run::{ModelArgs, RunFlags, brain_config, console_note, drive};
 use super::{SessionArg, UsageError};
-use crate::brain::client::{Brain, BrainConfig};
+use crate::brain::client::Brain;
 use crate::config::Config;
 use crate::hands::Hands;
 use crate::hands::validators::{ValidatorSpec, presets};
@@ -88,7 +88,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         models.evaluator_model.clone_from(&start.evaluator_model);
     }
     let brain =
-        Brain::new(BrainConfig::new(endpoints(&models)?)).map_err(|e| UsageError(e.to_string()))?;
+        Brain::new(brain_config(&models, &config)?).map_err(|e| UsageError(e.to_string()))?;
     let hands = Hands::new(&workspace.worktree, Some(&found.dir), config.hands.to_hands_config())
         .map_err(|e| UsageError(e.to_string()))?;
     let recorded: Option<Vec<ValidatorSpec>> =

@@ -85,6 +85,9 @@ pub struct RunFlags {
     /// down; proposals go to proposed-learnings.md in the session folder, for you to review.
     #[arg(long)]
     pub learnings: bool,
+    /// Hold accepts to a score: an accept the evaluator scores below N (0–100) is a reject.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub score_threshold: Option<u8>,
     /// Stop between tasks after this many minutes.
     #[arg(long, value_name = "MIN")]
     pub max_minutes: Option<u64>,
@@ -104,6 +107,7 @@ impl RunFlags {
             on_cap: self.on_cap,
             no_eval: self.no_eval,
             learnings: self.learnings,
+            score_threshold: self.score_threshold.map(f64::from),
             caps: Caps {
                 wall_clock: self.max_minutes.map(|m| Duration::from_secs(m * 60)),
                 tokens: self.max_tokens,
@@ -118,10 +122,15 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// Builds the per-role endpoints from flags, then the environment.
-pub fn endpoints(m: &ModelArgs) -> Result<BTreeMap<Role, Endpoint>, UsageError> {
-    let base = m.base_url.clone().or_else(|| env("HARROW_BASE_URL"));
-    let worker_model = m.worker_model.clone().or_else(|| env("HARROW_WORKER_MODEL"));
+/// Builds the per-role endpoints from flags, then the environment, then the configuration.
+pub fn endpoints(m: &ModelArgs, config: &Config) -> Result<BTreeMap<Role, Endpoint>, UsageError> {
+    let c = &config.models;
+    let base = m.base_url.clone().or_else(|| env("HARROW_BASE_URL")).or_else(|| c.base_url.clone());
+    let worker_model = m
+        .worker_model
+        .clone()
+        .or_else(|| env("HARROW_WORKER_MODEL"))
+        .or_else(|| c.worker_model.clone());
     let mut missing = Vec::new();
     if base.is_none() {
         missing.push("HARROW_BASE_URL (or --base-url)");
@@ -155,6 +164,15 @@ pub fn endpoints(m: &ModelArgs) -> Result<BTreeMap<Role, Endpoint>, UsageError> 
         (Role::Learnings, worker),
         (Role::Evaluator, evaluator),
     ]))
+}
+
+/// The brain's configuration: endpoints, timeouts and prices.
+pub fn brain_config(m: &ModelArgs, config: &Config) -> Result<BrainConfig, UsageError> {
+    let mut brain = BrainConfig::new(endpoints(m, config)?);
+    brain.connect_timeout = Duration::from_secs(config.models.connect_timeout_secs.max(1));
+    brain.read_timeout = Duration::from_secs(config.models.read_timeout_secs.max(1));
+    brain.prices.clone_from(&config.prices);
+    Ok(brain)
 }
 
 /// Everything needed to start a session, decided before anything is created.
@@ -269,7 +287,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let (config, _) =
         Config::load(flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let plan = plan::load(&args.plan).map_err(|e| UsageError(e.to_string()))?;
-    let brain = BrainConfig::new(endpoints(&flags.models)?);
+    let brain = brain_config(&flags.models, &config)?;
     let sessions_dir = discover::harrow_sessions_dir().ok_or_else(|| {
         UsageError("cannot find a data folder for sessions; set HARROW_SESSIONS_DIR".into())
     })?;

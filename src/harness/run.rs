@@ -70,6 +70,8 @@ pub struct RunOptions {
     pub max_quiet_turns: u64,
     /// After each accepted task, ask whether it taught something worth writing down.
     pub learnings: bool,
+    /// An accept with a 0–100 score below this is a reject.
+    pub score_threshold: Option<f64>,
 }
 
 impl Default for RunOptions {
@@ -84,6 +86,7 @@ impl Default for RunOptions {
             caps: Caps::default(),
             max_quiet_turns: 3,
             learnings: false,
+            score_threshold: None,
         }
     }
 }
@@ -1032,6 +1035,7 @@ impl Run {
                 return Ok(("The review could not be completed; stop here.".into(), Some(end)));
             }
         };
+        let verdict = verdict.held_to(self.opts.score_threshold);
         self.judged(task, &case, &verdict, &diff, sc, attempt, iter)
     }
 
@@ -1089,6 +1093,9 @@ impl Run {
         event.extra.insert("diff_summary".into(), json!(diff.summary()));
         if diff.is_empty() {
             event.extra.insert("by_harness".into(), json!(true));
+        }
+        if verdict.below_threshold {
+            event.extra.insert("below_threshold".into(), json!(true));
         }
         self.emit("evaluator_verdict", &event)?;
         let entry = LedgerEntry {

@@ -40,6 +40,9 @@ pub struct Verdict {
     /// Set on the harness's own fail-closed reject when the evaluator could not be parsed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub parse_failed: bool,
+    /// Set when an accept scored below the run's threshold and was turned into a reject.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub below_threshold: bool,
 }
 
 impl Verdict {
@@ -59,6 +62,27 @@ impl Verdict {
             next_step: None,
             score: None,
             parse_failed: true,
+            below_threshold: false,
+        }
+    }
+
+    /// Holds an accept to the run's score threshold: below it, the accept becomes a reject
+    /// whose feedback names the score, the bar and the evaluator's concern.
+    #[must_use]
+    pub fn held_to(self, threshold: Option<f64>) -> Verdict {
+        match (threshold, self.score) {
+            (Some(bar), Some(score)) if self.accepted() && score < bar => Verdict {
+                verdict: "reject".into(),
+                rejection_category: None,
+                concern: format!("Scored {score:.0}, below the bar of {bar:.0}. {}", self.concern),
+                next_step: Some(format!(
+                    "Raise the quality of the work until it would score at least {bar:.0}; start with: {}",
+                    self.concern
+                )),
+                below_threshold: true,
+                ..self
+            },
+            _ => self,
         }
     }
 
@@ -72,6 +96,7 @@ impl Verdict {
             next_step: Some("Make the changes the acceptance criteria ask for, verify them, then submit your case again.".into()),
             score: None,
             parse_failed: false,
+            below_threshold: false,
         }
     }
 
@@ -200,6 +225,7 @@ pub fn parse(arguments: &str) -> Result<Verdict, String> {
         next_step,
         score,
         parse_failed: false,
+        below_threshold: false,
     })
 }
 
@@ -219,6 +245,23 @@ mod tests {
                 && f.contains("Next step: Call add() in the test."),
             "{f}"
         );
+    }
+
+    #[test]
+    fn an_accept_below_the_threshold_is_a_reject() {
+        let a = parse(
+            r#"{"verdict": "accept", "concern": "Thin tests.", "evidence": [], "score": 41}"#,
+        )
+        .unwrap();
+        let held = a.clone().held_to(Some(60.0));
+        assert!(!held.accepted() && held.below_threshold);
+        assert!(
+            held.feedback().contains("Scored 41, below the bar of 60. Thin tests."),
+            "{}",
+            held.feedback()
+        );
+        assert!(a.clone().held_to(Some(40.0)).accepted());
+        assert!(a.held_to(None).accepted());
     }
 
     #[test]
