@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -67,12 +66,7 @@ pub struct ScriptedCall {
 /// role → task → attempt → turns. The task `*` answers for any task without its own entry.
 pub type Script = BTreeMap<String, BTreeMap<String, BTreeMap<String, Vec<Turn>>>>;
 
-/// Reads a script file.
-pub fn load_script(path: &Path) -> Result<Script, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    parse_script(&text).map_err(|e| format!("{}: {e}", path.display()))
-}
-
+/// Parses a script: JSON of role → task → attempt → turns.
 pub fn parse_script(text: &str) -> Result<Script, String> {
     serde_json::from_str(text).map_err(|e| format!("line {}: {e}", e.line()))
 }

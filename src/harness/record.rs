@@ -4,7 +4,7 @@
 
 use super::memory::LedgerEntry;
 use crate::session::checkpoint::{CHECKPOINT_FILE, Checkpoint};
-use crate::session::summary::Usage;
+use crate::session::summary::{Summary, Usage};
 use crate::session::writer::{SUMMARY_FILE, TASK_STATUS_FILE};
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, Write};
@@ -60,10 +60,17 @@ pub fn write_task_status(dir: &Path, states: &BTreeMap<String, String>) -> io::R
     crate::session::atomic::write_json_atomic(&dir.join(TASK_STATUS_FILE), states)
 }
 
-/// Rewrites `summary.json` from the log.
-pub fn write_summary(dir: &Path, id: &str) -> io::Result<()> {
-    let o = crate::session::overview(dir, id)?;
-    crate::session::atomic::write_json_atomic(&dir.join(SUMMARY_FILE), &o.summary)
+/// Writes `summary.json` from the writer's running fold, with the session's status.
+pub fn write_summary(dir: &Path, mut summary: Summary) -> io::Result<()> {
+    let checkpoint = crate::session::checkpoint::read_checkpoint(dir);
+    let status = crate::session::status::session_status(
+        summary.final_stop(),
+        summary.harrow.events,
+        &checkpoint,
+        true,
+    );
+    status.as_str().clone_into(&mut summary.harrow.status);
+    crate::session::atomic::write_json_atomic(&dir.join(SUMMARY_FILE), &summary)
 }
 
 /// What `checkpoint.json` records for a harrow session.

@@ -474,7 +474,7 @@ impl Run {
             _ => "paused",
         };
         self.checkpoint(status)?;
-        record::write_summary(&self.dir, &self.id)?;
+        record::write_summary(&self.dir, self.writer.summary())?;
         Ok(ended)
     }
 
@@ -762,7 +762,7 @@ impl Run {
         let outcome = if below_bar { "done (below the bar)" } else { "done" };
         record::append_progress(&self.dir, &task.id, outcome, &task.title)?;
         record::write_task_status(&self.dir, &self.status_map())?;
-        record::write_summary(&self.dir, &self.id)?;
+        record::write_summary(&self.dir, self.writer.summary())?;
         self.checkpoint("running")?;
         if below_bar {
             self.warnings.push(below_bar_warning(&task.id, &task.title, last_category));

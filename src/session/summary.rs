@@ -232,7 +232,7 @@ fn entry<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m mut
 }
 
 /// One task while folding: Tilth's figures and harrow's side by side.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct TaskSlot {
     id: String,
     summary: TaskSummary,
@@ -243,7 +243,7 @@ struct TaskSlot {
 
 /// Tasks in order of first appearance. Consecutive events almost always belong to the same
 /// task, so the last slot used is checked before the map.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct TaskTable {
     slots: Vec<TaskSlot>,
     index: HashMap<String, usize>,
@@ -276,8 +276,9 @@ impl TaskTable {
     }
 }
 
-/// Folds facts, in file order, into a [`Summary`].
-#[derive(Debug, Default)]
+/// Folds facts, in file order, into a [`Summary`]. Cloning is cheap (a few maps), so a
+/// running fold can be finished as often as needed without re-reading the log.
+#[derive(Debug, Clone, Default)]
 pub struct SummaryFold {
     s: Summary,
     tasks: TaskTable,

@@ -6,10 +6,11 @@
 //! cuts back. The loop asks for `fsync` at durability points (after a verdict, before a
 //! commit) with [`SessionWriter::sync`]; the other files are replaced atomically.
 
-use super::atomic::write_json_atomic;
 use super::event::encode_line;
+use super::fact::Fact;
 use super::lock::{LockError, SessionLock};
-use super::scan::scan;
+use super::scan::{ScanReport, scan};
+use super::summary::{Summary, SummaryFold};
 use super::timestamp;
 use serde::Serialize;
 use std::fs::{self, File, OpenOptions};
@@ -38,13 +39,21 @@ pub struct Repair {
     pub at_offset: u64,
 }
 
-/// Appends events to one session and rewrites its state files.
+/// Appends events to one session, keeping the session's summary current as it goes.
 #[derive(Debug)]
 pub struct SessionWriter {
     dir: PathBuf,
     file: File,
     next_seq: u64,
+    /// The summary fold of every line in the log, so a summary never needs a re-read.
+    fold: SummaryFold,
+    report: ScanReport,
+    line: Vec<u8>,
     _lock: SessionLock,
+}
+
+fn session_id_of(dir: &Path) -> Option<String> {
+    dir.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
 impl SessionWriter {
@@ -58,7 +67,16 @@ impl SessionWriter {
         let lock = SessionLock::acquire(dir)?;
         let path = dir.join(EVENTS_FILE);
         let file = open_append(&path)?;
-        Ok(SessionWriter { dir: dir.to_path_buf(), file, next_seq: 1, _lock: lock })
+        let fold = SummaryFold::new(session_id_of(dir));
+        Ok(SessionWriter {
+            dir: dir.to_path_buf(),
+            file,
+            next_seq: 1,
+            fold,
+            report: ScanReport::default(),
+            line: Vec::new(),
+            _lock: lock,
+        })
     }
 
     /// Opens an existing session to continue it. A torn last line is cut back to the last
@@ -68,10 +86,12 @@ impl SessionWriter {
         let path = dir.join(EVENTS_FILE);
         let io_err = |source| WriterError::Io { path: path.clone(), source };
         let mut last_seq = 0u64;
-        let report = scan(&path, |_, f| {
+        let mut fold = SummaryFold::new(session_id_of(dir));
+        let mut report = scan(&path, |_, f| {
             if let Some(s) = f.seq.value.and_then(|s| u64::try_from(s).ok()) {
                 last_seq = last_seq.max(s);
             }
+            fold.apply(f);
         })
         .map_err(io_err)?;
         let repair = if report.pending_bytes > 0 {
@@ -83,10 +103,17 @@ impl SessionWriter {
             None
         };
         let file = open_append(&path)?;
-        Ok((
-            SessionWriter { dir: dir.to_path_buf(), file, next_seq: last_seq + 1, _lock: lock },
-            repair,
-        ))
+        report.pending_bytes = 0;
+        let writer = SessionWriter {
+            dir: dir.to_path_buf(),
+            file,
+            next_seq: last_seq + 1,
+            fold,
+            report,
+            line: Vec::new(),
+            _lock: lock,
+        };
+        Ok((writer, repair))
     }
 
     pub fn dir(&self) -> &Path {
@@ -96,22 +123,26 @@ impl SessionWriter {
     /// Appends one event and returns its sequence number.
     pub fn append(&mut self, kind: &str, payload: &impl Serialize) -> io::Result<u64> {
         let seq = self.next_seq;
-        let mut line =
-            encode_line(&timestamp::now(), seq, kind, payload).map_err(io::Error::other)?;
-        line.push(b'\n');
-        self.file.write_all(&line)?;
+        self.line = encode_line(&timestamp::now(), seq, kind, payload).map_err(io::Error::other)?;
+        if let Ok(fact) = Fact::decode(&self.line) {
+            self.fold.apply(&fact);
+        }
+        self.line.push(b'\n');
+        self.file.write_all(&self.line)?;
         self.next_seq += 1;
+        self.report.lines += 1;
+        self.report.events += 1;
         Ok(seq)
+    }
+
+    /// The summary of everything in the log so far, without reading it again.
+    pub fn summary(&self) -> Summary {
+        self.fold.clone().finish(&self.report)
     }
 
     /// Makes everything appended so far durable.
     pub fn sync(&self) -> io::Result<()> {
         self.file.sync_data()
-    }
-
-    /// Atomically replaces a state file (`checkpoint.json`, `summary.json`, `task-status.json`).
-    pub fn write_state(&self, file_name: &str, value: &impl Serialize) -> io::Result<()> {
-        write_json_atomic(&self.dir.join(file_name), value)
     }
 }
 
@@ -153,6 +184,37 @@ mod tests {
             matches!(&events[0].payload, Payload::Stop(s) if s.reason.as_deref() == Some("paused"))
         );
         assert!(events[0].ts.as_deref().is_some_and(|t| t.len() == 24));
+    }
+
+    #[test]
+    fn the_running_summary_equals_a_fold_of_the_file() {
+        use crate::session::event::{ModelCall, Scope, TaskDone};
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("20261122-000000-abcdef");
+        let scope = Scope { task_id: Some("T-001".into()), iter: Some(1), ..Scope::default() };
+        let call = ModelCall {
+            scope: scope.clone(),
+            prompt_tokens: Some(10),
+            eval_tokens: Some(2),
+            tokens_used_total: Some(12),
+            ..ModelCall::default()
+        };
+        {
+            let mut w = SessionWriter::create(&dir).unwrap();
+            w.append("model_call", &call).unwrap();
+            let from_file =
+                crate::session::overview(&dir, "20261122-000000-abcdef").unwrap().summary;
+            assert_eq!(w.summary().tokens, from_file.tokens);
+            assert_eq!(w.summary().tasks, from_file.tasks);
+        }
+        let (mut w, _) = SessionWriter::open(&dir).unwrap();
+        w.append("task_done", &TaskDone { scope, ..TaskDone::default() }).unwrap();
+        let mut from_file =
+            crate::session::overview(&dir, "20261122-000000-abcdef").unwrap().summary;
+        let mut running = w.summary();
+        from_file.harrow.status.clear();
+        running.harrow.status.clear();
+        assert_eq!(running, from_file);
     }
 
     #[test]
