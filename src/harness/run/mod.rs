@@ -1,0 +1,516 @@
+//! The Ralph loop: tasks one at a time; per task a worker conversation that works with tools
+//! until it submits a case; validators, then the evaluator; the gate decides; a reject goes
+//! back into the same conversation. Everything that happens is appended to the session log.
+
+mod learn;
+mod operator;
+mod recover;
+mod review;
+mod worker;
+
+use super::case::{self, Case};
+use super::control::{self, Op};
+use super::gate::{GateEvent, TaskState, transition};
+use super::learnings;
+use super::memory::{self, EvaluatorInputs, LedgerEntry, WorkerContext};
+use super::plan::{Plan, Task};
+use super::record::{self, CheckpointFacts};
+use super::verdict::{self, Verdict};
+use crate::brain::client::{Attempt, Brain, BrainError, CallTag, Reply, Role};
+use crate::hands::Hands;
+use crate::hands::validators::{self, ValidatorSpec};
+use crate::hands::workspace::Workspace;
+use crate::session::event::ProposedLearnings;
+use crate::session::event::{
+    AssistantMessage, Commit, FeedbackSent, ModelCall, Nudge, OperatorAction, ParseError,
+    PromptAssembled, Scope, Stop, TaskDone, TaskFailed, TaskState as TaskStateEvent, ToolCall,
+    ToolCallRecord, Verdict as VerdictEvent,
+};
+use crate::session::summary::Usage;
+use crate::session::timestamp;
+use crate::session::writer::SessionWriter;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// The worker's system prompt, embedded.
+pub const WORKER_PROMPT: &str = include_str!("../../../prompts/worker.md");
+/// The evaluator's system prompt, embedded.
+pub const EVALUATOR_PROMPT: &str = include_str!("../../../prompts/evaluator.md");
+/// What a quiet worker is told.
+const NUDGE: &str = "You replied without calling a tool. If the task is done and verified, call submit_case; otherwise continue with the tools.";
+const NUDGE_LENGTH: &str = "Your reply was cut off by the length limit. Continue in smaller steps, calling one tool at a time.";
+
+/// What to do when a task is still rejected at the rework cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OnCap {
+    /// The task fails and the run stops.
+    #[default]
+    Fail,
+    /// The task is accepted below the bar: flagged everywhere, and later tasks are warned.
+    ForceAccept,
+}
+
+/// Limits checked between tasks, never inside one.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Caps {
+    pub wall_clock: Option<Duration>,
+    pub tokens: Option<u64>,
+    pub dollars: Option<f64>,
+}
+
+/// How a run behaves.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub max_iterations: u64,
+    /// Evaluator rounds per task before the cap policy applies.
+    pub max_attempts: u64,
+    pub on_cap: OnCap,
+    pub no_eval: bool,
+    pub validators: Vec<ValidatorSpec>,
+    pub context_files: Vec<String>,
+    pub caps: Caps,
+    pub max_quiet_turns: u64,
+    /// After each accepted task, ask whether it taught something worth writing down.
+    pub learnings: bool,
+    /// An accept with a 0–100 score below this is a reject.
+    pub score_threshold: Option<f64>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            max_iterations: 32,
+            max_attempts: 3,
+            on_cap: OnCap::Fail,
+            no_eval: false,
+            validators: Vec::new(),
+            context_files: vec!["AGENTS.md".into(), "CLAUDE.md".into()],
+            caps: Caps::default(),
+            max_quiet_turns: 3,
+            learnings: false,
+            score_threshold: None,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// The `stop` reason: `all_done`, a failure reason, a cap, `needs_operator`, `provider_failure`, `error`.
+    pub reason: String,
+    pub detail: Option<String>,
+}
+
+impl Ended {
+    pub fn success(&self) -> bool {
+        self.reason == "all_done"
+    }
+}
+
+/// A task's result, inside the loop.
+enum TaskEnd {
+    Accepted { below_bar: bool, last_category: Option<String>, summary: String },
+    Failed(String),
+    Stop(Ended),
+}
+
+/// What a run is made of, assembled by whoever starts or resumes the session.
+#[derive(Debug)]
+pub struct Parts {
+    pub id: String,
+    pub dir: PathBuf,
+    pub writer: SessionWriter,
+    pub plan: Plan,
+    pub workspace: Workspace,
+    pub hands: Hands,
+    pub brain: Brain,
+    pub opts: RunOptions,
+}
+
+/// One run of a plan in a session.
+#[derive(Debug)]
+pub struct Run {
+    pub id: String,
+    pub dir: PathBuf,
+    pub writer: SessionWriter,
+    pub plan: Plan,
+    pub workspace: Workspace,
+    pub hands: Hands,
+    pub brain: Brain,
+    pub opts: RunOptions,
+    states: BTreeMap<String, TaskState>,
+    usage: BTreeMap<String, Usage>,
+    tokens_total: u64,
+    started: Instant,
+    warnings: Vec<String>,
+    control: ControlState,
+}
+
+/// What the operator has asked for and the loop has not finished acting on.
+#[derive(Debug, Default)]
+struct ControlState {
+    offset: u64,
+    paused: bool,
+    /// Tasks left before pausing again, after a `step`.
+    steps_left: Option<u32>,
+    stop: Option<String>,
+    /// Notes for the next attempt: by task, or for whichever task runs next.
+    notes: Vec<(Option<String>, String)>,
+}
+
+fn scope(task: &str, iter: u64, attempt: u64) -> Scope {
+    Scope {
+        task_id: Some(task.to_owned()),
+        iter: Some(iter),
+        attempt: Some(attempt),
+        ..Scope::default()
+    }
+}
+
+/// What every later task is told about a task accepted below the bar.
+fn below_bar_warning(id: &str, title: &str, category: Option<&str>) -> String {
+    let category = category.unwrap_or("a rejection");
+    format!(
+        "{id} ({title}) was accepted below the quality bar after its last review rejected it as {category}; do not rely on it blindly."
+    )
+}
+
+fn tool_message(id: &str, content: &str) -> Value {
+    json!({"role": "tool", "tool_call_id": id, "content": content})
+}
+
+impl Run {
+    pub fn new(p: Parts) -> Run {
+        let states = p.plan.tasks.iter().map(|t| (t.id.clone(), TaskState::Pending)).collect();
+        Run {
+            id: p.id,
+            dir: p.dir,
+            writer: p.writer,
+            plan: p.plan,
+            workspace: p.workspace,
+            hands: p.hands,
+            brain: p.brain,
+            opts: p.opts,
+            states,
+            usage: BTreeMap::new(),
+            tokens_total: 0,
+            started: Instant::now(),
+            warnings: Vec::new(),
+            control: ControlState::default(),
+        }
+    }
+
+    /// A run that continues a session: states, spend and warnings come from its folder.
+    pub fn resumed(p: Parts, r: &super::resume::Restored) -> Run {
+        let mut run = Run::new(p);
+        for (task, state) in &r.states {
+            if run.states.contains_key(task) {
+                run.states.insert(task.clone(), *state);
+            }
+        }
+        run.usage.clone_from(&r.usage);
+        run.tokens_total = r.tokens_total;
+        run.control.offset = r.control_offset;
+        for (task, category) in &r.below_bar {
+            let title =
+                run.plan.tasks.iter().find(|t| &t.id == task).map_or("", |t| t.title.as_str());
+            run.warnings.push(below_bar_warning(task, title, category.as_deref()));
+        }
+        run
+    }
+
+    /// Tasks not yet accepted or skipped, in plan order.
+    pub fn unfinished(&self) -> Vec<String> {
+        self.plan
+            .tasks
+            .iter()
+            .filter(|t| !self.states.get(&t.id).is_some_and(|s| s.is_settled()))
+            .map(|t| t.id.clone())
+            .collect()
+    }
+
+    fn emit<P: serde::Serialize>(&mut self, kind: &str, payload: &P) -> io::Result<()> {
+        self.writer.append(kind, payload).map(|_| ())
+    }
+
+    /// Moves a task through the gate and logs the move.
+    fn gate(
+        &mut self,
+        task: &str,
+        event: GateEvent,
+        reason: &str,
+        attempt: u64,
+    ) -> io::Result<TaskState> {
+        let from = self.states.get(task).copied().unwrap_or(TaskState::Pending);
+        let to = transition(from, event).map_err(io::Error::other)?;
+        self.states.insert(task.to_owned(), to);
+        self.emit(
+            "task_state",
+            &TaskStateEvent {
+                scope: scope(task, 0, attempt),
+                from: Some(from.to_string()),
+                to: Some(to.to_string()),
+                reason: Some(reason.to_owned()),
+                ..TaskStateEvent::default()
+            },
+        )?;
+        Ok(to)
+    }
+
+    fn status_map(&self) -> BTreeMap<String, String> {
+        self.states
+            .iter()
+            .filter(|(_, s)| s.is_terminal())
+            .map(|(k, s)| (k.clone(), s.to_string()))
+            .collect()
+    }
+
+    fn checkpoint(&self, status: &str) -> io::Result<()> {
+        record::write_checkpoint(
+            &self.dir,
+            &CheckpointFacts {
+                id: &self.id,
+                source: &self.workspace.source,
+                plan: &self.plan.source,
+                workspace: &self.workspace.worktree,
+                branch: &self.workspace.branch,
+                base: &self.workspace.base,
+                usage: &self.usage,
+                status,
+            },
+        )
+    }
+
+    fn record_call(
+        &mut self,
+        role: Role,
+        scope: &Scope,
+        a: &Attempt,
+        reply: Option<&Reply>,
+    ) -> io::Result<()> {
+        let u = a.usage;
+        self.tokens_total += u.prompt + u.completion;
+        let entry = self.usage.entry(role.as_str().to_owned()).or_default();
+        entry.prompt += u.prompt as i64;
+        entry.eval += u.completion as i64;
+        entry.total += (u.prompt + u.completion) as i64;
+        entry.cached += u.cached as i64;
+        entry.reasoning += u.reasoning as i64;
+        entry.cost += u.cost;
+        let call = ModelCall {
+            scope: scope.clone(),
+            phase: (role == Role::Evaluator).then(|| "evaluator".to_owned()),
+            role: Some(role.as_str().into()),
+            call_attempt: Some(u64::from(a.number)),
+            prompt_tokens: Some(u.prompt),
+            eval_tokens: Some(u.completion),
+            cached_tokens: Some(u.cached),
+            reasoning_tokens: Some(u.reasoning),
+            cost: Some(u.cost),
+            tokens_used_total: Some(self.tokens_total),
+            health: Some(a.health.into()),
+            health_detail: a.detail.clone(),
+            retry_backoff_seconds: a.backoff.map(|b| b.as_secs_f64()),
+            finish_reason: reply.and_then(|r| r.finish_reason.clone()),
+            model: reply.and_then(|r| r.model.clone()),
+            provider: reply.and_then(|r| r.provider.clone()),
+            response_id: reply.and_then(|r| r.response_id.clone()),
+            duration_ms: Some(a.duration.as_millis() as u64),
+            ..ModelCall::default()
+        };
+        self.emit("model_call", &call)?;
+        if let Some(r) = reply {
+            self.emit(
+                "assistant_message",
+                &AssistantMessage {
+                    scope: scope.clone(),
+                    role: Some(role.as_str().into()),
+                    content: r.content.clone(),
+                    reasoning: r.reasoning.clone(),
+                    tool_calls: Some(r.tool_calls.clone()),
+                    ..AssistantMessage::default()
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Calls a model, logging every try.
+    async fn call(
+        &mut self,
+        tag: CallTag<'_>,
+        iter: u64,
+        messages: &[Value],
+        tools: &[Value],
+    ) -> io::Result<Result<Reply, BrainError>> {
+        let (role, task, attempt) = (tag.role, tag.task, tag.attempt);
+        let brain = self.brain.clone();
+        let mut tries: Vec<(Attempt, Option<Reply>)> = Vec::new();
+        let result =
+            brain.chat(&tag, messages, tools, |a, r| tries.push((a.clone(), r.cloned()))).await;
+        let scope = scope(task, iter, attempt);
+        for (a, r) in &tries {
+            self.record_call(role, &scope, a, r.as_ref())?;
+        }
+        Ok(result)
+    }
+
+    fn cap_reached(&self) -> Option<String> {
+        let caps = self.opts.caps;
+        if caps.wall_clock.is_some_and(|w| self.started.elapsed() >= w) {
+            return Some("wall_clock".into());
+        }
+        if caps.tokens.is_some_and(|t| self.tokens_total >= t) {
+            return Some("token_cap".into());
+        }
+        let dollars: f64 = self.usage.values().map(|u| u.cost).sum();
+        if caps.dollars.is_some_and(|d| dollars >= d) {
+            return Some("cost_cap".into());
+        }
+        None
+    }
+
+    /// Runs every pending task in order until the plan is done or something stops it.
+    pub async fn run(&mut self) -> io::Result<Ended> {
+        self.checkpoint("running")?;
+        let tasks = self.plan.tasks.clone();
+        let ended = 'run: {
+            for task in &tasks {
+                if self.settled(&task.id) {
+                    continue;
+                }
+                if let Some(end) = self.boundary().await? {
+                    break 'run end;
+                }
+                if self.settled(&task.id) {
+                    continue;
+                }
+                match self.run_task(task).await? {
+                    TaskEnd::Accepted { below_bar, last_category, summary } => {
+                        self.finish_accepted(
+                            task,
+                            below_bar,
+                            last_category.as_deref(),
+                            summary,
+                            false,
+                        )?;
+                        if self.opts.learnings {
+                            self.propose_learning(task).await?;
+                        }
+                    }
+                    TaskEnd::Failed(reason) => break 'run self.fail_task(task, &reason)?,
+                    TaskEnd::Stop(stop) => break 'run stop,
+                }
+                self.count_step();
+            }
+            Ended { reason: "all_done".into(), detail: None }
+        };
+        self.emit(
+            "stop",
+            &Stop {
+                reason: Some(ended.reason.clone()),
+                error: ended.detail.clone(),
+                ..Stop::default()
+            },
+        )?;
+        self.writer.sync()?;
+        let status = match ended.reason.as_str() {
+            "all_done" => "all_done",
+            "iter_cap" | "evaluator_cap" | "no_case" | "error" | "operator_fail" => "failed",
+            _ => "paused",
+        };
+        self.checkpoint(status)?;
+        record::write_summary(&self.dir, self.writer.summary())?;
+        Ok(ended)
+    }
+
+    fn settled(&self, task: &str) -> bool {
+        self.states.get(task).is_some_and(|s| s.is_settled())
+    }
+
+    fn fail_task(&mut self, task: &Task, reason: &str) -> io::Result<Ended> {
+        self.gate(&task.id, GateEvent::Failed, reason, 0)?;
+        self.emit(
+            "task_failed",
+            &TaskFailed {
+                scope: scope(&task.id, 0, 0),
+                reason: Some(reason.to_owned()),
+                ..TaskFailed::default()
+            },
+        )?;
+        record::append_progress(&self.dir, &task.id, &format!("failed:{reason}"), &task.title)?;
+        record::write_task_status(&self.dir, &self.status_map())?;
+        Ok(Ended { reason: reason.to_owned(), detail: Some(format!("task {} failed", task.id)) })
+    }
+
+    fn finish_accepted(
+        &mut self,
+        task: &Task,
+        below_bar: bool,
+        last_category: Option<&str>,
+        summary: String,
+        by_operator: bool,
+    ) -> io::Result<()> {
+        let done = TaskDone {
+            scope: scope(&task.id, 0, 0),
+            summary: Some(summary),
+            below_bar: Some(below_bar),
+            by_operator: by_operator.then_some(true),
+            last_category: last_category.map(str::to_owned),
+            ..TaskDone::default()
+        };
+        self.emit("task_done", &done)?;
+        self.writer.sync()?;
+        let sha = self
+            .workspace
+            .commit_task(&task.id, &task.title, &self.id)
+            .map_err(io::Error::other)?;
+        self.emit(
+            "commit",
+            &Commit {
+                scope: scope(&task.id, 0, 0),
+                sha: sha.clone(),
+                message: Some(format!("{}: {}", task.id, task.title)),
+                ..Commit::default()
+            },
+        )?;
+        self.writer.sync()?;
+        let outcome = if below_bar { "done (below the bar)" } else { "done" };
+        record::append_progress(&self.dir, &task.id, outcome, &task.title)?;
+        record::write_task_status(&self.dir, &self.status_map())?;
+        record::write_summary(&self.dir, self.writer.summary())?;
+        self.checkpoint("running")?;
+        if below_bar {
+            self.warnings.push(below_bar_warning(&task.id, &task.title, last_category));
+        }
+        Ok(())
+    }
+
+    /// Logs the user message a role was sent (whole: harrow keeps what Tilth capped).
+    fn log_prompt(&mut self, sc: &Scope, role: &str, prompt: &str) -> io::Result<()> {
+        let event = PromptAssembled {
+            scope: sc.clone(),
+            role: Some(role.into()),
+            chars: Some(prompt.chars().count() as u64),
+            content: Some(prompt.to_owned()),
+            truncated: Some(false),
+            ..PromptAssembled::default()
+        };
+        self.emit("prompt_assembled", &event)
+    }
+
+    fn feedback(&mut self, sc: &Scope, kind: &str, content: &str) -> io::Result<()> {
+        self.emit(
+            "feedback_sent",
+            &FeedbackSent {
+                scope: sc.clone(),
+                kind: Some(kind.into()),
+                content: Some(content.into()),
+                ..FeedbackSent::default()
+            },
+        )
+    }
+}

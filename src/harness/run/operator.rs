@@ -1,0 +1,185 @@
+//! Operator commands at task boundaries: pause, step, stop, notes, and decisions on a task.
+
+use super::{
+    Duration, Ended, GateEvent, Op, OperatorAction, Run, TaskState, control, io, json, record,
+    transition,
+};
+
+impl Run {
+    /// After a task: a `step` pauses once its one task is done.
+    pub(super) fn count_step(&mut self) {
+        if let Some(left) = self.control.steps_left {
+            if left <= 1 {
+                self.control.steps_left = None;
+                self.control.paused = true;
+            } else {
+                self.control.steps_left = Some(left - 1);
+            }
+        }
+    }
+
+    /// A safe point between tasks: read operator commands, apply them, honour caps, and wait
+    /// while paused. Returns how the run ends, if it ends here.
+    pub(super) async fn boundary(&mut self) -> io::Result<Option<Ended>> {
+        let mut announced = false;
+        loop {
+            if let Some(end) = self.poll_control()? {
+                return Ok(Some(end));
+            }
+            if let Some(why) = self.control.stop.take() {
+                return Ok(Some(Ended { reason: "operator_stop".into(), detail: Some(why) }));
+            }
+            if let Some(cap) = self.cap_reached() {
+                return Ok(Some(Ended { reason: cap, detail: None }));
+            }
+            if !self.control.paused {
+                if announced {
+                    self.checkpoint("running")?;
+                }
+                return Ok(None);
+            }
+            if !announced {
+                self.checkpoint("paused")?;
+                announced = true;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Reads and applies new operator commands, logging each. A `fail` decision ends the run.
+    pub(super) fn poll_control(&mut self) -> io::Result<Option<Ended>> {
+        let (commands, end) = control::read_new(&self.dir, self.control.offset)?;
+        if end == self.control.offset {
+            return Ok(None);
+        }
+        self.control.offset = end;
+        let mut ended = None;
+        for command in commands {
+            let mut action = OperatorAction::default();
+            action.extra.insert("control_offset".into(), json!(end));
+            let cmd = match command {
+                Ok(c) => c,
+                Err(why) => {
+                    action.action = Some("unreadable".into());
+                    action.reason = Some(why);
+                    self.emit("operator_action", &action)?;
+                    continue;
+                }
+            };
+            action.scope.task_id.clone_from(&cmd.task);
+            action.action = Some(cmd.op.as_str().into());
+            action.reason.clone_from(&cmd.reason);
+            action.note.clone_from(&cmd.text);
+            action.source = Some(cmd.source.clone());
+            self.emit("operator_action", &action)?;
+            match cmd.op {
+                Op::Pause => self.control.paused = true,
+                Op::Resume => {
+                    self.control.paused = false;
+                    self.control.steps_left = None;
+                }
+                Op::Step => {
+                    self.control.paused = false;
+                    self.control.steps_left = Some(1);
+                }
+                Op::Stop => {
+                    self.control.stop = Some(
+                        cmd.reason.clone().unwrap_or_else(|| "the operator asked to stop".into()),
+                    );
+                }
+                Op::Note => {
+                    if let Some(text) = cmd.text.clone() {
+                        self.control.notes.push((cmd.task.clone(), text));
+                    }
+                }
+                Op::Approve | Op::Reject | Op::ForceAccept | Op::Skip | Op::Fail => {
+                    if let Some(end) = self.decide(&cmd)? {
+                        ended = Some(end);
+                    }
+                }
+            }
+        }
+        Ok(ended)
+    }
+
+    /// Applies a decision on a task: the one named, else the one waiting for the operator.
+    pub(super) fn decide(&mut self, cmd: &control::Command) -> io::Result<Option<Ended>> {
+        let target = cmd.task.clone().or_else(|| {
+            self.states
+                .iter()
+                .find(|(_, s)| **s == TaskState::NeedsOperator)
+                .map(|(t, _)| t.clone())
+        });
+        let Some(task) = target.and_then(|id| self.plan.tasks.iter().find(|t| t.id == id).cloned())
+        else {
+            let mut refused = OperatorAction {
+                action: Some("refused".into()),
+                reason: Some(format!(
+                    "{} names no task of the plan and none is waiting for a decision",
+                    cmd.op.as_str()
+                )),
+                ..OperatorAction::default()
+            };
+            refused.extra.insert("control_offset".into(), json!(self.control.offset));
+            self.emit("operator_action", &refused)?;
+            return Ok(None);
+        };
+        let reason = cmd.reason.clone().unwrap_or_default();
+        let event = match cmd.op {
+            Op::Approve => GateEvent::Accepted,
+            Op::ForceAccept => GateEvent::ForceAccepted,
+            Op::Skip => GateEvent::Skipped,
+            Op::Fail => GateEvent::Failed,
+            _ => {
+                let guidance = cmd.text.clone().unwrap_or_default();
+                self.control.notes.push((
+                    Some(task.id.clone()),
+                    format!("The operator rejected the last attempt ({reason}). {guidance}")
+                        .trim()
+                        .to_owned(),
+                ));
+                return Ok(None);
+            }
+        };
+        let from = self.states.get(&task.id).copied().unwrap_or(TaskState::Pending);
+        if transition(from, event).is_err() {
+            let mut refused = OperatorAction {
+                action: Some("refused".into()),
+                reason: Some(format!(
+                    "{} cannot be applied to {} while it is {from}",
+                    cmd.op.as_str(),
+                    task.id
+                )),
+                ..OperatorAction::default()
+            };
+            refused.scope.task_id = Some(task.id.clone());
+            refused.extra.insert("control_offset".into(), json!(self.control.offset));
+            self.emit("operator_action", &refused)?;
+            return Ok(None);
+        }
+        match cmd.op {
+            Op::Approve | Op::ForceAccept => {
+                let below_bar = cmd.op == Op::ForceAccept;
+                self.gate(&task.id, event, &format!("operator: {reason}"), 0)?;
+                let last = record::read_ledger(&self.dir, &task.id)
+                    .last()
+                    .and_then(|e| e.verdict.rejection_category.clone());
+                self.finish_accepted(
+                    &task,
+                    below_bar,
+                    last.as_deref(),
+                    format!("accepted by the operator: {reason}"),
+                    true,
+                )?;
+                Ok(None)
+            }
+            Op::Skip => {
+                self.gate(&task.id, event, &format!("operator: {reason}"), 0)?;
+                record::append_progress(&self.dir, &task.id, "skipped", &task.title)?;
+                record::write_task_status(&self.dir, &self.status_map())?;
+                Ok(None)
+            }
+            _ => self.fail_task(&task, "operator_fail").map(Some),
+        }
+    }
+}

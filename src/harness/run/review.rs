@@ -1,0 +1,320 @@
+//! A submitted case: parse it, run the validators, ask the evaluator (failing closed), and
+//! let the gate act on the verdict.
+
+use super::{
+    CallTag, Case, EVALUATOR_PROMPT, Ended, EvaluatorInputs, GateEvent, LedgerEntry, OnCap,
+    ParseError, Role, Run, Scope, Task, TaskEnd, ToolCall, ToolCallRecord, Value, Verdict,
+    VerdictEvent, case, io, json, memory, record, timestamp, tool_message, validators, verdict,
+};
+
+impl Run {
+    /// Handles one `submit_case`: parse, validators, evaluator, gate. Returns what the worker
+    /// reads as the tool result, and the task's end if it ended.
+    pub(super) async fn review(
+        &mut self,
+        task: &Task,
+        call: &ToolCallRecord,
+        sc: &Scope,
+        attempt: &mut u64,
+        iter: u64,
+    ) -> io::Result<(String, Option<TaskEnd>)> {
+        let case = match case::parse(&call.arguments) {
+            Ok(c) => c,
+            Err(error) => {
+                self.emit(
+                    "tool_call",
+                    &ToolCall {
+                        scope: sc.clone(),
+                        tool: Some("submit_case".into()),
+                        args: Some(json!("(unparseable case)")),
+                        call_id: Some(call.id.clone()),
+                        ..ToolCall::default()
+                    },
+                )?;
+                let raw = json!([{"name": call.name, "arguments": call.arguments}]);
+                self.emit(
+                    "case_parse_error",
+                    &ParseError {
+                        scope: sc.clone(),
+                        error: Some(error.clone()),
+                        raw_tool_calls: Some(raw),
+                        ..ParseError::default()
+                    },
+                )?;
+                return Ok((error, None));
+            }
+        };
+        self.emit(
+            "tool_call",
+            &ToolCall {
+                scope: sc.clone(),
+                tool: Some("submit_case".into()),
+                args: serde_json::to_value(&case).ok(),
+                call_id: Some(call.id.clone()),
+                ..ToolCall::default()
+            },
+        )?;
+        self.gate(&task.id, GateEvent::CaseSubmitted, "case submitted", *attempt)?;
+        let diff = self.workspace.diff().map_err(io::Error::other)?;
+        let mut validator_output = None;
+        if diff.is_empty() {
+            let verdict = Verdict::empty_diff();
+            return self.judged(task, &case, &verdict, &diff, sc, attempt, iter);
+        }
+        if !self.opts.validators.is_empty() {
+            let v = validators::run_all(
+                &self.opts.validators,
+                &self.hands,
+                &task.tests,
+                sc,
+                &mut self.writer,
+            )?;
+            if let Some(report) = v.report {
+                self.gate(&task.id, GateEvent::ValidatorsFailed, "validators failed", *attempt)?;
+                self.feedback(sc, "validators", &report)?;
+                return Ok((report, None));
+            }
+            let joined: Vec<String> = v
+                .results
+                .iter()
+                .map(|r| {
+                    format!(
+                        "$ {}\n{}",
+                        r.command.as_deref().unwrap_or(&r.name),
+                        r.output.as_deref().unwrap_or("")
+                    )
+                })
+                .collect();
+            validator_output = Some(joined.join("\n"));
+        }
+        if self.opts.no_eval {
+            self.gate(
+                &task.id,
+                GateEvent::ValidatorsPassed,
+                "validators passed; review is off",
+                *attempt,
+            )?;
+            self.gate(&task.id, GateEvent::Accepted, "accepted unreviewed (--no-eval)", *attempt)?;
+            return Ok((
+                "Accepted.".into(),
+                Some(TaskEnd::Accepted {
+                    below_bar: false,
+                    last_category: None,
+                    summary: case.summary,
+                }),
+            ));
+        }
+        self.gate(&task.id, GateEvent::ValidatorsPassed, "validators passed", *attempt)?;
+        let Some(verdict) = self
+            .evaluate(task, &case, &diff.patch, validator_output.as_deref(), sc, *attempt, iter)
+            .await?
+        else {
+            {
+                self.gate(
+                    &task.id,
+                    GateEvent::HeldForOperator,
+                    "the evaluator cannot be reached",
+                    *attempt,
+                )?;
+                let end = TaskEnd::Stop(Ended {
+                    reason: "needs_operator".into(),
+                    detail: Some(format!(
+                        "task {} waits for the operator: the evaluator cannot be reached",
+                        task.id
+                    )),
+                });
+                return Ok(("The review could not be completed; stop here.".into(), Some(end)));
+            }
+        };
+        let verdict = verdict.held_to(self.opts.score_threshold);
+        self.judged(task, &case, &verdict, &diff, sc, attempt, iter)
+    }
+
+    /// Records a verdict in the ledger and lets the gate act on it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn judged(
+        &mut self,
+        task: &Task,
+        case: &Case,
+        verdict: &Verdict,
+        diff: &crate::hands::workspace::DiffInfo,
+        sc: &Scope,
+        attempt: &mut u64,
+        iter: u64,
+    ) -> io::Result<(String, Option<TaskEnd>)> {
+        let mut event = VerdictEvent {
+            scope: sc.clone(),
+            schema_version: Some(1),
+            verdict: Some(verdict.verdict.clone()),
+            rejection_category: verdict.rejection_category.clone(),
+            concern: Some(verdict.concern.clone()),
+            evidence: Some(verdict.evidence.clone()),
+            next_step: verdict.next_step.clone(),
+            parse_failed: verdict.parse_failed.then_some(true),
+            score: verdict.score,
+            diff_digest: Some(diff.digest.clone()),
+            base_commit: self.workspace.head().ok(),
+            ..VerdictEvent::default()
+        };
+        event.extra.insert("diff_summary".into(), json!(diff.summary()));
+        if diff.is_empty() {
+            event.extra.insert("by_harness".into(), json!(true));
+        }
+        if verdict.below_threshold {
+            event.extra.insert("below_threshold".into(), json!(true));
+        }
+        self.emit("evaluator_verdict", &event)?;
+        let entry = LedgerEntry {
+            ts: timestamp::now(),
+            iter,
+            attempt: *attempt,
+            diff_summary: diff.summary(),
+            case: Some(case.clone()),
+            verdict: verdict.clone(),
+        };
+        record::append_ledger(&self.dir, &task.id, &entry)?;
+        self.emit(
+            "ledger_appended",
+            &crate::session::event::LedgerAppended {
+                scope: sc.clone(),
+                verdict_summary: Some(verdict.summary()),
+                ..Default::default()
+            },
+        )?;
+        self.writer.sync()?;
+        if verdict.accepted() {
+            self.gate(&task.id, GateEvent::Accepted, "the evaluator accepted", *attempt)?;
+            return Ok((
+                "Accepted.".into(),
+                Some(TaskEnd::Accepted {
+                    below_bar: false,
+                    last_category: None,
+                    summary: case.summary.clone(),
+                }),
+            ));
+        }
+        if *attempt >= self.opts.max_attempts {
+            return Ok(match self.opts.on_cap {
+                OnCap::Fail => (
+                    "Rejected at the rework cap.".into(),
+                    Some(TaskEnd::Failed("evaluator_cap".into())),
+                ),
+                OnCap::ForceAccept => {
+                    self.gate(
+                        &task.id,
+                        GateEvent::ForceAccepted,
+                        "rework cap reached; accepted below the bar by policy",
+                        *attempt,
+                    )?;
+                    let end = TaskEnd::Accepted {
+                        below_bar: true,
+                        last_category: verdict.rejection_category.clone(),
+                        summary: case.summary.clone(),
+                    };
+                    ("Accepted below the bar.".into(), Some(end))
+                }
+            });
+        }
+        self.gate(&task.id, GateEvent::Rejected, &verdict.summary(), *attempt)?;
+        *attempt += 1;
+        self.gate(&task.id, GateEvent::ReworkStarted, "rework in the same conversation", *attempt)?;
+        let text = verdict.feedback();
+        self.feedback(sc, "verdict", &text)?;
+        Ok((text, None))
+    }
+
+    /// Asks the evaluator, with one retry for an unparseable answer. `None`: it cannot be
+    /// reached, and a person must decide.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn evaluate(
+        &mut self,
+        task: &Task,
+        case: &Case,
+        diff: &str,
+        validator_output: Option<&str>,
+        sc: &Scope,
+        attempt: u64,
+        iter: u64,
+    ) -> io::Result<Option<Verdict>> {
+        let project = memory::project_context(&self.workspace.worktree, &self.opts.context_files);
+        let ledger = record::read_ledger(&self.dir, &task.id);
+        let seed_tests: Vec<(String, String)> = task
+            .tests
+            .iter()
+            .filter_map(|t| {
+                std::fs::read_to_string(self.workspace.worktree.join(t))
+                    .ok()
+                    .map(|c| (t.clone(), c))
+            })
+            .collect();
+        let prompt = memory::evaluator_prompt(&EvaluatorInputs {
+            plan: &self.plan,
+            task,
+            project: project.as_ref().map(|(t, _)| t.as_str()),
+            ledger: &ledger,
+            case,
+            diff,
+            validator_output,
+            seed_tests: &seed_tests,
+        });
+        self.log_prompt(sc, "evaluator", &prompt)?;
+        let mut messages = vec![
+            json!({"role": "system", "content": EVALUATOR_PROMPT}),
+            json!({"role": "user", "content": prompt}),
+        ];
+        let tools = vec![verdict::schema()];
+        let mut last_error = String::new();
+        for try_n in 0..2usize {
+            let Ok(reply) = self
+                .call(
+                    CallTag { role: Role::Evaluator, task: &task.id, attempt, turn: try_n },
+                    iter,
+                    &messages,
+                    &tools,
+                )
+                .await?
+            else {
+                return Ok(None);
+            };
+            let calls: Vec<&ToolCallRecord> =
+                reply.tool_calls.iter().filter(|c| c.name == "submit_verdict").collect();
+            let parsed = calls
+                .iter()
+                .map(|c| verdict::parse(&c.arguments))
+                .find(Result::is_ok)
+                .and_then(Result::ok);
+            if let Some(v) = parsed {
+                return Ok(Some(v));
+            }
+            last_error = match calls.first() {
+                Some(c) => verdict::parse(&c.arguments).err().unwrap_or_default(),
+                None => "no submit_verdict call in the reply".into(),
+            };
+            let raw: Vec<Value> = reply
+                .tool_calls
+                .iter()
+                .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+                .collect();
+            let mut event = ParseError {
+                scope: sc.clone(),
+                error: Some(last_error.clone()),
+                raw_tool_calls: Some(Value::Array(raw)),
+                ..ParseError::default()
+            };
+            event.extra.insert("attempt".into(), json!(try_n + 1));
+            self.emit("evaluator_parse_error", &event)?;
+            messages.push(reply.history_message());
+            let retry = format!(
+                "Your verdict could not be used: {last_error}. Call submit_verdict once with valid arguments."
+            );
+            if reply.tool_calls.is_empty() {
+                messages.push(json!({"role": "user", "content": retry}));
+            } else {
+                for c in &reply.tool_calls {
+                    messages.push(tool_message(&c.id, &retry));
+                }
+            }
+        }
+        Ok(Some(Verdict::parse_failed(&last_error)))
+    }
+}

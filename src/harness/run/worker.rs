@@ -1,0 +1,162 @@
+//! The worker's side of a task: a fresh conversation with its context, tool calls through
+//! the hands, nudges for quiet turns, and `submit_case` handed to the review.
+
+use super::{
+    CallTag, Ended, GateEvent, Hands, LedgerEntry, NUDGE, NUDGE_LENGTH, Nudge, Role, Run, Scope,
+    Task, TaskEnd, ToolCall, ToolCallRecord, Value, WORKER_PROMPT, WorkerContext, case, io, json,
+    memory, record, scope, tool_message,
+};
+
+impl Run {
+    /// Takes the operator's notes meant for this task (or for whichever task runs next).
+    pub(super) fn take_notes(&mut self, task: &str) -> Option<String> {
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.control.notes)
+            .into_iter()
+            .partition(|(t, _)| t.as_deref().is_none_or(|t| t == task));
+        self.control.notes = rest;
+        let texts: Vec<String> = mine.into_iter().map(|(_, n)| n).collect();
+        (!texts.is_empty()).then(|| texts.join("\n\n"))
+    }
+
+    pub(super) fn worker_prompt(
+        &self,
+        task: &Task,
+        ledger: &[LedgerEntry],
+        note: Option<&str>,
+    ) -> String {
+        let project = memory::project_context(&self.workspace.worktree, &self.opts.context_files);
+        let progress = record::progress_tail(
+            &self.dir,
+            memory::PROGRESS_TAIL_LINES,
+            memory::PROGRESS_MAX_CHARS,
+        );
+        let statuses: Vec<(String, String)> =
+            self.states.iter().map(|(k, s)| (k.clone(), s.to_string())).collect();
+        let ctx = WorkerContext {
+            project: project.as_ref().map(|(t, _)| t.as_str()),
+            progress: progress.as_deref(),
+            statuses: &statuses,
+            ledger,
+            warnings: &self.warnings,
+            operator_note: note,
+        };
+        memory::worker_prompt(&self.plan, task, &ctx)
+    }
+
+    /// One task, from a fresh conversation to accept, failure or a stop.
+    pub(super) async fn run_task(&mut self, task: &Task) -> io::Result<TaskEnd> {
+        let ledger = record::read_ledger(&self.dir, &task.id);
+        let mut attempt = ledger.len() as u64 + 1;
+        self.gate(&task.id, GateEvent::Start, "task started", attempt)?;
+        self.emit(
+            "context_reset",
+            &Scope { task_id: Some(task.id.clone()), attempt: Some(attempt), ..Scope::default() },
+        )?;
+        let note = self.take_notes(&task.id);
+        let prompt = self.worker_prompt(task, &ledger, note.as_deref());
+        self.log_prompt(&scope(&task.id, 0, attempt), "worker", &prompt)?;
+        let mut messages = vec![
+            json!({"role": "system", "content": WORKER_PROMPT}),
+            json!({"role": "user", "content": prompt}),
+        ];
+        let mut tools = Hands::schemas();
+        tools.push(case::schema());
+        let mut quiet = 0u64;
+        let mut turn = 0usize;
+        for iter in 1..=self.opts.max_iterations {
+            let reply = match self
+                .call(
+                    CallTag { role: Role::Worker, task: &task.id, attempt, turn },
+                    iter,
+                    &messages,
+                    &tools,
+                )
+                .await?
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    let reason = if e.is_transient() { "provider_failure" } else { "error" };
+                    return Ok(TaskEnd::Stop(Ended {
+                        reason: reason.into(),
+                        detail: Some(e.to_string()),
+                    }));
+                }
+            };
+            turn += 1;
+            messages.push(reply.history_message());
+            let (cases, work): (Vec<&ToolCallRecord>, Vec<&ToolCallRecord>) =
+                reply.tool_calls.iter().partition(|c| c.name == "submit_case");
+            let sc = scope(&task.id, iter, attempt);
+            for call in &work {
+                let output = match serde_json::from_str::<Value>(&call.arguments) {
+                    Ok(args) => {
+                        self.hands
+                            .call(&sc, Some(&call.id), &call.name, &args, &mut self.writer)?
+                            .output
+                    }
+                    Err(e) => {
+                        self.emit(
+                            "tool_call",
+                            &ToolCall {
+                                scope: sc.clone(),
+                                tool: Some(call.name.clone()),
+                                args: Some(json!("(unparseable JSON)")),
+                                call_id: Some(call.id.clone()),
+                                ..ToolCall::default()
+                            },
+                        )?;
+                        format!(
+                            "ERROR: {}: the arguments are not valid JSON ({e}); send one JSON object",
+                            call.name
+                        )
+                    }
+                };
+                messages.push(tool_message(&call.id, &output));
+            }
+            let Some(first) = cases.first() else {
+                if work.is_empty() {
+                    quiet += 1;
+                    if quiet >= self.opts.max_quiet_turns {
+                        return Ok(TaskEnd::Failed("no_case".into()));
+                    }
+                    let (kind, text) = if reply.finish_reason.as_deref() == Some("length") {
+                        ("length", NUDGE_LENGTH)
+                    } else {
+                        ("no_case", NUDGE)
+                    };
+                    self.emit(
+                        "nudge",
+                        &Nudge {
+                            scope: sc.clone(),
+                            kind: Some(kind.into()),
+                            streak: Some(quiet),
+                            content: Some(text.into()),
+                            ..Nudge::default()
+                        },
+                    )?;
+                    messages.push(json!({"role": "user", "content": text}));
+                } else {
+                    quiet = 0;
+                }
+                continue;
+            };
+            quiet = 0;
+            for dup in cases.iter().skip(1) {
+                messages.push(tool_message(
+                    &dup.id,
+                    "Duplicate submit_case ignored; the first one in this reply is being reviewed.",
+                ));
+            }
+            let before = attempt;
+            let (result, end) = self.review(task, first, &sc, &mut attempt, iter).await?;
+            if attempt != before {
+                turn = 0;
+            }
+            messages.push(tool_message(&first.id, &result));
+            if let Some(end) = end {
+                return Ok(end);
+            }
+        }
+        Ok(TaskEnd::Failed("iter_cap".into()))
+    }
+}
