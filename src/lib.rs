@@ -7,6 +7,7 @@
 pub mod brain;
 pub mod cli;
 pub mod config;
+pub mod console;
 pub mod hands;
 pub mod harness;
 pub mod session;

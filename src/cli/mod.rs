@@ -2,7 +2,7 @@
 
 mod control;
 mod format;
-mod headless;
+mod replay;
 mod resume;
 pub mod run;
 mod sessions;
@@ -25,6 +25,8 @@ pub struct Cli {
 pub enum Command {
     /// Start a session: work through a plan's tasks on a repository.
     Run(run::Args),
+    /// Replay a session in the console, on a virtual clock.
+    Replay(replay::Args),
     /// Continue a session after a stop or a crash, from where its log says it was.
     Resume(resume::Args),
     /// Send an operator command to a session: pause, resume, step, stop, a decision, a note.
@@ -76,6 +78,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Replay(args) => replay::replay(&args),
         Command::Resume(args) => resume::resume(&args),
         Command::Control(args) => control::control(&args),
         Command::Sessions(args) => sessions::run(&args),

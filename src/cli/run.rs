@@ -4,9 +4,9 @@
 #![allow(clippy::doc_markdown)]
 
 use super::UsageError;
-use super::headless::describe;
 use crate::brain::client::{Brain, BrainConfig, Endpoint, Role};
 use crate::config::Config;
+use crate::console::describe::describe;
 use crate::hands::validators::presets;
 use crate::hands::workspace::Workspace;
 use crate::hands::{Hands, HandsConfig};

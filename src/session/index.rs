@@ -57,6 +57,8 @@ impl Interner {
 #[derive(Debug)]
 pub struct EventIndex {
     path: PathBuf,
+    /// Held open so fetching an event is one positioned read.
+    file: Option<File>,
     entries: Vec<IndexEntry>,
     kinds: Interner,
     tasks: Interner,
@@ -68,6 +70,7 @@ impl EventIndex {
     pub fn build(path: &Path) -> io::Result<EventIndex> {
         let mut index = EventIndex {
             path: path.to_path_buf(),
+            file: File::open(path).ok(),
             entries: Vec::new(),
             kinds: Interner::default(),
             tasks: Interner::with_empty(),
@@ -134,17 +137,20 @@ impl EventIndex {
     }
 
     /// Reads and decodes event `i` from disk.
-    pub fn fetch(&self, i: usize) -> Result<Event, FetchError> {
-        let entry = self.entries.get(i).ok_or(FetchError::OutOfRange(i))?;
-        let bytes = self.read_raw(entry)?;
+    pub fn fetch(&mut self, i: usize) -> Result<Event, FetchError> {
+        let entry = *self.entries.get(i).ok_or(FetchError::OutOfRange(i))?;
+        let bytes = self.read_raw(&entry)?;
         Ok(Event::decode(&bytes)?)
     }
 
     /// The raw line of an entry, for showing an event exactly as written.
-    pub fn read_raw(&self, entry: &IndexEntry) -> io::Result<Vec<u8>> {
+    pub fn read_raw(&mut self, entry: &IndexEntry) -> io::Result<Vec<u8>> {
         let mut buf = vec![0u8; entry.len as usize];
-        let file = File::open(&self.path)?;
-        read_exact_at(&file, &mut buf, entry.offset)?;
+        if self.file.is_none() {
+            self.file = Some(File::open(&self.path)?);
+        }
+        let Some(file) = self.file.as_ref() else { return Err(io::ErrorKind::NotFound.into()) };
+        read_exact_at(file, &mut buf, entry.offset)?;
         Ok(buf)
     }
 }

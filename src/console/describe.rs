@@ -1,4 +1,5 @@
-//! Headless output: one readable line per significant event, derived from the log alone.
+//! One readable line per event, derived from the log alone: the headless output of `run` and
+//! `resume`, and the rows of the console's event stream.
 
 use crate::session::event::{Event, Payload};
 use serde_json::Value;
@@ -142,6 +143,38 @@ pub fn describe(e: &Event) -> Option<String> {
         Payload::LogRepaired(p) => {
             format!("  log repaired: cut {} torn bytes", p.cut_bytes.unwrap_or(0))
         }
+        Payload::SessionResume(p) => {
+            format!("session resumed: {}", p.plan.as_deref().unwrap_or(""))
+        }
+        Payload::Archived(p) => {
+            format!(
+                "archived: the worktree was removed, branch {} kept",
+                p.branch.as_deref().unwrap_or("?")
+            )
+        }
         _ => return None,
     })
+}
+
+/// The stream row for an event: its headless line, or for the finer events the console also
+/// shows, a line of its own.
+pub fn row(e: &Event) -> String {
+    if let Some(line) = describe(e) {
+        return line;
+    }
+    let task = e.task_id().unwrap_or("-");
+    let iter = e.payload.scope().and_then(|s| s.iter).map(|i| format!(" #{i}")).unwrap_or_default();
+    match &e.payload {
+        Payload::AssistantMessage(p) => {
+            let said =
+                p.content.as_deref().or(p.reasoning.as_deref()).unwrap_or("(tool calls only)");
+            format!("  {task}{iter} says: {}", short(said, 100))
+        }
+        Payload::ToolResult(p) => {
+            let text = p.output.as_deref().or(p.result_preview.as_deref()).unwrap_or("");
+            format!("  {task}{iter}   → {}", short(text, 100))
+        }
+        Payload::Raw(v) => format!("  {} {}", e.kind, short(&v.to_string(), 90)),
+        _ => format!("  {task}{iter} {}", e.kind),
+    }
 }

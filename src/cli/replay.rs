@@ -1,0 +1,41 @@
+//! `harrow replay ID|DIR`: a finished (or growing) session in the console, on a virtual clock.
+
+use super::SessionArg;
+use crate::console::app::App;
+use crate::console::describe::describe;
+use crate::session::event::Event;
+use crate::session::index::EventIndex;
+use crate::session::writer::EVENTS_FILE;
+use color_eyre::eyre::{Result, WrapErr};
+use std::io::Write;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub target: SessionArg,
+    /// Playback speed: 0.5 to 64 (events keep their relative timing, idle gaps shortened).
+    #[arg(long, default_value_t = 8.0, value_name = "X")]
+    pub speed: f64,
+    /// Print the replayed event lines instead of opening the console.
+    #[arg(long)]
+    pub headless: bool,
+}
+
+pub fn replay(args: &Args) -> Result<ExitCode> {
+    let found = args.target.resolve()?;
+    if args.headless {
+        let mut index = EventIndex::build(&found.dir.join(EVENTS_FILE))?;
+        let mut out = std::io::stdout().lock();
+        for i in 0..index.len() {
+            if let Some(line) = index.fetch(i).ok().as_ref().and_then(|e: &Event| describe(e)) {
+                writeln!(out, "{line}")?;
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let app = App::open(&found.dir, &found.id, args.speed)
+        .wrap_err_with(|| format!("cannot open {}", found.dir.display()))?;
+    crate::console::run(app)?;
+    Ok(ExitCode::SUCCESS)
+}

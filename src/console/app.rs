@@ -1,0 +1,197 @@
+//! The console's state and its update: actions and clock ticks in, view state out. No terminal
+//! here, so every behaviour is testable; rendering reads what [`App::prepare`] left ready.
+
+use super::describe::row;
+use super::keymap::Action;
+use super::view::{Clock, View, compressed_times};
+use crate::session::fact::Fact;
+use crate::session::index::EventIndex;
+use crate::session::scan::scan;
+use crate::session::writer::EVENTS_FILE;
+use std::io;
+use std::path::Path;
+
+/// Idle gaps in a replay are shortened to this.
+const MAX_GAP_MS: i64 = 2_000;
+
+/// Which pane has the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Plan,
+    Stream,
+}
+
+/// Everything the console shows, and where the operator is in it.
+#[derive(Debug)]
+pub struct App {
+    pub id: String,
+    index: EventIndex,
+    /// Replay time of each event, in milliseconds from the first.
+    times: Vec<i64>,
+    pub view: View,
+    pub clock: Clock,
+    pub focus: Pane,
+    pub plan_selected: usize,
+    /// Rows scrolled back from the newest; 0 follows the newest.
+    pub stream_back: usize,
+    pub show_help: bool,
+    pub quit: bool,
+    /// The stream rows on screen, fetched by [`App::prepare`].
+    pub rows: Vec<String>,
+}
+
+impl App {
+    /// Opens a session folder for replay, paused at its first event or playing from it.
+    pub fn open(dir: &Path, id: &str, speed: f64) -> io::Result<App> {
+        let path = dir.join(EVENTS_FILE);
+        let index = EventIndex::build(&path)?;
+        let mut stamps = Vec::with_capacity(index.len());
+        let mut last = 0i64;
+        scan(&path, |_, f| {
+            let ms =
+                f.ts.get()
+                    .and_then(crate::session::timestamp::parse)
+                    .map_or(last, jiff::Timestamp::as_millisecond);
+            last = ms;
+            stamps.push(ms);
+        })?;
+        stamps.truncate(index.len());
+        let times = compressed_times(&stamps, MAX_GAP_MS);
+        let mut app = App {
+            id: id.to_owned(),
+            index,
+            times,
+            view: View::new(id),
+            clock: Clock::new(speed),
+            focus: Pane::Stream,
+            plan_selected: 0,
+            stream_back: 0,
+            show_help: false,
+            quit: false,
+            rows: Vec::new(),
+        };
+        app.advance_to_clock()?;
+        Ok(app)
+    }
+
+    pub fn total(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn at_end(&self) -> bool {
+        self.view.applied >= self.total()
+    }
+
+    fn apply_next(&mut self) -> io::Result<()> {
+        let pos = self.view.applied;
+        let Some(entry) = self.index.entries().get(pos).copied() else { return Ok(()) };
+        let bytes = self.index.read_raw(&entry)?;
+        match Fact::decode(&bytes) {
+            Ok(fact) => self.view.apply(pos, &fact),
+            Err(_) => self.view.applied = pos + 1,
+        }
+        Ok(())
+    }
+
+    /// Applies every event whose replay time has come. Returns whether anything changed.
+    fn advance_to_clock(&mut self) -> io::Result<bool> {
+        let before = self.view.applied;
+        while !self.at_end()
+            && self.times.get(self.view.applied).is_some_and(|t| *t as f64 <= self.clock.now_ms)
+        {
+            self.apply_next()?;
+        }
+        if self.at_end() {
+            self.clock.playing = false;
+        }
+        Ok(self.view.applied != before)
+    }
+
+    /// Moves replay time on by `real_ms` of wall time.
+    pub fn tick(&mut self, real_ms: f64) -> io::Result<bool> {
+        self.clock.tick(real_ms);
+        self.advance_to_clock()
+    }
+
+    /// Folds again from the start up to `target` events: how a replay goes back.
+    fn seek(&mut self, target: usize) -> io::Result<()> {
+        self.view = View::new(&self.id);
+        while self.view.applied < target.min(self.total()) {
+            self.apply_next()?;
+        }
+        self.clock.now_ms =
+            target.checked_sub(1).and_then(|i| self.times.get(i)).map_or(0.0, |t| *t as f64);
+        Ok(())
+    }
+
+    /// Does what a key asked. Returns whether the screen needs drawing.
+    pub fn act(&mut self, action: Action) -> io::Result<bool> {
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Help => self.show_help = !self.show_help,
+            Action::Focus => {
+                self.focus = if self.focus == Pane::Plan { Pane::Stream } else { Pane::Plan }
+            }
+            Action::Down => match self.focus {
+                Pane::Plan => self.plan_selected += 1,
+                Pane::Stream => self.stream_back = self.stream_back.saturating_sub(1),
+            },
+            Action::Up => match self.focus {
+                Pane::Plan => self.plan_selected = self.plan_selected.saturating_sub(1),
+                Pane::Stream => {
+                    self.stream_back =
+                        (self.stream_back + 1).min(self.view.stream.len().saturating_sub(1));
+                }
+            },
+            Action::Top => match self.focus {
+                Pane::Plan => self.plan_selected = 0,
+                Pane::Stream => self.stream_back = self.view.stream.len().saturating_sub(1),
+            },
+            Action::Bottom => match self.focus {
+                Pane::Plan => self.plan_selected = usize::MAX,
+                Pane::Stream => self.stream_back = 0,
+            },
+            Action::PlayPause => {
+                if self.at_end() {
+                    self.seek(0)?;
+                }
+                self.clock.playing = !self.clock.playing;
+            }
+            Action::Faster => self.clock.faster(),
+            Action::Slower => self.clock.slower(),
+            Action::StepForward => {
+                self.clock.playing = false;
+                self.apply_next()?;
+                if let Some(t) = self.view.applied.checked_sub(1).and_then(|i| self.times.get(i)) {
+                    self.clock.now_ms = *t as f64;
+                }
+            }
+            Action::StepBack => {
+                self.clock.playing = false;
+                self.seek(self.view.applied.saturating_sub(1))?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Fetches the stream rows that fit in `height` lines, so rendering needs no I/O.
+    pub fn prepare(&mut self, height: usize) {
+        let tasks = self.view.summary().harrow.tasks.len();
+        self.plan_selected = self.plan_selected.min(tasks.saturating_sub(1));
+        let end = self.view.stream.len().saturating_sub(self.stream_back);
+        let start = end.saturating_sub(height);
+        let positions: Vec<usize> = self.view.stream[start..end].to_vec();
+        self.rows = positions
+            .into_iter()
+            .map(|pos| match self.index.fetch(pos) {
+                Ok(event) => row(&event),
+                Err(e) => format!("  (event {pos} cannot be read: {e})"),
+            })
+            .collect();
+    }
+
+    /// The event under the cursor, for the status line.
+    pub fn position(&self) -> (usize, usize) {
+        (self.view.applied, self.total())
+    }
+}

@@ -1,0 +1,134 @@
+//! The console's keys: one table that both dispatches key presses and renders the help overlay,
+//! so the overlay can never promise a key that does nothing.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Something the operator can ask of the console.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    Help,
+    Focus,
+    Down,
+    Up,
+    Top,
+    Bottom,
+    PlayPause,
+    Faster,
+    Slower,
+    StepForward,
+    StepBack,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub keys: &'static [KeyCode],
+    /// How the overlay writes the keys.
+    pub label: &'static str,
+    pub action: Action,
+    pub help: &'static str,
+}
+
+/// Every binding, in the order the overlay lists them.
+pub const BINDINGS: &[Binding] = &[
+    Binding {
+        keys: &[KeyCode::Char('?')],
+        label: "?",
+        action: Action::Help,
+        help: "show or hide this help",
+    },
+    Binding { keys: &[KeyCode::Char('q')], label: "q", action: Action::Quit, help: "quit" },
+    Binding {
+        keys: &[KeyCode::Tab],
+        label: "Tab",
+        action: Action::Focus,
+        help: "move focus between panes",
+    },
+    Binding {
+        keys: &[KeyCode::Char('j'), KeyCode::Down],
+        label: "j ↓",
+        action: Action::Down,
+        help: "down (the stream: toward the newest)",
+    },
+    Binding {
+        keys: &[KeyCode::Char('k'), KeyCode::Up],
+        label: "k ↑",
+        action: Action::Up,
+        help: "up (the stream: back in time; stops following)",
+    },
+    Binding {
+        keys: &[KeyCode::Char('g'), KeyCode::Home],
+        label: "g",
+        action: Action::Top,
+        help: "to the top",
+    },
+    Binding {
+        keys: &[KeyCode::Char('G'), KeyCode::End],
+        label: "G",
+        action: Action::Bottom,
+        help: "to the newest, and follow it again",
+    },
+    Binding {
+        keys: &[KeyCode::Char(' ')],
+        label: "space",
+        action: Action::PlayPause,
+        help: "play or pause the replay",
+    },
+    Binding {
+        keys: &[KeyCode::Char('+'), KeyCode::Char('=')],
+        label: "+",
+        action: Action::Faster,
+        help: "replay faster (up to as fast as possible)",
+    },
+    Binding {
+        keys: &[KeyCode::Char('-')],
+        label: "-",
+        action: Action::Slower,
+        help: "replay slower (down to 0.5×)",
+    },
+    Binding {
+        keys: &[KeyCode::Char('.')],
+        label: ".",
+        action: Action::StepForward,
+        help: "step one event forward (pauses)",
+    },
+    Binding {
+        keys: &[KeyCode::Char(',')],
+        label: ",",
+        action: Action::StepBack,
+        help: "step one event back (pauses)",
+    },
+];
+
+/// The action a key press asks for. Ctrl-C always quits.
+pub fn action_for(key: &KeyEvent) -> Option<Action> {
+    if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+        return Some(Action::Quit);
+    }
+    BINDINGS.iter().find(|b| b.keys.contains(&key.code)).map(|b| b.action)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_binding_is_reachable_and_unique() {
+        for b in BINDINGS {
+            for k in b.keys {
+                assert_eq!(
+                    action_for(&KeyEvent::new(*k, KeyModifiers::NONE)),
+                    Some(b.action),
+                    "{}",
+                    b.label
+                );
+            }
+        }
+        assert_eq!(
+            action_for(&KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            Some(Action::Quit)
+        );
+        assert_eq!(action_for(&KeyEvent::new(KeyCode::Char('Z'), KeyModifiers::NONE)), None);
+    }
+}

@@ -1,0 +1,89 @@
+//! The console: a pure fold of events into view state ([`view`]), render functions ([`ui`]), a
+//! keymap that is also the help overlay ([`keymap`]), and the loop that feeds them.
+//!
+//! Terminal input and timer ticks arrive on one channel; everything pending is applied before a
+//! frame is drawn, frames are capped near 30 per second while playing, and when nothing plays
+//! the loop blocks, so an idle console uses no CPU.
+
+pub mod app;
+pub mod describe;
+pub mod keymap;
+pub mod ui;
+pub mod view;
+
+use app::App;
+use crossterm::event::{self, Event as TermEvent, KeyEventKind};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// Frame interval while a replay plays.
+const TICK: Duration = Duration::from_millis(33);
+
+enum Msg {
+    Term(TermEvent),
+    InputGone,
+}
+
+/// Runs the console on the real terminal until the operator quits. The terminal is restored on
+/// return, on error and on panic.
+pub fn run(mut app: App) -> color_eyre::Result<()> {
+    let mut terminal = ratatui::try_init()?;
+    let result = event_loop(&mut terminal, &mut app);
+    ratatui::restore();
+    result
+}
+
+fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> color_eyre::Result<()> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new().name("harrow-input".into()).spawn(move || {
+        while let Ok(e) = event::read() {
+            if tx.send(Msg::Term(e)).is_err() {
+                return;
+            }
+        }
+        let _ = tx.send(Msg::InputGone);
+    })?;
+    let palette = ui::Palette::from_env();
+    let mut dirty = true;
+    let mut last_tick = Instant::now();
+    while !app.quit {
+        if dirty {
+            let size = terminal.size()?;
+            app.prepare(ui::stream_height(size.into()));
+            terminal.draw(|f| ui::draw(f, app, palette))?;
+            dirty = false;
+        }
+        let first = if app.clock.playing {
+            match rx.recv_timeout(TICK.saturating_sub(last_tick.elapsed())) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match rx.recv() {
+                Ok(m) => Some(m),
+                Err(_) => break,
+            }
+        };
+        for msg in first.into_iter().chain(rx.try_iter()) {
+            match msg {
+                Msg::Term(TermEvent::Key(key)) if key.kind == KeyEventKind::Press => {
+                    if let Some(action) = keymap::action_for(&key) {
+                        dirty |= app.act(action)?;
+                    }
+                }
+                Msg::Term(TermEvent::Resize(..)) => dirty = true,
+                Msg::Term(_) => {}
+                Msg::InputGone => app.quit = true,
+            }
+        }
+        if app.clock.playing && last_tick.elapsed() >= TICK {
+            let ms = last_tick.elapsed().as_secs_f64() * 1000.0;
+            last_tick = Instant::now();
+            dirty |= app.tick(ms)?;
+        } else if !app.clock.playing {
+            last_tick = Instant::now();
+        }
+    }
+    Ok(())
+}

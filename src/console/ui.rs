@@ -1,0 +1,175 @@
+//! Render functions: they read the app's prepared state and draw; nothing else.
+
+use super::app::{App, Pane};
+use super::keymap::BINDINGS;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
+
+/// The smallest terminal the console draws in.
+pub const MIN_SIZE: (u16, u16) = (40, 12);
+
+/// Colours, or none at all when `NO_COLOR` is set.
+#[derive(Debug, Clone, Copy)]
+pub struct Palette {
+    color: bool,
+}
+
+impl Palette {
+    pub fn from_env() -> Palette {
+        Palette { color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) }
+    }
+
+    fn fg(self, c: Color) -> Style {
+        if self.color { Style::default().fg(c) } else { Style::default() }
+    }
+
+    fn state(self, state: &str) -> Style {
+        match state {
+            "done" => self.fg(Color::Green),
+            "done_below_bar" => self.fg(Color::Yellow),
+            "failed" => self.fg(Color::Red),
+            "needs_operator" => self.fg(Color::Magenta),
+            _ => self.fg(Color::Cyan),
+        }
+    }
+}
+
+/// The rows the stream pane has room for at this terminal size.
+pub fn stream_height(area: Rect) -> usize {
+    usize::from(area.height.saturating_sub(4))
+}
+
+/// Draws the whole console.
+pub fn draw(frame: &mut Frame, app: &mut App, palette: Palette) {
+    let area = frame.area();
+    if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
+        let text = format!(
+            "terminal too small: {}×{} (the console needs {}×{})",
+            area.width, area.height, MIN_SIZE.0, MIN_SIZE.1
+        );
+        frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    let [status, body, hints] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)])
+            .areas(area);
+    draw_status(frame, status, app, palette);
+    let plan_width = if area.width >= 100 { 34 } else { 24 };
+    let [plan, stream] =
+        Layout::horizontal([Constraint::Length(plan_width), Constraint::Min(10)]).areas(body);
+    draw_plan(frame, plan, app, palette);
+    draw_stream(frame, stream, app, palette);
+    let hint = "? help  q quit  space play/pause  +/- speed  ./, step  Tab focus";
+    frame.render_widget(Paragraph::new(hint).style(palette.fg(Color::DarkGray)), hints);
+    if app.show_help {
+        draw_help(frame, area, palette);
+    }
+}
+
+fn draw_status(frame: &mut Frame, area: Rect, app: &mut App, palette: Palette) {
+    let (at, total) = app.position();
+    let mode = if app.clock.playing {
+        format!("REPLAY {}", app.clock.label())
+    } else {
+        format!("PAUSED {}", app.clock.label())
+    };
+    let s = app.view.summary();
+    let done = s.harrow.tasks_done;
+    let tasks = s.harrow.task_count.unwrap_or(s.harrow.tasks.len() as u64);
+    let text = format!(
+        " {}  {}  tasks {done}/{tasks}  event {at}/{total}  {} tok  ${:.3}",
+        s.session_id.as_deref().unwrap_or(""),
+        mode,
+        compact(s.tokens.all.total.max(s.tokens.all.prompt + s.tokens.all.eval)),
+        s.tokens.all.cost
+    );
+    let style = if palette.color {
+        Style::default().bg(Color::Blue).fg(Color::White)
+    } else {
+        Style::default().add_modifier(Modifier::REVERSED)
+    };
+    frame.render_widget(Paragraph::new(text).style(style), area);
+}
+
+/// `148585` → `148.6k`, `2300000` → `2.30M`: counts that fit a status line.
+fn compact(n: i64) -> String {
+    match n {
+        n if n >= 1_000_000 => format!("{:.2}M", n as f64 / 1e6),
+        n if n >= 1_000 => format!("{:.1}k", n as f64 / 1e3),
+        n => n.to_string(),
+    }
+}
+
+fn focused_block(title: &str, focused: bool, palette: Palette) -> Block<'static> {
+    let style = if focused { palette.fg(Color::Yellow) } else { Style::default() };
+    Block::default().borders(Borders::ALL).border_style(style).title(title.to_owned())
+}
+
+fn draw_plan(frame: &mut Frame, area: Rect, app: &mut App, palette: Palette) {
+    let focused = app.focus == Pane::Plan;
+    let selected = app.plan_selected;
+    let s = app.view.summary();
+    let items: Vec<ListItem> = s
+        .harrow
+        .tasks
+        .iter()
+        .map(|(id, d)| {
+            let t = s.tasks.get(id);
+            let verdicts = t.map_or(String::new(), |t| {
+                format!(" {}✓{}✗", t.evaluator.accepts, t.evaluator.rejects)
+            });
+            ListItem::new(Line::from(vec![
+                Span::raw(format!("{id} ")),
+                Span::styled(d.state.clone(), palette.state(&d.state)),
+                Span::raw(verdicts),
+            ]))
+        })
+        .collect();
+    let mut state = ListState::default();
+    if focused {
+        state.select(Some(selected));
+    }
+    let list = List::new(items)
+        .block(focused_block(" Plan ", focused, palette))
+        .highlight_style(Style::default().add_modifier(Modifier::REVERSED));
+    frame.render_stateful_widget(list, area, &mut state);
+}
+
+fn draw_stream(frame: &mut Frame, area: Rect, app: &App, palette: Palette) {
+    let focused = app.focus == Pane::Stream;
+    let title = if app.stream_back > 0 {
+        format!(" Events — {} newer below ↓ (G) ", app.stream_back)
+    } else {
+        " Events ".to_owned()
+    };
+    let lines: Vec<Line> = app.rows.iter().map(|r| Line::raw(r.clone())).collect();
+    frame.render_widget(Paragraph::new(lines).block(focused_block(&title, focused, palette)), area);
+}
+
+fn draw_help(frame: &mut Frame, area: Rect, palette: Palette) {
+    let height = (BINDINGS.len() as u16 + 2).min(area.height);
+    let width = 64.min(area.width);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    let lines: Vec<Line> = BINDINGS
+        .iter()
+        .map(|b| {
+            Line::from(vec![
+                Span::styled(format!("{:>7}  ", b.label), palette.fg(Color::Yellow)),
+                Span::raw(b.help),
+            ])
+        })
+        .collect();
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Keys ")),
+        popup,
+    );
+}

@@ -1,0 +1,162 @@
+//! The console: snapshots of its screens at three sizes (ratatui's `TestBackend` + insta), and the
+//! real binary in tmux — keys in, screen out, terminal restored.
+
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
+use harrow::console::app::App;
+use harrow::console::keymap::Action;
+use harrow::console::ui::{Palette, draw, stream_height};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const SESSION: &str = "20261122-042843-e02b19";
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tilth").join(SESSION)
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    app.prepare(stream_height(ratatui::layout::Rect::new(0, 0, width, height)));
+    terminal.draw(|f| draw(f, app, Palette::from_env())).unwrap();
+    format!("{}", terminal.backend())
+}
+
+fn at_end() -> App {
+    let mut app = App::open(&fixture(), SESSION, 64.0).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    app
+}
+
+#[test]
+fn replay_screens_at_three_sizes() {
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let mut app = at_end();
+        insta::assert_snapshot!(format!("replay_end_{w}x{h}"), screen(&mut app, w, h));
+    }
+}
+
+#[test]
+fn help_overlay_and_a_step_back() {
+    let mut app = at_end();
+    app.act(Action::Help).unwrap();
+    insta::assert_snapshot!("help_120x40", screen(&mut app, 120, 40));
+    app.act(Action::Help).unwrap();
+    for _ in 0..10 {
+        app.act(Action::StepBack).unwrap();
+    }
+    assert_eq!(app.position(), (141, 151));
+    let text = screen(&mut app, 120, 40);
+    assert!(text.contains("PAUSED") && text.contains("event 141/151"), "{text}");
+    assert!(!text.contains("stopped: all_done"), "stepping back un-applies events");
+    app.act(Action::StepForward).unwrap();
+    assert_eq!(app.position(), (142, 151));
+}
+
+#[test]
+fn a_tiny_terminal_is_told_so() {
+    let mut app = at_end();
+    let text = screen(&mut app, 30, 10);
+    assert!(text.contains("terminal too small: 30×10") && text.contains("40×12"), "{text}");
+}
+
+#[test]
+fn scrolling_up_stops_following_and_g_returns() {
+    let mut app = at_end();
+    for _ in 0..5 {
+        app.act(Action::Up).unwrap();
+    }
+    assert!(screen(&mut app, 120, 40).contains("5 newer below ↓ (G)"));
+    app.act(Action::Bottom).unwrap();
+    assert!(!screen(&mut app, 120, 40).contains("newer below"));
+}
+
+/// A private tmux server running the real binary.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(cmd: &str, w: u16, h: u16) -> Tmux {
+        let socket = format!("harrow-test-{}", std::process::id());
+        let shell = format!("{cmd}; echo; echo \"[exit $?]\"; sleep 30");
+        let ok = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+                &shell,
+            ])
+            .status()
+            .unwrap();
+        assert!(ok.success(), "tmux could not start");
+        Tmux { socket }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "t"])
+            .args(keys)
+            .status()
+            .unwrap();
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let s = self.screen();
+            if s.contains(needle) || Instant::now() > deadline {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).status();
+    }
+}
+
+#[test]
+fn the_real_binary_in_tmux_plays_pauses_helps_and_restores_the_terminal() {
+    let cmd = format!("{} replay {} --speed 64", env!("CARGO_BIN_EXE_harrow"), fixture().display());
+    let t = Tmux::start(&cmd, 120, 36);
+    let s = t.wait_for("event 151/151");
+    assert!(s.contains("Plan") && s.contains("T-003 done"), "{s}");
+    t.keys(&["Space"]);
+    let s = t.wait_for("REPLAY");
+    assert!(s.contains("REPLAY 64×"), "space replays from the start: {s}");
+    t.keys(&["Space"]);
+    let s = t.wait_for("PAUSED");
+    assert!(s.contains("PAUSED"), "{s}");
+    t.keys(&["?"]);
+    let s = t.wait_for(" Keys ");
+    assert!(s.contains("step one event back"), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("[exit 0]");
+    assert!(s.contains("[exit 0]"), "{s}");
+    assert!(!s.contains("Plan") && !s.contains(" Keys "), "the alternate screen is gone: {s}");
+}
