@@ -142,21 +142,72 @@ impl Drop for Tmux {
 
 #[test]
 fn the_real_binary_in_tmux_plays_pauses_helps_and_restores_the_terminal() {
-    let cmd = format!("{} replay {} --speed 64", env!("CARGO_BIN_EXE_harrow"), fixture().display());
+    let cmd =
+        format!("{} replay {} --speed 0.5", env!("CARGO_BIN_EXE_harrow"), fixture().display());
     let t = Tmux::start(&cmd, 120, 36);
-    let s = t.wait_for("event 151/151");
-    assert!(s.contains("Plan") && s.contains("T-003 done"), "{s}");
-    t.keys(&["Space"]);
-    let s = t.wait_for("REPLAY");
-    assert!(s.contains("REPLAY 64×"), "space replays from the start: {s}");
+    let s = t.wait_for("REPLAY 0.5×");
+    assert!(s.contains("REPLAY 0.5×") && s.contains(" Plan "), "{s}");
     t.keys(&["Space"]);
     let s = t.wait_for("PAUSED");
-    assert!(s.contains("PAUSED"), "{s}");
+    assert!(s.contains("PAUSED 0.5×"), "{s}");
     t.keys(&["?"]);
     let s = t.wait_for(" Keys ");
-    assert!(s.contains("step one event back"), "{s}");
+    assert!(s.contains("step one event back") && s.contains("jump to the next failure"), "{s}");
+    t.keys(&["?"]);
+    t.keys(&["x"]);
+    t.keys(&["Enter"]);
+    let s = t.wait_for("Verdict on T-001");
+    assert!(
+        s.contains("REJECT — acceptance_gap") && s.contains("Next step: Run the import check"),
+        "the first rejection, inspected: {s}"
+    );
+    t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
     t.keys(&["q"]);
     let s = t.wait_for("[exit 0]");
     assert!(s.contains("[exit 0]"), "{s}");
-    assert!(!s.contains("Plan") && !s.contains(" Keys "), "the alternate screen is gone: {s}");
+    assert!(!s.contains(" Plan ") && !s.contains(" Keys "), "the alternate screen is gone: {s}");
+}
+
+#[test]
+fn jump_to_the_first_rejection_and_inspect_it() {
+    let mut app = App::open(&fixture(), SESSION, 64.0).unwrap();
+    app.act(Action::PlayPause).unwrap();
+    app.act(Action::StepBack).unwrap();
+    while app.position().0 > 0 {
+        app.act(Action::StepBack).unwrap();
+    }
+    app.act(Action::NextFailure).unwrap();
+    app.act(Action::Inspect).unwrap();
+    let inspector = app.inspector.clone().expect("an inspector");
+    let text = inspector.lines.join("\n");
+    assert!(inspector.title.contains("T-001"), "{}", inspector.title);
+    assert!(
+        text.starts_with(
+            "REJECT — acceptance_gap\n  acceptance_gap: an acceptance criterion is not satisfied"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Next step:") && text.contains("Case:"), "{text}");
+    insta::assert_snapshot!("inspector_120x40", screen(&mut app, 120, 40));
+    app.act(Action::Close).unwrap();
+    assert!(app.inspector.is_none());
+    app.act(Action::NextVerdict).unwrap();
+    app.act(Action::Inspect).unwrap();
+    let text = app.inspector.clone().unwrap().lines.join("\n");
+    assert!(
+        text.starts_with("ACCEPT")
+            && text.contains(
+                "Earlier verdicts on this task:\n  1. reject (acceptance_gap) — resolved"
+            ),
+        "{text}"
+    );
+}
+
+#[test]
+fn inspect_at_the_end_opens_the_last_verdict() {
+    let mut app = at_end();
+    app.act(Action::Inspect).unwrap();
+    assert!(app.inspector.is_some(), "notice: {:?}", app.notice);
+    assert!(screen(&mut app, 100, 30).contains("Verdict on T-004"));
 }

@@ -2,6 +2,7 @@
 //! here, so every behaviour is testable; rendering reads what [`App::prepare`] left ready.
 
 use super::describe::row;
+use super::inspector::{self, Inspector};
 use super::keymap::Action;
 use super::view::{Clock, View, compressed_times};
 use crate::session::fact::Fact;
@@ -13,6 +14,19 @@ use std::path::Path;
 
 /// Idle gaps in a replay are shortened to this.
 const MAX_GAP_MS: i64 = 2_000;
+
+const VERDICTS: &[&str] = &["evaluator_verdict", "judge_verdict"];
+const FAILURES: &[&str] = &["evaluator_verdict", "judge_verdict", "validator_run", "task_failed"];
+
+/// A rejection, failed validators, or a failed task.
+fn is_failure(f: &Fact<'_>) -> bool {
+    match f.kind() {
+        "evaluator_verdict" => f.payload.verdict.get() != Some("accept"),
+        "judge_verdict" => f.payload.accept.0 != Some(true),
+        "validator_run" => f.payload.passed.0 == Some(false),
+        _ => true,
+    }
+}
 
 /// Which pane has the keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +52,10 @@ pub struct App {
     pub quit: bool,
     /// The stream rows on screen, fetched by [`App::prepare`].
     pub rows: Vec<String>,
+    /// The verdict inspector, when open.
+    pub inspector: Option<Inspector>,
+    /// A one-line answer to the last jump or inspection ("no later failure").
+    pub notice: Option<String>,
 }
 
 impl App {
@@ -69,6 +87,8 @@ impl App {
             show_help: false,
             quit: false,
             rows: Vec::new(),
+            inspector: None,
+            notice: None,
         };
         app.advance_to_clock()?;
         Ok(app)
@@ -124,8 +144,91 @@ impl App {
         Ok(())
     }
 
+    /// Moves the replay cursor so the event at `pos` is the last applied, and pauses there.
+    fn goto(&mut self, pos: usize) -> io::Result<()> {
+        let target = (pos + 1).min(self.total());
+        if target >= self.view.applied {
+            while self.view.applied < target {
+                self.apply_next()?;
+            }
+        } else {
+            self.seek(target)?;
+        }
+        self.clock.playing = false;
+        self.clock.now_ms = self.times.get(pos).map_or(self.clock.now_ms, |t| *t as f64);
+        self.stream_back = 0;
+        Ok(())
+    }
+
+    /// The first event from `start` (forward) or at or before it (backward) whose kind is one
+    /// of `kinds` and which passes `test`.
+    fn find(
+        &mut self,
+        start: usize,
+        forward: bool,
+        kinds: &[&str],
+        test: fn(&Fact<'_>) -> bool,
+    ) -> io::Result<Option<usize>> {
+        let n = self.total();
+        if n == 0 {
+            return Ok(None);
+        }
+        let positions: Box<dyn Iterator<Item = usize>> =
+            if forward { Box::new(start..n) } else { Box::new((0..=start.min(n - 1)).rev()) };
+        for pos in positions {
+            let entry = self.index.entries()[pos];
+            if !kinds.contains(&self.index.kind_name(entry.kind)) {
+                continue;
+            }
+            let bytes = self.index.read_raw(&entry)?;
+            if Fact::decode(&bytes).is_ok_and(|f| test(&f)) {
+                return Ok(Some(pos));
+            }
+        }
+        Ok(None)
+    }
+
+    fn jump(&mut self, found: Option<usize>, what: &str) -> io::Result<()> {
+        match found {
+            Some(pos) => {
+                self.goto(pos)?;
+                self.notice = None;
+            }
+            None => self.notice = Some(format!("no {what}")),
+        }
+        Ok(())
+    }
+
+    /// Opens the inspector on the last verdict at or before the cursor.
+    fn inspect(&mut self) -> io::Result<()> {
+        let Some(cursor) = self.view.applied.checked_sub(1) else {
+            self.notice = Some("no verdict yet".into());
+            return Ok(());
+        };
+        let Some(pos) = self.find(cursor, false, VERDICTS, |_| true)? else {
+            self.notice = Some("no verdict at or before the cursor".into());
+            return Ok(());
+        };
+        let Ok(verdict) = self.index.fetch(pos) else { return Ok(()) };
+        let task = self.index.entries()[pos].task;
+        let wanted = ["evaluator_verdict", "judge_verdict", "tool_call", "validator_run"];
+        let mut earlier = Vec::new();
+        for p in 0..pos {
+            let entry = self.index.entries()[p];
+            if entry.task != task || !wanted.contains(&self.index.kind_name(entry.kind)) {
+                continue;
+            }
+            if let Ok(e) = self.index.fetch(p) {
+                earlier.push(e);
+            }
+        }
+        self.inspector = Some(inspector::build(&verdict, &earlier));
+        Ok(())
+    }
+
     /// Does what a key asked. Returns whether the screen needs drawing.
     pub fn act(&mut self, action: Action) -> io::Result<bool> {
+        self.notice = None;
         match action {
             Action::Quit => self.quit = true,
             Action::Help => self.show_help = !self.show_help,
@@ -170,6 +273,37 @@ impl App {
                 self.clock.playing = false;
                 self.seek(self.view.applied.saturating_sub(1))?;
             }
+            Action::NextFailure => {
+                let found = self.find(self.view.applied, true, FAILURES, is_failure)?;
+                self.jump(found, "later failure")?;
+            }
+            Action::NextVerdict => {
+                let found = self.find(self.view.applied, true, VERDICTS, |_| true)?;
+                self.jump(found, "later verdict")?;
+            }
+            Action::PrevVerdict => {
+                let found = match self.view.applied.checked_sub(2) {
+                    Some(start) => self.find(start, false, VERDICTS, |_| true)?,
+                    None => None,
+                };
+                self.jump(found, "earlier verdict")?;
+            }
+            Action::NextTask => {
+                let found = self.find(self.view.applied, true, &["context_reset"], |_| true)?;
+                self.jump(found, "later task start")?;
+            }
+            Action::PrevTask => {
+                let found = match self.view.applied.checked_sub(2) {
+                    Some(start) => self.find(start, false, &["context_reset"], |_| true)?,
+                    None => None,
+                };
+                self.jump(found, "earlier task start")?;
+            }
+            Action::Inspect => self.inspect()?,
+            Action::Close => {
+                self.inspector = None;
+                self.show_help = false;
+            }
         }
         Ok(true)
     }
@@ -178,6 +312,7 @@ impl App {
     pub fn prepare(&mut self, height: usize) {
         let tasks = self.view.summary().harrow.tasks.len();
         self.plan_selected = self.plan_selected.min(tasks.saturating_sub(1));
+        self.stream_back = self.stream_back.min(self.view.stream.len().saturating_sub(height));
         let end = self.view.stream.len().saturating_sub(self.stream_back);
         let start = end.saturating_sub(height);
         let positions: Vec<usize> = self.view.stream[start..end].to_vec();

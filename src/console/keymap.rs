@@ -18,6 +18,13 @@ pub enum Action {
     Slower,
     StepForward,
     StepBack,
+    NextFailure,
+    NextVerdict,
+    PrevVerdict,
+    NextTask,
+    PrevTask,
+    Inspect,
+    Close,
 }
 
 /// One row of the table.
@@ -99,6 +106,48 @@ pub const BINDINGS: &[Binding] = &[
         action: Action::StepBack,
         help: "step one event back (pauses)",
     },
+    Binding {
+        keys: &[KeyCode::Char('x')],
+        label: "x",
+        action: Action::NextFailure,
+        help: "jump to the next failure: a reject, failed validators, a failed task",
+    },
+    Binding {
+        keys: &[KeyCode::Char('}')],
+        label: "}",
+        action: Action::NextVerdict,
+        help: "jump to the next verdict",
+    },
+    Binding {
+        keys: &[KeyCode::Char('{')],
+        label: "{",
+        action: Action::PrevVerdict,
+        help: "jump to the previous verdict",
+    },
+    Binding {
+        keys: &[KeyCode::Char(']')],
+        label: "]",
+        action: Action::NextTask,
+        help: "jump to the next task's start",
+    },
+    Binding {
+        keys: &[KeyCode::Char('[')],
+        label: "[",
+        action: Action::PrevTask,
+        help: "jump to the previous task's start",
+    },
+    Binding {
+        keys: &[KeyCode::Enter],
+        label: "Enter",
+        action: Action::Inspect,
+        help: "inspect the verdict at the cursor: category, concern, evidence, case",
+    },
+    Binding {
+        keys: &[KeyCode::Esc],
+        label: "Esc",
+        action: Action::Close,
+        help: "close the inspector or the help",
+    },
 ];
 
 /// The action a key press asks for. Ctrl-C always quits.
@@ -130,5 +179,64 @@ mod tests {
             Some(Action::Quit)
         );
         assert_eq!(action_for(&KeyEvent::new(KeyCode::Char('Z'), KeyModifiers::NONE)), None);
+    }
+
+    /// Every action, listed through a match that stops compiling when one is added.
+    fn all_actions() -> Vec<Action> {
+        let every = [
+            Action::Quit,
+            Action::Help,
+            Action::Focus,
+            Action::Down,
+            Action::Up,
+            Action::Top,
+            Action::Bottom,
+            Action::PlayPause,
+            Action::Faster,
+            Action::Slower,
+            Action::StepForward,
+            Action::StepBack,
+            Action::NextFailure,
+            Action::NextVerdict,
+            Action::PrevVerdict,
+            Action::NextTask,
+            Action::PrevTask,
+            Action::Inspect,
+            Action::Close,
+        ];
+        for a in every {
+            match a {
+                Action::Quit
+                | Action::Help
+                | Action::Focus
+                | Action::Down
+                | Action::Up
+                | Action::Top
+                | Action::Bottom
+                | Action::PlayPause
+                | Action::Faster
+                | Action::Slower
+                | Action::StepForward
+                | Action::StepBack
+                | Action::NextFailure
+                | Action::NextVerdict
+                | Action::PrevVerdict
+                | Action::NextTask
+                | Action::PrevTask
+                | Action::Inspect
+                | Action::Close => {}
+            }
+        }
+        every.to_vec()
+    }
+
+    #[test]
+    fn every_action_has_a_key_in_the_table() {
+        for action in all_actions() {
+            assert!(
+                BINDINGS.iter().any(|b| b.action == action),
+                "{action:?} has no key, so the help cannot offer it"
+            );
+        }
     }
 }

@@ -62,8 +62,16 @@ pub fn draw(frame: &mut Frame, app: &mut App, palette: Palette) {
         Layout::horizontal([Constraint::Length(plan_width), Constraint::Min(10)]).areas(body);
     draw_plan(frame, plan, app, palette);
     draw_stream(frame, stream, app, palette);
-    let hint = "? help  q quit  space play/pause  +/- speed  ./, step  Tab focus";
-    frame.render_widget(Paragraph::new(hint).style(palette.fg(Color::DarkGray)), hints);
+    let hint =
+        "? help  q quit  space play  +/- speed  ./, step  x failure  {} verdicts  Enter inspect";
+    let (text, style) = app
+        .notice
+        .as_deref()
+        .map_or((hint, palette.fg(Color::DarkGray)), |n| (n, palette.fg(Color::Yellow)));
+    frame.render_widget(Paragraph::new(text).style(style), hints);
+    if let Some(inspector) = &app.inspector {
+        draw_inspector(frame, area, inspector);
+    }
     if app.show_help {
         draw_help(frame, area, palette);
     }
@@ -149,9 +157,25 @@ fn draw_stream(frame: &mut Frame, area: Rect, app: &App, palette: Palette) {
     frame.render_widget(Paragraph::new(lines).block(focused_block(&title, focused, palette)), area);
 }
 
+fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::Inspector) {
+    let popup = Rect {
+        x: area.x + 2,
+        y: area.y + 1,
+        width: area.width.saturating_sub(4),
+        height: area.height.saturating_sub(2),
+    };
+    let lines: Vec<Line> = inspector.lines.iter().map(|l| Line::raw(l.clone())).collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(inspector.title.clone())
+        .title_bottom(" Esc closes ");
+    frame.render_widget(Clear, popup);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), popup);
+}
+
 fn draw_help(frame: &mut Frame, area: Rect, palette: Palette) {
     let height = (BINDINGS.len() as u16 + 2).min(area.height);
-    let width = 64.min(area.width);
+    let width = 86.min(area.width);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,
