@@ -84,7 +84,9 @@ struct Tmux {
 
 impl Tmux {
     fn start(cmd: &str, w: u16, h: u16) -> Tmux {
-        let socket = format!("harrow-test-{}", std::process::id());
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let socket = format!("harrow-test-{}-{n}", std::process::id());
         let shell = format!("{cmd}; echo; echo \"[exit $?]\"; sleep 30");
         let ok = Command::new("tmux")
             .args([
@@ -126,9 +128,10 @@ impl Tmux {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let s = self.screen();
-            if s.contains(needle) || Instant::now() > deadline {
+            if s.contains(needle) {
                 return s;
             }
+            assert!(Instant::now() < deadline, "{needle:?} never appeared; the screen:\n{s}");
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -210,4 +213,24 @@ fn inspect_at_the_end_opens_the_last_verdict() {
     app.act(Action::Inspect).unwrap();
     assert!(app.inspector.is_some(), "notice: {:?}", app.notice);
     assert!(screen(&mut app, 100, 30).contains("Verdict on T-004"));
+}
+
+#[test]
+fn watch_shows_events_as_they_are_appended() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(fixture().join("events.jsonl")).unwrap();
+    let head: Vec<&str> = text.lines().take(20).collect();
+    std::fs::write(dir.join("events.jsonl"), head.join("\n") + "\n").unwrap();
+    let cmd = format!("{} watch {}", env!("CARGO_BIN_EXE_harrow"), dir.display());
+    let t = Tmux::start(&cmd, 120, 36);
+    let s = t.wait_for("WATCH");
+    assert!(s.contains("event 20/20"), "{s}");
+    let mut log = std::fs::OpenOptions::new().append(true).open(dir.join("events.jsonl")).unwrap();
+    std::io::Write::write_all(&mut log, b"{\"ts\": \"2026-11-22T04:30:00Z\", \"type\": \"task_failed\", \"payload\": {\"task_id\": \"T-001\", \"reason\": \"watched-failure\"}}\n").unwrap();
+    let s = t.wait_for("watched-failure");
+    assert!(s.contains("✘ T-001 failed: watched-failure") && s.contains("event 21/21"), "{s}");
+    t.keys(&["q"]);
+    assert!(t.wait_for("[exit 0]").contains("[exit 0]"));
 }

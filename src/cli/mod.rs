@@ -27,6 +27,8 @@ pub enum Command {
     Run(run::Args),
     /// Replay a session in the console, on a virtual clock.
     Replay(replay::Args),
+    /// Watch a session in the console as its events are appended.
+    Watch(replay::WatchArgs),
     /// Continue a session after a stop or a crash, from where its log says it was.
     Resume(resume::Args),
     /// Send an operator command to a session: pause, resume, step, stop, a decision, a note.
@@ -79,6 +81,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Replay(args) => replay::replay(&args),
+        Command::Watch(args) => replay::watch(&args),
         Command::Resume(args) => resume::resume(&args),
         Command::Control(args) => control::control(&args),
         Command::Sessions(args) => sessions::run(&args),

@@ -22,6 +22,35 @@ pub struct Args {
     pub headless: bool,
 }
 
+/// `harrow watch [ID|DIR]`: attach to a session and see its events as they are appended.
+#[derive(Debug, clap::Args)]
+pub struct WatchArgs {
+    /// A session id, a unique prefix of one, or a session folder's path (default: the newest
+    /// running session, else the newest).
+    #[arg(value_name = "ID|DIR")]
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub dirs: super::DirArgs,
+}
+
+pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
+    let roots = crate::session::discover::roots(&args.dirs.dirs);
+    let found = if let Some(q) = &args.session {
+        crate::session::discover::resolve(q, &roots)
+            .map_err(|e| super::UsageError(e.to_string()))?
+    } else {
+        let all = crate::session::discover::list(&roots);
+        let running = all.iter().find(|f| crate::session::lock::is_locked(&f.dir)).cloned();
+        running.or_else(|| all.first().cloned()).ok_or_else(|| {
+            super::UsageError("no session to watch; start one with `harrow run`".into())
+        })?
+    };
+    let app = App::open_live(&found.dir, &found.id)
+        .wrap_err_with(|| format!("cannot open {}", found.dir.display()))?;
+    crate::console::run(app, Some(&found.dir))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn replay(args: &Args) -> Result<ExitCode> {
     let found = args.target.resolve()?;
     if args.headless {
@@ -36,6 +65,6 @@ pub fn replay(args: &Args) -> Result<ExitCode> {
     }
     let app = App::open(&found.dir, &found.id, args.speed)
         .wrap_err_with(|| format!("cannot open {}", found.dir.display()))?;
-    crate::console::run(app)?;
+    crate::console::run(app, None)?;
     Ok(ExitCode::SUCCESS)
 }

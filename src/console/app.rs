@@ -56,6 +56,8 @@ pub struct App {
     pub inspector: Option<Inspector>,
     /// A one-line answer to the last jump or inspection ("no later failure").
     pub notice: Option<String>,
+    /// Watching a session that may still grow: new events are applied as they arrive.
+    pub live: bool,
 }
 
 impl App {
@@ -89,9 +91,59 @@ impl App {
             rows: Vec::new(),
             inspector: None,
             notice: None,
+            live: false,
         };
         app.advance_to_clock()?;
         Ok(app)
+    }
+
+    /// Opens a session to watch: everything so far is applied, and what the tailer delivers
+    /// next is applied as it arrives.
+    pub fn open_live(dir: &Path, id: &str) -> io::Result<App> {
+        let mut app = App::open(dir, id, f64::INFINITY)?;
+        while !app.at_end() {
+            app.apply_next()?;
+        }
+        app.clock.playing = false;
+        app.live = true;
+        Ok(app)
+    }
+
+    /// Where a tailer should start so it delivers exactly the lines not yet indexed.
+    pub fn tail_start(&self) -> (u64, u64) {
+        let r = self.index.report();
+        (r.end_offset, r.lines + 1)
+    }
+
+    /// Takes lines the tailer delivered. While the cursor is at the newest event it follows;
+    /// after a step back or a jump it stays put and the status counts what is new.
+    pub fn take_lines(
+        &mut self,
+        lines: Vec<(crate::session::scan::LineAt, Vec<u8>)>,
+    ) -> io::Result<bool> {
+        let following = self.at_end();
+        let mut changed = false;
+        for (at, line) in lines {
+            if self.index.push_line(at, &line) {
+                let last = self.times.last().copied().unwrap_or(0);
+                self.times.push(last);
+                changed = true;
+            }
+        }
+        if following {
+            while !self.at_end() {
+                self.apply_next()?;
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Starts over after the log was truncated or replaced.
+    pub fn reload(&mut self, dir: &Path) -> io::Result<()> {
+        let id = self.id.clone();
+        *self = App::open_live(dir, &id)?;
+        self.notice = Some("the log was replaced; reloaded it from the start".into());
+        Ok(())
     }
 
     pub fn total(&self) -> usize {
@@ -252,7 +304,12 @@ impl App {
             },
             Action::Bottom => match self.focus {
                 Pane::Plan => self.plan_selected = usize::MAX,
-                Pane::Stream => self.stream_back = 0,
+                Pane::Stream => {
+                    self.stream_back = 0;
+                    while self.live && !self.at_end() {
+                        self.apply_next()?;
+                    }
+                }
             },
             Action::PlayPause => {
                 if self.at_end() {

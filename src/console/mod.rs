@@ -12,8 +12,11 @@ pub mod keymap;
 pub mod ui;
 pub mod view;
 
+use crate::session::tail::{self, TailEvent};
+use crate::session::writer::EVENTS_FILE;
 use app::App;
 use crossterm::event::{self, Event as TermEvent, KeyEventKind};
+use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -23,19 +26,32 @@ const TICK: Duration = Duration::from_millis(33);
 enum Msg {
     Term(TermEvent),
     InputGone,
+    Tail(TailEvent),
 }
 
-/// Runs the console on the real terminal until the operator quits. The terminal is restored on
-/// return, on error and on panic.
-pub fn run(mut app: App) -> color_eyre::Result<()> {
+/// Runs the console on the real terminal until the operator quits; with `follow`, the session
+/// folder's log is tailed and new events appear as they are appended. The terminal is restored
+/// on return, on error and on panic.
+pub fn run(mut app: App, follow: Option<&Path>) -> color_eyre::Result<()> {
     let mut terminal = ratatui::try_init()?;
-    let result = event_loop(&mut terminal, &mut app);
+    let result = event_loop(&mut terminal, &mut app, follow);
     ratatui::restore();
     result
 }
 
-fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> color_eyre::Result<()> {
+fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    follow: Option<&Path>,
+) -> color_eyre::Result<()> {
     let (tx, rx) = mpsc::channel();
+    let _tailer = follow.map(|dir| {
+        let (offset, line) = app.tail_start();
+        let tx = tx.clone();
+        tail::follow(&dir.join(EVENTS_FILE), offset, line, move |ev| {
+            let _ = tx.send(Msg::Tail(ev));
+        })
+    });
     std::thread::Builder::new().name("harrow-input".into()).spawn(move || {
         while let Ok(e) = event::read() {
             if tx.send(Msg::Term(e)).is_err() {
@@ -74,6 +90,17 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> color_e
                     }
                 }
                 Msg::Term(TermEvent::Resize(..)) => dirty = true,
+                Msg::Tail(TailEvent::Lines(lines)) => dirty |= app.take_lines(lines)?,
+                Msg::Tail(TailEvent::Restarted { .. }) => {
+                    if let Some(dir) = follow {
+                        app.reload(dir)?;
+                        dirty = true;
+                    }
+                }
+                Msg::Tail(TailEvent::Polling { reason } | TailEvent::Error(reason)) => {
+                    app.notice = Some(reason);
+                    dirty = true;
+                }
                 Msg::Term(_) => {}
                 Msg::InputGone => app.quit = true,
             }

@@ -79,7 +79,13 @@ pub fn draw(frame: &mut Frame, app: &mut App, palette: Palette) {
 
 fn draw_status(frame: &mut Frame, area: Rect, app: &mut App, palette: Palette) {
     let (at, total) = app.position();
-    let mode = if app.clock.playing {
+    let mode = if app.live {
+        if app.at_end() {
+            "WATCH".to_owned()
+        } else {
+            format!("WATCH — {} newer (G)", total - at)
+        }
+    } else if app.clock.playing {
         format!("REPLAY {}", app.clock.label())
     } else {
         format!("PAUSED {}", app.clock.label())
