@@ -1,6 +1,7 @@
 //! Command-line verbs. Each verb lives in its own file; this one parses and dispatches.
 
 mod control;
+pub mod demo;
 mod format;
 mod replay;
 mod resume;
@@ -25,6 +26,9 @@ pub struct Cli {
 pub enum Command {
     /// Start a session: work through a plan's tasks on a repository.
     Run(run::Args),
+    /// Run the whole product on a bundled repository and plan, with a built-in scripted model:
+    /// no key, no network.
+    Demo(demo::Args),
     /// Replay a session in the console, on a virtual clock.
     Replay(replay::Args),
     /// Watch a session in the console as its events are appended.
@@ -80,6 +84,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Demo(args) => demo::demo(&args),
         Command::Replay(args) => replay::replay(&args),
         Command::Watch(args) => replay::watch(&args),
         Command::Resume(args) => resume::resume(&args),

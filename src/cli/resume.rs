@@ -87,8 +87,20 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     if models.evaluator_model.is_none() && !env_set("HARROW_EVALUATOR_MODEL") {
         models.evaluator_model.clone_from(&start.evaluator_model);
     }
-    let brain =
-        Brain::new(brain_config(&models, &config)?).map_err(|e| UsageError(e.to_string()))?;
+    // A demo session answers from the bundled script again, on a fresh loopback port; the
+    // script is keyed by task and attempt, so it picks up where the log says the run was.
+    let demo = start.extra.get("demo").cloned();
+    let model = demo
+        .as_ref()
+        .map(|d| super::demo::start_model(d["fast"].as_bool().unwrap_or(false)))
+        .transpose()?;
+    let config_for_brain = match &model {
+        Some((_, server)) => {
+            crate::brain::client::BrainConfig::new(super::demo::endpoints(&server.base_url()))
+        }
+        None => brain_config(&models, &config)?,
+    };
+    let brain = Brain::new(config_for_brain).map_err(|e| UsageError(e.to_string()))?;
     let hands = Hands::new(&workspace.worktree, Some(&found.dir), config.hands.to_hands_config())
         .map_err(|e| UsageError(e.to_string()))?;
     let recorded: Option<Vec<ValidatorSpec>> =

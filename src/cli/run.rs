@@ -185,6 +185,8 @@ pub struct Start {
     pub brain: BrainConfig,
     pub opts: RunOptions,
     pub sessions_dir: PathBuf,
+    /// More fields for `session_start` (the demo records itself here).
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Creates the session folder and worktree, logs `session_start`, and returns the run.
@@ -248,6 +250,7 @@ pub fn create_session(start: Start) -> Result<Run> {
     payload.extra.insert("sandbox".into(), serde_json::json!(run.hands.isolation.describe()));
     payload.extra.insert("validators".into(), serde_json::json!(run.opts.validators));
     payload.extra.insert("notices".into(), serde_json::json!(notices));
+    payload.extra.extend(start.extra);
     run.writer.append("session_start", &payload)?;
     Ok(run)
 }
@@ -300,6 +303,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         brain,
         opts: flags.options(),
         sessions_dir,
+        extra: serde_json::Map::new(),
     };
     console_note(flags.headless);
     drive(create_session(start)?, 0)

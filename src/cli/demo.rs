@@ -1,0 +1,131 @@
+//! `harrow demo`: the whole product with no key and no network. A bundled dependency-free Rust
+//! crate and a three-task plan, worked by the built-in scripted model over a real loopback HTTP
+//! endpoint, with real `cargo test` validators. The session is an ordinary one: `show`,
+//! `replay`, `watch` and `resume` work on it.
+
+use super::UsageError;
+use super::run::{Start, console_note, create_session, drive};
+use crate::brain::client::{BrainConfig, Endpoint, Role};
+use crate::brain::scripted::{ScriptedServer, parse_script};
+use crate::config::Config;
+use crate::hands::validators::ValidatorSpec;
+use crate::harness::plan;
+use crate::harness::run::RunOptions;
+use crate::session::{discover, timestamp};
+use color_eyre::eyre::{Result, WrapErr};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The scripted model's answers, keyed by role, task, attempt and turn.
+pub const SCRIPT: &str = include_str!("../../assets/demo/script.json");
+
+/// The demo repository's files, and the plan (kept in the repository, as Tilth keeps its own).
+const FILES: &[(&str, &str)] = &[
+    ("Cargo.toml", include_str!("../../assets/demo/repo/Cargo.toml")),
+    ("src/lib.rs", include_str!("../../assets/demo/repo/src/lib.rs")),
+    ("AGENTS.md", include_str!("../../assets/demo/repo/AGENTS.md")),
+    (".gitignore", include_str!("../../assets/demo/repo/gitignore")),
+    (".harrow/textstats/overview.md", include_str!("../../assets/demo/plan/overview.md")),
+    (
+        ".harrow/textstats/T-001-word-count.md",
+        include_str!("../../assets/demo/plan/T-001-word-count.md"),
+    ),
+    (
+        ".harrow/textstats/T-002-char-frequencies.md",
+        include_str!("../../assets/demo/plan/T-002-char-frequencies.md"),
+    ),
+    (
+        ".harrow/textstats/T-003-longest-word.md",
+        include_str!("../../assets/demo/plan/T-003-longest-word.md"),
+    ),
+];
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print one line per significant event instead of opening the console.
+    #[arg(long)]
+    pub headless: bool,
+    /// Drop the scripted model's pauses (they are there so a person can follow along).
+    #[arg(long)]
+    pub fast: bool,
+}
+
+/// Writes the demo repository and commits it.
+fn make_repo(dir: &Path) -> Result<()> {
+    for (path, text) in FILES {
+        let file = dir.join(path);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&file, text)?;
+    }
+    let repo = git2::Repository::init(dir)?;
+    let mut index = repo.index()?;
+    index.add_all(["*"], git2::IndexAddOption::DEFAULT, None)?;
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let sig = git2::Signature::now("harrow", "harrow@localhost")?;
+    repo.commit(Some("HEAD"), &sig, &sig, "textstats: an empty library", &tree, &[])?;
+    Ok(())
+}
+
+/// The scripted model on a runtime of its own, for as long as the pair lives.
+pub fn start_model(fast: bool) -> Result<(tokio::runtime::Runtime, ScriptedServer)> {
+    let script = parse_script(SCRIPT)
+        .map_err(|e| UsageError(format!("the bundled demo script is broken: {e}")))?;
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    let server = runtime.block_on(ScriptedServer::start(script, fast))?;
+    Ok((runtime, server))
+}
+
+/// Every role pointed at the scripted model.
+pub fn endpoints(base_url: &str) -> BTreeMap<Role, Endpoint> {
+    let at = |model: &str| Endpoint {
+        base_url: base_url.to_owned(),
+        api_key: None,
+        model: model.into(),
+    };
+    BTreeMap::from([
+        (Role::Worker, at("harrow-demo/worker")),
+        (Role::Learnings, at("harrow-demo/worker")),
+        (Role::Evaluator, at("harrow-demo/evaluator")),
+    ])
+}
+
+pub fn demo(args: &Args) -> Result<ExitCode> {
+    let sessions_dir = discover::harrow_sessions_dir().ok_or_else(|| {
+        UsageError("cannot find a data folder for sessions; set HARROW_SESSIONS_DIR".into())
+    })?;
+    let repos = sessions_dir
+        .parent()
+        .map_or_else(|| PathBuf::from("harrow-demo"), |p| p.join("demo-repos"));
+    let repo = repos.join(format!("textstats-{}", timestamp::new_session_id()));
+    std::fs::create_dir_all(&repo).wrap_err_with(|| format!("cannot create {}", repo.display()))?;
+    make_repo(&repo)
+        .wrap_err_with(|| format!("cannot create the demo repository in {}", repo.display()))?;
+    let (config, _) = Config::load(None).map_err(|e| UsageError(e.to_string()))?;
+    let (_runtime, server) = start_model(args.fast)?;
+    let tests = ValidatorSpec {
+        name: "tests".into(),
+        command: "cargo test --quiet --offline".into(),
+        timeout_secs: 300,
+    };
+    let start = Start {
+        plan: plan::load(&repo.join(".harrow/textstats")).map_err(|e| UsageError(e.to_string()))?,
+        repo: repo.clone(),
+        hands: config.hands.to_hands_config(),
+        validators: Some(vec![tests]),
+        brain: BrainConfig::new(endpoints(&server.base_url())),
+        opts: RunOptions::default(),
+        sessions_dir,
+        extra: serde_json::Map::from_iter([(
+            "demo".to_owned(),
+            serde_json::json!({"fast": args.fast}),
+        )]),
+    };
+    println!("demo repository: {}", repo.display());
+    console_note(args.headless);
+    drive(create_session(start)?, 0)
+}
