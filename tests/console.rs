@@ -4,7 +4,7 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
-use harrow::console::app::App;
+use harrow::console::app::{App, Overlay};
 use harrow::console::keymap::Action;
 use harrow::console::ui::{Palette, draw, stream_height};
 use ratatui::Terminal;
@@ -116,6 +116,14 @@ impl Tmux {
             .unwrap();
     }
 
+    /// Types text literally (tmux would read `{` and the like as its own syntax).
+    fn literal(&self, text: &str) {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "t", "-l", text])
+            .status()
+            .unwrap();
+    }
+
     fn screen(&self) -> String {
         let out = Command::new("tmux")
             .args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"])
@@ -125,7 +133,11 @@ impl Tmux {
     }
 
     fn wait_for(&self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(15);
+        self.wait_long(needle, 15)
+    }
+
+    fn wait_long(&self, needle: &str, secs: u64) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let s = self.screen();
             if s.contains(needle) {
@@ -182,7 +194,9 @@ fn jump_to_the_first_rejection_and_inspect_it() {
     }
     app.act(Action::NextFailure).unwrap();
     app.act(Action::Inspect).unwrap();
-    let inspector = app.inspector.clone().expect("an inspector");
+    let Overlay::Inspector(inspector) = app.overlay.clone() else {
+        panic!("no inspector: {:?}", app.notice)
+    };
     let text = inspector.lines.join("\n");
     assert!(inspector.title.contains("T-001"), "{}", inspector.title);
     assert!(
@@ -194,10 +208,11 @@ fn jump_to_the_first_rejection_and_inspect_it() {
     assert!(text.contains("Next step:") && text.contains("Case:"), "{text}");
     insta::assert_snapshot!("inspector_120x40", screen(&mut app, 120, 40));
     app.act(Action::Close).unwrap();
-    assert!(app.inspector.is_none());
+    assert_eq!(app.overlay, Overlay::None);
     app.act(Action::NextVerdict).unwrap();
     app.act(Action::Inspect).unwrap();
-    let text = app.inspector.clone().unwrap().lines.join("\n");
+    let Overlay::Inspector(inspector) = app.overlay.clone() else { panic!("no inspector") };
+    let text = inspector.lines.join("\n");
     assert!(
         text.starts_with("ACCEPT")
             && text.contains(
@@ -211,7 +226,7 @@ fn jump_to_the_first_rejection_and_inspect_it() {
 fn inspect_at_the_end_opens_the_last_verdict() {
     let mut app = at_end();
     app.act(Action::Inspect).unwrap();
-    assert!(app.inspector.is_some(), "notice: {:?}", app.notice);
+    assert!(matches!(app.overlay, Overlay::Inspector(_)), "notice: {:?}", app.notice);
     assert!(screen(&mut app, 100, 30).contains("Verdict on T-004"));
 }
 
@@ -233,4 +248,63 @@ fn watch_shows_events_as_they_are_appended() {
     assert!(s.contains("✘ T-001 failed: watched-failure") && s.contains("event 21/21"), "{s}");
     t.keys(&["q"]);
     assert!(t.wait_for("[exit 0]").contains("[exit 0]"));
+}
+
+#[test]
+fn the_demo_live_pause_inspect_resume_and_quit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("sessions");
+    let cmd = format!(
+        "HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} demo",
+        sessions.display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow")
+    );
+    let t = Tmux::start(&cmd, 140, 40);
+    t.wait_for("LIVE");
+    t.keys(&["p"]);
+    let s = t.wait_long("PAUSED (p resumes)", 60);
+    assert!(
+        s.contains("T-001 done") && !s.contains("T-002 running"),
+        "paused at the boundary after T-001: {s}"
+    );
+    t.keys(&["p"]);
+    let s = t.wait_long("■ stopped: all_done", 120);
+    assert!(s.contains("T-003 done"), "{s}");
+    for _ in 0..3 {
+        t.literal("{");
+    }
+    t.keys(&["Enter"]);
+    let s = t.wait_for("Verdict on T-002");
+    assert!(
+        s.contains("REJECT — weak_test") && s.contains("Next step: Add a test that"),
+        "the rejected verdict, inspected: {s}"
+    );
+    t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["q"]);
+    let s = t.wait_for("[exit 0]");
+    assert!(!s.contains(" Plan "), "the terminal is restored: {s}");
+    let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let show = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["show", session.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let summary: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(summary["harrow"]["tasks_done"], 3);
+    assert!(
+        summary["harrow"]["operator_actions"].as_u64().unwrap() >= 2,
+        "pause and resume were recorded"
+    );
+    let repo =
+        std::fs::read_dir(tmp.path().join("demo-repos")).unwrap().next().unwrap().unwrap().path();
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let log = Command::new("git")
+        .args(["log", "--format=%s", &format!("session/{id}")])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    let commits =
+        String::from_utf8_lossy(&log.stdout).lines().filter(|l| l.starts_with("T-")).count();
+    assert_eq!(commits, 3, "one commit per task");
 }

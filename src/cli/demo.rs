@@ -4,7 +4,7 @@
 //! `replay`, `watch` and `resume` work on it.
 
 use super::UsageError;
-use super::run::{Start, console_note, create_session, drive};
+use super::run::{Start, create_session, drive, drive_console};
 use crate::brain::client::{BrainConfig, Endpoint, Role};
 use crate::brain::scripted::{ScriptedServer, parse_script};
 use crate::config::Config;
@@ -126,6 +126,6 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
         )]),
     };
     println!("demo repository: {}", repo.display());
-    console_note(args.headless);
-    drive(create_session(start)?, 0)
+    let run = create_session(start)?;
+    if args.headless { drive(run, 0) } else { drive_console(run) }
 }

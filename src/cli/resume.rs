@@ -1,6 +1,6 @@
 //! `harrow resume ID`: continue a session after a clean stop or a crash.
 
-use super::run::{ModelArgs, RunFlags, brain_config, console_note, drive};
+use super::run::{ModelArgs, RunFlags, brain_config, drive};
 use super::{SessionArg, UsageError};
 use crate::brain::client::Brain;
 use crate::config::Config;
@@ -156,6 +156,5 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     event.extra.insert("repaired_commits".into(), serde_json::json!(repaired));
     event.extra.insert("discarded".into(), serde_json::json!(discarded));
     run.writer.append("session_resume", &event)?;
-    console_note(args.flags.headless);
-    drive(run, resumed_at)
+    if args.flags.headless { drive(run, resumed_at) } else { super::run::drive_console(run) }
 }

@@ -259,7 +259,7 @@ pub fn create_session(start: Start) -> Result<Run> {
 /// byte written has been printed.
 pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::thread::JoinHandle<()> {
     let path = dir.join(EVENTS_FILE);
-    let delivered = Arc::new(AtomicU64::new(0));
+    let delivered = Arc::new(AtomicU64::new(from));
     let seen = Arc::clone(&delivered);
     let finished = Arc::clone(finished);
     std::thread::spawn(move || {
@@ -305,17 +305,46 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         sessions_dir,
         extra: serde_json::Map::new(),
     };
-    console_note(flags.headless);
-    drive(create_session(start)?, 0)
+    let run = create_session(start)?;
+    if flags.headless { drive(run, 0) } else { drive_console(run) }
 }
 
-/// Says plainly that events are printed instead of the console, until the console exists.
-pub fn console_note(headless: bool) {
-    if !headless {
-        eprintln!(
-            "harrow: the console is not part of this build yet; printing events instead (as --headless)"
-        );
+/// Runs a session with the live console: the loop on a background runtime, the console on
+/// the same session folder (the path `watch` takes). Quitting while the run goes on asks
+/// whether to stop it at the next task boundary; either way the rest of its events are
+/// printed here until it ends.
+pub fn drive_console(mut run: Run) -> Result<ExitCode> {
+    let dir = run.dir.clone();
+    let id = run.id.clone();
+    let active = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let running = Arc::clone(&active);
+    let loop_thread = std::thread::Builder::new().name("harrow-loop".into()).spawn(move || {
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
+        let ended = runtime
+            .map_err(color_eyre::Report::from)
+            .and_then(|rt| rt.block_on(run.run()).map_err(color_eyre::Report::from));
+        drop(run);
+        running.store(false, Ordering::SeqCst);
+        ended
+    })?;
+    let mut app = crate::console::app::App::open_live(&dir, &id)?;
+    app.run_active = Some(Arc::clone(&active));
+    crate::console::run(app, Some(&dir))?;
+    if active.load(Ordering::SeqCst) {
+        println!("harrow: the run goes on; watch it again with `harrow watch {id}`");
     }
+    let from = std::fs::metadata(dir.join(EVENTS_FILE)).map_or(0, |m| m.len());
+    let finished = Arc::new(AtomicU64::new(u64::MAX));
+    let printer = print_log(&dir, from, &finished);
+    let ended =
+        loop_thread.join().map_err(|_| color_eyre::eyre::eyre!("the run's thread panicked"))?;
+    finished
+        .store(std::fs::metadata(dir.join(EVENTS_FILE)).map_or(0, |m| m.len()), Ordering::SeqCst);
+    let _ = printer.join();
+    let ended = ended.wrap_err("the run stopped on an error writing its session")?;
+    println!("session {id}: {} — {}", ended.reason, dir.display());
+    Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 /// Runs a session to its end, printing its log from byte `from`, and maps the end to an exit

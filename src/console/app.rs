@@ -5,6 +5,7 @@ use super::describe::row;
 use super::inspector::{self, Inspector};
 use super::keymap::Action;
 use super::view::{Clock, View, compressed_times};
+use crate::harness::control::{self, Op};
 use crate::session::fact::Fact;
 use crate::session::index::EventIndex;
 use crate::session::scan::scan;
@@ -28,6 +29,16 @@ fn is_failure(f: &Fact<'_>) -> bool {
     }
 }
 
+/// What covers the panes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    None,
+    Help,
+    Inspector(Inspector),
+    /// Quitting while the run goes on: what to do with the run.
+    QuitPrompt,
+}
+
 /// Which pane has the keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
@@ -48,16 +59,20 @@ pub struct App {
     pub plan_selected: usize,
     /// Rows scrolled back from the newest; 0 follows the newest.
     pub stream_back: usize,
-    pub show_help: bool,
     pub quit: bool,
     /// The stream rows on screen, fetched by [`App::prepare`].
     pub rows: Vec<String>,
-    /// The verdict inspector, when open.
-    pub inspector: Option<Inspector>,
+    /// What covers the panes, if anything: at most one thing at a time.
+    pub overlay: Overlay,
     /// A one-line answer to the last jump or inspection ("no later failure").
     pub notice: Option<String>,
     /// Watching a session that may still grow: new events are applied as they arrive.
     pub live: bool,
+    dir: std::path::PathBuf,
+    /// Set when this process runs the loop: true while it runs.
+    pub run_active: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// A pause or resume sent and not yet applied by the loop.
+    pub pending: Option<Op>,
 }
 
 impl App {
@@ -86,12 +101,14 @@ impl App {
             focus: Pane::Stream,
             plan_selected: 0,
             stream_back: 0,
-            show_help: false,
             quit: false,
             rows: Vec::new(),
-            inspector: None,
+            overlay: Overlay::None,
             notice: None,
             live: false,
+            dir: dir.to_path_buf(),
+            run_active: None,
+            pending: None,
         };
         app.advance_to_clock()?;
         Ok(app)
@@ -274,7 +291,7 @@ impl App {
                 earlier.push(e);
             }
         }
-        self.inspector = Some(inspector::build(&verdict, &earlier));
+        self.overlay = Overlay::Inspector(inspector::build(&verdict, &earlier));
         Ok(())
     }
 
@@ -282,8 +299,28 @@ impl App {
     pub fn act(&mut self, action: Action) -> io::Result<bool> {
         self.notice = None;
         match action {
+            Action::Quit if self.running_here() => self.overlay = Overlay::QuitPrompt,
             Action::Quit => self.quit = true,
-            Action::Help => self.show_help = !self.show_help,
+            Action::Pause | Action::Step if !self.live => {
+                self.notice = Some("pause and step steer a live run; this is a replay".into());
+            }
+            Action::Pause => {
+                let op = if self.paused() { Op::Resume } else { Op::Pause };
+                self.send(op, None)?;
+                self.notice = Some(if op == Op::Pause {
+                    "pausing at the next task boundary".into()
+                } else {
+                    "resuming".into()
+                });
+            }
+            Action::Step => {
+                self.send(Op::Step, None)?;
+                self.notice = Some("one more task, then a pause".into());
+            }
+            Action::Help => {
+                self.overlay =
+                    if self.overlay == Overlay::Help { Overlay::None } else { Overlay::Help };
+            }
             Action::Focus => {
                 self.focus = if self.focus == Pane::Plan { Pane::Stream } else { Pane::Plan }
             }
@@ -358,11 +395,67 @@ impl App {
             }
             Action::Inspect => self.inspect()?,
             Action::Close => {
-                self.inspector = None;
-                self.show_help = false;
+                self.overlay = Overlay::None;
             }
         }
         Ok(true)
+    }
+
+    /// Whether the loop runs in this process and has not finished.
+    pub fn running_here(&self) -> bool {
+        self.run_active.as_ref().is_some_and(|a| a.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
+    /// Whether the loop has applied a pause (and no resume or step since).
+    pub fn paused(&self) -> bool {
+        self.view.operator.as_deref() == Some("pause")
+    }
+
+    /// Sends an operator command through `control.jsonl`, as `harrow control` does.
+    pub fn send(&mut self, op: Op, reason: Option<String>) -> io::Result<()> {
+        let command = control::Command {
+            op,
+            task: None,
+            reason,
+            text: None,
+            ts: crate::session::timestamp::now(),
+            source: "console".into(),
+        };
+        control::send(&self.dir, &command)?;
+        self.pending = Some(op);
+        Ok(())
+    }
+
+    /// Answers the quit prompt: stop the run at the next boundary, leave it running, or stay.
+    pub fn answer_quit(&mut self, stop: Option<bool>) -> io::Result<()> {
+        self.overlay = Overlay::None;
+        match stop {
+            Some(true) => {
+                self.send(Op::Stop, Some("the operator quit the console".into()))?;
+                self.quit = true;
+            }
+            Some(false) => self.quit = true,
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// The run mode for the status line.
+    pub fn live_mode(&self) -> String {
+        let (at, total) = self.position();
+        if at < total {
+            return format!("WATCH — {} newer (G)", total - at);
+        }
+        let applied = self.view.operator.as_deref();
+        match (self.pending, applied) {
+            (Some(Op::Pause), Some(op)) if op != "pause" => {
+                "pausing at the next task boundary".into()
+            }
+            (Some(Op::Pause), None) => "pausing at the next task boundary".into(),
+            _ if applied == Some("pause") => "PAUSED (p resumes)".into(),
+            _ if self.running_here() => "LIVE".into(),
+            _ => "WATCH".into(),
+        }
     }
 
     /// Fetches the stream rows that fit in `height` lines, so rendering needs no I/O.

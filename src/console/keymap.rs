@@ -25,6 +25,8 @@ pub enum Action {
     PrevTask,
     Inspect,
     Close,
+    Pause,
+    Step,
 }
 
 /// One row of the table.
@@ -148,6 +150,18 @@ pub const BINDINGS: &[Binding] = &[
         action: Action::Close,
         help: "close the inspector or the help",
     },
+    Binding {
+        keys: &[KeyCode::Char('p')],
+        label: "p",
+        action: Action::Pause,
+        help: "live: pause at the next task boundary, or resume",
+    },
+    Binding {
+        keys: &[KeyCode::Char('s')],
+        label: "s",
+        action: Action::Step,
+        help: "live: run exactly one more task, then pause",
+    },
 ];
 
 /// The action a key press asks for. Ctrl-C always quits.
@@ -203,6 +217,8 @@ mod tests {
             Action::PrevTask,
             Action::Inspect,
             Action::Close,
+            Action::Pause,
+            Action::Step,
         ];
         for a in every {
             match a {
@@ -224,7 +240,9 @@ mod tests {
                 | Action::NextTask
                 | Action::PrevTask
                 | Action::Inspect
-                | Action::Close => {}
+                | Action::Close
+                | Action::Pause
+                | Action::Step => {}
             }
         }
         every.to_vec()

@@ -15,7 +15,7 @@ pub mod view;
 use crate::session::tail::{self, TailEvent};
 use crate::session::writer::EVENTS_FILE;
 use app::App;
-use crossterm::event::{self, Event as TermEvent, KeyEventKind};
+use crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind};
 use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -84,6 +84,21 @@ fn event_loop(
         };
         for msg in first.into_iter().chain(rx.try_iter()) {
             match msg {
+                Msg::Term(TermEvent::Key(key))
+                    if key.kind == KeyEventKind::Press
+                        && app.overlay == app::Overlay::QuitPrompt =>
+                {
+                    let answer = match key.code {
+                        KeyCode::Char('y') => Some(Some(true)),
+                        KeyCode::Char('n') => Some(Some(false)),
+                        KeyCode::Esc => Some(None),
+                        _ => None,
+                    };
+                    if let Some(answer) = answer {
+                        app.answer_quit(answer)?;
+                        dirty = true;
+                    }
+                }
                 Msg::Term(TermEvent::Key(key)) if key.kind == KeyEventKind::Press => {
                     if let Some(action) = keymap::action_for(&key) {
                         dirty |= app.act(action)?;

@@ -1,6 +1,6 @@
 //! Render functions: they read the app's prepared state and draw; nothing else.
 
-use super::app::{App, Pane};
+use super::app::{App, Overlay, Pane};
 use super::keymap::BINDINGS;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -69,22 +69,18 @@ pub fn draw(frame: &mut Frame, app: &mut App, palette: Palette) {
         .as_deref()
         .map_or((hint, palette.fg(Color::DarkGray)), |n| (n, palette.fg(Color::Yellow)));
     frame.render_widget(Paragraph::new(text).style(style), hints);
-    if let Some(inspector) = &app.inspector {
-        draw_inspector(frame, area, inspector);
-    }
-    if app.show_help {
-        draw_help(frame, area, palette);
+    match &app.overlay {
+        Overlay::None => {}
+        Overlay::Help => draw_help(frame, area, palette),
+        Overlay::Inspector(inspector) => draw_inspector(frame, area, inspector),
+        Overlay::QuitPrompt => draw_quit_prompt(frame, area),
     }
 }
 
 fn draw_status(frame: &mut Frame, area: Rect, app: &mut App, palette: Palette) {
     let (at, total) = app.position();
     let mode = if app.live {
-        if app.at_end() {
-            "WATCH".to_owned()
-        } else {
-            format!("WATCH — {} newer (G)", total - at)
-        }
+        app.live_mode()
     } else if app.clock.playing {
         format!("REPLAY {}", app.clock.label())
     } else {
@@ -177,6 +173,28 @@ fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::I
         .title_bottom(" Esc closes ");
     frame.render_widget(Clear, popup);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), popup);
+}
+
+fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
+    let lines = vec![
+        Line::raw("The run is still going."),
+        Line::raw(""),
+        Line::raw("  y    stop it at the next task boundary (resumable)"),
+        Line::raw("  n    leave it running here, printing its events"),
+        Line::raw("  Esc  stay in the console"),
+    ];
+    let width = 58.min(area.width);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + area.height / 3,
+        width,
+        height: 7.min(area.height),
+    };
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Quit ")),
+        popup,
+    );
 }
 
 fn draw_help(frame: &mut Frame, area: Rect, palette: Palette) {

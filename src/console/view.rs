@@ -27,6 +27,8 @@ pub struct View {
     pub stream: Vec<usize>,
     /// How many events have been applied: the replay cursor.
     pub applied: usize,
+    /// The last pause, resume, step or stop the loop applied.
+    pub operator: Option<String>,
 }
 
 impl View {
@@ -38,12 +40,18 @@ impl View {
             dirty: false,
             stream: Vec::new(),
             applied: 0,
+            operator: None,
         }
     }
 
     /// Applies the event at index position `pos` (positions arrive in order).
     pub fn apply(&mut self, pos: usize, fact: &Fact<'_>) {
         self.fold.apply(fact);
+        if let ("operator_action", Some(op @ ("pause" | "resume" | "step" | "stop"))) =
+            (fact.kind(), fact.payload.action.get())
+        {
+            self.operator = Some(op.to_owned());
+        }
         if shown(fact) {
             self.stream.push(pos);
         }
