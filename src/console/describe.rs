@@ -165,15 +165,16 @@ pub fn row(e: &Event) -> String {
     let task = e.task_id().unwrap_or("-");
     let iter = e.payload.scope().and_then(|s| s.iter).map(|i| format!(" #{i}")).unwrap_or_default();
     match &e.payload {
-        Payload::AssistantMessage(p) => match p.content.as_deref().or(p.reasoning.as_deref()) {
-            Some(said) => format!("  {task}{iter} says: {}", short(said, 100)),
-            None => {
+        Payload::AssistantMessage(p) => {
+            if let Some(said) = p.content.as_deref().or(p.reasoning.as_deref()) {
+                format!("  {task}{iter} says: {}", short(said, 100))
+            } else {
                 let names: Vec<&str> =
                     p.tool_calls.iter().flatten().map(|c| c.name.as_str()).collect();
                 let who = p.role.as_deref().unwrap_or("model");
                 format!("  {task}{iter} {who} calls {}", names.join(", "))
             }
-        },
+        }
         Payload::ToolResult(p) => {
             let text = p.output.as_deref().or(p.result_preview.as_deref()).unwrap_or("");
             format!("  {task}{iter}   → {}", short(text, 100))
