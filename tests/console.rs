@@ -194,7 +194,7 @@ fn jump_to_the_first_rejection_and_inspect_it() {
     }
     app.act(Action::NextFailure).unwrap();
     app.act(Action::Inspect).unwrap();
-    let Overlay::Inspector(inspector) = app.overlay.clone() else {
+    let Overlay::Inspector(inspector) = &app.overlay else {
         panic!("no inspector: {:?}", app.notice)
     };
     let text = inspector.lines.join("\n");
@@ -208,10 +208,10 @@ fn jump_to_the_first_rejection_and_inspect_it() {
     assert!(text.contains("Next step:") && text.contains("Case:"), "{text}");
     insta::assert_snapshot!("inspector_120x40", screen(&mut app, 120, 40));
     app.act(Action::Close).unwrap();
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(matches!(app.overlay, Overlay::None));
     app.act(Action::NextVerdict).unwrap();
     app.act(Action::Inspect).unwrap();
-    let Overlay::Inspector(inspector) = app.overlay.clone() else { panic!("no inspector") };
+    let Overlay::Inspector(inspector) = &app.overlay else { panic!("no inspector") };
     let text = inspector.lines.join("\n");
     assert!(
         text.starts_with("ACCEPT")
@@ -307,4 +307,44 @@ fn the_demo_live_pause_inspect_resume_and_quit() {
     let commits =
         String::from_utf8_lossy(&log.stdout).lines().filter(|l| l.starts_with("T-")).count();
     assert_eq!(commits, 3, "one commit per task");
+}
+
+#[test]
+fn decisions_are_typed_in_an_editor_and_sent_through_control() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(fixture().join("events.jsonl"), dir.join("events.jsonl")).unwrap();
+    let mut replay = App::open(&dir, SESSION, 64.0).unwrap();
+    replay.act(Action::Approve).unwrap();
+    assert!(
+        replay.notice.as_deref().unwrap().contains("steer a live run"),
+        "a replay cannot be steered"
+    );
+
+    let mut app = App::open_live(&dir, SESSION).unwrap();
+    app.act(Action::Approve).unwrap();
+    assert!(matches!(app.overlay, Overlay::Editor(_)));
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    app.edit(key(KeyCode::Enter)).unwrap();
+    assert!(matches!(app.overlay, Overlay::Editor(_)), "an empty reason is not sent");
+    assert!(app.notice.as_deref().unwrap().contains("type the reason"));
+    for c in "diff reviewed".chars() {
+        app.edit(key(KeyCode::Char(c))).unwrap();
+    }
+    insta::assert_snapshot!("editor_100x30", screen(&mut app, 100, 30));
+    app.edit(key(KeyCode::Enter)).unwrap();
+    assert!(matches!(app.overlay, Overlay::None));
+    let control = std::fs::read_to_string(dir.join("control.jsonl")).unwrap();
+    let command: serde_json::Value = serde_json::from_str(control.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (command["op"].as_str(), command["reason"].as_str(), command["source"].as_str()),
+        (Some("approve"), Some("diff reviewed"), Some("console"))
+    );
+
+    app.act(Action::Note).unwrap();
+    app.edit(key(KeyCode::Esc)).unwrap();
+    assert!(matches!(app.overlay, Overlay::None), "Esc cancels");
+    assert_eq!(std::fs::read_to_string(dir.join("control.jsonl")).unwrap().lines().count(), 1);
 }

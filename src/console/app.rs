@@ -30,13 +30,24 @@ fn is_failure(f: &Fact<'_>) -> bool {
 }
 
 /// What covers the panes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Overlay {
     None,
     Help,
     Inspector(Inspector),
     /// Quitting while the run goes on: what to do with the run.
     QuitPrompt,
+    /// Typing the reason or note that goes with an operator command.
+    Editor(Box<Editor>),
+}
+
+/// An operator command being written: its reason, guidance or note in a text editor.
+#[derive(Debug)]
+pub struct Editor {
+    pub op: Op,
+    pub task: Option<String>,
+    pub title: String,
+    pub text: tui_textarea::TextArea<'static>,
 }
 
 /// Which pane has the keys.
@@ -318,11 +329,25 @@ impl App {
                 self.notice = Some("one more task, then a pause".into());
             }
             Action::Help => {
-                self.overlay =
-                    if self.overlay == Overlay::Help { Overlay::None } else { Overlay::Help };
+                self.overlay = if matches!(self.overlay, Overlay::Help) {
+                    Overlay::None
+                } else {
+                    Overlay::Help
+                };
             }
+            Action::Approve | Action::Reject | Action::ForceAccept | Action::Note if !self.live => {
+                self.notice = Some("decisions and notes steer a live run; this is a replay".into());
+            }
+            Action::Approve => self.open_editor(Op::Approve, "Approve {task} — why?"),
+            Action::Reject => {
+                self.open_editor(Op::Reject, "Reject {task} — guidance for its next attempt");
+            }
+            Action::ForceAccept => {
+                self.open_editor(Op::ForceAccept, "Accept {task} below the bar — why?");
+            }
+            Action::Note => self.open_editor(Op::Note, "A note for {task}'s next attempt"),
             Action::Focus => {
-                self.focus = if self.focus == Pane::Plan { Pane::Stream } else { Pane::Plan }
+                self.focus = if self.focus == Pane::Plan { Pane::Stream } else { Pane::Plan };
             }
             Action::Down => match self.focus {
                 Pane::Plan => self.plan_selected += 1,
@@ -399,6 +424,69 @@ impl App {
             }
         }
         Ok(true)
+    }
+
+    /// The task a decision is about: the one selected in Plan when Plan has the keys, else the
+    /// one waiting for the operator (the loop picks it).
+    fn decision_task(&mut self) -> Option<String> {
+        if self.focus != Pane::Plan {
+            return None;
+        }
+        let selected = self.plan_selected;
+        self.view.summary().harrow.tasks.keys().nth(selected).cloned()
+    }
+
+    fn open_editor(&mut self, op: Op, title: &str) {
+        let task = self.decision_task();
+        let who = task.clone().unwrap_or_else(|| "the task waiting for you".into());
+        let mut text = tui_textarea::TextArea::default();
+        text.set_placeholder_text("Enter sends, Esc cancels");
+        self.overlay = Overlay::Editor(Box::new(Editor {
+            op,
+            task,
+            title: title.replace("{task}", &who),
+            text,
+        }));
+    }
+
+    /// A key for the open editor: Enter sends the command, Esc cancels, anything else edits.
+    pub fn edit(&mut self, key: crossterm::event::KeyEvent) -> io::Result<()> {
+        use crossterm::event::KeyCode;
+        let Overlay::Editor(editor) = &mut self.overlay else { return Ok(()) };
+        match key.code {
+            KeyCode::Esc => self.overlay = Overlay::None,
+            KeyCode::Enter => {
+                let text = editor.text.lines().join(" ").trim().to_owned();
+                if text.is_empty() {
+                    self.notice = Some("type the reason (or note) first; Esc cancels".into());
+                    return Ok(());
+                }
+                let (op, task) = (editor.op, editor.task.clone());
+                let (reason, body) = match op {
+                    Op::Note => (None, Some(text)),
+                    Op::Reject => (Some(text.clone()), Some(text)),
+                    _ => (Some(text), None),
+                };
+                let command = control::Command {
+                    op,
+                    task,
+                    reason,
+                    text: body,
+                    ts: crate::session::timestamp::now(),
+                    source: "console".into(),
+                };
+                control::send(&self.dir, &command)?;
+                self.notice = Some(format!(
+                    "sent {}; the run applies it at the next task boundary",
+                    op.as_str()
+                ));
+                self.overlay = Overlay::None;
+            }
+            _ => {
+                editor.text.input(key);
+            }
+        }
+        Ok(())
     }
 
     /// Whether the loop runs in this process and has not finished.

@@ -27,6 +27,10 @@ pub enum Action {
     Close,
     Pause,
     Step,
+    Approve,
+    Reject,
+    ForceAccept,
+    Note,
 }
 
 /// One row of the table.
@@ -162,6 +166,30 @@ pub const BINDINGS: &[Binding] = &[
         action: Action::Step,
         help: "live: run exactly one more task, then pause",
     },
+    Binding {
+        keys: &[KeyCode::Char('a')],
+        label: "a",
+        action: Action::Approve,
+        help: "live: approve the waiting (or selected) task, with a reason",
+    },
+    Binding {
+        keys: &[KeyCode::Char('r')],
+        label: "r",
+        action: Action::Reject,
+        help: "live: send it back with guidance for its next attempt",
+    },
+    Binding {
+        keys: &[KeyCode::Char('F')],
+        label: "F",
+        action: Action::ForceAccept,
+        help: "live: accept it below the bar, with a reason",
+    },
+    Binding {
+        keys: &[KeyCode::Char('e')],
+        label: "e",
+        action: Action::Note,
+        help: "live: a note for the worker's next attempt",
+    },
 ];
 
 /// The action a key press asks for. Ctrl-C always quits.
@@ -219,6 +247,10 @@ mod tests {
             Action::Close,
             Action::Pause,
             Action::Step,
+            Action::Approve,
+            Action::Reject,
+            Action::ForceAccept,
+            Action::Note,
         ];
         for a in every {
             match a {
@@ -242,7 +274,11 @@ mod tests {
                 | Action::Inspect
                 | Action::Close
                 | Action::Pause
-                | Action::Step => {}
+                | Action::Step
+                | Action::Approve
+                | Action::Reject
+                | Action::ForceAccept
+                | Action::Note => {}
             }
         }
         every.to_vec()

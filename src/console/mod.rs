@@ -86,7 +86,14 @@ fn event_loop(
             match msg {
                 Msg::Term(TermEvent::Key(key))
                     if key.kind == KeyEventKind::Press
-                        && app.overlay == app::Overlay::QuitPrompt =>
+                        && matches!(app.overlay, app::Overlay::Editor(_)) =>
+                {
+                    app.edit(key)?;
+                    dirty = true;
+                }
+                Msg::Term(TermEvent::Key(key))
+                    if key.kind == KeyEventKind::Press
+                        && matches!(app.overlay, app::Overlay::QuitPrompt) =>
                 {
                     let answer = match key.code {
                         KeyCode::Char('y') => Some(Some(true)),

@@ -74,6 +74,7 @@ pub fn draw(frame: &mut Frame, app: &mut App, palette: Palette) {
         Overlay::Help => draw_help(frame, area, palette),
         Overlay::Inspector(inspector) => draw_inspector(frame, area, inspector),
         Overlay::QuitPrompt => draw_quit_prompt(frame, area),
+        Overlay::Editor(editor) => draw_editor(frame, area, editor),
     }
 }
 
@@ -173,6 +174,24 @@ fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::I
         .title_bottom(" Esc closes ");
     frame.render_widget(Clear, popup);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), popup);
+}
+
+fn draw_editor(frame: &mut Frame, area: Rect, editor: &super::app::Editor) {
+    let width = 80.min(area.width);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + area.height / 3,
+        width,
+        height: 5.min(area.height),
+    };
+    frame.render_widget(Clear, popup);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(format!(" {} ", editor.title))
+        .title_bottom(" Enter sends · Esc cancels ");
+    let inner = block.inner(popup);
+    frame.render_widget(block, popup);
+    frame.render_widget(&editor.text, inner);
 }
 
 fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
