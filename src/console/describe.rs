@@ -54,6 +54,11 @@ pub fn describe(e: &Event) -> Option<String> {
         {
             format!("↻ {task} rework (attempt {})", p.scope.attempt.unwrap_or(2))
         }
+        Payload::TaskState(p)
+            if p.to.as_deref() == Some("running") && p.from.as_deref() == Some("validating") =>
+        {
+            format!("↩ {task} back to the worker: {}", p.reason.as_deref().unwrap_or(""))
+        }
         Payload::TaskState(p) if p.to.as_deref() == Some("needs_operator") => {
             format!("⏸ {task} waits for the operator: {}", p.reason.as_deref().unwrap_or(""))
         }
@@ -68,10 +73,11 @@ pub fn describe(e: &Event) -> Option<String> {
                 )
             }
         }
-        Payload::PreToolBlock(p) => format!(
-            "  {task}{iter} BLOCKED {}",
-            short(p.output.as_deref().or(p.result_preview.as_deref()).unwrap_or(""), 90)
-        ),
+        Payload::PreToolBlock(p) => {
+            let why = p.output.as_deref().or(p.result_preview.as_deref()).unwrap_or("");
+            let why = why.strip_prefix("BLOCKED ").unwrap_or(why);
+            format!("  {task}{iter} BLOCKED {}", short(why, 90))
+        }
         Payload::ModelCall(p) if p.health.as_deref().is_some_and(|h| h != "ok") => format!(
             "  {} reply {} ({}); retrying in {:.1} s",
             p.role.as_deref().unwrap_or("model"),
