@@ -60,6 +60,25 @@ fn help_overlay_and_a_step_back() {
 }
 
 #[test]
+fn help_taller_than_the_terminal_scrolls_to_its_last_key() {
+    let mut app = at_end();
+    app.act(Action::Help).unwrap();
+    let first = screen(&mut app, 80, 24);
+    assert!(first.contains("Keys (↑↓ scroll)"), "{first}");
+    assert!(!first.contains("a note for the worker"), "the last key is below the fold: {first}");
+    for _ in 0..40 {
+        app.act(Action::Down).unwrap();
+    }
+    let last = screen(&mut app, 80, 24);
+    assert!(last.contains("a note for the worker"), "{last}");
+    assert!(!last.contains("show or hide this help"), "scrolled past the first key: {last}");
+    insta::assert_snapshot!("help_scrolled_80x24", last);
+    app.act(Action::Up).unwrap();
+    app.act(Action::Help).unwrap();
+    assert!(!screen(&mut app, 80, 24).contains("Keys"), "? closes the help");
+}
+
+#[test]
 fn a_tiny_terminal_is_told_so() {
     let mut app = at_end();
     let text = screen(&mut app, 30, 10);

@@ -33,7 +33,8 @@ fn is_failure(f: &Fact<'_>) -> bool {
 #[derive(Debug)]
 pub enum Overlay {
     None,
-    Help,
+    /// The key list, scrolled to this first row when it is taller than the terminal.
+    Help(u16),
     Inspector(Inspector),
     /// Quitting while the run goes on: what to do with the run.
     QuitPrompt,
@@ -329,10 +330,10 @@ impl App {
                 self.notice = Some("one more task, then a pause".into());
             }
             Action::Help => {
-                self.overlay = if matches!(self.overlay, Overlay::Help) {
+                self.overlay = if matches!(self.overlay, Overlay::Help(_)) {
                     Overlay::None
                 } else {
-                    Overlay::Help
+                    Overlay::Help(0)
                 };
             }
             Action::Approve | Action::Reject | Action::ForceAccept | Action::Note if !self.live => {
@@ -348,6 +349,16 @@ impl App {
             Action::Note => self.open_editor(Op::Note, "A note for {task}'s next attempt"),
             Action::Focus => {
                 self.focus = if self.focus == Pane::Plan { Pane::Stream } else { Pane::Plan };
+            }
+            Action::Down if matches!(self.overlay, Overlay::Help(_)) => {
+                if let Overlay::Help(top) = &mut self.overlay {
+                    *top = (*top + 1).min(super::keymap::BINDINGS.len() as u16);
+                }
+            }
+            Action::Up if matches!(self.overlay, Overlay::Help(_)) => {
+                if let Overlay::Help(top) = &mut self.overlay {
+                    *top = top.saturating_sub(1);
+                }
             }
             Action::Down => match self.focus {
                 Pane::Plan => self.plan_selected += 1,

@@ -71,7 +71,7 @@ pub fn draw(frame: &mut Frame, app: &mut App, palette: Palette) {
     frame.render_widget(Paragraph::new(text).style(style), hints);
     match &app.overlay {
         Overlay::None => {}
-        Overlay::Help => draw_help(frame, area, palette),
+        Overlay::Help(top) => draw_help(frame, area, palette, *top),
         Overlay::Inspector(inspector) => draw_inspector(frame, area, inspector),
         Overlay::QuitPrompt => draw_quit_prompt(frame, area),
         Overlay::Editor(editor) => draw_editor(frame, area, editor),
@@ -216,8 +216,12 @@ fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
     );
 }
 
-fn draw_help(frame: &mut Frame, area: Rect, palette: Palette) {
-    let height = (BINDINGS.len() as u16 + 2).min(area.height);
+/// The key list; when it is taller than the terminal it scrolls with the arrow keys from `top`.
+fn draw_help(frame: &mut Frame, area: Rect, palette: Palette, top: u16) {
+    let rows = BINDINGS.len() as u16;
+    let height = (rows + 2).min(area.height);
+    let hidden = rows.saturating_sub(height.saturating_sub(2));
+    let top = top.min(hidden);
     let width = 86.min(area.width);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
@@ -236,7 +240,13 @@ fn draw_help(frame: &mut Frame, area: Rect, palette: Palette) {
         .collect();
     frame.render_widget(Clear, popup);
     frame.render_widget(
-        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Keys ")),
+        Paragraph::new(lines).scroll((top, 0)).block(
+            Block::default().borders(Borders::ALL).title(if hidden == 0 {
+                " Keys "
+            } else {
+                " Keys (↑↓ scroll) "
+            }),
+        ),
         popup,
     );
 }
