@@ -439,25 +439,33 @@ impl App {
 
     /// The task a decision is about: the one selected in Plan when Plan has the keys, else the
     /// one waiting for the operator (the loop picks it).
+    /// The task a decision is about: the one selected in the plan pane, else the one waiting for
+    /// the operator.
     fn decision_task(&mut self) -> Option<String> {
-        if self.focus != Pane::Plan {
-            return None;
+        let tasks = &self.view.summary().harrow.tasks;
+        if self.focus == Pane::Plan {
+            return tasks.keys().nth(self.plan_selected).cloned();
         }
-        let selected = self.plan_selected;
-        self.view.summary().harrow.tasks.keys().nth(selected).cloned()
+        tasks.iter().find(|(_, t)| t.state == "needs_operator").map(|(id, _)| id.clone())
     }
 
+    /// Opens the editor for an operator command; a decision with no task to be about is refused
+    /// here, rather than typed and then refused by the run.
     fn open_editor(&mut self, op: Op, title: &str) {
         let task = self.decision_task();
-        let who = task.clone().unwrap_or_else(|| "the task waiting for you".into());
+        if task.is_none() && op != Op::Note {
+            self.notice = Some(
+                "no task is waiting for a decision: Tab to the plan and select one first".into(),
+            );
+            return;
+        }
+        let title = task.as_deref().map_or_else(
+            || "A note for the worker, read when its next task starts".into(),
+            |who| title.replace("{task}", who),
+        );
         let mut text = tui_textarea::TextArea::default();
         text.set_placeholder_text("Enter sends, Esc cancels");
-        self.overlay = Overlay::Editor(Box::new(Editor {
-            op,
-            task,
-            title: title.replace("{task}", &who),
-            text,
-        }));
+        self.overlay = Overlay::Editor(Box::new(Editor { op, task, title, text }));
     }
 
     /// A key for the open editor: Enter sends the command, Esc cancels, anything else edits.
