@@ -158,10 +158,15 @@ impl Tmux {
     fn wait_long(&self, needle: &str, secs: u64) -> String {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
-            let s = self.screen();
-            if s.contains(needle) {
-                return s;
+            if self.screen().contains(needle) {
+                // Under load tmux can catch a frame half drawn: read it again once it is done.
+                std::thread::sleep(Duration::from_millis(200));
+                let s = self.screen();
+                if s.contains(needle) {
+                    return s;
+                }
             }
+            let s = self.screen();
             assert!(Instant::now() < deadline, "{needle:?} never appeared; the screen:\n{s}");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -294,7 +299,6 @@ fn the_demo_live_pause_inspect_resume_and_quit() {
         t.literal("{");
     }
     t.keys(&["Enter"]);
-    // Under load tmux can show a frame half drawn: wait for the inspector's last line.
     let s = t.wait_for("Next step: Add a test that");
     assert!(
         s.contains("Verdict on T-002") && s.contains("REJECT — weak_test"),
