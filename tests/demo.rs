@@ -4,20 +4,40 @@
 // A test whose setup fails should panic there.
 #![allow(clippy::unwrap_used)]
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+fn harrow(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harrow"));
+    cmd.env("HARROW_SESSIONS_DIR", home.join("sessions"))
+        .env("XDG_CONFIG_HOME", home)
+        .env_remove("HARROW_CONFIG");
+    cmd
+}
+
+fn task_commits(home: &Path, id: &str) -> Vec<String> {
+    let repo = std::fs::read_dir(home.join("demo-repos")).unwrap().next().unwrap().unwrap().path();
+    let log = Command::new("git")
+        .args(["log", "--format=%s", &format!("session/{id}")])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&log.stdout)
+        .lines()
+        .filter(|l| l.starts_with("T-"))
+        .map(str::to_owned)
+        .collect()
+}
+
+const COMMITS: [&str; 3] =
+    ["T-003: Find the longest word", "T-002: Count character frequencies", "T-001: Count words"];
 
 #[test]
 fn the_demo_runs_headless_and_fast_to_the_end() {
     let tmp = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args(["demo", "--headless", "--fast"])
-        .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))
-        .env("XDG_CONFIG_HOME", tmp.path())
-        .env_remove("HARROW_CONFIG")
-        .output()
-        .unwrap();
+    let out = harrow(tmp.path()).args(["demo", "--headless", "--fast"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(started.elapsed() < Duration::from_secs(60));
@@ -42,22 +62,41 @@ fn the_demo_runs_headless_and_fast_to_the_end() {
     let summary: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
     assert_eq!(summary["harrow"]["tasks_done"], 3);
     assert_eq!(summary["harrow"]["status"], "done");
-    let repo =
-        std::fs::read_dir(tmp.path().join("demo-repos")).unwrap().next().unwrap().unwrap().path();
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
-    let log = Command::new("git")
-        .args(["log", "--format=%s", &format!("session/{id}")])
-        .current_dir(&repo)
-        .output()
+    assert_eq!(task_commits(tmp.path(), &id), COMMITS);
+}
+
+#[test]
+fn a_demo_killed_during_a_rework_resumes_to_the_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = harrow(tmp.path())
+        .args(["demo", "--headless"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
         .unwrap();
-    let subjects = String::from_utf8_lossy(&log.stdout);
-    let tasks: Vec<&str> = subjects.lines().filter(|l| l.starts_with("T-")).collect();
-    assert_eq!(
-        tasks,
-        [
-            "T-003: Find the longest word",
-            "T-002: Count character frequencies",
-            "T-001: Count words"
-        ]
-    );
+    let sessions = tmp.path().join("sessions");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let session = loop {
+        let found = std::fs::read_dir(&sessions).ok().and_then(|mut d| d.next());
+        if let Some(entry) = found {
+            let dir = entry.unwrap().path();
+            let log = std::fs::read_to_string(dir.join("events.jsonl")).unwrap_or_default();
+            if log.contains("\"weak_test\"") {
+                break dir;
+            }
+        }
+        assert!(Instant::now() < deadline, "the demo never reached its reject");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(task_commits(tmp.path(), &id), ["T-001: Count words"], "killed inside T-002");
+
+    let out = harrow(tmp.path()).args(["resume", &id, "--headless"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("✔ T-002 done") && stdout.contains("■ stopped: all_done"), "{stdout}");
+    assert_eq!(task_commits(tmp.path(), &id), COMMITS, "one commit per task, none twice");
 }
