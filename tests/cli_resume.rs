@@ -180,3 +180,46 @@ fn an_accepted_task_whose_commit_missed_the_log_is_committed_once() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("\"recovered\":true"), "the recovered commit is logged");
 }
+
+#[test]
+fn a_kill_while_the_evaluator_thinks_restarts_the_task_on_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let mut slow_accept = accept();
+    slow_accept["delay_ms"] = json!(1500);
+    let script = json!({
+        "worker": {"T-001": {"*": write_and_submit(1)}, "T-002": {"*": write_and_submit(2)}},
+        "evaluator": {"*": {"*": [slow_accept]}}
+    });
+    let (_runtime, server) = serve(&script, false);
+    let mut child = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
+        .arg("--no-validators")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !tmp.path().join("sessions").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let dir = session_dir(tmp.path());
+    assert!(
+        wait_for(&dir.join("events.jsonl"), "\"to\":\"evaluating\"", Duration::from_secs(20)),
+        "T-001 never reached its review"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("▶ T-001 started") && stdout.contains("■ stopped: all_done"));
+    let subjects = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+    let ours: Vec<&str> = subjects.lines().filter(|l| l.starts_with("T-")).collect();
+    assert_eq!(ours, ["T-002: Write file 2", "T-001: Write file 1"]);
+}

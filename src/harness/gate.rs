@@ -118,9 +118,17 @@ pub fn transition(from: TaskState, event: GateEvent) -> Result<TaskState, Illega
     use GateEvent as E;
     use TaskState as S;
     let to = match (from, event) {
-        (S::Pending | S::Running | S::Rework | S::NeedsOperator | S::Failed, E::Start) => {
-            S::Running
-        }
+        // A crash can leave a task in any unfinished state; resume starts it again from there.
+        (
+            S::Pending
+            | S::Running
+            | S::Validating
+            | S::Evaluating
+            | S::Rework
+            | S::NeedsOperator
+            | S::Failed,
+            E::Start,
+        ) => S::Running,
         (S::Running, E::CaseSubmitted) => S::Validating,
         (S::Validating, E::ValidatorsFailed) => S::Running,
         (S::Validating, E::ValidatorsPassed) => S::Evaluating,
@@ -171,6 +179,11 @@ mod tests {
     #[test]
     fn refuses_what_the_design_forbids() {
         assert!(transition(S::Done, E::Start).is_err(), "a done task is never redone");
+        assert!(transition(S::DoneBelowBar, E::Start).is_err());
+        assert!(transition(S::Skipped, E::Start).is_err());
+        for crashed_in in [S::Running, S::Validating, S::Evaluating, S::Rework] {
+            assert_eq!(transition(crashed_in, E::Start), Ok(S::Running), "resume after a crash");
+        }
         assert!(transition(S::Done, E::Failed).is_err());
         assert!(transition(S::Pending, E::Accepted).is_err(), "nothing is accepted without a case");
         assert!(transition(S::Running, E::ValidatorsPassed).is_err());
