@@ -1,9 +1,13 @@
 //! The `harrow` binary: parse the command line and hand over to [`harrow::cli`].
 
+use color_eyre::config::{HookBuilder, Theme};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    if let Err(e) = color_eyre::install() {
+    // Reports that land in a log file or a CI transcript stay free of colour escapes.
+    let theme = if std::io::stderr().is_terminal() { Theme::dark() } else { Theme::new() };
+    if let Err(e) = HookBuilder::default().theme(theme).install() {
         eprintln!("harrow: cannot install the error reporter: {e}");
     }
     harrow::cli::main()

@@ -100,3 +100,20 @@ fn a_demo_killed_during_a_rework_resumes_to_the_end() {
     assert!(stdout.contains("✔ T-002 done") && stdout.contains("■ stopped: all_done"), "{stdout}");
     assert_eq!(task_commits(tmp.path(), &id), COMMITS, "one commit per task, none twice");
 }
+
+#[test]
+fn an_unwritable_sessions_folder_is_one_line_and_status_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["demo", "--headless", "--fast"])
+        .env("HARROW_SESSIONS_DIR", file.join("sessions"))
+        .env("XDG_CONFIG_HOME", tmp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("point HARROW_SESSIONS_DIR at a folder you can write to"), "{stderr}");
+}

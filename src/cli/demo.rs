@@ -102,7 +102,12 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
         .parent()
         .map_or_else(|| PathBuf::from("harrow-demo"), |p| p.join("demo-repos"));
     let repo = repos.join(format!("textstats-{}", timestamp::new_session_id()));
-    std::fs::create_dir_all(&repo).wrap_err_with(|| format!("cannot create {}", repo.display()))?;
+    std::fs::create_dir_all(&repo).map_err(|e| {
+        UsageError(format!(
+            "cannot create {}: {e}; point HARROW_SESSIONS_DIR at a folder you can write to",
+            repo.display()
+        ))
+    })?;
     make_repo(&repo)
         .wrap_err_with(|| format!("cannot create the demo repository in {}", repo.display()))?;
     let (config, _) = Config::load(None).map_err(|e| UsageError(e.to_string()))?;
