@@ -160,6 +160,19 @@ fn draw_stream(frame: &mut Frame, area: Rect, app: &App, palette: Palette) {
     frame.render_widget(Paragraph::new(lines).block(focused_block(&title, focused, palette)), area);
 }
 
+/// A cleared box of at most `width`×`height`, centred across `area` and `top` rows down it.
+fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16, top: u16) -> Rect {
+    let width = width.min(area.width);
+    let rect = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + top,
+        width,
+        height: height.min(area.height),
+    };
+    frame.render_widget(Clear, rect);
+    rect
+}
+
 fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::Inspector) {
     let popup = Rect {
         x: area.x + 2,
@@ -177,14 +190,7 @@ fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::I
 }
 
 fn draw_editor(frame: &mut Frame, area: Rect, editor: &super::app::Editor) {
-    let width = 80.min(area.width);
-    let popup = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + area.height / 3,
-        width,
-        height: 5.min(area.height),
-    };
-    frame.render_widget(Clear, popup);
+    let popup = popup(frame, area, 80, 5, area.height / 3);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(format!(" {} ", editor.title))
@@ -202,14 +208,7 @@ fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
         Line::raw("  n    leave it running here, printing its events"),
         Line::raw("  Esc  stay in the console"),
     ];
-    let width = 58.min(area.width);
-    let popup = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + area.height / 3,
-        width,
-        height: 7.min(area.height),
-    };
-    frame.render_widget(Clear, popup);
+    let popup = popup(frame, area, 58, 7, area.height / 3);
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Quit ")),
         popup,
@@ -222,13 +221,7 @@ fn draw_help(frame: &mut Frame, area: Rect, palette: Palette, top: u16) {
     let height = (rows + 2).min(area.height);
     let hidden = rows.saturating_sub(height.saturating_sub(2));
     let top = top.min(hidden);
-    let width = 86.min(area.width);
-    let popup = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    };
+    let popup = popup(frame, area, 86, height, (area.height - height) / 2);
     let lines: Vec<Line> = BINDINGS
         .iter()
         .map(|b| {
@@ -238,7 +231,6 @@ fn draw_help(frame: &mut Frame, area: Rect, palette: Palette, top: u16) {
             ])
         })
         .collect();
-    frame.render_widget(Clear, popup);
     frame.render_widget(
         Paragraph::new(lines).scroll((top, 0)).block(
             Block::default().borders(Borders::ALL).title(if hidden == 0 {
