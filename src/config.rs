@@ -26,6 +26,18 @@ pub struct Config {
     /// list: none (the evaluator is the only gate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validators: Option<Vec<ValidatorSpec>>,
+    #[serde(default)]
+    pub console: ConsoleSection,
+}
+
+/// `[console]`: how the console looks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsoleSection {
+    /// The theme to start with: `dark`, `light`, `high-contrast` or the name of one in the
+    /// config dir's `themes/` (`$HARROW_THEME` overrides it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
 }
 
 /// `[models]`: endpoints and models per role. Keys are never read from here: they come from

@@ -4,9 +4,9 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
-use harrow::console::app::{App, Overlay};
+use harrow::console::app::{App, Overlay, Pane};
 use harrow::console::keymap::Action;
-use harrow::console::ui::{Palette, draw, stream_height};
+use harrow::console::ui::draw;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::path::{Path, PathBuf};
@@ -21,8 +21,8 @@ fn fixture() -> PathBuf {
 
 fn screen(app: &mut App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    app.prepare(stream_height(ratatui::layout::Rect::new(0, 0, width, height)));
-    terminal.draw(|f| draw(f, app, Palette::from_env())).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, width, height));
+    terminal.draw(|f| draw(f, app)).unwrap();
     format!("{}", terminal.backend())
 }
 
@@ -351,7 +351,8 @@ fn decisions_are_typed_in_an_editor_and_sent_through_control() {
     app.act(Action::Approve).unwrap();
     assert!(matches!(app.overlay, Overlay::None), "no task waits and none is selected");
     assert!(app.notice.as_deref().unwrap().contains("select one first"));
-    app.act(Action::Focus).unwrap();
+    app.focus = Pane::Plan;
+    app.act(Action::Top).unwrap();
     app.act(Action::Approve).unwrap();
     assert!(matches!(app.overlay, Overlay::Editor(_)));
     let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);

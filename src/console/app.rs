@@ -4,8 +4,13 @@
 use super::describe::row;
 use super::inspector::{self, Inspector};
 use super::keymap::Action;
-use super::view::{Clock, View, compressed_times};
+use super::panes::{case_lines, ledger_row, validator_detail, verdict_lines};
+use super::theme::Theme;
+use super::timeline::{Cell, Timeline};
+use super::ui::{Areas, wrapped_rows};
+use super::view::{Clock, Snapshots, View, compressed_times, shown};
 use crate::harness::control::{self, Op};
+use crate::session::event::Payload;
 use crate::session::fact::Fact;
 use crate::session::index::EventIndex;
 use crate::session::scan::scan;
@@ -40,6 +45,8 @@ pub enum Overlay {
     QuitPrompt,
     /// Typing the reason or note that goes with an operator command.
     Editor(Box<Editor>),
+    /// Typing what to search the worker stream for.
+    Search(Box<tui_textarea::TextArea<'static>>),
 }
 
 /// An operator command being written: its reason, guidance or note in a text editor.
@@ -51,14 +58,66 @@ pub struct Editor {
     pub text: tui_textarea::TextArea<'static>,
 }
 
-/// Which pane has the keys.
+/// A pane of the console.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
     Plan,
-    Stream,
+    Worker,
+    Exchange,
+    Validators,
+    Ledger,
+}
+
+impl Pane {
+    /// The order `Tab` moves focus in, and the order of the tabs on small terminals.
+    pub const ALL: [Pane; 5] =
+        [Pane::Plan, Pane::Worker, Pane::Exchange, Pane::Validators, Pane::Ledger];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Pane::Plan => "Plan",
+            Pane::Worker => "Worker",
+            Pane::Exchange => "Exchange",
+            Pane::Validators => "Validators",
+            Pane::Ledger => "Ledger",
+        }
+    }
+
+    fn index(self) -> usize {
+        Pane::ALL.iter().position(|p| *p == self).unwrap_or(0)
+    }
+
+    fn after(self, step: usize) -> Pane {
+        Pane::ALL[(self.index() + step) % Pane::ALL.len()]
+    }
+}
+
+/// What the panes draw, fetched from the log by [`App::prepare`] so rendering does no I/O.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    /// The worker stream's rows on screen, with the position of each row's event.
+    pub worker: Vec<(usize, String)>,
+    /// The task the Exchange, Validators and Ledger panes are about.
+    pub task: Option<String>,
+    pub case: Vec<String>,
+    pub verdict: Vec<String>,
+    pub validators: Vec<String>,
+    /// The task's ledger rows, with the position of each row's event.
+    pub ledger: Vec<(usize, String)>,
+    pub timeline: Vec<Cell>,
+}
+
+/// The last search: what was asked and the event it landed on.
+#[derive(Debug, Clone, Default)]
+pub struct Search {
+    pub query: String,
+    pub at: Option<usize>,
 }
 
 /// Everything the console shows, and where the operator is in it.
+// The flags are independent facts (quitting, following, live, Tilth's log, zoom, mouse), not a
+// state machine in disguise.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug)]
 pub struct App {
     pub id: String,
@@ -66,20 +125,38 @@ pub struct App {
     /// Replay time of each event, in milliseconds from the first.
     times: Vec<i64>,
     pub view: View,
+    snapshots: Snapshots,
+    timeline: Timeline,
     pub clock: Clock,
     pub focus: Pane,
+    /// The focused pane fills the body.
+    pub zoom: bool,
     pub plan_selected: usize,
+    /// The plan's selection follows the task at work until the operator picks one.
+    pub plan_follow: bool,
     /// Rows scrolled back from the newest; 0 follows the newest.
     pub stream_back: usize,
+    /// The ledger row picked for `Enter`; `None` is the latest.
+    pub ledger_selected: Option<usize>,
+    /// First line shown, per pane, for the panes that scroll by line.
+    pub scroll: [u16; 5],
     pub quit: bool,
-    /// The stream rows on screen, fetched by [`App::prepare`].
-    pub rows: Vec<String>,
+    pub prepared: Prepared,
+    /// Rows the worker pane showed last frame.
+    worker_height: usize,
     /// What covers the panes, if anything: at most one thing at a time.
     pub overlay: Overlay,
     /// A one-line answer to the last jump or inspection ("no later failure").
     pub notice: Option<String>,
+    pub search: Search,
+    pub themes: Vec<Theme>,
+    pub theme: usize,
+    /// Whether the console captures the mouse (off: the terminal selects text as usual).
+    pub mouse: bool,
     /// Watching a session that may still grow: new events are applied as they arrive.
     pub live: bool,
+    /// Whether the session is one Tilth wrote (it recorded less than harrow does).
+    pub tilth: bool,
     dir: std::path::PathBuf,
     /// Set when this process runs the loop: true while it runs.
     pub run_active: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
@@ -93,37 +170,59 @@ impl App {
         let path = dir.join(EVENTS_FILE);
         let index = EventIndex::build(&path)?;
         let mut stamps = Vec::with_capacity(index.len());
+        let mut timeline = Timeline::default();
         let mut last = 0i64;
+        let mut harrow_format = false;
         scan(&path, |_, f| {
             let ms =
                 f.ts.get()
                     .and_then(crate::session::timestamp::parse)
                     .map_or(last, jiff::Timestamp::as_millisecond);
             last = ms;
+            harrow_format |= f.seq.value.is_some();
+            timeline.note(stamps.len(), f);
             stamps.push(ms);
         })?;
         stamps.truncate(index.len());
         let times = compressed_times(&stamps, MAX_GAP_MS);
+        let (themes, problems) = super::theme::load_all(super::theme::user_dir().as_deref());
         let mut app = App {
             id: id.to_owned(),
             index,
             times,
             view: View::new(id),
+            snapshots: Snapshots::default(),
+            timeline,
             clock: Clock::new(speed),
-            focus: Pane::Stream,
+            focus: Pane::Worker,
+            zoom: false,
             plan_selected: 0,
+            plan_follow: true,
             stream_back: 0,
+            ledger_selected: None,
+            scroll: [0; 5],
             quit: false,
-            rows: Vec::new(),
+            prepared: Prepared::default(),
+            worker_height: 0,
             overlay: Overlay::None,
-            notice: None,
+            notice: problems.into_iter().next(),
+            search: Search::default(),
+            theme: super::theme::initial(&themes),
+            themes,
+            mouse: false,
             live: false,
+            tilth: !harrow_format,
             dir: dir.to_path_buf(),
             run_active: None,
             pending: None,
         };
         app.advance_to_clock()?;
         Ok(app)
+    }
+
+    /// The theme to draw with.
+    pub fn theme(&self) -> &Theme {
+        &self.themes[self.theme.min(self.themes.len().saturating_sub(1))]
     }
 
     /// Opens a session to watch: everything so far is applied, and what the tailer delivers
@@ -155,6 +254,9 @@ impl App {
         for (at, line) in lines {
             if self.index.push_line(at, &line) {
                 let last = self.times.last().copied().unwrap_or(0);
+                if let Ok(fact) = Fact::decode(&line) {
+                    self.timeline.note(self.times.len(), &fact);
+                }
                 self.times.push(last);
                 changed = true;
             }
@@ -180,32 +282,33 @@ impl App {
     }
 
     pub fn at_end(&self) -> bool {
-        self.view.applied >= self.total()
+        self.view.applied() >= self.total()
     }
 
     fn apply_next(&mut self) -> io::Result<()> {
-        let pos = self.view.applied;
+        let pos = self.view.applied();
         let Some(entry) = self.index.entries().get(pos).copied() else { return Ok(()) };
         let bytes = self.index.read_raw(&entry)?;
         match Fact::decode(&bytes) {
             Ok(fact) => self.view.apply(pos, &fact),
-            Err(_) => self.view.applied = pos + 1,
+            Err(_) => self.view.skip(pos),
         }
+        self.snapshots.offer(&self.view);
         Ok(())
     }
 
     /// Applies every event whose replay time has come. Returns whether anything changed.
     fn advance_to_clock(&mut self) -> io::Result<bool> {
-        let before = self.view.applied;
+        let before = self.view.applied();
         while !self.at_end()
-            && self.times.get(self.view.applied).is_some_and(|t| *t as f64 <= self.clock.now_ms)
+            && self.times.get(self.view.applied()).is_some_and(|t| *t as f64 <= self.clock.now_ms)
         {
             self.apply_next()?;
         }
         if self.at_end() {
             self.clock.playing = false;
         }
-        Ok(self.view.applied != before)
+        Ok(self.view.applied() != before)
     }
 
     /// Moves replay time on by `real_ms` of wall time.
@@ -214,10 +317,12 @@ impl App {
         self.advance_to_clock()
     }
 
-    /// Folds again from the start up to `target` events: how a replay goes back.
+    /// Folds again up to `target` events from the nearest snapshot before it: how a replay
+    /// goes back.
     fn seek(&mut self, target: usize) -> io::Result<()> {
-        self.view = View::new(&self.id);
-        while self.view.applied < target.min(self.total()) {
+        let stream = std::mem::take(&mut self.view.stream);
+        self.view = self.snapshots.restore(&self.id, stream, target);
+        while self.view.applied() < target.min(self.total()) {
             self.apply_next()?;
         }
         self.clock.now_ms =
@@ -228,8 +333,8 @@ impl App {
     /// Moves the replay cursor so the event at `pos` is the last applied, and pauses there.
     fn goto(&mut self, pos: usize) -> io::Result<()> {
         let target = (pos + 1).min(self.total());
-        if target >= self.view.applied {
-            while self.view.applied < target {
+        if target >= self.view.applied() {
+            while self.view.applied() < target {
                 self.apply_next()?;
             }
         } else {
@@ -280,17 +385,49 @@ impl App {
         Ok(())
     }
 
-    /// Opens the inspector on the last verdict at or before the cursor.
+    /// Opens the inspector on the verdict the focused pane points at: the picked ledger row,
+    /// the selected task's latest verdict, or the last verdict at or before the cursor.
     fn inspect(&mut self) -> io::Result<()> {
-        let Some(cursor) = self.view.applied.checked_sub(1) else {
-            self.notice = Some("no verdict yet".into());
-            return Ok(());
+        let pos = match self.focus {
+            Pane::Ledger => {
+                let rows = &self.prepared.ledger;
+                let Some((pos, _)) = self.ledger_selected.map_or(rows.last(), |i| rows.get(i))
+                else {
+                    self.notice = Some("the ledger of this task is empty".into());
+                    return Ok(());
+                };
+                Some(*pos)
+            }
+            Pane::Plan | Pane::Exchange => {
+                let task = self.prepared.task.clone();
+                let latest =
+                    task.as_deref().and_then(|t| self.view.trail(t)?.verdicts.last().copied());
+                if latest.is_none() {
+                    self.notice = Some(format!(
+                        "no verdict on {} yet",
+                        task.as_deref().unwrap_or("the selected task")
+                    ));
+                    return Ok(());
+                }
+                latest
+            }
+            Pane::Worker | Pane::Validators => {
+                let Some(cursor) = self.view.applied().checked_sub(1) else {
+                    self.notice = Some("no verdict yet".into());
+                    return Ok(());
+                };
+                self.find(cursor, false, VERDICTS, |_| true)?
+            }
         };
-        let Some(pos) = self.find(cursor, false, VERDICTS, |_| true)? else {
+        let Some(pos) = pos else {
             self.notice = Some("no verdict at or before the cursor".into());
             return Ok(());
         };
         let Ok(verdict) = self.index.fetch(pos) else { return Ok(()) };
+        if !matches!(verdict.payload, Payload::Verdict(_)) {
+            self.notice = Some("that row is an operator's decision, not a verdict".into());
+            return Ok(());
+        }
         let task = self.index.entries()[pos].task;
         let wanted = ["evaluator_verdict", "judge_verdict", "tool_call", "validator_run"];
         let mut earlier = Vec::new();
@@ -305,6 +442,133 @@ impl App {
         }
         self.overlay = Overlay::Inspector(inspector::build(&verdict, &earlier));
         Ok(())
+    }
+
+    /// The first event from `start` on (or back from it) whose stream row contains `query`,
+    /// ignoring case: replayed rows first, then rows the replay has not reached.
+    fn find_text(&mut self, query: &str, start: usize, forward: bool) -> io::Result<Option<usize>> {
+        let needle = query.to_lowercase();
+        let applied = self.view.applied();
+        let stream_from = self.view.stream.partition_point(|p| *p < start);
+        let replayed: Vec<usize> = if forward {
+            self.view.stream[stream_from..].to_vec()
+        } else {
+            let upto = self.view.stream.partition_point(|p| *p <= start);
+            self.view.stream[..upto].iter().rev().copied().collect()
+        };
+        let ahead: Box<dyn Iterator<Item = usize>> = if forward {
+            Box::new(start.max(applied)..self.total())
+        } else if start >= applied {
+            Box::new((applied..=start.min(self.total().saturating_sub(1))).rev())
+        } else {
+            Box::new(std::iter::empty())
+        };
+        let ahead: Vec<usize> = ahead.collect();
+        let order: Vec<(usize, bool)> = if forward {
+            replayed
+                .into_iter()
+                .map(|p| (p, true))
+                .chain(ahead.into_iter().map(|p| (p, false)))
+                .collect()
+        } else {
+            ahead
+                .into_iter()
+                .map(|p| (p, false))
+                .chain(replayed.into_iter().map(|p| (p, true)))
+                .collect()
+        };
+        for (pos, known_shown) in order {
+            let entry = self.index.entries()[pos];
+            if !known_shown {
+                let bytes = self.index.read_raw(&entry)?;
+                if !Fact::decode(&bytes).is_ok_and(|f| shown(&f)) {
+                    continue;
+                }
+            }
+            if let Ok(event) = self.index.fetch(pos)
+                && row(&event).to_lowercase().contains(&needle)
+            {
+                return Ok(Some(pos));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Searches for `query` from `start`, and shows the row it lands on in the worker pane.
+    fn search_from(&mut self, query: &str, start: usize, forward: bool) -> io::Result<()> {
+        query.clone_into(&mut self.search.query);
+        let Some(pos) = self.find_text(query, start, forward)? else {
+            let which = if forward { "later" } else { "earlier" };
+            self.notice = Some(format!("no {which} row contains “{query}”"));
+            return Ok(());
+        };
+        if pos >= self.view.applied() {
+            self.goto(pos)?;
+        }
+        self.search.at = Some(pos);
+        self.focus = Pane::Worker;
+        let i = self.view.stream.partition_point(|p| *p < pos);
+        let from_newest = self.view.stream.len().saturating_sub(i + 1);
+        self.stream_back = from_newest.saturating_sub(self.worker_height / 2);
+        self.notice = Some(format!("“{query}”: n next, N previous"));
+        Ok(())
+    }
+
+    /// A key for the open search box: Enter searches, Esc cancels, anything else edits.
+    pub fn search_key(&mut self, key: crossterm::event::KeyEvent) -> io::Result<()> {
+        use crossterm::event::KeyCode;
+        let Overlay::Search(text) = &mut self.overlay else { return Ok(()) };
+        match key.code {
+            KeyCode::Esc => self.overlay = Overlay::None,
+            KeyCode::Enter => {
+                let query = text.lines().join(" ").trim().to_owned();
+                self.overlay = Overlay::None;
+                if !query.is_empty() {
+                    let start = self.prepared.worker.first().map_or(0, |(p, _)| *p);
+                    self.search_from(&query, start, true)?;
+                }
+            }
+            _ => {
+                text.input(key);
+            }
+        }
+        Ok(())
+    }
+
+    /// Repeats the last search from the row it landed on.
+    fn search_again(&mut self, forward: bool) -> io::Result<()> {
+        if self.search.query.is_empty() {
+            self.notice = Some("nothing to repeat: / searches first".into());
+            return Ok(());
+        }
+        let query = self.search.query.clone();
+        let from = self.search.at.or_else(|| self.prepared.worker.last().map(|(p, _)| *p));
+        let start = match (from, forward) {
+            (Some(p), true) => p + 1,
+            (Some(0) | None, false) => {
+                self.notice = Some(format!("no earlier row contains “{query}”"));
+                return Ok(());
+            }
+            (Some(p), false) => p - 1,
+            (None, true) => 0,
+        };
+        self.search_from(&query, start, forward)
+    }
+
+    /// Moves the cursor so `tenths`×10 % of the log is replayed.
+    fn seek_percent(&mut self, tenths: u8) -> io::Result<()> {
+        let total = self.total();
+        let pos = (total * usize::from(tenths) / 10).min(total.saturating_sub(1));
+        if total > 0 {
+            self.goto(pos)?;
+        }
+        Ok(())
+    }
+
+    /// Moves a scrolling pane's view by `delta` lines.
+    fn scroll_by(&mut self, pane: Pane, delta: i32) {
+        let s = &mut self.scroll[pane.index()];
+        *s = s.saturating_add_signed(delta as i16);
     }
 
     /// Does what a key asked. Returns whether the screen needs drawing.
@@ -347,9 +611,32 @@ impl App {
                 self.open_editor(Op::ForceAccept, "Accept {task} below the bar — why?");
             }
             Action::Note => self.open_editor(Op::Note, "A note for {task}'s next attempt"),
-            Action::Focus => {
-                self.focus = if self.focus == Pane::Plan { Pane::Stream } else { Pane::Plan };
+            Action::Focus => self.focus = self.focus.after(1),
+            Action::FocusBack => self.focus = self.focus.after(Pane::ALL.len() - 1),
+            Action::Zoom => self.zoom = !self.zoom,
+            Action::Theme => {
+                self.theme = (self.theme + 1) % self.themes.len().max(1);
+                self.notice = Some(format!("theme: {} (t for the next)", self.theme().name));
             }
+            Action::Mouse => {
+                self.mouse = !self.mouse;
+                self.notice = Some(if self.mouse {
+                    "mouse on: the wheel scrolls, a click focuses (m gives selection back)".into()
+                } else {
+                    "mouse off: the terminal selects text again".into()
+                });
+            }
+            Action::Search => {
+                let mut text = tui_textarea::TextArea::default();
+                text.set_placeholder_text("a tool, a path, a word · Enter searches · Esc cancels");
+                if !self.search.query.is_empty() {
+                    text.insert_str(&self.search.query);
+                }
+                self.overlay = Overlay::Search(Box::new(text));
+            }
+            Action::SearchNext => self.search_again(true)?,
+            Action::SearchPrev => self.search_again(false)?,
+            Action::Seek(tenths) => self.seek_percent(tenths)?,
             Action::Down if matches!(self.overlay, Overlay::Help(_)) => {
                 if let Overlay::Help(top) = &mut self.overlay {
                     *top = (*top + 1).min(super::keymap::BINDINGS.len() as u16);
@@ -361,28 +648,55 @@ impl App {
                 }
             }
             Action::Down => match self.focus {
-                Pane::Plan => self.plan_selected += 1,
-                Pane::Stream => self.stream_back = self.stream_back.saturating_sub(1),
+                Pane::Plan => {
+                    self.plan_follow = false;
+                    self.plan_selected += 1;
+                    self.ledger_selected = None;
+                }
+                Pane::Worker => self.stream_back = self.stream_back.saturating_sub(1),
+                Pane::Ledger => {
+                    let last = self.prepared.ledger.len().saturating_sub(1);
+                    self.ledger_selected =
+                        self.ledger_selected.map(|i| (i + 1).min(last)).filter(|i| *i < last);
+                }
+                pane => self.scroll_by(pane, 1),
             },
             Action::Up => match self.focus {
-                Pane::Plan => self.plan_selected = self.plan_selected.saturating_sub(1),
-                Pane::Stream => {
+                Pane::Plan => {
+                    self.plan_follow = false;
+                    self.plan_selected = self.plan_selected.saturating_sub(1);
+                    self.ledger_selected = None;
+                }
+                Pane::Worker => {
                     self.stream_back =
                         (self.stream_back + 1).min(self.view.stream.len().saturating_sub(1));
                 }
+                Pane::Ledger => {
+                    let last = self.prepared.ledger.len().saturating_sub(1);
+                    self.ledger_selected =
+                        Some(self.ledger_selected.unwrap_or(last).saturating_sub(1));
+                }
+                pane => self.scroll_by(pane, -1),
             },
             Action::Top => match self.focus {
-                Pane::Plan => self.plan_selected = 0,
-                Pane::Stream => self.stream_back = self.view.stream.len().saturating_sub(1),
+                Pane::Plan => {
+                    self.plan_follow = false;
+                    self.plan_selected = 0;
+                }
+                Pane::Worker => self.stream_back = self.view.stream.len().saturating_sub(1),
+                Pane::Ledger => self.ledger_selected = Some(0),
+                pane => self.scroll[pane.index()] = 0,
             },
             Action::Bottom => match self.focus {
-                Pane::Plan => self.plan_selected = usize::MAX,
-                Pane::Stream => {
+                Pane::Plan => self.plan_follow = true,
+                Pane::Worker => {
                     self.stream_back = 0;
                     while self.live && !self.at_end() {
                         self.apply_next()?;
                     }
                 }
+                Pane::Ledger => self.ledger_selected = None,
+                pane => self.scroll[pane.index()] = u16::MAX,
             },
             Action::PlayPause => {
                 if self.at_end() {
@@ -395,35 +709,36 @@ impl App {
             Action::StepForward => {
                 self.clock.playing = false;
                 self.apply_next()?;
-                if let Some(t) = self.view.applied.checked_sub(1).and_then(|i| self.times.get(i)) {
+                if let Some(t) = self.view.applied().checked_sub(1).and_then(|i| self.times.get(i))
+                {
                     self.clock.now_ms = *t as f64;
                 }
             }
             Action::StepBack => {
                 self.clock.playing = false;
-                self.seek(self.view.applied.saturating_sub(1))?;
+                self.seek(self.view.applied().saturating_sub(1))?;
             }
             Action::NextFailure => {
-                let found = self.find(self.view.applied, true, FAILURES, is_failure)?;
+                let found = self.find(self.view.applied(), true, FAILURES, is_failure)?;
                 self.jump(found, "later failure")?;
             }
             Action::NextVerdict => {
-                let found = self.find(self.view.applied, true, VERDICTS, |_| true)?;
+                let found = self.find(self.view.applied(), true, VERDICTS, |_| true)?;
                 self.jump(found, "later verdict")?;
             }
             Action::PrevVerdict => {
-                let found = match self.view.applied.checked_sub(2) {
+                let found = match self.view.applied().checked_sub(2) {
                     Some(start) => self.find(start, false, VERDICTS, |_| true)?,
                     None => None,
                 };
                 self.jump(found, "earlier verdict")?;
             }
             Action::NextTask => {
-                let found = self.find(self.view.applied, true, &["context_reset"], |_| true)?;
+                let found = self.find(self.view.applied(), true, &["context_reset"], |_| true)?;
                 self.jump(found, "later task start")?;
             }
             Action::PrevTask => {
-                let found = match self.view.applied.checked_sub(2) {
+                let found = match self.view.applied().checked_sub(2) {
                     Some(start) => self.find(start, false, &["context_reset"], |_| true)?,
                     None => None,
                 };
@@ -432,19 +747,50 @@ impl App {
             Action::Inspect => self.inspect()?,
             Action::Close => {
                 self.overlay = Overlay::None;
+                self.zoom = false;
             }
         }
         Ok(true)
     }
 
-    /// The task a decision is about: the one selected in Plan when Plan has the keys, else the
-    /// one waiting for the operator (the loop picks it).
-    /// The task a decision is about: the one selected in the plan pane, else the one waiting for
-    /// the operator.
+    /// A mouse event, when the mouse is captured: the wheel scrolls the pane under the
+    /// pointer, a click focuses it.
+    pub fn mouse_event(
+        &mut self,
+        m: crossterm::event::MouseEvent,
+        area: ratatui::layout::Rect,
+    ) -> io::Result<bool> {
+        use crossterm::event::{MouseButton, MouseEventKind};
+        if !matches!(self.overlay, Overlay::None) {
+            return Ok(false);
+        }
+        let Some(pane) = Areas::new(area, self.focus, self.zoom).pane_at(m.column, m.row) else {
+            return Ok(false);
+        };
+        let action = match m.kind {
+            MouseEventKind::ScrollUp => Action::Up,
+            MouseEventKind::ScrollDown => Action::Down,
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus = pane;
+                return Ok(true);
+            }
+            _ => return Ok(false),
+        };
+        self.focus = pane;
+        for _ in 0..3 {
+            self.act(action)?;
+        }
+        Ok(true)
+    }
+
+    /// The task a decision is about: the one the operator picked in the plan, else the one
+    /// waiting for the operator.
     fn decision_task(&mut self) -> Option<String> {
+        let follow = self.plan_follow;
+        let selected = self.plan_selected;
         let tasks = &self.view.summary().harrow.tasks;
-        if self.focus == Pane::Plan {
-            return tasks.keys().nth(self.plan_selected).cloned();
+        if !follow {
+            return tasks.keys().nth(selected).cloned();
         }
         tasks.iter().find(|(_, t)| t.state == "needs_operator").map(|(id, _)| id.clone())
     }
@@ -515,7 +861,7 @@ impl App {
 
     /// Whether the loop has applied a pause (and no resume or step since).
     pub fn paused(&self) -> bool {
-        self.view.operator.as_deref() == Some("pause")
+        self.view.operator() == Some("pause")
     }
 
     /// Sends an operator command through `control.jsonl`, as `harrow control` does.
@@ -553,7 +899,7 @@ impl App {
         if at < total {
             return format!("WATCH — {} newer (G)", total - at);
         }
-        let applied = self.view.operator.as_deref();
+        let applied = self.view.operator();
         match (self.pending, applied) {
             (Some(Op::Pause), Some(op)) if op != "pause" => {
                 "pausing at the next task boundary".into()
@@ -565,25 +911,114 @@ impl App {
         }
     }
 
-    /// Fetches the stream rows that fit in `height` lines, so rendering needs no I/O.
-    pub fn prepare(&mut self, height: usize) {
-        let tasks = self.view.summary().harrow.tasks.len();
-        self.plan_selected = self.plan_selected.min(tasks.saturating_sub(1));
+    /// Fetches what the panes show at this terminal size, so rendering needs no I/O.
+    pub fn prepare(&mut self, area: ratatui::layout::Rect) {
+        let areas = Areas::new(area, self.focus, self.zoom);
+        let tasks: Vec<String> = self.view.summary().harrow.tasks.keys().cloned().collect();
+        if self.plan_follow
+            && let Some(i) =
+                self.view.current_task().and_then(|c| tasks.iter().position(|t| t == c))
+        {
+            self.plan_selected = i;
+        }
+        self.plan_selected = self.plan_selected.min(tasks.len().saturating_sub(1));
+        let task = tasks.get(self.plan_selected).cloned();
+        if task != self.prepared.task {
+            self.ledger_selected = None;
+            self.scroll[Pane::Exchange.index()] = 0;
+            self.scroll[Pane::Validators.index()] = 0;
+        }
+
+        let height = areas.inner_height(Pane::Worker);
+        self.worker_height = height;
         self.stream_back = self.stream_back.min(self.view.stream.len().saturating_sub(height));
         let end = self.view.stream.len().saturating_sub(self.stream_back);
         let start = end.saturating_sub(height);
         let positions: Vec<usize> = self.view.stream[start..end].to_vec();
-        self.rows = positions
+        let worker = positions
             .into_iter()
             .map(|pos| match self.index.fetch(pos) {
-                Ok(event) => row(&event),
-                Err(e) => format!("  (event {pos} cannot be read: {e})"),
+                Ok(event) => (pos, row(&event)),
+                Err(e) => (pos, format!("  (event {pos} cannot be read: {e})")),
             })
             .collect();
+
+        let trail = task.as_deref().and_then(|t| self.view.trail(t)).cloned().unwrap_or_default();
+        let mut fetch = |pos: Option<&usize>| pos.and_then(|p| self.index.fetch(*p).ok());
+        let case_event = fetch(trail.cases.last());
+        let verdict_event = fetch(trail.verdicts.last());
+        let validators_event = fetch(trail.validators.last());
+        let case = match case_event.as_ref().map(|e| &e.payload) {
+            Some(Payload::ToolCall(c)) => {
+                case_lines(c.args.as_ref().unwrap_or(&serde_json::Value::Null))
+            }
+            _ => vec!["no case submitted yet".into()],
+        };
+        let awaiting = trail.cases.last() > trail.verdicts.last();
+        let verdict = match verdict_event.as_ref().map(|e| &e.payload) {
+            Some(Payload::Verdict(v)) if !awaiting => verdict_lines(v),
+            Some(Payload::Verdict(v)) => {
+                let mut lines = vec!["no verdict on this case yet; the last one was:".into()];
+                lines.extend(verdict_lines(v));
+                lines
+            }
+            _ if awaiting => vec!["no verdict on this case yet".into()],
+            _ => vec!["no verdict yet".into()],
+        };
+        let validators = match validators_event.as_ref().map(|e| &e.payload) {
+            Some(Payload::ValidatorRun(run)) => {
+                let mut lines = vec![format!(
+                    "run {} of {} on this task: {}",
+                    trail.validators.len(),
+                    trail.validators.len(),
+                    if run.passed == Some(true) { "passed" } else { "FAILED" }
+                )];
+                lines.extend(validator_detail(run));
+                lines
+            }
+            _ if self.tilth => vec!["Tilth recorded no validator run for this task".into()],
+            _ => vec!["no validator run yet".into()],
+        };
+        let mut attempt = 0;
+        let ledger = trail
+            .ledger
+            .iter()
+            .filter_map(|p| {
+                let e = self.index.fetch(*p).ok()?;
+                if matches!(e.payload, Payload::Verdict(_)) {
+                    attempt += 1;
+                }
+                Some((*p, ledger_row(&e, attempt)))
+            })
+            .collect();
+        let clamp = |rows: usize, rect: ratatui::layout::Rect| {
+            u16::try_from(rows.saturating_sub(usize::from(rect.height.saturating_sub(2))))
+                .unwrap_or(u16::MAX)
+        };
+        if let Some(r) = areas.rect(Pane::Exchange) {
+            let w = r.width.saturating_sub(2);
+            let rows = if w >= 70 {
+                wrapped_rows(&case, w / 2).max(wrapped_rows(&verdict, w / 2))
+            } else {
+                wrapped_rows(&case, w) + 2 + wrapped_rows(&verdict, w)
+            };
+            let s = &mut self.scroll[Pane::Exchange.index()];
+            *s = (*s).min(clamp(rows, r));
+        }
+        if let Some(r) = areas.rect(Pane::Validators) {
+            let rows = wrapped_rows(&validators, r.width.saturating_sub(2));
+            let s = &mut self.scroll[Pane::Validators.index()];
+            *s = (*s).min(clamp(rows, r));
+        }
+        let width = usize::from(areas.timeline.width.saturating_sub(8));
+        let entries = self.index.entries();
+        let timeline =
+            self.timeline.cells(entries.len(), self.view.applied(), width, |p| entries[p].task);
+        self.prepared = Prepared { worker, task, case, verdict, validators, ledger, timeline };
     }
 
     /// The event under the cursor, for the status line.
     pub fn position(&self) -> (usize, usize) {
-        (self.view.applied, self.total())
+        (self.view.applied(), self.total())
     }
 }

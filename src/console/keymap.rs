@@ -9,6 +9,8 @@ pub enum Action {
     Quit,
     Help,
     Focus,
+    FocusBack,
+    Zoom,
     Down,
     Up,
     Top,
@@ -31,6 +33,13 @@ pub enum Action {
     Reject,
     ForceAccept,
     Note,
+    Search,
+    SearchNext,
+    SearchPrev,
+    Theme,
+    Mouse,
+    /// Seek to this many tenths of the log.
+    Seek(u8),
 }
 
 /// One row of the table.
@@ -56,7 +65,19 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[KeyCode::Tab],
         label: "Tab",
         action: Action::Focus,
-        help: "move focus between panes",
+        help: "focus the next pane (on small terminals: the next tab)",
+    },
+    Binding {
+        keys: &[KeyCode::BackTab],
+        label: "S-Tab",
+        action: Action::FocusBack,
+        help: "focus the previous pane",
+    },
+    Binding {
+        keys: &[KeyCode::Char('z')],
+        label: "z",
+        action: Action::Zoom,
+        help: "zoom the focused pane to the whole screen, or back",
     },
     Binding {
         keys: &[KeyCode::Char('j'), KeyCode::Down],
@@ -81,6 +102,24 @@ pub const BINDINGS: &[Binding] = &[
         label: "G",
         action: Action::Bottom,
         help: "to the newest, and follow it again",
+    },
+    Binding {
+        keys: &[KeyCode::Char('/')],
+        label: "/",
+        action: Action::Search,
+        help: "search the worker stream (a tool, a path, a word)",
+    },
+    Binding {
+        keys: &[KeyCode::Char('n')],
+        label: "n",
+        action: Action::SearchNext,
+        help: "next match of the search",
+    },
+    Binding {
+        keys: &[KeyCode::Char('N')],
+        label: "N",
+        action: Action::SearchPrev,
+        help: "previous match of the search",
     },
     Binding {
         keys: &[KeyCode::Char(' ')],
@@ -119,6 +158,23 @@ pub const BINDINGS: &[Binding] = &[
         help: "jump to the next failure: a reject, failed validators, a failed task",
     },
     Binding {
+        keys: &[
+            KeyCode::Char('0'),
+            KeyCode::Char('1'),
+            KeyCode::Char('2'),
+            KeyCode::Char('3'),
+            KeyCode::Char('4'),
+            KeyCode::Char('5'),
+            KeyCode::Char('6'),
+            KeyCode::Char('7'),
+            KeyCode::Char('8'),
+            KeyCode::Char('9'),
+        ],
+        label: "0–9",
+        action: Action::Seek(0),
+        help: "seek to 0 %, 10 % … 90 % of the session (the timeline shows where)",
+    },
+    Binding {
         keys: &[KeyCode::Char('}')],
         label: "}",
         action: Action::NextVerdict,
@@ -152,7 +208,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[KeyCode::Esc],
         label: "Esc",
         action: Action::Close,
-        help: "close the inspector or the help",
+        help: "close the inspector or the help; leave the zoom",
     },
     Binding {
         keys: &[KeyCode::Char('p')],
@@ -190,6 +246,18 @@ pub const BINDINGS: &[Binding] = &[
         action: Action::Note,
         help: "live: a note for the worker's next attempt",
     },
+    Binding {
+        keys: &[KeyCode::Char('t')],
+        label: "t",
+        action: Action::Theme,
+        help: "next theme (dark, light, high contrast, yours)",
+    },
+    Binding {
+        keys: &[KeyCode::Char('m')],
+        label: "m",
+        action: Action::Mouse,
+        help: "mouse capture on or off (off: select text as usual)",
+    },
 ];
 
 /// The action a key press asks for. Ctrl-C always quits.
@@ -197,7 +265,11 @@ pub fn action_for(key: &KeyEvent) -> Option<Action> {
     if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
         return Some(Action::Quit);
     }
-    BINDINGS.iter().find(|b| b.keys.contains(&key.code)).map(|b| b.action)
+    let action = BINDINGS.iter().find(|b| b.keys.contains(&key.code)).map(|b| b.action)?;
+    Some(match (action, key.code) {
+        (Action::Seek(_), KeyCode::Char(c)) => Action::Seek(c.to_digit(10).unwrap_or(0) as u8),
+        (action, _) => action,
+    })
 }
 
 #[cfg(test)]
@@ -208,9 +280,10 @@ mod tests {
     fn every_binding_is_reachable_and_unique() {
         for b in BINDINGS {
             for k in b.keys {
+                let got = action_for(&KeyEvent::new(*k, KeyModifiers::NONE));
                 assert_eq!(
-                    action_for(&KeyEvent::new(*k, KeyModifiers::NONE)),
-                    Some(b.action),
+                    got.map(|a| std::mem::discriminant(&a)),
+                    Some(std::mem::discriminant(&b.action)),
                     "{}",
                     b.label
                 );
@@ -221,6 +294,10 @@ mod tests {
             Some(Action::Quit)
         );
         assert_eq!(action_for(&KeyEvent::new(KeyCode::Char('Z'), KeyModifiers::NONE)), None);
+        assert_eq!(
+            action_for(&KeyEvent::new(KeyCode::Char('7'), KeyModifiers::NONE)),
+            Some(Action::Seek(7))
+        );
     }
 
     /// Every action, listed through a match that stops compiling when one is added.
@@ -229,6 +306,8 @@ mod tests {
             Action::Quit,
             Action::Help,
             Action::Focus,
+            Action::FocusBack,
+            Action::Zoom,
             Action::Down,
             Action::Up,
             Action::Top,
@@ -251,12 +330,20 @@ mod tests {
             Action::Reject,
             Action::ForceAccept,
             Action::Note,
+            Action::Search,
+            Action::SearchNext,
+            Action::SearchPrev,
+            Action::Theme,
+            Action::Mouse,
+            Action::Seek(0),
         ];
         for a in every {
             match a {
                 Action::Quit
                 | Action::Help
                 | Action::Focus
+                | Action::FocusBack
+                | Action::Zoom
                 | Action::Down
                 | Action::Up
                 | Action::Top
@@ -278,7 +365,13 @@ mod tests {
                 | Action::Approve
                 | Action::Reject
                 | Action::ForceAccept
-                | Action::Note => {}
+                | Action::Note
+                | Action::Search
+                | Action::SearchNext
+                | Action::SearchPrev
+                | Action::Theme
+                | Action::Mouse
+                | Action::Seek(_) => {}
             }
         }
         every.to_vec()
@@ -288,7 +381,9 @@ mod tests {
     fn every_action_has_a_key_in_the_table() {
         for action in all_actions() {
             assert!(
-                BINDINGS.iter().any(|b| b.action == action),
+                BINDINGS
+                    .iter()
+                    .any(|b| std::mem::discriminant(&b.action) == std::mem::discriminant(&action)),
                 "{action:?} has no key, so the help cannot offer it"
             );
         }

@@ -9,6 +9,9 @@ pub mod app;
 pub mod describe;
 pub mod inspector;
 pub mod keymap;
+pub mod panes;
+pub mod theme;
+pub mod timeline;
 pub mod ui;
 pub mod view;
 
@@ -35,6 +38,9 @@ enum Msg {
 pub fn run(mut app: App, follow: Option<&Path>) -> color_eyre::Result<()> {
     let mut terminal = ratatui::try_init()?;
     let result = event_loop(&mut terminal, &mut app, follow);
+    if app.mouse {
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+    }
     ratatui::restore();
     result
 }
@@ -60,14 +66,22 @@ fn event_loop(
         }
         let _ = tx.send(Msg::InputGone);
     })?;
-    let palette = ui::Palette::from_env();
     let mut dirty = true;
+    let mut mouse = false;
     let mut last_tick = Instant::now();
     while !app.quit {
         if dirty {
+            if app.mouse != mouse {
+                mouse = app.mouse;
+                if mouse {
+                    crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)?;
+                } else {
+                    crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture)?;
+                }
+            }
             let size = terminal.size()?;
-            app.prepare(ui::stream_height(size.into()));
-            terminal.draw(|f| ui::draw(f, app, palette))?;
+            app.prepare(size.into());
+            terminal.draw(|f| ui::draw(f, app))?;
             dirty = false;
         }
         let first = if app.clock.playing {
@@ -90,6 +104,17 @@ fn event_loop(
                 {
                     app.edit(key)?;
                     dirty = true;
+                }
+                Msg::Term(TermEvent::Key(key))
+                    if key.kind == KeyEventKind::Press
+                        && matches!(app.overlay, app::Overlay::Search(_)) =>
+                {
+                    app.search_key(key)?;
+                    dirty = true;
+                }
+                Msg::Term(TermEvent::Mouse(m)) => {
+                    let size = terminal.size()?;
+                    dirty |= app.mouse_event(m, size.into())?;
                 }
                 Msg::Term(TermEvent::Key(key))
                     if key.kind == KeyEventKind::Press

@@ -1,49 +1,116 @@
 //! Render functions: they read the app's prepared state and draw; nothing else.
 
-use super::app::{App, Overlay, Pane};
+use super::app::{App, Overlay, Pane, Prepared};
 use super::keymap::BINDINGS;
+use super::theme::Theme;
+use super::timeline::{Cell, Mark};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Tabs, Wrap};
 
 /// The smallest terminal the console draws in.
 pub const MIN_SIZE: (u16, u16) = (40, 12);
 
-/// Colours, or none at all when `NO_COLOR` is set.
-#[derive(Debug, Clone, Copy)]
-pub struct Palette {
-    color: bool,
+/// Below this width or height the panes become tabs, one at a time; from 160 columns the
+/// Exchange and Validators get a column of their own, below that they sit under the Worker.
+const COLUMNS_FROM: (u16, u16) = (120, 30);
+
+/// Where everything goes at one terminal size: computed the same way for drawing, for
+/// [`App::prepare`] and for mouse clicks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Areas {
+    pub status: Rect,
+    /// The tab bar, when the terminal is too small for columns.
+    pub tabs: Option<Rect>,
+    pub panes: Vec<(Pane, Rect)>,
+    pub timeline: Rect,
+    pub hints: Rect,
 }
 
-impl Palette {
-    pub fn from_env() -> Palette {
-        Palette { color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) }
+impl Areas {
+    pub fn new(area: Rect, focus: Pane, zoom: bool) -> Areas {
+        let columns = area.width >= COLUMNS_FROM.0 && area.height >= COLUMNS_FROM.1;
+        let [status, tabs, body, timeline, hints] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(u16::from(!columns)),
+            Constraint::Min(3),
+            Constraint::Length(1),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let panes = if zoom || !columns {
+            vec![(focus, body)]
+        } else if area.width >= 160 {
+            let [left, worker, right] = Layout::horizontal([
+                Constraint::Length(36),
+                Constraint::Min(30),
+                Constraint::Percentage(36),
+            ])
+            .areas(body);
+            let [plan, ledger] =
+                Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)])
+                    .areas(left);
+            let [exchange, validators] =
+                Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
+                    .areas(right);
+            vec![
+                (Pane::Plan, plan),
+                (Pane::Worker, worker),
+                (Pane::Exchange, exchange),
+                (Pane::Validators, validators),
+                (Pane::Ledger, ledger),
+            ]
+        } else {
+            let [left, right] =
+                Layout::horizontal([Constraint::Length(30), Constraint::Min(30)]).areas(body);
+            let [plan, ledger] =
+                Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)])
+                    .areas(left);
+            let [worker, below] =
+                Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)])
+                    .areas(right);
+            let [exchange, validators] =
+                Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
+                    .areas(below);
+            vec![
+                (Pane::Plan, plan),
+                (Pane::Worker, worker),
+                (Pane::Exchange, exchange),
+                (Pane::Validators, validators),
+                (Pane::Ledger, ledger),
+            ]
+        };
+        Areas { status, tabs: (!columns).then_some(tabs), panes, timeline, hints }
     }
 
-    fn fg(self, c: Color) -> Style {
-        if self.color { Style::default().fg(c) } else { Style::default() }
+    pub fn rect(&self, pane: Pane) -> Option<Rect> {
+        self.panes.iter().find(|(p, _)| *p == pane).map(|(_, r)| *r)
     }
 
-    fn state(self, state: &str) -> Style {
-        match state {
-            "done" => self.fg(Color::Green),
-            "done_below_bar" => self.fg(Color::Yellow),
-            "failed" => self.fg(Color::Red),
-            "needs_operator" => self.fg(Color::Magenta),
-            _ => self.fg(Color::Cyan),
-        }
+    /// Text rows inside a pane's border (0 when the pane is not on screen).
+    pub fn inner_height(&self, pane: Pane) -> usize {
+        self.rect(pane).map_or(0, |r| usize::from(r.height.saturating_sub(2)))
+    }
+
+    /// The pane under a screen cell, for mouse clicks and the wheel.
+    pub fn pane_at(&self, column: u16, row: u16) -> Option<Pane> {
+        self.panes
+            .iter()
+            .find(|(_, r)| r.contains(ratatui::layout::Position { x: column, y: row }))
+            .map(|(p, _)| *p)
     }
 }
 
-/// The rows the stream pane has room for at this terminal size.
-pub fn stream_height(area: Rect) -> usize {
-    usize::from(area.height.saturating_sub(4))
+/// How many screen rows `lines` take when wrapped at `width` columns.
+pub fn wrapped_rows(lines: &[String], width: u16) -> usize {
+    let width = usize::from(width.max(1));
+    lines.iter().map(|l| l.chars().count().max(1).div_ceil(width)).sum()
 }
 
 /// Draws the whole console.
-pub fn draw(frame: &mut Frame, app: &mut App, palette: Palette) {
+pub fn draw(frame: &mut Frame, app: &mut App) {
     let area = frame.area();
     if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
         let text = format!(
@@ -53,32 +120,35 @@ pub fn draw(frame: &mut Frame, app: &mut App, palette: Palette) {
         frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
         return;
     }
-    let [status, body, hints] =
-        Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)])
-            .areas(area);
-    draw_status(frame, status, app, palette);
-    let plan_width = if area.width >= 100 { 34 } else { 24 };
-    let [plan, stream] =
-        Layout::horizontal([Constraint::Length(plan_width), Constraint::Min(10)]).areas(body);
-    draw_plan(frame, plan, app, palette);
-    draw_stream(frame, stream, app, palette);
-    let hint =
-        "? help  q quit  space play  +/- speed  ./, step  x failure  {} verdicts  Enter inspect";
-    let (text, style) = app
-        .notice
-        .as_deref()
-        .map_or((hint, palette.fg(Color::DarkGray)), |n| (n, palette.fg(Color::Yellow)));
-    frame.render_widget(Paragraph::new(text).style(style), hints);
+    let theme = app.theme().clone();
+    let areas = Areas::new(area, app.focus, app.zoom);
+    draw_status(frame, areas.status, app, &theme);
+    if let Some(tabs) = areas.tabs {
+        draw_tabs(frame, tabs, app.focus, &theme);
+    }
+    for (pane, rect) in &areas.panes {
+        let focused = *pane == app.focus;
+        match pane {
+            Pane::Plan => draw_plan(frame, *rect, app, focused, &theme),
+            Pane::Worker => draw_worker(frame, *rect, app, focused, &theme),
+            Pane::Exchange => draw_exchange(frame, *rect, app, focused, &theme),
+            Pane::Validators => draw_validators(frame, *rect, app, focused, &theme),
+            Pane::Ledger => draw_ledger(frame, *rect, app, focused, &theme),
+        }
+    }
+    draw_timeline(frame, areas.timeline, app, &theme);
+    draw_hints(frame, areas.hints, app, &theme);
     match &app.overlay {
         Overlay::None => {}
-        Overlay::Help(top) => draw_help(frame, area, palette, *top),
+        Overlay::Help(top) => draw_help(frame, area, &theme, *top),
         Overlay::Inspector(inspector) => draw_inspector(frame, area, inspector),
         Overlay::QuitPrompt => draw_quit_prompt(frame, area),
         Overlay::Editor(editor) => draw_editor(frame, area, editor),
+        Overlay::Search(text) => draw_search(frame, area, text),
     }
 }
 
-fn draw_status(frame: &mut Frame, area: Rect, app: &mut App, palette: Palette) {
+fn draw_status(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     let (at, total) = app.position();
     let mode = if app.live {
         app.live_mode()
@@ -87,22 +157,41 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &mut App, palette: Palette) {
     } else {
         format!("PAUSED {}", app.clock.label())
     };
+    let current = app.view.current_task().map(str::to_owned);
     let s = app.view.summary();
     let done = s.harrow.tasks_done;
     let tasks = s.harrow.task_count.unwrap_or(s.harrow.tasks.len() as u64);
-    let text = format!(
-        " {}  {}  tasks {done}/{tasks}  event {at}/{total}  {} tok  ${:.3}",
-        s.session_id.as_deref().unwrap_or(""),
-        mode,
-        compact(s.tokens.all.total.max(s.tokens.all.prompt + s.tokens.all.eval)),
-        s.tokens.all.cost
+    let at_task = current
+        .as_deref()
+        .map(|t| {
+            let attempt = s.harrow.tasks.get(t).map_or(0, |d| d.attempts.max(1));
+            let iterations = s.tasks.get(t).map_or(0, |d| d.iterations);
+            format!("  {t} attempt {attempt} iter {iterations}")
+        })
+        .unwrap_or_default();
+    let tokens = compact(s.tokens.all.total.max(s.tokens.all.prompt + s.tokens.all.eval));
+    let id = s.session_id.as_deref().unwrap_or("");
+    let cost = s.tokens.all.cost;
+    let full = format!(
+        " {id}  {mode}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tokens} tok  ${cost:.3}"
     );
-    let style = if palette.color {
-        Style::default().bg(Color::Blue).fg(Color::White)
+    let text = if full.chars().count() <= usize::from(area.width) {
+        full
     } else {
-        Style::default().add_modifier(Modifier::REVERSED)
+        format!(" {mode}  tasks {done}/{tasks}{at_task}  ev {at}/{total}  {tokens} tok  ${cost:.3}")
     };
-    frame.render_widget(Paragraph::new(text).style(style), area);
+    frame.render_widget(Paragraph::new(text).style(theme.status()), area);
+}
+
+fn draw_tabs(frame: &mut Frame, area: Rect, focus: Pane, theme: &Theme) {
+    let titles: Vec<String> = Pane::ALL.iter().map(|p| p.name().to_owned()).collect();
+    let selected = Pane::ALL.iter().position(|p| *p == focus);
+    let tabs = Tabs::new(titles)
+        .select(selected)
+        .style(theme.fg(theme.colors.muted))
+        .highlight_style(theme.selected())
+        .divider("│");
+    frame.render_widget(tabs, area);
 }
 
 /// `148585` → `148.6k`, `2300000` → `2.30M`: counts that fit a status line.
@@ -114,50 +203,199 @@ fn compact(n: i64) -> String {
     }
 }
 
-fn focused_block(title: &str, focused: bool, palette: Palette) -> Block<'static> {
-    let style = if focused { palette.fg(Color::Yellow) } else { Style::default() };
-    Block::default().borders(Borders::ALL).border_style(style).title(title.to_owned())
+fn pane_block(title: String, focused: bool, theme: &Theme) -> Block<'static> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border(focused))
+        .title(Span::styled(title, theme.fg(theme.colors.title)))
 }
 
-fn draw_plan(frame: &mut Frame, area: Rect, app: &mut App, palette: Palette) {
-    let focused = app.focus == Pane::Plan;
+fn about(prepared: &Prepared) -> String {
+    prepared.task.as_deref().map(|t| format!(" · {t}")).unwrap_or_default()
+}
+
+fn draw_plan(frame: &mut Frame, area: Rect, app: &mut App, focused: bool, theme: &Theme) {
     let selected = app.plan_selected;
+    let title = if app.plan_follow { " Plan " } else { " Plan (G follows the run) " };
     let s = app.view.summary();
     let items: Vec<ListItem> = s
         .harrow
         .tasks
         .iter()
         .map(|(id, d)| {
-            let t = s.tasks.get(id);
-            let verdicts = t.map_or(String::new(), |t| {
-                format!(" {}✓{}✗", t.evaluator.accepts, t.evaluator.rejects)
-            });
-            ListItem::new(Line::from(vec![
+            let mut spans = vec![
                 Span::raw(format!("{id} ")),
-                Span::styled(d.state.clone(), palette.state(&d.state)),
-                Span::raw(verdicts),
-            ]))
+                Span::styled(d.state.clone(), theme.state(&d.state)),
+            ];
+            if d.attempts > 0 {
+                spans.push(Span::raw(format!(" ×{}", d.attempts)));
+            }
+            if let Some(c) = &d.last_category {
+                spans.push(Span::styled(format!(" {c}"), theme.fg(theme.colors.muted)));
+            }
+            ListItem::new(Line::from(spans))
         })
         .collect();
     let mut state = ListState::default();
-    if focused {
-        state.select(Some(selected));
-    }
-    let list = List::new(items)
-        .block(focused_block(" Plan ", focused, palette))
-        .highlight_style(Style::default().add_modifier(Modifier::REVERSED));
+    state.select(Some(selected));
+    let highlight =
+        if focused { theme.selected() } else { Style::default().add_modifier(Modifier::BOLD) };
+    let list =
+        List::new(items).block(pane_block(title.into(), focused, theme)).highlight_style(highlight);
     frame.render_stateful_widget(list, area, &mut state);
 }
 
-fn draw_stream(frame: &mut Frame, area: Rect, app: &App, palette: Palette) {
-    let focused = app.focus == Pane::Stream;
+fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
     let title = if app.stream_back > 0 {
-        format!(" Events — {} newer below ↓ (G) ", app.stream_back)
+        format!(" Worker — {} newer below ↓ (G) ", app.stream_back)
     } else {
-        " Events ".to_owned()
+        " Worker ".to_owned()
     };
-    let lines: Vec<Line> = app.rows.iter().map(|r| Line::raw(r.clone())).collect();
-    frame.render_widget(Paragraph::new(lines).block(focused_block(&title, focused, palette)), area);
+    let lines: Vec<Line> = app
+        .prepared
+        .worker
+        .iter()
+        .map(|(pos, text)| {
+            let style = if app.search.at == Some(*pos) {
+                theme.matched()
+            } else if text.contains(" verdict: reject") || text.starts_with('✘') {
+                theme.fg(theme.colors.bad)
+            } else if text.starts_with('✔') {
+                theme.fg(theme.colors.ok)
+            } else if text.contains("BLOCKED") || text.contains("validators failed") {
+                theme.fg(theme.colors.warn)
+            } else {
+                Style::default()
+            };
+            Line::styled(text.clone(), style)
+        })
+        .collect();
+    let mut block = pane_block(title, focused, theme);
+    if app.tilth {
+        block = block.title_bottom(Span::styled(
+            " Tilth kept no prose; tool output is its preview ",
+            theme.fg(theme.colors.muted),
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+fn draw_exchange(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
+    let p = &app.prepared;
+    let block = pane_block(format!(" Exchange{} — case ⇄ verdict ", about(p)), focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let scroll = (app.scroll[2], 0);
+    let text = |lines: &[String]| -> Vec<Line<'static>> {
+        lines.iter().map(|l| Line::raw(l.clone())).collect()
+    };
+    if inner.width >= 70 {
+        let [case, verdict] =
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .spacing(1)
+                .areas(inner);
+        frame.render_widget(
+            Paragraph::new(text(&p.case)).wrap(Wrap { trim: false }).scroll(scroll),
+            case,
+        );
+        frame.render_widget(
+            Paragraph::new(text(&p.verdict)).wrap(Wrap { trim: false }).scroll(scroll),
+            verdict,
+        );
+    } else {
+        let mut lines = text(&p.case);
+        lines.push(Line::raw(""));
+        lines.push(Line::styled("Verdict", Style::default().add_modifier(Modifier::BOLD)));
+        lines.extend(text(&p.verdict));
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll(scroll), inner);
+    }
+}
+
+fn draw_validators(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
+    let p = &app.prepared;
+    let lines: Vec<Line> = p
+        .validators
+        .iter()
+        .map(|l| {
+            let style = if l.starts_with('✗') {
+                theme.fg(theme.colors.bad)
+            } else if l.starts_with('✓') {
+                theme.fg(theme.colors.ok)
+            } else {
+                Style::default()
+            };
+            Line::styled(l.clone(), style)
+        })
+        .collect();
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((app.scroll[3], 0))
+            .block(pane_block(format!(" Validators{} ", about(p)), focused, theme)),
+        area,
+    );
+}
+
+fn draw_ledger(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
+    let p = &app.prepared;
+    let items: Vec<ListItem> = if p.ledger.is_empty() {
+        vec![ListItem::new("no verdicts or decisions yet")]
+    } else {
+        p.ledger
+            .iter()
+            .map(|(_, l)| {
+                let style = if l.contains(". reject") {
+                    theme.fg(theme.colors.bad)
+                } else if l.contains(". accept") {
+                    theme.fg(theme.colors.ok)
+                } else {
+                    theme.fg(theme.colors.waiting)
+                };
+                ListItem::new(Line::styled(l.clone(), style))
+            })
+            .collect()
+    };
+    let mut state = ListState::default();
+    if focused && !p.ledger.is_empty() {
+        state.select(Some(app.ledger_selected.unwrap_or(p.ledger.len() - 1)));
+    }
+    let list = List::new(items)
+        .block(pane_block(format!(" Ledger{} ", about(p)), focused, theme))
+        .highlight_style(theme.selected());
+    frame.render_stateful_widget(list, area, &mut state);
+}
+
+fn draw_timeline(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let (at, total) = app.position();
+    let percent = (at * 100).checked_div(total).unwrap_or(100);
+    let mut spans = vec![Span::raw(" ")];
+    spans.extend(app.prepared.timeline.iter().map(|cell| match cell {
+        Cell::Band(a) => {
+            Span::styled("━", theme.fg(if *a { theme.colors.band_a } else { theme.colors.band_b }))
+        }
+        Cell::Ahead => Span::styled("┄", theme.fg(theme.colors.muted)),
+        Cell::Cursor => {
+            Span::styled("▲", theme.fg(theme.colors.focus).add_modifier(Modifier::BOLD))
+        }
+        Cell::Mark(Mark::Accept) => Span::styled("✓", theme.fg(theme.colors.ok)),
+        Cell::Mark(Mark::Reject) => Span::styled("✗", theme.fg(theme.colors.bad)),
+        Cell::Mark(Mark::Failure) => Span::styled("!", theme.fg(theme.colors.warn)),
+    }));
+    spans.push(Span::raw(format!(" {percent:>3}%")));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let hint = if app.live {
+        "? help  q quit  Tab pane  z zoom  / search  p pause  s step  Enter inspect  a/r/F decide"
+    } else {
+        "? help  q quit  Tab pane  space play  +/- speed  ./, step  x failure  / search  Enter inspect"
+    };
+    let (text, style) = app
+        .notice
+        .as_deref()
+        .map_or((hint, theme.fg(theme.colors.muted)), |n| (n, theme.fg(theme.colors.notice)));
+    frame.render_widget(Paragraph::new(text).style(style), area);
 }
 
 /// A cleared box of at most `width`×`height`, centred across `area` and `top` rows down it.
@@ -174,30 +412,35 @@ fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16, top: u16) -> Re
 }
 
 fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::Inspector) {
-    let popup = Rect {
-        x: area.x + 2,
-        y: area.y + 1,
-        width: area.width.saturating_sub(4),
-        height: area.height.saturating_sub(2),
-    };
+    let rect = popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
     let lines: Vec<Line> = inspector.lines.iter().map(|l| Line::raw(l.clone())).collect();
     let block = Block::default()
         .borders(Borders::ALL)
         .title(inspector.title.clone())
         .title_bottom(" Esc closes ");
-    frame.render_widget(Clear, popup);
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), popup);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), rect);
 }
 
 fn draw_editor(frame: &mut Frame, area: Rect, editor: &super::app::Editor) {
-    let popup = popup(frame, area, 80, 5, area.height / 3);
+    let rect = popup(frame, area, 80, 5, area.height / 3);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(format!(" {} ", editor.title))
         .title_bottom(" Enter sends · Esc cancels ");
-    let inner = block.inner(popup);
-    frame.render_widget(block, popup);
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
     frame.render_widget(&editor.text, inner);
+}
+
+fn draw_search(frame: &mut Frame, area: Rect, text: &tui_textarea::TextArea<'static>) {
+    let rect = popup(frame, area, 70, 3, area.height.saturating_sub(5));
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" Search the worker stream ")
+        .title_bottom(" Enter searches · Esc cancels ");
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    frame.render_widget(text, inner);
 }
 
 fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
@@ -208,25 +451,25 @@ fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
         Line::raw("  n    leave it running here, printing its events"),
         Line::raw("  Esc  stay in the console"),
     ];
-    let popup = popup(frame, area, 58, 7, area.height / 3);
+    let rect = popup(frame, area, 58, 7, area.height / 3);
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Quit ")),
-        popup,
+        rect,
     );
 }
 
 /// The key list; when it is taller than the terminal it scrolls with the arrow keys from `top`.
-fn draw_help(frame: &mut Frame, area: Rect, palette: Palette, top: u16) {
+fn draw_help(frame: &mut Frame, area: Rect, theme: &Theme, top: u16) {
     let rows = BINDINGS.len() as u16;
     let height = (rows + 2).min(area.height);
     let hidden = rows.saturating_sub(height.saturating_sub(2));
     let top = top.min(hidden);
-    let popup = popup(frame, area, 86, height, (area.height - height) / 2);
+    let rect = popup(frame, area, 86, height, (area.height - height) / 2);
     let lines: Vec<Line> = BINDINGS
         .iter()
         .map(|b| {
             Line::from(vec![
-                Span::styled(format!("{:>7}  ", b.label), palette.fg(Color::Yellow)),
+                Span::styled(format!("{:>7}  ", b.label), theme.fg(theme.colors.focus)),
                 Span::raw(b.help),
             ])
         })
@@ -239,6 +482,6 @@ fn draw_help(frame: &mut Frame, area: Rect, palette: Palette, top: u16) {
                 " Keys (↑↓ scroll) "
             }),
         ),
-        popup,
+        rect,
     );
 }

@@ -4,9 +4,10 @@
 
 use crate::session::fact::Fact;
 use crate::session::summary::{Summary, SummaryFold};
+use std::collections::BTreeMap;
 
 /// Whether an event earns a row in the stream.
-fn shown(fact: &Fact<'_>) -> bool {
+pub fn shown(fact: &Fact<'_>) -> bool {
     match fact.kind() {
         "model_call" => fact.payload.health.get().is_some_and(|h| h != "ok"),
         "hook_run" | "prompt_assembled" | "memory_load" | "context_reset" | "ledger_appended"
@@ -17,18 +18,71 @@ fn shown(fact: &Fact<'_>) -> bool {
     }
 }
 
+/// Where one task's exchange is in the log: the positions the Exchange, Validators and Ledger
+/// panes fetch for it. Small: a few entries per attempt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trail {
+    pub cases: Vec<usize>,
+    pub validators: Vec<usize>,
+    pub verdicts: Vec<usize>,
+    /// The task's ledger in log order: its verdicts and the operator's decisions on it.
+    pub ledger: Vec<usize>,
+}
+
+/// Everything the fold keeps except the stream: cheap to clone, so a replay can keep copies
+/// of it to seek back from.
+#[derive(Debug, Clone)]
+struct Folded {
+    fold: SummaryFold,
+    trails: BTreeMap<String, Trail>,
+    current_task: Option<String>,
+    applied: usize,
+    operator: Option<String>,
+}
+
 /// What the panes read.
 #[derive(Debug)]
 pub struct View {
-    fold: SummaryFold,
+    folded: Folded,
     summary: Summary,
     dirty: bool,
     /// Index positions of the events shown in the stream, in file order.
     pub stream: Vec<usize>,
-    /// How many events have been applied: the replay cursor.
-    pub applied: usize,
-    /// The last pause, resume, step or stop the loop applied.
-    pub operator: Option<String>,
+}
+
+/// A copy of the fold every [`SNAPSHOT_EVERY`] events, so going back re-folds at most that many.
+#[derive(Debug, Default)]
+pub struct Snapshots {
+    taken: Vec<Folded>,
+}
+
+/// How often a replay keeps a copy of the fold: going back re-applies at most this many events.
+pub const SNAPSHOT_EVERY: usize = 8_192;
+
+impl Snapshots {
+    /// Keeps a copy when the view has just applied a multiple of [`SNAPSHOT_EVERY`] events.
+    pub fn offer(&mut self, view: &View) {
+        let applied = view.folded.applied;
+        if applied > 0
+            && applied.is_multiple_of(SNAPSHOT_EVERY)
+            && self.taken.last().is_none_or(|s| s.applied < applied)
+        {
+            self.taken.push(view.folded.clone());
+        }
+    }
+
+    /// The view as of the latest copy at or before `target` events, or a fresh one.
+    pub fn restore(&self, session_id: &str, mut stream: Vec<usize>, target: usize) -> View {
+        let taken = self.taken.partition_point(|s| s.applied <= target);
+        let mut view = View::new(session_id);
+        if let Some(snapshot) = taken.checked_sub(1).map(|i| &self.taken[i]) {
+            stream.truncate(stream.partition_point(|p| *p < snapshot.applied));
+            view.folded = snapshot.clone();
+            view.stream = stream;
+            view.dirty = true;
+        }
+        view
+    }
 }
 
 impl View {
@@ -36,37 +90,89 @@ impl View {
         let fold = SummaryFold::new(Some(session_id.to_owned()));
         View {
             summary: fold.clone().finish(&crate::session::scan::ScanReport::default()),
-            fold,
+            folded: Folded {
+                fold,
+                trails: BTreeMap::new(),
+                current_task: None,
+                applied: 0,
+                operator: None,
+            },
             dirty: false,
             stream: Vec::new(),
-            applied: 0,
-            operator: None,
         }
     }
 
     /// Applies the event at index position `pos` (positions arrive in order).
     pub fn apply(&mut self, pos: usize, fact: &Fact<'_>) {
-        self.fold.apply(fact);
+        let f = &mut self.folded;
+        f.fold.apply(fact);
         if let ("operator_action", Some(op @ ("pause" | "resume" | "step" | "stop"))) =
             (fact.kind(), fact.payload.action.get())
         {
-            self.operator = Some(op.to_owned());
+            f.operator = Some(op.to_owned());
+        }
+        if let Some(task) = fact.payload.task_id.get() {
+            if f.current_task.as_deref() != Some(task) {
+                f.current_task = Some(task.to_owned());
+            }
+            let trail = if let Some(t) = f.trails.get_mut(task) {
+                t
+            } else {
+                f.trails.entry(task.to_owned()).or_default()
+            };
+            match fact.kind() {
+                "tool_call" if fact.payload.tool.get() == Some("submit_case") => {
+                    trail.cases.push(pos);
+                }
+                "validator_run" => trail.validators.push(pos),
+                "evaluator_verdict" | "judge_verdict" => {
+                    trail.verdicts.push(pos);
+                    trail.ledger.push(pos);
+                }
+                "operator_action" => trail.ledger.push(pos),
+                _ => {}
+            }
         }
         if shown(fact) {
             self.stream.push(pos);
         }
-        self.applied = pos + 1;
+        f.applied = pos + 1;
         self.dirty = true;
+    }
+
+    /// Counts an event that could not be decoded as applied.
+    pub fn skip(&mut self, pos: usize) {
+        self.folded.applied = pos + 1;
+    }
+
+    /// How many events have been applied: the replay cursor.
+    pub fn applied(&self) -> usize {
+        self.folded.applied
+    }
+
+    /// The last pause, resume, step or stop the loop applied.
+    pub fn operator(&self) -> Option<&str> {
+        self.folded.operator.as_deref()
+    }
+
+    /// The task of the latest event that named one: what the panes follow.
+    pub fn current_task(&self) -> Option<&str> {
+        self.folded.current_task.as_deref()
+    }
+
+    /// Where a task's cases, validator runs, verdicts and decisions are.
+    pub fn trail(&self, task: &str) -> Option<&Trail> {
+        self.folded.trails.get(task)
     }
 
     /// The figures as of the last applied event.
     pub fn summary(&mut self) -> &Summary {
         if self.dirty {
             let report = crate::session::scan::ScanReport {
-                events: self.applied as u64,
+                events: self.folded.applied as u64,
                 ..Default::default()
             };
-            self.summary = self.fold.clone().finish(&report);
+            self.summary = self.folded.fold.clone().finish(&report);
             self.dirty = false;
         }
         &self.summary

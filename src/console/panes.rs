@@ -1,0 +1,133 @@
+//! The text of the Exchange, Validators and Ledger panes (and of the inspector, which shows the
+//! same things at length), made from whole events fetched for the task on screen.
+
+use crate::harness::verdict::category_meaning;
+use crate::session::event::{Event, Payload, ValidatorRun, Verdict};
+use serde_json::Value;
+
+/// How many lines of a validator's output the Validators pane keeps: its tail, where the
+/// failures are.
+const OUTPUT_TAIL: usize = 40;
+
+/// A verdict: outcome and category with its meaning, score, concern, evidence, next step.
+pub fn verdict_lines(v: &Verdict) -> Vec<String> {
+    let mut lines = Vec::new();
+    let outcome = v.verdict.as_deref().unwrap_or("?").to_uppercase();
+    match v.rejection_category.as_deref() {
+        Some(c) => {
+            lines.push(format!("{outcome} — {c}"));
+            lines.push(format!(
+                "  {c}: {}",
+                category_meaning(c).unwrap_or("(not a known category)")
+            ));
+        }
+        None if v.parse_failed == Some(true) => lines
+            .push(format!("{outcome} — fail-closed: the evaluator's answer could not be parsed")),
+        None => lines.push(outcome),
+    }
+    if let Some(score) = v.score {
+        lines.push(format!("Score: {score:.0}"));
+    }
+    lines.push(String::new());
+    lines.push(format!("Concern: {}", v.concern.as_deref().unwrap_or("")));
+    let evidence = v.evidence.clone().unwrap_or_default();
+    if !evidence.is_empty() {
+        lines.push("Evidence:".into());
+        lines.extend(evidence.iter().map(|e| format!("  • {e}")));
+    }
+    if let Some(n) = &v.next_step {
+        lines.push(format!("Next step: {n}"));
+    }
+    lines
+}
+
+/// A case: summary, criterion → pointer table, work-arounds, uncertainties.
+pub fn case_lines(case: &Value) -> Vec<String> {
+    let mut out = vec![format!("Case: {}", case["summary"].as_str().unwrap_or(""))];
+    for c in case["ac_coverage"].as_array().into_iter().flatten() {
+        out.push(format!(
+            "  {} → {}",
+            c["criterion"].as_str().unwrap_or("?"),
+            c["addressed_by"].as_str().unwrap_or("?")
+        ));
+    }
+    for (title, key) in [("Work-arounds", "work_arounds"), ("Uncertainties", "uncertainties")] {
+        let items: Vec<&str> =
+            case[key].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        if !items.is_empty() {
+            out.push(format!("{title}:"));
+            out.extend(items.iter().map(|i| format!("  • {i}")));
+        }
+    }
+    out
+}
+
+/// A validator run in brief: pass or fail per command.
+pub fn validator_lines(run: &ValidatorRun) -> Vec<String> {
+    let mut out =
+        vec![format!("Validators: {}", if run.passed == Some(true) { "passed" } else { "failed" })];
+    for r in run.results.iter().flatten() {
+        let detail = r.exit_code.map(|c| format!(" exit {c}")).unwrap_or_default();
+        out.push(format!(
+            "  {} {}{detail}",
+            if r.passed { "✓" } else { "✗" },
+            r.command.as_deref().unwrap_or(&r.name)
+        ));
+    }
+    out
+}
+
+/// A validator run at length: each command with its exit code and duration, then the tail of
+/// its output.
+pub fn validator_detail(run: &ValidatorRun) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in run.results.iter().flatten() {
+        let mark = if r.passed {
+            "✓ passed"
+        } else if r.timed_out == Some(true) {
+            "✗ TIMED OUT"
+        } else {
+            "✗ FAILED"
+        };
+        let exit = r.exit_code.map(|c| format!(", exit {c}")).unwrap_or_default();
+        let secs = r.duration_ms.map(|ms| format!(", {:.1} s", ms as f64 / 1000.0));
+        out.push(format!("{mark}  {}{exit}{}", r.name, secs.unwrap_or_default()));
+        if let Some(cmd) = &r.command {
+            out.push(format!("  $ {cmd}"));
+        }
+        match r.output.as_deref().map(str::trim_end).filter(|o| !o.is_empty()) {
+            Some(output) => {
+                let lines: Vec<&str> = output.lines().collect();
+                let skipped = lines.len().saturating_sub(OUTPUT_TAIL);
+                if skipped > 0 {
+                    out.push(format!("  … {skipped} earlier lines"));
+                }
+                out.extend(lines[skipped..].iter().map(|l| format!("  {l}")));
+            }
+            None => out.push("  (no output recorded)".into()),
+        }
+        out.push(String::new());
+    }
+    if out.is_empty() {
+        out.push("(the run recorded no commands)".into());
+    }
+    out
+}
+
+/// One row of a task's ledger: a verdict (numbered by attempt) or an operator's decision.
+pub fn ledger_row(e: &Event, attempt: usize) -> String {
+    match &e.payload {
+        Payload::Verdict(v) => {
+            let outcome = v.verdict.as_deref().unwrap_or("?");
+            let category =
+                v.rejection_category.as_deref().map(|c| format!(" ({c})")).unwrap_or_default();
+            format!("{attempt}. {outcome}{category}: {}", v.concern.as_deref().unwrap_or(""))
+        }
+        Payload::OperatorAction(a) => format!(
+            "   operator {}: {}",
+            a.action.as_deref().unwrap_or("?"),
+            a.reason.as_deref().or(a.note.as_deref()).unwrap_or("")
+        ),
+        _ => format!("   {}", e.kind),
+    }
+}

@@ -1,0 +1,113 @@
+//! The timeline strip: the whole session in one line, task bands with markers for accepts,
+//! rejections and failures, and the replay cursor — the scrubber `0`–`9` seek along.
+
+use crate::session::fact::Fact;
+
+/// Something on the timeline worth a marker. Later variants win a shared cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mark {
+    Accept,
+    Reject,
+    Failure,
+}
+
+/// What one cell of the strip shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell {
+    /// Events of a task; bands alternate so neighbouring tasks stand apart.
+    Band(bool),
+    Mark(Mark),
+    /// Events not yet replayed (their markers still show, to seek to).
+    Ahead,
+    Cursor,
+}
+
+/// Every marker in the log, in position order; kept for the whole log, replayed or not.
+#[derive(Debug, Default)]
+pub struct Timeline {
+    marks: Vec<(usize, Mark)>,
+}
+
+impl Timeline {
+    /// Notes the event at `pos` if it earns a marker.
+    pub fn note(&mut self, pos: usize, fact: &Fact<'_>) {
+        let mark = match fact.kind() {
+            "evaluator_verdict" if fact.payload.verdict.get() == Some("accept") => Mark::Accept,
+            "judge_verdict" if fact.payload.accept.0 == Some(true) => Mark::Accept,
+            "evaluator_verdict" | "judge_verdict" => Mark::Reject,
+            "validator_run" if fact.payload.passed.0 == Some(false) => Mark::Failure,
+            "task_failed" => Mark::Failure,
+            _ => return,
+        };
+        self.marks.push((pos, mark));
+    }
+
+    /// The strip for `total` events in `width` cells with the cursor after `applied` events;
+    /// `task_of` names the task (as a number) of an event, for the bands.
+    pub fn cells(
+        &self,
+        total: usize,
+        applied: usize,
+        width: usize,
+        task_of: impl Fn(usize) -> u16,
+    ) -> Vec<Cell> {
+        if total == 0 || width == 0 {
+            return Vec::new();
+        }
+        let cursor = applied.saturating_sub(1) * width / total;
+        let mut marks = self.marks.iter().peekable();
+        (0..width)
+            .map(|col| {
+                let start = col * total / width;
+                let end = ((col + 1) * total / width).max(start + 1);
+                let mut best: Option<Mark> = None;
+                while let Some((pos, mark)) = marks.peek() {
+                    if *pos >= end {
+                        break;
+                    }
+                    if *pos >= start {
+                        best = best.max(Some(*mark));
+                    }
+                    marks.next();
+                }
+                if col == cursor && applied > 0 {
+                    Cell::Cursor
+                } else if let Some(mark) = best {
+                    Cell::Mark(mark)
+                } else if start >= applied {
+                    Cell::Ahead
+                } else {
+                    Cell::Band(task_of(start).is_multiple_of(2))
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_land_in_their_cells_and_the_worst_wins() {
+        let mut t = Timeline::default();
+        for (pos, line) in [
+            (2, r#"{"type":"evaluator_verdict","payload":{"verdict":"reject"}}"#),
+            (3, r#"{"type":"evaluator_verdict","payload":{"verdict":"accept"}}"#),
+            (9, r#"{"type":"task_failed","payload":{}}"#),
+        ] {
+            t.note(pos, &Fact::decode(line.as_bytes()).unwrap_or_else(|e| panic!("{e}")));
+        }
+        let cells = t.cells(10, 6, 5, |p| u16::from(p >= 4));
+        assert_eq!(
+            cells,
+            [
+                Cell::Band(true),
+                Cell::Mark(Mark::Reject),
+                Cell::Cursor,
+                Cell::Ahead,
+                Cell::Mark(Mark::Failure),
+            ]
+        );
+    }
+}
