@@ -19,6 +19,21 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tilth").join(SESSION)
 }
 
+/// A session harrow wrote: the demo, run once with `--fast` and kept.
+const HARROW_SESSION: &str = "20261122-080615-535d09";
+
+fn harrow_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harrow").join(HARROW_SESSION)
+}
+
+fn harrow_at_end() -> App {
+    let mut app = App::open(&harrow_fixture(), HARROW_SESSION, f64::INFINITY).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    app
+}
+
 fn screen(app: &mut App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     app.prepare(ratatui::layout::Rect::new(0, 0, width, height));
@@ -189,10 +204,18 @@ fn the_real_binary_in_tmux_plays_pauses_helps_and_restores_the_terminal() {
     t.keys(&["Space"]);
     let s = t.wait_for("PAUSED");
     assert!(s.contains("PAUSED 0.5×"), "{s}");
+    t.keys(&["/"]);
+    t.wait_for("Search the worker stream");
+    t.literal("grep");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("n next, N previous");
+    assert!(s.contains("T-001 #9 grep def main"), "the search found the tool call: {s}");
     t.keys(&["?"]);
     let s = t.wait_for(" Keys ");
     assert!(s.contains("step one event back") && s.contains("jump to the next failure"), "{s}");
     t.keys(&["?"]);
+    t.keys(&["0"]);
+    t.wait_for("event 1/151");
     t.keys(&["x"]);
     t.keys(&["Enter"]);
     let s = t.wait_for("Verdict on T-001");
@@ -381,4 +404,129 @@ fn decisions_are_typed_in_an_editor_and_sent_through_control() {
     app.edit(key(KeyCode::Esc)).unwrap();
     assert!(matches!(app.overlay, Overlay::None), "Esc cancels");
     assert_eq!(std::fs::read_to_string(dir.join("control.jsonl")).unwrap().lines().count(), 1);
+}
+
+#[test]
+fn a_harrow_session_in_every_pane_at_three_sizes() {
+    for (w, h) in [(120, 40), (200, 60)] {
+        let mut app = harrow_at_end();
+        let text = screen(&mut app, w, h);
+        for pane in
+            [" Plan ", " Worker ", " Exchange · T-003", " Validators · T-003", " Ledger · T-003"]
+        {
+            assert!(text.contains(pane), "{pane} at {w}×{h}: {text}");
+        }
+        insta::assert_snapshot!(format!("harrow_end_{w}x{h}"), text);
+    }
+    let mut app = harrow_at_end();
+    for pane in Pane::ALL {
+        app.focus = pane;
+        let text = screen(&mut app, 80, 24);
+        assert!(
+            text.contains(&format!("┌ {}", pane.name())),
+            "{pane:?} is the tab on show: {text}"
+        );
+        insta::assert_snapshot!(format!("harrow_tab_{}_80x24", pane.name()), text);
+    }
+}
+
+#[test]
+fn the_side_panes_follow_the_picked_task_and_the_ledger_opens_its_verdicts() {
+    let mut app = harrow_at_end();
+    app.focus = Pane::Plan;
+    app.act(Action::Top).unwrap();
+    app.act(Action::Down).unwrap();
+    let text = screen(&mut app, 200, 60);
+    assert!(text.contains("Plan (G follows the run)"), "{text}");
+    assert!(text.contains(" Ledger · T-002") && text.contains("1. reject (weak_test)"), "{text}");
+    assert!(text.contains("2. accept"), "the rework was accepted: {text}");
+    assert!(text.contains(" Validators · T-002") && text.contains("✓ passed"), "{text}");
+    app.focus = Pane::Ledger;
+    app.act(Action::Top).unwrap();
+    app.act(Action::Inspect).unwrap();
+    let Overlay::Inspector(inspector) = &app.overlay else {
+        panic!("no inspector: {:?}", app.notice)
+    };
+    assert!(inspector.lines[0].starts_with("REJECT — weak_test"), "{:?}", inspector.lines);
+    insta::assert_snapshot!("harrow_inspector_80x24", screen(&mut app, 80, 24));
+    app.act(Action::Seek(1)).unwrap();
+    let notice = app.notice.clone().unwrap_or_default();
+    assert!(
+        notice.contains("is gone") && notice.contains("tests/char_frequencies.rs"),
+        "the fixture's worktree no longer exists, and the console says so: {notice}"
+    );
+    app.act(Action::Seek(7)).unwrap();
+    assert!(app.notice.as_deref().unwrap_or_default().contains("2 evidence pointer(s)"));
+    insta::assert_snapshot!("harrow_inspector_200x60", screen(&mut app, 200, 60));
+    app.act(Action::Close).unwrap();
+    app.focus = Pane::Plan;
+    app.act(Action::Bottom).unwrap();
+    assert!(screen(&mut app, 200, 60).contains(" Ledger · T-003"), "G follows the run again");
+}
+
+#[test]
+fn zoom_gives_the_focused_pane_the_whole_body() {
+    let mut app = harrow_at_end();
+    app.focus = Pane::Validators;
+    app.act(Action::Zoom).unwrap();
+    let text = screen(&mut app, 200, 60);
+    assert!(text.contains("┌ Validators · T-003") && !text.contains(" Plan "), "{text}");
+    app.act(Action::Zoom).unwrap();
+    assert!(screen(&mut app, 200, 60).contains(" Plan "));
+}
+
+#[test]
+fn search_lands_on_a_tool_call_and_n_moves_to_the_next() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    let mut app = App::open(&fixture(), SESSION, 1.0).unwrap();
+    app.act(Action::PlayPause).unwrap();
+    screen(&mut app, 120, 40);
+    app.act(Action::Search).unwrap();
+    for c in "read_file".chars() {
+        app.search_key(key(KeyCode::Char(c))).unwrap();
+    }
+    app.search_key(key(KeyCode::Enter)).unwrap();
+    let first = app.search.at.expect("a match");
+    let text = screen(&mut app, 120, 40);
+    assert!(text.contains("T-001 #1 read_file AGENTS.md"), "the match is on screen: {text}");
+    assert!(app.position().0 > first, "the replay moved forward to the match");
+    app.act(Action::SearchNext).unwrap();
+    let second = app.search.at.unwrap();
+    assert!(second > first, "n moves on: {first} → {second}");
+    app.act(Action::SearchPrev).unwrap();
+    assert_eq!(app.search.at, Some(first), "N comes back");
+    app.act(Action::Search).unwrap();
+    for c in "no-such-thing".chars() {
+        app.search_key(key(KeyCode::Char(c))).unwrap();
+    }
+    app.search_key(key(KeyCode::Enter)).unwrap();
+    assert!(app.notice.as_deref().unwrap().contains("no row contains"), "{:?}", app.notice);
+}
+
+#[test]
+fn seeking_by_tenths_back_and_forth_matches_a_fold_from_the_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("big");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("events.jsonl")).unwrap());
+    harrow::session::synth::generate(&mut out, 30_000, harrow::session::synth::Dialect::Harrow, 7)
+        .unwrap();
+    drop(out);
+    let mut seeker = App::open(&dir, "big", f64::INFINITY).unwrap();
+    while !seeker.at_end() {
+        seeker.tick(1e9).unwrap();
+    }
+    for tenths in [9, 3, 7, 0, 5] {
+        seeker.act(Action::Seek(tenths)).unwrap();
+        let mut fresh = App::open(&dir, "big", 1.0).unwrap();
+        fresh.act(Action::PlayPause).unwrap();
+        fresh.act(Action::Seek(tenths)).unwrap();
+        assert_eq!(seeker.position(), fresh.position(), "at {tenths}0 %");
+        assert_eq!(seeker.view.stream, fresh.view.stream, "at {tenths}0 %");
+        assert_eq!(seeker.view.summary(), fresh.view.summary(), "at {tenths}0 %");
+        assert_eq!(seeker.view.current_task(), fresh.view.current_task());
+        let task = seeker.view.current_task().unwrap_or_default().to_owned();
+        assert_eq!(seeker.view.trail(&task), fresh.view.trail(&task), "at {tenths}0 %");
+    }
 }

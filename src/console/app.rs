@@ -45,6 +45,8 @@ pub enum Overlay {
     QuitPrompt,
     /// Typing the reason or note that goes with an operator command.
     Editor(Box<Editor>),
+    /// An evidence pointer opened at its file; Esc goes back to the inspector.
+    Source(Box<(super::evidence::Source, Inspector)>),
     /// Typing what to search the worker stream for.
     Search(Box<tui_textarea::TextArea<'static>>),
 }
@@ -440,8 +442,74 @@ impl App {
                 earlier.push(e);
             }
         }
-        self.overlay = Overlay::Inspector(inspector::build(&verdict, &earlier));
+        let mut inspector = inspector::build(&verdict, &earlier);
+        inspector.worktree = self.worktree();
+        if matches!(&verdict.payload, Payload::Verdict(v) if v.verdict.as_deref() == Some("accept"))
+        {
+            inspector.commit = self.commit_after(pos, task);
+        }
+        self.overlay = Overlay::Inspector(inspector);
         Ok(())
+    }
+
+    /// The worktree the session's first `session_start` names.
+    fn worktree(&mut self) -> Option<std::path::PathBuf> {
+        let first = (0..self.total().min(64))
+            .find(|p| self.index.kind_name(self.index.entries()[*p].kind) == "session_start")?;
+        match self.index.fetch(first).ok()?.payload {
+            Payload::SessionStart(s) => s.worktree.map(std::path::PathBuf::from),
+            _ => None,
+        }
+    }
+
+    /// The sha of the commit that followed the verdict at `pos` on task `task`, if the next
+    /// thing that happened to the task was a commit.
+    fn commit_after(&mut self, pos: usize, task: u16) -> Option<String> {
+        for p in pos + 1..self.total() {
+            let entry = self.index.entries()[p];
+            if entry.task != task {
+                continue;
+            }
+            match self.index.kind_name(entry.kind) {
+                "commit" => {
+                    return match self.index.fetch(p).ok()?.payload {
+                        Payload::Commit(c) => c.sha,
+                        _ => None,
+                    };
+                }
+                "evaluator_verdict" | "judge_verdict" | "task_state" => return None,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Opens the inspector's evidence pointer number `n` (1-based) at its file.
+    fn open_evidence(&mut self, n: usize) {
+        let Overlay::Inspector(inspector) = &self.overlay else { return };
+        let Some(pointer) = n.checked_sub(1).and_then(|i| inspector.evidence.get(i)) else {
+            self.notice = Some(format!(
+                "this verdict has {} evidence pointer(s); press 1–{} to open one",
+                inspector.evidence.len(),
+                inspector.evidence.len().max(1)
+            ));
+            return;
+        };
+        match super::evidence::open(
+            pointer,
+            inspector.worktree.as_deref(),
+            inspector.commit.as_deref(),
+        ) {
+            Ok(source) => {
+                let Overlay::Inspector(inspector) =
+                    std::mem::replace(&mut self.overlay, Overlay::None)
+                else {
+                    return;
+                };
+                self.overlay = Overlay::Source(Box::new((source, inspector)));
+            }
+            Err(why) => self.notice = Some(why),
+        }
     }
 
     /// The first event from `start` on (or back from it) whose stream row contains `query`,
@@ -497,9 +565,18 @@ impl App {
     /// Searches for `query` from `start`, and shows the row it lands on in the worker pane.
     fn search_from(&mut self, query: &str, start: usize, forward: bool) -> io::Result<()> {
         query.clone_into(&mut self.search.query);
-        let Some(pos) = self.find_text(query, start, forward)? else {
-            let which = if forward { "later" } else { "earlier" };
-            self.notice = Some(format!("no {which} row contains “{query}”"));
+        let mut wrapped = false;
+        let found = match self.find_text(query, start, forward)? {
+            Some(pos) => Some(pos),
+            None if self.total() > 0 => {
+                wrapped = true;
+                let from = if forward { 0 } else { self.total() - 1 };
+                self.find_text(query, from, forward)?
+            }
+            None => None,
+        };
+        let Some(pos) = found else {
+            self.notice = Some(format!("no row contains “{query}”"));
             return Ok(());
         };
         if pos >= self.view.applied() {
@@ -510,7 +587,12 @@ impl App {
         let i = self.view.stream.partition_point(|p| *p < pos);
         let from_newest = self.view.stream.len().saturating_sub(i + 1);
         self.stream_back = from_newest.saturating_sub(self.worker_height / 2);
-        self.notice = Some(format!("“{query}”: n next, N previous"));
+        self.notice = Some(if wrapped {
+            let end = if forward { "top" } else { "end" };
+            format!("“{query}”: wrapped to the {end}; n next, N previous")
+        } else {
+            format!("“{query}”: n next, N previous")
+        });
         Ok(())
     }
 
@@ -543,14 +625,12 @@ impl App {
         }
         let query = self.search.query.clone();
         let from = self.search.at.or_else(|| self.prepared.worker.last().map(|(p, _)| *p));
+        let last = self.total().saturating_sub(1);
         let start = match (from, forward) {
-            (Some(p), true) => p + 1,
-            (Some(0) | None, false) => {
-                self.notice = Some(format!("no earlier row contains “{query}”"));
-                return Ok(());
-            }
+            (Some(p), true) if p < last => p + 1,
+            (Some(_) | None, true) => 0,
+            (Some(0) | None, false) => last,
             (Some(p), false) => p - 1,
-            (None, true) => 0,
         };
         self.search_from(&query, start, forward)
     }
@@ -636,7 +716,30 @@ impl App {
             }
             Action::SearchNext => self.search_again(true)?,
             Action::SearchPrev => self.search_again(false)?,
+            Action::Seek(n) if matches!(self.overlay, Overlay::Inspector(_)) => {
+                self.open_evidence(usize::from(n));
+            }
             Action::Seek(tenths) => self.seek_percent(tenths)?,
+            Action::Down | Action::Up
+                if matches!(self.overlay, Overlay::Inspector(_) | Overlay::Source(_)) =>
+            {
+                let scroll = match &mut self.overlay {
+                    Overlay::Inspector(i) => &mut i.scroll,
+                    Overlay::Source(s) => &mut s.0.scroll,
+                    _ => return Ok(true),
+                };
+                *scroll = if action == Action::Down {
+                    scroll.saturating_add(1)
+                } else {
+                    scroll.saturating_sub(1)
+                };
+            }
+            Action::Close if matches!(self.overlay, Overlay::Source(_)) => {
+                if let Overlay::Source(source) = std::mem::replace(&mut self.overlay, Overlay::None)
+                {
+                    self.overlay = Overlay::Inspector(source.1);
+                }
+            }
             Action::Down if matches!(self.overlay, Overlay::Help(_)) => {
                 if let Overlay::Help(top) = &mut self.overlay {
                     *top = (*top + 1).min(super::keymap::BINDINGS.len() as u16);

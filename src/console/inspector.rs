@@ -11,6 +11,14 @@ use std::fmt::Write as _;
 pub struct Inspector {
     pub title: String,
     pub lines: Vec<String>,
+    /// The verdict's evidence pointers, in the order the lines number them.
+    pub evidence: Vec<String>,
+    /// First line shown.
+    pub scroll: u16,
+    /// Where the session's worktree was, to open evidence from.
+    pub worktree: Option<std::path::PathBuf>,
+    /// The commit the verdict judged, when its work was committed.
+    pub commit: Option<String>,
 }
 
 fn verdict_of(e: &Event) -> Option<&Verdict> {
@@ -68,5 +76,12 @@ pub fn build(verdict: &Event, earlier: &[Event]) -> Inspector {
             lines.push(line);
         }
     }
-    Inspector { title: format!(" Verdict on {task}{attempt} "), lines }
+    Inspector {
+        title: format!(" Verdict on {task}{attempt} "),
+        lines,
+        evidence: v.evidence.clone().unwrap_or_default(),
+        scroll: 0,
+        worktree: None,
+        commit: None,
+    }
 }

@@ -172,7 +172,7 @@ pub const BINDINGS: &[Binding] = &[
         ],
         label: "0–9",
         action: Action::Seek(0),
-        help: "seek to 0 %, 10 % … 90 % of the session (the timeline shows where)",
+        help: "seek to 0 %, 10 % … 90 % (the timeline shows where); inspector: open evidence [n]",
     },
     Binding {
         keys: &[KeyCode::Char('}')],

@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod describe;
+pub mod evidence;
 pub mod inspector;
 pub mod keymap;
 pub mod panes;

@@ -33,7 +33,7 @@ pub fn verdict_lines(v: &Verdict) -> Vec<String> {
     let evidence = v.evidence.clone().unwrap_or_default();
     if !evidence.is_empty() {
         lines.push("Evidence:".into());
-        lines.extend(evidence.iter().map(|e| format!("  • {e}")));
+        lines.extend(evidence.iter().enumerate().map(|(i, e)| format!("  [{}] {e}", i + 1)));
     }
     if let Some(n) = &v.next_step {
         lines.push(format!("Next step: {n}"));

@@ -145,6 +145,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         Overlay::QuitPrompt => draw_quit_prompt(frame, area),
         Overlay::Editor(editor) => draw_editor(frame, area, editor),
         Overlay::Search(text) => draw_search(frame, area, text),
+        Overlay::Source(source) => draw_source(frame, area, &source.0, &theme),
     }
 }
 
@@ -414,11 +415,43 @@ fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16, top: u16) -> Re
 fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::Inspector) {
     let rect = popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
     let lines: Vec<Line> = inspector.lines.iter().map(|l| Line::raw(l.clone())).collect();
+    let hint = match inspector.evidence.len() {
+        0 => " ↑↓ scroll · Esc closes ".to_owned(),
+        1 => " 1 opens the evidence · ↑↓ scroll · Esc closes ".to_owned(),
+        n => format!(" 1–{} open evidence · ↑↓ scroll · Esc closes ", n.min(9)),
+    };
+    let block =
+        Block::default().borders(Borders::ALL).title(inspector.title.clone()).title_bottom(hint);
+    let rows = wrapped_rows(&inspector.lines, rect.width.saturating_sub(2));
+    let top = inspector
+        .scroll
+        .min(rows.saturating_sub(usize::from(rect.height.saturating_sub(2))) as u16);
+    frame.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((top, 0)).block(block),
+        rect,
+    );
+}
+
+fn draw_source(frame: &mut Frame, area: Rect, source: &super::evidence::Source, theme: &Theme) {
+    let rect = popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
+    let lines: Vec<Line> = source
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if Some(i) == source.target {
+                Line::styled(l.clone(), theme.matched())
+            } else {
+                Line::raw(l.clone())
+            }
+        })
+        .collect();
+    let top = source.scroll.min(source.lines.len().saturating_sub(1) as u16);
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(inspector.title.clone())
-        .title_bottom(" Esc closes ");
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), rect);
+        .title(format!("{}— {} ", source.title, source.origin))
+        .title_bottom(" ↑↓ scroll · Esc back to the verdict ");
+    frame.render_widget(Paragraph::new(lines).scroll((top, 0)).block(block), rect);
 }
 
 fn draw_editor(frame: &mut Frame, area: Rect, editor: &super::app::Editor) {
