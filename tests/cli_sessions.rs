@@ -67,6 +67,10 @@ fn lists_sessions_newest_first_from_the_default_tilth_folder() {
     );
     assert!(rows[3].contains("148,585") && rows[3].contains("$0.043"), "{text}");
 
+    let alone = harrow(home.path(), &[]);
+    assert!(alone.status.success(), "{}", stderr(&alone));
+    assert_eq!(stdout(&alone), text, "`harrow` alone, not on a terminal, prints the same list");
+
     let json = harrow(home.path(), &["sessions", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     let ids: Vec<&str> = v.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();

@@ -530,3 +530,33 @@ fn seeking_by_tenths_back_and_forth_matches_a_fold_from_the_start() {
         assert_eq!(seeker.view.trail(&task), fresh.view.trail(&task), "at {tenths}0 %");
     }
 }
+
+#[test]
+fn harrow_alone_browses_sessions_opens_one_and_comes_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("sessions");
+    for (from, id) in [(fixture(), SESSION), (harrow_fixture(), HARROW_SESSION)] {
+        let to = sessions.join(id);
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::copy(from.join("events.jsonl"), to.join("events.jsonl")).unwrap();
+    }
+    let cmd = format!(
+        "HARROW_SESSIONS_DIR={} TILTH_SESSIONS_DIR={} XDG_CONFIG_HOME={} {}",
+        sessions.display(),
+        tmp.path().join("no-tilth").display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow")
+    );
+    let t = Tmux::start(&cmd, 120, 30);
+    let s = t.wait_for("Sessions (2)");
+    assert!(s.contains(HARROW_SESSION) && s.contains(SESSION) && s.contains("tilth"), "{s}");
+    t.keys(&["j"]);
+    t.keys(&["Enter"]);
+    let s = t.wait_for("REPLAY 8×");
+    assert!(s.contains(SESSION), "the Tilth session replays: {s}");
+    t.keys(&["q"]);
+    t.wait_for("Sessions (2)");
+    t.keys(&["q"]);
+    let s = t.wait_for("[exit 0]");
+    assert!(!s.contains("Sessions ("), "the terminal is restored: {s}");
+}

@@ -18,8 +18,9 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "harrow", version, about, propagate_version = true)]
 pub struct Cli {
+    /// Without a verb: the session browser (on a terminal) or the session list (otherwise).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -83,16 +84,8 @@ impl SessionArg {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(args) => run::run(&args),
-        Command::Demo(args) => demo::demo(&args),
-        Command::Replay(args) => replay::replay(&args),
-        Command::Watch(args) => replay::watch(&args),
-        Command::Resume(args) => resume::resume(&args),
-        Command::Control(args) => control::control(&args),
-        Command::Sessions(args) => sessions::run(&args),
-        Command::Show(args) => show::run(&args),
-        Command::Reset(args) => workspace_verbs::reset(&args),
-        Command::Cleanse(args) => workspace_verbs::cleanse(&args),
+        None => sessions::browse(),
+        Some(command) => dispatch(command),
     };
     match result {
         Ok(code) => code,
@@ -110,5 +103,20 @@ pub fn main() -> ExitCode {
             eprintln!("harrow: {report:?}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn dispatch(command: Command) -> color_eyre::Result<ExitCode> {
+    match command {
+        Command::Run(args) => run::run(&args),
+        Command::Demo(args) => demo::demo(&args),
+        Command::Replay(args) => replay::replay(&args),
+        Command::Watch(args) => replay::watch(&args),
+        Command::Resume(args) => resume::resume(&args),
+        Command::Control(args) => control::control(&args),
+        Command::Sessions(args) => sessions::run(&args),
+        Command::Show(args) => show::run(&args),
+        Command::Reset(args) => workspace_verbs::reset(&args),
+        Command::Cleanse(args) => workspace_verbs::cleanse(&args),
     }
 }

@@ -69,12 +69,44 @@ fn row(found: &Found, o: &Overview) -> Row {
     }
 }
 
-pub fn run(args: &Args) -> Result<ExitCode> {
-    let roots = discover::roots(&args.dirs.dirs);
-    let rows: Vec<Row> = discover::list(&roots)
+fn rows(roots: &[discover::Root]) -> Vec<Row> {
+    discover::list(roots)
         .iter()
         .filter_map(|f| overview(&f.dir, &f.id).ok().map(|o| row(f, &o)))
-        .collect();
+        .collect()
+}
+
+/// `harrow` alone: the session browser on a terminal; the list when output is not a terminal.
+pub fn browse() -> Result<ExitCode> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return run(&Args { dirs: DirArgs::default(), json: false });
+    }
+    let roots = discover::roots(&[]);
+    let searched: Vec<String> = roots.iter().map(|r| r.path.display().to_string()).collect();
+    let load = || {
+        rows(&roots)
+            .into_iter()
+            .map(|r| crate::console::browser::Entry {
+                running: crate::session::lock::is_locked(&r.dir),
+                id: r.id,
+                dir: r.dir,
+                origin: r.origin,
+                status: r.status,
+                tasks_done: r.tasks_done,
+                tasks_total: r.tasks_total,
+                cost: r.cost,
+                last_event_at: r.last_event_at,
+            })
+            .collect()
+    };
+    crate::console::browse(load, searched.join(" or "))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let roots = discover::roots(&args.dirs.dirs);
+    let rows = rows(&roots);
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &rows)?;

@@ -6,6 +6,7 @@
 //! the loop blocks, so an idle console uses no CPU.
 
 pub mod app;
+pub mod browser;
 pub mod describe;
 pub mod evidence;
 pub mod inspector;
@@ -21,6 +22,8 @@ use crate::session::writer::EVENTS_FILE;
 use app::App;
 use crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind};
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -33,20 +36,127 @@ enum Msg {
     Tail(TailEvent),
 }
 
+/// How often the input thread looks up from waiting to see whether it should stop.
+const INPUT_POLL: Duration = Duration::from_millis(200);
+
+/// The thread that reads the terminal and feeds its events into a channel. It stops (and is
+/// joined) when dropped, so a screen that follows gets every key — none is left with a reader
+/// that is gone.
+struct Input {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Input {
+    fn start(tx: mpsc::Sender<Msg>) -> std::io::Result<Input> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new().name("harrow-input".into()).spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                match event::poll(INPUT_POLL) {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        let Ok(e) = event::read() else { break };
+                        if tx.send(Msg::Term(e)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(_) => {
+                        let _ = tx.send(Msg::InputGone);
+                        break;
+                    }
+                }
+            }
+        })?;
+        Ok(Input { stop, thread: Some(thread) })
+    }
+}
+
+impl Drop for Input {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Runs the console on the real terminal until the operator quits; with `follow`, the session
 /// folder's log is tailed and new events appear as they are appended. The terminal is restored
 /// on return, on error and on panic.
 pub fn run(mut app: App, follow: Option<&Path>) -> color_eyre::Result<()> {
     let mut terminal = ratatui::try_init()?;
     let result = event_loop(&mut terminal, &mut app, follow);
-    if app.mouse {
-        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
-    }
     ratatui::restore();
     result
 }
 
+/// The session browser: lists what `load` finds, opens the chosen session (watching it when a
+/// run holds it, replaying it otherwise) and comes back to the list when that console quits.
+pub fn browse(load: impl Fn() -> Vec<browser::Entry>, searched: String) -> color_eyre::Result<()> {
+    let mut terminal = ratatui::try_init()?;
+    let result = browse_loop(&mut terminal, &load, searched);
+    ratatui::restore();
+    result
+}
+
+fn browse_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    load: &impl Fn() -> Vec<browser::Entry>,
+    searched: String,
+) -> color_eyre::Result<()> {
+    let (themes, _) = theme::load_all(theme::user_dir().as_deref());
+    let theme =
+        themes.get(theme::initial(&themes)).cloned().unwrap_or_else(theme::Theme::default_dark);
+    let mut list = browser::Browser::new(load(), searched);
+    loop {
+        let chosen = {
+            let (tx, rx) = mpsc::channel();
+            let _input = Input::start(tx)?;
+            loop {
+                let now = jiff::Timestamp::now();
+                terminal.draw(|f| list.draw(f, &theme, now))?;
+                let choice = match rx.recv() {
+                    Ok(Msg::Term(TermEvent::Key(key))) if key.kind == KeyEventKind::Press => {
+                        list.key(key)
+                    }
+                    Ok(Msg::InputGone) | Err(_) => browser::Choice::Quit,
+                    Ok(_) => browser::Choice::Stay,
+                };
+                match choice {
+                    browser::Choice::Stay => {}
+                    browser::Choice::Refresh => list.refresh(load()),
+                    browser::Choice::Quit => break None,
+                    browser::Choice::Open(i) => break list.entries.get(i).cloned(),
+                }
+            }
+        };
+        let Some(entry) = chosen else { return Ok(()) };
+        let mut app = if entry.running {
+            App::open_live(&entry.dir, &entry.id)?
+        } else {
+            App::open(&entry.dir, &entry.id, 8.0)?
+        };
+        terminal.clear()?;
+        event_loop(terminal, &mut app, entry.running.then_some(entry.dir.as_path()))?;
+        terminal.clear()?;
+        list.refresh(load());
+    }
+}
+
 fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    follow: Option<&Path>,
+) -> color_eyre::Result<()> {
+    let result = event_loop_inner(terminal, app, follow);
+    if app.mouse {
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+    }
+    result
+}
+
+fn event_loop_inner(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
     follow: Option<&Path>,
@@ -59,14 +169,7 @@ fn event_loop(
             let _ = tx.send(Msg::Tail(ev));
         })
     });
-    std::thread::Builder::new().name("harrow-input".into()).spawn(move || {
-        while let Ok(e) = event::read() {
-            if tx.send(Msg::Term(e)).is_err() {
-                return;
-            }
-        }
-        let _ = tx.send(Msg::InputGone);
-    })?;
+    let _input = Input::start(tx)?;
     let mut dirty = true;
     let mut mouse = false;
     let mut last_tick = Instant::now();

@@ -1,0 +1,203 @@
+//! The session browser (`harrow` with no arguments): every harrow and Tilth session with its
+//! status, tasks, cost and age; `Enter` watches a running one or replays a finished one, and
+//! quitting that console comes back here.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState};
+use std::path::PathBuf;
+
+use super::theme::Theme;
+
+/// One session in the list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub id: String,
+    pub dir: PathBuf,
+    /// `harrow` or `tilth`.
+    pub origin: String,
+    pub status: String,
+    pub tasks_done: u64,
+    pub tasks_total: u64,
+    pub cost: f64,
+    pub last_event_at: Option<String>,
+    /// A run holds the session's lock: watch it rather than replay it.
+    pub running: bool,
+}
+
+/// The list and the selection: no terminal here, so it is testable.
+#[derive(Debug)]
+pub struct Browser {
+    pub entries: Vec<Entry>,
+    pub selected: usize,
+    /// Where the sessions were looked for, to say so when there are none.
+    pub searched: String,
+}
+
+/// What a key asked of the browser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    Stay,
+    Open(usize),
+    Refresh,
+    Quit,
+}
+
+/// `2026-11-22T04:28:43Z`, seen at `now`, as "3 min ago".
+pub fn age(ts: Option<&str>, now: jiff::Timestamp) -> String {
+    let Some(then) = ts.and_then(crate::session::timestamp::parse) else { return "-".into() };
+    let secs = now.as_second() - then.as_second();
+    match secs {
+        s if s < 0 => "just now".into(),
+        s if s < 60 => format!("{s} s ago"),
+        s if s < 3_600 => format!("{} min ago", s / 60),
+        s if s < 86_400 => format!("{} h ago", s / 3_600),
+        s => format!("{} d ago", s / 86_400),
+    }
+}
+
+impl Browser {
+    pub fn new(entries: Vec<Entry>, searched: String) -> Browser {
+        Browser { entries, selected: 0, searched }
+    }
+
+    /// Moves the selection or picks a session.
+    pub fn key(&mut self, key: crossterm::event::KeyEvent) -> Choice {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let last = self.entries.len().saturating_sub(1);
+        match key.code {
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => Choice::Quit,
+            KeyCode::Char('q') | KeyCode::Esc => Choice::Quit,
+            KeyCode::Char('j') | KeyCode::Down => {
+                self.selected = (self.selected + 1).min(last);
+                Choice::Stay
+            }
+            KeyCode::Char('k') | KeyCode::Up => {
+                self.selected = self.selected.saturating_sub(1);
+                Choice::Stay
+            }
+            KeyCode::Char('g') | KeyCode::Home => {
+                self.selected = 0;
+                Choice::Stay
+            }
+            KeyCode::Char('G') | KeyCode::End => {
+                self.selected = last;
+                Choice::Stay
+            }
+            KeyCode::Char('r') => Choice::Refresh,
+            KeyCode::Enter if !self.entries.is_empty() => Choice::Open(self.selected),
+            _ => Choice::Stay,
+        }
+    }
+
+    /// Takes a fresh list, keeping the selection on the same session when it is still there.
+    pub fn refresh(&mut self, entries: Vec<Entry>) {
+        let keep = self.entries.get(self.selected).map(|e| e.id.clone());
+        self.entries = entries;
+        self.selected = keep
+            .and_then(|id| self.entries.iter().position(|e| e.id == id))
+            .unwrap_or(0)
+            .min(self.entries.len().saturating_sub(1));
+    }
+
+    pub fn draw(&self, frame: &mut Frame, theme: &Theme, now: jiff::Timestamp) {
+        let area = frame.area();
+        let [list, hints] =
+            Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border(true))
+            .title(format!(" Sessions ({}) ", self.entries.len()));
+        if self.entries.is_empty() {
+            let text = vec![
+                Line::raw(format!("No sessions in {}.", self.searched)),
+                Line::raw(""),
+                Line::raw("Try `harrow demo`: it needs no key and no network."),
+            ];
+            frame.render_widget(Paragraph::new(text).block(block), list);
+        } else {
+            let rows = self.entries.iter().map(|e| {
+                Row::new(vec![
+                    e.id.clone(),
+                    e.origin.clone(),
+                    e.status.clone(),
+                    format!("{}/{}", e.tasks_done, e.tasks_total),
+                    if e.cost == 0.0 { "$0".into() } else { format!("${:.3}", e.cost) },
+                    age(e.last_event_at.as_deref(), now),
+                ])
+                .style(theme.state(match e.status.as_str() {
+                    "done" => "done",
+                    "failed" | "crashed" => "failed",
+                    "paused" => "needs_operator",
+                    "running" => "running",
+                    _ => "pending",
+                }))
+            });
+            let table = Table::new(
+                rows,
+                [
+                    Constraint::Length(24),
+                    Constraint::Length(7),
+                    Constraint::Length(9),
+                    Constraint::Length(6),
+                    Constraint::Length(9),
+                    Constraint::Min(10),
+                ],
+            )
+            .header(Row::new(["ID", "FORMAT", "STATUS", "TASKS", "COST", "LAST EVENT"]))
+            .row_highlight_style(theme.selected())
+            .block(block);
+            let mut state = TableState::default().with_selected(Some(self.selected));
+            frame.render_stateful_widget(table, list, &mut state);
+        }
+        frame.render_widget(
+            Paragraph::new("Enter watch (running) or replay · j/k move · r refresh · q quit")
+                .style(theme.fg(theme.colors.muted)),
+            hints,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    fn entry(id: &str) -> Entry {
+        Entry {
+            id: id.into(),
+            dir: PathBuf::from(id),
+            origin: "harrow".into(),
+            status: "done".into(),
+            tasks_done: 1,
+            tasks_total: 1,
+            cost: 0.0,
+            last_event_at: None,
+            running: false,
+        }
+    }
+
+    #[test]
+    fn keys_move_pick_and_a_refresh_keeps_the_selection() {
+        let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
+        let mut b = Browser::new(vec![entry("a"), entry("b"), entry("c")], String::new());
+        assert_eq!(b.key(key(KeyCode::Char('j'))), Choice::Stay);
+        assert_eq!(b.key(key(KeyCode::Enter)), Choice::Open(1));
+        b.refresh(vec![entry("new"), entry("a"), entry("b"), entry("c")]);
+        assert_eq!(b.selected, 2, "still on b");
+        assert_eq!(b.key(key(KeyCode::Char('G'))), Choice::Stay);
+        assert_eq!(b.selected, 3);
+        assert_eq!(b.key(key(KeyCode::Char('q'))), Choice::Quit);
+    }
+
+    #[test]
+    fn ages_read_as_people_say_them() {
+        let now = jiff::Timestamp::from_second(1_000_000).unwrap_or_else(|e| panic!("{e}"));
+        let at = |s: i64| jiff::Timestamp::from_second(1_000_000 - s).map(|t| t.to_string()).ok();
+        assert_eq!(age(at(30).as_deref(), now), "30 s ago");
+        assert_eq!(age(at(7_200).as_deref(), now), "2 h ago");
+        assert_eq!(age(at(3 * 86_400).as_deref(), now), "3 d ago");
+        assert_eq!(age(None, now), "-");
+    }
+}
