@@ -13,7 +13,6 @@ use crate::harness::control::{self, Op};
 use crate::session::event::Payload;
 use crate::session::fact::Fact;
 use crate::session::index::EventIndex;
-use crate::session::scan::scan;
 use crate::session::writer::EVENTS_FILE;
 use std::io;
 use std::path::Path;
@@ -167,33 +166,53 @@ pub struct App {
 }
 
 impl App {
-    /// Opens a session folder for replay, paused at its first event or playing from it.
+    /// Opens a session folder for replay, playing from its first event.
     pub fn open(dir: &Path, id: &str, speed: f64) -> io::Result<App> {
+        App::load(dir, id, speed, false)
+    }
+
+    /// Opens a session to watch: everything so far is applied, and what the tailer delivers
+    /// next is applied as it arrives.
+    pub fn open_live(dir: &Path, id: &str) -> io::Result<App> {
+        let mut app = App::load(dir, id, f64::INFINITY, true)?;
+        app.clock.playing = false;
+        app.live = true;
+        Ok(app)
+    }
+
+    /// Reads the log once: the index, the replay times, the timeline markers, and with
+    /// `apply_all` every event folded into the view on the way.
+    fn load(dir: &Path, id: &str, speed: f64, apply_all: bool) -> io::Result<App> {
         let path = dir.join(EVENTS_FILE);
-        let index = EventIndex::build(&path)?;
-        let mut stamps = Vec::with_capacity(index.len());
+        let mut stamps = Vec::new();
         let mut timeline = Timeline::default();
+        let mut view = View::new(id);
+        let mut snapshots = Snapshots::default();
         let mut last = 0i64;
         let mut harrow_format = false;
-        scan(&path, |_, f| {
+        let index = EventIndex::build_with(&path, |pos, f| {
             let ms =
                 f.ts.get()
                     .and_then(crate::session::timestamp::parse)
                     .map_or(last, jiff::Timestamp::as_millisecond);
             last = ms;
             harrow_format |= f.seq.value.is_some();
-            timeline.note(stamps.len(), f);
+            timeline.note(pos, f);
             stamps.push(ms);
+            if apply_all {
+                view.apply(pos, f);
+                snapshots.offer(&view);
+            }
         })?;
-        stamps.truncate(index.len());
         let times = compressed_times(&stamps, MAX_GAP_MS);
+        drop(stamps);
         let (themes, problems) = super::theme::load_all(super::theme::user_dir().as_deref());
         let mut app = App {
             id: id.to_owned(),
             index,
             times,
-            view: View::new(id),
-            snapshots: Snapshots::default(),
+            view,
+            snapshots,
             timeline,
             clock: Clock::new(speed),
             focus: Pane::Worker,
@@ -218,25 +237,17 @@ impl App {
             run_active: None,
             pending: None,
         };
-        app.advance_to_clock()?;
+        if apply_all {
+            app.clock.now_ms = app.times.last().map_or(0.0, |t| *t as f64);
+        } else {
+            app.advance_to_clock()?;
+        }
         Ok(app)
     }
 
     /// The theme to draw with.
     pub fn theme(&self) -> &Theme {
         &self.themes[self.theme.min(self.themes.len().saturating_sub(1))]
-    }
-
-    /// Opens a session to watch: everything so far is applied, and what the tailer delivers
-    /// next is applied as it arrives.
-    pub fn open_live(dir: &Path, id: &str) -> io::Result<App> {
-        let mut app = App::open(dir, id, f64::INFINITY)?;
-        while !app.at_end() {
-            app.apply_next()?;
-        }
-        app.clock.playing = false;
-        app.live = true;
-        Ok(app)
     }
 
     /// Where a tailer should start so it delivers exactly the lines not yet indexed.
@@ -264,9 +275,7 @@ impl App {
             }
         }
         if following {
-            while !self.at_end() {
-                self.apply_next()?;
-            }
+            self.apply_until(self.total())?;
         }
         Ok(changed)
     }
@@ -287,6 +296,19 @@ impl App {
         self.view.applied() >= self.total()
     }
 
+    /// Applies events until `target` have been applied, reading the log in large pieces.
+    fn apply_until(&mut self, target: usize) -> io::Result<()> {
+        let App { index, view, snapshots, .. } = self;
+        let start = view.applied();
+        index.for_each_in(start..target, |pos, fact| {
+            match fact {
+                Some(fact) => view.apply(pos, fact),
+                None => view.skip(pos),
+            }
+            snapshots.offer(view);
+        })
+    }
+
     fn apply_next(&mut self) -> io::Result<()> {
         let pos = self.view.applied();
         let Some(entry) = self.index.entries().get(pos).copied() else { return Ok(()) };
@@ -302,10 +324,10 @@ impl App {
     /// Applies every event whose replay time has come. Returns whether anything changed.
     fn advance_to_clock(&mut self) -> io::Result<bool> {
         let before = self.view.applied();
-        while !self.at_end()
-            && self.times.get(self.view.applied()).is_some_and(|t| *t as f64 <= self.clock.now_ms)
-        {
-            self.apply_next()?;
+        let now = self.clock.now_ms;
+        let due = self.times.partition_point(|t| *t as f64 <= now).min(self.total());
+        if due > before {
+            self.apply_until(due)?;
         }
         if self.at_end() {
             self.clock.playing = false;
@@ -322,11 +344,8 @@ impl App {
     /// Folds again up to `target` events from the nearest snapshot before it: how a replay
     /// goes back.
     fn seek(&mut self, target: usize) -> io::Result<()> {
-        let stream = std::mem::take(&mut self.view.stream);
-        self.view = self.snapshots.restore(&self.id, stream, target);
-        while self.view.applied() < target.min(self.total()) {
-            self.apply_next()?;
-        }
+        self.snapshots.restore(&mut self.view, target);
+        self.apply_until(target.min(self.total()))?;
         self.clock.now_ms =
             target.checked_sub(1).and_then(|i| self.times.get(i)).map_or(0.0, |t| *t as f64);
         Ok(())
@@ -336,9 +355,7 @@ impl App {
     fn goto(&mut self, pos: usize) -> io::Result<()> {
         let target = (pos + 1).min(self.total());
         if target >= self.view.applied() {
-            while self.view.applied() < target {
-                self.apply_next()?;
-            }
+            self.apply_until(target)?;
         } else {
             self.seek(target)?;
         }
@@ -794,8 +811,8 @@ impl App {
                 Pane::Plan => self.plan_follow = true,
                 Pane::Worker => {
                     self.stream_back = 0;
-                    while self.live && !self.at_end() {
-                        self.apply_next()?;
+                    if self.live {
+                        self.apply_until(self.total())?;
                     }
                 }
                 Pane::Ledger => self.ledger_selected = None,
@@ -888,14 +905,17 @@ impl App {
 
     /// The task a decision is about: the one the operator picked in the plan, else the one
     /// waiting for the operator.
-    fn decision_task(&mut self) -> Option<String> {
+    fn decision_task(&self) -> Option<String> {
         let follow = self.plan_follow;
         let selected = self.plan_selected;
-        let tasks = &self.view.summary().harrow.tasks;
+        let fold = self.view.fold();
         if !follow {
-            return tasks.keys().nth(selected).cloned();
+            return fold.task_line(selected).map(|t| t.id.to_owned());
         }
-        tasks.iter().find(|(_, t)| t.state == "needs_operator").map(|(id, _)| id.clone())
+        (0..fold.task_count())
+            .filter_map(|i| fold.task_line(i))
+            .find(|t| t.state == "needs_operator")
+            .map(|t| t.id.to_owned())
     }
 
     /// Opens the editor for an operator command; a decision with no task to be about is refused
@@ -1017,15 +1037,14 @@ impl App {
     /// Fetches what the panes show at this terminal size, so rendering needs no I/O.
     pub fn prepare(&mut self, area: ratatui::layout::Rect) {
         let areas = Areas::new(area, self.focus, self.zoom);
-        let tasks: Vec<String> = self.view.summary().harrow.tasks.keys().cloned().collect();
+        let fold = self.view.fold();
         if self.plan_follow
-            && let Some(i) =
-                self.view.current_task().and_then(|c| tasks.iter().position(|t| t == c))
+            && let Some(i) = self.view.current_task().and_then(|c| fold.task_position(c))
         {
             self.plan_selected = i;
         }
-        self.plan_selected = self.plan_selected.min(tasks.len().saturating_sub(1));
-        let task = tasks.get(self.plan_selected).cloned();
+        self.plan_selected = self.plan_selected.min(fold.task_count().saturating_sub(1));
+        let task = fold.task_line(self.plan_selected).map(|t| t.id.to_owned());
         if task != self.prepared.task {
             self.ledger_selected = None;
             self.scroll[Pane::Exchange.index()] = 0;

@@ -149,7 +149,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
 }
 
-fn draw_status(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
+fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let (at, total) = app.position();
     let mode = if app.live {
         app.live_mode()
@@ -158,21 +158,19 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     } else {
         format!("PAUSED {}", app.clock.label())
     };
-    let current = app.view.current_task().map(str::to_owned);
-    let s = app.view.summary();
-    let done = s.harrow.tasks_done;
-    let tasks = s.harrow.task_count.unwrap_or(s.harrow.tasks.len() as u64);
-    let at_task = current
-        .as_deref()
-        .map(|t| {
-            let attempt = s.harrow.tasks.get(t).map_or(0, |d| d.attempts.max(1));
-            let iterations = s.tasks.get(t).map_or(0, |d| d.iterations);
-            format!("  {t} attempt {attempt} iter {iterations}")
-        })
+    let fold = app.view.fold();
+    let done = fold.tasks_done();
+    let tasks = fold.planned_tasks().unwrap_or(fold.task_count() as u64);
+    let at_task = app
+        .view
+        .current_task()
+        .and_then(|t| fold.task_position(t))
+        .and_then(|i| fold.task_line(i))
+        .map(|t| format!("  {} attempt {} iter {}", t.id, t.attempts.max(1), t.iterations))
         .unwrap_or_default();
-    let tokens = compact(s.tokens.all.total.max(s.tokens.all.prompt + s.tokens.all.eval));
-    let id = s.session_id.as_deref().unwrap_or("");
-    let cost = s.tokens.all.cost;
+    let (tokens, cost) = fold.tokens_and_cost();
+    let tokens = compact(tokens);
+    let id = fold.session_id().unwrap_or("");
     let full = format!(
         " {id}  {mode}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tokens} tok  ${cost:.3}"
     );
@@ -215,30 +213,35 @@ fn about(prepared: &Prepared) -> String {
     prepared.task.as_deref().map(|t| format!(" · {t}")).unwrap_or_default()
 }
 
-fn draw_plan(frame: &mut Frame, area: Rect, app: &mut App, focused: bool, theme: &Theme) {
-    let selected = app.plan_selected;
+/// Draws only the tasks that fit, around the selected one: a plan of thousands of tasks
+/// costs no more per frame than a plan of ten.
+fn draw_plan(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
+    let fold = app.view.fold();
+    let count = fold.task_count();
+    let height = usize::from(area.height.saturating_sub(2)).max(1);
+    let selected = app.plan_selected.min(count.saturating_sub(1));
+    let top = selected.saturating_sub(height / 2).min(count.saturating_sub(height));
     let title = if app.plan_follow { " Plan " } else { " Plan (G follows the run) " };
-    let s = app.view.summary();
-    let items: Vec<ListItem> = s
-        .harrow
-        .tasks
-        .iter()
-        .map(|(id, d)| {
+    let items: Vec<ListItem> = (top..count.min(top + height))
+        .filter_map(|i| fold.task_line(i))
+        .map(|t| {
             let mut spans = vec![
-                Span::raw(format!("{id} ")),
-                Span::styled(d.state.clone(), theme.state(&d.state)),
+                Span::raw(format!("{} ", t.id)),
+                Span::styled(t.state.to_owned(), theme.state(t.state)),
             ];
-            if d.attempts > 0 {
-                spans.push(Span::raw(format!(" ×{}", d.attempts)));
+            if t.attempts > 0 {
+                spans.push(Span::raw(format!(" ×{}", t.attempts)));
             }
-            if let Some(c) = &d.last_category {
+            if let Some(c) = t.last_category {
                 spans.push(Span::styled(format!(" {c}"), theme.fg(theme.colors.muted)));
             }
             ListItem::new(Line::from(spans))
         })
         .collect();
     let mut state = ListState::default();
-    state.select(Some(selected));
+    if count > 0 {
+        state.select(Some(selected - top));
+    }
     let highlight =
         if focused { theme.selected() } else { Style::default().add_modifier(Modifier::BOLD) };
     let list =

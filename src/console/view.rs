@@ -3,7 +3,7 @@
 //! the events the stream shows — never their text, which is fetched for the rows on screen.
 
 use crate::session::fact::Fact;
-use crate::session::summary::{Summary, SummaryFold};
+use crate::session::summary::{FoldSnapshot, Summary, SummaryFold};
 use std::collections::BTreeMap;
 
 /// Whether an event earns a row in the stream.
@@ -29,12 +29,9 @@ pub struct Trail {
     pub ledger: Vec<usize>,
 }
 
-/// Everything the fold keeps except the stream: cheap to clone, so a replay can keep copies
-/// of it to seek back from.
-#[derive(Debug, Clone)]
-struct Folded {
-    fold: SummaryFold,
-    trails: BTreeMap<String, Trail>,
+/// The small facts the fold keeps beside the summary fold.
+#[derive(Debug, Clone, Default)]
+struct Marks {
     current_task: Option<String>,
     applied: usize,
     operator: Option<String>,
@@ -43,7 +40,10 @@ struct Folded {
 /// What the panes read.
 #[derive(Debug)]
 pub struct View {
-    folded: Folded,
+    fold: SummaryFold,
+    marks: Marks,
+    /// Per task, where its exchange is; append-only, so a seek back truncates it.
+    trails: BTreeMap<String, Trail>,
     summary: Summary,
     dirty: bool,
     /// Index positions of the events shown in the stream, in file order.
@@ -51,9 +51,11 @@ pub struct View {
 }
 
 /// A copy of the fold every [`SNAPSHOT_EVERY`] events, so going back re-folds at most that many.
+/// A copy shares every task it has not seen change, so it costs a pointer per task; the stream
+/// and the trails are append-only and are cut back instead of copied.
 #[derive(Debug, Default)]
 pub struct Snapshots {
-    taken: Vec<Folded>,
+    taken: Vec<(FoldSnapshot, Marks)>,
 }
 
 /// How often a replay keeps a copy of the fold: going back re-applies at most this many events.
@@ -62,26 +64,41 @@ pub const SNAPSHOT_EVERY: usize = 8_192;
 impl Snapshots {
     /// Keeps a copy when the view has just applied a multiple of [`SNAPSHOT_EVERY`] events.
     pub fn offer(&mut self, view: &View) {
-        let applied = view.folded.applied;
+        let applied = view.marks.applied;
         if applied > 0
             && applied.is_multiple_of(SNAPSHOT_EVERY)
-            && self.taken.last().is_none_or(|s| s.applied < applied)
+            && self.taken.last().is_none_or(|(_, m)| m.applied < applied)
         {
-            self.taken.push(view.folded.clone());
+            self.taken.push((view.fold.snapshot(), view.marks.clone()));
         }
     }
 
-    /// The view as of the latest copy at or before `target` events, or a fresh one.
-    pub fn restore(&self, session_id: &str, mut stream: Vec<usize>, target: usize) -> View {
-        let taken = self.taken.partition_point(|s| s.applied <= target);
-        let mut view = View::new(session_id);
-        if let Some(snapshot) = taken.checked_sub(1).map(|i| &self.taken[i]) {
-            stream.truncate(stream.partition_point(|p| *p < snapshot.applied));
-            view.folded = snapshot.clone();
-            view.stream = stream;
-            view.dirty = true;
+    /// Turns `view` back to the latest copy at or before `target` events, or to the start.
+    pub fn restore(&self, view: &mut View, target: usize) {
+        let taken = self.taken.partition_point(|(_, m)| m.applied <= target);
+        let (fold, marks) = match taken.checked_sub(1).map(|i| &self.taken[i]) {
+            Some((fold, marks)) => (fold.restore(), marks.clone()),
+            None => (SummaryFold::new(view.fold.session_id().map(str::to_owned)), Marks::default()),
+        };
+        let applied = marks.applied;
+        view.fold = fold;
+        view.marks = marks;
+        view.stream.truncate(view.stream.partition_point(|p| *p < applied));
+        view.trails.retain(|_, t| t.truncate(applied));
+        view.dirty = true;
+    }
+}
+
+impl Trail {
+    /// Forgets positions from `applied` on; false when nothing is left.
+    fn truncate(&mut self, applied: usize) -> bool {
+        for list in [&mut self.cases, &mut self.validators, &mut self.verdicts, &mut self.ledger] {
+            list.truncate(list.partition_point(|p| *p < applied));
         }
-        view
+        !(self.cases.is_empty()
+            && self.validators.is_empty()
+            && self.verdicts.is_empty()
+            && self.ledger.is_empty())
     }
 }
 
@@ -90,13 +107,9 @@ impl View {
         let fold = SummaryFold::new(Some(session_id.to_owned()));
         View {
             summary: fold.clone().finish(&crate::session::scan::ScanReport::default()),
-            folded: Folded {
-                fold,
-                trails: BTreeMap::new(),
-                current_task: None,
-                applied: 0,
-                operator: None,
-            },
+            fold,
+            marks: Marks::default(),
+            trails: BTreeMap::new(),
             dirty: false,
             stream: Vec::new(),
         }
@@ -104,75 +117,86 @@ impl View {
 
     /// Applies the event at index position `pos` (positions arrive in order).
     pub fn apply(&mut self, pos: usize, fact: &Fact<'_>) {
-        let f = &mut self.folded;
-        f.fold.apply(fact);
+        let m = &mut self.marks;
+        self.fold.apply(fact);
         if let ("operator_action", Some(op @ ("pause" | "resume" | "step" | "stop"))) =
             (fact.kind(), fact.payload.action.get())
         {
-            f.operator = Some(op.to_owned());
+            m.operator = Some(op.to_owned());
         }
         if let Some(task) = fact.payload.task_id.get() {
-            if f.current_task.as_deref() != Some(task) {
-                f.current_task = Some(task.to_owned());
+            if m.current_task.as_deref() != Some(task) {
+                m.current_task = Some(task.to_owned());
             }
-            let trail = if let Some(t) = f.trails.get_mut(task) {
-                t
-            } else {
-                f.trails.entry(task.to_owned()).or_default()
-            };
-            match fact.kind() {
-                "tool_call" if fact.payload.tool.get() == Some("submit_case") => {
-                    trail.cases.push(pos);
+            let kind = fact.kind();
+            let tracked = matches!(
+                kind,
+                "validator_run" | "evaluator_verdict" | "judge_verdict" | "operator_action"
+            ) || (kind == "tool_call"
+                && fact.payload.tool.get() == Some("submit_case"));
+            if tracked {
+                let trail = if let Some(t) = self.trails.get_mut(task) {
+                    t
+                } else {
+                    self.trails.entry(task.to_owned()).or_default()
+                };
+                match kind {
+                    "tool_call" => trail.cases.push(pos),
+                    "validator_run" => trail.validators.push(pos),
+                    "operator_action" => trail.ledger.push(pos),
+                    _ => {
+                        trail.verdicts.push(pos);
+                        trail.ledger.push(pos);
+                    }
                 }
-                "validator_run" => trail.validators.push(pos),
-                "evaluator_verdict" | "judge_verdict" => {
-                    trail.verdicts.push(pos);
-                    trail.ledger.push(pos);
-                }
-                "operator_action" => trail.ledger.push(pos),
-                _ => {}
             }
         }
         if shown(fact) {
             self.stream.push(pos);
         }
-        f.applied = pos + 1;
+        m.applied = pos + 1;
         self.dirty = true;
     }
 
     /// Counts an event that could not be decoded as applied.
     pub fn skip(&mut self, pos: usize) {
-        self.folded.applied = pos + 1;
+        self.marks.applied = pos + 1;
     }
 
     /// How many events have been applied: the replay cursor.
     pub fn applied(&self) -> usize {
-        self.folded.applied
+        self.marks.applied
     }
 
     /// The last pause, resume, step or stop the loop applied.
     pub fn operator(&self) -> Option<&str> {
-        self.folded.operator.as_deref()
+        self.marks.operator.as_deref()
     }
 
     /// The task of the latest event that named one: what the panes follow.
     pub fn current_task(&self) -> Option<&str> {
-        self.folded.current_task.as_deref()
+        self.marks.current_task.as_deref()
     }
 
     /// Where a task's cases, validator runs, verdicts and decisions are.
     pub fn trail(&self, task: &str) -> Option<&Trail> {
-        self.folded.trails.get(task)
+        self.trails.get(task)
     }
 
-    /// The figures as of the last applied event.
+    /// The running fold, for figures read every frame without finishing it.
+    pub fn fold(&self) -> &SummaryFold {
+        &self.fold
+    }
+
+    /// The full summary as of the last applied event (finishing a copy of the fold: for
+    /// occasional use, not every frame).
     pub fn summary(&mut self) -> &Summary {
         if self.dirty {
             let report = crate::session::scan::ScanReport {
-                events: self.folded.applied as u64,
+                events: self.marks.applied as u64,
                 ..Default::default()
             };
-            self.summary = self.folded.fold.clone().finish(&report);
+            self.summary = self.fold.clone().finish(&report);
             self.dirty = false;
         }
         &self.summary

@@ -68,6 +68,12 @@ pub struct EventIndex {
 impl EventIndex {
     /// Indexes the whole file as it is now.
     pub fn build(path: &Path) -> io::Result<EventIndex> {
+        EventIndex::build_with(path, |_, _| {})
+    }
+
+    /// Indexes the whole file, handing each indexed event to `f` with its position on the way,
+    /// so a reader that also needs every event reads the file once.
+    pub fn build_with(path: &Path, mut f: impl FnMut(usize, &Fact<'_>)) -> io::Result<EventIndex> {
         let mut index = EventIndex {
             path: path.to_path_buf(),
             file: File::open(path).ok(),
@@ -77,7 +83,10 @@ impl EventIndex {
             report: ScanReport::default(),
         };
         let mut entries = Vec::new();
-        let report = scan(path, |at, fact| entries.push(index.entry(at, fact)))?;
+        let report = scan(path, |at, fact| {
+            f(entries.len(), fact);
+            entries.push(index.entry(at, fact));
+        })?;
         index.entries = entries;
         index.report = report;
         Ok(index)
@@ -141,6 +150,44 @@ impl EventIndex {
         let entry = *self.entries.get(i).ok_or(FetchError::OutOfRange(i))?;
         let bytes = self.read_raw(&entry)?;
         Ok(Event::decode(&bytes)?)
+    }
+
+    /// Hands the events at positions `range` to `f`, reading the file in large contiguous
+    /// pieces rather than one read per event: how a replay re-folds after a seek.
+    pub fn for_each_in(
+        &mut self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, Option<&Fact<'_>>),
+    ) -> io::Result<()> {
+        const PIECE: u64 = 8 << 20;
+        let end = range.end.min(self.entries.len());
+        let mut pos = range.start;
+        let mut buf = Vec::new();
+        while pos < end {
+            let first = self.entries[pos];
+            let mut last = pos;
+            while last + 1 < end
+                && self.entries[last + 1].offset + u64::from(self.entries[last + 1].len)
+                    - first.offset
+                    <= PIECE
+            {
+                last += 1;
+            }
+            let stop = self.entries[last].offset + u64::from(self.entries[last].len);
+            buf.resize((stop - first.offset) as usize, 0);
+            if self.file.is_none() {
+                self.file = Some(File::open(&self.path)?);
+            }
+            let Some(file) = self.file.as_ref() else { return Err(io::ErrorKind::NotFound.into()) };
+            read_exact_at(file, &mut buf, first.offset)?;
+            for p in pos..=last {
+                let e = self.entries[p];
+                let at = (e.offset - first.offset) as usize;
+                f(p, Fact::decode(&buf[at..at + e.len as usize]).ok().as_ref());
+            }
+            pos = last + 1;
+        }
+        Ok(())
     }
 
     /// The raw line of an entry, for showing an event exactly as written.

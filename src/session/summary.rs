@@ -9,6 +9,7 @@ use super::fact::Fact;
 use super::scan::ScanReport;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 /// Tilth's summary schema version whose keys this summary carries.
 pub const TILTH_SUMMARY_VERSION: u32 = 4;
@@ -241,11 +242,31 @@ struct TaskSlot {
     in_tilth: bool,
 }
 
+impl TaskSlot {
+    /// The task's state in harrow's words, from Tilth's status when harrow's is not known.
+    fn state(&self) -> &str {
+        if self.detail.state.is_empty() {
+            match self.summary.status.as_str() {
+                "in_progress" => "running",
+                other => other,
+            }
+        } else {
+            &self.detail.state
+        }
+    }
+
+    /// Evaluator rounds, counting one still under way.
+    fn attempts(&self) -> u64 {
+        self.detail.attempts + u64::from(self.detail.working_since_verdict)
+    }
+}
+
 /// Tasks in order of first appearance. Consecutive events almost always belong to the same
-/// task, so the last slot used is checked before the map.
+/// task, so the last slot used is checked before the map. Slots are shared until changed, so
+/// a copy of the table (a replay's snapshot) costs a pointer per task, not the tasks.
 #[derive(Debug, Clone, Default)]
 struct TaskTable {
-    slots: Vec<TaskSlot>,
+    slots: Vec<Arc<TaskSlot>>,
     index: HashMap<String, usize>,
     last: usize,
 }
@@ -257,11 +278,11 @@ impl TaskTable {
                 i
             } else {
                 self.index.insert(id.to_owned(), self.slots.len());
-                self.slots.push(TaskSlot { id: id.to_owned(), ..TaskSlot::default() });
+                self.slots.push(Arc::new(TaskSlot { id: id.to_owned(), ..TaskSlot::default() }));
                 self.slots.len() - 1
             };
         }
-        &mut self.slots[self.last]
+        Arc::make_mut(&mut self.slots[self.last])
     }
 
     /// Tilth's figures of a task, marking it as one Tilth would list.
@@ -273,6 +294,33 @@ impl TaskTable {
 
     fn detail(&mut self, id: &str) -> &mut TaskDetail {
         &mut self.slot(id).detail
+    }
+}
+
+/// One task as the console's plan shows it, read from a running fold without finishing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskLine<'a> {
+    pub id: &'a str,
+    pub state: &'a str,
+    pub attempts: u64,
+    pub last_category: Option<&'a str>,
+    pub iterations: u64,
+}
+
+/// A running fold's copy for seeking back to: the tasks shared with the fold until either
+/// changes them, and no task index (rebuilt on restore).
+#[derive(Debug, Clone)]
+pub struct FoldSnapshot {
+    fold: SummaryFold,
+}
+
+impl FoldSnapshot {
+    /// The fold as it was when the snapshot was taken.
+    pub fn restore(&self) -> SummaryFold {
+        let mut fold = self.fold.clone();
+        fold.tasks.index =
+            fold.tasks.slots.iter().enumerate().map(|(i, s)| (s.id.clone(), i)).collect();
+        fold
     }
 }
 
@@ -467,6 +515,65 @@ impl SummaryFold {
     }
 
     /// Finishes the fold with what the scan found besides events.
+    /// A copy to seek back to, sharing every task not changed since.
+    pub fn snapshot(&self) -> FoldSnapshot {
+        let fold = SummaryFold {
+            s: self.s.clone(),
+            tasks: TaskTable {
+                slots: self.tasks.slots.clone(),
+                index: HashMap::new(),
+                last: self.tasks.last,
+            },
+            last_ts: self.last_ts.clone(),
+            tokens_total: self.tokens_total,
+            final_stop: self.final_stop.clone(),
+            saw_seq: self.saw_seq,
+        };
+        FoldSnapshot { fold }
+    }
+
+    /// Tasks seen so far.
+    pub fn task_count(&self) -> usize {
+        self.tasks.slots.len()
+    }
+
+    /// The `i`th task in order of first appearance.
+    pub fn task_line(&self, i: usize) -> Option<TaskLine<'_>> {
+        let slot = self.tasks.slots.get(i)?;
+        Some(TaskLine {
+            id: &slot.id,
+            state: slot.state(),
+            attempts: slot.attempts(),
+            last_category: slot.detail.last_category.as_deref(),
+            iterations: slot.summary.iterations,
+        })
+    }
+
+    /// Where a task is in order of first appearance.
+    pub fn task_position(&self, id: &str) -> Option<usize> {
+        self.tasks.index.get(id).copied()
+    }
+
+    /// Tasks finished, accepted above or below the bar.
+    pub fn tasks_done(&self) -> u64 {
+        self.tasks.slots.iter().filter(|s| s.state().starts_with("done")).count() as u64
+    }
+
+    /// Tasks in the plan, when the log says.
+    pub fn planned_tasks(&self) -> Option<u64> {
+        self.s.harrow.task_count
+    }
+
+    /// Tokens so far (the larger of the running total and prompt + completion) and cost.
+    pub fn tokens_and_cost(&self) -> (i64, f64) {
+        let all = &self.s.tokens.all;
+        (self.tokens_total.max(all.prompt + all.eval), all.cost)
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.s.session_id.as_deref()
+    }
+
     pub fn finish(mut self, report: &ScanReport) -> Summary {
         let s = &mut self.s;
         s.version = TILTH_SUMMARY_VERSION;
@@ -481,14 +588,11 @@ impl SummaryFold {
         s.harrow.blank_lines = report.blank;
         s.harrow.pending_bytes = report.pending_bytes;
         for slot in std::mem::take(&mut self.tasks.slots) {
-            let TaskSlot { id, summary, mut detail, in_tilth } = slot;
-            if detail.state.is_empty() {
-                detail.state = match summary.status.as_str() {
-                    "in_progress" => "running".into(),
-                    other => other.to_owned(),
-                };
-            }
-            detail.attempts += u64::from(detail.working_since_verdict);
+            let state = slot.state().to_owned();
+            let attempts = slot.attempts();
+            let TaskSlot { id, summary, mut detail, in_tilth } = Arc::unwrap_or_clone(slot);
+            detail.state = state;
+            detail.attempts = attempts;
             if detail.below_bar {
                 s.harrow.below_bar.push(id.clone());
             }
