@@ -180,8 +180,9 @@ impl App {
         Ok(app)
     }
 
-    /// Reads the log once: the index, the replay times, the timeline markers, and with
-    /// `apply_all` every event folded into the view on the way.
+    /// Reads the log once: the index, the replay times, the timeline markers, where each event
+    /// belongs, and the fold with its snapshots; with `apply_all` the view stays at the end,
+    /// else it goes back to the start.
     fn load(dir: &Path, id: &str, speed: f64, apply_all: bool) -> io::Result<App> {
         let path = dir.join(EVENTS_FILE);
         let mut stamps = Vec::new();
@@ -199,11 +200,13 @@ impl App {
             harrow_format |= f.seq.value.is_some();
             timeline.note(pos, f);
             stamps.push(ms);
-            if apply_all {
-                view.apply(pos, f);
-                snapshots.offer(&view);
-            }
+            view.note(pos, f);
+            view.apply(pos, f);
+            snapshots.offer(&view);
         })?;
+        if !apply_all {
+            snapshots.restore(&mut view, 0);
+        }
         let times = compressed_times(&stamps, MAX_GAP_MS);
         drop(stamps);
         let (themes, problems) = super::theme::load_all(super::theme::user_dir().as_deref());
@@ -269,6 +272,7 @@ impl App {
                 let last = self.times.last().copied().unwrap_or(0);
                 if let Ok(fact) = Fact::decode(&line) {
                     self.timeline.note(self.times.len(), &fact);
+                    self.view.note(self.times.len(), &fact);
                 }
                 self.times.push(last);
                 changed = true;
@@ -346,6 +350,7 @@ impl App {
     fn seek(&mut self, target: usize) -> io::Result<()> {
         self.snapshots.restore(&mut self.view, target);
         self.apply_until(target.min(self.total()))?;
+        self.stream_back = 0;
         self.clock.now_ms =
             target.checked_sub(1).and_then(|i| self.times.get(i)).map_or(0.0, |t| *t as f64);
         Ok(())
@@ -354,7 +359,8 @@ impl App {
     /// Moves the replay cursor so the event at `pos` is the last applied, and pauses there.
     fn goto(&mut self, pos: usize) -> io::Result<()> {
         let target = (pos + 1).min(self.total());
-        if target >= self.view.applied() {
+        let applied = self.view.applied();
+        if target >= applied && self.snapshots.nearest(target) <= applied {
             self.apply_until(target)?;
         } else {
             self.seek(target)?;
@@ -534,12 +540,12 @@ impl App {
     fn find_text(&mut self, query: &str, start: usize, forward: bool) -> io::Result<Option<usize>> {
         let needle = query.to_lowercase();
         let applied = self.view.applied();
-        let stream_from = self.view.stream.partition_point(|p| *p < start);
+        let stream_from = self.view.stream().partition_point(|p| *p < start);
         let replayed: Vec<usize> = if forward {
-            self.view.stream[stream_from..].to_vec()
+            self.view.stream()[stream_from..].to_vec()
         } else {
-            let upto = self.view.stream.partition_point(|p| *p <= start);
-            self.view.stream[..upto].iter().rev().copied().collect()
+            let upto = self.view.stream().partition_point(|p| *p <= start);
+            self.view.stream()[..upto].iter().rev().copied().collect()
         };
         let ahead: Box<dyn Iterator<Item = usize>> = if forward {
             Box::new(start.max(applied)..self.total())
@@ -601,8 +607,8 @@ impl App {
         }
         self.search.at = Some(pos);
         self.focus = Pane::Worker;
-        let i = self.view.stream.partition_point(|p| *p < pos);
-        let from_newest = self.view.stream.len().saturating_sub(i + 1);
+        let i = self.view.stream().partition_point(|p| *p < pos);
+        let from_newest = self.view.stream().len().saturating_sub(i + 1);
         self.stream_back = from_newest.saturating_sub(self.worker_height / 2);
         self.notice = Some(if wrapped {
             let end = if forward { "top" } else { "end" };
@@ -789,7 +795,7 @@ impl App {
                 }
                 Pane::Worker => {
                     self.stream_back =
-                        (self.stream_back + 1).min(self.view.stream.len().saturating_sub(1));
+                        (self.stream_back + 1).min(self.view.stream().len().saturating_sub(1));
                 }
                 Pane::Ledger => {
                     let last = self.prepared.ledger.len().saturating_sub(1);
@@ -803,7 +809,7 @@ impl App {
                     self.plan_follow = false;
                     self.plan_selected = 0;
                 }
-                Pane::Worker => self.stream_back = self.view.stream.len().saturating_sub(1),
+                Pane::Worker => self.stream_back = self.view.stream().len().saturating_sub(1),
                 Pane::Ledger => self.ledger_selected = Some(0),
                 pane => self.scroll[pane.index()] = 0,
             },
@@ -1053,10 +1059,10 @@ impl App {
 
         let height = areas.inner_height(Pane::Worker);
         self.worker_height = height;
-        self.stream_back = self.stream_back.min(self.view.stream.len().saturating_sub(height));
-        let end = self.view.stream.len().saturating_sub(self.stream_back);
+        self.stream_back = self.stream_back.min(self.view.stream().len().saturating_sub(height));
+        let end = self.view.stream().len().saturating_sub(self.stream_back);
         let start = end.saturating_sub(height);
-        let positions: Vec<usize> = self.view.stream[start..end].to_vec();
+        let positions: Vec<usize> = self.view.stream()[start..end].to_vec();
         let worker = positions
             .into_iter()
             .map(|pos| match self.index.fetch(pos) {
@@ -1065,7 +1071,7 @@ impl App {
             })
             .collect();
 
-        let trail = task.as_deref().and_then(|t| self.view.trail(t)).cloned().unwrap_or_default();
+        let trail = task.as_deref().and_then(|t| self.view.trail(t)).unwrap_or_default();
         let mut fetch = |pos: Option<&usize>| pos.and_then(|p| self.index.fetch(*p).ok());
         let case_event = fetch(trail.cases.last());
         let verdict_event = fetch(trail.verdicts.last());

@@ -26,6 +26,9 @@ pub enum Cell {
 #[derive(Debug, Default)]
 pub struct Timeline {
     marks: Vec<(usize, Mark)>,
+    /// The worst marker per cell for the last (events, width) drawn: the log's markers are
+    /// walked again only when the log grows or the strip changes width, not every frame.
+    columns: Option<((usize, usize), Vec<Option<Mark>>)>,
 }
 
 impl Timeline {
@@ -42,10 +45,28 @@ impl Timeline {
         self.marks.push((pos, mark));
     }
 
+    fn columns(&mut self, total: usize, width: usize) -> &[Option<Mark>] {
+        if self.columns.as_ref().is_none_or(|(key, _)| *key != (total, width)) {
+            let mut marks = self.marks.iter().peekable();
+            let columns = (0..width)
+                .map(|col| {
+                    let end = ((col + 1) * total / width).max(col * total / width + 1);
+                    let mut best: Option<Mark> = None;
+                    while let Some((_, mark)) = marks.next_if(|(pos, _)| *pos < end) {
+                        best = best.max(Some(*mark));
+                    }
+                    best
+                })
+                .collect();
+            self.columns = Some(((total, width), columns));
+        }
+        self.columns.as_ref().map_or(&[], |(_, c)| c.as_slice())
+    }
+
     /// The strip for `total` events in `width` cells with the cursor after `applied` events;
     /// `task_of` names the task (as a number) of an event, for the bands.
     pub fn cells(
-        &self,
+        &mut self,
         total: usize,
         applied: usize,
         width: usize,
@@ -55,21 +76,12 @@ impl Timeline {
             return Vec::new();
         }
         let cursor = applied.saturating_sub(1) * width / total;
-        let mut marks = self.marks.iter().peekable();
-        (0..width)
-            .map(|col| {
+        let columns = self.columns(total, width).to_vec();
+        columns
+            .into_iter()
+            .enumerate()
+            .map(|(col, best)| {
                 let start = col * total / width;
-                let end = ((col + 1) * total / width).max(start + 1);
-                let mut best: Option<Mark> = None;
-                while let Some((pos, mark)) = marks.peek() {
-                    if *pos >= end {
-                        break;
-                    }
-                    if *pos >= start {
-                        best = best.max(Some(*mark));
-                    }
-                    marks.next();
-                }
                 if col == cursor && applied > 0 {
                     Cell::Cursor
                 } else if let Some(mark) = best {

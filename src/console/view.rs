@@ -37,28 +37,31 @@ struct Marks {
     operator: Option<String>,
 }
 
-/// What the panes read.
+/// What the panes read: the fold as of the cursor, and where things are in the whole log.
+///
+/// The stream and the trails are facts about the log, not about the cursor: they are noted
+/// once, when an event enters the index, and read up to the cursor. Only the fold moves with
+/// the cursor, so a seek either way restores a fold snapshot and re-applies a few events.
 #[derive(Debug)]
 pub struct View {
     fold: SummaryFold,
     marks: Marks,
-    /// Per task, where its exchange is; append-only, so a seek back truncates it.
+    /// Index positions of every event the stream shows, in file order.
+    stream: Vec<usize>,
+    /// Per task, where its exchange is, over the whole log.
     trails: BTreeMap<String, Trail>,
     summary: Summary,
     dirty: bool,
-    /// Index positions of the events shown in the stream, in file order.
-    pub stream: Vec<usize>,
 }
 
-/// A copy of the fold every [`SNAPSHOT_EVERY`] events, so going back re-folds at most that many.
-/// A copy shares every task it has not seen change, so it costs a pointer per task; the stream
-/// and the trails are append-only and are cut back instead of copied.
+/// A copy of the fold every [`SNAPSHOT_EVERY`] events, so a seek re-folds at most that many.
+/// A copy shares every task it has not seen change, so it costs a pointer per task.
 #[derive(Debug, Default)]
 pub struct Snapshots {
     taken: Vec<(FoldSnapshot, Marks)>,
 }
 
-/// How often a replay keeps a copy of the fold: going back re-applies at most this many events.
+/// How often the console keeps a copy of the fold: a seek re-applies at most this many events.
 pub const SNAPSHOT_EVERY: usize = 8_192;
 
 impl Snapshots {
@@ -73,32 +76,35 @@ impl Snapshots {
         }
     }
 
-    /// Turns `view` back to the latest copy at or before `target` events, or to the start.
+    /// How many events the latest copy at or before `target` had applied (0: none).
+    pub fn nearest(&self, target: usize) -> usize {
+        let taken = self.taken.partition_point(|(_, m)| m.applied <= target);
+        taken.checked_sub(1).map_or(0, |i| self.taken[i].1.applied)
+    }
+
+    /// Turns `view`'s fold to the latest copy at or before `target` events, or to the start.
     pub fn restore(&self, view: &mut View, target: usize) {
         let taken = self.taken.partition_point(|(_, m)| m.applied <= target);
         let (fold, marks) = match taken.checked_sub(1).map(|i| &self.taken[i]) {
             Some((fold, marks)) => (fold.restore(), marks.clone()),
             None => (SummaryFold::new(view.fold.session_id().map(str::to_owned)), Marks::default()),
         };
-        let applied = marks.applied;
         view.fold = fold;
         view.marks = marks;
-        view.stream.truncate(view.stream.partition_point(|p| *p < applied));
-        view.trails.retain(|_, t| t.truncate(applied));
         view.dirty = true;
     }
 }
 
 impl Trail {
-    /// Forgets positions from `applied` on; false when nothing is left.
-    fn truncate(&mut self, applied: usize) -> bool {
-        for list in [&mut self.cases, &mut self.validators, &mut self.verdicts, &mut self.ledger] {
-            list.truncate(list.partition_point(|p| *p < applied));
+    /// The trail as of `applied` events.
+    fn upto(&self, applied: usize) -> Trail {
+        let cut = |list: &Vec<usize>| list[..list.partition_point(|p| *p < applied)].to_vec();
+        Trail {
+            cases: cut(&self.cases),
+            validators: cut(&self.validators),
+            verdicts: cut(&self.verdicts),
+            ledger: cut(&self.ledger),
         }
-        !(self.cases.is_empty()
-            && self.validators.is_empty()
-            && self.verdicts.is_empty()
-            && self.ledger.is_empty())
     }
 }
 
@@ -109,13 +115,44 @@ impl View {
             summary: fold.clone().finish(&crate::session::scan::ScanReport::default()),
             fold,
             marks: Marks::default(),
+            stream: Vec::new(),
             trails: BTreeMap::new(),
             dirty: false,
-            stream: Vec::new(),
         }
     }
 
-    /// Applies the event at index position `pos` (positions arrive in order).
+    /// Notes where the event at `pos` belongs in the log: the stream, a task's trail. Called
+    /// once per event, when it enters the index.
+    pub fn note(&mut self, pos: usize, fact: &Fact<'_>) {
+        if shown(fact) {
+            self.stream.push(pos);
+        }
+        let Some(task) = fact.payload.task_id.get() else { return };
+        let kind = fact.kind();
+        let tracked = matches!(
+            kind,
+            "validator_run" | "evaluator_verdict" | "judge_verdict" | "operator_action"
+        ) || (kind == "tool_call" && fact.payload.tool.get() == Some("submit_case"));
+        if !tracked {
+            return;
+        }
+        let trail = if let Some(t) = self.trails.get_mut(task) {
+            t
+        } else {
+            self.trails.entry(task.to_owned()).or_default()
+        };
+        match kind {
+            "tool_call" => trail.cases.push(pos),
+            "validator_run" => trail.validators.push(pos),
+            "operator_action" => trail.ledger.push(pos),
+            _ => {
+                trail.verdicts.push(pos);
+                trail.ledger.push(pos);
+            }
+        }
+    }
+
+    /// Applies the event at index position `pos` to the fold (positions arrive in order).
     pub fn apply(&mut self, pos: usize, fact: &Fact<'_>) {
         let m = &mut self.marks;
         self.fold.apply(fact);
@@ -124,35 +161,10 @@ impl View {
         {
             m.operator = Some(op.to_owned());
         }
-        if let Some(task) = fact.payload.task_id.get() {
-            if m.current_task.as_deref() != Some(task) {
-                m.current_task = Some(task.to_owned());
-            }
-            let kind = fact.kind();
-            let tracked = matches!(
-                kind,
-                "validator_run" | "evaluator_verdict" | "judge_verdict" | "operator_action"
-            ) || (kind == "tool_call"
-                && fact.payload.tool.get() == Some("submit_case"));
-            if tracked {
-                let trail = if let Some(t) = self.trails.get_mut(task) {
-                    t
-                } else {
-                    self.trails.entry(task.to_owned()).or_default()
-                };
-                match kind {
-                    "tool_call" => trail.cases.push(pos),
-                    "validator_run" => trail.validators.push(pos),
-                    "operator_action" => trail.ledger.push(pos),
-                    _ => {
-                        trail.verdicts.push(pos);
-                        trail.ledger.push(pos);
-                    }
-                }
-            }
-        }
-        if shown(fact) {
-            self.stream.push(pos);
+        if let Some(task) = fact.payload.task_id.get()
+            && m.current_task.as_deref() != Some(task)
+        {
+            m.current_task = Some(task.to_owned());
         }
         m.applied = pos + 1;
         self.dirty = true;
@@ -168,6 +180,11 @@ impl View {
         self.marks.applied
     }
 
+    /// The stream's positions up to the cursor.
+    pub fn stream(&self) -> &[usize] {
+        &self.stream[..self.stream.partition_point(|p| *p < self.marks.applied)]
+    }
+
     /// The last pause, resume, step or stop the loop applied.
     pub fn operator(&self) -> Option<&str> {
         self.marks.operator.as_deref()
@@ -178,9 +195,9 @@ impl View {
         self.marks.current_task.as_deref()
     }
 
-    /// Where a task's cases, validator runs, verdicts and decisions are.
-    pub fn trail(&self, task: &str) -> Option<&Trail> {
-        self.trails.get(task)
+    /// Where a task's cases, validator runs, verdicts and decisions are, up to the cursor.
+    pub fn trail(&self, task: &str) -> Option<Trail> {
+        self.trails.get(task).map(|t| t.upto(self.marks.applied))
     }
 
     /// The running fold, for figures read every frame without finishing it.

@@ -1,0 +1,44 @@
+//! The console at size: one frame at 200×60 and a seek back, on a generated 100k-event
+//! session (`cargo bench --bench console`). The first frame at 100k and 1M events, and the
+//! peak RSS, come from `examples/console-timing` under `/usr/bin/time -v`.
+
+// A bench that cannot set up its input has nothing to measure: failing loudly is right.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use harrow::console::app::App;
+use harrow::console::keymap::Action;
+use harrow::console::ui::draw;
+use harrow::session::synth::{Dialect, generate};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+
+fn console_benches(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = std::fs::File::create(dir.path().join("events.jsonl")).expect("create");
+    let mut out = std::io::BufWriter::new(file);
+    generate(&mut out, 100_000, Dialect::Harrow, 3).expect("generate");
+    drop(out);
+    let mut app = App::open_live(dir.path(), "bench").expect("open");
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    let mut group = c.benchmark_group("console");
+    group.bench_function("frame_200x60_at_100k", |b| {
+        b.iter(|| {
+            app.prepare(Rect::new(0, 0, 200, 60));
+            terminal.draw(|f| draw(f, &mut app)).unwrap();
+        });
+    });
+    let mut tenths = [3u8, 9, 1, 6].into_iter().cycle();
+    group.bench_function("seek_and_frame_at_100k", |b| {
+        b.iter(|| {
+            app.act(Action::Seek(tenths.next().unwrap_or(5))).unwrap();
+            app.prepare(Rect::new(0, 0, 200, 60));
+            terminal.draw(|f| draw(f, &mut app)).unwrap();
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, console_benches);
+criterion_main!(benches);
