@@ -28,7 +28,15 @@ pub struct Timeline {
     marks: Vec<(usize, Mark)>,
     /// The worst marker per cell for the last (events, width) drawn: the log's markers are
     /// walked again only when the log grows or the strip changes width, not every frame.
-    columns: Option<((usize, usize), Vec<Option<Mark>>)>,
+    columns: Option<Columns>,
+}
+
+/// The worst marker per cell, for a log of `events` drawn `width` cells wide.
+#[derive(Debug)]
+struct Columns {
+    events: usize,
+    width: usize,
+    worst: Vec<Option<Mark>>,
 }
 
 impl Timeline {
@@ -46,9 +54,9 @@ impl Timeline {
     }
 
     fn columns(&mut self, total: usize, width: usize) -> &[Option<Mark>] {
-        if self.columns.as_ref().is_none_or(|(key, _)| *key != (total, width)) {
+        if self.columns.as_ref().is_none_or(|c| (c.events, c.width) != (total, width)) {
             let mut marks = self.marks.iter().peekable();
-            let columns = (0..width)
+            let worst = (0..width)
                 .map(|col| {
                     let end = ((col + 1) * total / width).max(col * total / width + 1);
                     let mut best: Option<Mark> = None;
@@ -58,9 +66,9 @@ impl Timeline {
                     best
                 })
                 .collect();
-            self.columns = Some(((total, width), columns));
+            self.columns = Some(Columns { events: total, width, worst });
         }
-        self.columns.as_ref().map_or(&[], |(_, c)| c.as_slice())
+        self.columns.as_ref().map_or(&[], |c| c.worst.as_slice())
     }
 
     /// The strip for `total` events in `width` cells with the cursor after `applied` events;
