@@ -196,3 +196,49 @@ fn a_held_task_is_approved_by_the_operator_on_resume() {
             .contains("is finished (done); there is nothing left to control")
     );
 }
+
+#[test]
+fn retry_eval_asks_the_evaluator_again_about_a_held_tasks_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script = json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}},
+        "evaluator": {"T-001": {"1": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let dead = "http://127.0.0.1:9/v1";
+    let held = harrow(tmp.path(), &server.base_url(), dead)
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--headless",
+            "--no-validators",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(held.status.code(), Some(1), "{}", String::from_utf8_lossy(&held.stdout));
+    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+
+    let sent = ctl(tmp.path(), &id, &["retry-eval"]);
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+
+    let resumed = harrow(tmp.path(), &server.base_url(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(resumed.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&resumed.stderr));
+    assert!(
+        stdout.contains("operator: retry_eval")
+            && stdout.contains("verdict: accept — Meets the criterion.")
+            && stdout.contains("✔ T-001 done, committed"),
+        "{stdout}"
+    );
+    let text = log(&dir);
+    assert!(!text.contains("\"by_operator\":true"), "the evaluator accepted, not the operator");
+    let worker_calls = server.received().iter().filter(|r| r.role == "worker").count();
+    assert_eq!(worker_calls, 2, "the worker was not asked again: its work was judged as it stood");
+}

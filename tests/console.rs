@@ -404,6 +404,26 @@ fn decisions_are_typed_in_an_editor_and_sent_through_control() {
     app.edit(key(KeyCode::Esc)).unwrap();
     assert!(matches!(app.overlay, Overlay::None), "Esc cancels");
     assert_eq!(std::fs::read_to_string(dir.join("control.jsonl")).unwrap().lines().count(), 1);
+
+    app.act(Action::RetryEval).unwrap();
+    app.act(Action::Skip).unwrap();
+    let Overlay::Editor(editor) = &app.overlay else { panic!("skip asks why") };
+    assert_eq!(editor.title, "Skip T-001 — why?");
+    for c in "not needed".chars() {
+        app.edit(key(KeyCode::Char(c))).unwrap();
+    }
+    app.edit(key(KeyCode::Enter)).unwrap();
+    let sent: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("control.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ops: Vec<(&str, &str)> = sent
+        .iter()
+        .map(|c| (c["op"].as_str().unwrap(), c["task"].as_str().unwrap_or("-")))
+        .collect();
+    assert_eq!(ops, [("approve", "T-001"), ("retry_eval", "T-001"), ("skip", "T-001")]);
+    assert_eq!(sent[2]["reason"], "not needed");
 }
 
 #[test]

@@ -33,6 +33,23 @@ fn is_failure(f: &Fact<'_>) -> bool {
     }
 }
 
+/// An operator command as the console sends it.
+fn command(
+    op: Op,
+    task: Option<String>,
+    reason: Option<String>,
+    text: Option<String>,
+) -> control::Command {
+    control::Command {
+        op,
+        task,
+        reason,
+        text,
+        ts: crate::session::timestamp::now(),
+        source: "console".into(),
+    }
+}
+
 /// What covers the panes.
 #[derive(Debug)]
 pub enum Overlay {
@@ -703,7 +720,15 @@ impl App {
                     Overlay::Help(0)
                 };
             }
-            Action::Approve | Action::Reject | Action::ForceAccept | Action::Note if !self.live => {
+            Action::Approve
+            | Action::Reject
+            | Action::ForceAccept
+            | Action::RetryEval
+            | Action::Skip
+            | Action::FailTask
+            | Action::Note
+                if !self.live =>
+            {
                 self.notice = Some("decisions and notes steer a live run; this is a replay".into());
             }
             Action::Approve => self.open_editor(Op::Approve, "Approve {task} — why?"),
@@ -714,6 +739,25 @@ impl App {
                 self.open_editor(Op::ForceAccept, "Accept {task} below the bar — why?");
             }
             Action::Note => self.open_editor(Op::Note, "A note for {task}'s next attempt"),
+            Action::Skip => self.open_editor(Op::Skip, "Skip {task} — why?"),
+            Action::FailTask => self.open_editor(Op::Fail, "Fail {task} — why? (the run stops)"),
+            Action::RetryEval => match self.decision_task() {
+                Some(task) => {
+                    control::send(
+                        &self.dir,
+                        &command(Op::RetryEval, Some(task.clone()), None, None),
+                    )?;
+                    self.notice = Some(format!(
+                        "sent retry_eval for {task}; the run asks the evaluator again at the next boundary"
+                    ));
+                }
+                None => {
+                    self.notice = Some(
+                        "no task is held for the operator: Tab to the plan and select one first"
+                            .into(),
+                    );
+                }
+            },
             Action::Focus => self.focus = self.focus.after(1),
             Action::FocusBack => self.focus = self.focus.after(Pane::ALL.len() - 1),
             Action::Zoom => self.zoom = !self.zoom,
@@ -961,15 +1005,7 @@ impl App {
                     Op::Reject => (Some(text.clone()), Some(text)),
                     _ => (Some(text), None),
                 };
-                let command = control::Command {
-                    op,
-                    task,
-                    reason,
-                    text: body,
-                    ts: crate::session::timestamp::now(),
-                    source: "console".into(),
-                };
-                control::send(&self.dir, &command)?;
+                control::send(&self.dir, &command(op, task, reason, body))?;
                 self.notice = Some(format!(
                     "sent {}; the run applies it at the next task boundary",
                     op.as_str()
@@ -995,15 +1031,7 @@ impl App {
 
     /// Sends an operator command through `control.jsonl`, as `harrow control` does.
     pub fn send(&mut self, op: Op, reason: Option<String>) -> io::Result<()> {
-        let command = control::Command {
-            op,
-            task: None,
-            reason,
-            text: None,
-            ts: crate::session::timestamp::now(),
-            source: "console".into(),
-        };
-        control::send(&self.dir, &command)?;
+        control::send(&self.dir, &command(op, None, reason, None))?;
         self.pending = Some(op);
         Ok(())
     }

@@ -32,6 +32,9 @@ pub enum Action {
     Approve,
     Reject,
     ForceAccept,
+    RetryEval,
+    Skip,
+    FailTask,
     Note,
     Search,
     SearchNext,
@@ -172,7 +175,7 @@ pub const BINDINGS: &[Binding] = &[
         ],
         label: "0–9",
         action: Action::Seek(0),
-        help: "seek to 0 %, 10 % … 90 % (the timeline shows where); inspector: open evidence [n]",
+        help: "seek to 0–90 % (see the timeline); in the inspector: open evidence [n]",
     },
     Binding {
         keys: &[KeyCode::Char('}')],
@@ -239,6 +242,24 @@ pub const BINDINGS: &[Binding] = &[
         label: "F",
         action: Action::ForceAccept,
         help: "live: accept it below the bar, with a reason",
+    },
+    Binding {
+        keys: &[KeyCode::Char('v')],
+        label: "v",
+        action: Action::RetryEval,
+        help: "live: ask the evaluator again about the held task's work",
+    },
+    Binding {
+        keys: &[KeyCode::Char('S')],
+        label: "S",
+        action: Action::Skip,
+        help: "live: skip the task, with a reason",
+    },
+    Binding {
+        keys: &[KeyCode::Char('X')],
+        label: "X",
+        action: Action::FailTask,
+        help: "live: fail the task, with a reason (the run stops)",
     },
     Binding {
         keys: &[KeyCode::Char('e')],
@@ -329,6 +350,9 @@ mod tests {
             Action::Approve,
             Action::Reject,
             Action::ForceAccept,
+            Action::RetryEval,
+            Action::Skip,
+            Action::FailTask,
             Action::Note,
             Action::Search,
             Action::SearchNext,
@@ -365,6 +389,9 @@ mod tests {
                 | Action::Approve
                 | Action::Reject
                 | Action::ForceAccept
+                | Action::RetryEval
+                | Action::Skip
+                | Action::FailTask
                 | Action::Note
                 | Action::Search
                 | Action::SearchNext

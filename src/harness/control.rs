@@ -34,6 +34,8 @@ pub enum Op {
     Skip,
     /// Fail the task.
     Fail,
+    /// Ask the evaluator again about the held task's last case, on the work as it stands.
+    RetryEval,
     /// A note for the worker's next attempt.
     Note,
 }
@@ -50,6 +52,7 @@ impl Op {
             Op::ForceAccept => "force_accept",
             Op::Skip => "skip",
             Op::Fail => "fail",
+            Op::RetryEval => "retry_eval",
             Op::Note => "note",
         }
     }

@@ -88,6 +88,8 @@ pub enum GateEvent {
     ValidatorsFailed,
     /// Validators passed; the evaluator is asked.
     ValidatorsPassed,
+    /// The operator asked the evaluator again about a held task's last case.
+    EvaluatorRetried,
     /// The evaluator (or the operator) accepted.
     Accepted,
     /// Rejected with attempts left: rework in the same conversation.
@@ -139,6 +141,7 @@ pub fn transition(from: TaskState, event: GateEvent) -> Result<TaskState, Illega
             S::DoneBelowBar
         }
         (S::Evaluating, E::HeldForOperator) => S::NeedsOperator,
+        (S::NeedsOperator, E::EvaluatorRetried) => S::Evaluating,
         // The operator may still accept, force-accept or skip a task that failed at the cap.
         (S::Failed, E::Accepted) => S::Done,
         (S::Failed, E::ForceAccepted) => S::DoneBelowBar,
@@ -194,6 +197,14 @@ mod tests {
             "the operator may approve"
         );
         assert_eq!(transition(S::Rework, E::ForceAccepted), Ok(S::DoneBelowBar));
+        assert_eq!(
+            transition(S::NeedsOperator, E::EvaluatorRetried),
+            Ok(S::Evaluating),
+            "the operator may ask the evaluator again about a held task"
+        );
+        for s in [S::Running, S::Rework, S::Done, S::Failed] {
+            assert!(transition(s, E::EvaluatorRetried).is_err(), "only a held task is re-judged");
+        }
         for s in ALL {
             assert_eq!(TaskState::parse(s.as_str()), Some(s));
         }

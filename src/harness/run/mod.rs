@@ -5,6 +5,7 @@
 mod learn;
 mod operator;
 mod recover;
+mod retry;
 mod review;
 mod worker;
 
@@ -159,6 +160,8 @@ struct ControlState {
     stop: Option<String>,
     /// Notes for the next attempt: by task, or for whichever task runs next.
     notes: Vec<(Option<String>, String)>,
+    /// A held task whose last case the evaluator is to be asked about again.
+    retry_eval: Option<String>,
 }
 
 fn scope(task: &str, iter: u64, attempt: u64) -> Scope {

@@ -26,6 +26,11 @@ impl Run {
             if let Some(end) = self.poll_control()? {
                 return Ok(Some(end));
             }
+            if let Some(task) = self.control.retry_eval.take()
+                && let Some(end) = self.retry_evaluation(&task).await?
+            {
+                return Ok(Some(end));
+            }
             if let Some(why) = self.control.stop.take() {
                 return Ok(Some(Ended { reason: "operator_stop".into(), detail: Some(why) }));
             }
@@ -92,7 +97,12 @@ impl Run {
                         self.control.notes.push((cmd.task.clone(), text));
                     }
                 }
-                Op::Approve | Op::Reject | Op::ForceAccept | Op::Skip | Op::Fail => {
+                Op::Approve
+                | Op::Reject
+                | Op::ForceAccept
+                | Op::Skip
+                | Op::Fail
+                | Op::RetryEval => {
                     if let Some(end) = self.decide(&cmd)? {
                         ended = Some(end);
                     }
@@ -112,20 +122,16 @@ impl Run {
         });
         let Some(task) = target.and_then(|id| self.plan.tasks.iter().find(|t| t.id == id).cloned())
         else {
-            let mut refused = OperatorAction {
-                action: Some("refused".into()),
-                reason: Some(format!(
-                    "{} names no task of the plan and none is waiting for a decision",
-                    cmd.op.as_str()
-                )),
-                ..OperatorAction::default()
-            };
-            refused.extra.insert("control_offset".into(), json!(self.control.offset));
-            self.emit("operator_action", &refused)?;
+            let why = format!(
+                "{} names no task of the plan and none is waiting for a decision",
+                cmd.op.as_str()
+            );
+            self.refuse(None, &why)?;
             return Ok(None);
         };
         let reason = cmd.reason.clone().unwrap_or_default();
         let event = match cmd.op {
+            Op::RetryEval => GateEvent::EvaluatorRetried,
             Op::Approve => GateEvent::Accepted,
             Op::ForceAccept => GateEvent::ForceAccepted,
             Op::Skip => GateEvent::Skipped,
@@ -143,21 +149,16 @@ impl Run {
         };
         let from = self.states.get(&task.id).copied().unwrap_or(TaskState::Pending);
         if transition(from, event).is_err() {
-            let mut refused = OperatorAction {
-                action: Some("refused".into()),
-                reason: Some(format!(
-                    "{} cannot be applied to {} while it is {from}",
-                    cmd.op.as_str(),
-                    task.id
-                )),
-                ..OperatorAction::default()
-            };
-            refused.scope.task_id = Some(task.id.clone());
-            refused.extra.insert("control_offset".into(), json!(self.control.offset));
-            self.emit("operator_action", &refused)?;
+            let why =
+                format!("{} cannot be applied to {} while it is {from}", cmd.op.as_str(), task.id);
+            self.refuse(Some(&task.id), &why)?;
             return Ok(None);
         }
         match cmd.op {
+            Op::RetryEval => {
+                self.control.retry_eval = Some(task.id.clone());
+                Ok(None)
+            }
             Op::Approve | Op::ForceAccept => {
                 let below_bar = cmd.op == Op::ForceAccept;
                 self.gate(&task.id, event, &format!("operator: {reason}"), 0)?;
@@ -181,5 +182,17 @@ impl Run {
             }
             _ => self.fail_task(&task, "operator_fail").map(Some),
         }
+    }
+
+    /// Records that an operator command could not be applied, and why.
+    pub(super) fn refuse(&mut self, task: Option<&str>, why: &str) -> io::Result<()> {
+        let mut refused = OperatorAction {
+            action: Some("refused".into()),
+            reason: Some(why.to_owned()),
+            ..OperatorAction::default()
+        };
+        refused.scope.task_id = task.map(str::to_owned);
+        refused.extra.insert("control_offset".into(), json!(self.control.offset));
+        self.emit("operator_action", &refused)
     }
 }

@@ -1,0 +1,88 @@
+//! The operator's `retry_eval` on a task held for the operator: ask the evaluator again about
+//! the task's last case, on the work as it stands, and let the gate act on the answer.
+
+use super::{Case, Ended, GateEvent, Run, TaskEnd, Verdict, io, record, scope};
+use crate::session::event::{Event, Payload};
+use crate::session::index::EventIndex;
+use crate::session::writer::EVENTS_FILE;
+
+impl Run {
+    /// The task's last parseable case in the log, with the iteration that submitted it.
+    fn last_case(&self, task: &str) -> io::Result<Option<(Case, u64)>> {
+        let mut index = EventIndex::build(&self.dir.join(EVENTS_FILE))?;
+        for pos in (0..index.len()).rev() {
+            let entry = index.entries()[pos];
+            if index.task_name(entry.task) != task || index.kind_name(entry.kind) != "tool_call" {
+                continue;
+            }
+            let Ok(Event { payload: Payload::ToolCall(call), .. }) = index.fetch(pos) else {
+                continue;
+            };
+            if call.tool.as_deref() != Some("submit_case") {
+                continue;
+            }
+            if let Some(case) = call.args.and_then(|a| serde_json::from_value::<Case>(a).ok()) {
+                return Ok(Some((case, call.scope.iter.unwrap_or(0))));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Asks the evaluator again about `task`'s last case. Returns how the run ends, if it does:
+    /// an evaluator still out of reach holds the task again.
+    pub(super) async fn retry_evaluation(&mut self, task_id: &str) -> io::Result<Option<Ended>> {
+        let Some(task) = self.plan.tasks.iter().find(|t| t.id == task_id).cloned() else {
+            return Ok(None);
+        };
+        let attempt = record::read_ledger(&self.dir, &task.id).len() as u64 + 1;
+        let Some((case, iter)) = self.last_case(&task.id)? else {
+            self.refuse(Some(&task.id), "retry_eval: the log holds no case of this task to judge")?;
+            return Ok(None);
+        };
+        let sc = scope(&task.id, iter, attempt);
+        self.gate(
+            &task.id,
+            GateEvent::EvaluatorRetried,
+            "the operator asked the evaluator again",
+            attempt,
+        )?;
+        let diff = self.workspace.diff().map_err(io::Error::other)?;
+        let verdict = if diff.is_empty() {
+            Verdict::empty_diff()
+        } else {
+            let Some(v) =
+                self.evaluate(&task, &case, &diff.patch, None, &sc, attempt, iter).await?
+            else {
+                self.gate(
+                    &task.id,
+                    GateEvent::HeldForOperator,
+                    "the evaluator still cannot be reached",
+                    attempt,
+                )?;
+                return Ok(Some(Ended {
+                    reason: "needs_operator".into(),
+                    detail: Some(format!(
+                        "task {} still waits for the operator: the evaluator cannot be reached",
+                        task.id
+                    )),
+                }));
+            };
+            v.held_to(self.opts.score_threshold)
+        };
+        let mut attempt = attempt;
+        let (feedback, end) =
+            self.judged(&task, &case, &verdict, &diff, &sc, &mut attempt, iter)?;
+        match end {
+            Some(TaskEnd::Accepted { below_bar, last_category, summary }) => {
+                self.finish_accepted(&task, below_bar, last_category.as_deref(), summary, false)?;
+                Ok(None)
+            }
+            Some(TaskEnd::Failed(reason)) => self.fail_task(&task, &reason).map(Some),
+            Some(TaskEnd::Stop(end)) => Ok(Some(end)),
+            None => {
+                self.control.notes.push((Some(task.id.clone()), feedback));
+                Ok(None)
+            }
+        }
+    }
+}
