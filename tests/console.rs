@@ -589,3 +589,23 @@ fn harrow_alone_browses_sessions_opens_one_and_comes_back() {
     let s = t.wait_for("[exit 0]");
     assert!(!s.contains("Sessions ("), "the terminal is restored: {s}");
 }
+
+#[test]
+fn a_torn_or_corrupt_log_opens_with_the_bad_lines_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(fixture().join("events.jsonl")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(3, "{\"ts\": \"2026-11-22T04:28:44Z\", \"type\": \"tool_call\", \"payl");
+    lines.insert(7, "not json at all");
+    let torn = lines.join("\n") + "\n{\"ts\": \"2026-11-22T05:00:00Z\", \"type\": \"st";
+    std::fs::write(dir.join("events.jsonl"), torn).unwrap();
+    let mut app = App::open_live(&dir, SESSION).unwrap();
+    assert_eq!(app.position(), (151, 151), "every readable event is there");
+    let text = screen(&mut app, 120, 40);
+    assert!(
+        text.contains("events.jsonl: 2 unreadable lines (4, 8) skipped; the rest is shown"),
+        "{text}"
+    );
+}

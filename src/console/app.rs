@@ -227,6 +227,11 @@ impl App {
         let times = compressed_times(&stamps, MAX_GAP_MS);
         drop(stamps);
         let (themes, problems) = super::theme::load_all(super::theme::user_dir().as_deref());
+        let notice = index
+            .report()
+            .unreadable_sentence()
+            .map(|u| format!("events.jsonl: {u} skipped; the rest is shown"))
+            .or_else(|| problems.into_iter().next());
         let mut app = App {
             id: id.to_owned(),
             index,
@@ -246,7 +251,7 @@ impl App {
             prepared: Prepared::default(),
             worker_height: 0,
             overlay: Overlay::None,
-            notice: problems.into_iter().next(),
+            notice,
             search: Search::default(),
             theme: super::theme::initial(&themes),
             themes,
@@ -484,6 +489,15 @@ impl App {
         }
         let mut inspector = inspector::build(&verdict, &earlier);
         inspector.worktree = self.worktree();
+        if !inspector.evidence.is_empty()
+            && let Some(gone) = inspector.worktree.as_ref().filter(|w| !w.is_dir())
+        {
+            inspector.lines.push(String::new());
+            inspector.lines.push(format!(
+                "The worktree {} is gone (archived or cleansed): the evidence cannot be opened.",
+                gone.display()
+            ));
+        }
         if matches!(&verdict.payload, Payload::Verdict(v) if v.verdict.as_deref() == Some("accept"))
         {
             inspector.commit = self.commit_after(pos, task);
@@ -1057,11 +1071,13 @@ impl App {
             return format!("WATCH — {} newer (G)", total - at);
         }
         let applied = self.view.operator();
+        let pausing = || match self.view.current_task() {
+            Some(task) => format!("pausing after {task}"),
+            None => "pausing at the next task boundary".into(),
+        };
         match (self.pending, applied) {
-            (Some(Op::Pause), Some(op)) if op != "pause" => {
-                "pausing at the next task boundary".into()
-            }
-            (Some(Op::Pause), None) => "pausing at the next task boundary".into(),
+            (Some(Op::Pause), Some(op)) if op != "pause" => pausing(),
+            (Some(Op::Pause), None) => pausing(),
             _ if applied == Some("pause") => "PAUSED (p resumes)".into(),
             _ if self.running_here() => "LIVE".into(),
             _ => "WATCH".into(),
@@ -1120,6 +1136,26 @@ impl App {
             }
             _ if awaiting => vec!["no verdict on this case yet".into()],
             _ => vec!["no verdict yet".into()],
+        };
+        let decision = trail
+            .ledger
+            .last()
+            .filter(|p| trail.verdicts.last() < Some(*p))
+            .and_then(|p| self.index.fetch(*p).ok());
+        let verdict = match decision.as_ref().map(|e| &e.payload) {
+            Some(Payload::OperatorAction(a)) => {
+                let mut lines = vec![
+                    format!(
+                        "OPERATOR: {} — {}",
+                        a.action.as_deref().unwrap_or("?"),
+                        a.reason.as_deref().or(a.note.as_deref()).unwrap_or("")
+                    ),
+                    String::new(),
+                ];
+                lines.extend(verdict);
+                lines
+            }
+            _ => verdict,
         };
         let validators = match validators_event.as_ref().map(|e| &e.payload) {
             Some(Payload::ValidatorRun(run)) => {

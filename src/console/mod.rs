@@ -1,9 +1,10 @@
 //! The console: a pure fold of events into view state ([`view`]), render functions ([`ui`]), a
 //! keymap that is also the help overlay ([`keymap`]), and the loop that feeds them.
 //!
-//! Terminal input and timer ticks arrive on one channel; everything pending is applied before a
-//! frame is drawn, frames are capped near 30 per second while playing, and when nothing plays
-//! the loop blocks, so an idle console uses no CPU.
+//! Terminal input, tailed lines and timer ticks arrive on one channel; everything pending is
+//! applied before a frame is drawn, frames are at most about 60 a second however fast lines
+//! arrive, nothing is drawn when nothing changed, and when nothing plays the loop blocks, so an
+//! idle console uses no CPU.
 
 pub mod app;
 pub mod browser;
@@ -27,8 +28,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-/// Frame interval while a replay plays.
-const TICK: Duration = Duration::from_millis(33);
+/// The shortest time between two frames (about 60 a second), and the replay clock's tick:
+/// whatever arrives in between is applied, then drawn once.
+const FRAME: Duration = Duration::from_millis(16);
 
 enum Msg {
     Term(TermEvent),
@@ -173,8 +175,10 @@ fn event_loop_inner(
     let mut dirty = true;
     let mut mouse = false;
     let mut last_tick = Instant::now();
+    let mut last_draw = Instant::now().checked_sub(FRAME).unwrap_or_else(Instant::now);
     while !app.quit {
-        if dirty {
+        if dirty && last_draw.elapsed() >= FRAME {
+            last_draw = Instant::now();
             if app.mouse != mouse {
                 mouse = app.mouse;
                 if mouse {
@@ -188,8 +192,15 @@ fn event_loop_inner(
             terminal.draw(|f| ui::draw(f, app))?;
             dirty = false;
         }
-        let first = if app.clock.playing {
-            match rx.recv_timeout(TICK.saturating_sub(last_tick.elapsed())) {
+        let wait = if dirty {
+            Some(FRAME.saturating_sub(last_draw.elapsed()))
+        } else if app.clock.playing {
+            Some(FRAME.saturating_sub(last_tick.elapsed()))
+        } else {
+            None
+        };
+        let first = if let Some(wait) = wait {
+            match rx.recv_timeout(wait) {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => break,
@@ -256,7 +267,7 @@ fn event_loop_inner(
                 Msg::InputGone => app.quit = true,
             }
         }
-        if app.clock.playing && last_tick.elapsed() >= TICK {
+        if app.clock.playing && last_tick.elapsed() >= FRAME {
             let ms = last_tick.elapsed().as_secs_f64() * 1000.0;
             last_tick = Instant::now();
             dirty |= app.tick(ms)?;
