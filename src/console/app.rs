@@ -1160,8 +1160,7 @@ impl App {
         let validators = match validators_event.as_ref().map(|e| &e.payload) {
             Some(Payload::ValidatorRun(run)) => {
                 let mut lines = vec![format!(
-                    "run {} of {} on this task: {}",
-                    trail.validators.len(),
+                    "run {} on this task: {}",
                     trail.validators.len(),
                     if run.passed == Some(true) { "passed" } else { "FAILED" }
                 )];
