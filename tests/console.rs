@@ -58,6 +58,32 @@ fn replay_screens_at_three_sizes() {
 }
 
 #[test]
+fn tilth_session_in_every_tab_at_80x24() {
+    let mut app = at_end();
+    for pane in Pane::ALL {
+        app.focus = pane;
+        let text = screen(&mut app, 80, 24);
+        assert!(text.contains(&format!("┌ {}", pane.name())), "{pane:?}: {text}");
+        insta::assert_snapshot!(format!("tilth_tab_{}_80x24", pane.name()), text);
+    }
+}
+
+#[test]
+fn a_generated_harrow_session_at_three_sizes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("generated");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("events.jsonl")).unwrap());
+    harrow::session::synth::generate(&mut out, 400, harrow::session::synth::Dialect::Harrow, 11)
+        .unwrap();
+    drop(out);
+    let mut app = App::open_live(&dir, "generated").unwrap();
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        insta::assert_snapshot!(format!("generated_{w}x{h}"), screen(&mut app, w, h));
+    }
+}
+
+#[test]
 fn help_overlay_and_a_step_back() {
     let mut app = at_end();
     app.act(Action::Help).unwrap();
@@ -204,6 +230,10 @@ fn the_real_binary_in_tmux_plays_pauses_helps_and_restores_the_terminal() {
     t.keys(&["Space"]);
     let s = t.wait_for("PAUSED");
     assert!(s.contains("PAUSED 0.5×"), "{s}");
+    t.keys(&["Space"]);
+    t.wait_for("REPLAY 0.5×");
+    t.keys(&["Space"]);
+    t.wait_for("PAUSED 0.5×");
     t.keys(&["/"]);
     t.wait_for("Search the worker stream");
     t.literal("grep");
@@ -240,6 +270,13 @@ fn jump_to_the_first_rejection_and_inspect_it() {
         app.act(Action::StepBack).unwrap();
     }
     app.act(Action::NextFailure).unwrap();
+    let first = app.position().0;
+    app.act(Action::NextFailure).unwrap();
+    assert!(app.position().0 > first, "x moves on to the next failure");
+    app.act(Action::PrevFailure).unwrap();
+    assert_eq!(app.position().0, first, "X comes back to the first");
+    app.act(Action::PrevFailure).unwrap();
+    assert_eq!(app.notice.as_deref(), Some("no earlier failure"));
     app.act(Action::Inspect).unwrap();
     let Overlay::Inspector(inspector) = &app.overlay else {
         panic!("no inspector: {:?}", app.notice)
@@ -253,7 +290,9 @@ fn jump_to_the_first_rejection_and_inspect_it() {
         "{text}"
     );
     assert!(text.contains("Next step:") && text.contains("Case:"), "{text}");
-    insta::assert_snapshot!("inspector_120x40", screen(&mut app, 120, 40));
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        insta::assert_snapshot!(format!("inspector_{w}x{h}"), screen(&mut app, w, h));
+    }
     app.act(Action::Close).unwrap();
     assert!(matches!(app.overlay, Overlay::None));
     app.act(Action::NextVerdict).unwrap();
@@ -477,6 +516,7 @@ fn the_side_panes_follow_the_picked_task_and_the_ledger_opens_its_verdicts() {
     );
     app.act(Action::Seek(7)).unwrap();
     assert!(app.notice.as_deref().unwrap_or_default().contains("2 evidence pointer(s)"));
+    insta::assert_snapshot!("harrow_inspector_120x40", screen(&mut app, 120, 40));
     insta::assert_snapshot!("harrow_inspector_200x60", screen(&mut app, 200, 60));
     app.act(Action::Close).unwrap();
     app.focus = Pane::Plan;

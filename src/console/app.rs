@@ -906,6 +906,13 @@ impl App {
                 let found = self.find(self.view.applied(), true, FAILURES, is_failure)?;
                 self.jump(found, "later failure")?;
             }
+            Action::PrevFailure => {
+                let found = match self.view.applied().checked_sub(2) {
+                    Some(start) => self.find(start, false, FAILURES, is_failure)?,
+                    None => None,
+                };
+                self.jump(found, "earlier failure")?;
+            }
             Action::NextVerdict => {
                 let found = self.find(self.view.applied(), true, VERDICTS, |_| true)?;
                 self.jump(found, "later verdict")?;

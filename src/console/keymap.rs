@@ -21,6 +21,7 @@ pub enum Action {
     StepForward,
     StepBack,
     NextFailure,
+    PrevFailure,
     NextVerdict,
     PrevVerdict,
     NextTask,
@@ -161,6 +162,12 @@ pub const BINDINGS: &[Binding] = &[
         help: "jump to the next failure: a reject, failed validators, a failed task",
     },
     Binding {
+        keys: &[KeyCode::Char('X')],
+        label: "X",
+        action: Action::PrevFailure,
+        help: "jump to the previous failure",
+    },
+    Binding {
         keys: &[
             KeyCode::Char('0'),
             KeyCode::Char('1'),
@@ -256,10 +263,10 @@ pub const BINDINGS: &[Binding] = &[
         help: "live: skip the task, with a reason",
     },
     Binding {
-        keys: &[KeyCode::Char('X')],
-        label: "X",
+        keys: &[KeyCode::Char('K')],
+        label: "K",
         action: Action::FailTask,
-        help: "live: fail the task, with a reason (the run stops)",
+        help: "live: fail (kill) the task, with a reason; the run stops",
     },
     Binding {
         keys: &[KeyCode::Char('e')],
@@ -339,6 +346,7 @@ mod tests {
             Action::StepForward,
             Action::StepBack,
             Action::NextFailure,
+            Action::PrevFailure,
             Action::NextVerdict,
             Action::PrevVerdict,
             Action::NextTask,
@@ -378,6 +386,7 @@ mod tests {
                 | Action::StepForward
                 | Action::StepBack
                 | Action::NextFailure
+                | Action::PrevFailure
                 | Action::NextVerdict
                 | Action::PrevVerdict
                 | Action::NextTask
