@@ -649,3 +649,29 @@ fn a_torn_or_corrupt_log_opens_with_the_bad_lines_named() {
         "{text}"
     );
 }
+
+#[test]
+fn the_mouse_scrolls_and_focuses_the_pane_under_it_once_captured_and_t_changes_theme() {
+    use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let mut app = at_end();
+    let area = ratatui::layout::Rect::new(0, 0, 200, 60);
+    screen(&mut app, 200, 60);
+    app.act(Action::Mouse).unwrap();
+    assert!(app.mouse && app.notice.as_deref().unwrap().contains("mouse on"));
+    let at = |kind, column, row| MouseEvent { kind, column, row, modifiers: KeyModifiers::NONE };
+    app.mouse_event(at(MouseEventKind::ScrollUp, 80, 20), area).unwrap();
+    assert_eq!((app.focus, app.stream_back), (Pane::Worker, 3), "the wheel scrolls the Worker");
+    app.mouse_event(at(MouseEventKind::Down(MouseButton::Left), 5, 3), area).unwrap();
+    assert_eq!(app.focus, Pane::Plan, "a click focuses the Plan");
+    app.act(Action::Mouse).unwrap();
+    assert!(!app.mouse);
+
+    let before = app.theme().name.clone();
+    app.act(Action::Theme).unwrap();
+    assert_ne!(app.theme().name, before);
+    assert!(app.notice.as_deref().unwrap().starts_with("theme: "));
+    for _ in 0..app.themes.len() - 1 {
+        app.act(Action::Theme).unwrap();
+    }
+    assert_eq!(app.theme().name, before, "t cycles through every theme");
+}
