@@ -467,7 +467,10 @@ impl SummaryFold {
             "task_state" => {
                 if let (Some(tid), Some(to)) = (tid, p.to.get()) {
                     tasks.tilth(tid);
-                    to.clone_into(&mut tasks.detail(tid).state);
+                    let d = tasks.detail(tid);
+                    to.clone_into(&mut d.state);
+                    // Work on a new attempt starts here, before the worker's first call.
+                    d.working_since_verdict |= to == "running";
                 }
             }
             "commit" => {
@@ -619,6 +622,23 @@ mod tests {
             fold.apply(&Fact::decode(l.as_bytes()).unwrap());
         }
         fold.finish(&ScanReport::default())
+    }
+
+    #[test]
+    fn a_rework_counts_as_a_new_attempt_as_soon_as_it_starts() {
+        let s = fold(&[
+            r#"{"seq":1,"type":"task_state","payload":{"task_id":"T-1","from":"pending","to":"running"}}"#,
+            r#"{"seq":2,"type":"evaluator_verdict","payload":{"task_id":"T-1","verdict":"reject","rejection_category":"weak_test"}}"#,
+            r#"{"seq":3,"type":"task_state","payload":{"task_id":"T-1","from":"evaluating","to":"rework"}}"#,
+        ]);
+        assert_eq!(s.harrow.tasks["T-1"].attempts, 1, "judged once, nothing started since");
+        let s = fold(&[
+            r#"{"seq":1,"type":"task_state","payload":{"task_id":"T-1","from":"pending","to":"running"}}"#,
+            r#"{"seq":2,"type":"evaluator_verdict","payload":{"task_id":"T-1","verdict":"reject","rejection_category":"weak_test"}}"#,
+            r#"{"seq":3,"type":"task_state","payload":{"task_id":"T-1","from":"evaluating","to":"rework"}}"#,
+            r#"{"seq":4,"type":"task_state","payload":{"task_id":"T-1","from":"rework","to":"running"}}"#,
+        ]);
+        assert_eq!(s.harrow.tasks["T-1"].attempts, 2, "the rework is attempt 2 from its start");
     }
 
     #[test]
