@@ -596,7 +596,11 @@ fn seeking_by_tenths_either_way_matches_a_plain_fold_of_the_log_up_to_there() {
         let report =
             harrow::session::scan::ScanReport { events: target as u64, ..Default::default() };
         assert_eq!(seeker.view.summary(), &fold.finish(&report), "at {tenths}0 %");
-        assert_eq!(seeker.view.stream(), stream.as_slice(), "at {tenths}0 %");
+        assert_eq!(
+            seeker.view.stream(harrow::console::view::Filter::All),
+            stream.as_slice(),
+            "at {tenths}0 %"
+        );
     }
 }
 
@@ -674,4 +678,23 @@ fn the_mouse_scrolls_and_focuses_the_pane_under_it_once_captured_and_t_changes_t
         app.act(Action::Theme).unwrap();
     }
     assert_eq!(app.theme().name, before, "t cycles through every theme");
+}
+
+#[test]
+fn f_narrows_the_worker_stream_to_the_dialogue_then_to_the_problems() {
+    let mut app = harrow_at_end();
+    let everything = screen(&mut app, 200, 60);
+    assert!(everything.contains("write_file src/lib.rs") && everything.contains(" context "));
+    app.act(Action::Filter).unwrap();
+    let dialogue = screen(&mut app, 200, 60);
+    assert!(dialogue.contains("Worker · worker ↔ evaluator"), "{dialogue}");
+    assert!(dialogue.contains("verdict: reject (weak_test)") && dialogue.contains("submit_case"));
+    assert!(!dialogue.contains("write_file src/lib.rs"), "tool calls are left out: {dialogue}");
+    app.act(Action::Filter).unwrap();
+    let problems = screen(&mut app, 200, 60);
+    assert!(problems.contains("Worker · problems"), "{problems}");
+    assert!(problems.contains("BLOCKED") && problems.contains("validators failed"));
+    assert!(!problems.contains("verdict: accept"), "{problems}");
+    app.act(Action::Filter).unwrap();
+    assert!(screen(&mut app, 200, 60).contains("┌ Worker ─"), "f comes back to everything");
 }

@@ -8,7 +8,7 @@ use super::panes::{case_lines, ledger_row, validator_detail, verdict_lines};
 use super::theme::Theme;
 use super::timeline::{Cell, Timeline};
 use super::ui::{Areas, wrapped_rows};
-use super::view::{Clock, Snapshots, View, compressed_times, shown};
+use super::view::{Clock, Filter, Snapshots, View, compressed_times, shown};
 use crate::harness::control::{self, Op};
 use crate::session::event::Payload;
 use crate::session::fact::Fact;
@@ -123,6 +123,8 @@ pub struct Prepared {
     /// The task's ledger rows, with the position of each row's event.
     pub ledger: Vec<(usize, String)>,
     pub timeline: Vec<Cell>,
+    /// The newest worker prompt sizes that fit the sparkline, with each call's task band.
+    pub context: Vec<(u32, bool)>,
 }
 
 /// The last search: what was asked and the event it landed on.
@@ -171,6 +173,8 @@ pub struct App {
     pub theme: usize,
     /// Whether the console captures the mouse (off: the terminal selects text as usual).
     pub mouse: bool,
+    /// Which rows the worker stream shows.
+    pub filter: Filter,
     /// Watching a session that may still grow: new events are applied as they arrive.
     pub live: bool,
     /// Whether the session is one Tilth wrote (it recorded less than harrow does).
@@ -256,6 +260,7 @@ impl App {
             theme: super::theme::initial(&themes),
             themes,
             mouse: false,
+            filter: Filter::All,
             live: false,
             tilth: !harrow_format,
             dir: dir.to_path_buf(),
@@ -571,12 +576,12 @@ impl App {
     fn find_text(&mut self, query: &str, start: usize, forward: bool) -> io::Result<Option<usize>> {
         let needle = query.to_lowercase();
         let applied = self.view.applied();
-        let stream_from = self.view.stream().partition_point(|p| *p < start);
+        let stream_from = self.view.stream(self.filter).partition_point(|p| *p < start);
         let replayed: Vec<usize> = if forward {
-            self.view.stream()[stream_from..].to_vec()
+            self.view.stream(self.filter)[stream_from..].to_vec()
         } else {
-            let upto = self.view.stream().partition_point(|p| *p <= start);
-            self.view.stream()[..upto].iter().rev().copied().collect()
+            let upto = self.view.stream(self.filter).partition_point(|p| *p <= start);
+            self.view.stream(self.filter)[..upto].iter().rev().copied().collect()
         };
         let ahead: Box<dyn Iterator<Item = usize>> = if forward {
             Box::new(start.max(applied)..self.total())
@@ -603,7 +608,8 @@ impl App {
             let entry = self.index.entries()[pos];
             if !known_shown {
                 let bytes = self.index.read_raw(&entry)?;
-                if !Fact::decode(&bytes).is_ok_and(|f| shown(&f)) {
+                let filter = self.filter;
+                if !Fact::decode(&bytes).is_ok_and(|f| shown(&f) && filter.keeps(&f)) {
                     continue;
                 }
             }
@@ -638,8 +644,8 @@ impl App {
         }
         self.search.at = Some(pos);
         self.focus = Pane::Worker;
-        let i = self.view.stream().partition_point(|p| *p < pos);
-        let from_newest = self.view.stream().len().saturating_sub(i + 1);
+        let i = self.view.stream(self.filter).partition_point(|p| *p < pos);
+        let from_newest = self.view.stream(self.filter).len().saturating_sub(i + 1);
         self.stream_back = from_newest.saturating_sub(self.worker_height / 2);
         self.notice = Some(if wrapped {
             let end = if forward { "top" } else { "end" };
@@ -775,6 +781,12 @@ impl App {
             Action::Focus => self.focus = self.focus.after(1),
             Action::FocusBack => self.focus = self.focus.after(Pane::ALL.len() - 1),
             Action::Zoom => self.zoom = !self.zoom,
+            Action::Filter => {
+                self.filter = self.filter.next();
+                self.stream_back = 0;
+                self.notice =
+                    Some(format!("worker stream: {} (f for the next)", self.filter.name()));
+            }
             Action::Theme => {
                 self.theme = (self.theme + 1) % self.themes.len().max(1);
                 self.notice = Some(format!("theme: {} (t for the next)", self.theme().name));
@@ -852,8 +864,8 @@ impl App {
                     self.ledger_selected = None;
                 }
                 Pane::Worker => {
-                    self.stream_back =
-                        (self.stream_back + 1).min(self.view.stream().len().saturating_sub(1));
+                    self.stream_back = (self.stream_back + 1)
+                        .min(self.view.stream(self.filter).len().saturating_sub(1));
                 }
                 Pane::Ledger => {
                     let last = self.prepared.ledger.len().saturating_sub(1);
@@ -867,7 +879,9 @@ impl App {
                     self.plan_follow = false;
                     self.plan_selected = 0;
                 }
-                Pane::Worker => self.stream_back = self.view.stream().len().saturating_sub(1),
+                Pane::Worker => {
+                    self.stream_back = self.view.stream(self.filter).len().saturating_sub(1);
+                }
                 Pane::Ledger => self.ledger_selected = Some(0),
                 pane => self.scroll[pane.index()] = 0,
             },
@@ -1110,10 +1124,11 @@ impl App {
 
         let height = areas.inner_height(Pane::Worker);
         self.worker_height = height;
-        self.stream_back = self.stream_back.min(self.view.stream().len().saturating_sub(height));
-        let end = self.view.stream().len().saturating_sub(self.stream_back);
+        self.stream_back =
+            self.stream_back.min(self.view.stream(self.filter).len().saturating_sub(height));
+        let end = self.view.stream(self.filter).len().saturating_sub(self.stream_back);
         let start = end.saturating_sub(height);
-        let positions: Vec<usize> = self.view.stream()[start..end].to_vec();
+        let positions: Vec<usize> = self.view.stream(self.filter)[start..end].to_vec();
         let worker = positions
             .into_iter()
             .map(|pos| match self.index.fetch(pos) {
@@ -1212,7 +1227,14 @@ impl App {
         let entries = self.index.entries();
         let timeline =
             self.timeline.cells(entries.len(), self.view.applied(), width, |p| entries[p].task);
-        self.prepared = Prepared { worker, task, case, verdict, validators, ledger, timeline };
+        let room = areas.context.map_or(0, |r| usize::from(r.width.saturating_sub(30)));
+        let pressure = self.view.pressure();
+        let context = pressure[pressure.len().saturating_sub(room)..]
+            .iter()
+            .map(|p| (p.prompt_tokens, p.band))
+            .collect();
+        self.prepared =
+            Prepared { worker, task, case, verdict, validators, ledger, timeline, context };
     }
 
     /// The event under the cursor, for the status line.

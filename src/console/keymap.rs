@@ -38,6 +38,7 @@ pub enum Action {
     FailTask,
     Note,
     Search,
+    Filter,
     SearchNext,
     SearchPrev,
     Theme,
@@ -112,6 +113,12 @@ pub const BINDINGS: &[Binding] = &[
         label: "/",
         action: Action::Search,
         help: "search the worker stream (a tool, a path, a word)",
+    },
+    Binding {
+        keys: &[KeyCode::Char('f')],
+        label: "f",
+        action: Action::Filter,
+        help: "worker stream: everything, worker ↔ evaluator only, problems only",
     },
     Binding {
         keys: &[KeyCode::Char('n')],
@@ -363,6 +370,7 @@ mod tests {
             Action::FailTask,
             Action::Note,
             Action::Search,
+            Action::Filter,
             Action::SearchNext,
             Action::SearchPrev,
             Action::Theme,
@@ -403,6 +411,7 @@ mod tests {
                 | Action::FailTask
                 | Action::Note
                 | Action::Search
+                | Action::Filter
                 | Action::SearchNext
                 | Action::SearchPrev
                 | Action::Theme

@@ -8,7 +8,10 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Tabs, Wrap};
+use ratatui::widgets::{
+    Block, Borders, Clear, List, ListItem, ListState, Paragraph, Sparkline, SparklineBar, Tabs,
+    Wrap,
+};
 
 /// The smallest terminal the console draws in.
 pub const MIN_SIZE: (u16, u16) = (40, 12);
@@ -25,6 +28,8 @@ pub struct Areas {
     /// The tab bar, when the terminal is too small for columns.
     pub tabs: Option<Rect>,
     pub panes: Vec<(Pane, Rect)>,
+    /// The context-pressure sparkline, when there is room for it.
+    pub context: Option<Rect>,
     pub timeline: Rect,
     pub hints: Rect,
 }
@@ -32,10 +37,11 @@ pub struct Areas {
 impl Areas {
     pub fn new(area: Rect, focus: Pane, zoom: bool) -> Areas {
         let columns = area.width >= COLUMNS_FROM.0 && area.height >= COLUMNS_FROM.1;
-        let [status, tabs, body, timeline, hints] = Layout::vertical([
+        let [status, tabs, body, context, timeline, hints] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(u16::from(!columns)),
             Constraint::Min(3),
+            Constraint::Length(u16::from(columns)),
             Constraint::Length(1),
             Constraint::Length(1),
         ])
@@ -82,7 +88,14 @@ impl Areas {
                 (Pane::Ledger, ledger),
             ]
         };
-        Areas { status, tabs: (!columns).then_some(tabs), panes, timeline, hints }
+        Areas {
+            status,
+            tabs: (!columns).then_some(tabs),
+            panes,
+            context: columns.then_some(context),
+            timeline,
+            hints,
+        }
     }
 
     pub fn rect(&self, pane: Pane) -> Option<Rect> {
@@ -135,6 +148,9 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
             Pane::Validators => draw_validators(frame, *rect, app, focused, &theme),
             Pane::Ledger => draw_ledger(frame, *rect, app, focused, &theme),
         }
+    }
+    if let Some(context) = areas.context {
+        draw_context(frame, context, app, &theme);
     }
     draw_timeline(frame, areas.timeline, app, &theme);
     draw_hints(frame, areas.hints, app, &theme);
@@ -250,10 +266,14 @@ fn draw_plan(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Th
 }
 
 fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
+    let filter = match app.filter {
+        super::view::Filter::All => String::new(),
+        f => format!(" · {}", f.name()),
+    };
     let title = if app.stream_back > 0 {
-        format!(" Worker — {} newer below ↓ (G) ", app.stream_back)
+        format!(" Worker{filter} — {} newer below ↓ (G) ", app.stream_back)
     } else {
-        " Worker ".to_owned()
+        format!(" Worker{filter} ")
     };
     let lines: Vec<Line> = app
         .prepared
@@ -367,6 +387,34 @@ fn draw_ledger(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &
         .block(pane_block(format!(" Ledger{} ", about(p)), focused, theme))
         .highlight_style(theme.selected());
     frame.render_stateful_widget(list, area, &mut state);
+}
+
+/// The worker's prompt size call by call, newest at the right: context growth within a task
+/// and its reset at the next show at a glance; bands alternate colour by task.
+fn draw_context(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let calls = &app.prepared.context;
+    let last = calls.last().map_or_else(|| "-".to_owned(), |(t, _)| compact(i64::from(*t)));
+    let label = " context ";
+    let tail = format!(" {last} prompt tokens ");
+    let [left, chart, right] = Layout::horizontal([
+        Constraint::Length(label.len() as u16),
+        Constraint::Min(1),
+        Constraint::Length(tail.chars().count() as u16),
+    ])
+    .areas(area);
+    frame.render_widget(Paragraph::new(label).style(theme.fg(theme.colors.muted)), left);
+    let bars: Vec<SparklineBar> = calls
+        .iter()
+        .map(|(tokens, band)| {
+            SparklineBar::from(u64::from(*tokens)).style(Some(theme.fg(if *band {
+                theme.colors.band_a
+            } else {
+                theme.colors.band_b
+            })))
+        })
+        .collect();
+    frame.render_widget(Sparkline::default().data(bars), chart);
+    frame.render_widget(Paragraph::new(tail).style(theme.fg(theme.colors.muted)), right);
 }
 
 fn draw_timeline(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {

@@ -18,6 +18,95 @@ pub fn shown(fact: &Fact<'_>) -> bool {
     }
 }
 
+/// Which rows the worker stream shows: everything, the worker ↔ evaluator dialogue (a task's
+/// cases, validators, verdicts and decisions in a few lines), or only what went wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    All,
+    Dialogue,
+    Problems,
+}
+
+impl Filter {
+    pub const ALL: [Filter; 3] = [Filter::All, Filter::Dialogue, Filter::Problems];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Filter::All => "everything",
+            Filter::Dialogue => "worker ↔ evaluator",
+            Filter::Problems => "problems",
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Filter::All => 0,
+            Filter::Dialogue => 1,
+            Filter::Problems => 2,
+        }
+    }
+
+    #[must_use]
+    pub fn next(self) -> Filter {
+        Filter::ALL[(self.index() + 1) % Filter::ALL.len()]
+    }
+
+    /// Whether a shown event belongs to this filter's rows.
+    pub fn keeps(self, fact: &Fact<'_>) -> bool {
+        let p = &fact.payload;
+        match self {
+            Filter::All => true,
+            Filter::Dialogue => match fact.kind() {
+                "tool_call" => p.tool.get() == Some("submit_case"),
+                kind => matches!(
+                    kind,
+                    "validator_run"
+                        | "evaluator_verdict"
+                        | "judge_verdict"
+                        | "operator_action"
+                        | "task_state"
+                        | "task_done"
+                        | "commit"
+                        | "task_failed"
+                        | "stop"
+                        | "session_start"
+                        | "session_resume"
+                        | "case_parse_error"
+                        | "evaluator_parse_error"
+                ),
+            },
+            Filter::Problems => match fact.kind() {
+                "evaluator_verdict" => p.verdict.get() != Some("accept"),
+                "judge_verdict" => p.accept.0 != Some(true),
+                "validator_run" => p.passed.0 == Some(false),
+                "stop" => p.reason.get() != Some("all_done"),
+                "task_state" => p.to.get() == Some("needs_operator"),
+                kind => matches!(
+                    kind,
+                    "pre_tool_block"
+                        | "model_call"
+                        | "case_parse_error"
+                        | "evaluator_parse_error"
+                        | "nudge"
+                        | "task_failed"
+                        | "task_done"
+                        | "log_repaired"
+                        | "empty_model_response"
+                ),
+            },
+        }
+    }
+}
+
+/// One worker model call's prompt size: how full the context is, call by call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pressure {
+    pub pos: usize,
+    pub prompt_tokens: u32,
+    /// Flips with each new task, so the drawing can tell neighbouring tasks apart.
+    pub band: bool,
+}
+
 /// Where one task's exchange is in the log: the positions the Exchange, Validators and Ledger
 /// panes fetch for it. Small: a few entries per attempt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,8 +135,12 @@ struct Marks {
 pub struct View {
     fold: SummaryFold,
     marks: Marks,
-    /// Index positions of every event the stream shows, in file order.
-    stream: Vec<usize>,
+    /// Index positions of every event the stream shows, in file order, per [`Filter`].
+    streams: [Vec<usize>; 3],
+    /// Prompt tokens of every worker model call, in file order.
+    pressure: Vec<Pressure>,
+    /// The task of the last worker call noted, to flip the band when it changes.
+    pressure_task: Option<String>,
     /// Per task, where its exchange is, over the whole log.
     trails: BTreeMap<String, Trail>,
     summary: Summary,
@@ -115,7 +208,9 @@ impl View {
             summary: fold.clone().finish(&crate::session::scan::ScanReport::default()),
             fold,
             marks: Marks::default(),
-            stream: Vec::new(),
+            streams: [Vec::new(), Vec::new(), Vec::new()],
+            pressure: Vec::new(),
+            pressure_task: None,
             trails: BTreeMap::new(),
             dirty: false,
         }
@@ -125,7 +220,24 @@ impl View {
     /// once per event, when it enters the index.
     pub fn note(&mut self, pos: usize, fact: &Fact<'_>) {
         if shown(fact) {
-            self.stream.push(pos);
+            for filter in Filter::ALL {
+                if filter.keeps(fact) {
+                    self.streams[filter.index()].push(pos);
+                }
+            }
+        }
+        if fact.kind() == "model_call"
+            && !matches!(fact.payload.role.get().or(fact.payload.phase.get()), Some("evaluator"))
+            && let Some(tokens) = fact.payload.prompt_tokens.value.filter(|t| *t > 0)
+        {
+            let prompt_tokens = u32::try_from(tokens).unwrap_or(u32::MAX);
+            let task = fact.payload.task_id.get();
+            let mut band = self.pressure.last().is_some_and(|p| p.band);
+            if task != self.pressure_task.as_deref() {
+                band = !band;
+                self.pressure_task = task.map(str::to_owned);
+            }
+            self.pressure.push(Pressure { pos, prompt_tokens, band });
         }
         let Some(task) = fact.payload.task_id.get() else { return };
         let kind = fact.kind();
@@ -180,9 +292,15 @@ impl View {
         self.marks.applied
     }
 
-    /// The stream's positions up to the cursor.
-    pub fn stream(&self) -> &[usize] {
-        &self.stream[..self.stream.partition_point(|p| *p < self.marks.applied)]
+    /// The stream's positions up to the cursor, as `filter` keeps them.
+    pub fn stream(&self, filter: Filter) -> &[usize] {
+        let all = &self.streams[filter.index()];
+        &all[..all.partition_point(|p| *p < self.marks.applied)]
+    }
+
+    /// The worker's prompt sizes up to the cursor.
+    pub fn pressure(&self) -> &[Pressure] {
+        &self.pressure[..self.pressure.partition_point(|p| p.pos < self.marks.applied)]
     }
 
     /// The last pause, resume, step or stop the loop applied.
