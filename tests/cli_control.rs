@@ -8,7 +8,7 @@
 mod loop_fixture;
 mod support;
 
-use loop_fixture::{accept, harrow_cmd, repo_and_plan, serve, write_and_submit};
+use loop_fixture::{accept, harrow_cmd, headless_run, repo_and_plan, serve, write_and_submit};
 use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -53,19 +53,12 @@ fn pause_step_note_and_resume_at_task_boundaries() {
     slow[1]["delay_ms"] = json!(1500);
     let script = json!({"worker": {"T-001": {"1": slow}, "T-002": {"1": write_and_submit(2)}, "T-003": {"1": write_and_submit(3)}}, "evaluator": {"*": {"*": [accept()]}}});
     let (_rt, server) = serve(&script, false);
-    let child = harrow(tmp.path(), &server.base_url(), &server.base_url())
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--headless",
-            "--no-validators",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child =
+        headless_run(harrow(tmp.path(), &server.base_url(), &server.base_url()), &plan, &repo)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
     assert!(wait_until(Duration::from_secs(20), || tmp
         .path()
         .join("sessions")
@@ -139,17 +132,8 @@ fn a_held_task_is_approved_by_the_operator_on_resume() {
     let script = json!({"worker": {"T-001": {"1": write_and_submit(1)}}});
     let (_rt, server) = serve(&script, true);
     let dead = "http://127.0.0.1:9/v1";
-    let held = harrow(tmp.path(), &server.base_url(), dead)
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--headless",
-            "--no-validators",
-        ])
-        .output()
-        .unwrap();
+    let held =
+        headless_run(harrow(tmp.path(), &server.base_url(), dead), &plan, &repo).output().unwrap();
     assert_eq!(held.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&held.stdout).contains("⏸ T-001 waits for the operator"),
@@ -207,17 +191,8 @@ fn retry_eval_asks_the_evaluator_again_about_a_held_tasks_work() {
     });
     let (_rt, server) = serve(&script, true);
     let dead = "http://127.0.0.1:9/v1";
-    let held = harrow(tmp.path(), &server.base_url(), dead)
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--headless",
-            "--no-validators",
-        ])
-        .output()
-        .unwrap();
+    let held =
+        headless_run(harrow(tmp.path(), &server.base_url(), dead), &plan, &repo).output().unwrap();
     assert_eq!(held.status.code(), Some(1), "{}", String::from_utf8_lossy(&held.stdout));
     let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();

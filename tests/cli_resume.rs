@@ -8,7 +8,9 @@
 mod loop_fixture;
 mod support;
 
-use loop_fixture::{accept, case, harrow_cmd, repo_and_plan, serve, write_and_submit};
+use loop_fixture::{
+    accept, case, harrow_cmd, headless_run, repo_and_plan, serve, write_and_submit,
+};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -45,15 +47,7 @@ fn resume_after_kill_9_mid_task_finishes_with_one_commit_per_task() {
     });
     let (_runtime, server) = serve(&script, false);
 
-    let mut child = harrow_cmd(tmp.path(), &server.base_url())
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--headless",
-            "--no-validators",
-        ])
+    let mut child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -149,17 +143,8 @@ fn an_accepted_task_whose_commit_missed_the_log_is_committed_once() {
         "evaluator": {"*": {"*": [accept()]}}
     });
     let (_runtime, server) = serve(&script, true);
-    let ok = harrow_cmd(tmp.path(), &server.base_url())
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--headless",
-            "--no-validators",
-        ])
-        .output()
-        .unwrap();
+    let ok =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
     assert!(ok.status.success());
     let dir = session_dir(tmp.path());
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();

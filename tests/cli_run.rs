@@ -7,7 +7,9 @@
 mod loop_fixture;
 mod support;
 
-use loop_fixture::{accept, harrow_cmd, reject, repo_and_plan, serve, write_and_submit};
+use loop_fixture::{
+    accept, harrow_cmd, headless_run, reject, repo_and_plan, serve, write_and_submit,
+};
 use serde_json::json;
 use std::process::Command;
 
@@ -21,17 +23,8 @@ fn headless_run_prints_one_line_per_significant_event_and_exits_zero() {
         "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept()]}, "T-002": {"1": [accept()]}}
     });
     let (_rt, server) = serve(&script, true);
-    let out = harrow_cmd(tmp.path(), &server.base_url())
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--headless",
-            "--no-validators",
-        ])
-        .output()
-        .unwrap();
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");

@@ -2,8 +2,8 @@
 
 use super::SessionArg;
 use super::format::{dollars, short_ts, table, thousands};
-use super::sessions::tasks_total;
 use crate::session::checkpoint::CheckpointRead;
+use crate::session::listing::tasks_total;
 use crate::session::status::SessionStatus;
 use crate::session::summary::{Usage, VerdictCounts};
 use crate::session::{Overview, overview};

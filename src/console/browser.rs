@@ -6,25 +6,11 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState};
-use std::path::PathBuf;
 
 use super::theme::Theme;
 
-/// One session in the list.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    pub id: String,
-    pub dir: PathBuf,
-    /// `harrow` or `tilth`.
-    pub origin: String,
-    pub status: String,
-    pub tasks_done: u64,
-    pub tasks_total: u64,
-    pub cost: f64,
-    pub last_event_at: Option<String>,
-    /// A run holds the session's lock: watch it rather than replay it.
-    pub running: bool,
-}
+/// One session in the list: the same row `harrow sessions` prints.
+pub type Entry = crate::session::listing::Row;
 
 /// The list and the selection: no terminal here, so it is testable.
 #[derive(Debug)]
@@ -163,6 +149,7 @@ impl Browser {
 mod tests {
     use super::*;
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use std::path::PathBuf;
 
     fn entry(id: &str) -> Entry {
         Entry {
@@ -172,8 +159,12 @@ mod tests {
             status: "done".into(),
             tasks_done: 1,
             tasks_total: 1,
+            tokens: 0,
             cost: 0.0,
+            started_at: None,
             last_event_at: None,
+            unreadable_lines: 0,
+            archived: false,
             running: false,
         }
     }

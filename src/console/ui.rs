@@ -48,38 +48,33 @@ impl Areas {
         .areas(area);
         let panes = if zoom || !columns {
             vec![(focus, body)]
-        } else if area.width >= 160 {
-            let [left, worker, right] = Layout::horizontal([
-                Constraint::Length(36),
+        } else {
+            let wide = area.width >= 160;
+            let [left, rest] = Layout::horizontal([
+                Constraint::Length(if wide { 36 } else { 30 }),
                 Constraint::Min(30),
-                Constraint::Percentage(36),
             ])
             .areas(body);
             let [plan, ledger] =
                 Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)])
                     .areas(left);
-            let [exchange, validators] =
-                Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
-                    .areas(right);
-            vec![
-                (Pane::Plan, plan),
-                (Pane::Worker, worker),
-                (Pane::Exchange, exchange),
-                (Pane::Validators, validators),
-                (Pane::Ledger, ledger),
-            ]
-        } else {
-            let [left, right] =
-                Layout::horizontal([Constraint::Length(30), Constraint::Min(30)]).areas(body);
-            let [plan, ledger] =
-                Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)])
-                    .areas(left);
-            let [worker, below] =
-                Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)])
-                    .areas(right);
-            let [exchange, validators] =
-                Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
-                    .areas(below);
+            let (worker, exchange, validators) = if wide {
+                let [worker, right] =
+                    Layout::horizontal([Constraint::Min(30), Constraint::Percentage(43)])
+                        .areas(rest);
+                let [exchange, validators] =
+                    Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
+                        .areas(right);
+                (worker, exchange, validators)
+            } else {
+                let [worker, below] =
+                    Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)])
+                        .areas(rest);
+                let [exchange, validators] =
+                    Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
+                        .areas(below);
+                (worker, exchange, validators)
+            };
             vec![
                 (Pane::Plan, plan),
                 (Pane::Worker, worker),

@@ -11,6 +11,7 @@ pub mod event;
 pub mod fact;
 pub mod index;
 pub mod lenient;
+pub mod listing;
 pub mod lock;
 pub mod scan;
 pub mod sink;

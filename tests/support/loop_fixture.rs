@@ -166,6 +166,24 @@ pub fn serve(script: &Value, fast: bool) -> (tokio::runtime::Runtime, ScriptedSe
     (runtime, server)
 }
 
+/// `harrow run PLAN --repo REPO --headless --no-validators` on `cmd`: how the binary's tests
+/// start a run.
+pub fn headless_run(
+    mut cmd: std::process::Command,
+    plan: &Path,
+    repo: &Path,
+) -> std::process::Command {
+    cmd.args([
+        "run",
+        plan.to_str().unwrap(),
+        "--repo",
+        repo.to_str().unwrap(),
+        "--headless",
+        "--no-validators",
+    ]);
+    cmd
+}
+
 /// The real binary, pointed at a model endpoint, with sessions and configuration kept inside
 /// the test's folder.
 pub fn harrow_cmd(tmp: &Path, base_url: &str) -> std::process::Command {
