@@ -3,8 +3,8 @@
 //!
 //! Terminal input, tailed lines and timer ticks arrive on one channel; everything pending is
 //! applied before a frame is drawn, frames are at most about 60 a second however fast lines
-//! arrive, nothing is drawn when nothing changed, and when nothing plays the loop blocks, so an
-//! idle console uses no CPU.
+//! arrive (a key press is drawn at once), nothing is drawn when nothing changed, and when
+//! nothing plays the loop blocks, so an idle console uses no CPU.
 
 pub mod app;
 pub mod browser;
@@ -176,8 +176,11 @@ fn event_loop_inner(
     let mut mouse = false;
     let mut last_tick = Instant::now();
     let mut last_draw = Instant::now().checked_sub(FRAME).unwrap_or_else(Instant::now);
+    // Set by the operator's own input: that frame is drawn at once, not held to the cap.
+    let mut urgent = false;
     while !app.quit {
-        if dirty && last_draw.elapsed() >= FRAME {
+        if dirty && (urgent || last_draw.elapsed() >= FRAME) {
+            urgent = false;
             last_draw = Instant::now();
             if app.mouse != mouse {
                 mouse = app.mouse;
@@ -212,6 +215,7 @@ fn event_loop_inner(
             }
         };
         for msg in first.into_iter().chain(rx.try_iter()) {
+            urgent |= matches!(msg, Msg::Term(TermEvent::Key(_) | TermEvent::Mouse(_)));
             match msg {
                 Msg::Term(TermEvent::Key(key))
                     if key.kind == KeyEventKind::Press
