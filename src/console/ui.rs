@@ -432,16 +432,50 @@ fn draw_timeline(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let hint = if app.live {
-        "? help  q quit  Tab pane  z zoom  / search  p pause  s step  Enter inspect  a/r/F decide"
+/// The most useful keys for the mode, as many whole ones as fit the width.
+fn hints(live: bool, width: usize) -> String {
+    let keys: &[&str] = if live {
+        &[
+            "? help",
+            "q quit",
+            "p pause",
+            "Enter inspect",
+            "Tab pane",
+            "/ search",
+            "s step",
+            "z zoom",
+            "a/r/F decide",
+        ]
     } else {
-        "? help  q quit  Tab pane  space play  +/- speed  ./, step  x failure  / search  Enter inspect"
+        &[
+            "? help",
+            "q quit",
+            "space play",
+            "x failure",
+            "Enter inspect",
+            "Tab pane",
+            "/ search",
+            "+/- speed",
+            "./, step",
+        ]
     };
-    let (text, style) = app
-        .notice
-        .as_deref()
-        .map_or((hint, theme.fg(theme.colors.muted)), |n| (n, theme.fg(theme.colors.notice)));
+    let mut line = String::new();
+    for key in keys {
+        let sep = if line.is_empty() { "" } else { "  " };
+        if line.chars().count() + sep.len() + key.chars().count() > width {
+            break;
+        }
+        line.push_str(sep);
+        line.push_str(key);
+    }
+    line
+}
+
+fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let (text, style) = match app.notice.as_deref() {
+        Some(notice) => (notice.to_owned(), theme.fg(theme.colors.notice)),
+        None => (hints(app.live, usize::from(area.width)), theme.fg(theme.colors.muted)),
+    };
     frame.render_widget(Paragraph::new(text).style(style), area);
 }
 
