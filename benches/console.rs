@@ -1,6 +1,6 @@
-//! The console at size: one frame at 200×60 and a seek back, on a generated 100k-event
-//! session (`cargo bench --bench console`). The first frame at 100k and 1M events, and the
-//! peak RSS, come from `examples/console-timing` under `/usr/bin/time -v`.
+//! The console at size: one frame at 200×60, a keystroke to its frame, and a seek, on a
+//! generated 100k-event session (`cargo bench --bench console`). The first frame at 100k and 1M
+//! events, and the peak RSS, come from `examples/console-timing` under `/usr/bin/time -v`.
 
 // A bench that cannot set up its input has nothing to measure: failing loudly is right.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -25,6 +25,15 @@ fn console_benches(c: &mut Criterion) {
     let mut group = c.benchmark_group("console");
     group.bench_function("frame_200x60_at_100k", |b| {
         b.iter(|| {
+            app.prepare(Rect::new(0, 0, 200, 60));
+            terminal.draw(|f| draw(f, &mut app)).unwrap();
+        });
+    });
+    let mut keys =
+        [Action::Up, Action::Down, Action::Focus, Action::NextVerdict].into_iter().cycle();
+    group.bench_function("keystroke_to_frame_at_100k", |b| {
+        b.iter(|| {
+            app.act(keys.next().unwrap_or(Action::Up)).unwrap();
             app.prepare(Rect::new(0, 0, 200, 60));
             terminal.draw(|f| draw(f, &mut app)).unwrap();
         });
