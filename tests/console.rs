@@ -698,3 +698,21 @@ fn f_narrows_the_worker_stream_to_the_dialogue_then_to_the_problems() {
     app.act(Action::Filter).unwrap();
     assert!(screen(&mut app, 200, 60).contains("┌ Worker ─"), "f comes back to everything");
 }
+
+#[test]
+fn the_status_line_says_what_the_run_waits_on() {
+    let text = std::fs::read_to_string(harrow_fixture().join("events.jsonl")).unwrap();
+    let evaluating = text.lines().position(|l| l.contains("\"to\":\"evaluating\"")).unwrap();
+    let mut app = App::open(&harrow_fixture(), HARROW_SESSION, 1.0).unwrap();
+    app.act(Action::PlayPause).unwrap();
+    while app.position().0 <= evaluating {
+        app.act(Action::StepForward).unwrap();
+    }
+    let s = screen(&mut app, 200, 60);
+    assert!(s.lines().next().unwrap().contains("waiting on the evaluator"), "{s}");
+    while app.view.waiting().is_some() {
+        app.act(Action::StepForward).unwrap();
+    }
+    let s = screen(&mut app, 200, 60);
+    assert!(!s.lines().next().unwrap().contains("waiting"), "the reply ends the wait: {s}");
+}

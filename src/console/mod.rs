@@ -32,6 +32,9 @@ use std::time::{Duration, Instant};
 /// whatever arrives in between is applied, then drawn once.
 const FRAME: Duration = Duration::from_millis(16);
 
+/// While a live run waits on something, the status line counts the seconds: one frame a second.
+const WAIT_TICK: Duration = Duration::from_secs(1);
+
 enum Msg {
     Term(TermEvent),
     InputGone,
@@ -195,10 +198,13 @@ fn event_loop_inner(
             terminal.draw(|f| ui::draw(f, app))?;
             dirty = false;
         }
+        let counting = app.live && app.at_end() && app.view.waiting().is_some();
         let wait = if dirty {
             Some(FRAME.saturating_sub(last_draw.elapsed()))
         } else if app.clock.playing {
             Some(FRAME.saturating_sub(last_tick.elapsed()))
+        } else if counting {
+            Some(WAIT_TICK.saturating_sub(last_draw.elapsed()))
         } else {
             None
         };
@@ -277,6 +283,9 @@ fn event_loop_inner(
             dirty |= app.tick(ms)?;
         } else if !app.clock.playing {
             last_tick = Instant::now();
+        }
+        if counting && last_draw.elapsed() >= WAIT_TICK {
+            dirty = true;
         }
     }
     Ok(())

@@ -179,16 +179,29 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .and_then(|i| fold.task_line(i))
         .map(|t| format!("  {} attempt {} iter {}", t.id, t.attempts.max(1), t.iterations))
         .unwrap_or_default();
+    let waiting = app
+        .view
+        .waiting()
+        .map(|w| match (app.live, w.since_ms) {
+            (true, Some(since)) => {
+                let secs = (jiff::Timestamp::now().as_millisecond() - since).max(0) / 1000;
+                format!("  {} {secs} s", w.what)
+            }
+            _ => format!("  {}", w.what),
+        })
+        .unwrap_or_default();
     let (tokens, cost) = fold.tokens_and_cost();
     let tokens = compact(tokens);
     let id = fold.session_id().unwrap_or("");
     let full = format!(
-        " {id}  {mode}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tokens} tok  ${cost:.3}"
+        " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tokens} tok  ${cost:.3}"
     );
     let text = if full.chars().count() <= usize::from(area.width) {
         full
     } else {
-        format!(" {mode}  tasks {done}/{tasks}{at_task}  ev {at}/{total}  {tokens} tok  ${cost:.3}")
+        format!(
+            " {mode}{waiting}  tasks {done}/{tasks}{at_task}  ev {at}/{total}  {tokens} tok  ${cost:.3}"
+        )
     };
     frame.render_widget(Paragraph::new(text).style(theme.status()), area);
 }

@@ -124,6 +124,45 @@ struct Marks {
     current_task: Option<String>,
     applied: usize,
     operator: Option<String>,
+    waiting: Option<Waiting>,
+}
+
+/// What the run is waiting on, and since when: the status line says so ("waiting on the
+/// evaluator 41 s").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    pub what: String,
+    /// When the wait began (the event's time), in milliseconds since the epoch.
+    pub since_ms: Option<i64>,
+}
+
+/// What an event says about the run's waiting.
+enum WaitChange {
+    /// Nothing: the wait, if any, goes on.
+    Same,
+    Over,
+    Begins(String),
+}
+
+fn waiting_after(fact: &Fact<'_>) -> WaitChange {
+    let p = &fact.payload;
+    match fact.kind() {
+        "model_call" => match p.health.get() {
+            Some(h) if h != "ok" => {
+                let who = p.role.get().or(p.phase.get()).unwrap_or("model");
+                WaitChange::Begins(format!("retrying the {who} ({h})"))
+            }
+            _ => WaitChange::Over,
+        },
+        "task_state" => match p.to.get() {
+            Some("validating") => WaitChange::Begins("validators running".to_owned()),
+            Some("evaluating") => WaitChange::Begins("waiting on the evaluator".to_owned()),
+            Some("needs_operator") => WaitChange::Begins("waiting on you".to_owned()),
+            _ => WaitChange::Over,
+        },
+        "stop" => WaitChange::Over,
+        _ => WaitChange::Same,
+    }
 }
 
 /// What the panes read: the fold as of the cursor, and where things are in the whole log.
@@ -278,6 +317,18 @@ impl View {
         {
             m.current_task = Some(task.to_owned());
         }
+        match waiting_after(fact) {
+            WaitChange::Same => {}
+            WaitChange::Over => m.waiting = None,
+            WaitChange::Begins(what) => {
+                let since_ms = fact
+                    .ts
+                    .get()
+                    .and_then(crate::session::timestamp::parse)
+                    .map(jiff::Timestamp::as_millisecond);
+                m.waiting = Some(Waiting { what, since_ms });
+            }
+        }
         m.applied = pos + 1;
         self.dirty = true;
     }
@@ -301,6 +352,11 @@ impl View {
     /// The worker's prompt sizes up to the cursor.
     pub fn pressure(&self) -> &[Pressure] {
         &self.pressure[..self.pressure.partition_point(|p| p.pos < self.marks.applied)]
+    }
+
+    /// What the run waits on as of the cursor, if anything.
+    pub fn waiting(&self) -> Option<&Waiting> {
+        self.marks.waiting.as_ref()
     }
 
     /// The last pause, resume, step or stop the loop applied.
