@@ -17,6 +17,9 @@ use crate::session::writer::EVENTS_FILE;
 use std::io;
 use std::path::Path;
 
+/// How long a look at the session's lock holds.
+const LOCK_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Idle gaps in a replay are shortened to this.
 const MAX_GAP_MS: i64 = 2_000;
 
@@ -125,6 +128,8 @@ pub struct Prepared {
     pub timeline: Vec<Cell>,
     /// The newest worker prompt sizes that fit the sparkline, with each call's task band.
     pub context: Vec<(u32, bool)>,
+    /// A run holds the session now, so a wait it is in can be counted in seconds.
+    pub run_alive: bool,
 }
 
 /// The last search: what was asked and the event it landed on.
@@ -184,6 +189,8 @@ pub struct App {
     pub run_active: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// A pause or resume sent and not yet applied by the loop.
     pub pending: Option<Op>,
+    /// When the session's lock was last looked at, and whether a run held it.
+    lock_checked: Option<(std::time::Instant, bool)>,
 }
 
 impl App {
@@ -266,6 +273,7 @@ impl App {
             dir: dir.to_path_buf(),
             run_active: None,
             pending: None,
+            lock_checked: None,
         };
         if apply_all {
             app.clock.now_ms = app.times.last().map_or(0.0, |t| *t as f64);
@@ -1054,6 +1062,17 @@ impl App {
         Ok(())
     }
 
+    /// Whether a run holds the session, checked at most every two seconds (the lock file and
+    /// the holder's pid).
+    fn run_alive(&mut self) -> bool {
+        let stale = self.lock_checked.is_none_or(|(at, _)| at.elapsed() > LOCK_RECHECK);
+        if stale {
+            let alive = self.running_here() || crate::session::lock::is_locked(&self.dir);
+            self.lock_checked = Some((std::time::Instant::now(), alive));
+        }
+        self.lock_checked.is_some_and(|(_, alive)| alive)
+    }
+
     /// Whether the loop runs in this process and has not finished.
     pub fn running_here(&self) -> bool {
         self.run_active.as_ref().is_some_and(|a| a.load(std::sync::atomic::Ordering::SeqCst))
@@ -1233,8 +1252,18 @@ impl App {
             .iter()
             .map(|p| (p.prompt_tokens, p.band))
             .collect();
-        self.prepared =
-            Prepared { worker, task, case, verdict, validators, ledger, timeline, context };
+        let run_alive = self.live && self.run_alive();
+        self.prepared = Prepared {
+            worker,
+            task,
+            case,
+            verdict,
+            validators,
+            ledger,
+            timeline,
+            context,
+            run_alive,
+        };
     }
 
     /// The event under the cursor, for the status line.

@@ -198,7 +198,7 @@ fn event_loop_inner(
             terminal.draw(|f| ui::draw(f, app))?;
             dirty = false;
         }
-        let counting = app.live && app.at_end() && app.view.waiting().is_some();
+        let counting = app.prepared.run_alive && app.at_end() && app.view.waiting().is_some();
         let wait = if dirty {
             Some(FRAME.saturating_sub(last_draw.elapsed()))
         } else if app.clock.playing {

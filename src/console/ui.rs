@@ -182,7 +182,7 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let waiting = app
         .view
         .waiting()
-        .map(|w| match (app.live, w.since_ms) {
+        .map(|w| match (app.prepared.run_alive, w.since_ms) {
             (true, Some(since)) => {
                 let secs = (jiff::Timestamp::now().as_millisecond() - since).max(0) / 1000;
                 format!("  {} {secs} s", w.what)
