@@ -533,6 +533,16 @@ fn zoom_gives_the_focused_pane_the_whole_body() {
     assert!(text.contains("┌ Validators · T-003") && !text.contains(" Plan "), "{text}");
     app.act(Action::Zoom).unwrap();
     assert!(screen(&mut app, 200, 60).contains(" Plan "));
+    for want in [Pane::Ledger, Pane::Plan, Pane::Worker] {
+        app.act(Action::Focus).unwrap();
+        assert_eq!(app.focus, want, "Tab moves on");
+    }
+    app.act(Action::FocusBack).unwrap();
+    assert_eq!(app.focus, Pane::Plan, "Shift-Tab moves back");
+    app.act(Action::Faster).unwrap();
+    app.act(Action::Slower).unwrap();
+    app.act(Action::Slower).unwrap();
+    assert!(screen(&mut app, 200, 60).lines().next().unwrap().contains("PAUSED 32×"));
 }
 
 #[test]
