@@ -8,9 +8,10 @@
 mod loop_fixture;
 mod support;
 
+use harrow::brain::scripted::ScriptedServer;
 use loop_fixture::{accept, harrow_cmd, headless_run, repo_and_plan, serve, write_and_submit};
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use support::git;
@@ -125,23 +126,28 @@ fn pause_step_note_and_resume_at_task_boundaries() {
     );
 }
 
+/// An evaluator endpoint nothing listens on.
+const DEAD: &str = "http://127.0.0.1:9/v1";
+
+/// A one-task run whose evaluator cannot be reached, so the task is held for the operator.
+/// Returns the repository, the session folder and its id.
+fn held(tmp: &Path, server: &ScriptedServer) -> (PathBuf, PathBuf, String) {
+    let (repo, plan) = repo_and_plan(tmp, 1);
+    let out = headless_run(harrow(tmp, &server.base_url(), DEAD), &plan, &repo).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("⏸ T-001 waits for the operator"), "{stdout}");
+    let dir = tmp.join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    (repo, dir, id)
+}
+
 #[test]
 fn a_held_task_is_approved_by_the_operator_on_resume() {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let script = json!({"worker": {"T-001": {"1": write_and_submit(1)}}});
     let (_rt, server) = serve(&script, true);
-    let dead = "http://127.0.0.1:9/v1";
-    let held =
-        headless_run(harrow(tmp.path(), &server.base_url(), dead), &plan, &repo).output().unwrap();
-    assert_eq!(held.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&held.stdout).contains("⏸ T-001 waits for the operator"),
-        "{}",
-        String::from_utf8_lossy(&held.stdout)
-    );
-    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
-    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let (repo, dir, id) = held(tmp.path(), &server);
 
     let no_reason = ctl(tmp.path(), &id, &["approve"]);
     assert_eq!(no_reason.status.code(), Some(2));
@@ -152,7 +158,7 @@ fn a_held_task_is_approved_by_the_operator_on_resume() {
             .contains(&format!("it applies when the session resumes (`harrow resume {id}`)"))
     );
 
-    let resumed = harrow(tmp.path(), &server.base_url(), dead)
+    let resumed = harrow(tmp.path(), &server.base_url(), DEAD)
         .args(["resume", &id, "--headless"])
         .output()
         .unwrap();
@@ -184,18 +190,12 @@ fn a_held_task_is_approved_by_the_operator_on_resume() {
 #[test]
 fn retry_eval_asks_the_evaluator_again_about_a_held_tasks_work() {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let script = json!({
         "worker": {"T-001": {"1": write_and_submit(1)}},
         "evaluator": {"T-001": {"1": [accept()]}}
     });
     let (_rt, server) = serve(&script, true);
-    let dead = "http://127.0.0.1:9/v1";
-    let held =
-        headless_run(harrow(tmp.path(), &server.base_url(), dead), &plan, &repo).output().unwrap();
-    assert_eq!(held.status.code(), Some(1), "{}", String::from_utf8_lossy(&held.stdout));
-    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
-    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let (_repo, dir, id) = held(tmp.path(), &server);
 
     let sent = ctl(tmp.path(), &id, &["retry-eval"]);
     assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
