@@ -359,7 +359,7 @@ fn pre_tool_blocks_are_logged_and_post_edit_lints() {
         }],
         post_edit: vec![PostEditLinter {
             ext: "py".into(),
-            command: "! grep -n XXX {file}".into(),
+            command: "! grep -n print {file}".into(),
             timeout_secs: 10,
         }],
         ..HandsConfig::default()
@@ -377,10 +377,9 @@ fn pre_tool_blocks_are_logged_and_post_edit_lints() {
     assert_eq!(events[2].1["task_id"], "T-001");
     assert!(call(&h, "bash", json!({"command": "npm publish"})).0.blocked);
 
-    let (out, events) =
-        call(&h, "write_file", json!({"path": "a.py", "content": "x = 1  # XXX later\n"}));
+    let (out, events) = call(&h, "write_file", json!({"path": "a.py", "content": "print(1)\n"}));
     assert!(
-        out.output.contains("[post_edit] ! found issues in a.py:\n1:x = 1  # XXX later"),
+        out.output.contains("[post_edit] ! found issues in a.py:\n1:print(1)"),
         "{}",
         out.output
     );
@@ -393,7 +392,7 @@ fn pre_tool_blocks_are_logged_and_post_edit_lints() {
     let (out, events) = call(&h, "write_file", json!({"path": "a.py", "content": "x = 1\n"}));
     assert_eq!(out.output, "wrote 6 bytes to a.py", "a clean lint is silent to the worker");
     assert!(events.iter().any(|e| e.0 == "hook_run" && e.1["outcome"] == "silent"));
-    let (_, events) = call(&h, "write_file", json!({"path": "notes.md", "content": "XXX\n"}));
+    let (_, events) = call(&h, "write_file", json!({"path": "notes.md", "content": "print(1)\n"}));
     assert_eq!(events.iter().filter(|e| e.0 == "hook_run").count(), 1, "no linter for .md");
 }
 
