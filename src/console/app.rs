@@ -6,12 +6,11 @@ use super::inspector::{self, Inspector};
 use super::keymap::Action;
 use super::panes::{case_lines, ledger_row, validator_detail, verdict_lines};
 use super::theme::Theme;
-use super::timeline::{Cell, Timeline};
+use super::timeline::{Cell, Mark, Timeline};
 use super::ui::{Areas, wrapped_rows};
-use super::view::{Clock, Filter, Snapshots, View, compressed_times, shown};
+use super::view::{Clock, Filter, Snapshots, Trail, View, compressed_times};
 use crate::harness::control::{self, Op};
 use crate::session::event::Payload;
-use crate::session::fact::Fact;
 use crate::session::index::EventIndex;
 use crate::session::writer::EVENTS_FILE;
 use std::io;
@@ -23,17 +22,14 @@ const LOCK_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
 /// Idle gaps in a replay are shortened to this.
 const MAX_GAP_MS: i64 = 2_000;
 
-const VERDICTS: &[&str] = &["evaluator_verdict", "judge_verdict"];
-const FAILURES: &[&str] = &["evaluator_verdict", "judge_verdict", "validator_run", "task_failed"];
+/// A verdict, accepting or not.
+fn is_verdict(m: Mark) -> bool {
+    matches!(m, Mark::Accept | Mark::Reject)
+}
 
 /// A rejection, failed validators, or a failed task.
-fn is_failure(f: &Fact<'_>) -> bool {
-    match f.kind() {
-        "evaluator_verdict" => f.payload.verdict.get() != Some("accept"),
-        "judge_verdict" => f.payload.accept.0 != Some(true),
-        "validator_run" => f.payload.passed.0 == Some(false),
-        _ => true,
-    }
+fn is_failure(m: Mark) -> bool {
+    matches!(m, Mark::Reject | Mark::Failure)
 }
 
 /// An operator command as the console sends it.
@@ -120,16 +116,34 @@ pub struct Prepared {
     pub worker: Vec<(usize, String)>,
     /// The task the Exchange, Validators and Ledger panes are about.
     pub task: Option<String>,
-    pub case: Vec<String>,
-    pub verdict: Vec<String>,
-    pub validators: Vec<String>,
-    /// The task's ledger rows, with the position of each row's event.
-    pub ledger: Vec<(usize, String)>,
+    pub side: SidePanes,
+    /// What `side` was made from: while it stays the same, so does the text.
+    side_key: Option<SideKey>,
     pub timeline: Vec<Cell>,
     /// The newest worker prompt sizes that fit the sparkline, with each call's task band.
     pub context: Vec<(u32, bool)>,
     /// A run holds the session now, so a wait it is in can be counted in seconds.
     pub run_alive: bool,
+}
+
+/// The text of the panes about the selected task.
+#[derive(Debug, Default)]
+pub struct SidePanes {
+    pub case: Vec<String>,
+    pub verdict: Vec<String>,
+    pub validators: Vec<String>,
+    /// The task's ledger rows, with the position of each row's event.
+    pub ledger: Vec<(usize, String)>,
+}
+
+/// The task and the newest positions of its trail: what the side panes are made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SideKey {
+    task: Option<String>,
+    case: Option<usize>,
+    verdict: Option<usize>,
+    validators: Option<usize>,
+    ledger: Option<usize>,
 }
 
 /// The last search: what was asked and the event it landed on.
@@ -302,16 +316,13 @@ impl App {
     ) -> io::Result<bool> {
         let following = self.at_end();
         let mut changed = false;
+        let App { index, timeline, view, times, .. } = self;
         for (at, line) in lines {
-            if self.index.push_line(at, &line) {
-                let last = self.times.last().copied().unwrap_or(0);
-                if let Ok(fact) = Fact::decode(&line) {
-                    self.timeline.note(self.times.len(), &fact);
-                    self.view.note(self.times.len(), &fact);
-                }
-                self.times.push(last);
-                changed = true;
-            }
+            changed |= index.push_line(at, &line, |pos, fact| {
+                timeline.note(pos, fact);
+                view.note(pos, fact);
+                times.push(times.last().copied().unwrap_or(0));
+            });
         }
         if following {
             self.apply_until(self.total())?;
@@ -346,18 +357,6 @@ impl App {
             }
             snapshots.offer(view);
         })
-    }
-
-    fn apply_next(&mut self) -> io::Result<()> {
-        let pos = self.view.applied();
-        let Some(entry) = self.index.entries().get(pos).copied() else { return Ok(()) };
-        let bytes = self.index.read_raw(&entry)?;
-        match Fact::decode(&bytes) {
-            Ok(fact) => self.view.apply(pos, &fact),
-            Err(_) => self.view.skip(pos),
-        }
-        self.snapshots.offer(&self.view);
-        Ok(())
     }
 
     /// Applies every event whose replay time has come. Returns whether anything changed.
@@ -406,32 +405,16 @@ impl App {
         Ok(())
     }
 
-    /// The first event from `start` (forward) or at or before it (backward) whose kind is one
-    /// of `kinds` and which passes `test`.
-    fn find(
-        &mut self,
-        start: usize,
-        forward: bool,
-        kinds: &[&str],
-        test: fn(&Fact<'_>) -> bool,
-    ) -> io::Result<Option<usize>> {
-        let n = self.total();
-        if n == 0 {
-            return Ok(None);
+    /// The first event of `kind` from `start` on (forward) or at or before it (backward),
+    /// from the index alone.
+    fn find_kind(&self, start: usize, forward: bool, kind: &str) -> Option<usize> {
+        let entries = self.index.entries();
+        let is = |p: &usize| self.index.kind_name(entries[*p].kind) == kind;
+        if forward {
+            (start..entries.len()).find(is)
+        } else {
+            (0..=start.min(entries.len().checked_sub(1)?)).rev().find(is)
         }
-        let positions: Box<dyn Iterator<Item = usize>> =
-            if forward { Box::new(start..n) } else { Box::new((0..=start.min(n - 1)).rev()) };
-        for pos in positions {
-            let entry = self.index.entries()[pos];
-            if !kinds.contains(&self.index.kind_name(entry.kind)) {
-                continue;
-            }
-            let bytes = self.index.read_raw(&entry)?;
-            if Fact::decode(&bytes).is_ok_and(|f| test(&f)) {
-                return Ok(Some(pos));
-            }
-        }
-        Ok(None)
     }
 
     fn jump(&mut self, found: Option<usize>, what: &str) -> io::Result<()> {
@@ -447,14 +430,14 @@ impl App {
 
     /// Opens the inspector on the verdict the focused pane points at: the picked ledger row,
     /// the selected task's latest verdict, or the last verdict at or before the cursor.
-    fn inspect(&mut self) -> io::Result<()> {
+    fn inspect(&mut self) {
         let pos = match self.focus {
             Pane::Ledger => {
-                let rows = &self.prepared.ledger;
+                let rows = &self.prepared.side.ledger;
                 let Some((pos, _)) = self.ledger_selected.map_or(rows.last(), |i| rows.get(i))
                 else {
                     self.notice = Some("the ledger of this task is empty".into());
-                    return Ok(());
+                    return;
                 };
                 Some(*pos)
             }
@@ -467,39 +450,36 @@ impl App {
                         "no verdict on {} yet",
                         task.as_deref().unwrap_or("the selected task")
                     ));
-                    return Ok(());
+                    return;
                 }
                 latest
             }
             Pane::Worker | Pane::Validators => {
                 let Some(cursor) = self.view.applied().checked_sub(1) else {
                     self.notice = Some("no verdict yet".into());
-                    return Ok(());
+                    return;
                 };
-                self.find(cursor, false, VERDICTS, |_| true)?
+                self.timeline.find(cursor, false, is_verdict)
             }
         };
         let Some(pos) = pos else {
             self.notice = Some("no verdict at or before the cursor".into());
-            return Ok(());
+            return;
         };
-        let Ok(verdict) = self.index.fetch(pos) else { return Ok(()) };
+        let Ok(verdict) = self.index.fetch(pos) else { return };
         if !matches!(verdict.payload, Payload::Verdict(_)) {
             self.notice = Some("that row is an operator's decision, not a verdict".into());
-            return Ok(());
+            return;
         }
         let task = self.index.entries()[pos].task;
-        let wanted = ["evaluator_verdict", "judge_verdict", "tool_call", "validator_run"];
-        let mut earlier = Vec::new();
-        for p in 0..pos {
-            let entry = self.index.entries()[p];
-            if entry.task != task || !wanted.contains(&self.index.kind_name(entry.kind)) {
-                continue;
-            }
-            if let Ok(e) = self.index.fetch(p) {
-                earlier.push(e);
-            }
-        }
+        let trail = self.view.trail(self.index.task_name(task)).unwrap_or_default();
+        let mut positions: Vec<usize> = [trail.cases, trail.validators, trail.verdicts]
+            .concat()
+            .into_iter()
+            .filter(|p| *p < pos)
+            .collect();
+        positions.sort_unstable();
+        let earlier: Vec<_> = positions.iter().filter_map(|p| self.index.fetch(*p).ok()).collect();
         let mut inspector = inspector::build(&verdict, &earlier);
         inspector.worktree = self.worktree();
         if !inspector.evidence.is_empty()
@@ -516,7 +496,6 @@ impl App {
             inspector.commit = self.commit_after(pos, task);
         }
         self.overlay = Overlay::Inspector(inspector);
-        Ok(())
     }
 
     /// The worktree the session's first `session_start` names.
@@ -579,67 +558,32 @@ impl App {
         }
     }
 
-    /// The first event from `start` on (or back from it) whose stream row contains `query`,
-    /// ignoring case: replayed rows first, then rows the replay has not reached.
-    fn find_text(&mut self, query: &str, start: usize, forward: bool) -> io::Result<Option<usize>> {
+    /// The first row of the worker stream (as filtered) from `start` on, or back from it,
+    /// that contains `query`, ignoring case — rows the replay has not reached included, since
+    /// where each event belongs is known for the whole log.
+    fn find_text(&mut self, query: &str, start: usize, forward: bool) -> Option<usize> {
         let needle = query.to_lowercase();
-        let applied = self.view.applied();
-        let stream_from = self.view.stream(self.filter).partition_point(|p| *p < start);
-        let replayed: Vec<usize> = if forward {
-            self.view.stream(self.filter)[stream_from..].to_vec()
+        let App { view, index, filter, .. } = self;
+        let rows = view.whole_stream(*filter);
+        let mut matches =
+            |pos: &usize| index.fetch(*pos).is_ok_and(|e| row(&e).to_lowercase().contains(&needle));
+        if forward {
+            rows[rows.partition_point(|p| *p < start)..].iter().copied().find(|p| matches(p))
         } else {
-            let upto = self.view.stream(self.filter).partition_point(|p| *p <= start);
-            self.view.stream(self.filter)[..upto].iter().rev().copied().collect()
-        };
-        let ahead: Box<dyn Iterator<Item = usize>> = if forward {
-            Box::new(start.max(applied)..self.total())
-        } else if start >= applied {
-            Box::new((applied..=start.min(self.total().saturating_sub(1))).rev())
-        } else {
-            Box::new(std::iter::empty())
-        };
-        let ahead: Vec<usize> = ahead.collect();
-        let order: Vec<(usize, bool)> = if forward {
-            replayed
-                .into_iter()
-                .map(|p| (p, true))
-                .chain(ahead.into_iter().map(|p| (p, false)))
-                .collect()
-        } else {
-            ahead
-                .into_iter()
-                .map(|p| (p, false))
-                .chain(replayed.into_iter().map(|p| (p, true)))
-                .collect()
-        };
-        for (pos, known_shown) in order {
-            let entry = self.index.entries()[pos];
-            if !known_shown {
-                let bytes = self.index.read_raw(&entry)?;
-                let filter = self.filter;
-                if !Fact::decode(&bytes).is_ok_and(|f| shown(&f) && filter.keeps(&f)) {
-                    continue;
-                }
-            }
-            if let Ok(event) = self.index.fetch(pos)
-                && row(&event).to_lowercase().contains(&needle)
-            {
-                return Ok(Some(pos));
-            }
+            rows[..rows.partition_point(|p| *p <= start)].iter().rev().copied().find(|p| matches(p))
         }
-        Ok(None)
     }
 
     /// Searches for `query` from `start`, and shows the row it lands on in the worker pane.
     fn search_from(&mut self, query: &str, start: usize, forward: bool) -> io::Result<()> {
         query.clone_into(&mut self.search.query);
         let mut wrapped = false;
-        let found = match self.find_text(query, start, forward)? {
+        let found = match self.find_text(query, start, forward) {
             Some(pos) => Some(pos),
             None if self.total() > 0 => {
                 wrapped = true;
                 let from = if forward { 0 } else { self.total() - 1 };
-                self.find_text(query, from, forward)?
+                self.find_text(query, from, forward)
             }
             None => None,
         };
@@ -859,7 +803,7 @@ impl App {
                 }
                 Pane::Worker => self.stream_back = self.stream_back.saturating_sub(1),
                 Pane::Ledger => {
-                    let last = self.prepared.ledger.len().saturating_sub(1);
+                    let last = self.prepared.side.ledger.len().saturating_sub(1);
                     self.ledger_selected =
                         self.ledger_selected.map(|i| (i + 1).min(last)).filter(|i| *i < last);
                 }
@@ -876,7 +820,7 @@ impl App {
                         .min(self.view.stream(self.filter).len().saturating_sub(1));
                 }
                 Pane::Ledger => {
-                    let last = self.prepared.ledger.len().saturating_sub(1);
+                    let last = self.prepared.side.ledger.len().saturating_sub(1);
                     self.ledger_selected =
                         Some(self.ledger_selected.unwrap_or(last).saturating_sub(1));
                 }
@@ -914,7 +858,7 @@ impl App {
             Action::Slower => self.clock.slower(),
             Action::StepForward => {
                 self.clock.playing = false;
-                self.apply_next()?;
+                self.apply_until(self.view.applied() + 1)?;
                 if let Some(t) = self.view.applied().checked_sub(1).and_then(|i| self.times.get(i))
                 {
                     self.clock.now_ms = *t as f64;
@@ -925,39 +869,42 @@ impl App {
                 self.seek(self.view.applied().saturating_sub(1))?;
             }
             Action::NextFailure => {
-                let found = self.find(self.view.applied(), true, FAILURES, is_failure)?;
+                let found = self.timeline.find(self.view.applied(), true, is_failure);
                 self.jump(found, "later failure")?;
             }
             Action::PrevFailure => {
-                let found = match self.view.applied().checked_sub(2) {
-                    Some(start) => self.find(start, false, FAILURES, is_failure)?,
-                    None => None,
-                };
+                let found = self
+                    .view
+                    .applied()
+                    .checked_sub(2)
+                    .and_then(|start| self.timeline.find(start, false, is_failure));
                 self.jump(found, "earlier failure")?;
             }
             Action::NextVerdict => {
-                let found = self.find(self.view.applied(), true, VERDICTS, |_| true)?;
+                let found = self.timeline.find(self.view.applied(), true, is_verdict);
                 self.jump(found, "later verdict")?;
             }
             Action::PrevVerdict => {
-                let found = match self.view.applied().checked_sub(2) {
-                    Some(start) => self.find(start, false, VERDICTS, |_| true)?,
-                    None => None,
-                };
+                let found = self
+                    .view
+                    .applied()
+                    .checked_sub(2)
+                    .and_then(|start| self.timeline.find(start, false, is_verdict));
                 self.jump(found, "earlier verdict")?;
             }
             Action::NextTask => {
-                let found = self.find(self.view.applied(), true, &["context_reset"], |_| true)?;
+                let found = self.find_kind(self.view.applied(), true, "context_reset");
                 self.jump(found, "later task start")?;
             }
             Action::PrevTask => {
-                let found = match self.view.applied().checked_sub(2) {
-                    Some(start) => self.find(start, false, &["context_reset"], |_| true)?,
-                    None => None,
-                };
+                let found = self
+                    .view
+                    .applied()
+                    .checked_sub(2)
+                    .and_then(|start| self.find_kind(start, false, "context_reset"));
                 self.jump(found, "earlier task start")?;
             }
-            Action::Inspect => self.inspect()?,
+            Action::Inspect => self.inspect(),
             Action::Close => {
                 self.overlay = Overlay::None;
                 self.zoom = false;
@@ -1124,7 +1071,9 @@ impl App {
         }
     }
 
-    /// Fetches what the panes show at this terminal size, so rendering needs no I/O.
+    /// Fetches what the panes show at this terminal size, so rendering needs no I/O. What did
+    /// not change since the last frame is kept rather than read again: worker rows by their
+    /// event, the side panes while the selected task's trail stays the same.
     pub fn prepare(&mut self, area: ratatui::layout::Rect) {
         let areas = Areas::new(area, self.focus, self.zoom);
         let fold = self.view.fold();
@@ -1135,32 +1084,73 @@ impl App {
         }
         self.plan_selected = self.plan_selected.min(fold.task_count().saturating_sub(1));
         let task = fold.task_line(self.plan_selected).map(|t| t.id.to_owned());
-        if task != self.prepared.task {
+        let mut previous = std::mem::take(&mut self.prepared);
+        if task != previous.task {
             self.ledger_selected = None;
             self.scroll[Pane::Exchange.index()] = 0;
             self.scroll[Pane::Validators.index()] = 0;
         }
-
-        let height = areas.inner_height(Pane::Worker);
-        self.worker_height = height;
-        self.stream_back =
-            self.stream_back.min(self.view.stream(self.filter).len().saturating_sub(height));
-        let end = self.view.stream(self.filter).len().saturating_sub(self.stream_back);
-        let start = end.saturating_sub(height);
-        let positions: Vec<usize> = self.view.stream(self.filter)[start..end].to_vec();
-        let worker = positions
-            .into_iter()
-            .map(|pos| match self.index.fetch(pos) {
-                Ok(event) => (pos, row(&event)),
-                Err(e) => (pos, format!("  (event {pos} cannot be read: {e})")),
-            })
-            .collect();
-
+        let worker = self.worker_rows(areas.inner_height(Pane::Worker), &mut previous.worker);
         let trail = task.as_deref().and_then(|t| self.view.trail(t)).unwrap_or_default();
+        let key = SideKey {
+            task: task.clone(),
+            case: trail.cases.last().copied(),
+            verdict: trail.verdicts.last().copied(),
+            validators: trail.validators.last().copied(),
+            ledger: trail.ledger.last().copied(),
+        };
+        let side = if previous.side_key.as_ref() == Some(&key) {
+            previous.side
+        } else {
+            self.side_panes(&trail)
+        };
+        self.clamp_scroll(&areas, &side);
+        let width = usize::from(areas.timeline.width.saturating_sub(8));
+        let entries = self.index.entries();
+        let timeline =
+            self.timeline.cells(entries.len(), self.view.applied(), width, |p| entries[p].task);
+        let room = areas.context.map_or(0, |r| usize::from(r.width.saturating_sub(30)));
+        let pressure = self.view.pressure();
+        let context = pressure[pressure.len().saturating_sub(room)..]
+            .iter()
+            .map(|p| (p.prompt_tokens, p.band))
+            .collect();
+        let run_alive = self.live && self.run_alive();
+        self.prepared =
+            Prepared { worker, task, side, side_key: Some(key), timeline, context, run_alive };
+    }
+
+    /// The worker stream's rows that fit in `height` lines, taking each from `previous` when
+    /// the last frame already showed it.
+    fn worker_rows(
+        &mut self,
+        height: usize,
+        previous: &mut [(usize, String)],
+    ) -> Vec<(usize, String)> {
+        self.worker_height = height;
+        let stream = self.view.stream(self.filter);
+        self.stream_back = self.stream_back.min(stream.len().saturating_sub(height));
+        let end = stream.len().saturating_sub(self.stream_back);
+        let positions = stream[end.saturating_sub(height)..end].to_vec();
+        positions
+            .into_iter()
+            .map(|pos| match previous.binary_search_by_key(&pos, |(p, _)| *p) {
+                Ok(i) => (pos, std::mem::take(&mut previous[i].1)),
+                Err(_) => match self.index.fetch(pos) {
+                    Ok(event) => (pos, row(&event)),
+                    Err(e) => (pos, format!("  (event {pos} cannot be read: {e})")),
+                },
+            })
+            .collect()
+    }
+
+    /// The Exchange, Validators and Ledger text for a task's trail.
+    fn side_panes(&mut self, trail: &Trail) -> SidePanes {
         let mut fetch = |pos: Option<&usize>| pos.and_then(|p| self.index.fetch(*p).ok());
         let case_event = fetch(trail.cases.last());
         let verdict_event = fetch(trail.verdicts.last());
         let validators_event = fetch(trail.validators.last());
+        let decision = fetch(trail.ledger.last().filter(|p| trail.verdicts.last() < Some(*p)));
         let case = match case_event.as_ref().map(|e| &e.payload) {
             Some(Payload::ToolCall(c)) => {
                 case_lines(c.args.as_ref().unwrap_or(&serde_json::Value::Null))
@@ -1168,7 +1158,7 @@ impl App {
             _ => vec!["no case submitted yet".into()],
         };
         let awaiting = trail.cases.last() > trail.verdicts.last();
-        let verdict = match verdict_event.as_ref().map(|e| &e.payload) {
+        let mut verdict = match verdict_event.as_ref().map(|e| &e.payload) {
             Some(Payload::Verdict(v)) if !awaiting => verdict_lines(v),
             Some(Payload::Verdict(v)) => {
                 let mut lines = vec!["no verdict on this case yet; the last one was:".into()];
@@ -1178,26 +1168,14 @@ impl App {
             _ if awaiting => vec!["no verdict on this case yet".into()],
             _ => vec!["no verdict yet".into()],
         };
-        let decision = trail
-            .ledger
-            .last()
-            .filter(|p| trail.verdicts.last() < Some(*p))
-            .and_then(|p| self.index.fetch(*p).ok());
-        let verdict = match decision.as_ref().map(|e| &e.payload) {
-            Some(Payload::OperatorAction(a)) => {
-                let mut lines = vec![
-                    format!(
-                        "OPERATOR: {} — {}",
-                        a.action.as_deref().unwrap_or("?"),
-                        a.reason.as_deref().or(a.note.as_deref()).unwrap_or("")
-                    ),
-                    String::new(),
-                ];
-                lines.extend(verdict);
-                lines
-            }
-            _ => verdict,
-        };
+        if let Some(Payload::OperatorAction(a)) = decision.as_ref().map(|e| &e.payload) {
+            let said = format!(
+                "OPERATOR: {} — {}",
+                a.action.as_deref().unwrap_or("?"),
+                a.reason.as_deref().or(a.note.as_deref()).unwrap_or("")
+            );
+            verdict.splice(0..0, [said, String::new()]);
+        }
         let validators = match validators_event.as_ref().map(|e| &e.payload) {
             Some(Payload::ValidatorRun(run)) => {
                 let mut lines = vec![format!(
@@ -1223,6 +1201,11 @@ impl App {
                 Some((*p, ledger_row(&e, attempt)))
             })
             .collect();
+        SidePanes { case, verdict, validators, ledger }
+    }
+
+    /// Keeps the Exchange and Validators scrolled no further than their text goes.
+    fn clamp_scroll(&mut self, areas: &Areas, side: &SidePanes) {
         let clamp = |rows: usize, rect: ratatui::layout::Rect| {
             u16::try_from(rows.saturating_sub(usize::from(rect.height.saturating_sub(2))))
                 .unwrap_or(u16::MAX)
@@ -1230,40 +1213,23 @@ impl App {
         if let Some(r) = areas.rect(Pane::Exchange) {
             let w = r.width.saturating_sub(2);
             let rows = if w >= 70 {
-                wrapped_rows(&case, w / 2).max(wrapped_rows(&verdict, w / 2))
+                wrapped_rows(&side.case, w / 2).max(wrapped_rows(&side.verdict, w / 2))
             } else {
-                wrapped_rows(&case, w) + 2 + wrapped_rows(&verdict, w)
+                wrapped_rows(&side.case, w) + 2 + wrapped_rows(&side.verdict, w)
             };
             let s = &mut self.scroll[Pane::Exchange.index()];
             *s = (*s).min(clamp(rows, r));
         }
         if let Some(r) = areas.rect(Pane::Validators) {
-            let rows = wrapped_rows(&validators, r.width.saturating_sub(2));
+            let rows = wrapped_rows(&side.validators, r.width.saturating_sub(2));
             let s = &mut self.scroll[Pane::Validators.index()];
             *s = (*s).min(clamp(rows, r));
         }
-        let width = usize::from(areas.timeline.width.saturating_sub(8));
-        let entries = self.index.entries();
-        let timeline =
-            self.timeline.cells(entries.len(), self.view.applied(), width, |p| entries[p].task);
-        let room = areas.context.map_or(0, |r| usize::from(r.width.saturating_sub(30)));
-        let pressure = self.view.pressure();
-        let context = pressure[pressure.len().saturating_sub(room)..]
-            .iter()
-            .map(|p| (p.prompt_tokens, p.band))
-            .collect();
-        let run_alive = self.live && self.run_alive();
-        self.prepared = Prepared {
-            worker,
-            task,
-            case,
-            verdict,
-            validators,
-            ledger,
-            timeline,
-            context,
-            run_alive,
-        };
+    }
+
+    /// How far a pane that scrolls by line is scrolled.
+    pub fn scroll_of(&self, pane: Pane) -> u16 {
+        self.scroll[pane.index()]
     }
 
     /// The event under the cursor, for the status line.

@@ -53,6 +53,18 @@ impl Timeline {
         self.marks.push((pos, mark));
     }
 
+    /// The nearest marker that `want` picks, from `start` on (forward) or at or before it:
+    /// how the jumps to verdicts and failures find their target without reading the log.
+    pub fn find(&self, start: usize, forward: bool, want: impl Fn(Mark) -> bool) -> Option<usize> {
+        if forward {
+            let from = self.marks.partition_point(|(pos, _)| *pos < start);
+            self.marks[from..].iter().find(|(_, m)| want(*m)).map(|(pos, _)| *pos)
+        } else {
+            let upto = self.marks.partition_point(|(pos, _)| *pos <= start);
+            self.marks[..upto].iter().rev().find(|(_, m)| want(*m)).map(|(pos, _)| *pos)
+        }
+    }
+
     fn columns(&mut self, total: usize, width: usize) -> &[Option<Mark>] {
         if self.columns.as_ref().is_none_or(|c| (c.events, c.width) != (total, width)) {
             let mut marks = self.marks.iter().peekable();

@@ -317,7 +317,7 @@ fn draw_exchange(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme:
     let block = pane_block(format!(" Exchange{} — case ⇄ verdict ", about(p)), focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let scroll = (app.scroll[2], 0);
+    let scroll = (app.scroll_of(Pane::Exchange), 0);
     let text = |lines: &[String]| -> Vec<Line<'static>> {
         lines.iter().map(|l| Line::raw(l.clone())).collect()
     };
@@ -327,18 +327,18 @@ fn draw_exchange(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme:
                 .spacing(1)
                 .areas(inner);
         frame.render_widget(
-            Paragraph::new(text(&p.case)).wrap(Wrap { trim: false }).scroll(scroll),
+            Paragraph::new(text(&p.side.case)).wrap(Wrap { trim: false }).scroll(scroll),
             case,
         );
         frame.render_widget(
-            Paragraph::new(text(&p.verdict)).wrap(Wrap { trim: false }).scroll(scroll),
+            Paragraph::new(text(&p.side.verdict)).wrap(Wrap { trim: false }).scroll(scroll),
             verdict,
         );
     } else {
-        let mut lines = text(&p.case);
+        let mut lines = text(&p.side.case);
         lines.push(Line::raw(""));
         lines.push(Line::styled("Verdict", Style::default().add_modifier(Modifier::BOLD)));
-        lines.extend(text(&p.verdict));
+        lines.extend(text(&p.side.verdict));
         frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll(scroll), inner);
     }
 }
@@ -346,6 +346,7 @@ fn draw_exchange(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme:
 fn draw_validators(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
     let p = &app.prepared;
     let lines: Vec<Line> = p
+        .side
         .validators
         .iter()
         .map(|l| {
@@ -362,7 +363,7 @@ fn draw_validators(frame: &mut Frame, area: Rect, app: &App, focused: bool, them
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .scroll((app.scroll[3], 0))
+            .scroll((app.scroll_of(Pane::Validators), 0))
             .block(pane_block(format!(" Validators{} ", about(p)), focused, theme)),
         area,
     );
@@ -370,10 +371,11 @@ fn draw_validators(frame: &mut Frame, area: Rect, app: &App, focused: bool, them
 
 fn draw_ledger(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
     let p = &app.prepared;
-    let items: Vec<ListItem> = if p.ledger.is_empty() {
+    let items: Vec<ListItem> = if p.side.ledger.is_empty() {
         vec![ListItem::new("no verdicts or decisions yet")]
     } else {
-        p.ledger
+        p.side
+            .ledger
             .iter()
             .map(|(_, l)| {
                 let style = if l.contains(". reject") {
@@ -388,8 +390,8 @@ fn draw_ledger(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &
             .collect()
     };
     let mut state = ListState::default();
-    if focused && !p.ledger.is_empty() {
-        state.select(Some(app.ledger_selected.unwrap_or(p.ledger.len() - 1)));
+    if focused && !p.side.ledger.is_empty() {
+        state.select(Some(app.ledger_selected.unwrap_or(p.side.ledger.len() - 1)));
     }
     let list = List::new(items)
         .block(pane_block(format!(" Ledger{} ", about(p)), focused, theme))

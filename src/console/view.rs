@@ -345,8 +345,14 @@ impl View {
 
     /// The stream's positions up to the cursor, as `filter` keeps them.
     pub fn stream(&self, filter: Filter) -> &[usize] {
-        let all = &self.streams[filter.index()];
+        let all = self.whole_stream(filter);
         &all[..all.partition_point(|p| *p < self.marks.applied)]
+    }
+
+    /// The stream's positions over the whole log, as `filter` keeps them: what a search
+    /// looks through, replayed or not.
+    pub fn whole_stream(&self, filter: Filter) -> &[usize] {
+        &self.streams[filter.index()]
     }
 
     /// The worker's prompt sizes up to the cursor.

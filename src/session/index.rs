@@ -101,9 +101,10 @@ impl EventIndex {
         }
     }
 
-    /// Adds a line the tailer delivered. Returns false for blank or unreadable lines, which are
+    /// Adds a line the tailer delivered, handing the event to `f` with its position (as
+    /// [`EventIndex::build_with`] does). Returns false for blank or unreadable lines, which are
     /// counted in the report instead.
-    pub fn push_line(&mut self, at: LineAt, line: &[u8]) -> bool {
+    pub fn push_line(&mut self, at: LineAt, line: &[u8], f: impl FnOnce(usize, &Fact<'_>)) -> bool {
         self.report.lines += 1;
         self.report.end_offset = at.offset + u64::from(at.len) + 1;
         if super::scan::LineSplitter::is_blank(line) {
@@ -111,6 +112,7 @@ impl EventIndex {
             return false;
         }
         if let Ok(fact) = Fact::decode(line) {
+            f(self.entries.len(), &fact);
             let entry = self.entry(at, &fact);
             self.entries.push(entry);
             self.report.events += 1;
@@ -252,7 +254,13 @@ mod tests {
         let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         std::io::Write::write_all(&mut f, &[&line[..], b"\n"].concat()).unwrap();
         let offset = index.report().end_offset;
-        assert!(index.push_line(LineAt { number: 4, offset, len: line.len() as u32 }, line));
+        assert!(index.push_line(
+            LineAt { number: 4, offset, len: line.len() as u32 },
+            line,
+            |pos, fact| {
+                assert_eq!((pos, fact.kind()), (2, "commit"));
+            }
+        ));
         assert!(matches!(index.fetch(2).unwrap().payload, Payload::Commit(_)));
     }
 }
