@@ -6,7 +6,7 @@ use super::inspector::{self, Inspector};
 use super::keymap::Action;
 use super::panes::{case_lines, ledger_row, validator_detail, verdict_lines};
 use super::theme::Theme;
-use super::timeline::{Cell, Mark, Timeline};
+use super::timeline::{Cell, Mark};
 use super::ui::{Areas, wrapped_rows};
 use super::view::{Clock, Filter, Snapshots, Trail, View, compressed_times};
 use crate::harness::control::{self, Op};
@@ -165,7 +165,6 @@ pub struct App {
     times: Vec<i64>,
     pub view: View,
     snapshots: Snapshots,
-    timeline: Timeline,
     pub clock: Clock,
     pub focus: Pane,
     /// The focused pane fills the body.
@@ -222,13 +221,12 @@ impl App {
         Ok(app)
     }
 
-    /// Reads the log once: the index, the replay times, the timeline markers, where each event
-    /// belongs, and the fold with its snapshots; with `apply_all` the view stays at the end,
+    /// Reads the log once: the index, the replay times, where each event belongs (stream,
+    /// trails, timeline markers), and the fold with its snapshots; with `apply_all` the view stays at the end,
     /// else it goes back to the start.
     fn load(dir: &Path, id: &str, speed: f64, apply_all: bool) -> io::Result<App> {
         let path = dir.join(EVENTS_FILE);
         let mut stamps = Vec::new();
-        let mut timeline = Timeline::default();
         let mut view = View::new(id);
         let mut snapshots = Snapshots::default();
         let mut last = 0i64;
@@ -240,7 +238,6 @@ impl App {
                     .map_or(last, jiff::Timestamp::as_millisecond);
             last = ms;
             harrow_format |= f.seq.value.is_some();
-            timeline.note(pos, f);
             stamps.push(ms);
             view.note(pos, f);
             view.apply(pos, f);
@@ -263,7 +260,6 @@ impl App {
             times,
             view,
             snapshots,
-            timeline,
             clock: Clock::new(speed),
             focus: Pane::Worker,
             zoom: false,
@@ -316,10 +312,9 @@ impl App {
     ) -> io::Result<bool> {
         let following = self.at_end();
         let mut changed = false;
-        let App { index, timeline, view, times, .. } = self;
+        let App { index, view, times, .. } = self;
         for (at, line) in lines {
             changed |= index.push_line(at, &line, |pos, fact| {
-                timeline.note(pos, fact);
                 view.note(pos, fact);
                 times.push(times.last().copied().unwrap_or(0));
             });
@@ -459,7 +454,7 @@ impl App {
                     self.notice = Some("no verdict yet".into());
                     return;
                 };
-                self.timeline.find(cursor, false, is_verdict)
+                self.view.timeline().find(cursor, false, is_verdict)
             }
         };
         let Some(pos) = pos else {
@@ -869,7 +864,7 @@ impl App {
                 self.seek(self.view.applied().saturating_sub(1))?;
             }
             Action::NextFailure => {
-                let found = self.timeline.find(self.view.applied(), true, is_failure);
+                let found = self.view.timeline().find(self.view.applied(), true, is_failure);
                 self.jump(found, "later failure")?;
             }
             Action::PrevFailure => {
@@ -877,11 +872,11 @@ impl App {
                     .view
                     .applied()
                     .checked_sub(2)
-                    .and_then(|start| self.timeline.find(start, false, is_failure));
+                    .and_then(|start| self.view.timeline().find(start, false, is_failure));
                 self.jump(found, "earlier failure")?;
             }
             Action::NextVerdict => {
-                let found = self.timeline.find(self.view.applied(), true, is_verdict);
+                let found = self.view.timeline().find(self.view.applied(), true, is_verdict);
                 self.jump(found, "later verdict")?;
             }
             Action::PrevVerdict => {
@@ -889,7 +884,7 @@ impl App {
                     .view
                     .applied()
                     .checked_sub(2)
-                    .and_then(|start| self.timeline.find(start, false, is_verdict));
+                    .and_then(|start| self.view.timeline().find(start, false, is_verdict));
                 self.jump(found, "earlier verdict")?;
             }
             Action::NextTask => {
@@ -1107,8 +1102,9 @@ impl App {
         self.clamp_scroll(&areas, &side);
         let width = usize::from(areas.timeline.width.saturating_sub(8));
         let entries = self.index.entries();
+        let applied = self.view.applied();
         let timeline =
-            self.timeline.cells(entries.len(), self.view.applied(), width, |p| entries[p].task);
+            self.view.timeline_mut().cells(entries.len(), applied, width, |p| entries[p].task);
         let room = areas.context.map_or(0, |r| usize::from(r.width.saturating_sub(30)));
         let pressure = self.view.pressure();
         let context = pressure[pressure.len().saturating_sub(room)..]

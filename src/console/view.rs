@@ -2,6 +2,7 @@
 //! clock that feeds it differs. It keeps figures (through the summary fold) and the positions of
 //! the events the stream shows — never their text, which is fetched for the rows on screen.
 
+use super::timeline::Timeline;
 use crate::session::fact::Fact;
 use crate::session::summary::{FoldSnapshot, Summary, SummaryFold};
 use std::collections::BTreeMap;
@@ -182,6 +183,8 @@ pub struct View {
     pressure_task: Option<String>,
     /// Per task, where its exchange is, over the whole log.
     trails: BTreeMap<String, Trail>,
+    /// The accepts, rejections and failures over the whole log.
+    timeline: Timeline,
     summary: Summary,
     dirty: bool,
 }
@@ -251,13 +254,15 @@ impl View {
             pressure: Vec::new(),
             pressure_task: None,
             trails: BTreeMap::new(),
+            timeline: Timeline::default(),
             dirty: false,
         }
     }
 
-    /// Notes where the event at `pos` belongs in the log: the stream, a task's trail. Called
-    /// once per event, when it enters the index.
+    /// Notes where the event at `pos` belongs in the log: the stream, a task's trail, the
+    /// timeline. Called once per event, when it enters the index.
     pub fn note(&mut self, pos: usize, fact: &Fact<'_>) {
+        self.timeline.note(pos, fact);
         if shown(fact) {
             for filter in Filter::ALL {
                 if filter.keeps(fact) {
@@ -353,6 +358,16 @@ impl View {
     /// looks through, replayed or not.
     pub fn whole_stream(&self, filter: Filter) -> &[usize] {
         &self.streams[filter.index()]
+    }
+
+    /// The markers of the whole log, for jumps and the strip.
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    /// The same, to draw (the strip keeps its layout between frames).
+    pub fn timeline_mut(&mut self) -> &mut Timeline {
+        &mut self.timeline
     }
 
     /// The worker's prompt sizes up to the cursor.
