@@ -19,6 +19,8 @@ pub struct Browser {
     pub selected: usize,
     /// Where the sessions were looked for, to say so when there are none.
     pub searched: String,
+    /// Why the last session picked could not be opened.
+    pub notice: Option<String>,
 }
 
 /// What a key asked of the browser.
@@ -45,7 +47,7 @@ pub fn age(ts: Option<&str>, now: jiff::Timestamp) -> String {
 
 impl Browser {
     pub fn new(entries: Vec<Entry>, searched: String) -> Browser {
-        Browser { entries, selected: 0, searched }
+        Browser { entries, selected: 0, searched, notice: None }
     }
 
     /// Moves the selection or picks a session.
@@ -137,11 +139,14 @@ impl Browser {
             let mut state = TableState::default().with_selected(Some(self.selected));
             frame.render_stateful_widget(table, list, &mut state);
         }
-        frame.render_widget(
-            Paragraph::new("Enter watch (running) or replay · j/k move · r refresh · q quit")
-                .style(theme.fg(theme.colors.muted)),
-            hints,
-        );
+        let hint = match &self.notice {
+            Some(notice) => Paragraph::new(notice.as_str()).style(theme.fg(theme.colors.notice)),
+            None => {
+                Paragraph::new("Enter watch (running) or replay · j/k move · r refresh · q quit")
+                    .style(theme.fg(theme.colors.muted))
+            }
+        };
+        frame.render_widget(hint, hints);
     }
 }
 

@@ -137,11 +137,19 @@ fn browse_loop(
             }
         };
         let Some(entry) = chosen else { return Ok(()) };
-        let mut app = if entry.running {
-            App::open_live(&entry.dir, &entry.id)?
+        let opened = if entry.running {
+            App::open_live(&entry.dir, &entry.id)
         } else {
-            App::open(&entry.dir, &entry.id, 8.0)?
+            App::open(&entry.dir, &entry.id, 8.0)
         };
+        let mut app = match opened {
+            Ok(app) => app,
+            Err(e) => {
+                list.notice = Some(format!("cannot open {}: {e}", entry.dir.display()));
+                continue;
+            }
+        };
+        list.notice = None;
         terminal.clear()?;
         event_loop(terminal, &mut app, entry.running.then_some(entry.dir.as_path()))?;
         terminal.clear()?;
