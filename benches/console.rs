@@ -26,7 +26,7 @@ fn console_benches(c: &mut Criterion) {
     group.bench_function("frame_200x60_at_100k", |b| {
         b.iter(|| {
             app.prepare(Rect::new(0, 0, 200, 60));
-            terminal.draw(|f| draw(f, &mut app)).unwrap();
+            terminal.draw(|f| draw(f, &app)).unwrap();
         });
     });
     let mut keys =
@@ -35,7 +35,7 @@ fn console_benches(c: &mut Criterion) {
         b.iter(|| {
             app.act(keys.next().unwrap_or(Action::Up)).unwrap();
             app.prepare(Rect::new(0, 0, 200, 60));
-            terminal.draw(|f| draw(f, &mut app)).unwrap();
+            terminal.draw(|f| draw(f, &app)).unwrap();
         });
     });
     let mut tenths = [3u8, 9, 1, 6].into_iter().cycle();
@@ -43,7 +43,7 @@ fn console_benches(c: &mut Criterion) {
         b.iter(|| {
             app.act(Action::Seek(tenths.next().unwrap_or(5))).unwrap();
             app.prepare(Rect::new(0, 0, 200, 60));
-            terminal.draw(|f| draw(f, &mut app)).unwrap();
+            terminal.draw(|f| draw(f, &app)).unwrap();
         });
     });
     group.finish();

@@ -54,7 +54,7 @@ fn main() {
         let n = lines.len();
         app.take_lines(lines).unwrap();
         app.prepare(Rect::new(0, 0, 200, 60));
-        terminal.draw(|f| draw(f, &mut app)).unwrap();
+        terminal.draw(|f| draw(f, &app)).unwrap();
         let drawn = Instant::now();
         sent.extend(sent_rx.try_iter());
         for _ in 0..n {

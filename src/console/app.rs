@@ -124,6 +124,8 @@ pub struct Prepared {
     pub context: Vec<(u32, bool)>,
     /// A run holds the session now, so a wait it is in can be counted in seconds.
     pub run_alive: bool,
+    /// What the run waits on, with the seconds so far while a run holds the session.
+    pub waiting: Option<String>,
 }
 
 /// The text of the panes about the selected task.
@@ -1112,8 +1114,23 @@ impl App {
             .map(|p| (p.prompt_tokens, p.band))
             .collect();
         let run_alive = self.live && self.run_alive();
-        self.prepared =
-            Prepared { worker, task, side, side_key: Some(key), timeline, context, run_alive };
+        let waiting = self.view.waiting().map(|w| match (run_alive, w.since_ms) {
+            (true, Some(since)) => {
+                let secs = (jiff::Timestamp::now().as_millisecond() - since).max(0) / 1000;
+                format!("{} {secs} s", w.what)
+            }
+            _ => w.what.clone(),
+        });
+        self.prepared = Prepared {
+            worker,
+            task,
+            side,
+            side_key: Some(key),
+            timeline,
+            context,
+            run_alive,
+            waiting,
+        };
     }
 
     /// The worker stream's rows that fit in `height` lines, taking each from `previous` when

@@ -118,7 +118,7 @@ pub fn wrapped_rows(lines: &[String], width: u16) -> usize {
 }
 
 /// Draws the whole console.
-pub fn draw(frame: &mut Frame, app: &mut App) {
+pub fn draw(frame: &mut Frame, app: &App) {
     let area = frame.area();
     if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
         let text = format!(
@@ -128,35 +128,35 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
         return;
     }
-    let theme = app.theme().clone();
+    let theme = app.theme();
     let areas = Areas::new(area, app.focus, app.zoom);
-    draw_status(frame, areas.status, app, &theme);
+    draw_status(frame, areas.status, app, theme);
     if let Some(tabs) = areas.tabs {
-        draw_tabs(frame, tabs, app.focus, &theme);
+        draw_tabs(frame, tabs, app.focus, theme);
     }
     for (pane, rect) in &areas.panes {
         let focused = *pane == app.focus;
         match pane {
-            Pane::Plan => draw_plan(frame, *rect, app, focused, &theme),
-            Pane::Worker => draw_worker(frame, *rect, app, focused, &theme),
-            Pane::Exchange => draw_exchange(frame, *rect, app, focused, &theme),
-            Pane::Validators => draw_validators(frame, *rect, app, focused, &theme),
-            Pane::Ledger => draw_ledger(frame, *rect, app, focused, &theme),
+            Pane::Plan => draw_plan(frame, *rect, app, focused, theme),
+            Pane::Worker => draw_worker(frame, *rect, app, focused, theme),
+            Pane::Exchange => draw_exchange(frame, *rect, app, focused, theme),
+            Pane::Validators => draw_validators(frame, *rect, app, focused, theme),
+            Pane::Ledger => draw_ledger(frame, *rect, app, focused, theme),
         }
     }
     if let Some(context) = areas.context {
-        draw_context(frame, context, app, &theme);
+        draw_context(frame, context, app, theme);
     }
-    draw_timeline(frame, areas.timeline, app, &theme);
-    draw_hints(frame, areas.hints, app, &theme);
+    draw_timeline(frame, areas.timeline, app, theme);
+    draw_hints(frame, areas.hints, app, theme);
     match &app.overlay {
         Overlay::None => {}
-        Overlay::Help(top) => draw_help(frame, area, &theme, *top),
+        Overlay::Help(top) => draw_help(frame, area, theme, *top),
         Overlay::Inspector(inspector) => draw_inspector(frame, area, inspector),
         Overlay::QuitPrompt => draw_quit_prompt(frame, area),
         Overlay::Editor(editor) => draw_editor(frame, area, editor),
         Overlay::Search(text) => draw_search(frame, area, text),
-        Overlay::Source(source) => draw_source(frame, area, &source.0, &theme),
+        Overlay::Source(source) => draw_source(frame, area, &source.0, theme),
     }
 }
 
@@ -179,17 +179,7 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .and_then(|i| fold.task_line(i))
         .map(|t| format!("  {} attempt {} iter {}", t.id, t.attempts.max(1), t.iterations))
         .unwrap_or_default();
-    let waiting = app
-        .view
-        .waiting()
-        .map(|w| match (app.prepared.run_alive, w.since_ms) {
-            (true, Some(since)) => {
-                let secs = (jiff::Timestamp::now().as_millisecond() - since).max(0) / 1000;
-                format!("  {} {secs} s", w.what)
-            }
-            _ => format!("  {}", w.what),
-        })
-        .unwrap_or_default();
+    let waiting = app.prepared.waiting.as_deref().map(|w| format!("  {w}")).unwrap_or_default();
     let (tokens, cost) = fold.tokens_and_cost();
     let tokens = compact(tokens);
     let id = fold.session_id().unwrap_or("");
