@@ -8,7 +8,7 @@
 
 use super::gate::TaskState;
 use crate::session::event::{Event, Payload, SessionStart};
-use crate::session::scan::scan;
+use crate::session::scan::{LineAt, scan};
 use crate::session::summary::Usage;
 use crate::session::writer::EVENTS_FILE;
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,6 +34,8 @@ pub struct Restored {
     pub last_stop: Option<String>,
     /// How far `control.jsonl` has been read and applied.
     pub control_offset: u64,
+    /// Where each task's last submitted case is in the log: what `retry_eval` judges again.
+    pub last_cases: BTreeMap<String, LineAt>,
 }
 
 /// Reads a session's first `session_start`.
@@ -64,9 +66,12 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
         )
     })?;
     let mut r = Restored { start, ..Restored::default() };
-    scan(&dir.join(EVENTS_FILE), |_, f| {
+    scan(&dir.join(EVENTS_FILE), |at, f| {
         let task = f.payload.task_id.get();
         match (f.kind(), task) {
+            ("tool_call", Some(t)) if f.payload.tool.get() == Some("submit_case") => {
+                r.last_cases.insert(t.to_owned(), at);
+            }
             ("task_state", Some(t)) => {
                 if let Some(to) = f.payload.to.get().and_then(TaskState::parse) {
                     r.states.insert(t.to_owned(), to);

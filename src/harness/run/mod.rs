@@ -148,6 +148,9 @@ pub struct Run {
     started: Instant,
     warnings: Vec<String>,
     control: ControlState,
+    /// Where each task's last case was in the log when the run was resumed. A task is held for
+    /// the operator only as a run ends, so the case a `retry_eval` judges is always here.
+    last_cases: BTreeMap<String, crate::session::scan::LineAt>,
 }
 
 /// What the operator has asked for and the loop has not finished acting on.
@@ -203,6 +206,7 @@ impl Run {
             started: Instant::now(),
             warnings: Vec::new(),
             control: ControlState::default(),
+            last_cases: BTreeMap::new(),
         }
     }
 
@@ -217,6 +221,7 @@ impl Run {
         run.usage.clone_from(&r.usage);
         run.tokens_total = r.tokens_total;
         run.control.offset = r.control_offset;
+        run.last_cases.clone_from(&r.last_cases);
         for (task, category) in &r.below_bar {
             let title =
                 run.plan.tasks.iter().find(|t| &t.id == task).map_or("", |t| t.title.as_str());

@@ -3,29 +3,21 @@
 
 use super::{Case, Ended, GateEvent, Run, TaskEnd, Verdict, io, record, scope};
 use crate::session::event::{Event, Payload};
-use crate::session::index::EventIndex;
 use crate::session::writer::EVENTS_FILE;
 
 impl Run {
-    /// The task's last parseable case in the log, with the iteration that submitted it.
+    /// The task's last case, read from where the resumed run found it in the log, with the
+    /// iteration that submitted it.
     fn last_case(&self, task: &str) -> io::Result<Option<(Case, u64)>> {
-        let mut index = EventIndex::build(&self.dir.join(EVENTS_FILE))?;
-        for pos in (0..index.len()).rev() {
-            let entry = index.entries()[pos];
-            if index.task_name(entry.task) != task || index.kind_name(entry.kind) != "tool_call" {
-                continue;
-            }
-            let Ok(Event { payload: Payload::ToolCall(call), .. }) = index.fetch(pos) else {
-                continue;
-            };
-            if call.tool.as_deref() != Some("submit_case") {
-                continue;
-            }
-            if let Some(case) = call.args.and_then(|a| serde_json::from_value::<Case>(a).ok()) {
-                return Ok(Some((case, call.scope.iter.unwrap_or(0))));
-            }
-        }
-        Ok(None)
+        let Some(at) = self.last_cases.get(task) else { return Ok(None) };
+        let mut line = vec![0; at.len as usize];
+        let file = std::fs::File::open(self.dir.join(EVENTS_FILE))?;
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut line, at.offset)?;
+        let Ok(Event { payload: Payload::ToolCall(call), .. }) = Event::decode(&line) else {
+            return Ok(None);
+        };
+        let case = call.args.and_then(|a| serde_json::from_value::<Case>(a).ok());
+        Ok(case.map(|c| (c, call.scope.iter.unwrap_or(0))))
     }
 
     /// Asks the evaluator again about `task`'s last case. Returns how the run ends, if it does:
