@@ -111,8 +111,7 @@ fn browse_loop(
     searched: String,
 ) -> color_eyre::Result<()> {
     let (themes, _) = theme::load_all(theme::user_dir().as_deref());
-    let theme =
-        themes.get(theme::initial(&themes)).cloned().unwrap_or_else(theme::Theme::default_dark);
+    let theme = &themes[theme::initial(&themes)];
     let mut list = browser::Browser::new(load(), searched);
     loop {
         let chosen = {
@@ -120,7 +119,7 @@ fn browse_loop(
             let _input = Input::start(tx)?;
             loop {
                 let now = jiff::Timestamp::now();
-                terminal.draw(|f| list.draw(f, &theme, now))?;
+                terminal.draw(|f| list.draw(f, theme, now))?;
                 let choice = match rx.recv() {
                     Ok(Msg::Term(TermEvent::Key(key))) if key.kind == KeyEventKind::Press => {
                         list.key(key)

@@ -43,7 +43,7 @@ struct ColorsFile {
 }
 
 /// The colour of each role on screen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Colors {
     pub status_fg: Color,
     pub status_bg: Color,
@@ -116,8 +116,9 @@ pub fn user_dir() -> Option<PathBuf> {
     crate::config::config_path(None).and_then(|p| p.parent().map(|d| d.join("themes")))
 }
 
-/// Every theme there is: the built-in ones, then the user's (a user theme with a built-in name
-/// replaces it). A user file that does not parse is left out and reported, one line per file.
+/// Every theme there is, never none: the built-in ones, then the user's (a user theme with a
+/// built-in name replaces it). A user file that does not parse is left out and reported, one
+/// line per file.
 pub fn load_all(user_dir: Option<&Path>) -> (Vec<Theme>, Vec<String>) {
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let mut themes = Vec::new();
@@ -150,6 +151,10 @@ pub fn load_all(user_dir: Option<&Path>) -> (Vec<Theme>, Vec<String>) {
             Err(e) => problems.push(format!("{}: {e}; fix it or move it aside", path.display())),
         }
     }
+    if themes.is_empty() {
+        // Only a broken build has no built-in theme (a test parses them); draw without colour.
+        themes.push(Theme { name: "plain".into(), color: false, colors: Colors::default() });
+    }
     (themes, problems)
 }
 
@@ -164,34 +169,6 @@ pub fn initial(themes: &[Theme]) -> usize {
 }
 
 impl Theme {
-    /// The default theme, for tests and as the fallback when every file failed.
-    pub fn default_dark() -> Theme {
-        let (themes, _) = load_all(None);
-        themes.into_iter().next().unwrap_or(Theme {
-            name: "plain".into(),
-            color: false,
-            colors: Colors {
-                status_fg: Color::Reset,
-                status_bg: Color::Reset,
-                border: Color::Reset,
-                focus: Color::Reset,
-                title: Color::Reset,
-                muted: Color::Reset,
-                notice: Color::Reset,
-                selected_fg: Color::Reset,
-                selected_bg: Color::Reset,
-                match_bg: Color::Reset,
-                ok: Color::Reset,
-                warn: Color::Reset,
-                bad: Color::Reset,
-                waiting: Color::Reset,
-                active: Color::Reset,
-                band_a: Color::Reset,
-                band_b: Color::Reset,
-            },
-        })
-    }
-
     /// Text in `c`, or plain text without colour.
     pub fn fg(&self, c: Color) -> Style {
         if self.color { Style::default().fg(c) } else { Style::default() }
