@@ -8,18 +8,37 @@
 mod loop_fixture;
 mod support;
 
+#[path = "support/summary.rs"]
+mod summary;
+
 use loop_fixture::{
     accept, case, harrow_cmd, headless_run, repo_and_plan, serve, write_and_submit,
 };
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
+use summary::show_json;
 use support::git;
 
 fn session_dir(tmp: &Path) -> PathBuf {
     std::fs::read_dir(tmp.join("sessions")).unwrap().next().unwrap().unwrap().path()
+}
+
+/// `harrow run --headless` in the background, and its session folder once it is there.
+fn spawn_run(tmp: &Path, base_url: &str, plan: &Path, repo: &Path) -> (Child, PathBuf) {
+    let child = headless_run(harrow_cmd(tmp, base_url), plan, repo)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let started = || std::fs::read_dir(tmp.join("sessions")).is_ok_and(|mut d| d.next().is_some());
+    while !started() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, session_dir(tmp))
 }
 
 fn wait_for(path: &Path, needle: &str, limit: Duration) -> bool {
@@ -47,16 +66,7 @@ fn resume_after_kill_9_mid_task_finishes_with_one_commit_per_task() {
     });
     let (_runtime, server) = serve(&script, false);
 
-    let mut child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !tmp.path().join("sessions").exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let dir = session_dir(tmp.path());
+    let (mut child, dir) = spawn_run(tmp.path(), &server.base_url(), &plan, &repo);
     let log = dir.join("events.jsonl");
     assert!(
         wait_for(
@@ -112,11 +122,7 @@ fn resume_after_kill_9_mid_task_finishes_with_one_commit_per_task() {
     assert!(
         text.contains("\"type\":\"log_repaired\"") && text.contains("\"type\":\"session_resume\"")
     );
-    let show = Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args(["show", dir.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    let summary: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let summary = show_json(&dir);
     assert_eq!(summary["harrow"]["tasks_done"], 3);
     assert_eq!(
         summary["harrow"]["unreadable_lines"]["count"], 0,
@@ -177,18 +183,7 @@ fn a_kill_while_the_evaluator_thinks_restarts_the_task_on_resume() {
         "evaluator": {"*": {"*": [slow_accept]}}
     });
     let (_runtime, server) = serve(&script, false);
-    let mut child = harrow_cmd(tmp.path(), &server.base_url())
-        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
-        .arg("--no-validators")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !tmp.path().join("sessions").exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let dir = session_dir(tmp.path());
+    let (mut child, dir) = spawn_run(tmp.path(), &server.base_url(), &plan, &repo);
     assert!(
         wait_for(&dir.join("events.jsonl"), "\"to\":\"evaluating\"", Duration::from_secs(20)),
         "T-001 never reached its review"

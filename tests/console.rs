@@ -4,6 +4,9 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/summary.rs"]
+mod summary;
+
 use harrow::console::app::{App, Overlay, Pane};
 use harrow::console::keymap::Action;
 use harrow::console::ui::draw;
@@ -12,6 +15,7 @@ use ratatui::backend::TestBackend;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+use summary::show_json;
 
 const SESSION: &str = "20261122-042843-e02b19";
 
@@ -372,11 +376,7 @@ fn the_demo_live_pause_inspect_resume_and_quit() {
     let s = t.wait_for("[exit 0]");
     assert!(!s.contains(" Plan "), "the terminal is restored: {s}");
     let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
-    let show = Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args(["show", session.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    let summary: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let summary = show_json(&session);
     assert_eq!(summary["harrow"]["tasks_done"], 3);
     assert!(
         summary["harrow"]["operator_actions"].as_u64().unwrap() >= 2,

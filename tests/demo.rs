@@ -4,9 +4,13 @@
 // A test whose setup fails should panic there.
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/summary.rs"]
+mod summary;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use summary::show_json;
 
 fn harrow(home: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harrow"));
@@ -55,11 +59,7 @@ fn the_demo_runs_headless_and_fast_to_the_end() {
     }
     let session =
         std::fs::read_dir(tmp.path().join("sessions")).unwrap().next().unwrap().unwrap().path();
-    let show = Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args(["show", session.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    let summary: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let summary = show_json(&session);
     assert_eq!(summary["harrow"]["tasks_done"], 3);
     assert_eq!(summary["harrow"]["status"], "done");
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
