@@ -10,7 +10,7 @@ mod support;
 use harrow::hands::hooks::{DenyRule, PostEditLinter};
 use harrow::hands::isolation::{Isolation, SandboxMode};
 use harrow::hands::validators::{ValidatorSpec, run_all};
-use harrow::hands::workspace::{Workspace, WorkspaceError};
+use harrow::hands::workspace::{Review, Workspace, WorkspaceError};
 use harrow::hands::{CallOutcome, Hands, HandsConfig};
 use harrow::session::event::Scope;
 use serde_json::{Value, json};
@@ -87,6 +87,66 @@ fn err(hands: &Hands, name: &str, args: Value) -> String {
 }
 
 #[test]
+fn a_task_diff_holds_what_the_worker_committed_itself_and_the_branch_gets_one_commit() {
+    let f = Fixture::new();
+    let id = "20261122-000000-c0ffee";
+    let (ws, _) = Workspace::create(&f.source(), &f.session().join("workspace"), id).unwrap();
+    let start = ws.tip().unwrap();
+    std::fs::write(ws.worktree.join("a.py"), "A = 1\n").unwrap();
+    git(&ws.worktree, &["add", "a.py"]);
+    git(&ws.worktree, &["commit", "-qm", "worker's own commit"]);
+    std::fs::write(ws.worktree.join("b.py"), "B = 2\n").unwrap();
+    let diff = ws.diff_from(&start).unwrap();
+    assert_eq!(diff.summary(), "a.py (+1 -0); b.py (+1 -0)", "committed and uncommitted alike");
+    let sha = ws.commit_task("T-001", "Two files", id, Review::Accepted, Some(&start)).unwrap();
+    let log = git(&f.source(), &["log", "--format=%s", &format!("session/{id}")]);
+    assert_eq!(log.lines().next(), Some("T-001: Two files"));
+    assert_eq!(log.lines().count(), 2, "one commit per accepted task on the base: {log}");
+    let parent = git(&f.source(), &["rev-parse", &format!("{}^", sha.unwrap())]);
+    assert_eq!(parent.trim(), start);
+    let body = git(&f.source(), &["log", "-1", "--format=%B", &format!("session/{id}")]);
+    assert!(body.contains("Reviewed-by: harrow evaluator"), "{body}");
+}
+
+#[test]
+fn a_long_diff_is_cut_file_by_file_and_says_what_it_left_out() {
+    let f = Fixture::new();
+    let (ws, _) =
+        Workspace::create(&f.source(), &f.session().join("workspace"), "20261122-000000-d1ff00")
+            .unwrap();
+    let lines = |prefix: &str, n: usize| -> String {
+        (0..n).map(|i| format!("{prefix}_{i} = {i}\n")).collect()
+    };
+    std::fs::write(ws.worktree.join("big.py"), lines("BIG", 3000)).unwrap();
+    std::fs::write(ws.worktree.join("small.py"), "SMALL_MARKER = 1\n").unwrap();
+    for n in 0..10 {
+        std::fs::write(ws.worktree.join(format!("m{n:02}.py")), lines("MID", 100)).unwrap();
+    }
+    let diff = ws.diff_from(&ws.tip().unwrap()).unwrap();
+    let text = diff.excerpt(20_000);
+    assert!(text.chars().count() < 21_000, "{}", text.chars().count());
+    assert!(text.contains("+SMALL_MARKER = 1"), "a small file is never pushed out by a big one");
+    assert!(text.contains("+MID_99 = 99"), "files that fit are shown whole");
+    assert!(text.contains("+BIG_10 = 10") && !text.contains("+BIG_2999"), "the big one is cut");
+    assert!(text.contains("[big.py: cut for length, "), "and says so");
+    assert!(!text.contains("Left out"), "nothing had to be left out");
+    for n in 10..80 {
+        std::fs::write(ws.worktree.join(format!("m{n:02}.py")), lines("MID", 100)).unwrap();
+    }
+    let diff = ws.diff_from(&ws.tip().unwrap()).unwrap();
+    let text = diff.excerpt(20_000);
+    assert!(text.chars().count() < 24_000, "{}", text.chars().count());
+    assert!(text.contains("+SMALL_MARKER = 1"));
+    let left_out = text.lines().find(|l| l.starts_with("[Left out for length")).unwrap();
+    assert!(left_out.contains("big.py (+3000 -0)"), "the largest go first: {left_out}");
+    let shown = text.matches("cut for length").count();
+    let named = left_out.matches(".py (+").count();
+    assert_eq!(shown + named, 81, "every file but the small one is cut or named");
+    let whole = diff.excerpt(usize::MAX);
+    assert_eq!(whole, diff.patch(), "with room, nothing is cut");
+}
+
+#[test]
 fn workspace_life_cycle_never_touches_the_source_tree() {
     let f = Fixture::new();
     std::fs::write(f.source().join("README.md"), "# dirty\n").unwrap();
@@ -100,16 +160,29 @@ fn workspace_life_cycle_never_touches_the_source_tree() {
 
     std::fs::write(ws.worktree.join("pkg/new.py"), "X = 1\n").unwrap();
     std::fs::remove_file(ws.worktree.join("README.md")).unwrap();
-    let diff = ws.diff().unwrap();
+    let start = ws.tip().unwrap();
+    assert_eq!(start, ws.base);
+    let diff = ws.diff_from(&start).unwrap();
     assert_eq!(diff.summary(), "README.md (+0 -1); pkg/new.py (+1 -0)");
-    assert!(diff.patch.contains("+X = 1"));
-    let sha = ws.commit_task("T-001", "Add new", "20261122-000000-abcdef").unwrap().unwrap();
+    assert!(diff.patch().contains("+X = 1"));
+    let sha = ws
+        .commit_task("T-001", "Add new", "20261122-000000-abcdef", Review::Accepted, Some(&start))
+        .unwrap()
+        .unwrap();
+    assert_eq!(ws.tip().unwrap(), sha);
+    assert!(ws.diff_from(&sha).unwrap().is_empty(), "the next task starts with no change");
     assert_eq!(
-        ws.commit_task("T-001", "Add new", "20261122-000000-abcdef").unwrap(),
+        ws.diff_from(&start).unwrap().digest,
+        diff.digest,
+        "the digest names the diff it was computed from"
+    );
+    assert_eq!(
+        ws.commit_task("T-002", "Nothing", "20261122-000000-abcdef", Review::Accepted, None)
+            .unwrap(),
         None,
         "nothing new to commit"
     );
-    assert_eq!(ws.diff().unwrap().digest, diff.digest, "the digest names the cumulative diff");
+    assert_eq!(ws.earlier_files().unwrap(), ["README.md", "pkg/new.py"]);
     let log = git(&f.source(), &["log", "--format=%an|%s", "session/20261122-000000-abcdef"]);
     assert!(log.starts_with("harrow|T-001: Add new\n"), "{log}");
     assert_eq!(ws.head().unwrap(), sha);
@@ -303,7 +376,8 @@ fn escape_attempts_are_refused() {
     for (tool, args) in table {
         let message = err(&h, tool, args.clone());
         assert!(
-            message.contains("escapes the workspace") || message.contains(".git is managed"),
+            message.contains("escapes the workspace")
+                || message.contains(".git cannot be read or changed"),
             "{tool} {args}: {message}"
         );
     }

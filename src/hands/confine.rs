@@ -16,7 +16,9 @@ use std::path::{Component, Path, PathBuf};
 pub enum Refusal {
     #[error("{0}: path escapes the workspace; use a path inside it")]
     Escapes(String),
-    #[error("{0}: .git is managed by the harness and cannot be read or changed with file tools")]
+    #[error(
+        "{0}: .git cannot be read or changed with file tools; inspect history with git commands in bash"
+    )]
     GitInternals(String),
     #[error("{path}: {reason}")]
     Io { path: String, reason: String },

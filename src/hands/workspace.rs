@@ -3,8 +3,8 @@
 //! worktree entry and nothing else; its working tree is never touched, and nothing is merged.
 
 use git2::{
-    BranchType, DiffFormat, DiffOptions, IndexAddOption, ObjectType, Oid, Repository, Signature,
-    StatusOptions, WorktreeAddOptions, WorktreePruneOptions,
+    BranchType, DiffOptions, IndexAddOption, ObjectType, Oid, Repository, Signature, StatusOptions,
+    WorktreeAddOptions, WorktreePruneOptions,
 };
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -39,6 +39,39 @@ fn git(context: impl Into<String>) -> impl FnOnce(git2::Error) -> WorkspaceError
     move |source| WorkspaceError::Git { context, source }
 }
 
+/// How a task's work was let through, as its commit says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Review {
+    /// The evaluator accepted it.
+    Accepted,
+    /// Accepted at the rework cap, or force-accepted by the operator, without passing review.
+    BelowBar,
+    /// The operator approved it.
+    Operator,
+    /// The run had review switched off (`--no-eval`): nobody reviewed it.
+    Unreviewed,
+}
+
+impl Review {
+    fn sentence(self) -> &'static str {
+        match self {
+            Review::Accepted => "Accepted by harrow's evaluator.",
+            Review::BelowBar => "Accepted below the quality bar: it did not pass review.",
+            Review::Operator => "Approved by the operator.",
+            Review::Unreviewed => "Not reviewed: the run had review switched off (--no-eval).",
+        }
+    }
+
+    fn trailer(self) -> &'static str {
+        match self {
+            Review::Accepted => "harrow evaluator",
+            Review::BelowBar => "none (accepted below the bar)",
+            Review::Operator => "operator",
+            Review::Unreviewed => "none (--no-eval)",
+        }
+    }
+}
+
 /// A session's worktree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Workspace {
@@ -59,14 +92,37 @@ pub struct FileStat {
     pub binary: bool,
 }
 
-/// The cumulative change of a session against its base.
+impl FileStat {
+    /// `a.py (+3 -1)` or `b.png (binary)`.
+    pub fn label(&self) -> String {
+        if self.binary {
+            format!("{} (binary)", self.path)
+        } else {
+            format!("{} (+{} -{})", self.path, self.added, self.deleted)
+        }
+    }
+}
+
+/// One file's change: its figures and its patch text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    pub stat: FileStat,
+    pub patch: String,
+}
+
+/// One task's change: the worktree (untracked files included) against the commit the task
+/// started from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiffInfo {
-    pub patch: String,
-    pub files: Vec<FileStat>,
+    /// The commit the change is measured from.
+    pub base: String,
+    pub files: Vec<FileDiff>,
     /// A digest of the patch, so a verdict names the exact diff it judged.
     pub digest: String,
 }
+
+/// The least a cut file keeps of its patch; a file that would get less is left out and named.
+const MIN_FILE_SHARE: usize = 800;
 
 impl DiffInfo {
     /// `a.py (+3 -1); b.py (binary)`, or `(no changes)`, as Tilth's ledger writes it.
@@ -74,22 +130,77 @@ impl DiffInfo {
         if self.files.is_empty() {
             return "(no changes)".into();
         }
-        self.files
-            .iter()
-            .map(|f| {
-                if f.binary {
-                    format!("{} (binary)", f.path)
-                } else {
-                    format!("{} (+{} -{})", f.path, f.added, f.deleted)
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
+        self.files.iter().map(|f| f.stat.label()).collect::<Vec<_>>().join("; ")
     }
 
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
     }
+
+    /// The whole patch.
+    pub fn patch(&self) -> String {
+        self.files.iter().map(|f| f.patch.as_str()).collect()
+    }
+
+    /// The patch in at most about `max` characters, cut file by file so that one large file
+    /// cannot push the others out: files that fit are shown whole (smallest first), the rest
+    /// share what is left, each cut at a line with a note, and a file whose share would be too
+    /// small to read is left out and named at the end. Nothing is dropped without saying so.
+    pub fn excerpt(&self, max: usize) -> String {
+        let len = |i: usize| self.files[i].patch.chars().count();
+        let mut order: Vec<usize> = (0..self.files.len()).collect();
+        order.sort_by_key(|&i| len(i));
+        let mut shown: Vec<Option<usize>> = vec![None; self.files.len()];
+        let mut left = max;
+        let mut whole = 0;
+        while whole < order.len() && len(order[whole]) <= left / (order.len() - whole) {
+            shown[order[whole]] = Some(len(order[whole]));
+            left -= len(order[whole]);
+            whole += 1;
+        }
+        let larger = &order[whole..];
+        let fit = (left / MIN_FILE_SHARE).min(larger.len());
+        if fit > 0 {
+            for &i in &larger[..fit] {
+                shown[i] = Some(left / fit);
+            }
+        }
+        let mut out = String::new();
+        let mut omitted = Vec::new();
+        for (f, budget) in self.files.iter().zip(shown) {
+            match budget {
+                Some(b) if b >= f.patch.chars().count() => out.push_str(&f.patch),
+                Some(b) => out.push_str(&cut_at_line(&f.patch, b, &f.stat.path)),
+                None => omitted.push(f.stat.label()),
+            }
+        }
+        if !omitted.is_empty() {
+            out.push_str(&format!(
+                "\n[Left out for length; their changes are not shown: {}]\n",
+                omitted.join("; ")
+            ));
+        }
+        out
+    }
+}
+
+/// The first lines of a file's patch that fit in `max` characters, with a note of the cut.
+fn cut_at_line(patch: &str, max: usize, path: &str) -> String {
+    let total = patch.lines().count();
+    let mut out = String::new();
+    let mut used = 0;
+    let mut lines = 0;
+    for line in patch.split_inclusive('\n') {
+        let n = line.chars().count();
+        if used + n > max {
+            break;
+        }
+        out.push_str(line);
+        used += n;
+        lines += 1;
+    }
+    out.push_str(&format!("[{path}: cut for length, {lines} of {total} patch lines shown]\n"));
+    out
 }
 
 /// Finds the repository containing `path`, refusing bare repositories and missing ones.
@@ -174,13 +285,18 @@ impl Workspace {
         Ok(head.id().to_string())
     }
 
-    /// Commits everything in the worktree as the accepted work of a task. Returns the new
-    /// commit, or `None` when there was nothing to commit.
+    /// Commits everything in the worktree as the accepted work of a task, on top of `parent`
+    /// (the commit the task started from; the branch tip when not known) and moves the
+    /// session branch there, so the branch holds one commit per accepted task whatever the
+    /// worker committed on its own. Returns the new commit, or `None` when there was nothing
+    /// to commit.
     pub fn commit_task(
         &self,
         task_id: &str,
         title: &str,
         session_id: &str,
+        review: Review,
+        parent: Option<&str>,
     ) -> Result<Option<String>, WorkspaceError> {
         let repo = self.repo()?;
         let mut index = repo.index().map_err(git("read index"))?;
@@ -188,35 +304,62 @@ impl Workspace {
         index.update_all(["*"], None).map_err(git("stage deletions"))?;
         index.write().map_err(git("write index"))?;
         let tree_id = index.write_tree().map_err(git("write tree"))?;
-        let parent = repo.head().and_then(|h| h.peel_to_commit()).map_err(git("read HEAD"))?;
+        let branch = format!("refs/heads/{}", self.branch);
+        let parent = match parent {
+            Some(sha) => Oid::from_str(sha).and_then(|oid| repo.find_commit(oid)),
+            None => repo.find_reference(&branch).and_then(|r| r.peel_to_commit()),
+        }
+        .map_err(git("read the task's starting commit"))?;
         if parent.tree_id() == tree_id {
+            repo.reference(&branch, parent.id(), true, "harrow: accepted with no change")
+                .and_then(|_| repo.set_head(&branch))
+                .map_err(git("point the session branch at the task's start"))?;
             return Ok(None);
         }
         let tree = repo.find_tree(tree_id).map_err(git("find tree"))?;
         let sig = Signature::now(SIGNATURE_NAME, SIGNATURE_EMAIL).map_err(git("signature"))?;
-        let message =
-            format!("{task_id}: {title}\n\nAccepted by harrow in session {session_id}.\n");
-        let oid = repo
-            .commit(Some("HEAD"), &sig, &sig, &message, &tree, &[&parent])
-            .map_err(git("commit"))?;
+        let message = format!(
+            "{task_id}: {title}\n\n{}\n\nSession: {session_id}\nReviewed-by: {}\n",
+            review.sentence(),
+            review.trailer()
+        );
+        let oid =
+            repo.commit(None, &sig, &sig, &message, &tree, &[&parent]).map_err(git("commit"))?;
+        repo.reference(&branch, oid, true, "harrow: task accepted")
+            .and_then(|_| repo.set_head(&branch))
+            .map_err(git("move the session branch to the accepted commit"))?;
         Ok(Some(oid.to_string()))
     }
 
-    /// Everything the session changed against its base: committed tasks, the work in progress,
-    /// and new files not ignored by `.gitignore`.
-    pub fn diff(&self) -> Result<DiffInfo, WorkspaceError> {
+    /// The commit the session branch points at: the last accepted task's, or the base. This is
+    /// where the task at work started, whatever the worker did to HEAD.
+    pub fn tip(&self) -> Result<String, WorkspaceError> {
         let repo = self.repo()?;
-        let base = Oid::from_str(&self.base).map_err(git("parse base commit"))?;
-        let base_tree =
-            repo.find_commit(base).and_then(|c| c.tree()).map_err(git("read base tree"))?;
+        let tip = repo
+            .find_reference(&format!("refs/heads/{}", self.branch))
+            .and_then(|r| r.peel_to_commit())
+            .map_err(git(format!("read branch {}", self.branch)))?;
+        Ok(tip.id().to_string())
+    }
+
+    /// The task's own change: the worktree as it is now, new files not ignored by
+    /// `.gitignore` included, against `from` (the commit the task started from). Earlier
+    /// tasks' work is in `from` and so is never part of it.
+    pub fn diff_from(&self, from: &str) -> Result<DiffInfo, WorkspaceError> {
+        let repo = self.repo()?;
+        let from_tree = Oid::from_str(from)
+            .and_then(|oid| repo.find_commit(oid))
+            .and_then(|c| c.tree())
+            .map_err(git(format!("read the task's starting commit {from}")))?;
         let mut opts = DiffOptions::new();
         opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
         let diff = repo
-            .diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut opts))
+            .diff_tree_to_workdir_with_index(Some(&from_tree), Some(&mut opts))
             .map_err(git("diff"))?;
         let mut files = Vec::new();
+        let mut whole = Vec::new();
         for i in 0..diff.deltas().len() {
-            let Ok(Some(patch)) = git2::Patch::from_diff(&diff, i) else { continue };
+            let Ok(Some(mut patch)) = git2::Patch::from_diff(&diff, i) else { continue };
             let delta = patch.delta();
             let path = delta
                 .new_file()
@@ -226,20 +369,34 @@ impl Workspace {
                 .unwrap_or_default();
             let binary = delta.flags().is_binary();
             let (_, added, deleted) = patch.line_stats().unwrap_or((0, 0, 0));
-            files.push(FileStat { path, added, deleted, binary });
+            let text = patch.to_buf().map_err(git(format!("diff {path}")))?;
+            whole.extend_from_slice(&text);
+            files.push(FileDiff {
+                stat: FileStat { path, added, deleted, binary },
+                patch: String::from_utf8_lossy(&text).into_owned(),
+            });
         }
-        let mut patch = Vec::new();
-        diff.print(DiffFormat::Patch, |_, _, line| {
-            if matches!(line.origin(), '+' | '-' | ' ') {
-                patch.push(line.origin() as u8);
-            }
-            patch.extend_from_slice(line.content());
-            true
-        })
-        .map_err(git("print diff"))?;
         let digest =
-            Oid::hash_object(ObjectType::Blob, &patch).map_err(git("digest diff"))?.to_string();
-        Ok(DiffInfo { patch: String::from_utf8_lossy(&patch).into_owned(), files, digest })
+            Oid::hash_object(ObjectType::Blob, &whole).map_err(git("digest diff"))?.to_string();
+        Ok(DiffInfo { base: from.to_owned(), files, digest })
+    }
+
+    /// The files earlier tasks of the session changed (base to branch tip), for a one-line
+    /// mention beside a task's own diff.
+    pub fn earlier_files(&self) -> Result<Vec<String>, WorkspaceError> {
+        let repo = self.repo()?;
+        let tree = |sha: &str| {
+            Oid::from_str(sha).and_then(|oid| repo.find_commit(oid)).and_then(|c| c.tree())
+        };
+        let base = tree(&self.base).map_err(git("read base tree"))?;
+        let tip = tree(&self.tip()?).map_err(git("read branch tree"))?;
+        let diff =
+            repo.diff_tree_to_tree(Some(&base), Some(&tip), None).map_err(git("diff branch"))?;
+        Ok(diff
+            .deltas()
+            .filter_map(|d| d.new_file().path().or_else(|| d.old_file().path()))
+            .map(|p| p.display().to_string())
+            .collect())
     }
 
     /// The commit on the session branch that accepted `task_id`, if there is one: how a resume

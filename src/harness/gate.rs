@@ -19,6 +19,8 @@ pub enum TaskState {
     NeedsOperator,
     Done,
     DoneBelowBar,
+    /// Accepted without review: the run had review switched off (`--no-eval`).
+    DoneUnreviewed,
     Failed,
     Skipped,
 }
@@ -34,6 +36,7 @@ impl TaskState {
             TaskState::NeedsOperator => "needs_operator",
             TaskState::Done => "done",
             TaskState::DoneBelowBar => "done_below_bar",
+            TaskState::DoneUnreviewed => "done_unreviewed",
             TaskState::Failed => "failed",
             TaskState::Skipped => "skipped",
         }
@@ -46,19 +49,21 @@ impl TaskState {
     /// Accepted or skipped: a resumed run does not take the task up again (a failed one it
     /// does, since a resume is how a person retries it).
     pub fn is_settled(self) -> bool {
-        matches!(self, TaskState::Done | TaskState::DoneBelowBar | TaskState::Skipped)
+        self.is_accepted() || self == TaskState::Skipped
+    }
+
+    /// Accepted in any way: its work is (or is about to be) committed on the session branch.
+    pub fn is_accepted(self) -> bool {
+        matches!(self, TaskState::Done | TaskState::DoneBelowBar | TaskState::DoneUnreviewed)
     }
 
     /// No more work happens on the task in this run.
     pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            TaskState::Done | TaskState::DoneBelowBar | TaskState::Failed | TaskState::Skipped
-        )
+        self.is_settled() || self == TaskState::Failed
     }
 }
 
-const ALL: [TaskState; 10] = [
+const ALL: [TaskState; 11] = [
     TaskState::Pending,
     TaskState::Running,
     TaskState::Validating,
@@ -67,6 +72,7 @@ const ALL: [TaskState; 10] = [
     TaskState::NeedsOperator,
     TaskState::Done,
     TaskState::DoneBelowBar,
+    TaskState::DoneUnreviewed,
     TaskState::Failed,
     TaskState::Skipped,
 ];
@@ -92,6 +98,8 @@ pub enum GateEvent {
     EvaluatorRetried,
     /// The evaluator (or the operator) accepted.
     Accepted,
+    /// Validators passed in a run with review switched off.
+    AcceptedUnreviewed,
     /// Rejected with attempts left: rework in the same conversation.
     Rejected,
     /// The worker picks the rework up.
@@ -134,6 +142,7 @@ pub fn transition(from: TaskState, event: GateEvent) -> Result<TaskState, Illega
         (S::Running, E::CaseSubmitted) => S::Validating,
         (S::Validating, E::ValidatorsFailed) => S::Running,
         (S::Validating, E::ValidatorsPassed) => S::Evaluating,
+        (S::Validating, E::AcceptedUnreviewed) => S::DoneUnreviewed,
         (S::Validating | S::Evaluating | S::NeedsOperator | S::Rework, E::Accepted) => S::Done,
         (S::Validating | S::Evaluating | S::NeedsOperator, E::Rejected) => S::Rework,
         (S::Rework, E::ReworkStarted) => S::Running,
@@ -183,6 +192,12 @@ mod tests {
     fn refuses_what_the_design_forbids() {
         assert!(transition(S::Done, E::Start).is_err(), "a done task is never redone");
         assert!(transition(S::DoneBelowBar, E::Start).is_err());
+        assert!(transition(S::DoneUnreviewed, E::Start).is_err());
+        assert_eq!(transition(S::Validating, E::AcceptedUnreviewed), Ok(S::DoneUnreviewed));
+        assert!(
+            transition(S::Evaluating, E::AcceptedUnreviewed).is_err(),
+            "only work that skipped review is accepted unreviewed"
+        );
         assert!(transition(S::Skipped, E::Start).is_err());
         for crashed_in in [S::Running, S::Validating, S::Evaluating, S::Rework] {
             assert_eq!(transition(crashed_in, E::Start), Ok(S::Running), "resume after a crash");

@@ -7,6 +7,7 @@
 use super::case::Case;
 use super::plan::{Plan, Task};
 use super::verdict::Verdict;
+use crate::hands::workspace::DiffInfo;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -17,7 +18,9 @@ pub const PROGRESS_MAX_CHARS: usize = 4_000;
 pub const OVERVIEW_MAX_CHARS: usize = 4_000;
 pub const PLAN_MAX_CHARS: usize = 6_000;
 pub const LEDGER_INJECT_LIMIT: usize = 5;
-pub const DIFF_MAX_CHARS: usize = 12_000;
+pub const DIFF_MAX_CHARS: usize = 20_000;
+/// Earlier tasks' files named beside the diff, at most.
+pub const EARLIER_FILES_MAX: usize = 40;
 pub const VALIDATOR_OUTPUT_MAX_CHARS: usize = 4_000;
 pub const SEED_TESTS_MAX_CHARS: usize = 6_000;
 
@@ -156,7 +159,7 @@ pub fn worker_prompt(plan: &Plan, task: &Task, ctx: &WorkerContext<'_>) -> Strin
     if !ctx.ledger.is_empty() {
         let _ = writeln!(
             out,
-            "## Prior iterations on this task (from the evaluator)\n\n{}\n",
+            "## Prior iterations on this task (from review)\n\n{}\n",
             render_ledger(ctx.ledger)
         );
     }
@@ -175,10 +178,15 @@ pub struct EvaluatorInputs<'a> {
     pub project: Option<&'a str>,
     pub ledger: &'a [LedgerEntry],
     pub case: &'a Case,
-    pub diff: &'a str,
+    /// The task's own change, against the commit it started from.
+    pub diff: &'a DiffInfo,
+    /// Files earlier tasks of the session changed (already accepted; not under review).
+    pub earlier_files: &'a [String],
     pub validator_output: Option<&'a str>,
     /// `(path, content)` of the task's seed tests.
     pub seed_tests: &'a [(String, String)],
+    /// The score an accept needs, when the run sets one.
+    pub score_threshold: Option<f64>,
 }
 
 /// The evaluator's message.
@@ -212,9 +220,28 @@ pub fn evaluator_prompt(i: &EvaluatorInputs<'_>) -> String {
     }
     let _ = writeln!(
         out,
-        "\n## Diff (everything this session changed)\n\n```diff\n{}\n```",
-        cap(i.diff, DIFF_MAX_CHARS)
+        "\n## Diff (this task's own change: {})\n\n```diff\n{}```",
+        i.diff.summary(),
+        i.diff.excerpt(DIFF_MAX_CHARS)
     );
+    if !i.earlier_files.is_empty() {
+        let mut names: Vec<&str> =
+            i.earlier_files.iter().take(EARLIER_FILES_MAX).map(String::as_str).collect();
+        let more = i.earlier_files.len().saturating_sub(EARLIER_FILES_MAX);
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        names.sort_unstable();
+        let _ = writeln!(
+            out,
+            "\nEarlier tasks, already accepted and not under review here, changed: {}{more}.",
+            names.join(", ")
+        );
+    }
+    if let Some(bar) = i.score_threshold {
+        let _ = writeln!(
+            out,
+            "\nScore the work from 0 to 100 in every verdict: this run accepts only work scored {bar:.0} or more."
+        );
+    }
     out.push_str("\nCall submit_verdict exactly once.");
     out
 }

@@ -7,6 +7,7 @@ pub mod control;
 pub mod gate;
 pub mod learnings;
 pub mod memory;
+pub mod outcome;
 pub mod plan;
 pub mod record;
 pub mod resume;

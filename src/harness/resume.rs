@@ -7,6 +7,7 @@
 //! and the task restarts from the last commit with a fresh conversation, its ledger intact.
 
 use super::gate::TaskState;
+use super::outcome::LastOutcome;
 use crate::session::event::{Event, Payload, SessionStart};
 use crate::session::scan::{LineAt, scan};
 use crate::session::summary::Usage;
@@ -26,8 +27,12 @@ pub struct Restored {
     pub committed: BTreeSet<String>,
     /// Tasks with a `task_done` event.
     pub done_logged: BTreeSet<String>,
-    /// `(task, title-less warning)` for tasks accepted below the bar, in order.
-    pub below_bar: Vec<(String, Option<String>)>,
+    /// Tasks accepted below the bar, in order, with what last happened to their work.
+    pub below_bar: Vec<(String, LastOutcome)>,
+    /// The commit each task last started from.
+    pub task_bases: BTreeMap<String, String>,
+    /// What last happened to each task's work: its last failed validation or verdict.
+    pub last_outcomes: BTreeMap<String, LastOutcome>,
     pub usage: BTreeMap<String, Usage>,
     pub tokens_total: u64,
     /// The reason of the last `stop`, if the session stopped cleanly.
@@ -72,6 +77,31 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
             ("tool_call", Some(t)) if f.payload.tool.get() == Some("submit_case") => {
                 r.last_cases.insert(t.to_owned(), at);
             }
+            ("context_reset", Some(t)) => {
+                if let Some(base) = f.payload.base_commit.get() {
+                    r.task_bases.insert(t.to_owned(), base.to_owned());
+                }
+            }
+            ("validator_run", Some(t)) if f.payload.passed.0 == Some(false) => {
+                r.last_outcomes.insert(t.to_owned(), LastOutcome::ValidatorsFailed);
+            }
+            ("evaluator_verdict", Some(t)) => {
+                let outcome = if f.payload.parse_failed.0 == Some(true) {
+                    Some(LastOutcome::ReviewUnreadable)
+                } else if f.payload.below_threshold.0 == Some(true) {
+                    Some(LastOutcome::BelowThreshold)
+                } else if f.payload.verdict.get() == Some("reject") {
+                    Some(LastOutcome::Rejected(
+                        f.payload.rejection_category.get().unwrap_or_default().to_owned(),
+                    ))
+                } else {
+                    None
+                };
+                match outcome {
+                    Some(o) => r.last_outcomes.insert(t.to_owned(), o),
+                    None => r.last_outcomes.remove(t),
+                };
+            }
             ("task_state", Some(t)) => {
                 if let Some(to) = f.payload.to.get().and_then(TaskState::parse) {
                     r.states.insert(t.to_owned(), to);
@@ -83,8 +113,11 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
             ("task_done", Some(t)) => {
                 r.done_logged.insert(t.to_owned());
                 if f.payload.below_bar.0 == Some(true) {
-                    r.below_bar
-                        .push((t.to_owned(), f.payload.last_category.get().map(str::to_owned)));
+                    let last = LastOutcome::parse(
+                        f.payload.last_outcome.get(),
+                        f.payload.last_category.get(),
+                    );
+                    r.below_bar.push((t.to_owned(), last));
                 }
             }
             ("stop", _) => r.last_stop = f.payload.reason.get().map(str::to_owned),

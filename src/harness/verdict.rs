@@ -50,16 +50,16 @@ impl Verdict {
         self.verdict == "accept"
     }
 
-    /// The harness's own reject after two unparseable answers: fail closed.
-    pub fn parse_failed(last_error: &str) -> Verdict {
+    /// The harness's own reject after two unparseable answers: fail closed. It is written for
+    /// the worker, who reads it: what happened to its work and what to do, in the project's
+    /// words; what went wrong with the answers is in the `evaluator_parse_error` events.
+    pub fn parse_failed() -> Verdict {
         Verdict {
             verdict: "reject".into(),
             rejection_category: None,
-            concern: format!(
-                "The evaluator's answer could not be parsed after one retry. Last error: {last_error}"
-            ),
+            concern: "The work was not accepted: the review could not confirm that it meets the acceptance criteria.".into(),
             evidence: Vec::new(),
-            next_step: None,
+            next_step: Some("Re-check every acceptance criterion against your change, run the tests that show each one, fix anything that falls short, then call submit_case again with the case mapped criterion by criterion.".into()),
             score: None,
             parse_failed: true,
             below_threshold: false,
@@ -127,14 +127,18 @@ impl Verdict {
     }
 }
 
-/// The tool schema offered to the evaluator.
-pub fn schema() -> Value {
+/// The tool schema offered to the evaluator; with a score threshold the score is required.
+pub fn schema(score_required: bool) -> Value {
     let mut categories: Vec<Value> = CATEGORIES.iter().map(|(c, _)| json!(c)).collect();
     categories.push(Value::Null);
+    let mut required = vec!["verdict", "concern", "evidence"];
+    if score_required {
+        required.push("score");
+    }
     json!({"type": "function", "function": {
         "name": "submit_verdict",
         "description": "Return your verdict on the case. Call it exactly once.",
-        "parameters": {"type": "object", "additionalProperties": false, "required": ["verdict", "concern", "evidence"], "properties": {
+        "parameters": {"type": "object", "additionalProperties": false, "required": required, "properties": {
             "verdict": {"type": "string", "enum": ["accept", "reject"]},
             "rejection_category": {"type": ["string", "null"], "enum": categories},
             "concern": {"type": "string", "description": "One to three sentences."},
@@ -143,6 +147,18 @@ pub fn schema() -> Value {
             "score": {"type": "number", "minimum": 0, "maximum": 100}
         }}
     }})
+}
+
+/// Parses a verdict and holds it to the run's score threshold: with a threshold set, an accept
+/// without a score cannot be weighed against the bar and is a parse failure like any other.
+pub fn parse_held(arguments: &str, threshold: Option<f64>) -> Result<Verdict, String> {
+    let v = parse(arguments)?;
+    match threshold {
+        Some(bar) if v.accepted() && v.score.is_none() => Err(format!(
+            "an accept must carry a 'score' from 0 to 100: this run accepts only work scored {bar:.0} or more"
+        )),
+        _ => Ok(v),
+    }
 }
 
 /// Parses and validates `submit_verdict` arguments.
@@ -262,6 +278,19 @@ mod tests {
         );
         assert!(a.clone().held_to(Some(40.0)).accepted());
         assert!(a.held_to(None).accepted());
+    }
+
+    #[test]
+    fn under_a_threshold_an_unscored_accept_does_not_parse() {
+        let unscored = r#"{"verdict": "accept", "concern": "Fine.", "evidence": []}"#;
+        assert!(parse_held(unscored, None).is_ok());
+        let e = parse_held(unscored, Some(60.0)).unwrap_err();
+        assert!(e.contains("must carry a 'score'"), "{e}");
+        let words = r#"{"verdict": "accept", "concern": "Fine.", "evidence": [], "score": "high"}"#;
+        assert!(parse_held(words, Some(60.0)).unwrap_err().contains("'score' must be a number"));
+        let reject = r#"{"verdict": "reject", "rejection_category": "weak_test", "concern": "x", "evidence": [], "next_step": "y"}"#;
+        assert!(parse_held(reject, Some(60.0)).is_ok(), "a reject needs no score to fail");
+        assert_eq!(schema(true)["function"]["parameters"]["required"][3], "score");
     }
 
     #[test]

@@ -252,7 +252,10 @@ payload_struct!(
 );
 payload_struct!(
     /// A task attempt started with a fresh worker conversation.
-    ContextReset {} scoped
+    ContextReset {
+        /// harrow: the commit the task starts from, which its diff is measured against.
+        base_commit: String,
+    } scoped
 );
 payload_struct!(
     /// Which memory channels were loaded into the worker prompt, and how large they were.
@@ -351,6 +354,12 @@ payload_struct!(
         last_category: String,
         /// harrow: accepted by the operator rather than the evaluator.
         by_operator: bool,
+        /// harrow: false when nobody reviewed the work (the run had `--no-eval`).
+        reviewed: bool,
+        /// harrow: for an accept below the bar, what last happened to the work
+        /// (`not_reviewed`, `validators_failed`, `rejected`, `review_unreadable`,
+        /// `below_threshold`).
+        last_outcome: String,
     } scoped
 );
 payload_struct!(

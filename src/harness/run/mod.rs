@@ -14,18 +14,19 @@ use super::control::{self, Op};
 use super::gate::{GateEvent, TaskState, transition};
 use super::learnings;
 use super::memory::{self, EvaluatorInputs, LedgerEntry, WorkerContext};
+use super::outcome::LastOutcome;
 use super::plan::{Plan, Task};
 use super::record::{self, CheckpointFacts};
 use super::verdict::{self, Verdict};
 use crate::brain::client::{Attempt, Brain, BrainError, CallTag, Reply, Role};
 use crate::hands::Hands;
 use crate::hands::validators::{self, ValidatorSpec};
-use crate::hands::workspace::Workspace;
+use crate::hands::workspace::{Review, Workspace};
 use crate::session::event::ProposedLearnings;
 use crate::session::event::{
-    AssistantMessage, Commit, FeedbackSent, ModelCall, Nudge, OperatorAction, ParseError,
-    PromptAssembled, Scope, Stop, TaskDone, TaskFailed, TaskState as TaskStateEvent, ToolCall,
-    ToolCallRecord, Verdict as VerdictEvent,
+    AssistantMessage, Commit, ContextReset, FeedbackSent, ModelCall, Nudge, OperatorAction,
+    ParseError, PromptAssembled, Scope, Stop, TaskDone, TaskFailed, TaskState as TaskStateEvent,
+    ToolCall, ToolCallRecord, Verdict as VerdictEvent,
 };
 use crate::session::summary::Usage;
 use crate::session::timestamp;
@@ -111,9 +112,20 @@ impl Ended {
     }
 }
 
+/// A task's work let through, and how.
+#[derive(Debug, Clone)]
+struct Acceptance {
+    review: Review,
+    /// The operator decided it (approve or force-accept), not the evaluator or the policy.
+    by_operator: bool,
+    /// What last happened to the work, for an accept below the bar.
+    last: Option<LastOutcome>,
+    summary: String,
+}
+
 /// A task's result, inside the loop.
 enum TaskEnd {
-    Accepted { below_bar: bool, last_category: Option<String>, summary: String },
+    Accepted(Acceptance),
     Failed(String),
     Stop(Ended),
 }
@@ -151,6 +163,12 @@ pub struct Run {
     /// Where each task's last case was in the log when the run was resumed. A task is held for
     /// the operator only as a run ends, so the case a `retry_eval` judges is always here.
     last_cases: BTreeMap<String, crate::session::scan::LineAt>,
+    /// The commit each task started from: what its diff is measured from and its accepted
+    /// commit is made on, whatever the worker does to HEAD or the branch meanwhile.
+    task_bases: BTreeMap<String, String>,
+    /// What last happened to each task's work (validators, verdicts), for describing an
+    /// accept below the bar truthfully.
+    last_outcomes: BTreeMap<String, LastOutcome>,
 }
 
 /// What the operator has asked for and the loop has not finished acting on.
@@ -177,11 +195,20 @@ fn scope(task: &str, iter: u64, attempt: u64) -> Scope {
 }
 
 /// What every later task is told about a task accepted below the bar.
-fn below_bar_warning(id: &str, title: &str, category: Option<&str>) -> String {
-    let category = category.unwrap_or("a rejection");
+fn below_bar_warning(id: &str, title: &str, last: &LastOutcome) -> String {
     format!(
-        "{id} ({title}) was accepted below the quality bar after its last review rejected it as {category}; do not rely on it blindly."
+        "{id} ({title}) was accepted below the quality bar: {}; do not rely on it blindly.",
+        last.describe()
     )
+}
+
+/// The outcome column of `progress.txt` for an accepted task.
+fn progress_outcome(review: Review) -> &'static str {
+    match review {
+        Review::BelowBar => "done (below the bar)",
+        Review::Unreviewed => "done (unreviewed: --no-eval)",
+        Review::Accepted | Review::Operator => "done",
+    }
 }
 
 fn tool_message(id: &str, content: &str) -> Value {
@@ -207,6 +234,8 @@ impl Run {
             warnings: Vec::new(),
             control: ControlState::default(),
             last_cases: BTreeMap::new(),
+            task_bases: BTreeMap::new(),
+            last_outcomes: BTreeMap::new(),
         }
     }
 
@@ -222,10 +251,12 @@ impl Run {
         run.tokens_total = r.tokens_total;
         run.control.offset = r.control_offset;
         run.last_cases.clone_from(&r.last_cases);
-        for (task, category) in &r.below_bar {
+        run.task_bases.clone_from(&r.task_bases);
+        run.last_outcomes.clone_from(&r.last_outcomes);
+        for (task, last) in &r.below_bar {
             let title =
                 run.plan.tasks.iter().find(|t| &t.id == task).map_or("", |t| t.title.as_str());
-            run.warnings.push(below_bar_warning(task, title, category.as_deref()));
+            run.warnings.push(below_bar_warning(task, title, last));
         }
         run
     }
@@ -397,14 +428,8 @@ impl Run {
                     continue;
                 }
                 match self.run_task(task).await? {
-                    TaskEnd::Accepted { below_bar, last_category, summary } => {
-                        self.finish_accepted(
-                            task,
-                            below_bar,
-                            last_category.as_deref(),
-                            summary,
-                            false,
-                        )?;
+                    TaskEnd::Accepted(acceptance) => {
+                        self.finish_accepted(task, acceptance)?;
                         if self.opts.learnings {
                             self.propose_learning(task).await?;
                         }
@@ -454,27 +479,35 @@ impl Run {
         Ok(Ended { reason: reason.to_owned(), detail: Some(format!("task {} failed", task.id)) })
     }
 
-    fn finish_accepted(
-        &mut self,
-        task: &Task,
-        below_bar: bool,
-        last_category: Option<&str>,
-        summary: String,
-        by_operator: bool,
-    ) -> io::Result<()> {
+    /// The commit `task` started from, as recorded when it started; the branch tip when the
+    /// log does not say (a session from before harrow recorded it).
+    fn task_base(&self, task: &str) -> io::Result<String> {
+        match self.task_bases.get(task) {
+            Some(base) => Ok(base.clone()),
+            None => self.workspace.tip().map_err(io::Error::other),
+        }
+    }
+
+    /// Logs the accept, commits the work on the session branch and updates the side files.
+    fn finish_accepted(&mut self, task: &Task, a: Acceptance) -> io::Result<()> {
+        let below_bar = a.review == Review::BelowBar;
+        let last = a.last.filter(|_| below_bar);
         let done = TaskDone {
             scope: scope(&task.id, 0, 0),
-            summary: Some(summary),
+            summary: Some(a.summary),
             below_bar: Some(below_bar),
-            by_operator: by_operator.then_some(true),
-            last_category: last_category.map(str::to_owned),
+            by_operator: a.by_operator.then_some(true),
+            reviewed: (a.review == Review::Unreviewed).then_some(false),
+            last_category: last.as_ref().and_then(|l| l.category().map(str::to_owned)),
+            last_outcome: last.as_ref().map(|l| l.code().to_owned()),
             ..TaskDone::default()
         };
         self.emit("task_done", &done)?;
         self.writer.sync()?;
+        let base = self.task_base(&task.id)?;
         let sha = self
             .workspace
-            .commit_task(&task.id, &task.title, &self.id)
+            .commit_task(&task.id, &task.title, &self.id, a.review, Some(&base))
             .map_err(io::Error::other)?;
         self.emit(
             "commit",
@@ -486,13 +519,12 @@ impl Run {
             },
         )?;
         self.writer.sync()?;
-        let outcome = if below_bar { "done (below the bar)" } else { "done" };
-        record::append_progress(&self.dir, &task.id, outcome, &task.title)?;
+        record::append_progress(&self.dir, &task.id, progress_outcome(a.review), &task.title)?;
         record::write_task_status(&self.dir, &self.status_map())?;
         record::write_summary(&self.dir, self.writer.summary())?;
         self.checkpoint("running")?;
-        if below_bar {
-            self.warnings.push(below_bar_warning(&task.id, &task.title, last_category));
+        if let Some(last) = &last {
+            self.warnings.push(below_bar_warning(&task.id, &task.title, last));
         }
         Ok(())
     }

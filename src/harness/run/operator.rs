@@ -1,8 +1,8 @@
 //! Operator commands at task boundaries: pause, step, stop, notes, and decisions on a task.
 
 use super::{
-    Duration, Ended, GateEvent, Op, OperatorAction, Run, TaskState, control, io, json, record,
-    transition,
+    Acceptance, Duration, Ended, GateEvent, LastOutcome, Op, OperatorAction, Review, Run,
+    TaskState, control, io, json, record, transition,
 };
 
 impl Run {
@@ -160,17 +160,19 @@ impl Run {
                 Ok(None)
             }
             Op::Approve | Op::ForceAccept => {
-                let below_bar = cmd.op == Op::ForceAccept;
                 self.gate(&task.id, event, &format!("operator: {reason}"), 0)?;
-                let last = record::read_ledger(&self.dir, &task.id)
-                    .last()
-                    .and_then(|e| e.verdict.rejection_category.clone());
+                let review =
+                    if cmd.op == Op::ForceAccept { Review::BelowBar } else { Review::Operator };
+                let last =
+                    self.last_outcomes.get(&task.id).cloned().unwrap_or(LastOutcome::NotReviewed);
                 self.finish_accepted(
                     &task,
-                    below_bar,
-                    last.as_deref(),
-                    format!("accepted by the operator: {reason}"),
-                    true,
+                    Acceptance {
+                        review,
+                        by_operator: true,
+                        last: Some(last),
+                        summary: format!("accepted by the operator: {reason}"),
+                    },
                 )?;
                 Ok(None)
             }

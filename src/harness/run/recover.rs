@@ -1,6 +1,8 @@
 //! Repairs a resumed run needs before it continues.
 
-use super::{Commit, Run, Task, TaskDone, TaskState, io, json, record, scope};
+use super::{
+    Commit, Review, Run, Task, TaskDone, TaskState, io, json, progress_outcome, record, scope,
+};
 
 impl Run {
     /// Makes sure every accepted task has its `task_done` and exactly one commit: a crash can
@@ -14,32 +16,37 @@ impl Run {
             .plan
             .tasks
             .iter()
-            .filter(|t| {
-                matches!(self.states.get(&t.id), Some(TaskState::Done | TaskState::DoneBelowBar))
-            })
+            .filter(|t| self.states.get(&t.id).is_some_and(|s| s.is_accepted()))
             .cloned()
             .collect();
         for task in &accepted {
             if r.committed.contains(&task.id) {
                 continue;
             }
-            let below_bar = self.states.get(&task.id) == Some(&TaskState::DoneBelowBar);
+            let review = match self.states.get(&task.id) {
+                Some(TaskState::DoneBelowBar) => Review::BelowBar,
+                Some(TaskState::DoneUnreviewed) => Review::Unreviewed,
+                _ => Review::Accepted,
+            };
             if !r.done_logged.contains(&task.id) {
                 self.emit(
                     "task_done",
                     &TaskDone {
                         scope: scope(&task.id, 0, 0),
-                        below_bar: Some(below_bar),
+                        below_bar: Some(review == Review::BelowBar),
+                        reviewed: (review == Review::Unreviewed).then_some(false),
                         ..TaskDone::default()
                     },
                 )?;
             }
             let sha = match self.workspace.find_task_commit(&task.id).map_err(io::Error::other)? {
                 Some(sha) => Some(sha),
-                None => self
-                    .workspace
-                    .commit_task(&task.id, &task.title, &self.id)
-                    .map_err(io::Error::other)?,
+                None => {
+                    let base = self.task_base(&task.id)?;
+                    self.workspace
+                        .commit_task(&task.id, &task.title, &self.id, review, Some(&base))
+                        .map_err(io::Error::other)?
+                }
             };
             let mut commit = Commit {
                 scope: scope(&task.id, 0, 0),
@@ -49,12 +56,7 @@ impl Run {
             };
             commit.extra.insert("recovered".into(), json!(true));
             self.emit("commit", &commit)?;
-            record::append_progress(
-                &self.dir,
-                &task.id,
-                if below_bar { "done (below the bar)" } else { "done" },
-                &task.title,
-            )?;
+            record::append_progress(&self.dir, &task.id, progress_outcome(review), &task.title)?;
             repaired.push(task.id.clone());
         }
         record::write_task_status(&self.dir, &self.status_map())?;

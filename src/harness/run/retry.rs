@@ -38,12 +38,12 @@ impl Run {
             "the operator asked the evaluator again",
             attempt,
         )?;
-        let diff = self.workspace.diff().map_err(io::Error::other)?;
+        let base = self.task_base(&task.id)?;
+        let diff = self.workspace.diff_from(&base).map_err(io::Error::other)?;
         let verdict = if diff.is_empty() {
             Verdict::empty_diff()
         } else {
-            let Some(v) =
-                self.evaluate(&task, &case, &diff.patch, None, &sc, attempt, iter).await?
+            let Some(v) = self.evaluate(&task, &case, &diff, None, &sc, attempt, iter).await?
             else {
                 self.gate(
                     &task.id,
@@ -65,8 +65,8 @@ impl Run {
         let (feedback, end) =
             self.judged(&task, &case, &verdict, &diff, &sc, &mut attempt, iter)?;
         match end {
-            Some(TaskEnd::Accepted { below_bar, last_category, summary }) => {
-                self.finish_accepted(&task, below_bar, last_category.as_deref(), summary, false)?;
+            Some(TaskEnd::Accepted(acceptance)) => {
+                self.finish_accepted(&task, acceptance)?;
                 Ok(None)
             }
             Some(TaskEnd::Failed(reason)) => self.fail_task(&task, &reason).map(Some),

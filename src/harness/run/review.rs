@@ -2,10 +2,12 @@
 //! let the gate act on the verdict.
 
 use super::{
-    CallTag, Case, EVALUATOR_PROMPT, Ended, EvaluatorInputs, GateEvent, LedgerEntry, OnCap,
-    ParseError, Role, Run, Scope, Task, TaskEnd, ToolCall, ToolCallRecord, Value, Verdict,
-    VerdictEvent, case, io, json, memory, record, timestamp, tool_message, validators, verdict,
+    Acceptance, CallTag, Case, EVALUATOR_PROMPT, Ended, EvaluatorInputs, GateEvent, LastOutcome,
+    LedgerEntry, OnCap, ParseError, Review, Role, Run, Scope, Task, TaskEnd, ToolCall,
+    ToolCallRecord, Value, Verdict, VerdictEvent, case, io, json, memory, record, timestamp,
+    tool_message, validators, verdict,
 };
+use crate::hands::workspace::DiffInfo;
 
 impl Run {
     /// Handles one `submit_case`: parse, validators, evaluator, gate. Returns what the worker
@@ -55,21 +57,24 @@ impl Run {
             },
         )?;
         self.gate(&task.id, GateEvent::CaseSubmitted, "case submitted", *attempt)?;
-        let diff = self.workspace.diff().map_err(io::Error::other)?;
+        let base = self.task_base(&task.id)?;
+        let diff = self.workspace.diff_from(&base).map_err(io::Error::other)?;
         let mut validator_output = None;
         if diff.is_empty() {
             let verdict = Verdict::empty_diff();
             return self.judged(task, &case, &verdict, &diff, sc, attempt, iter);
         }
         if !self.opts.validators.is_empty() {
+            let tests = self.selected_tests(task);
             let v = validators::run_all(
                 &self.opts.validators,
                 &self.hands,
-                &task.tests,
+                &tests,
                 sc,
                 &mut self.writer,
             )?;
             if let Some(report) = v.report {
+                self.last_outcomes.insert(task.id.clone(), LastOutcome::ValidatorsFailed);
                 self.gate(&task.id, GateEvent::ValidatorsFailed, "validators failed", *attempt)?;
                 self.feedback(sc, "validators", &report)?;
                 return Ok((report, None));
@@ -90,23 +95,23 @@ impl Run {
         if self.opts.no_eval {
             self.gate(
                 &task.id,
-                GateEvent::ValidatorsPassed,
-                "validators passed; review is off",
+                GateEvent::AcceptedUnreviewed,
+                "validators passed; accepted unreviewed (--no-eval)",
                 *attempt,
             )?;
-            self.gate(&task.id, GateEvent::Accepted, "accepted unreviewed (--no-eval)", *attempt)?;
             return Ok((
                 "Accepted.".into(),
-                Some(TaskEnd::Accepted {
-                    below_bar: false,
-                    last_category: None,
+                Some(TaskEnd::Accepted(Acceptance {
+                    review: Review::Unreviewed,
+                    by_operator: false,
+                    last: None,
                     summary: case.summary,
-                }),
+                })),
             ));
         }
         self.gate(&task.id, GateEvent::ValidatorsPassed, "validators passed", *attempt)?;
         let Some(verdict) = self
-            .evaluate(task, &case, &diff.patch, validator_output.as_deref(), sc, *attempt, iter)
+            .evaluate(task, &case, &diff, validator_output.as_deref(), sc, *attempt, iter)
             .await?
         else {
             {
@@ -130,6 +135,24 @@ impl Run {
         self.judged(task, &case, &verdict, &diff, sc, attempt, iter)
     }
 
+    /// The tests the validators run for `task`: those of every task accepted so far, then its
+    /// own, each once.
+    fn selected_tests(&self, task: &Task) -> Vec<String> {
+        let mut tests: Vec<String> = Vec::new();
+        let done =
+            self.plan.tasks.iter().filter(|t| {
+                t.id != task.id && self.states.get(&t.id).is_some_and(|s| s.is_accepted())
+            });
+        for t in done.chain(std::iter::once(task)) {
+            for path in &t.tests {
+                if !tests.contains(path) {
+                    tests.push(path.clone());
+                }
+            }
+        }
+        tests
+    }
+
     /// Records a verdict in the ledger and lets the gate act on it.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn judged(
@@ -137,7 +160,7 @@ impl Run {
         task: &Task,
         case: &Case,
         verdict: &Verdict,
-        diff: &crate::hands::workspace::DiffInfo,
+        diff: &DiffInfo,
         sc: &Scope,
         attempt: &mut u64,
         iter: u64,
@@ -153,7 +176,7 @@ impl Run {
             parse_failed: verdict.parse_failed.then_some(true),
             score: verdict.score,
             diff_digest: Some(diff.digest.clone()),
-            base_commit: self.workspace.head().ok(),
+            base_commit: Some(diff.base.clone()),
             ..VerdictEvent::default()
         };
         event.extra.insert("diff_summary".into(), json!(diff.summary()));
@@ -182,17 +205,23 @@ impl Run {
             },
         )?;
         self.writer.sync()?;
-        if verdict.accepted() {
+        let outcome = LastOutcome::of_verdict(verdict);
+        match &outcome {
+            Some(o) => self.last_outcomes.insert(task.id.clone(), o.clone()),
+            None => self.last_outcomes.remove(&task.id),
+        };
+        let Some(outcome) = outcome else {
             self.gate(&task.id, GateEvent::Accepted, "the evaluator accepted", *attempt)?;
             return Ok((
                 "Accepted.".into(),
-                Some(TaskEnd::Accepted {
-                    below_bar: false,
-                    last_category: None,
+                Some(TaskEnd::Accepted(Acceptance {
+                    review: Review::Accepted,
+                    by_operator: false,
+                    last: None,
                     summary: case.summary.clone(),
-                }),
+                })),
             ));
-        }
+        };
         if *attempt >= self.opts.max_attempts {
             return Ok(match self.opts.on_cap {
                 OnCap::Fail => (
@@ -206,11 +235,12 @@ impl Run {
                         "rework cap reached; accepted below the bar by policy",
                         *attempt,
                     )?;
-                    let end = TaskEnd::Accepted {
-                        below_bar: true,
-                        last_category: verdict.rejection_category.clone(),
+                    let end = TaskEnd::Accepted(Acceptance {
+                        review: Review::BelowBar,
+                        by_operator: false,
+                        last: Some(outcome),
                         summary: case.summary.clone(),
-                    };
+                    });
                     ("Accepted below the bar.".into(), Some(end))
                 }
             });
@@ -230,7 +260,7 @@ impl Run {
         &mut self,
         task: &Task,
         case: &Case,
-        diff: &str,
+        diff: &DiffInfo,
         validator_output: Option<&str>,
         sc: &Scope,
         attempt: u64,
@@ -247,6 +277,7 @@ impl Run {
                     .map(|c| (t.clone(), c))
             })
             .collect();
+        let earlier_files = self.workspace.earlier_files().map_err(io::Error::other)?;
         let prompt = memory::evaluator_prompt(&EvaluatorInputs {
             plan: &self.plan,
             task,
@@ -254,16 +285,17 @@ impl Run {
             ledger: &ledger,
             case,
             diff,
+            earlier_files: &earlier_files,
             validator_output,
             seed_tests: &seed_tests,
+            score_threshold: self.opts.score_threshold,
         });
         self.log_prompt(sc, "evaluator", &prompt)?;
         let mut messages = vec![
             json!({"role": "system", "content": EVALUATOR_PROMPT}),
             json!({"role": "user", "content": prompt}),
         ];
-        let tools = vec![verdict::schema()];
-        let mut last_error = String::new();
+        let tools = vec![verdict::schema(self.opts.score_threshold.is_some())];
         for try_n in 0..2usize {
             let Ok(reply) = self
                 .call(
@@ -278,16 +310,14 @@ impl Run {
             };
             let calls: Vec<&ToolCallRecord> =
                 reply.tool_calls.iter().filter(|c| c.name == "submit_verdict").collect();
-            let parsed = calls
-                .iter()
-                .map(|c| verdict::parse(&c.arguments))
-                .find(Result::is_ok)
-                .and_then(Result::ok);
-            if let Some(v) = parsed {
-                return Ok(Some(v));
+            let threshold = self.opts.score_threshold;
+            let answers: Vec<Result<Verdict, String>> =
+                calls.iter().map(|c| verdict::parse_held(&c.arguments, threshold)).collect();
+            if let Some(v) = answers.iter().find_map(|a| a.as_ref().ok()) {
+                return Ok(Some(v.clone()));
             }
-            last_error = match calls.first() {
-                Some(c) => verdict::parse(&c.arguments).err().unwrap_or_default(),
+            let last_error = match answers.into_iter().next() {
+                Some(answer) => answer.err().unwrap_or_default(),
                 None => "no submit_verdict call in the reply".into(),
             };
             let raw: Vec<Value> = reply
@@ -301,7 +331,7 @@ impl Run {
                 raw_tool_calls: Some(Value::Array(raw)),
                 ..ParseError::default()
             };
-            event.extra.insert("attempt".into(), json!(try_n + 1));
+            event.extra.insert("parse_attempt".into(), json!(try_n + 1));
             self.emit("evaluator_parse_error", &event)?;
             messages.push(reply.history_message());
             let retry = format!(
@@ -315,6 +345,6 @@ impl Run {
                 }
             }
         }
-        Ok(Some(Verdict::parse_failed(&last_error)))
+        Ok(Some(Verdict::parse_failed()))
     }
 }

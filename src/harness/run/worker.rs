@@ -2,9 +2,9 @@
 //! the hands, nudges for quiet turns, and `submit_case` handed to the review.
 
 use super::{
-    CallTag, Ended, GateEvent, Hands, LedgerEntry, NUDGE, NUDGE_LENGTH, Nudge, Role, Run, Scope,
-    Task, TaskEnd, ToolCall, ToolCallRecord, Value, WORKER_PROMPT, WorkerContext, case, io, json,
-    memory, record, scope, tool_message,
+    CallTag, ContextReset, Ended, GateEvent, Hands, LedgerEntry, NUDGE, NUDGE_LENGTH, Nudge, Role,
+    Run, Scope, Task, TaskEnd, ToolCall, ToolCallRecord, Value, WORKER_PROMPT, WorkerContext, case,
+    io, json, memory, record, scope, tool_message,
 };
 
 impl Run {
@@ -48,9 +48,22 @@ impl Run {
         let ledger = record::read_ledger(&self.dir, &task.id);
         let mut attempt = ledger.len() as u64 + 1;
         self.gate(&task.id, GateEvent::Start, "task started", attempt)?;
+        let base = match self.task_bases.get(&task.id) {
+            Some(base) => base.clone(),
+            None => self.workspace.tip().map_err(io::Error::other)?,
+        };
+        self.task_bases.insert(task.id.clone(), base.clone());
         self.emit(
             "context_reset",
-            &Scope { task_id: Some(task.id.clone()), attempt: Some(attempt), ..Scope::default() },
+            &ContextReset {
+                scope: Scope {
+                    task_id: Some(task.id.clone()),
+                    attempt: Some(attempt),
+                    ..Scope::default()
+                },
+                base_commit: Some(base),
+                ..ContextReset::default()
+            },
         )?;
         let note = self.take_notes(&task.id);
         let prompt = self.worker_prompt(task, &ledger, note.as_deref());
