@@ -7,6 +7,7 @@ use git2::{
     WorktreeAddOptions, WorktreePruneOptions,
 };
 use serde::Serialize;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The name and address harrow commits under.
@@ -175,10 +176,11 @@ impl DiffInfo {
             }
         }
         if !omitted.is_empty() {
-            out.push_str(&format!(
-                "\n[Left out for length; their changes are not shown: {}]\n",
+            let _ = writeln!(
+                out,
+                "\n[Left out for length; their changes are not shown: {}]",
                 omitted.join("; ")
-            ));
+            );
         }
         out
     }
@@ -199,7 +201,7 @@ fn cut_at_line(patch: &str, max: usize, path: &str) -> String {
         used += n;
         lines += 1;
     }
-    out.push_str(&format!("[{path}: cut for length, {lines} of {total} patch lines shown]\n"));
+    let _ = writeln!(out, "[{path}: cut for length, {lines} of {total} patch lines shown]");
     out
 }
 

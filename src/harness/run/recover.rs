@@ -39,14 +39,14 @@ impl Run {
                     },
                 )?;
             }
-            let sha = match self.workspace.find_task_commit(&task.id).map_err(io::Error::other)? {
-                Some(sha) => Some(sha),
-                None => {
-                    let base = self.task_base(&task.id)?;
-                    self.workspace
-                        .commit_task(&task.id, &task.title, &self.id, review, Some(&base))
-                        .map_err(io::Error::other)?
-                }
+            let found = self.workspace.find_task_commit(&task.id).map_err(io::Error::other)?;
+            let sha = if found.is_some() {
+                found
+            } else {
+                let base = self.task_base(&task.id)?;
+                self.workspace
+                    .commit_task(&task.id, &task.title, &self.id, review, Some(&base))
+                    .map_err(io::Error::other)?
             };
             let mut commit = Commit {
                 scope: scope(&task.id, 0, 0),
