@@ -115,7 +115,7 @@ fn a_long_diff_is_cut_file_by_file_and_says_what_it_left_out() {
         Workspace::create(&f.source(), &f.session().join("workspace"), "20261122-000000-d1ff00")
             .unwrap();
     let lines = |prefix: &str, n: usize| -> String {
-        (0..n).map(|i| format!("{prefix}_{i} = {i}\n")).collect()
+        (0..n).map(|i| format!("{prefix}_{i} = {i}")).collect::<Vec<_>>().join("\n") + "\n"
     };
     std::fs::write(ws.worktree.join("big.py"), lines("BIG", 3000)).unwrap();
     std::fs::write(ws.worktree.join("small.py"), "SMALL_MARKER = 1\n").unwrap();
