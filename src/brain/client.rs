@@ -32,6 +32,15 @@ impl Role {
             Role::Learnings => "learnings",
         }
     }
+
+    /// The environment variable that holds the role's API key, for telling a person which
+    /// one to fix.
+    pub fn key_var(self) -> &'static str {
+        match self {
+            Role::Worker | Role::Learnings => "HARROW_API_KEY",
+            Role::Evaluator => "HARROW_EVALUATOR_API_KEY",
+        }
+    }
 }
 
 /// Where a role's requests go. The key is never printed: `Debug` masks it.
@@ -144,8 +153,9 @@ impl Reply {
     }
 }
 
-/// One try of a call, for the `model_call` event.
-#[derive(Debug, Clone, PartialEq)]
+/// One try of a call, for the `model_call` event: a usable reply, an unusable one, or a
+/// request that failed outright.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Attempt {
     pub number: u32,
     /// `ok`, `empty` or `provider_error`.
@@ -155,15 +165,25 @@ pub struct Attempt {
     pub duration: Duration,
     /// Wait before the next try, when there is one.
     pub backoff: Option<Duration>,
+    /// The HTTP status of a request that failed.
+    pub http_status: Option<u16>,
+    /// What kind of failure it was ([`BrainError::class`]), or `empty` / `provider_error`
+    /// for a reply that arrived unusable.
+    pub error_class: Option<&'static str>,
+    /// What the reply said of itself, whenever a reply arrived.
+    pub finish_reason: Option<String>,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub response_id: Option<String>,
 }
 
 /// Why a call failed, worded for the operator.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BrainError {
     #[error(
-        "the {role} endpoint {base_url} refused the API key ({status}); check HARROW_API_KEY or the role's key"
+        "the {role} endpoint {base_url} refused the API key ({status}): set {key_var} to a key that endpoint accepts"
     )]
-    Unauthorized { role: &'static str, base_url: String, status: u16 },
+    Unauthorized { role: &'static str, base_url: String, status: u16, key_var: &'static str },
     #[error("the {role} endpoint {base_url} has no model '{model}'; check the model name")]
     ModelNotFound { role: &'static str, base_url: String, model: String },
     #[error("the {role} model's context window is exceeded: {detail}")]
@@ -171,7 +191,7 @@ pub enum BrainError {
     #[error("the {role} endpoint {base_url} rejected the request ({status}): {detail}")]
     Rejected { role: &'static str, base_url: String, status: u16, detail: String },
     #[error("the {role} endpoint {base_url} cannot be reached: {detail}")]
-    Unreachable { role: &'static str, base_url: String, detail: String },
+    Unreachable { role: &'static str, base_url: String, detail: String, status: Option<u16> },
     #[error("the {role} model gave no usable reply after {attempts} tries: {detail}")]
     Unhealthy { role: &'static str, attempts: u32, detail: String },
     #[error("no endpoint is configured for the {0}; set HARROW_BASE_URL and the role's model")]
@@ -182,6 +202,31 @@ impl BrainError {
     /// Whether trying again later may work (the run can stop resumably).
     pub fn is_transient(&self) -> bool {
         matches!(self, BrainError::Unreachable { .. } | BrainError::Unhealthy { .. })
+    }
+
+    /// A short name for the kind of failure, as the `model_call` event records it.
+    pub fn class(&self) -> &'static str {
+        match self {
+            BrainError::Unauthorized { .. } => "unauthorized",
+            BrainError::ModelNotFound { .. } => "model_not_found",
+            BrainError::ContextExceeded { .. } => "context_exceeded",
+            BrainError::Rejected { .. } => "rejected",
+            BrainError::Unreachable { .. } => "unreachable",
+            BrainError::Unhealthy { .. } => "unhealthy",
+            BrainError::NotConfigured(_) => "not_configured",
+        }
+    }
+
+    /// The HTTP status the endpoint answered with, when it answered.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            BrainError::Unauthorized { status, .. } | BrainError::Rejected { status, .. } => {
+                Some(*status)
+            }
+            BrainError::ModelNotFound { .. } => Some(404),
+            BrainError::Unreachable { status, .. } => *status,
+            _ => None,
+        }
     }
 }
 
@@ -220,6 +265,7 @@ impl Brain {
                 role: "worker",
                 base_url: String::new(),
                 detail: e.to_string(),
+                status: None,
             })?;
         let clients = config
             .endpoints
@@ -279,7 +325,23 @@ impl Brain {
             let response: Result<Value, OpenAIError> =
                 client.chat().headers(headers.clone()).create_byot(&request).await;
             let duration = started.elapsed();
-            let body = response.map_err(|e| classify(e, tag.role, endpoint))?;
+            let body = match response {
+                Ok(body) => body,
+                Err(e) => {
+                    let error = classify(e, tag.role, endpoint);
+                    let failed = Attempt {
+                        number,
+                        health: "provider_error",
+                        detail: Some(error.to_string()),
+                        duration,
+                        http_status: error.http_status(),
+                        error_class: Some(error.class()),
+                        ..Attempt::default()
+                    };
+                    on_attempt(&failed, None);
+                    return Err(error);
+                }
+            };
             let reply = self.parse(&body, &endpoint.model);
             let (health, detail) = health(&body, &reply);
             let backoff = (health != "ok" && number < self.config.max_attempts).then(|| {
@@ -293,6 +355,12 @@ impl Brain {
                 usage: reply.usage,
                 duration,
                 backoff,
+                http_status: None,
+                error_class: (health != "ok").then_some(health),
+                finish_reason: reply.finish_reason.clone(),
+                model: reply.model.clone(),
+                provider: reply.provider.clone(),
+                response_id: reply.response_id.clone(),
             };
             if health == "ok" {
                 on_attempt(&attempt, Some(&reply));
@@ -380,8 +448,8 @@ fn health(body: &Value, reply: &Reply) -> (&'static str, Option<String>) {
     ("ok", None)
 }
 
-fn classify(e: OpenAIError, role: Role, endpoint: &Endpoint) -> BrainError {
-    let role = role.as_str();
+fn classify(e: OpenAIError, r: Role, endpoint: &Endpoint) -> BrainError {
+    let role = r.as_str();
     let base_url = endpoint.base_url.clone();
     match e {
         OpenAIError::ApiError(api) => {
@@ -391,13 +459,16 @@ fn classify(e: OpenAIError, role: Role, endpoint: &Endpoint) -> BrainError {
             let context = code.contains("context_length")
                 || detail.to_ascii_lowercase().contains("context length");
             match status {
-                401 | 403 => BrainError::Unauthorized { role, base_url, status },
+                401 | 403 => {
+                    BrainError::Unauthorized { role, base_url, status, key_var: r.key_var() }
+                }
                 404 => BrainError::ModelNotFound { role, base_url, model: endpoint.model.clone() },
                 400 | 413 if context => BrainError::ContextExceeded { role, detail },
                 429 | 500..=599 => BrainError::Unreachable {
                     role,
                     base_url,
                     detail: format!("{status} after retries: {detail}"),
+                    status: Some(status),
                 },
                 _ => BrainError::Rejected { role, base_url, status, detail },
             }
@@ -410,7 +481,7 @@ fn classify(e: OpenAIError, role: Role, endpoint: &Endpoint) -> BrainError {
             } else {
                 e.without_url().to_string()
             };
-            BrainError::Unreachable { role, base_url, detail }
+            BrainError::Unreachable { role, base_url, detail, status: None }
         }
         OpenAIError::JSONDeserialize(err, _) => BrainError::Rejected {
             role,
@@ -418,6 +489,8 @@ fn classify(e: OpenAIError, role: Role, endpoint: &Endpoint) -> BrainError {
             status: 200,
             detail: format!("the reply is not JSON ({err})"),
         },
-        other => BrainError::Unreachable { role, base_url, detail: other.to_string() },
+        other => {
+            BrainError::Unreachable { role, base_url, detail: other.to_string(), status: None }
+        }
     }
 }

@@ -148,6 +148,9 @@ fn failure_section(spec: &ValidatorSpec, command: &str, o: &ProcessOutcome) -> S
     if !failing.is_empty() {
         let _ = write!(out, "\nFailing: {}", failing.join(", "));
     }
+    for f in findings(&o.output) {
+        let _ = write!(out, "\n- {f}");
+    }
     let lines = useful_lines(&o.output);
     if !lines.is_empty() {
         out.push_str("\n```\n");
@@ -161,6 +164,8 @@ static FAILING: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
         r"(?m)^(?:FAILED|ERROR) (\S+)",
         r"(?m)^test (\S+) \.\.\. FAILED",
+        r"(?m)^(\S+) --- FAILED\s*$",
+        r"(?m)^---- (\S+) stdout ----",
         r"(?m)^--- FAIL: (\S+)",
         r"(?m)^\s*● (.+)$",
     ]
@@ -169,7 +174,7 @@ static FAILING: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     .collect()
 });
 
-/// Names of failing tests, as pytest, cargo test, go test and jest print them.
+/// Names of failing tests, as pytest, cargo test (quiet or not), go test and jest print them.
 pub fn failing_tests(output: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for re in FAILING.iter() {
@@ -182,6 +187,90 @@ pub fn failing_tests(output: &str) -> Vec<String> {
     }
     names.truncate(20);
     names
+}
+
+/// The line patterns [`findings`] reads.
+struct FindingPatterns {
+    /// ` --> path:line:col`, under a headline (rustc, clippy, ruff's full format).
+    located: Regex,
+    /// `F401 [*] message` (ruff's full format).
+    rule_head: Regex,
+    /// `error[E0425]: message` / `warning: message` (rustc, clippy).
+    rust_head: Regex,
+    /// The lint a rustc diagnostic names in its notes.
+    lint: Regex,
+    /// `path:line:col: RULE message` (ruff concise, flake8, pylint, mypy and the like).
+    one_line: Regex,
+    /// `thread 'name' panicked at path:line:col:` (a failing Rust test).
+    panic: Regex,
+    /// `tests/test_a.py:2: AssertionError` (where a pytest test failed).
+    py_raise: Regex,
+}
+
+static PATTERNS: LazyLock<Option<FindingPatterns>> = LazyLock::new(|| {
+    Some(FindingPatterns {
+        located: Regex::new(r"^\s*--> (\S+?:\d+(?::\d+)?)\s*$").ok()?,
+        rule_head: Regex::new(r"^([A-Z]{1,4}[0-9]{2,5})(?: \[\*\])? (.+)$").ok()?,
+        rust_head: Regex::new(r"^(error|warning)(?:\[(E\d{4})\])?: (.+)$").ok()?,
+        lint: Regex::new(r"#\[(?:warn|deny|forbid)\(([\w:]+)\)\]|`-D ([\w:-]+)`").ok()?,
+        one_line: Regex::new(
+            r"^([^\s:][^:\s]*:\d+(?::\d+)?):? (?:(error|warning|note):\s*)?([A-Z]{1,4}[0-9]{2,5})?(?: \[\*\])?:?\s*(.+)$",
+        )
+        .ok()?,
+        panic: Regex::new(r"^thread '([^']+)'(?: \(\d+\))? panicked at (\S+?:\d+:\d+):$").ok()?,
+        py_raise: Regex::new(r"^(\S+\.py:\d+): (\w*(?:Error|Exception|Failed|Exit))$").ok()?,
+    })
+});
+
+/// Findings with their location and rule, one line each (`path:line:col RULE: message`), from
+/// what linters, compilers and test runners print: ruff (full and concise), flake8-style
+/// one-liners, rustc and clippy, Rust test panics and pytest's raise sites.
+pub fn findings(output: &str) -> Vec<String> {
+    let Some(p) = PATTERNS.as_ref() else { return Vec::new() };
+    let lines: Vec<&str> = output.lines().collect();
+    let located_below = |i: usize| {
+        lines
+            .iter()
+            .skip(i + 1)
+            .take(3)
+            .find_map(|l| p.located.captures(l))
+            .map(|c| c[1].to_owned())
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let found = if let Some(c) = p.rule_head.captures(line) {
+            located_below(i).map(|at| format!("{at} {}: {}", &c[1], &c[2]))
+        } else if let Some(c) = p.rust_head.captures(line) {
+            located_below(i).map(|at| {
+                let lint = lines
+                    .iter()
+                    .skip(i + 1)
+                    .take_while(|l| !l.trim().is_empty())
+                    .find_map(|l| p.lint.captures(l))
+                    .and_then(|l| l.get(1).or_else(|| l.get(2)).map(|m| m.as_str().to_owned()));
+                let rule = c.get(2).map(|m| m.as_str().to_owned()).or(lint);
+                match rule {
+                    Some(rule) => format!("{at} {} {rule}: {}", &c[1], &c[3]),
+                    None => format!("{at} {}: {}", &c[1], &c[3]),
+                }
+            })
+        } else if let Some(c) = p.panic.captures(line) {
+            let why = lines.get(i + 1).map_or("", |l| l.trim());
+            Some(format!("{} test {} panicked: {why}", &c[2], &c[1]))
+        } else if let Some(c) = p.py_raise.captures(line) {
+            Some(format!("{} {}", &c[1], &c[2]))
+        } else if let Some(c) = p.one_line.captures(line) {
+            let rule = c.get(3).or_else(|| c.get(2)).map(|m| m.as_str());
+            rule.map(|rule| format!("{} {rule}: {}", &c[1], &c[4]))
+        } else {
+            None
+        };
+        if let Some(f) = found.filter(|f| !out.contains(f)) {
+            out.push(f);
+        }
+    }
+    out.truncate(30);
+    out
 }
 
 static USEFUL: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -211,6 +300,44 @@ mod tests {
         let cargo = "running 2 tests\ntest list::shows_items ... FAILED\ntest add ... ok\n";
         assert_eq!(failing_tests(cargo), ["list::shows_items"]);
         assert_eq!(failing_tests("--- FAIL: TestAdd (0.00s)"), ["TestAdd"]);
+    }
+
+    #[test]
+    fn finds_locations_and_rules_in_what_linters_and_runners_print() {
+        let ruff_full = "I001 [*] Import block is un-sorted or un-formatted\n --> a.py:1:1\n  |\n1 | import os\n  |\n\nF401 [*] `os` imported but unused\n --> a.py:1:8\n  |\nhelp: Remove unused import: `os`\n\nFound 2 errors.\n";
+        assert_eq!(
+            findings(ruff_full),
+            [
+                "a.py:1:1 I001: Import block is un-sorted or un-formatted",
+                "a.py:1:8 F401: `os` imported but unused"
+            ]
+        );
+        let concise = "a.py:1:8: F401 [*] `os` imported but unused\nFound 1 error.";
+        assert_eq!(findings(concise), ["a.py:1:8 F401: `os` imported but unused"]);
+        let mypy = "pkg/m.py:3: error: Incompatible types in assignment  [assignment]";
+        assert_eq!(
+            findings(mypy),
+            ["pkg/m.py:3 error: Incompatible types in assignment  [assignment]"]
+        );
+        let clippy = "error: unused variable: `x`\n --> src/lib.rs:1:25\n  |\n  = note: `-D unused-variables` implied by `-D warnings`\n\nerror[E0425]: cannot find value `z`\n --> src/lib.rs:3:5\n\nerror: could not compile `cr` (lib) due to 2 previous errors\n";
+        assert_eq!(
+            findings(clippy),
+            [
+                "src/lib.rs:1:25 error unused-variables: unused variable: `x`",
+                "src/lib.rs:3:5 error E0425: cannot find value `z`"
+            ]
+        );
+        let lint = "warning: this looks like a bug\n --> src/a.rs:2:1\n  = note: `#[warn(clippy::eq_op)]` on by default\n";
+        assert_eq!(findings(lint), ["src/a.rs:2:1 warning clippy::eq_op: this looks like a bug"]);
+        let cargo_test = "running 2 tests\n. 1/2\ntests::adds --- FAILED\n\nfailures:\n\n---- tests::adds stdout ----\n\nthread 'tests::adds' (15864) panicked at src/lib.rs:3:33:\nassertion `left == right` failed\n  left: 2\n";
+        assert_eq!(failing_tests(cargo_test), ["tests::adds"]);
+        assert_eq!(
+            findings(cargo_test),
+            ["src/lib.rs:3:33 test tests::adds panicked: assertion `left == right` failed"]
+        );
+        let pytest = "    def test_add():\n>       assert 1 + 1 == 3\nE       assert (1 + 1) == 3\n\ntest_a.py:2: AssertionError\nFAILED test_a.py::test_add - assert (1 + 1) == 3\n1 failed in 0.02s";
+        assert_eq!(findings(pytest), ["test_a.py:2 AssertionError"]);
+        assert!(findings("Compiling x v0.1.0\nFinished in 1s\nok").is_empty());
     }
 
     #[test]

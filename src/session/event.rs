@@ -277,6 +277,11 @@ payload_struct!(
         role: String,
         /// harrow: wall time of the request in milliseconds.
         duration_ms: u64,
+        /// harrow: the HTTP status of a request that failed.
+        http_status: u64,
+        /// harrow: what kind of failure it was (`unauthorized`, `unreachable`, `rejected`,
+        /// `model_not_found`, `context_exceeded`, `empty`, `provider_error` …).
+        error_class: String,
     } scoped
 );
 payload_struct!(

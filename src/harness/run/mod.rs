@@ -353,11 +353,13 @@ impl Run {
             health: Some(a.health.into()),
             health_detail: a.detail.clone(),
             retry_backoff_seconds: a.backoff.map(|b| b.as_secs_f64()),
-            finish_reason: reply.and_then(|r| r.finish_reason.clone()),
-            model: reply.and_then(|r| r.model.clone()),
-            provider: reply.and_then(|r| r.provider.clone()),
-            response_id: reply.and_then(|r| r.response_id.clone()),
+            finish_reason: a.finish_reason.clone(),
+            model: a.model.clone(),
+            provider: a.provider.clone(),
+            response_id: a.response_id.clone(),
             duration_ms: Some(a.duration.as_millis() as u64),
+            http_status: a.http_status.map(u64::from),
+            error_class: a.error_class.map(str::to_owned),
             ..ModelCall::default()
         };
         self.emit("model_call", &call)?;
