@@ -6,6 +6,7 @@
 
 #[path = "support/summary.rs"]
 mod summary;
+mod support;
 
 use harrow::console::app::{App, Overlay, Pane};
 use harrow::console::keymap::Action;

@@ -6,6 +6,7 @@
 
 #[path = "support/summary.rs"]
 mod summary;
+mod support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -7,6 +7,7 @@ use super::UsageError;
 use crate::brain::client::{Brain, BrainConfig, Endpoint, Role};
 use crate::config::Config;
 use crate::console::describe::describe;
+use crate::hands::programs;
 use crate::hands::validators::presets;
 use crate::hands::workspace::Workspace;
 use crate::hands::{Hands, HandsConfig};
@@ -191,6 +192,17 @@ pub struct Start {
 
 /// Creates the session folder and worktree, logs `session_start`, and returns the run.
 pub fn create_session(start: Start) -> Result<Run> {
+    let top = Workspace::source_top(&start.repo).map_err(|e| UsageError(e.to_string()))?;
+    let validators = start.validators.unwrap_or_else(|| presets(&top));
+    if let Some(m) = programs::first_missing(&validators, &top) {
+        let config = crate::config::config_path(None)
+            .map_or_else(|| "the config file".to_owned(), |p| p.display().to_string());
+        return Err(UsageError(format!(
+            "validator '{}' needs {}, which is not installed: install it, or set [[validators]] in {config} (or pass --no-validators)",
+            m.validator, m.program
+        ))
+        .into());
+    }
     let id = timestamp::new_session_id();
     let dir = start.sessions_dir.join(&id);
     let writer = SessionWriter::create(&dir).wrap_err("cannot create the session folder")?;
@@ -208,7 +220,7 @@ pub fn create_session(start: Start) -> Result<Run> {
     let hands = Hands::new(&workspace.worktree, Some(&dir), start.hands)
         .map_err(|e| UsageError(e.to_string()))?;
     let mut opts = start.opts;
-    opts.validators = start.validators.unwrap_or_else(|| presets(&workspace.worktree));
+    opts.validators = validators;
     let brain = Brain::new(start.brain).map_err(|e| UsageError(e.to_string()))?;
     let worker = brain.endpoint(Role::Worker).cloned();
     let evaluator = brain.endpoint(Role::Evaluator).cloned();

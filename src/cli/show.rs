@@ -127,6 +127,13 @@ pub fn render(o: &Overview) -> String {
     for (hook, outcomes) in &s.hook_outcomes {
         let _ = writeln!(out, "Hooks     {hook}: {}", counts(outcomes));
     }
+    if !h.unreviewed.is_empty() {
+        let _ = writeln!(
+            out,
+            "Unreviewed {} (accepted with the evaluator switched off: --no-eval)",
+            h.unreviewed.join(", ")
+        );
+    }
     if !h.below_bar.is_empty() {
         let _ = writeln!(
             out,

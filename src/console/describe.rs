@@ -1,6 +1,7 @@
 //! One readable line per event, derived from the log alone: the headless output of `run` and
 //! `resume`, and the rows of the console's event stream.
 
+use crate::harness::outcome::LastOutcome;
 use crate::session::event::{Event, Payload};
 use serde_json::Value;
 
@@ -125,10 +126,11 @@ pub fn describe(e: &Event) -> Option<String> {
             )
         }
         Payload::TaskDone(p) if p.below_bar == Some(true) => {
-            format!(
-                "⚠ {task} accepted BELOW THE BAR (last reject: {})",
-                p.last_category.as_deref().unwrap_or("?")
-            )
+            let last = LastOutcome::parse(p.last_outcome.as_deref(), p.last_category.as_deref());
+            format!("⚠ {task} accepted BELOW THE BAR: {}", last.describe())
+        }
+        Payload::TaskDone(p) if p.reviewed == Some(false) => {
+            format!("⚠ {task} accepted UNREVIEWED (--no-eval): validators only")
         }
         Payload::Commit(p) => match p.sha.as_deref() {
             Some(sha) => format!("✔ {task} done, committed {}", &sha[..sha.len().min(7)]),

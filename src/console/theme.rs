@@ -212,7 +212,7 @@ impl Theme {
     pub fn state(&self, state: &str) -> Style {
         self.fg(match state {
             "done" => self.colors.ok,
-            "done_below_bar" => self.colors.warn,
+            "done_below_bar" | "done_unreviewed" => self.colors.warn,
             "failed" => self.colors.bad,
             "needs_operator" => self.colors.waiting,
             "pending" | "skipped" => self.colors.muted,

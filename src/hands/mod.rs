@@ -6,6 +6,7 @@ pub mod confine;
 pub mod hooks;
 pub mod isolation;
 pub mod process;
+pub mod programs;
 pub mod tools;
 pub mod validators;
 pub mod workspace;

@@ -216,6 +216,12 @@ fn open_source(path: &Path) -> Result<Repository, WorkspaceError> {
 }
 
 impl Workspace {
+    /// The top folder of the repository that holds `path`, as a session would use it.
+    pub fn source_top(path: &Path) -> Result<PathBuf, WorkspaceError> {
+        let repo = open_source(path)?;
+        Ok(repo.workdir().map_or_else(|| path.to_path_buf(), Path::to_path_buf))
+    }
+
     /// Cuts `session/<id>` from the source's HEAD and checks it out at `worktree`. Returns the
     /// workspace and what the user should be told (a dirty or detached source).
     pub fn create(

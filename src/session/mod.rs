@@ -16,6 +16,7 @@ pub mod lock;
 pub mod scan;
 pub mod sink;
 pub mod status;
+pub mod strict;
 pub mod summary;
 pub mod synth;
 pub mod tail;

@@ -126,6 +126,9 @@ pub struct TaskDetail {
     /// Evaluator rounds: each ends in a verdict; one still under way counts.
     pub attempts: u64,
     pub below_bar: bool,
+    /// Accepted with review switched off (`--no-eval`): nobody judged the work.
+    #[serde(default)]
+    pub unreviewed: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_category: Option<String>,
     pub by_operator: bool,
@@ -170,6 +173,9 @@ pub struct HarrowFigures {
     pub validators: ValidatorCounts,
     pub failure_reasons: BTreeMap<String, u64>,
     pub below_bar: Vec<String>,
+    /// Tasks accepted without review (`--no-eval`).
+    #[serde(default)]
+    pub unreviewed: Vec<String>,
     pub operator_actions: u64,
     pub no_eval: bool,
     /// The reason of the last `stop` with no start or resume after it.
@@ -440,10 +446,16 @@ impl SummaryFold {
                     let d = tasks.detail(tid);
                     d.below_bar = p.below_bar.0 == Some(true);
                     d.by_operator = p.by_operator.0 == Some(true);
+                    d.unreviewed = p.reviewed.0 == Some(false);
                     if let Some(c) = p.last_category.get() {
                         d.last_category = Some(c.to_owned());
                     }
-                    d.state = if d.below_bar { "done_below_bar" } else { "done" }.into();
+                    d.state = match (d.below_bar, d.unreviewed) {
+                        (true, _) => "done_below_bar",
+                        (false, true) => "done_unreviewed",
+                        (false, false) => "done",
+                    }
+                    .into();
                 }
             }
             "task_failed" => {
@@ -504,9 +516,11 @@ impl SummaryFold {
         if p.health.get().is_some_and(|h| h != "ok") {
             s.harrow.unhealthy_model_calls += 1;
         }
-        if p.tokens_used_total.was_integer {
-            self.tokens_total = self.tokens_total.max(int(p.tokens_used_total));
-        }
+        // Tilth's rule: the running total grows by each call's tokens, and jumps to the
+        // call's own running total when that is larger (a resumed Tilth starts counting
+        // again from its checkpoint, so neither alone is right).
+        let reported = if p.tokens_used_total.was_integer { int(p.tokens_used_total) } else { 0 };
+        self.tokens_total = (self.tokens_total + call.prompt + call.eval).max(reported);
         if let Some(tid) = p.task_id.get() {
             let t = tasks.tilth(tid);
             t.tokens.add(&call);
@@ -599,6 +613,9 @@ impl SummaryFold {
             if detail.below_bar {
                 s.harrow.below_bar.push(id.clone());
             }
+            if detail.unreviewed {
+                s.harrow.unreviewed.push(id.clone());
+            }
             if detail.state.starts_with("done") {
                 s.harrow.tasks_done += 1;
             }
@@ -642,13 +659,34 @@ mod tests {
     }
 
     #[test]
-    fn tokens_split_by_phase_and_total_is_the_running_max() {
+    fn tokens_split_by_phase_and_the_total_follows_tilths_rule() {
         let s = fold(&[
             r#"{"ts":"t1","type":"model_call","payload":{"task_id":"T-1","iter":2,"prompt_tokens":10,"eval_tokens":5,"cost":0.5,"tokens_used_total":15}}"#,
             r#"{"ts":"t2","type":"model_call","payload":{"task_id":"T-1","iter":2,"phase":"evaluator","prompt_tokens":7,"eval_tokens":1,"cached_tokens":3,"tokens_used_total":23.0}}"#,
         ]);
         assert_eq!(s.tokens.all.prompt, 17);
-        assert_eq!(s.tokens.all.total, 15, "a float running total is ignored, as Tilth does");
+        assert_eq!(
+            s.tokens.all.total, 23,
+            "a float running total is ignored, as Tilth does; the call's own tokens still count"
+        );
+        let resumed = fold(&[
+            r#"{"type":"model_call","payload":{"prompt_tokens":60,"eval_tokens":40,"tokens_used_total":100}}"#,
+            r#"{"type":"session_resume","payload":{}}"#,
+            r#"{"type":"model_call","payload":{"prompt_tokens":30,"eval_tokens":20,"tokens_used_total":50}}"#,
+            r#"{"type":"model_call","payload":{"prompt_tokens":5,"eval_tokens":5,"tokens_used_total":400}}"#,
+        ]);
+        assert_eq!(
+            resumed.tokens.all.total, 400,
+            "max(total + the call's tokens, its running total): 100, 150, then 400 (not 160)"
+        );
+        let reset = fold(&[
+            r#"{"type":"model_call","payload":{"prompt_tokens":60,"eval_tokens":40,"tokens_used_total":100}}"#,
+            r#"{"type":"model_call","payload":{"prompt_tokens":30,"eval_tokens":20,"tokens_used_total":50}}"#,
+        ]);
+        assert_eq!(
+            reset.tokens.all.total, 150,
+            "a running total that restarted is not the largest"
+        );
         assert_eq!(s.tokens.by_phase.evaluator.cached, 3);
         assert_eq!(s.tasks["T-1"].tokens.all.total, 23);
         assert_eq!(s.tasks["T-1"].iterations, 2);

@@ -149,8 +149,7 @@ pub fn run(tmp: &Path, setup: Setup) -> Outcome {
         let dir = run.dir.clone();
         let ended = run.run().await.unwrap();
         drop(run);
-        let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
-        let events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let events = super::support::strict_events(&dir);
         Outcome { ended, dir, repo, received: server.received(), events }
     })
 }

@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests.
 
+// Compiled into each test crate that includes it; each uses part of it.
+#![allow(dead_code)]
+
 use std::path::Path;
 use std::process::Command;
 
@@ -16,4 +19,27 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         .unwrap();
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Holds a session folder harrow wrote to the strict reading: every line of `events.jsonl`
+/// has its envelope, no key twice and a payload of its own type; every ledger line has no
+/// key twice. Returns the events, decoded.
+pub fn strict_events(session: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(session.join("events.jsonl")).unwrap();
+    let mut events = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if let Err(e) = harrow::session::strict::check_event_line(line.as_bytes()) {
+            panic!("events.jsonl line {}: {e}: {line}", n + 1);
+        }
+        events.push(serde_json::from_str(line).unwrap());
+    }
+    for entry in std::fs::read_dir(session.join("ledger")).into_iter().flatten().flatten() {
+        let ledger = std::fs::read_to_string(entry.path()).unwrap();
+        for (n, line) in ledger.lines().enumerate() {
+            if let Err(e) = harrow::session::strict::no_duplicate_keys(line.as_bytes()) {
+                panic!("{} line {}: {e}", entry.path().display(), n + 1);
+            }
+        }
+    }
+    events
 }

@@ -4,8 +4,9 @@
 use std::path::Path;
 use std::process::Command;
 
-/// `harrow show DIR --json`, parsed.
+/// `harrow show DIR --json`, parsed, once the session's log has passed the strict reading.
 pub fn show_json(session: &Path) -> serde_json::Value {
+    super::support::strict_events(session);
     let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
         .args(["show", session.to_str().unwrap(), "--json"])
         .output()

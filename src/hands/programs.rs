@@ -1,0 +1,194 @@
+//! Whether the programs a validator runs are installed, checked before a session is created:
+//! a missing linter otherwise fails every submit with exit 127 until the iteration cap, and
+//! the worker is blamed for it.
+
+use super::validators::ValidatorSpec;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A validator whose program is not installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    pub validator: String,
+    /// The program (or `python -m` module, or cargo subcommand) that is missing.
+    pub program: String,
+}
+
+/// Shell words that are not programs to look for.
+const BUILTINS: &[&str] = &[
+    "cd", "test", "[", "echo", "printf", "true", "false", "exit", "export", "set", ":", "!",
+    "exec", "command", "eval", "source", ".", "if", "then", "else", "fi", "for", "do", "done",
+    "while", "case", "esac", "{", "}", "(", ")",
+];
+
+/// cargo's own subcommands; any other needs a `cargo-<name>` program.
+const CARGO_BUILTIN: &[&str] = &[
+    "build",
+    "b",
+    "check",
+    "c",
+    "test",
+    "t",
+    "run",
+    "r",
+    "bench",
+    "doc",
+    "d",
+    "fetch",
+    "metadata",
+    "tree",
+    "update",
+    "vendor",
+    "verify-project",
+    "version",
+    "package",
+    "publish",
+    "locate-project",
+    "generate-lockfile",
+    "pkgid",
+    "rustc",
+    "rustdoc",
+    "clean",
+    "fix",
+    "add",
+    "remove",
+    "info",
+    "search",
+    "new",
+    "init",
+    "install",
+    "uninstall",
+    "login",
+    "logout",
+    "owner",
+    "yank",
+    "report",
+];
+
+/// The first validator whose program cannot be found, if any. `repo` is where relative
+/// program paths (`./scripts/lint`) are looked up.
+pub fn first_missing(specs: &[ValidatorSpec], repo: &Path) -> Option<Missing> {
+    specs.iter().find_map(|spec| {
+        missing_in(&spec.command, repo)
+            .map(|program| Missing { validator: spec.name.clone(), program })
+    })
+}
+
+/// The first program a command line needs that is not installed.
+fn missing_in(command: &str, repo: &Path) -> Option<String> {
+    for segment in segments(command) {
+        let words: Vec<&str> = segment
+            .split_whitespace()
+            .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+            .collect();
+        let words: &[&str] = if words.first() == Some(&"env") { &words[1..] } else { &words };
+        let Some(program) = words.first().map(|w| w.trim_matches(['\'', '"'])) else {
+            continue;
+        };
+        if BUILTINS.contains(&program) || program.starts_with('$') {
+            continue;
+        }
+        if !installed(program, repo) {
+            return Some(program.to_owned());
+        }
+        if program == "cargo"
+            && let Some(sub) = words.get(1).filter(|s| !s.starts_with(['-', '+']))
+            && !CARGO_BUILTIN.contains(sub)
+            && !installed(&format!("cargo-{sub}"), repo)
+        {
+            return Some(format!("cargo-{sub}"));
+        }
+        if program.starts_with("python")
+            && words.get(1) == Some(&"-m")
+            && let Some(module) = words.get(2)
+            && !importable(program, module)
+        {
+            return Some(format!("{module} (python -m {module})"));
+        }
+    }
+    None
+}
+
+/// The command line cut at unquoted `&`, `|`, `;` and newlines: each piece starts a program.
+fn segments(command: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut quote = None;
+    let mut start = 0;
+    for (i, c) in command.char_indices() {
+        match (quote, c) {
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), _) if c == q => quote = None,
+            (None, '&' | '|' | ';' | '\n') => {
+                out.push(&command[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    out.push(&command[start..]);
+    out.retain(|s| !s.trim().is_empty());
+    out
+}
+
+fn installed(program: &str, repo: &Path) -> bool {
+    if program.contains('/') {
+        let path = if Path::new(program).is_absolute() {
+            PathBuf::from(program)
+        } else {
+            repo.join(program)
+        };
+        return path.is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+fn importable(python: &str, module: &str) -> bool {
+    let top = module.split('.').next().unwrap_or(module);
+    Command::new(python)
+        .args(["-c", &format!("import {top}")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(command: &str) -> ValidatorSpec {
+        ValidatorSpec { name: "v".into(), command: command.into(), timeout_secs: 1 }
+    }
+
+    #[test]
+    fn names_the_missing_program() {
+        let here = Path::new(".");
+        assert_eq!(
+            missing_in("harrow-no-such-linter check .", here).as_deref(),
+            Some("harrow-no-such-linter")
+        );
+        assert_eq!(missing_in("test -f x && sh -c true", here), None, "builtins and sh are fine");
+        assert_eq!(
+            missing_in("sh -c 'true; harrow-quoted'", here),
+            None,
+            "quoted pieces are not programs"
+        );
+        assert_eq!(
+            missing_in("RUST_LOG=1 cargo harrow-no-such-sub --all", here).as_deref(),
+            Some("cargo-harrow-no-such-sub")
+        );
+        assert_eq!(missing_in("cargo test --quiet", here), None);
+        assert_eq!(
+            missing_in("python3 -m harrow_no_such_module -q", here).as_deref(),
+            Some("harrow_no_such_module (python -m harrow_no_such_module)")
+        );
+        assert_eq!(
+            missing_in("./scripts/harrow-missing.sh", here).as_deref(),
+            Some("./scripts/harrow-missing.sh")
+        );
+        let found = first_missing(&[spec("true"), spec("harrow-nope x")], here).unwrap();
+        assert_eq!(found.program, "harrow-nope");
+    }
+}
