@@ -118,6 +118,8 @@ pub struct StopInfo {
 }
 
 /// harrow's own view of one task.
+// Each flag is a field of summary.json that readers test on its own.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskDetail {
     /// The task's state in harrow's vocabulary (pending, running, validating, evaluating,
