@@ -163,11 +163,16 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
             continue;
         }
         let Some((key, value)) = line.split_once(':') else {
+            let fix = if line.trim_start().starts_with('-') {
+                "lists go on one line: `tests: tests/test_a.py, tests/test_b.py`"
+            } else {
+                "write `key: value`"
+            };
             return Err(err(
                 file,
                 Some(n + 1),
                 format!("bad frontmatter line '{}'", line.trim()),
-                "write `key: value`",
+                fix,
             ));
         };
         let value = value.trim().trim_matches('"').trim_matches('\'').to_owned();
@@ -175,11 +180,7 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
             "id" => id = Some((value, n + 1)),
             "title" => title = Some(value),
             "tests" => {
-                tests = value
-                    .split(',')
-                    .map(|t| t.trim().to_owned())
-                    .filter(|t| !t.is_empty())
-                    .collect();
+                tests = test_list(&value).map_err(|why| err(file, Some(n + 1), why, TESTS_FIX))?;
             }
             _ => {}
         }
@@ -255,6 +256,39 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
     Ok(Task { id, title, description: description.join("\n\n"), criteria, tests })
 }
 
+const TESTS_FIX: &str = "list the task's test files as paths inside the repository, separated by commas: `tests: tests/test_a.py, tests/test_b.py` (a file that does not exist yet is fine)";
+
+/// Reads a `tests:` value: paths inside the repository separated by commas, optionally in
+/// brackets and quotes. A file need not exist yet (the worker writes it); a path that leaves
+/// the repository, or several paths run together, is an error.
+fn test_list(value: &str) -> Result<Vec<String>, String> {
+    let inner = value.trim();
+    let inner = inner.strip_prefix('[').and_then(|v| v.strip_suffix(']')).unwrap_or(inner);
+    let mut out = Vec::new();
+    for item in inner.split(',') {
+        let item = item.trim().trim_matches(['"', '\'']).trim();
+        if item.is_empty() {
+            continue;
+        }
+        test_path(item)?;
+        out.push(item.to_owned());
+    }
+    Ok(out)
+}
+
+/// Checks one test path of a plan.
+fn test_path(item: &str) -> Result<(), String> {
+    if item.split_whitespace().nth(1).is_some() {
+        return Err(format!("tests entry '{item}' holds a space"));
+    }
+    let path = Path::new(item);
+    if path.is_absolute() || path.components().any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(format!("tests entry '{item}' is not a path inside the repository"));
+    }
+    Ok(())
+}
+
 #[derive(Deserialize)]
 struct PrdEntry {
     id: Option<String>,
@@ -305,6 +339,9 @@ fn load_prd(file: &Path) -> Result<Plan, PlanError> {
                 format!("{id} has no acceptance criteria"),
                 "add an \"acceptance_criteria\" list",
             ));
+        }
+        if let Some(why) = e.tests.iter().find_map(|t| test_path(t).err()) {
+            return Err(err(file, line, format!("{id}: {why}"), TESTS_FIX));
         }
         tasks.push(Task {
             id,
@@ -376,6 +413,8 @@ mod tests {
         assert_eq!(t.criteria, ["one", "two continued"]);
         assert_eq!(t.description, "## Description\nMake it.\n\n## Notes\nkeep it small");
         assert_eq!(t.tests, ["tests/test_t001.py", "tests/test_more.py"]);
+        let flow = task("---\nid: T-002\ntitle: x\ntests: [\"tests/a.py\", 'tests/b.py']\n---\n## Acceptance criteria\n- one\n").unwrap();
+        assert_eq!(flow.tests, ["tests/a.py", "tests/b.py"]);
         let sole = task("---\nid: T-001\ntitle: x\n---\n## Description\nJust this.\n## Acceptance criteria\n- a\n").unwrap();
         assert_eq!(sole.description, "Just this.");
     }
@@ -407,6 +446,31 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .starts_with("T-001-x.md:4: bad frontmatter")
+        );
+    }
+
+    #[test]
+    fn a_tests_list_in_a_wrong_syntax_names_its_line() {
+        let yaml = task("---\nid: T-001\ntitle: x\ntests:\n  - tests/a.py\n---\n").unwrap_err();
+        assert_eq!(yaml.location, "T-001-x.md:5");
+        assert!(yaml.to_string().contains("lists go on one line"), "{yaml}");
+        let spaced =
+            task("---\nid: T-001\ntitle: x\ntests: tests/a.py tests/b.py\n---\n").unwrap_err();
+        assert_eq!(spaced.location, "T-001-x.md:4");
+        assert!(
+            spaced.to_string().contains("holds a space; list the task's test files"),
+            "{spaced}"
+        );
+        for outside in ["../secret.py", "/etc/passwd"] {
+            let e =
+                task(&format!("---\nid: T-001\ntitle: x\ntests: {outside}\n---\n")).unwrap_err();
+            assert!(e.to_string().contains("is not a path inside the repository"), "{e}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("prd.json");
+        std::fs::write(&f, "[\n  {\"id\": \"T-001\", \"title\": \"a\", \"acceptance_criteria\": [\"x\"], \"tests\": [\"../x.py\"]}\n]").unwrap();
+        assert!(
+            load(&f).unwrap_err().to_string().contains("prd.json:2: T-001: tests entry '../x.py'")
         );
     }
 

@@ -92,6 +92,8 @@ pub struct Setup {
     pub opts: RunOptions,
     /// Point the evaluator at a port nobody listens on.
     pub dead_evaluator: bool,
+    /// Changes the repository and plan before the run (the repository is committed after).
+    pub prepare: Option<fn(&Path, &Path)>,
 }
 
 impl Default for Setup {
@@ -102,6 +104,7 @@ impl Default for Setup {
             validators: Vec::new(),
             opts: RunOptions::default(),
             dead_evaluator: false,
+            prepare: None,
         }
     }
 }
@@ -113,6 +116,11 @@ pub fn validator(name: &str, command: &str) -> ValidatorSpec {
 /// Runs a whole session and collects what happened.
 pub fn run(tmp: &Path, setup: Setup) -> Outcome {
     let (repo, plan_dir) = repo_and_plan(tmp, setup.tasks);
+    if let Some(prepare) = setup.prepare {
+        prepare(&repo, &plan_dir);
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-qm", "prepare", "--allow-empty"]);
+    }
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {

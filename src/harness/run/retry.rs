@@ -43,23 +43,20 @@ impl Run {
         let verdict = if diff.is_empty() {
             Verdict::empty_diff()
         } else {
-            let Some(v) = self.evaluate(&task, &case, &diff, None, &sc, attempt, iter).await?
-            else {
-                self.gate(
-                    &task.id,
-                    GateEvent::HeldForOperator,
-                    "the evaluator still cannot be reached",
-                    attempt,
-                )?;
-                return Ok(Some(Ended {
-                    reason: "needs_operator".into(),
-                    detail: Some(format!(
-                        "task {} still waits for the operator: the evaluator cannot be reached",
-                        task.id
-                    )),
-                }));
-            };
-            v.held_to(self.opts.score_threshold)
+            match self.evaluate(&task, &case, &diff, None, &sc, attempt, iter).await? {
+                Ok(v) => v.held_to(self.opts.score_threshold),
+                Err(e) => {
+                    let why = e.to_string();
+                    self.gate(&task.id, GateEvent::HeldForOperator, &why, attempt)?;
+                    return Ok(Some(Ended {
+                        reason: "needs_operator".into(),
+                        detail: Some(format!(
+                            "task {} still waits for the operator: {why}",
+                            task.id
+                        )),
+                    }));
+                }
+            }
         };
         let mut attempt = attempt;
         let (feedback, end) =

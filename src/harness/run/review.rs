@@ -2,8 +2,8 @@
 //! let the gate act on the verdict.
 
 use super::{
-    Acceptance, CallTag, Case, EVALUATOR_PROMPT, Ended, EvaluatorInputs, GateEvent, LastOutcome,
-    LedgerEntry, OnCap, ParseError, Review, Role, Run, Scope, Task, TaskEnd, ToolCall,
+    Acceptance, BrainError, CallTag, Case, EVALUATOR_PROMPT, Ended, EvaluatorInputs, GateEvent,
+    LastOutcome, LedgerEntry, OnCap, ParseError, Review, Role, Run, Scope, Task, TaskEnd, ToolCall,
     ToolCallRecord, Value, Verdict, VerdictEvent, case, io, json, memory, record, timestamp,
     tool_message, validators, verdict,
 };
@@ -110,23 +110,17 @@ impl Run {
             ));
         }
         self.gate(&task.id, GateEvent::ValidatorsPassed, "validators passed", *attempt)?;
-        let Some(verdict) = self
+        let verdict = match self
             .evaluate(task, &case, &diff, validator_output.as_deref(), sc, *attempt, iter)
             .await?
-        else {
-            {
-                self.gate(
-                    &task.id,
-                    GateEvent::HeldForOperator,
-                    "the evaluator cannot be reached",
-                    *attempt,
-                )?;
+        {
+            Ok(v) => v,
+            Err(e) => {
+                let why = e.to_string();
+                self.gate(&task.id, GateEvent::HeldForOperator, &why, *attempt)?;
                 let end = TaskEnd::Stop(Ended {
                     reason: "needs_operator".into(),
-                    detail: Some(format!(
-                        "task {} waits for the operator: the evaluator cannot be reached",
-                        task.id
-                    )),
+                    detail: Some(format!("task {} waits for the operator: {why}", task.id)),
                 });
                 return Ok(("The review could not be completed; stop here.".into(), Some(end)));
             }
@@ -253,8 +247,8 @@ impl Run {
         Ok((text, None))
     }
 
-    /// Asks the evaluator, with one retry for an unparseable answer. `None`: it cannot be
-    /// reached, and a person must decide.
+    /// Asks the evaluator, with one retry for an unparseable answer. An error (unreachable,
+    /// a refused key …) is neither accept nor reject: a person must decide.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn evaluate(
         &mut self,
@@ -265,7 +259,7 @@ impl Run {
         sc: &Scope,
         attempt: u64,
         iter: u64,
-    ) -> io::Result<Option<Verdict>> {
+    ) -> io::Result<Result<Verdict, BrainError>> {
         let project = memory::project_context(&self.workspace.worktree, &self.opts.context_files);
         let ledger = record::read_ledger(&self.dir, &task.id);
         let seed_tests: Vec<(String, String)> = task
@@ -297,7 +291,7 @@ impl Run {
         ];
         let tools = vec![verdict::schema(self.opts.score_threshold.is_some())];
         for try_n in 0..2usize {
-            let Ok(reply) = self
+            let reply = match self
                 .call(
                     CallTag { role: Role::Evaluator, task: &task.id, attempt, turn: try_n },
                     iter,
@@ -305,8 +299,9 @@ impl Run {
                     &tools,
                 )
                 .await?
-            else {
-                return Ok(None);
+            {
+                Ok(reply) => reply,
+                Err(e) => return Ok(Err(e)),
             };
             let calls: Vec<&ToolCallRecord> =
                 reply.tool_calls.iter().filter(|c| c.name == "submit_verdict").collect();
@@ -314,7 +309,7 @@ impl Run {
             let answers: Vec<Result<Verdict, String>> =
                 calls.iter().map(|c| verdict::parse_held(&c.arguments, threshold)).collect();
             if let Some(v) = answers.iter().find_map(|a| a.as_ref().ok()) {
-                return Ok(Some(v.clone()));
+                return Ok(Ok(v.clone()));
             }
             let last_error = match answers.into_iter().next() {
                 Some(answer) => answer.err().unwrap_or_default(),
@@ -345,6 +340,6 @@ impl Run {
                 }
             }
         }
-        Ok(Some(Verdict::parse_failed()))
+        Ok(Ok(Verdict::parse_failed()))
     }
 }
