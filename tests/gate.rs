@@ -13,11 +13,15 @@
 mod loop_fixture;
 mod support;
 
+use harrow::console::app::App;
+use harrow::console::ui::draw;
 use harrow::harness::run::{OnCap, RunOptions};
 use loop_fixture::{
     Outcome, Setup, accept, case, harrow_cmd, headless_run, reject, repo_and_plan, run, serve,
     validator, write_and_submit,
 };
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
@@ -401,6 +405,19 @@ fn no_eval_is_recorded_wherever_a_reader_looks() {
     assert_eq!(summary["harrow"]["unreviewed"][0], "T-001");
     assert_eq!(summary["harrow"]["tasks"]["T-001"]["state"], "done_unreviewed");
     assert_eq!(summary["harrow"]["tasks_done"], 1);
+
+    let mut app = App::open(&dir, &id, f64::INFINITY).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    let mut terminal = Terminal::new(TestBackend::new(200, 50)).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, 200, 50));
+    terminal.draw(|f| draw(f, &app)).unwrap();
+    let screen = format!("{}", terminal.backend());
+    assert!(screen.contains("T-001 done_unreviewed"), "the console's plan says it: {screen}");
+    assert!(screen.contains("accepted UNREVIEWED (--no-eval)"), "and its stream: {screen}");
+    assert!(screen.contains("not reviewed: the run had review switched off"), "{screen}");
+    assert!(!screen.contains("no verdict on this case yet"), "no verdict is coming: {screen}");
 }
 
 /// A repository with a `tests/` folder, for the validator runs below.

@@ -146,6 +146,7 @@ struct SideKey {
     verdict: Option<usize>,
     validators: Option<usize>,
     ledger: Option<usize>,
+    unreviewed: bool,
 }
 
 /// The last search: what was asked and the event it landed on.
@@ -1081,6 +1082,8 @@ impl App {
         }
         self.plan_selected = self.plan_selected.min(fold.task_count().saturating_sub(1));
         let task = fold.task_line(self.plan_selected).map(|t| t.id.to_owned());
+        let unreviewed =
+            fold.task_line(self.plan_selected).is_some_and(|t| t.state == "done_unreviewed");
         let mut previous = std::mem::take(&mut self.prepared);
         if task != previous.task {
             self.ledger_selected = None;
@@ -1095,11 +1098,12 @@ impl App {
             verdict: trail.verdicts.last().copied(),
             validators: trail.validators.last().copied(),
             ledger: trail.ledger.last().copied(),
+            unreviewed,
         };
         let side = if previous.side_key.as_ref() == Some(&key) {
             previous.side
         } else {
-            self.side_panes(&trail)
+            self.side_panes(&trail, unreviewed)
         };
         self.clamp_scroll(&areas, &side);
         let width = usize::from(areas.timeline.width.saturating_sub(8));
@@ -1157,8 +1161,9 @@ impl App {
             .collect()
     }
 
-    /// The Exchange, Validators and Ledger text for a task's trail.
-    fn side_panes(&mut self, trail: &Trail) -> SidePanes {
+    /// The Exchange, Validators and Ledger text for a task's trail. `unreviewed`: the task was
+    /// accepted with review switched off, so no verdict is coming.
+    fn side_panes(&mut self, trail: &Trail, unreviewed: bool) -> SidePanes {
         let mut fetch = |pos: Option<&usize>| pos.and_then(|p| self.index.fetch(*p).ok());
         let case_event = fetch(trail.cases.last());
         let verdict_event = fetch(trail.verdicts.last());
@@ -1177,6 +1182,9 @@ impl App {
                 let mut lines = vec!["no verdict on this case yet; the last one was:".into()];
                 lines.extend(verdict_lines(v));
                 lines
+            }
+            _ if unreviewed => {
+                vec!["not reviewed: the run had review switched off (--no-eval)".into()]
             }
             _ if awaiting => vec!["no verdict on this case yet".into()],
             _ => vec!["no verdict yet".into()],

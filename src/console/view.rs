@@ -14,7 +14,9 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         "hook_run" | "prompt_assembled" | "memory_load" | "context_reset" | "ledger_appended"
         | "feedback_sent" => false,
         "task_state" => matches!(fact.payload.to.get(), Some("running" | "needs_operator")),
-        "task_done" => fact.payload.below_bar.0 == Some(true),
+        "task_done" => {
+            fact.payload.below_bar.0 == Some(true) || fact.payload.reviewed.0 == Some(false)
+        }
         _ => true,
     }
 }
