@@ -628,3 +628,10 @@ fn a_missing_validator_program_stops_run_before_anything_is_created() {
     assert!(stderr.contains("validator 'ruff' needs ruff"), "the detected presets too: {stderr}");
     assert!(!tmp.path().join("sessions").exists());
 }
+
+#[test]
+fn the_session_harrow_keeps_as_a_fixture_reads_strictly() {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harrow/20261122-080615-535d09");
+    assert!(support::strict_events(&dir).len() > 100);
+}

@@ -251,6 +251,53 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_resumed_workers_prompt_carries_its_review_history_in_the_projects_words() {
+        let task = Task {
+            id: "T-001".into(),
+            title: "Count words".into(),
+            description: String::new(),
+            criteria: vec!["counts words".into()],
+            tests: vec!["tests/count.rs".into()],
+        };
+        let plan = Plan {
+            source: "plan".into(),
+            feature: "f".into(),
+            overview: None,
+            tasks: vec![task.clone()],
+        };
+        let reject = Verdict {
+            verdict: "reject".into(),
+            rejection_category: Some("weak_test".into()),
+            concern: "No test counts two words.".into(),
+            evidence: vec!["tests/count.rs:3".into()],
+            next_step: Some("Test two words.".into()),
+            score: None,
+            parse_failed: false,
+            below_threshold: false,
+        };
+        let entry = |attempt, verdict: Verdict| LedgerEntry {
+            ts: "t".into(),
+            iter: 2,
+            attempt,
+            diff_summary: "src/lib.rs (+3 -0)".into(),
+            case: None,
+            verdict,
+        };
+        let ledger = [entry(1, reject), entry(2, Verdict::parse_failed())];
+        let warnings = ["T-000 (Setup) was accepted below the quality bar: it was never reviewed; do not rely on it blindly.".to_owned()];
+        let prompt = worker_prompt(
+            &plan,
+            &task,
+            &WorkerContext { ledger: &ledger, warnings: &warnings, ..WorkerContext::default() },
+        );
+        assert!(prompt.contains("## Prior iterations on this task (from review)"), "{prompt}");
+        assert!(prompt.contains("Next step: Re-check every acceptance criterion"), "{prompt}");
+        for word in ["evaluator", "verdict", "harness", "ledger", "token"] {
+            assert!(!prompt.to_lowercase().contains(word), "'{word}' in {prompt}");
+        }
+    }
+
+    #[test]
     fn caps_say_how_much_there_was() {
         assert_eq!(cap("abc", 5), "abc");
         assert_eq!(cap("abcdef", 3), "abc\n... [truncated, total 6 chars]");
