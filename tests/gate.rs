@@ -420,6 +420,23 @@ fn no_eval_is_recorded_wherever_a_reader_looks() {
     assert!(!screen.contains("no verdict on this case yet"), "no verdict is coming: {screen}");
 }
 
+/// T-001's worker writes `f1.txt` and `path` as `wrong`, submits, writes `path` as `right` and
+/// submits again: one validator failure, then a pass the evaluator accepts.
+fn fail_then_fix(path: &str, wrong: &str, right: &str) -> Value {
+    json!({
+        "worker": {"T-001": {"1": [
+            {"tool_calls": [
+                {"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}},
+                {"name": "write_file", "arguments": {"path": path, "content": wrong}}
+            ]},
+            {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": right}}]},
+            {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
+        ]}},
+        "evaluator": {"*": {"*": [accept()]}}
+    })
+}
+
 /// A repository with a `tests/` folder, for the validator runs below.
 fn python_project(repo: &Path, plan: &Path) {
     std::fs::write(
@@ -511,22 +528,10 @@ fn pytest_and_ruff_failures_reach_the_worker_with_names_and_locations() {
     );
 
     let tmp = tempfile::tempdir().unwrap();
-    let script = json!({
-        "worker": {"T-001": {"1": [
-            {"tool_calls": [
-                {"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}},
-                {"name": "write_file", "arguments": {"path": "tests/test_t1.py", "content": failing}}
-            ]},
-            {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]},
-            {"tool_calls": [{"name": "write_file", "arguments": {"path": "tests/test_t1.py", "content": passing}}]},
-            {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
-        ]}},
-        "evaluator": {"*": {"*": [accept()]}}
-    });
     let o = run(
         tmp.path(),
         Setup {
-            script,
+            script: fail_then_fix("tests/test_t1.py", failing, passing),
             validators: vec![validator(
                 "pytest",
                 "python3 -m pytest -x -q -p no:cacheprovider {tests}",
@@ -558,22 +563,10 @@ fn a_cargo_test_failure_reaches_the_worker_with_its_name_and_location() {
     let tmp = tempfile::tempdir().unwrap();
     let wrong = "pub fn answer() -> i32 { 41 }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn answers() {\n        assert_eq!(super::answer(), 42);\n    }\n}\n";
     let right = wrong.replace("{ 41 }", "{ 42 }");
-    let script = json!({
-        "worker": {"T-001": {"1": [
-            {"tool_calls": [
-                {"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}},
-                {"name": "write_file", "arguments": {"path": "src/lib.rs", "content": wrong}}
-            ]},
-            {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]},
-            {"tool_calls": [{"name": "write_file", "arguments": {"path": "src/lib.rs", "content": right}}]},
-            {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
-        ]}},
-        "evaluator": {"*": {"*": [accept()]}}
-    });
     let o = run(
         tmp.path(),
         Setup {
-            script,
+            script: fail_then_fix("src/lib.rs", wrong, &right),
             validators: vec![{
                 let mut v = validator("tests", "cargo test --quiet --offline");
                 v.timeout_secs = 300;
