@@ -10,4 +10,5 @@ pub mod config;
 pub mod console;
 pub mod hands;
 pub mod harness;
+pub mod keys;
 pub mod session;

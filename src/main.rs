@@ -5,6 +5,12 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    if let Err(e) = harrow::keys::seal() {
+        eprintln!(
+            "harrow: cannot move the API keys out of the environment before starting ({e}); nothing was run"
+        );
+        return ExitCode::from(2);
+    }
     // Reports that land in a log file or a CI transcript stay free of colour escapes.
     let theme = if std::io::stderr().is_terminal() { Theme::dark() } else { Theme::new() };
     if let Err(e) = HookBuilder::default().theme(theme).install() {

@@ -91,7 +91,7 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(report) => {
             if let Some(usage) = report.downcast_ref::<UsageError>() {
-                eprintln!("harrow: {usage}");
+                eprintln!("harrow: {}", format::terminal_line(&usage.to_string()));
                 return ExitCode::from(2);
             }
             if report
@@ -100,7 +100,7 @@ pub fn main() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("harrow: {report:?}");
+            eprintln!("harrow: {}", crate::keys::scrub(&format!("{report:?}")));
             ExitCode::FAILURE
         }
     }

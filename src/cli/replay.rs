@@ -1,6 +1,7 @@
 //! `harrow replay ID|DIR`: a finished (or growing) session in the console, on a virtual clock.
 
 use super::SessionArg;
+use super::format::terminal_line;
 use crate::console::app::App;
 use crate::console::describe::describe;
 use crate::session::event::Event;
@@ -58,7 +59,7 @@ pub fn replay(args: &Args) -> Result<ExitCode> {
         let mut out = std::io::stdout().lock();
         for i in 0..index.len() {
             if let Some(line) = index.fetch(i).ok().as_ref().and_then(|e: &Event| describe(e)) {
-                writeln!(out, "{line}")?;
+                writeln!(out, "{}", terminal_line(&line))?;
             }
         }
         return Ok(ExitCode::SUCCESS);

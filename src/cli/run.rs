@@ -4,6 +4,7 @@
 #![allow(clippy::doc_markdown)]
 
 use super::UsageError;
+use super::format::terminal_line;
 use crate::brain::client::{Brain, BrainConfig, Endpoint, Role};
 use crate::config::Config;
 use crate::console::describe::describe;
@@ -145,14 +146,14 @@ pub fn endpoints(m: &ModelArgs, config: &Config) -> Result<BTreeMap<Role, Endpoi
             missing.join(", ")
         )));
     };
-    let key = env("HARROW_API_KEY");
+    let key = crate::keys::var("HARROW_API_KEY");
     let evaluator = Endpoint {
         base_url: m
             .evaluator_base_url
             .clone()
             .or_else(|| env("HARROW_EVALUATOR_BASE_URL"))
             .unwrap_or_else(|| base.clone()),
-        api_key: env("HARROW_EVALUATOR_API_KEY").or_else(|| key.clone()),
+        api_key: crate::keys::var("HARROW_EVALUATOR_API_KEY").or_else(|| key.clone()),
         model: m
             .evaluator_model
             .clone()
@@ -280,7 +281,7 @@ pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::threa
                 let mut out = std::io::stdout().lock();
                 for (at, line) in lines {
                     if let Some(text) = Event::decode(&line).ok().as_ref().and_then(describe) {
-                        let _ = writeln!(out, "{text}");
+                        let _ = writeln!(out, "{}", terminal_line(&text));
                     }
                     seen.store(at.offset + u64::from(at.len) + 1, Ordering::SeqCst);
                 }
@@ -355,7 +356,7 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
         .store(std::fs::metadata(dir.join(EVENTS_FILE)).map_or(0, |m| m.len()), Ordering::SeqCst);
     let _ = printer.join();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
-    println!("session {id}: {} — {}", ended.reason, dir.display());
+    println!("session {id}: {} — {}", terminal_line(&ended.reason), dir.display());
     Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 

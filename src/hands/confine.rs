@@ -6,9 +6,12 @@
 //! a file can be swapped for a symlink after the check — so files are opened without following
 //! a final symlink and the opened file's real path is verified again before it is used.
 
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
+use nix::sys::stat::{Mode, mkdirat};
 use std::fs::{File, OpenOptions};
-use std::io;
-use std::os::unix::fs::OpenOptionsExt;
+use std::io::{self, Read};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 /// Why a path was refused. The text goes back to the model as the tool's error.
@@ -20,6 +23,12 @@ pub enum Refusal {
         "{0}: .git cannot be read or changed with file tools; inspect history with git commands in bash"
     )]
     GitInternals(String),
+    #[error(
+        "{0}: has more than one hard link, so it may be a file outside the workspace; copy its content to a new file instead"
+    )]
+    HardLinked(String),
+    #[error("{0}: is not a regular file")]
+    NotRegular(String),
     #[error("{path}: {reason}")]
     Io { path: String, reason: String },
 }
@@ -127,62 +136,145 @@ impl Jail {
         }
     }
 
-    /// Opens a checked file for reading, verifying what was actually opened.
+    /// Opens a checked file for reading. The kernel resolves the path beneath the root
+    /// (`openat2` with `RESOLVE_BENEATH`), so a component swapped for a symlink after the check
+    /// cannot lead outside; what was opened is verified again.
     pub fn open_read(&self, checked: &Checked) -> Result<File, Refusal> {
-        let file = open_no_follow(&checked.abs, OpenOptions::new().read(true), &checked.given)
-            .or_else(|e| self.open_via_link(checked, &e, OpenOptions::new().read(true)))?;
+        let file = self.open_beneath(checked, OFlag::O_RDONLY, ResolveFlag::empty())?;
         self.verify_opened(&file, checked)?;
         Ok(file)
     }
 
-    /// Opens a checked file for writing (created, truncated), creating missing parent folders
-    /// inside the root, and verifies what was opened.
+    /// Opens a checked file for writing, creating it and any missing parent folders inside
+    /// the root. Nothing is truncated until the opened file is verified (inside, a regular
+    /// file, one link), so a swap between the check and the open cannot empty a file outside.
     pub fn open_write(&self, checked: &Checked) -> Result<File, Refusal> {
-        if let Some(parent) = checked.abs.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Refusal::io(&checked.given, &e))?;
-            self.check_existing_part(parent, &checked.given)?;
+        if let Some(parent) = checked.rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+            self.make_dirs_beneath(parent, &checked.given)?;
         }
-        let mut opts = OpenOptions::new();
-        opts.write(true).create(true).truncate(true);
-        let file = open_no_follow(&checked.abs, &opts, &checked.given)
-            .or_else(|e| self.open_via_link(checked, &e, &opts))?;
+        let file =
+            self.open_beneath(checked, OFlag::O_WRONLY | OFlag::O_CREAT, ResolveFlag::empty())?;
         self.verify_opened(&file, checked)?;
+        file.set_len(0).map_err(|e| Refusal::io(&checked.given, &e))?;
         Ok(file)
     }
 
-    /// The final component was a symlink: allowed only when it resolves inside the root.
-    fn open_via_link(
+    /// Reads a file the harness reads on the worker's behalf (project rules, seed tests): no
+    /// symlink anywhere on the path, beneath the root, a regular file with one link, and at
+    /// most `cap` bytes (the rest is cut). Anything else is refused, so a worker cannot turn
+    /// such a file into a window on the machine.
+    pub fn read_for_harness(&self, given: &str, cap: usize) -> Result<String, Refusal> {
+        let checked = self.check(given)?;
+        let file =
+            self.open_beneath(&checked, OFlag::O_RDONLY, ResolveFlag::RESOLVE_NO_SYMLINKS)?;
+        self.verify_opened(&file, &checked)?;
+        let meta = file.metadata().map_err(|e| Refusal::io(given, &e))?;
+        if !meta.is_file() {
+            return Err(Refusal::NotRegular(given.to_owned()));
+        }
+        let mut bytes = Vec::new();
+        file.take(cap as u64).read_to_end(&mut bytes).map_err(|e| Refusal::io(given, &e))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Opens `checked` relative to the root with the kernel keeping resolution beneath it.
+    /// Kernels without `openat2` (before 5.6) fall back to refusing a final symlink and
+    /// verifying the opened path.
+    fn open_beneath(
         &self,
         checked: &Checked,
-        error: &Refusal,
-        opts: &OpenOptions,
+        flags: OFlag,
+        resolve: ResolveFlag,
     ) -> Result<File, Refusal> {
-        let is_link = checked.abs.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
-        if !is_link {
-            return Err(error.clone());
+        let root = File::open(&self.root).map_err(|e| Refusal::io(&checked.given, &e))?;
+        let rel: &Path =
+            if checked.rel.as_os_str().is_empty() { Path::new(".") } else { &checked.rel };
+        let mut how = OpenHow::new()
+            .flags(flags | OFlag::O_CLOEXEC)
+            .resolve(resolve | ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+        if flags.contains(OFlag::O_CREAT) {
+            how = how.mode(Mode::from_bits_truncate(0o644));
         }
-        let real =
-            checked.abs.canonicalize().map_err(|_| Refusal::Escapes(checked.given.clone()))?;
-        if !self.contains(&real) {
-            return Err(Refusal::Escapes(checked.given.clone()));
+        match openat2(&root, rel, how) {
+            Ok(fd) => Ok(File::from(fd)),
+            Err(Errno::ENOSYS) => {
+                let mut opts = OpenOptions::new();
+                opts.read(!flags.contains(OFlag::O_WRONLY))
+                    .write(flags.contains(OFlag::O_WRONLY))
+                    .create(flags.contains(OFlag::O_CREAT));
+                open_no_follow(&checked.abs, &opts, &checked.given)
+            }
+            Err(Errno::EXDEV | Errno::ELOOP) => Err(Refusal::Escapes(checked.given.clone())),
+            Err(e) => Err(Refusal::io(&checked.given, &io::Error::from(e))),
         }
-        open_no_follow(&real, opts, &checked.given)
     }
 
+    /// Creates `rel` (a folder path relative to the root) one component at a time, each
+    /// opened beneath the root before the next is made inside it.
+    fn make_dirs_beneath(&self, rel: &Path, given: &str) -> Result<(), Refusal> {
+        let mut at = PathBuf::new();
+        for part in rel.components() {
+            at.push(part);
+            let probe =
+                Checked { abs: self.root.join(&at), rel: at.clone(), given: given.to_owned() };
+            let opened = self.open_beneath(
+                &probe,
+                OFlag::O_RDONLY | OFlag::O_DIRECTORY,
+                ResolveFlag::empty(),
+            );
+            match opened {
+                Ok(_) => {}
+                Err(Refusal::Io { .. }) if !probe.abs.exists() => {
+                    let parent = at.parent().filter(|p| !p.as_os_str().is_empty());
+                    let parent = Checked {
+                        abs: parent.map_or_else(|| self.root.clone(), |p| self.root.join(p)),
+                        rel: parent.map(Path::to_path_buf).unwrap_or_default(),
+                        given: given.to_owned(),
+                    };
+                    let dir = self.open_beneath(
+                        &parent,
+                        OFlag::O_RDONLY | OFlag::O_DIRECTORY,
+                        ResolveFlag::empty(),
+                    )?;
+                    match mkdirat(&dir, part.as_os_str(), Mode::from_bits_truncate(0o755)) {
+                        Ok(()) | Err(Errno::EEXIST) => {}
+                        Err(e) => return Err(Refusal::io(given, &io::Error::from(e))),
+                    }
+                    self.open_beneath(
+                        &probe,
+                        OFlag::O_RDONLY | OFlag::O_DIRECTORY,
+                        ResolveFlag::empty(),
+                    )?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// What was opened must be inside the root, outside `.git`, and — for a regular file —
+    /// have one link: a second link may be a file outside the workspace in disguise.
     fn verify_opened(&self, file: &File, checked: &Checked) -> Result<(), Refusal> {
         match opened_path(file) {
-            Some(real) if !self.contains(&real) => Err(Refusal::Escapes(checked.given.clone())),
-            Some(real) if real.strip_prefix(&self.root).is_ok_and(|r| r.starts_with(".git")) => {
-                Err(Refusal::GitInternals(checked.given.clone()))
+            Some(real) if !self.contains(&real) => {
+                return Err(Refusal::Escapes(checked.given.clone()));
             }
-            _ => Ok(()),
+            Some(real) if real.strip_prefix(&self.root).is_ok_and(|r| r.starts_with(".git")) => {
+                return Err(Refusal::GitInternals(checked.given.clone()));
+            }
+            _ => {}
         }
+        let meta = file.metadata().map_err(|e| Refusal::io(&checked.given, &e))?;
+        if meta.is_file() && meta.nlink() > 1 {
+            return Err(Refusal::HardLinked(checked.given.clone()));
+        }
+        Ok(())
     }
 }
 
 fn open_no_follow(path: &Path, opts: &OpenOptions, given: &str) -> Result<File, Refusal> {
     let mut opts = opts.clone();
-    opts.custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits());
+    opts.custom_flags(OFlag::O_NOFOLLOW.bits());
     opts.open(path).map_err(|e| Refusal::io(given, &e))
 }
 

@@ -7,10 +7,10 @@
 use super::case::Case;
 use super::plan::{Plan, Task};
 use super::verdict::Verdict;
+use crate::hands::confine::Jail;
 use crate::hands::workspace::DiffInfo;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::path::Path;
 
 pub const CONTEXT_FILES_MAX_CHARS: usize = 8_000;
 pub const PROGRESS_TAIL_LINES: usize = 30;
@@ -46,11 +46,18 @@ pub fn cap(text: &str, max: usize) -> String {
     format!("{cut}\n... [truncated, total {total} chars]")
 }
 
-/// The project's context files (AGENTS.md, CLAUDE.md …) from the workspace root.
-pub fn project_context(worktree: &Path, names: &[String]) -> Option<(String, Vec<String>)> {
+/// Largest file the harness reads from the worktree for a prompt, in bytes.
+pub const HARNESS_READ_MAX_BYTES: usize = 64 * 1024;
+
+/// The project's context files (AGENTS.md, CLAUDE.md …) from the workspace root, read through
+/// the same confinement as the tools (a file the worker turned into a symlink or hard link is
+/// left out).
+pub fn project_context(jail: &Jail, names: &[String]) -> Option<(String, Vec<String>)> {
     let found: Vec<(String, String)> = names
         .iter()
-        .filter_map(|n| std::fs::read_to_string(worktree.join(n)).ok().map(|t| (n.clone(), t)))
+        .filter_map(|n| {
+            jail.read_for_harness(n, HARNESS_READ_MAX_BYTES).ok().map(|t| (n.clone(), t))
+        })
         .filter(|(_, t)| !t.trim().is_empty())
         .collect();
     if found.is_empty() {

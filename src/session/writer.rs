@@ -124,6 +124,11 @@ impl SessionWriter {
     pub fn append(&mut self, kind: &str, payload: &impl Serialize) -> io::Result<u64> {
         let seq = self.next_seq;
         self.line = encode_line(&timestamp::now(), seq, kind, payload).map_err(io::Error::other)?;
+        if let Ok(text) = std::str::from_utf8(&self.line)
+            && let std::borrow::Cow::Owned(clean) = crate::keys::scrub(text)
+        {
+            self.line = clean.into_bytes();
+        }
         if let Ok(fact) = Fact::decode(&self.line) {
             self.fold.apply(&fact);
         }

@@ -9,7 +9,7 @@ impl Run {
     /// The learnings step for an accepted task. Never stops the run.
     pub(super) async fn propose_learning(&mut self, task: &Task) -> io::Result<()> {
         let ledger = record::read_ledger(&self.dir, &task.id);
-        let project = memory::project_context(&self.workspace.worktree, &self.opts.context_files);
+        let project = memory::project_context(&self.hands.jail, &self.opts.context_files);
         let mut prompt = format!("# Task {} — {}\n\n", task.id, task.title);
         for c in &task.criteria {
             let _ = writeln!(prompt, "- {c}");

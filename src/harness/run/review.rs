@@ -260,13 +260,15 @@ impl Run {
         attempt: u64,
         iter: u64,
     ) -> io::Result<Result<Verdict, BrainError>> {
-        let project = memory::project_context(&self.workspace.worktree, &self.opts.context_files);
+        let project = memory::project_context(&self.hands.jail, &self.opts.context_files);
         let ledger = record::read_ledger(&self.dir, &task.id);
         let seed_tests: Vec<(String, String)> = task
             .tests
             .iter()
             .filter_map(|t| {
-                std::fs::read_to_string(self.workspace.worktree.join(t))
+                self.hands
+                    .jail
+                    .read_for_harness(t, memory::HARNESS_READ_MAX_BYTES)
                     .ok()
                     .map(|c| (t.clone(), c))
             })

@@ -24,7 +24,7 @@ impl Run {
         ledger: &[LedgerEntry],
         note: Option<&str>,
     ) -> String {
-        let project = memory::project_context(&self.workspace.worktree, &self.opts.context_files);
+        let project = memory::project_context(&self.hands.jail, &self.opts.context_files);
         let progress = record::progress_tail(
             &self.dir,
             memory::PROGRESS_TAIL_LINES,

@@ -1,0 +1,130 @@
+//! API keys kept out of every process the worker can inspect, and out of every text harrow
+//! writes.
+//!
+//! The worker runs shell commands as the same user as harrow. Without a sandbox,
+//! `cat /proc/$PPID/environ` from a tool's shell shows the environment harrow was started
+//! with, so a key left there is a key handed over. [`seal`] runs first thing in `main`: when
+//! credentials are in the environment it moves the keys harrow uses into an inherited pipe
+//! and re-executes the binary with every credential variable removed, so the environment of
+//! the running harrow (what `/proc/PID/environ` shows) holds none; the new image takes the keys
+//! from the pipe into memory. The process is also marked non-dumpable, which keeps other
+//! processes of the same (non-root) user out of its memory.
+//!
+//! [`scrub`] replaces every key value harrow knows in a text, for lines written to the log and
+//! errors printed to the terminal: a provider error that echoes a request header must not
+//! carry the key onward.
+
+use crate::hands::process::is_secret;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::sync::OnceLock;
+
+/// The variables harrow reads keys from.
+pub const KEY_VARS: &[&str] = &["HARROW_API_KEY", "HARROW_EVALUATOR_API_KEY"];
+/// Names the pipe a re-executed harrow reads its keys from.
+const FD_VAR: &str = "HARROW_KEYS_FD";
+/// What scrubbed text shows in a key's place.
+pub const REDACTED: &str = "[redacted]";
+
+static KEYS: OnceLock<BTreeMap<String, String>> = OnceLock::new();
+
+/// Whether an environment variable holds a credential (a key, a token, a password) rather
+/// than a setting such as `HARROW_BASE_URL`.
+fn is_credential(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    (is_secret(name) && !(upper.starts_with("HARROW_") || upper.starts_with("TILTH_")))
+        || KEY_VARS.contains(&upper.as_str())
+}
+
+/// Moves credentials out of the environment (see the module docs). Returns only when the
+/// environment holds none; an error means harrow must not go on, since the keys would stay
+/// in reach of every tool.
+pub fn seal() -> std::io::Result<()> {
+    let _ = nix::sys::prctl::set_dumpable(false);
+    if let Some(fd) = std::env::var_os(FD_VAR) {
+        let fd = fd.to_string_lossy().into_owned();
+        let mut text = String::new();
+        std::fs::File::open(format!("/proc/self/fd/{fd}"))?.read_to_string(&mut text)?;
+        if let Ok(n) = fd.parse::<i32>() {
+            let _ = nix::unistd::close(n);
+        }
+        let keys = text
+            .split('\0')
+            .filter_map(|pair| pair.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        let _ = KEYS.set(keys);
+        return Ok(());
+    }
+    let credentials: Vec<(OsString, OsString)> =
+        std::env::vars_os().filter(|(k, _)| is_credential(&k.to_string_lossy())).collect();
+    if credentials.is_empty() {
+        let _ = KEYS.set(BTreeMap::new());
+        return Ok(());
+    }
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    nix::fcntl::fcntl(&read, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()))?;
+    let mut payload = String::new();
+    for (k, v) in &credentials {
+        let (k, v) = (k.to_string_lossy(), v.to_string_lossy());
+        if KEY_VARS.contains(&k.as_ref()) && !v.trim().is_empty() {
+            let _ = write!(payload, "{k}={v}\0");
+        }
+    }
+    std::fs::File::from(write).write_all(payload.as_bytes())?;
+    let mut cmd = std::process::Command::new(std::env::current_exe()?);
+    cmd.args(std::env::args_os().skip(1)).env(FD_VAR, read.as_raw_fd().to_string());
+    for (k, _) in &credentials {
+        cmd.env_remove(k);
+    }
+    Err(cmd.exec())
+}
+
+/// A key harrow was started with: from the sealed store, else (a library caller that never
+/// sealed, such as a test) from the environment.
+pub fn var(name: &str) -> Option<String> {
+    let value = match KEYS.get() {
+        Some(keys) => keys.get(name).cloned(),
+        None => std::env::var(name).ok(),
+    };
+    value.filter(|v| !v.trim().is_empty())
+}
+
+/// `text` with every known key value replaced by [`REDACTED`].
+pub fn scrub(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut out = std::borrow::Cow::Borrowed(text);
+    for name in KEY_VARS {
+        if let Some(key) = var(name).filter(|k| k.len() >= 8)
+            && out.contains(&key)
+        {
+            out = std::borrow::Cow::Owned(out.replace(&key, REDACTED));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_keys_and_tokens_not_settings() {
+        for name in [
+            "HARROW_API_KEY",
+            "HARROW_EVALUATOR_API_KEY",
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "DB_PASSWORD",
+        ] {
+            assert!(is_credential(name), "{name}");
+        }
+        for name in ["HARROW_BASE_URL", "HARROW_SESSIONS_DIR", "PATH", "HOME", "TILTH_SESSIONS_DIR"]
+        {
+            assert!(!is_credential(name), "{name}");
+        }
+    }
+}
