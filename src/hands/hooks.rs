@@ -40,6 +40,23 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("history rewrite", r"\bgit\s+(rebase|filter-branch|filter-repo|replace)\b"),
     ("history rewrite", r"\bgit\s+commit\b[^;&|\n]*--amend\b"),
     ("git reset --hard", r"\bgit\s+reset\b[^;&|\n]*--hard\b"),
+    ("moving HEAD or a branch", r"\bgit\s+(reset|update-ref|symbolic-ref)\b"),
+    (
+        "moving HEAD or a branch",
+        r"\bgit\s+(checkout|switch)\b[^;&|\n]*(\s--detach\b|\s-[bBC]\b|\s--orphan\b|\s-c\b)",
+    ),
+    (
+        "moving HEAD or a branch",
+        r"\bgit\s+branch\b[^;&|\n]*\s(-[a-zA-Z]*[fDdmMcC]\b|--force\b|--delete\b|--move\b|--copy\b)",
+    ),
+    (
+        "changing git configuration",
+        r"\bgit\s+(-c\s+\S+\s+)*config\s+([^-\s]|--(global|system|local|worktree|file|add|replace-all|unset|unset-all|rename-section|remove-section|edit)\b|-[ef]\b)",
+    ),
+    (
+        "writing under .git",
+        r"(>|\btee\b|\bcp\b|\bmv\b|\bln\b|\btouch\b|\brm\b|\bchmod\b)[^;&|\n]*\.git/",
+    ),
     ("git clean -f", r"\bgit\s+clean\b[^;&|\n]*\s-[a-zA-Z]*f"),
     ("sudo", r"(^|[;&|(`]\s*|\$\(\s*)sudo\b"),
     ("download piped to a shell", r"\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k|fi)?sh\b"),
@@ -295,6 +312,20 @@ mod tests {
             "/bin/rm -rf /tmp/x",
             "rm ../notes.txt",
             "npm publish",
+            "git reset --soft HEAD~1",
+            "git reset HEAD~1",
+            "git update-ref refs/heads/main HEAD",
+            "git symbolic-ref HEAD refs/heads/main",
+            "git checkout --detach",
+            "git checkout -b other",
+            "git switch -c other",
+            "git branch -f main HEAD~1",
+            "git branch -D session/x",
+            "git config core.fsmonitor 'touch /tmp/pwned'",
+            "git config --global user.name x",
+            "git -c a=b config core.hooksPath /tmp/h",
+            "echo x > .git/hooks/pre-commit",
+            "cp evil ../.git/config",
         ] {
             assert!(h.check_bash(cmd).is_some(), "should block: {cmd}");
         }
@@ -314,6 +345,12 @@ mod tests {
             "curl -s http://localhost:8000/health",
             "echo 'sudo is a word'",
             "python -m pytest -q",
+            "git log --oneline -5 && git show HEAD",
+            "git config --get user.name",
+            "git config --list",
+            "git checkout -- src/lib.rs",
+            "git branch --list",
+            "cat .gitignore",
         ] {
             assert_eq!(h.check_bash(cmd), None, "should allow: {cmd}");
         }

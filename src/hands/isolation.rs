@@ -25,18 +25,20 @@ pub enum SandboxMode {
 /// What is in force.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Isolation {
-    Bwrap { program: PathBuf, hide: Option<PathBuf>, writable: Vec<PathBuf> },
+    Bwrap { program: PathBuf, hide: Option<PathBuf>, readable: Vec<PathBuf>, writable: Vec<PathBuf> },
     None { why: String },
 }
 
 impl Isolation {
     /// Decides the isolation for a worktree. `hide` is the session folder whose harness files
-    /// the command must not see; `writable` are the folders besides the worktree that git
-    /// needs to write (the repository's git folder).
+    /// the command must not see; `readable` are folders mounted read-only even where `/tmp`
+    /// is replaced (the repository's shared git folder); `writable` are the folders besides
+    /// the worktree a command may write (the worktree's own git folder, build caches).
     pub fn choose(
         mode: SandboxMode,
         worktree: &Path,
         hide: Option<&Path>,
+        readable: Vec<PathBuf>,
         writable: Vec<PathBuf>,
     ) -> Result<Isolation, String> {
         if mode == SandboxMode::Off {
@@ -56,7 +58,7 @@ impl Isolation {
             (Ok(program), _) => {
                 let mut writable = writable;
                 writable.insert(0, worktree.to_path_buf());
-                Ok(Isolation::Bwrap { program, hide: hide.map(Path::to_path_buf), writable })
+                Ok(Isolation::Bwrap { program, hide: hide.map(Path::to_path_buf), readable, writable })
             }
             (Err(why), SandboxMode::Bwrap) => {
                 Err(format!("sandbox = \"bwrap\" was asked for, but {why}"))
@@ -69,7 +71,7 @@ impl Isolation {
     pub fn describe(&self) -> String {
         match self {
             Isolation::Bwrap { .. } => {
-                "bash runs under bubblewrap: no network, read-only outside the workspace".into()
+                "bash runs under bubblewrap: no network, read-only outside the workspace (the repository's git folder included)".into()
             }
             Isolation::None { why } => format!("bash runs without a sandbox ({why})"),
         }
@@ -79,7 +81,7 @@ impl Isolation {
     pub fn wrap(&self, command: &str, cwd: &Path) -> Vec<String> {
         match self {
             Isolation::None { .. } => crate::hands::process::shell(command),
-            Isolation::Bwrap { program, hide, writable } => {
+            Isolation::Bwrap { program, hide, readable, writable } => {
                 let mut argv: Vec<String> = vec![program.display().to_string()];
                 let s = |p: &Path| p.display().to_string();
                 argv.extend(
@@ -88,6 +90,9 @@ impl Isolation {
                 );
                 if let Some(h) = hide {
                     argv.extend(["--tmpfs".into(), s(h)]);
+                }
+                for r in readable {
+                    argv.extend(["--ro-bind".into(), s(r), s(r)]);
                 }
                 for w in writable {
                     argv.extend(["--bind".into(), s(w), s(w)]);

@@ -3,6 +3,7 @@
 //! confined to the worktree ([`confine`]); every process runs through [`process`].
 
 pub mod confine;
+pub mod git_guard;
 pub mod hooks;
 pub mod isolation;
 pub mod process;
@@ -74,6 +75,20 @@ pub struct CallOutcome {
     pub blocked: bool,
 }
 
+/// Build caches outside the worktree that the user's environment points the build at
+/// (`CARGO_TARGET_DIR`): writable in the sandbox, so an ordinary `cargo test` works there.
+/// The folder is created when missing.
+fn build_cache_dirs(worktree: &Path) -> Vec<PathBuf> {
+    let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) else {
+        return Vec::new();
+    };
+    let dir = if dir.is_absolute() { dir } else { worktree.join(dir) };
+    if dir.starts_with(worktree) || std::fs::create_dir_all(&dir).is_err() {
+        return Vec::new();
+    }
+    dir.canonicalize().into_iter().collect()
+}
+
 impl Hands {
     /// Hands for a worktree. `session_dir` is hidden from sandboxed commands.
     pub fn new(
@@ -84,13 +99,20 @@ impl Hands {
         let jail =
             Jail::new(worktree).map_err(|e| HandsError::Workspace(worktree.to_path_buf(), e))?;
         let pre_tool = PreTool::new(jail.root(), &config.deny)?;
-        let git_dir = git2::Repository::open(jail.root()).ok().map(|r| r.commondir().to_path_buf());
+        // The worktree's own git folder (its HEAD and index) is writable in the sandbox; the
+        // repository's shared folder (objects, refs, config, hooks) stays read-only there,
+        // since harrow commits outside the sandbox.
+        let repo = git2::Repository::open(jail.root()).ok();
+        let common_git = repo.as_ref().map(|r| r.commondir().to_path_buf());
+        let private_git = repo.as_ref().map(|r| r.path().to_path_buf());
         let hide = session_dir.filter(|d| {
             jail.root().starts_with(d.canonicalize().unwrap_or_else(|_| d.to_path_buf()))
         });
-        let isolation =
-            Isolation::choose(config.sandbox, jail.root(), hide, git_dir.into_iter().collect())
-                .map_err(HandsError::Sandbox)?;
+        let mut writable: Vec<PathBuf> = private_git.into_iter().collect();
+        writable.extend(build_cache_dirs(jail.root()));
+        let readable: Vec<PathBuf> = common_git.into_iter().collect();
+        let isolation = Isolation::choose(config.sandbox, jail.root(), hide, readable, writable)
+            .map_err(HandsError::Sandbox)?;
         Ok(Hands { jail, config, isolation, pre_tool })
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// Output the worker sees from one command, in characters.
 pub const MAX_OUTPUT_CHARS: usize = 8_000;
-/// The longest timeout a call may ask for.
+/// The longest timeout a call may ask for; the configured bash timeout caps it further.
 pub const MAX_TIMEOUT_SECS: u64 = 1_800;
 
 pub fn bash(hands: &Hands, args: &Args<'_>) -> Result<String, ToolError> {
@@ -19,7 +19,8 @@ pub fn bash(hands: &Hands, args: &Args<'_>) -> Result<String, ToolError> {
     }
     let timeout = args
         .opt_uint("timeout_seconds", 1..=MAX_TIMEOUT_SECS)?
-        .map_or(hands.config.bash_timeout, Duration::from_secs);
+        .map_or(hands.config.bash_timeout, Duration::from_secs)
+        .min(hands.config.bash_timeout);
     let root = hands.jail.root();
     let spec = Spec {
         argv: hands.isolation.wrap(command, root),

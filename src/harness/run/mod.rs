@@ -20,13 +20,14 @@ use super::record::{self, CheckpointFacts};
 use super::verdict::{self, Verdict};
 use crate::brain::client::{Attempt, Brain, BrainError, CallTag, Reply, Role};
 use crate::hands::Hands;
+use crate::hands::git_guard::GitGuard;
 use crate::hands::validators::{self, ValidatorSpec};
 use crate::hands::workspace::{Review, Workspace};
 use crate::session::event::ProposedLearnings;
 use crate::session::event::{
-    AssistantMessage, Commit, ContextReset, FeedbackSent, ModelCall, Nudge, OperatorAction,
-    ParseError, PromptAssembled, Scope, Stop, TaskDone, TaskFailed, TaskState as TaskStateEvent,
-    ToolCall, ToolCallRecord, Verdict as VerdictEvent,
+    AssistantMessage, Commit, ContextReset, FeedbackSent, HookRun, ModelCall, Nudge,
+    OperatorAction, ParseError, PromptAssembled, Scope, Stop, TaskDone, TaskFailed,
+    TaskState as TaskStateEvent, ToolCall, ToolCallRecord, Verdict as VerdictEvent,
 };
 use crate::session::summary::Usage;
 use crate::session::timestamp;
@@ -169,6 +170,8 @@ pub struct Run {
     /// What last happened to each task's work (validators, verdicts), for describing an
     /// accept below the bar truthfully.
     last_outcomes: BTreeMap<String, LastOutcome>,
+    /// Puts back refs, HEAD, git config and hooks a tool call changed.
+    guard: Option<GitGuard>,
 }
 
 /// What the operator has asked for and the loop has not finished acting on.
@@ -236,6 +239,7 @@ impl Run {
             last_cases: BTreeMap::new(),
             task_bases: BTreeMap::new(),
             last_outcomes: BTreeMap::new(),
+            guard: None,
         }
     }
 
@@ -417,6 +421,12 @@ impl Run {
     /// Runs every pending task in order until the plan is done or something stops it.
     pub async fn run(&mut self) -> io::Result<Ended> {
         self.checkpoint("running")?;
+        let guard = GitGuard::new(&self.workspace.worktree, &self.workspace.branch)
+            .map_err(|e| io::Error::other(format!("cannot read the worktree's git state: {e}")))?;
+        guard
+            .restore()
+            .map_err(|e| io::Error::other(format!("cannot put HEAD on the session branch: {e}")))?;
+        self.guard = Some(guard);
         let tasks = self.plan.tasks.clone();
         let ended = 'run: {
             for task in &tasks {
@@ -521,6 +531,9 @@ impl Run {
             },
         )?;
         self.writer.sync()?;
+        if let Some(guard) = &mut self.guard {
+            guard.record().map_err(io::Error::other)?;
+        }
         record::append_progress(&self.dir, &task.id, progress_outcome(a.review), &task.title)?;
         record::write_task_status(&self.dir, &self.status_map())?;
         record::write_summary(&self.dir, self.writer.summary())?;
@@ -542,6 +555,31 @@ impl Run {
             ..PromptAssembled::default()
         };
         self.emit("prompt_assembled", &event)
+    }
+
+    /// Puts back any git state a tool call or validator changed (refs, HEAD, config, hooks),
+    /// logs it, and returns what the worker is told, if anything was put back.
+    fn guard_git(&mut self, sc: &Scope, tool: &str) -> io::Result<Option<String>> {
+        let Some(guard) = &self.guard else { return Ok(None) };
+        let restored = match guard.restore() {
+            Ok(r) if r.is_empty() => return Ok(None),
+            Ok(r) => r.join(", "),
+            Err(e) => format!("nothing (it could not be checked: {e})"),
+        };
+        self.emit(
+            "hook_run",
+            &HookRun {
+                scope: sc.clone(),
+                tool: Some(tool.into()),
+                hook: Some("git_guard".into()),
+                outcome: Some("restored".into()),
+                reason: Some(restored.clone()),
+                ..HookRun::default()
+            },
+        )?;
+        Ok(Some(format!(
+            "[The workspace's git history and settings are kept as they were; put back: {restored}. Do not move HEAD or branches, or change git configuration or hooks: commit nothing yourself, your changes are committed for you.]"
+        )))
     }
 
     fn feedback(&mut self, sc: &Scope, kind: &str, content: &str) -> io::Result<()> {

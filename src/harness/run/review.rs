@@ -73,7 +73,12 @@ impl Run {
                 sc,
                 &mut self.writer,
             )?;
+            let put_back = self.guard_git(sc, "validators")?;
             if let Some(report) = v.report {
+                let report = match put_back {
+                    Some(note) => format!("{report}\n\n{note}"),
+                    None => report,
+                };
                 self.last_outcomes.insert(task.id.clone(), LastOutcome::ValidatorsFailed);
                 self.gate(&task.id, GateEvent::ValidatorsFailed, "validators failed", *attempt)?;
                 self.feedback(sc, "validators", &report)?;

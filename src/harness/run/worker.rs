@@ -101,7 +101,7 @@ impl Run {
                 reply.tool_calls.iter().partition(|c| c.name == "submit_case");
             let sc = scope(&task.id, iter, attempt);
             for call in &work {
-                let output = match serde_json::from_str::<Value>(&call.arguments) {
+                let mut output = match serde_json::from_str::<Value>(&call.arguments) {
                     Ok(args) => {
                         self.hands
                             .call(&sc, Some(&call.id), &call.name, &args, &mut self.writer)?
@@ -124,6 +124,9 @@ impl Run {
                         )
                     }
                 };
+                if let Some(note) = self.guard_git(&sc, &call.name)? {
+                    output = format!("{output}\n{note}");
+                }
                 messages.push(tool_message(&call.id, &output));
             }
             let Some(first) = cases.first() else {
