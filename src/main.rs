@@ -11,6 +11,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    harrow::hands::process::adopt_orphans();
     // Reports that land in a log file or a CI transcript stay free of colour escapes.
     let theme = if std::io::stderr().is_terminal() { Theme::dark() } else { Theme::new() };
     if let Err(e) = HookBuilder::default().theme(theme).install() {

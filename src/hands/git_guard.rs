@@ -26,6 +26,8 @@ struct Snapshot {
     worktree_config: Option<Vec<u8>>,
     /// The hooks folder: file name → content.
     hooks: BTreeMap<String, Vec<u8>>,
+    /// The user's own checkout's `HEAD` (the repository's shared `HEAD` file).
+    source_head: Option<Vec<u8>>,
 }
 
 /// The guard over one session's worktree.
@@ -83,6 +85,7 @@ impl GitGuard {
                 config: None,
                 worktree_config: None,
                 hooks: BTreeMap::new(),
+                source_head: None,
             },
         };
         guard.record()?;
@@ -97,6 +100,7 @@ impl GitGuard {
             config: read_opt(&self.common.join("config")),
             worktree_config: read_opt(&self.private.join("config.worktree")),
             hooks: hooks_of(&self.common),
+            source_head: read_opt(&self.common.join("HEAD")),
         };
         Ok(())
     }
@@ -133,6 +137,7 @@ impl GitGuard {
         }
         let files = [
             (self.common.join("config"), &self.snapshot.config, "the repository's git config"),
+            (self.common.join("HEAD"), &self.snapshot.source_head, "the repository's own HEAD"),
             (
                 self.private.join("config.worktree"),
                 &self.snapshot.worktree_config,
@@ -213,6 +218,7 @@ mod tests {
         std::fs::create_dir_all(&hooks).unwrap();
         std::fs::write(hooks.join("post-checkout"), "#!/bin/sh\ntouch /tmp/pwned\n").unwrap();
         git(&wt, &["checkout", "-q", "--detach"]);
+        git(&src, &["symbolic-ref", "HEAD", "refs/heads/other"]);
         let restored = guard.restore().unwrap();
         assert!(restored.len() >= 5, "{restored:?}");
         assert!(guard.restore().unwrap().is_empty(), "all put back: {:?}", guard.restore());

@@ -11,6 +11,7 @@ use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -54,6 +55,52 @@ pub fn is_secret(name: &str) -> bool {
             upper.as_str(),
             "API_KEY" | "TOKEN" | "GITHUB_TOKEN" | "GH_TOKEN" | "OPENAI_API_KEY"
         )
+}
+
+/// Set once this process adopts the orphans its commands leave behind (see [`adopt_orphans`]).
+static ADOPTS_ORPHANS: AtomicBool = AtomicBool::new(false);
+
+/// Makes this process the reaper of its commands' orphans, so a job started with `setsid` or
+/// `nohup … &` cannot outlive the tool call that started it: when the command ends, whatever
+/// it left running is a child of this process and is killed. Only the binary calls this: it
+/// runs one command at a time, so every child left when a command has ended is such an
+/// orphan. (Under bubblewrap the sandbox's PID namespace already ends them all.)
+pub fn adopt_orphans() {
+    if nix::sys::prctl::set_child_subreaper(true).is_ok() {
+        ADOPTS_ORPHANS.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The parent pid of `pid`, from `/proc/PID/stat` (the field after the command's name).
+fn parent_of(pid: i32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Kills every child this process has once a command has ended (they can only be orphans it
+/// adopted), and reaps them.
+fn end_orphans() {
+    if !ADOPTS_ORPHANS.load(Ordering::SeqCst) {
+        return;
+    }
+    let me = std::process::id();
+    for _ in 0..16 {
+        let orphans: Vec<i32> = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| parent_of(*pid) == Some(me))
+            .collect();
+        if orphans.is_empty() {
+            return;
+        }
+        for pid in orphans {
+            let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            let _ = nix::sys::wait::waitpid(Pid::from_raw(pid), None);
+        }
+    }
 }
 
 /// What to run and how.
@@ -124,6 +171,7 @@ pub fn run(spec: &Spec<'_>) -> std::io::Result<ProcessOutcome> {
     // The leader is gone; its children may still hold the pipes open. They belong to the
     // worker's command, so they go with it.
     let _ = killpg(pgid, Signal::SIGKILL);
+    end_orphans();
     for r in readers {
         let _ = r.join();
     }
