@@ -25,8 +25,15 @@ pub enum SandboxMode {
 /// What is in force.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Isolation {
-    Bwrap { program: PathBuf, hide: Option<PathBuf>, readable: Vec<PathBuf>, writable: Vec<PathBuf> },
-    None { why: String },
+    Bwrap {
+        program: PathBuf,
+        hide: Option<PathBuf>,
+        readable: Vec<PathBuf>,
+        writable: Vec<PathBuf>,
+    },
+    None {
+        why: String,
+    },
 }
 
 impl Isolation {
@@ -58,7 +65,12 @@ impl Isolation {
             (Ok(program), _) => {
                 let mut writable = writable;
                 writable.insert(0, worktree.to_path_buf());
-                Ok(Isolation::Bwrap { program, hide: hide.map(Path::to_path_buf), readable, writable })
+                Ok(Isolation::Bwrap {
+                    program,
+                    hide: hide.map(Path::to_path_buf),
+                    readable,
+                    writable,
+                })
             }
             (Err(why), SandboxMode::Bwrap) => {
                 Err(format!("sandbox = \"bwrap\" was asked for, but {why}"))
