@@ -296,6 +296,12 @@ fn table(victim: &Path, sleeper: &str) -> Vec<Row> {
             Contained,
         ),
         bash("delete outside with the shell", &format!("rm -rf {v}"), Blocked, Blocked),
+        bash(
+            "a fifo for the diff to block on",
+            "mkfifo blocker.txt && echo made",
+            Unaffected,
+            Unaffected,
+        ),
         bash("read the session log", "head -c 300 ../events.jsonl; echo", Contained, Contained),
         bash(
             "tamper with the session log",
@@ -382,6 +388,10 @@ fn hostile_run(mode: Mode) {
         .collect();
     turns.push(json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]}));
     turns.push(json!({"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}));
+    turns.push(
+        json!({"tool_calls": [{"name": "bash", "arguments": {"command": "rm -f blocker.txt"}}]}),
+    );
+    turns.push(json!({"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}));
     let script = json!({
         "worker": {
             "T-001": {"1": turns},
@@ -444,6 +454,12 @@ fn hostile_run(mode: Mode) {
         }
     }
 
+    let fifo = events.iter().find(|e| e["type"] == "feedback_sent").unwrap();
+    assert!(
+        fifo["payload"]["content"].as_str().unwrap().contains("blocker.txt is a FIFO, not a file"),
+        "{mode:?}: a FIFO is refused before git reads it (it would block forever): {fifo}"
+    );
+
     // No key anywhere: the session folder, what the model was sent, the worktree, git
     // history, what harrow printed.
     let requests: String = server.received().iter().map(|r| r.body.to_string()).collect();
@@ -503,4 +519,34 @@ fn a_hostile_worker_under_bubblewrap() {
         return;
     }
     hostile_run(Mode::Bwrap);
+}
+
+#[test]
+fn a_provider_error_that_echoes_the_key_is_scrubbed_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script =
+        json!({"worker": {"T-001": {"1": [{"http_status": 400, "echo_authorization": true}]}}});
+    let (_rt, server) = serve(&script, true);
+    let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
+    cmd.env("HARROW_API_KEY", KEY);
+    cmd.args([
+        "run",
+        plan.to_str().unwrap(),
+        "--repo",
+        repo.to_str().unwrap(),
+        "--headless",
+        "--no-validators",
+    ]);
+    let out = cmd.output().unwrap();
+    let printed =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{printed}");
+    let sessions = tmp.path().join("sessions");
+    let log = all_text(&sessions);
+    assert!(
+        log.contains("Authorization: Bearer [redacted]"),
+        "the echo is kept, the key is not: {log}"
+    );
+    assert!(!log.contains(KEY) && !printed.contains(KEY), "{printed}");
 }

@@ -51,6 +51,10 @@ pub struct Turn {
     /// Cost to report in `usage.cost`, as `OpenRouter` does.
     #[serde(default)]
     pub cost: Option<f64>,
+    /// With `http_status`: put the request's `Authorization` header in the error message, as
+    /// some providers and proxies do.
+    #[serde(default)]
+    pub echo_authorization: bool,
 }
 
 /// A tool call in a scripted reply. `arguments` is sent as JSON text; a string is sent as is,
@@ -213,7 +217,13 @@ async fn answer(
     if let Some(status) = scripted.http_status.filter(|_| failing) {
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let code = scripted.error_code.as_deref().unwrap_or("scripted");
-        return error_response(status, code, &format!("scripted {status}"), scripted.retry_after);
+        let message = if scripted.echo_authorization {
+            let auth = header(&headers, "authorization");
+            format!("scripted {status} (request had Authorization: {auth})")
+        } else {
+            format!("scripted {status}")
+        };
+        return error_response(status, code, &message, scripted.retry_after);
     }
     Json(completion(&body, scripted, &role, turn)).into_response()
 }

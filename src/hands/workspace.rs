@@ -29,6 +29,10 @@ pub enum WorkspaceError {
     BranchExists(String, PathBuf),
     #[error("{0} already exists; a session's worktree folder must be new")]
     WorktreeExists(PathBuf),
+    #[error(
+        "{0} is a {1}, not a file: the workspace may hold only files, folders and symlinks; remove it"
+    )]
+    SpecialFile(String, &'static str),
     #[error("git: {context}: {source}")]
     Git { context: String, source: git2::Error },
     #[error("{0}: {1}")]
@@ -354,6 +358,7 @@ impl Workspace {
     /// `.gitignore` included, against `from` (the commit the task started from). Earlier
     /// tasks' work is in `from` and so is never part of it.
     pub fn diff_from(&self, from: &str) -> Result<DiffInfo, WorkspaceError> {
+        self.refuse_special_files()?;
         let repo = self.repo()?;
         let from_tree = Oid::from_str(from)
             .and_then(|oid| repo.find_commit(oid))
@@ -387,6 +392,33 @@ impl Workspace {
         let digest =
             Oid::hash_object(ObjectType::Blob, &whole).map_err(git("digest diff"))?.to_string();
         Ok(DiffInfo { base: from.to_owned(), files, digest })
+    }
+
+    /// A FIFO, socket or device in the worktree would block or confuse git when it reads the
+    /// change (reading a FIFO waits forever), so one that git would see is refused first.
+    fn refuse_special_files(&self) -> Result<(), WorkspaceError> {
+        use std::os::unix::fs::FileTypeExt;
+        let walk = ignore::WalkBuilder::new(&self.worktree)
+            .hidden(false)
+            .follow_links(false)
+            .require_git(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build();
+        for entry in walk.flatten() {
+            let Some(kind) = entry.file_type() else { continue };
+            let what = if kind.is_fifo() {
+                "FIFO"
+            } else if kind.is_socket() {
+                "socket"
+            } else if kind.is_char_device() || kind.is_block_device() {
+                "device"
+            } else {
+                continue;
+            };
+            let rel = entry.path().strip_prefix(&self.worktree).unwrap_or(entry.path());
+            return Err(WorkspaceError::SpecialFile(rel.display().to_string(), what));
+        }
+        Ok(())
     }
 
     /// The files earlier tasks of the session changed (base to branch tip), for a one-line

@@ -149,7 +149,7 @@ pub fn transition(from: TaskState, event: GateEvent) -> Result<TaskState, Illega
         (S::Validating | S::Evaluating | S::NeedsOperator | S::Rework, E::ForceAccepted) => {
             S::DoneBelowBar
         }
-        (S::Evaluating, E::HeldForOperator) => S::NeedsOperator,
+        (S::Validating | S::Evaluating, E::HeldForOperator) => S::NeedsOperator,
         (S::NeedsOperator, E::EvaluatorRetried) => S::Evaluating,
         // The operator may still accept, force-accept or skip a task that failed at the cap.
         (S::Failed, E::Accepted) => S::Done,

@@ -39,7 +39,17 @@ impl Run {
             attempt,
         )?;
         let base = self.task_base(&task.id)?;
-        let diff = self.workspace.diff_from(&base).map_err(io::Error::other)?;
+        let diff = match self.task_diff(&base) {
+            Ok(diff) => diff,
+            Err(e) => {
+                let why = format!("the task's change could not be read: {e}");
+                self.gate(&task.id, GateEvent::HeldForOperator, &why, attempt)?;
+                return Ok(Some(Ended {
+                    reason: "needs_operator".into(),
+                    detail: Some(format!("task {} still waits for the operator: {why}", task.id)),
+                }));
+            }
+        };
         let verdict = if diff.is_empty() {
             Verdict::empty_diff()
         } else {

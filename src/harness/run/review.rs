@@ -7,7 +7,7 @@ use super::{
     ToolCallRecord, Value, Verdict, VerdictEvent, case, io, json, memory, record, timestamp,
     tool_message, validators, verdict,
 };
-use crate::hands::workspace::DiffInfo;
+use crate::hands::workspace::{DiffInfo, WorkspaceError};
 
 impl Run {
     /// Handles one `submit_case`: parse, validators, evaluator, gate. Returns what the worker
@@ -58,7 +58,25 @@ impl Run {
         )?;
         self.gate(&task.id, GateEvent::CaseSubmitted, "case submitted", *attempt)?;
         let base = self.task_base(&task.id)?;
-        let diff = self.workspace.diff_from(&base).map_err(io::Error::other)?;
+        let diff = match self.task_diff(&base) {
+            Ok(diff) => diff,
+            Err(WorkspaceError::SpecialFile(path, kind)) => {
+                let why = WorkspaceError::SpecialFile(path, kind).to_string();
+                self.gate(&task.id, GateEvent::ValidatorsFailed, &why, *attempt)?;
+                let text = format!("Your case cannot be checked yet: {why}, then submit again.");
+                self.feedback(sc, "workspace", &text)?;
+                return Ok((text, None));
+            }
+            Err(e) => {
+                let why = format!("the task's change could not be read: {e}");
+                self.gate(&task.id, GateEvent::HeldForOperator, &why, *attempt)?;
+                let end = TaskEnd::Stop(Ended {
+                    reason: "needs_operator".into(),
+                    detail: Some(format!("task {} waits for the operator: {why}", task.id)),
+                });
+                return Ok(("The review could not be completed; stop here.".into(), Some(end)));
+            }
+        };
         let mut validator_output = None;
         if diff.is_empty() {
             let verdict = Verdict::empty_diff();
@@ -132,6 +150,18 @@ impl Run {
         };
         let verdict = verdict.held_to(self.opts.score_threshold);
         self.judged(task, &case, &verdict, &diff, sc, attempt, iter)
+    }
+
+    /// The task's change, read a second time before giving up: a path the worker's last
+    /// command left changing can make one read fail.
+    pub(super) fn task_diff(&self, base: &str) -> Result<DiffInfo, WorkspaceError> {
+        match self.workspace.diff_from(base) {
+            Err(e) if !matches!(e, WorkspaceError::SpecialFile(..)) => {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                self.workspace.diff_from(base)
+            }
+            other => other,
+        }
     }
 
     /// The tests the validators run for `task`: those of every task accepted so far, then its
