@@ -147,5 +147,10 @@ async fn failures_are_classified_for_the_operator_and_never_show_the_key() {
         .chat(&tag(5), &[json!({"role": "user", "content": "x"})], &[], |_, _| {})
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("no turn 5 for worker T-001 attempt 1"), "{err}");
+    assert!(
+        err.to_string().contains(
+            "the script did not expect this: it has no turn 5 for the worker on T-001, attempt 1"
+        ) && !err.to_string().contains("cannot be reached"),
+        "a script that runs out says so, not that the endpoint is unreachable: {err}"
+    );
 }

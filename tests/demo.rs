@@ -39,6 +39,40 @@ const COMMITS: [&str; 3] =
     ["T-003: Find the longest word", "T-002: Count character frequencies", "T-001: Count words"];
 
 #[test]
+fn a_build_cache_outside_the_worktree_stays_writable_in_the_sandbox() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("shared-target");
+    let out = harrow(tmp.path())
+        .args(["demo", "--headless", "--fast"])
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(target.join("debug").is_dir(), "cargo built in the configured target folder");
+}
+
+#[test]
+fn a_demo_that_leaves_its_script_says_why_plainly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = harrow(tmp.path())
+        .args(["demo", "--headless", "--fast"])
+        .env("CARGO_TARGET_DIR", "/proc/harrow-cannot-write-here")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("harrow demo: the demo's script did not expect this: validators failed (`cargo test --quiet --offline`, exit 101")
+            && stderr.contains("CARGO_TARGET_DIR"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("cannot be reached"), "not an unreachable endpoint: {stdout}");
+    assert!(stdout.contains("the script did not expect this"), "{stdout}");
+}
+
+#[test]
 fn the_demo_runs_headless_and_fast_to_the_end() {
     let tmp = tempfile::tempdir().unwrap();
     let started = Instant::now();

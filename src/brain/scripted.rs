@@ -193,13 +193,10 @@ async fn answer(
     let attempts = tasks.and_then(|t| t.get(&task).or_else(|| t.get("*")));
     let turns = attempts.and_then(|a| a.get(&attempt).or_else(|| a.get("*")));
     let Some(scripted) = turns.and_then(|t| t.get(turn)) else {
-        let message = format!("the script has no turn {turn} for {role} {task} attempt {attempt}");
-        return error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "script_exhausted",
-            &message,
-            None,
+        let message = format!(
+            "the script did not expect this: it has no turn {turn} for the {role} on {task}, attempt {attempt}"
         );
+        return error_response(StatusCode::BAD_REQUEST, "script_exhausted", &message, None);
     };
     if scripted.delay_ms > 0 && !shared.fast {
         tokio::time::sleep(Duration::from_millis(scripted.delay_ms)).await;

@@ -132,5 +132,49 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
     };
     println!("demo repository: {}", repo.display());
     let run = create_session(start)?;
-    if args.headless { drive(run, 0) } else { drive_console(run) }
+    let (dir, id) = (run.dir.clone(), run.id.clone());
+    let code = if args.headless { drive(run, 0) } else { drive_console(run) }?;
+    if let Some(why) = off_script(&dir) {
+        eprintln!(
+            "harrow demo: the demo's script did not expect this: {why} — see `harrow show {id}`"
+        );
+    }
+    Ok(code)
+}
+
+/// Why a demo run left its script, when it did: the scripted model had no answer for where
+/// the run went, and the likeliest cause is the last thing that failed.
+fn off_script(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(crate::session::writer::EVENTS_FILE)).ok()?;
+    let events: Vec<serde_json::Value> =
+        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let stop = events.iter().rev().find(|e| e["type"] == "stop")?;
+    let error = stop["payload"]["error"].as_str().unwrap_or("");
+    if !error.contains("script did not expect") {
+        return None;
+    }
+    let failed = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "validator_run" && e["payload"]["passed"] == false);
+    Some(
+        match failed
+            .and_then(|e| e["payload"]["results"].as_array()?.iter().find(|r| r["passed"] == false))
+        {
+            Some(r) => {
+                let first = r["output"]
+                    .as_str()
+                    .unwrap_or("")
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("");
+                format!(
+                    "validators failed (`{}`, exit {}: {first}); check the build works here (a sandbox, CARGO_TARGET_DIR, an offline registry)",
+                    r["command"].as_str().unwrap_or("?"),
+                    r["exit_code"].as_i64().map_or_else(|| "none".into(), |c| c.to_string()),
+                )
+            }
+            None => "the run went another way than the script".to_owned(),
+        },
+    )
 }

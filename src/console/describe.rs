@@ -79,13 +79,22 @@ pub fn describe(e: &Event) -> Option<String> {
             let why = why.strip_prefix("BLOCKED ").unwrap_or(why);
             format!("  {task}{iter} BLOCKED {}", short(why, 90))
         }
-        Payload::ModelCall(p) if p.health.as_deref().is_some_and(|h| h != "ok") => format!(
-            "  {} reply {} ({}); retrying in {:.1} s",
-            p.role.as_deref().unwrap_or("model"),
-            p.health.as_deref().unwrap_or("?"),
-            p.health_detail.as_deref().unwrap_or(""),
-            p.retry_backoff_seconds.unwrap_or(0.0)
-        ),
+        Payload::ModelCall(p) if p.health.as_deref().is_some_and(|h| h != "ok") => {
+            let what = match (p.http_status, p.error_class.as_deref()) {
+                (Some(status), _) => format!("call failed ({status})"),
+                (None, Some("unreachable")) => "call failed".to_owned(),
+                _ => format!("reply {}", p.health.as_deref().unwrap_or("?")),
+            };
+            let next = match p.retry_backoff_seconds {
+                Some(wait) => format!("retrying in {wait:.1} s"),
+                None => "not retried".to_owned(),
+            };
+            format!(
+                "  {} {what} ({}); {next}",
+                p.role.as_deref().unwrap_or("model"),
+                p.health_detail.as_deref().unwrap_or(""),
+            )
+        }
         Payload::Nudge(_) => format!("  {task}{iter} quiet turn: nudged to submit its case"),
         Payload::CaseParseError(p) => format!(
             "  {task}{iter} case sent back: {}",
