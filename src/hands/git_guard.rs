@@ -14,26 +14,51 @@ use git2::{Oid, Repository};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// A file as recorded: its content, and a stamp (inode, change time, length) that tells
+/// cheaply whether it may have changed. The change time cannot be set back by a user's
+/// process, so an unchanged stamp means unchanged content and the file need not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Mark {
+    bytes: Option<Vec<u8>>,
+    stamp: Option<(u64, i64, i64, u64)>,
+}
+
+fn stamp(path: &Path) -> Option<(u64, i64, i64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).ok().map(|m| (m.ino(), m.ctime(), m.ctime_nsec(), m.len()))
+}
+
+impl Mark {
+    fn of(path: &Path) -> Mark {
+        Mark { bytes: std::fs::read(path).ok(), stamp: stamp(path) }
+    }
+
+    /// Whether the file still holds what was recorded, reading it only when its stamp moved.
+    fn holds(&self, path: &Path) -> bool {
+        stamp(path) == self.stamp || std::fs::read(path).ok() == self.bytes
+    }
+}
+
 /// What the guard holds the repository to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Snapshot {
     /// Every ref except the worktree-private `HEAD`: name → target (an object id, or
     /// `ref: NAME` for a symbolic ref).
     refs: BTreeMap<String, String>,
-    /// The repository's `config`, byte for byte (`None`: there was none).
-    config: Option<Vec<u8>>,
+    /// The repository's `config`.
+    config: Mark,
     /// The worktree's own `config.worktree`, when there is one.
-    worktree_config: Option<Vec<u8>>,
-    /// The hooks folder: file name → content.
-    hooks: BTreeMap<String, Vec<u8>>,
+    worktree_config: Mark,
+    /// The hooks folder: file name → content, and the folder's own stamp.
+    hooks: BTreeMap<String, Mark>,
+    hooks_dir: Option<(u64, i64, i64, u64)>,
     /// The user's own checkout's `HEAD` (the repository's shared `HEAD` file).
-    source_head: Option<Vec<u8>>,
+    source_head: Mark,
 }
 
 /// The guard over one session's worktree.
-#[derive(Debug)]
 pub struct GitGuard {
-    worktree: PathBuf,
+    repo: Repository,
     /// `refs/heads/session/<id>`: where the worktree's `HEAD` must point.
     branch_ref: String,
     common: PathBuf,
@@ -41,18 +66,13 @@ pub struct GitGuard {
     snapshot: Snapshot,
 }
 
-fn read_opt(path: &Path) -> Option<Vec<u8>> {
-    std::fs::read(path).ok()
-}
-
-fn hooks_of(common: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(common.join("hooks")).into_iter().flatten().flatten() {
-        if let Ok(bytes) = std::fs::read(entry.path()) {
-            out.insert(entry.file_name().to_string_lossy().into_owned(), bytes);
-        }
-    }
-    out
+fn hooks_of(common: &Path) -> BTreeMap<String, Mark> {
+    std::fs::read_dir(common.join("hooks"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), Mark::of(&e.path())))
+        .collect()
 }
 
 fn refs_of(repo: &Repository) -> Result<BTreeMap<String, String>, git2::Error> {
@@ -70,22 +90,31 @@ fn refs_of(repo: &Repository) -> Result<BTreeMap<String, String>, git2::Error> {
     Ok(out)
 }
 
+impl std::fmt::Debug for GitGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitGuard").field("branch_ref", &self.branch_ref).finish_non_exhaustive()
+    }
+}
+
 impl GitGuard {
     /// Records the repository as it is now. Call it when harrow has just written what it
     /// expects (after creating the worktree, after each accepted commit).
     pub fn new(worktree: &Path, branch: &str) -> Result<GitGuard, git2::Error> {
         let repo = Repository::open(worktree)?;
+        let common = repo.commondir().to_path_buf();
+        let private = repo.path().to_path_buf();
         let mut guard = GitGuard {
-            worktree: worktree.to_path_buf(),
+            repo,
             branch_ref: format!("refs/heads/{branch}"),
-            common: repo.commondir().to_path_buf(),
-            private: repo.path().to_path_buf(),
+            common,
+            private,
             snapshot: Snapshot {
                 refs: BTreeMap::new(),
-                config: None,
-                worktree_config: None,
+                config: Mark::default(),
+                worktree_config: Mark::default(),
                 hooks: BTreeMap::new(),
-                source_head: None,
+                hooks_dir: None,
+                source_head: Mark::default(),
             },
         };
         guard.record()?;
@@ -94,26 +123,26 @@ impl GitGuard {
 
     /// Takes what is there now as what is expected: harrow moved something itself.
     pub fn record(&mut self) -> Result<(), git2::Error> {
-        let repo = Repository::open(&self.worktree)?;
         self.snapshot = Snapshot {
-            refs: refs_of(&repo)?,
-            config: read_opt(&self.common.join("config")),
-            worktree_config: read_opt(&self.private.join("config.worktree")),
+            refs: refs_of(&self.repo)?,
+            config: Mark::of(&self.common.join("config")),
+            worktree_config: Mark::of(&self.private.join("config.worktree")),
             hooks: hooks_of(&self.common),
-            source_head: read_opt(&self.common.join("HEAD")),
+            hooks_dir: stamp(&self.common.join("hooks")),
+            source_head: Mark::of(&self.common.join("HEAD")),
         };
         Ok(())
     }
 
     /// Puts back whatever changed since the last record and says what, in words for the
     /// worker. Empty when nothing had changed.
-    pub fn restore(&self) -> Result<Vec<String>, git2::Error> {
-        let repo = Repository::open(&self.worktree)?;
+    pub fn restore(&mut self) -> Result<Vec<String>, git2::Error> {
+        let repo = &self.repo;
         let mut restored = Vec::new();
-        let now = refs_of(&repo)?;
+        let now = refs_of(repo)?;
         for (name, target) in &self.snapshot.refs {
             if now.get(name) != Some(target) {
-                set_ref(&repo, name, target)?;
+                set_ref(repo, name, target)?;
                 restored.push(format!("the ref {name}"));
             }
         }
@@ -130,45 +159,61 @@ impl GitGuard {
             .is_some_and(|t| t == self.branch_ref);
         if !head_ok {
             repo.set_head(&self.branch_ref)?;
-            restored.push(format!(
-                "HEAD (back on {})",
-                self.branch_ref.trim_start_matches("refs/heads/")
-            ));
+            let branch = self.branch_ref.trim_start_matches("refs/heads/");
+            restored.push(format!("HEAD (back on {branch})"));
         }
         let files = [
-            (self.common.join("config"), &self.snapshot.config, "the repository's git config"),
-            (self.common.join("HEAD"), &self.snapshot.source_head, "the repository's own HEAD"),
+            (self.common.join("config"), &mut self.snapshot.config, "the repository's git config"),
+            (self.common.join("HEAD"), &mut self.snapshot.source_head, "the repository's own HEAD"),
             (
                 self.private.join("config.worktree"),
-                &self.snapshot.worktree_config,
+                &mut self.snapshot.worktree_config,
                 "the worktree's git config",
             ),
         ];
-        for (path, want, what) in files {
-            if read_opt(&path).as_ref() != want.as_ref() {
-                match want {
-                    Some(bytes) => std::fs::write(&path, bytes),
-                    None => std::fs::remove_file(&path),
-                }
-                .map_err(|e| git2::Error::from_str(&format!("restore {}: {e}", path.display())))?;
+        for (path, mark, what) in files {
+            if !mark.holds(&path) {
+                put_back(&path, mark.bytes.as_deref())?;
+                mark.stamp = stamp(&path);
                 restored.push(what.to_owned());
             }
         }
-        let hooks = hooks_of(&self.common);
-        if hooks != self.snapshot.hooks {
-            let dir = self.common.join("hooks");
-            for name in hooks.keys().filter(|n| !self.snapshot.hooks.contains_key(*n)) {
-                let _ = std::fs::remove_file(dir.join(name));
+        let dir = self.common.join("hooks");
+        let dir_same = stamp(&dir) == self.snapshot.hooks_dir;
+        let mut hooks_changed = false;
+        if !dir_same {
+            let now: Vec<String> = hooks_of(&self.common).into_keys().collect();
+            for name in now.iter().filter(|n| !self.snapshot.hooks.contains_key(*n)) {
+                put_back(&dir.join(name), None)?;
+                hooks_changed = true;
             }
-            for (name, bytes) in &self.snapshot.hooks {
-                if hooks.get(name) != Some(bytes) {
-                    let _ = std::fs::write(dir.join(name), bytes);
-                }
+        }
+        for (name, mark) in &mut self.snapshot.hooks {
+            let path = dir.join(name);
+            if !mark.holds(&path) {
+                put_back(&path, mark.bytes.as_deref())?;
+                mark.stamp = stamp(&path);
+                hooks_changed = true;
             }
+        }
+        self.snapshot.hooks_dir = stamp(&dir);
+        if hooks_changed {
             restored.push("the repository's git hooks".to_owned());
         }
         Ok(restored)
     }
+}
+
+/// Writes `bytes` back to `path`, or removes it when there was nothing there.
+fn put_back(path: &Path, bytes: Option<&[u8]>) -> Result<(), git2::Error> {
+    match bytes {
+        Some(bytes) => std::fs::write(path, bytes),
+        None => std::fs::remove_file(path).or_else(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Ok(()),
+            _ => Err(e),
+        }),
+    }
+    .map_err(|e| git2::Error::from_str(&format!("restore {}: {e}", path.display())))
 }
 
 fn set_ref(repo: &Repository, name: &str, target: &str) -> Result<(), git2::Error> {
@@ -207,7 +252,7 @@ mod tests {
         git(&src, &["branch", "other"]);
         let wt = tmp.path().join("wt");
         git(&src, &["worktree", "add", "-q", "-b", "session/s", wt.to_str().unwrap()]);
-        let guard = GitGuard::new(&wt, "session/s").unwrap();
+        let mut guard = GitGuard::new(&wt, "session/s").unwrap();
         assert!(guard.restore().unwrap().is_empty(), "nothing changed yet");
 
         git(&wt, &["reset", "-q", "--soft", "HEAD~1"]);
@@ -217,6 +262,18 @@ mod tests {
         let hooks = src.join(".git/hooks");
         std::fs::create_dir_all(&hooks).unwrap();
         std::fs::write(hooks.join("post-checkout"), "#!/bin/sh\ntouch /tmp/pwned\n").unwrap();
+        let sample = hooks.join("pre-commit.sample");
+        let original = std::fs::read(&sample).unwrap();
+        let mut forged = original.clone();
+        forged[0] = b'X';
+        std::fs::write(&sample, &forged).unwrap();
+        let same_time = Command::new("touch")
+            .arg("-r")
+            .arg(hooks.join("pre-push.sample"))
+            .arg(&sample)
+            .status()
+            .unwrap();
+        assert!(same_time.success(), "a same-size rewrite with its time set back");
         git(&wt, &["checkout", "-q", "--detach"]);
         git(&src, &["symbolic-ref", "HEAD", "refs/heads/other"]);
         let restored = guard.restore().unwrap();
@@ -225,6 +282,7 @@ mod tests {
         let config = std::fs::read_to_string(src.join(".git/config")).unwrap();
         assert!(!config.contains("fsmonitor"));
         assert!(!hooks.join("post-checkout").exists());
+        assert_eq!(std::fs::read(&sample).unwrap(), original, "a forged mtime does not hide it");
         let head = std::fs::read_to_string(wt.join(".git")).unwrap();
         let private = PathBuf::from(head.trim().trim_start_matches("gitdir: "));
         assert_eq!(

@@ -421,7 +421,7 @@ impl Run {
     /// Runs every pending task in order until the plan is done or something stops it.
     pub async fn run(&mut self) -> io::Result<Ended> {
         self.checkpoint("running")?;
-        let guard = GitGuard::new(&self.workspace.worktree, &self.workspace.branch)
+        let mut guard = GitGuard::new(&self.workspace.worktree, &self.workspace.branch)
             .map_err(|e| io::Error::other(format!("cannot read the worktree's git state: {e}")))?;
         guard
             .restore()
@@ -560,7 +560,7 @@ impl Run {
     /// Puts back any git state a tool call or validator changed (refs, HEAD, config, hooks),
     /// logs it, and returns what the worker is told, if anything was put back.
     fn guard_git(&mut self, sc: &Scope, tool: &str) -> io::Result<Option<String>> {
-        let Some(guard) = &self.guard else { return Ok(None) };
+        let Some(guard) = &mut self.guard else { return Ok(None) };
         let restored = match guard.restore() {
             Ok(r) if r.is_empty() => return Ok(None),
             Ok(r) => r.join(", "),
