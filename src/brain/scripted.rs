@@ -83,6 +83,9 @@ pub struct Received {
     pub attempt: String,
     pub turn: usize,
     pub body: Value,
+    /// The `Authorization` header as it arrived (empty when there was none), so tests can
+    /// check which key went to which endpoint.
+    pub authorization: String,
 }
 
 struct Shared {
@@ -187,6 +190,7 @@ async fn answer(
             attempt: attempt.clone(),
             turn,
             body: body.clone(),
+            authorization: header(&headers, "authorization"),
         });
     }
     let tasks = shared.script.get(&role);

@@ -36,7 +36,7 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         ))
         .into());
     }
-    if matches!(o.status, SessionStatus::Done | SessionStatus::Failed) {
+    if o.status == SessionStatus::Done {
         return Err(UsageError(format!(
             "session {} is finished ({}); there is nothing left to control",
             found.id, o.status

@@ -10,7 +10,7 @@ use crate::hands::workspace::Workspace;
 use crate::harness::plan;
 use crate::harness::resume::restore;
 use crate::harness::run::{Parts, Run};
-use crate::session::event::{LogRepaired, SessionResume};
+use crate::session::event::{LogRepaired, SessionResume, SessionStart};
 use crate::session::writer::{EVENTS_FILE, SessionWriter, WriterError};
 use color_eyre::eyre::Result;
 use std::path::PathBuf;
@@ -24,8 +24,50 @@ pub struct Args {
     pub flags: RunFlags,
 }
 
-fn env_set(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|v| !v.trim().is_empty())
+/// Each role's base URL and model as the session recorded them at its start, unless a flag or
+/// the environment says otherwise now; the overrides are returned so the resume can log them.
+/// Keys are never recorded: each role's comes from its own variable, as at the start.
+fn recorded_models(flags: &ModelArgs, start: &SessionStart) -> (ModelArgs, Vec<String>) {
+    let recorded = |role: &str, key: &str| {
+        start.extra.get("endpoints").and_then(|e| e[role][key].as_str()).map(str::to_owned)
+    };
+    let mut models = flags.clone();
+    let mut overrides = Vec::new();
+    let mut take = |slot: &mut Option<String>, var: &str, was: Option<String>, what: &str| {
+        let now = slot.clone().or_else(|| std::env::var(var).ok().filter(|v| !v.trim().is_empty()));
+        match now {
+            Some(now) if was.as_ref().is_some_and(|w| *w != now) => {
+                overrides.push(format!("{what}: {} → {now}", was.unwrap_or_default()));
+            }
+            Some(_) => {}
+            None => slot.clone_from(&was),
+        }
+    };
+    take(
+        &mut models.base_url,
+        "HARROW_BASE_URL",
+        recorded("worker", "base_url").or(start.base_url.clone()),
+        "worker base URL",
+    );
+    take(
+        &mut models.worker_model,
+        "HARROW_WORKER_MODEL",
+        recorded("worker", "model").or(start.worker_model.clone()),
+        "worker model",
+    );
+    take(
+        &mut models.evaluator_base_url,
+        "HARROW_EVALUATOR_BASE_URL",
+        recorded("evaluator", "base_url"),
+        "evaluator base URL",
+    );
+    take(
+        &mut models.evaluator_model,
+        "HARROW_EVALUATOR_MODEL",
+        recorded("evaluator", "model").or(start.evaluator_model.clone()),
+        "evaluator model",
+    );
+    (models, overrides)
 }
 
 pub fn resume(args: &Args) -> Result<ExitCode> {
@@ -77,16 +119,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     let plan = plan::load(&plan_path).map_err(|e| UsageError(e.to_string()))?;
     let (config, _) =
         Config::load(args.flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
-    let mut models: ModelArgs = args.flags.models.clone();
-    if models.base_url.is_none() && !env_set("HARROW_BASE_URL") {
-        models.base_url.clone_from(&start.base_url);
-    }
-    if models.worker_model.is_none() && !env_set("HARROW_WORKER_MODEL") {
-        models.worker_model.clone_from(&start.worker_model);
-    }
-    if models.evaluator_model.is_none() && !env_set("HARROW_EVALUATOR_MODEL") {
-        models.evaluator_model.clone_from(&start.evaluator_model);
-    }
+    let (models, overrides) = recorded_models(&args.flags.models, &start);
     // A demo session answers from the bundled script again, on a fresh loopback port; the
     // script is keyed by task and attempt, so it picks up where the log says the run was.
     let demo = start.extra.get("demo").cloned();
@@ -154,6 +187,9 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         ..SessionResume::default()
     };
     event.extra.insert("repaired_commits".into(), serde_json::json!(repaired));
+    if !overrides.is_empty() {
+        event.extra.insert("endpoint_overrides".into(), serde_json::json!(overrides));
+    }
     event.extra.insert("discarded".into(), serde_json::json!(discarded));
     run.writer.append("session_resume", &event)?;
     if args.flags.headless { drive(run, resumed_at) } else { super::run::drive_console(run) }

@@ -147,13 +147,18 @@ pub fn endpoints(m: &ModelArgs, config: &Config) -> Result<BTreeMap<Role, Endpoi
         )));
     };
     let key = crate::keys::var("HARROW_API_KEY");
+    let evaluator_base = m
+        .evaluator_base_url
+        .clone()
+        .or_else(|| env("HARROW_EVALUATOR_BASE_URL"))
+        .unwrap_or_else(|| base.clone());
+    // A key goes only to the endpoint it is for: the worker's key serves the evaluator only
+    // when both roles talk to the same endpoint.
+    let same_endpoint = evaluator_base.trim_end_matches('/') == base.trim_end_matches('/');
     let evaluator = Endpoint {
-        base_url: m
-            .evaluator_base_url
-            .clone()
-            .or_else(|| env("HARROW_EVALUATOR_BASE_URL"))
-            .unwrap_or_else(|| base.clone()),
-        api_key: crate::keys::var("HARROW_EVALUATOR_API_KEY").or_else(|| key.clone()),
+        base_url: evaluator_base,
+        api_key: crate::keys::var("HARROW_EVALUATOR_API_KEY")
+            .or_else(|| key.clone().filter(|_| same_endpoint)),
         model: m
             .evaluator_model
             .clone()
@@ -260,6 +265,16 @@ pub fn create_session(start: Start) -> Result<Run> {
         no_eval: Some(run.opts.no_eval),
         ..SessionStart::default()
     };
+    let roles: serde_json::Map<String, serde_json::Value> = [Role::Worker, Role::Evaluator]
+        .iter()
+        .filter_map(|r| {
+            run.brain.endpoint(*r).map(|e| {
+                let recorded = serde_json::json!({"base_url": e.base_url, "model": e.model, "key_var": r.key_var()});
+                (r.as_str().to_owned(), recorded)
+            })
+        })
+        .collect();
+    payload.extra.insert("endpoints".into(), serde_json::Value::Object(roles));
     payload.extra.insert("sandbox".into(), serde_json::json!(run.hands.isolation.describe()));
     payload.extra.insert("validators".into(), serde_json::json!(run.opts.validators));
     payload.extra.insert("notices".into(), serde_json::json!(notices));

@@ -1,0 +1,92 @@
+//! Operator decisions that land as meant, and resume that never loses accepted work or sends a
+//! key to the wrong server — from the real binary, against scripted servers on 127.0.0.1 and
+//! real git.
+
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/loop_fixture.rs"]
+mod loop_fixture;
+mod support;
+
+use loop_fixture::{accept, harrow_cmd, headless_run, repo_and_plan, serve, write_and_submit};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const WORKER_KEY: &str = "sk-worker-key-aaaaaaaaaaaa";
+const EVALUATOR_KEY: &str = "sk-evaluator-key-bbbbbbbbbb";
+
+fn only_session(tmp: &Path) -> (PathBuf, String) {
+    let dir = tmp.join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    (dir, id)
+}
+
+fn ctl(tmp: &Path, id: &str, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["control", id])
+        .args(args)
+        .env("HARROW_SESSIONS_DIR", tmp.join("sessions"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "control {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+fn events(dir: &Path) -> Vec<Value> {
+    support::strict_events(dir)
+}
+
+fn of<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).map(|e| &e["payload"]).collect()
+}
+
+#[test]
+fn resume_keeps_each_roles_endpoint_and_never_sends_a_key_to_another_roles_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let (_rw, worker) = serve(&json!({"worker": {"T-001": {"1": write_and_submit(1)}}}), true);
+    let refused_once =
+        json!({"http_status": 401, "times": 1, "tool_calls": accept()["tool_calls"]});
+    let (_re, evaluator) = serve(&json!({"evaluator": {"T-001": {"1": [refused_once]}}}), true);
+
+    let mut first = harrow_cmd(tmp.path(), &worker.base_url());
+    first
+        .env("HARROW_API_KEY", WORKER_KEY)
+        .env("HARROW_EVALUATOR_API_KEY", EVALUATOR_KEY)
+        .env("HARROW_EVALUATOR_BASE_URL", evaluator.base_url())
+        .env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
+    let out = headless_run(first, &plan, &repo).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    let (dir, id) = only_session(tmp.path());
+    ctl(tmp.path(), &id, &["retry-eval"]);
+
+    // A new shell: only the worker's settings and key are set, as a person might have them.
+    let mut again = harrow_cmd(tmp.path(), &worker.base_url());
+    again.env("HARROW_API_KEY", WORKER_KEY);
+    let resumed = again.args(["resume", &id, "--headless"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(resumed.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&resumed.stderr));
+
+    let judged = evaluator.received();
+    assert_eq!(judged.len(), 2, "the retry went to the evaluator's own server");
+    assert_eq!(judged[1].body["model"], "scripted/evaluator", "with its own model");
+    assert!(
+        worker.received().iter().all(|r| r.role == "worker"),
+        "nothing for the evaluator went to the worker's server"
+    );
+    for r in &judged {
+        assert!(
+            !r.authorization.contains(WORKER_KEY),
+            "the worker's key reached the evaluator's server"
+        );
+    }
+    assert_eq!(judged[0].authorization, format!("Bearer {EVALUATOR_KEY}"));
+    for r in worker.received() {
+        assert_eq!(r.authorization, format!("Bearer {WORKER_KEY}"));
+    }
+    let log = events(&dir);
+    let starts = of(&log, "session_start");
+    assert_eq!(starts[0]["endpoints"]["evaluator"]["base_url"], evaluator.base_url());
+}
