@@ -13,6 +13,7 @@ use loop_fixture::{accept, harrow_cmd, headless_run, repo_and_plan, serve, write
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::git;
 
 const WORKER_KEY: &str = "sk-worker-key-aaaaaaaaaaaa";
 const EVALUATOR_KEY: &str = "sk-evaluator-key-bbbbbbbbbb";
@@ -89,4 +90,96 @@ fn resume_keeps_each_roles_endpoint_and_never_sends_a_key_to_another_roles_serve
     let log = events(&dir);
     let starts = of(&log, "session_start");
     assert_eq!(starts[0]["endpoints"]["evaluator"]["base_url"], evaluator.base_url());
+}
+
+/// T-001 is rejected once and accepted on its rework; T-002 is accepted at once; a validator
+/// runs on every case.
+fn two_task_life() -> Value {
+    json!({
+        "worker": {
+            "T-001": {
+                "1": write_and_submit(1),
+                "2": [
+                    {"tool_calls": [{"name": "edit_file", "arguments": {"path": "f1.txt", "old_string": "1\n", "new_string": "1\nchecked\n"}}]},
+                    {"tool_calls": [{"name": "submit_case", "arguments": loop_fixture::case(1)}]}
+                ]
+            },
+            "T-002": {"1": write_and_submit(2)}
+        },
+        "evaluator": {"T-001": {"1": [loop_fixture::reject("weak_test")], "2": [accept()]}, "T-002": {"1": [accept()]}}
+    })
+}
+
+fn with_validator(cmd: &mut Command, tmp: &Path) {
+    let config = tmp.join("harrow.toml");
+    std::fs::write(&config, "[[validators]]\nname = \"exists\"\ncommand = \"test -f f1.txt\"\n")
+        .unwrap();
+    cmd.arg("--config").arg(config);
+}
+
+#[test]
+fn a_kill_at_every_event_boundary_of_a_tasks_life_loses_no_accepted_work() {
+    let script = two_task_life();
+    let reference = {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, plan) = repo_and_plan(tmp.path(), 2);
+        let (_rt, server) = serve(&script, true);
+        let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
+        cmd.args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"]);
+        with_validator(&mut cmd, tmp.path());
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+        events(&only_session(tmp.path()).0)
+    };
+    let kinds: Vec<&str> = reference.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    // Every boundary up to T-001's commit and a little past it, where T-002 begins.
+    let last = kinds.iter().position(|k| *k == "commit").unwrap() + 4;
+    for k in 1..=last {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, plan) = repo_and_plan(tmp.path(), 2);
+        let (_rt, server) = serve(&script, true);
+        let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
+        cmd.args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"]);
+        with_validator(&mut cmd, tmp.path());
+        let crashed = cmd.env("HARROW_CRASH_AFTER_EVENTS", k.to_string()).output().unwrap();
+        assert!(!crashed.status.success(), "k={k}: the run should have died after event {k}");
+        let (dir, id) = only_session(tmp.path());
+        let before = events(&dir);
+        let accepted_t1 = before.iter().any(|e| {
+            e["type"] == "evaluator_verdict"
+                && e["payload"]["task_id"] == "T-001"
+                && e["payload"]["verdict"] == "accept"
+        });
+        let asked_before = server.received().len();
+        let mut resume = harrow_cmd(tmp.path(), &server.base_url());
+        resume.args(["resume", &id, "--headless"]);
+        with_validator(&mut resume, tmp.path());
+        let out = resume.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "k={k} (after {}): {stdout}\n{}",
+            kinds[k - 1],
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let log = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+        assert_eq!(
+            log.lines().collect::<Vec<_>>(),
+            ["T-002: Write file 2", "T-001: Write file 1", "init"],
+            "k={k} (after {}): every task committed exactly once",
+            kinds[k - 1]
+        );
+        let shown = git(&repo, &["show", &format!("session/{id}~1:f1.txt")]);
+        assert_eq!(shown, "1\nchecked\n", "k={k}: T-001's commit holds the accepted work");
+        if accepted_t1 {
+            let redone = server.received()[asked_before..]
+                .iter()
+                .any(|r| r.role == "worker" && r.task == "T-001");
+            assert!(
+                !redone,
+                "k={k} (after {}): an accepted task went back to the worker",
+                kinds[k - 1]
+            );
+        }
+    }
 }

@@ -476,6 +476,45 @@ impl Workspace {
         Ok(changed)
     }
 
+    /// Keeps the worktree as it is now as a commit object on a ref outside the branches,
+    /// `refs/harrow/<session>/<name>` (its parent `base`), so a judged attempt or a task's
+    /// set-aside work can be shown and restored later. Neither HEAD, the branch nor the
+    /// worktree's index on disk changes. Returns the commit.
+    pub fn keep(&self, name: &str, base: &str, message: &str) -> Result<String, WorkspaceError> {
+        let repo = self.repo()?;
+        let mut index = repo.index().map_err(git("read index"))?;
+        index.add_all(["*"], IndexAddOption::DEFAULT, None).map_err(git("stage changes"))?;
+        index.update_all(["*"], None).map_err(git("stage deletions"))?;
+        let tree_id = index.write_tree().map_err(git("write tree"))?;
+        let tree = repo.find_tree(tree_id).map_err(git("find tree"))?;
+        let parent = Oid::from_str(base)
+            .and_then(|oid| repo.find_commit(oid))
+            .map_err(git("read the task's starting commit"))?;
+        let sig = Signature::now(SIGNATURE_NAME, SIGNATURE_EMAIL).map_err(git("signature"))?;
+        let oid =
+            repo.commit(None, &sig, &sig, message, &tree, &[&parent]).map_err(git("commit"))?;
+        let session = self.branch.trim_start_matches("session/");
+        repo.reference(&format!("refs/harrow/{session}/{name}"), oid, true, message)
+            .map_err(git(format!("keep {name}")))?;
+        Ok(oid.to_string())
+    }
+
+    /// Puts the worktree's files back as they were in `commit` (kept by [`Workspace::keep`]),
+    /// on top of the last commit: what an interrupted rework restarts from.
+    pub fn restore_files(&self, commit: &str) -> Result<(), WorkspaceError> {
+        self.discard_uncommitted()?;
+        let repo = self.repo()?;
+        let tree = Oid::from_str(commit)
+            .and_then(|oid| repo.find_commit(oid))
+            .and_then(|c| c.tree())
+            .map_err(git(format!("read the kept commit {commit}")))?;
+        let mut checkout = git2::build::CheckoutBuilder::new();
+        checkout.force();
+        repo.checkout_tree(tree.as_object(), Some(&mut checkout))
+            .map_err(git("restore the judged attempt's files"))?;
+        Ok(())
+    }
+
     /// Removes the worktree folder and its registration in the source repository; the branch
     /// (the session's result) stays.
     pub fn remove_worktree(source: &Path, worktree: &Path) -> Result<bool, WorkspaceError> {

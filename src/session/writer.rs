@@ -49,7 +49,18 @@ pub struct SessionWriter {
     fold: SummaryFold,
     report: ScanReport,
     line: Vec<u8>,
+    /// Test aid: die as `kill -9` would right after this many appends in this process.
+    crash_after: Option<u64>,
+    appended: u64,
     _lock: SessionLock,
+}
+
+/// The variable that makes a writer abort after that many appends: how the tests kill a run
+/// at an exact event boundary (a `kill -9` from outside cannot aim that well).
+pub const CRASH_AFTER_VAR: &str = "HARROW_CRASH_AFTER_EVENTS";
+
+fn crash_after() -> Option<u64> {
+    std::env::var(CRASH_AFTER_VAR).ok().and_then(|v| v.parse().ok())
 }
 
 fn session_id_of(dir: &Path) -> Option<String> {
@@ -75,6 +86,8 @@ impl SessionWriter {
             fold,
             report: ScanReport::default(),
             line: Vec::new(),
+            crash_after: crash_after(),
+            appended: 0,
             _lock: lock,
         })
     }
@@ -111,6 +124,8 @@ impl SessionWriter {
             fold,
             report,
             line: Vec::new(),
+            crash_after: crash_after(),
+            appended: 0,
             _lock: lock,
         };
         Ok((writer, repair))
@@ -134,6 +149,10 @@ impl SessionWriter {
         }
         self.line.push(b'\n');
         self.file.write_all(&self.line)?;
+        self.appended += 1;
+        if self.crash_after == Some(self.appended) {
+            std::process::abort();
+        }
         self.next_seq += 1;
         self.report.lines += 1;
         self.report.events += 1;

@@ -500,6 +500,16 @@ impl Run {
         }
     }
 
+    /// Keeps the worktree as it is on a ref outside the branches (see
+    /// [`Workspace::keep`]) and lets the git guard know the ref is harrow's.
+    fn keep_work(&mut self, name: &str, base: &str, message: &str) -> io::Result<String> {
+        let sha = self.workspace.keep(name, base, message).map_err(io::Error::other)?;
+        if let Some(guard) = &mut self.guard {
+            guard.record().map_err(io::Error::other)?;
+        }
+        Ok(sha)
+    }
+
     /// Logs the accept, commits the work on the session branch and updates the side files.
     fn finish_accepted(&mut self, task: &Task, a: Acceptance) -> io::Result<()> {
         let below_bar = a.review == Review::BelowBar;

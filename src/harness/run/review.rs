@@ -211,6 +211,13 @@ impl Run {
         event.extra.insert("diff_summary".into(), json!(diff.summary()));
         if diff.is_empty() {
             event.extra.insert("by_harness".into(), json!(true));
+        } else {
+            let kept = self.keep_work(
+                &format!("{}/{}", task.id, *attempt),
+                &diff.base,
+                &format!("{} attempt {}, as judged", task.id, *attempt),
+            )?;
+            event.extra.insert("attempt_commit".into(), json!(kept));
         }
         if verdict.below_threshold {
             event.extra.insert("below_threshold".into(), json!(true));
