@@ -330,7 +330,7 @@ fn outside(repo: &Path, victim: &Path) -> Outside {
     }
     let refs = git(repo, &["for-each-ref", "--format=%(refname) %(objectname)"])
         .lines()
-        .filter(|l| !l.starts_with("refs/heads/session/"))
+        .filter(|l| !l.starts_with("refs/heads/session/") && !l.starts_with("refs/harrow/"))
         .collect::<Vec<_>>()
         .join("\n");
     let mut hooks: Vec<String> = std::fs::read_dir(repo.join(".git/hooks"))
@@ -484,7 +484,8 @@ fn hostile_run(mode: Mode) {
         server.received().into_iter().find(|r| r.role == "worker" && r.task == "T-002").unwrap();
     let t2 = t2.body["messages"][1]["content"].as_str().unwrap().to_owned();
     assert!(!t2.contains("PATH=") && !t2.contains(SECRET), "{mode:?}: {t2}");
-    // Outside the worktree: unchanged, but for harrow's branch and worktree entry.
+    // Outside the worktree: unchanged, but for harrow's branch, its refs under refs/harrow/
+    // (the judged attempts) and the worktree entry.
     assert_eq!(outside(&repo, &victim), before, "{mode:?}: something outside the worktree changed");
     assert!(!tmp.path().join("sessions/fsmonitor-ran").exists(), "{mode:?}: the fsmonitor ran");
     let branch = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);

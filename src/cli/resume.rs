@@ -9,7 +9,7 @@ use crate::hands::validators::{ValidatorSpec, presets};
 use crate::hands::workspace::Workspace;
 use crate::harness::plan;
 use crate::harness::resume::restore;
-use crate::harness::run::{Parts, Run};
+use crate::harness::run::{Parts, Restart, Run};
 use crate::session::event::{LogRepaired, SessionResume, SessionStart};
 use crate::session::writer::{EVENTS_FILE, SessionWriter, WriterError};
 use color_eyre::eyre::Result;
@@ -156,17 +156,14 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         opts,
     };
     let mut run = Run::resumed(parts, &restored);
+    let honoured = run.honour_accepts(&restored)?;
     let repaired = run.repair_accepted(&restored)?;
+    let restart = run.prepare_restart(&restored)?;
     let pending = run.unfinished();
-    // A task held for the operator keeps its work: it is what the decision is about. Any other
-    // unfinished task was interrupted and restarts from its last commit.
-    let held = pending
-        .first()
-        .is_some_and(|t| restored.states.get(t).is_some_and(|s| s.as_str() == "needs_operator"));
-    let discarded = if held {
-        Vec::new()
-    } else {
-        run.workspace.discard_uncommitted().map_err(|e| UsageError(e.to_string()))?
+    let (how, discarded) = match restart {
+        Restart::Kept => ("with its work as it stands, waiting for a decision", Vec::new()),
+        Restart::FromJudged { .. } => ("from the work its last review judged", Vec::new()),
+        Restart::FromLastCommit { discarded } => ("from the last commit", discarded),
     };
     let retried: Vec<String> = restored
         .states
@@ -181,12 +178,13 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         pending: Some(pending.clone()),
         unwound_commit: Some(false),
         plan: Some(match pending.first() {
-            Some(first) => format!("continue with {first} from the last commit"),
+            Some(first) => format!("continue with {first} {how}"),
             None => "nothing left to do".into(),
         }),
         ..SessionResume::default()
     };
     event.extra.insert("repaired_commits".into(), serde_json::json!(repaired));
+    event.extra.insert("honoured_accepts".into(), serde_json::json!(honoured));
     if !overrides.is_empty() {
         event.extra.insert("endpoint_overrides".into(), serde_json::json!(overrides));
     }

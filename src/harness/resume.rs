@@ -33,6 +33,15 @@ pub struct Restored {
     pub task_bases: BTreeMap<String, String>,
     /// What last happened to each task's work: its last failed validation or verdict.
     pub last_outcomes: BTreeMap<String, LastOutcome>,
+    /// Each task's judged attempts: attempt → the commit its work was kept as.
+    pub judged: BTreeMap<String, BTreeMap<u64, String>>,
+    /// Tasks whose last verdict is an accept with no `task_done` after it: the accept is
+    /// durable, and the resume commits the judged work (digest of the diff, its base).
+    pub accepted: BTreeMap<String, (String, String)>,
+    /// Extra attempts the operator granted a task beyond the cap (a reject with guidance).
+    pub granted: BTreeMap<String, u64>,
+    /// Why each failed task failed (the last `task_failed` reason).
+    pub failed_because: BTreeMap<String, String>,
     pub usage: BTreeMap<String, Usage>,
     pub tokens_total: u64,
     /// The reason of the last `stop`, if the session stopped cleanly.
@@ -86,6 +95,19 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
                 r.last_outcomes.insert(t.to_owned(), LastOutcome::ValidatorsFailed);
             }
             ("evaluator_verdict", Some(t)) => {
+                if let (Some(attempt), Some(sha)) =
+                    (f.payload.attempt.value, f.payload.attempt_commit.get())
+                {
+                    let attempt = u64::try_from(attempt).unwrap_or(0);
+                    r.judged.entry(t.to_owned()).or_default().insert(attempt, sha.to_owned());
+                }
+                if f.payload.verdict.get() == Some("accept") {
+                    let digest = f.payload.diff_digest.get().unwrap_or_default().to_owned();
+                    let base = f.payload.base_commit.get().unwrap_or_default().to_owned();
+                    r.accepted.insert(t.to_owned(), (digest, base));
+                } else {
+                    r.accepted.remove(t);
+                }
                 let outcome = if f.payload.parse_failed.0 == Some(true) {
                     Some(LastOutcome::ReviewUnreadable)
                 } else if f.payload.below_threshold.0 == Some(true) {
@@ -112,6 +134,7 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
             }
             ("task_done", Some(t)) => {
                 r.done_logged.insert(t.to_owned());
+                r.accepted.remove(t);
                 if f.payload.below_bar.0 == Some(true) {
                     let last = LastOutcome::parse(
                         f.payload.last_outcome.get(),
@@ -120,11 +143,18 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
                     r.below_bar.push((t.to_owned(), last));
                 }
             }
+            ("task_failed", Some(t)) => {
+                let why = f.payload.reason.get().unwrap_or_default().to_owned();
+                r.failed_because.insert(t.to_owned(), why);
+            }
             ("stop", _) => r.last_stop = f.payload.reason.get().map(str::to_owned),
             ("operator_action", _) => {
                 if let Some(o) = f.payload.control_offset.value.and_then(|o| u64::try_from(o).ok())
                 {
                     r.control_offset = r.control_offset.max(o);
+                }
+                if let (Some(t), Some(true)) = (task, f.payload.granted_attempt.0) {
+                    *r.granted.entry(t.to_owned()).or_default() += 1;
                 }
             }
             ("session_resume", _) => r.last_stop = None,

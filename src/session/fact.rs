@@ -54,12 +54,15 @@ pub struct FactPayload<'a> {
     pub reviewed: LBool,
     pub last_outcome: LStr<'a>,
     pub base_commit: LStr<'a>,
+    pub diff_digest: LStr<'a>,
+    pub attempt_commit: LStr<'a>,
     pub task_count: LInt,
     pub to: LStr<'a>,
     pub action: LStr<'a>,
     pub sha: LStr<'a>,
     pub no_eval: LBool,
     pub control_offset: LInt,
+    pub granted_attempt: LBool,
 }
 
 impl<'a> Fact<'a> {
@@ -119,12 +122,15 @@ impl<'de: 'a, 'a> Deserialize<'de> for FactPayload<'a> {
                         "reviewed" => p.reviewed = map.next_value()?,
                         "last_outcome" => p.last_outcome = map.next_value()?,
                         "base_commit" => p.base_commit = map.next_value()?,
+                        "diff_digest" => p.diff_digest = map.next_value()?,
+                        "attempt_commit" => p.attempt_commit = map.next_value()?,
                         "task_count" => p.task_count = map.next_value()?,
                         "to" => p.to = map.next_value()?,
                         "action" => p.action = map.next_value()?,
                         "sha" => p.sha = map.next_value()?,
                         "no_eval" => p.no_eval = map.next_value()?,
                         "control_offset" => p.control_offset = map.next_value()?,
+                        "granted_attempt" => p.granted_attempt = map.next_value()?,
                         _ => {
                             map.next_value::<de::IgnoredAny>()?;
                         }

@@ -5,6 +5,8 @@
 mod learn;
 mod operator;
 mod recover;
+
+pub use recover::Restart;
 mod retry;
 mod review;
 mod worker;
@@ -172,6 +174,10 @@ pub struct Run {
     last_outcomes: BTreeMap<String, LastOutcome>,
     /// Puts back refs, HEAD, git config and hooks a tool call changed.
     guard: Option<GitGuard>,
+    /// Attempts the operator granted beyond the cap, by task.
+    granted: BTreeMap<String, u64>,
+    /// Why each failed task failed.
+    failed_because: BTreeMap<String, String>,
 }
 
 /// What the operator has asked for and the loop has not finished acting on.
@@ -240,6 +246,8 @@ impl Run {
             task_bases: BTreeMap::new(),
             last_outcomes: BTreeMap::new(),
             guard: None,
+            granted: BTreeMap::new(),
+            failed_because: BTreeMap::new(),
         }
     }
 
@@ -257,6 +265,8 @@ impl Run {
         run.last_cases.clone_from(&r.last_cases);
         run.task_bases.clone_from(&r.task_bases);
         run.last_outcomes.clone_from(&r.last_outcomes);
+        run.granted.clone_from(&r.granted);
+        run.failed_because.clone_from(&r.failed_because);
         for (task, last) in &r.below_bar {
             let title =
                 run.plan.tasks.iter().find(|t| &t.id == task).map_or("", |t| t.title.as_str());
@@ -472,12 +482,18 @@ impl Run {
         Ok(ended)
     }
 
+    /// Evaluator rounds `task` may have: the cap, plus any the operator granted.
+    fn cap_for(&self, task: &str) -> u64 {
+        self.opts.max_attempts + self.granted.get(task).copied().unwrap_or(0)
+    }
+
     fn settled(&self, task: &str) -> bool {
         self.states.get(task).is_some_and(|s| s.is_settled())
     }
 
     fn fail_task(&mut self, task: &Task, reason: &str) -> io::Result<Ended> {
         self.gate(&task.id, GateEvent::Failed, reason, 0)?;
+        self.failed_because.insert(task.id.clone(), reason.to_owned());
         self.emit(
             "task_failed",
             &TaskFailed {

@@ -144,6 +144,21 @@ impl Run {
                         .trim()
                         .to_owned(),
                 ));
+                let reviews = record::read_ledger(&self.dir, &task.id).len() as u64;
+                if reviews >= self.cap_for(&task.id) {
+                    *self.granted.entry(task.id.clone()).or_default() += 1;
+                    let mut granted = OperatorAction {
+                        action: Some("grant_attempt".into()),
+                        reason: Some(format!(
+                            "one more attempt beyond the cap of {}, with the operator's guidance",
+                            self.opts.max_attempts
+                        )),
+                        ..OperatorAction::default()
+                    };
+                    granted.scope.task_id = Some(task.id.clone());
+                    granted.extra.insert("granted_attempt".into(), json!(true));
+                    self.emit("operator_action", &granted)?;
+                }
                 return Ok(None);
             }
         };

@@ -1,10 +1,81 @@
 //! Repairs a resumed run needs before it continues.
 
 use super::{
-    Commit, Review, Run, Task, TaskDone, TaskState, io, json, progress_outcome, record, scope,
+    Acceptance, Commit, GateEvent, Review, Run, Task, TaskDone, TaskState, io, json,
+    progress_outcome, record, scope,
 };
 
+/// Where the first unfinished task picks up after a resume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Restart {
+    /// Its work stays as it is: it waits for a decision (held, or failed at the cap).
+    Kept,
+    /// A rework restarts from the work its last reject judged, as kept then.
+    FromJudged { attempt: u64 },
+    /// It restarts from the last commit; these paths were thrown away.
+    FromLastCommit { discarded: Vec<String> },
+}
+
 impl Run {
+    /// Commits the work of every task whose accept was logged but not finished (a crash fell
+    /// between the verdict and the commit): the accept is durable from its verdict. The
+    /// worktree must hold exactly what was judged (the verdict's diff digest); when it does
+    /// not, the task waits for the operator rather than commit something else or redo it.
+    pub fn honour_accepts(
+        &mut self,
+        r: &crate::harness::resume::Restored,
+    ) -> io::Result<Vec<String>> {
+        let mut honoured = Vec::new();
+        let tasks: Vec<Task> = self.plan.tasks.clone();
+        for task in &tasks {
+            let Some((digest, base)) = r.accepted.get(&task.id) else { continue };
+            let state = self.states.get(&task.id).copied().unwrap_or(TaskState::Pending);
+            if state.is_accepted() {
+                continue;
+            }
+            let same = self.task_diff(base).is_ok_and(|d| d.digest == *digest);
+            if !same {
+                let why = "the worktree no longer holds the work that was accepted (its diff differs from the one judged)";
+                self.gate(&task.id, GateEvent::HeldForOperator, why, 0)?;
+                continue;
+            }
+            self.gate(&task.id, GateEvent::Accepted, "accepted before the interruption", 0)?;
+            let summary = self
+                .last_case(&task.id)?
+                .map_or_else(|| "accepted before the interruption".into(), |(c, _)| c.summary);
+            self.finish_accepted(
+                task,
+                Acceptance { review: Review::Accepted, by_operator: false, last: None, summary },
+            )?;
+            honoured.push(task.id.clone());
+        }
+        Ok(honoured)
+    }
+
+    /// Readies the worktree for the first unfinished task: keeps a held or capped task's
+    /// work for the decision, restarts an interrupted rework from the work its last reject
+    /// judged, and anything else from the last commit.
+    pub fn prepare_restart(&mut self, r: &crate::harness::resume::Restored) -> io::Result<Restart> {
+        let Some(task) = self.unfinished().into_iter().next() else {
+            return Ok(Restart::Kept);
+        };
+        let state = self.states.get(&task).copied().unwrap_or(TaskState::Pending);
+        let reviews = record::read_ledger(&self.dir, &task).len() as u64;
+        let waits = state == TaskState::NeedsOperator
+            || (state == TaskState::Failed
+                && (reviews >= self.cap_for(&task)
+                    || self.failed_because.get(&task).is_some_and(|w| w == "operator_fail")));
+        if waits {
+            return Ok(Restart::Kept);
+        }
+        if let Some(sha) = r.judged.get(&task).and_then(|j| j.get(&reviews)) {
+            self.workspace.restore_files(sha).map_err(io::Error::other)?;
+            return Ok(Restart::FromJudged { attempt: reviews });
+        }
+        let discarded = self.workspace.discard_uncommitted().map_err(io::Error::other)?;
+        Ok(Restart::FromLastCommit { discarded })
+    }
+
     /// Makes sure every accepted task has its `task_done` and exactly one commit: a crash can
     /// fall between the accept and the commit. Returns the tasks it repaired.
     pub fn repair_accepted(

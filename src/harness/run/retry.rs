@@ -8,7 +8,7 @@ use crate::session::writer::EVENTS_FILE;
 impl Run {
     /// The task's last case, read from where the resumed run found it in the log, with the
     /// iteration that submitted it.
-    fn last_case(&self, task: &str) -> io::Result<Option<(Case, u64)>> {
+    pub(super) fn last_case(&self, task: &str) -> io::Result<Option<(Case, u64)>> {
         let Some(at) = self.last_cases.get(task) else { return Ok(None) };
         let mut line = vec![0; at.len as usize];
         let file = std::fs::File::open(self.dir.join(EVENTS_FILE))?;

@@ -258,7 +258,7 @@ impl Run {
                 })),
             ));
         };
-        if *attempt >= self.opts.max_attempts {
+        if *attempt >= self.cap_for(&task.id) {
             return Ok(match self.opts.on_cap {
                 OnCap::Fail => (
                     "Rejected at the rework cap.".into(),

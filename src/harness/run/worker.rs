@@ -2,9 +2,10 @@
 //! the hands, nudges for quiet turns, and `submit_case` handed to the review.
 
 use super::{
-    CallTag, ContextReset, Ended, GateEvent, Hands, LedgerEntry, NUDGE, NUDGE_LENGTH, Nudge, Role,
-    Run, Scope, Task, TaskEnd, ToolCall, ToolCallRecord, Value, WORKER_PROMPT, WorkerContext, case,
-    io, json, memory, record, scope, tool_message,
+    Acceptance, CallTag, ContextReset, Ended, GateEvent, Hands, LastOutcome, LedgerEntry, NUDGE,
+    NUDGE_LENGTH, Nudge, OnCap, Review, Role, Run, Scope, Task, TaskEnd, TaskState, ToolCall,
+    ToolCallRecord, Value, WORKER_PROMPT, WorkerContext, case, io, json, memory, record, scope,
+    tool_message,
 };
 
 impl Run {
@@ -43,9 +44,62 @@ impl Run {
         memory::worker_prompt(&self.plan, task, &ctx)
     }
 
+    /// A task whose reviews already reached its cap is not worked again. A resume lands here
+    /// when a crash fell between the last reject and its consequence (the cap policy is
+    /// applied now), or on a task that failed at the cap and waits for a decision (the run
+    /// stops and says which decisions there are).
+    fn at_the_cap(&mut self, task: &Task, ledger: &[LedgerEntry]) -> io::Result<Option<TaskEnd>> {
+        let state = self.states.get(&task.id).copied().unwrap_or(TaskState::Pending);
+        if state == TaskState::Failed
+            && self.failed_because.get(&task.id).is_some_and(|w| w == "operator_fail")
+        {
+            return Ok(Some(TaskEnd::Stop(Ended {
+                reason: "needs_operator".into(),
+                detail: Some(format!(
+                    "task {} was failed by the operator; decide with `harrow control` (approve, force-accept, reject --text for another attempt, or skip), or leave it failed",
+                    task.id
+                )),
+            })));
+        }
+        let rejected_last = ledger.last().is_some_and(|e| !e.verdict.accepted());
+        if (ledger.len() as u64) < self.cap_for(&task.id) || !rejected_last {
+            return Ok(None);
+        }
+        if state == TaskState::Failed {
+            return Ok(Some(TaskEnd::Stop(Ended {
+                reason: "needs_operator".into(),
+                detail: Some(format!(
+                    "task {} failed at the attempt cap; decide with `harrow control` (approve, force-accept, reject --text for one more attempt, or skip), or leave it failed",
+                    task.id
+                )),
+            })));
+        }
+        let last = ledger.last().and_then(|e| LastOutcome::of_verdict(&e.verdict));
+        Ok(Some(match self.opts.on_cap {
+            OnCap::Fail => TaskEnd::Failed("evaluator_cap".into()),
+            OnCap::ForceAccept => {
+                let reason = "rework cap reached; accepted below the bar by policy";
+                self.gate(&task.id, GateEvent::ForceAccepted, reason, ledger.len() as u64)?;
+                TaskEnd::Accepted(Acceptance {
+                    review: Review::BelowBar,
+                    by_operator: false,
+                    last,
+                    summary: ledger
+                        .last()
+                        .and_then(|e| e.case.as_ref())
+                        .map(|c| c.summary.clone())
+                        .unwrap_or_default(),
+                })
+            }
+        }))
+    }
+
     /// One task, from a fresh conversation to accept, failure or a stop.
     pub(super) async fn run_task(&mut self, task: &Task) -> io::Result<TaskEnd> {
         let ledger = record::read_ledger(&self.dir, &task.id);
+        if let Some(end) = self.at_the_cap(task, &ledger)? {
+            return Ok(end);
+        }
         let mut attempt = ledger.len() as u64 + 1;
         self.gate(&task.id, GateEvent::Start, "task started", attempt)?;
         let base = match self.task_bases.get(&task.id) {
