@@ -183,3 +183,171 @@ fn a_kill_at_every_event_boundary_of_a_tasks_life_loses_no_accepted_work() {
         }
     }
 }
+
+/// A two-task run whose T-001 is rejected at a cap of one review, so it fails; the script
+/// also holds what a rework and T-002 would be answered.
+fn capped(tmp: &Path) -> (PathBuf, PathBuf, String, ScriptedPair) {
+    let (repo, plan) = repo_and_plan(tmp, 2);
+    let script = json!({
+        "worker": {
+            "T-001": {
+                "1": write_and_submit(1),
+                "2": [
+                    {"tool_calls": [{"name": "edit_file", "arguments": {"path": "f1.txt", "old_string": "1\n", "new_string": "1\nchecked\n"}}]},
+                    {"tool_calls": [{"name": "submit_case", "arguments": loop_fixture::case(1)}]}
+                ]
+            },
+            "T-002": {"1": write_and_submit(2)}
+        },
+        "evaluator": {"T-001": {"1": [loop_fixture::reject("weak_test")], "2": [accept()]}, "T-002": {"1": [accept()]}}
+    });
+    let pair = serve(&script, true);
+    let cmd = harrow_cmd(tmp, &pair.1.base_url());
+    let out = headless_run(cmd, &plan, &repo).args(["--max-attempts", "1"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("T-001 failed: evaluator_cap"), "{stdout}");
+    let (dir, id) = only_session(tmp);
+    (repo, dir, id, pair)
+}
+
+type ScriptedPair = (tokio::runtime::Runtime, harrow::brain::scripted::ScriptedServer);
+
+fn resume(tmp: &Path, id: &str, server: &harrow::brain::scripted::ScriptedServer) -> Output {
+    harrow_cmd(tmp, &server.base_url()).args(["resume", id, "--headless"]).output().unwrap()
+}
+
+fn task_commits(repo: &Path, id: &str) -> Vec<String> {
+    git(repo, &["log", "--format=%s", &format!("session/{id}")])
+        .lines()
+        .filter(|l| l.starts_with("T-"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_task_failed_at_the_cap_waits_for_a_decision_and_is_never_worked_past_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, dir, id, (_rt, server)) = capped(tmp.path());
+    let asked = server.received().len();
+    let out = resume(tmp.path(), &id, &server);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("T-001 failed at the attempt cap; decide with `harrow control`"),
+        "{stdout}"
+    );
+    assert_eq!(server.received().len(), asked, "nothing was asked of any model");
+    assert!(task_commits(&repo, &id).is_empty());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("workspace/f1.txt")).unwrap(),
+        "1\n",
+        "its work is kept for the decision"
+    );
+}
+
+#[test]
+fn approve_force_accept_and_reject_of_a_task_failed_at_the_cap_land_as_decided() {
+    for (op, extra) in
+        [("approve", None), ("force-accept", None), ("reject", Some("Append the line 'checked'."))]
+    {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, dir, id, (_rt, server)) = capped(tmp.path());
+        let mut args = vec![op, "--task", "T-001", "--reason", "decided by a person"];
+        if let Some(text) = extra {
+            args.extend(["--text", text]);
+        }
+        ctl(tmp.path(), &id, &args);
+        let asked = server.received().len();
+        let out = resume(tmp.path(), &id, &server);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{op}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            task_commits(&repo, &id),
+            ["T-002: Write file 2", "T-001: Write file 1"],
+            "{op}: each committed once"
+        );
+        let later: Vec<_> =
+            server.received()[asked..].iter().filter(|r| r.task == "T-001").cloned().collect();
+        let f1 = git(&repo, &["show", &format!("session/{id}~1:f1.txt")]);
+        let log = events(&dir);
+        let done =
+            of(&log, "task_done").into_iter().find(|d| d["task_id"] == "T-001").unwrap().clone();
+        if op == "reject" {
+            assert_eq!(later.iter().filter(|r| r.role == "worker").count(), 2, "one more attempt");
+            let prompt = later[0].body["messages"][1]["content"].as_str().unwrap();
+            assert!(
+                prompt.contains("Append the line 'checked'."),
+                "the guidance reaches it: {prompt}"
+            );
+            assert_eq!(f1, "1\nchecked\n");
+            assert!(of(&log, "operator_action").iter().any(|a| a["action"] == "grant_attempt"));
+            assert!(done["by_operator"].is_null(), "the evaluator accepted the extra attempt");
+        } else {
+            assert!(later.is_empty(), "{op}: nothing was asked again about T-001");
+            assert_eq!(f1, "1\n", "{op}: the work as it stood was committed");
+            assert_eq!(done["by_operator"], true);
+            assert_eq!(done["below_bar"], op == "force-accept");
+        }
+    }
+}
+
+#[test]
+fn skipping_or_failing_a_held_task_sets_its_work_aside_and_the_next_task_starts_clean() {
+    for op in ["skip", "fail"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, plan) = repo_and_plan(tmp.path(), 2);
+        let script = json!({
+            "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+            "evaluator": {"T-002": {"1": [accept()]}}
+        });
+        let (_rt, server) = serve(&script, true);
+        let mut held = harrow_cmd(tmp.path(), &server.base_url());
+        held.env("HARROW_EVALUATOR_BASE_URL", "http://127.0.0.1:9/v1");
+        let out = headless_run(held, &plan, &repo).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let (dir, id) = only_session(tmp.path());
+        ctl(tmp.path(), &id, &[op, "--task", "T-001", "--reason", "not now"]);
+        let mut again = harrow_cmd(tmp.path(), &server.base_url());
+        again.env("HARROW_EVALUATOR_BASE_URL", server.base_url());
+        let out = again.args(["resume", &id, "--headless"]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let aside = git(
+            &repo,
+            &[
+                "show",
+                &format!(
+                    "refs/harrow/{id}/{}/T-001:f1.txt",
+                    if op == "skip" { "skipped" } else { "failed" }
+                ),
+            ],
+        );
+        assert_eq!(aside, "1\n", "{op}: the work is kept on its side ref");
+        if op == "skip" {
+            assert!(out.status.success(), "{stdout}");
+            assert_eq!(task_commits(&repo, &id), ["T-002: Write file 2"]);
+            let files = git(&repo, &["ls-tree", "--name-only", &format!("session/{id}")]);
+            assert!(
+                !files.contains("f1.txt"),
+                "the skipped task's work is not in the next task's commit: {files}"
+            );
+        } else {
+            assert_eq!(out.status.code(), Some(1), "{stdout}");
+            assert!(stdout.contains("■ stopped: operator_fail"), "{stdout}");
+            assert!(
+                !dir.join("workspace/f1.txt").exists(),
+                "the worktree is back at the last commit"
+            );
+            let mut later = harrow_cmd(tmp.path(), &server.base_url());
+            later.env("HARROW_EVALUATOR_BASE_URL", server.base_url());
+            let out = later.args(["resume", &id, "--headless"]).output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(out.status.code(), Some(1), "{stdout}");
+            assert!(
+                stdout.contains("T-001 was failed by the operator"),
+                "a failed task is left failed: {stdout}"
+            );
+            assert!(task_commits(&repo, &id).is_empty(), "and nothing runs past it");
+        }
+    }
+}

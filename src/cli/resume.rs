@@ -138,7 +138,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         .map_err(|e| UsageError(e.to_string()))?;
     let recorded: Option<Vec<ValidatorSpec>> =
         start.extra.get("validators").and_then(|v| serde_json::from_value(v.clone()).ok());
-    let mut opts = args.flags.options();
+    let mut opts = args.flags.options(start.limits.as_ref());
     opts.no_eval |= start.no_eval == Some(true);
     opts.validators = if args.flags.no_validators {
         Vec::new()

@@ -68,15 +68,17 @@ pub struct RunFlags {
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub models: ModelArgs,
-    /// Worker iterations per task.
-    #[arg(long, default_value_t = 32, value_name = "N")]
-    pub max_iterations: u64,
-    /// Evaluator rounds per task before --on-cap applies.
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    pub max_attempts: u64,
-    /// At the rework cap: fail the task, or accept it flagged below the bar.
-    #[arg(long, value_enum, default_value_t = OnCap::Fail)]
-    pub on_cap: OnCap,
+    /// Worker iterations per task [default: 32; on resume, the session's].
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u64>,
+    /// Evaluator rounds per task before --on-cap applies [default: 3; on resume, the
+    /// session's].
+    #[arg(long, value_name = "N")]
+    pub max_attempts: Option<u64>,
+    /// At the rework cap: fail the task, or accept it flagged below the bar [default: fail;
+    /// on resume, the session's].
+    #[arg(long, value_enum)]
+    pub on_cap: Option<OnCap>,
     /// Run without the evaluator: work is accepted unreviewed, and every record says so.
     #[arg(long)]
     pub no_eval: bool,
@@ -102,14 +104,30 @@ pub struct RunFlags {
 }
 
 impl RunFlags {
-    pub fn options(&self) -> RunOptions {
+    /// The run's options: these flags over `recorded` (a resumed session's own limits, as
+    /// its start logged them), over the defaults.
+    pub fn options(&self, recorded: Option<&serde_json::Value>) -> RunOptions {
+        let defaults = RunOptions::default();
+        let at = |key: &str| recorded.and_then(|r| r[key].as_u64());
+        let on_cap =
+            recorded.and_then(|r| serde_json::from_value::<OnCap>(r["on_cap"].clone()).ok());
         RunOptions {
-            max_iterations: self.max_iterations,
-            max_attempts: self.max_attempts.max(1),
-            on_cap: self.on_cap,
+            max_iterations: self
+                .max_iterations
+                .or_else(|| at("max_iterations_per_task"))
+                .unwrap_or(defaults.max_iterations),
+            max_attempts: self
+                .max_attempts
+                .or_else(|| at("max_evaluator_calls_per_task"))
+                .unwrap_or(defaults.max_attempts)
+                .max(1),
+            on_cap: self.on_cap.or(on_cap).unwrap_or(defaults.on_cap),
             no_eval: self.no_eval,
             learnings: self.learnings,
-            score_threshold: self.score_threshold.map(f64::from),
+            score_threshold: self
+                .score_threshold
+                .map(f64::from)
+                .or_else(|| recorded.and_then(|r| r["score_threshold"].as_f64())),
             caps: Caps {
                 wall_clock: self.max_minutes.map(|m| Duration::from_secs(m * 60)),
                 tokens: self.max_tokens,
@@ -243,6 +261,8 @@ pub fn create_session(start: Start) -> Result<Run> {
     let limits = serde_json::json!({
         "max_iterations_per_task": run.opts.max_iterations,
         "max_evaluator_calls_per_task": run.opts.max_attempts,
+        "on_cap": run.opts.on_cap,
+        "score_threshold": run.opts.score_threshold,
         "max_wall_clock_minutes": run.opts.caps.wall_clock.map(|d| d.as_secs() / 60),
         "max_tokens": run.opts.caps.tokens,
         "max_token_dollar_spend": run.opts.caps.dollars,
@@ -329,7 +349,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         hands: config.hands.to_hands_config(),
         validators,
         brain,
-        opts: flags.options(),
+        opts: flags.options(None),
         sessions_dir,
         extra: serde_json::Map::new(),
     };

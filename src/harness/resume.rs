@@ -42,6 +42,8 @@ pub struct Restored {
     pub granted: BTreeMap<String, u64>,
     /// Why each failed task failed (the last `task_failed` reason).
     pub failed_because: BTreeMap<String, String>,
+    /// Skipped or failed tasks' work set aside by the operator: task → commit.
+    pub set_aside: BTreeMap<String, String>,
     pub usage: BTreeMap<String, Usage>,
     pub tokens_total: u64,
     /// The reason of the last `stop`, if the session stopped cleanly.
@@ -155,6 +157,9 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
                 }
                 if let (Some(t), Some(true)) = (task, f.payload.granted_attempt.0) {
                     *r.granted.entry(t.to_owned()).or_default() += 1;
+                }
+                if let (Some(t), Some(sha)) = (task, f.payload.set_aside.get()) {
+                    r.set_aside.insert(t.to_owned(), sha.to_owned());
                 }
             }
             ("session_resume", _) => r.last_stop = None,

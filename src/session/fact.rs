@@ -63,6 +63,7 @@ pub struct FactPayload<'a> {
     pub no_eval: LBool,
     pub control_offset: LInt,
     pub granted_attempt: LBool,
+    pub set_aside: LStr<'a>,
 }
 
 impl<'a> Fact<'a> {
@@ -131,6 +132,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for FactPayload<'a> {
                         "no_eval" => p.no_eval = map.next_value()?,
                         "control_offset" => p.control_offset = map.next_value()?,
                         "granted_attempt" => p.granted_attempt = map.next_value()?,
+                        "set_aside" => p.set_aside = map.next_value()?,
                         _ => {
                             map.next_value::<de::IgnoredAny>()?;
                         }

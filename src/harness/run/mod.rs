@@ -49,7 +49,18 @@ const NUDGE: &str = "You replied without calling a tool. If the task is done and
 const NUDGE_LENGTH: &str = "Your reply was cut off by the length limit. Continue in smaller steps, calling one tool at a time.";
 
 /// What to do when a task is still rejected at the rework cap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum OnCap {
     /// The task fails and the run stops.
     #[default]
@@ -178,6 +189,8 @@ pub struct Run {
     granted: BTreeMap<String, u64>,
     /// Why each failed task failed.
     failed_because: BTreeMap<String, String>,
+    /// Skipped or failed tasks' work, set aside on a ref: task → commit.
+    set_aside: BTreeMap<String, String>,
 }
 
 /// What the operator has asked for and the loop has not finished acting on.
@@ -248,6 +261,7 @@ impl Run {
             guard: None,
             granted: BTreeMap::new(),
             failed_because: BTreeMap::new(),
+            set_aside: BTreeMap::new(),
         }
     }
 
@@ -267,6 +281,7 @@ impl Run {
         run.last_outcomes.clone_from(&r.last_outcomes);
         run.granted.clone_from(&r.granted);
         run.failed_because.clone_from(&r.failed_because);
+        run.set_aside.clone_from(&r.set_aside);
         for (task, last) in &r.below_bar {
             let title =
                 run.plan.tasks.iter().find(|t| &t.id == task).map_or("", |t| t.title.as_str());

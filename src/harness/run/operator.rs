@@ -130,6 +130,13 @@ impl Run {
             return Ok(None);
         };
         let reason = cmd.reason.clone().unwrap_or_default();
+        let state = self.states.get(&task.id).copied().unwrap_or(TaskState::Pending);
+        if state.is_settled() {
+            let why =
+                format!("{} cannot be applied to {} while it is {state}", cmd.op.as_str(), task.id);
+            self.refuse(Some(&task.id), &why)?;
+            return Ok(None);
+        }
         let event = match cmd.op {
             Op::RetryEval => GateEvent::EvaluatorRetried,
             Op::Approve => GateEvent::Accepted,
@@ -175,6 +182,7 @@ impl Run {
                 Ok(None)
             }
             Op::Approve | Op::ForceAccept => {
+                self.take_back_set_aside(&task)?;
                 self.gate(&task.id, event, &format!("operator: {reason}"), 0)?;
                 let review =
                     if cmd.op == Op::ForceAccept { Review::BelowBar } else { Review::Operator };
@@ -192,13 +200,57 @@ impl Run {
                 Ok(None)
             }
             Op::Skip => {
+                self.set_aside(&task, "skipped")?;
                 self.gate(&task.id, event, &format!("operator: {reason}"), 0)?;
                 record::append_progress(&self.dir, &task.id, "skipped", &task.title)?;
                 record::write_task_status(&self.dir, &self.status_map())?;
                 Ok(None)
             }
-            _ => self.fail_task(&task, "operator_fail").map(Some),
+            _ => {
+                self.set_aside(&task, "failed")?;
+                self.fail_task(&task, "operator_fail").map(Some)
+            }
         }
+    }
+
+    /// Sets a skipped or failed task's work aside — a commit on
+    /// `refs/harrow/<session>/<what>/<task>`, so nothing is lost — and puts the worktree back
+    /// at the last accepted commit, so the next task starts clean.
+    fn set_aside(&mut self, task: &super::Task, what: &str) -> io::Result<()> {
+        let base = self.task_base(&task.id)?;
+        let changed = self.task_diff(&base).map_or(true, |d| !d.is_empty());
+        if changed {
+            let sha = self.keep_work(
+                &format!("{what}/{}", task.id),
+                &base,
+                &format!("{}: its work, set aside when the operator {what} it", task.id),
+            )?;
+            self.set_aside.insert(task.id.clone(), sha.clone());
+            let mut aside = OperatorAction {
+                action: Some("set_aside".into()),
+                reason: Some(format!(
+                    "the task's work is kept on refs/harrow/{}/{what}/{}",
+                    self.id, task.id
+                )),
+                ..OperatorAction::default()
+            };
+            aside.scope.task_id = Some(task.id.clone());
+            aside.extra.insert("set_aside".into(), json!(sha));
+            self.emit("operator_action", &aside)?;
+        }
+        self.workspace.discard_uncommitted().map_err(io::Error::other)?;
+        Ok(())
+    }
+
+    /// Before an approve or force-accept of a task whose work was set aside, puts that work
+    /// back in the worktree: it is what the decision is about.
+    fn take_back_set_aside(&mut self, task: &super::Task) -> io::Result<()> {
+        let Some(sha) = self.set_aside.get(&task.id).cloned() else { return Ok(()) };
+        let base = self.task_base(&task.id)?;
+        if self.task_diff(&base).is_ok_and(|d| d.is_empty()) {
+            self.workspace.restore_files(&sha).map_err(io::Error::other)?;
+        }
+        Ok(())
     }
 
     /// Records that an operator command could not be applied, and why.
