@@ -351,3 +351,50 @@ fn skipping_or_failing_a_held_task_sets_its_work_aside_and_the_next_task_starts_
         }
     }
 }
+
+#[test]
+fn decisions_sent_during_a_rework_are_applied_or_refused_at_the_next_boundary_never_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 3);
+    let mut script = two_task_life();
+    script["worker"]["T-001"]["2"][0]["delay_ms"] = json!(1500);
+    script["worker"]["T-003"] = json!({"1": write_and_submit(3)});
+    script["evaluator"]["T-003"] = json!({"1": [accept()]});
+    let (_rt, server) = serve(&script, false);
+    let child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let dir = loop {
+        let found = tmp.path().join("sessions").read_dir().ok().and_then(|mut d| d.next());
+        if let Some(Ok(entry)) = found {
+            let text =
+                std::fs::read_to_string(entry.path().join("events.jsonl")).unwrap_or_default();
+            if text.contains("\"to\":\"rework\"") {
+                break entry.path();
+            }
+        }
+        assert!(std::time::Instant::now() < deadline, "T-001 never went into rework");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    ctl(tmp.path(), &id, &["approve", "--task", "T-001", "--reason", "too late for this"]);
+    ctl(tmp.path(), &id, &["skip", "--task", "T-002", "--reason", "not needed"]);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let log = events(&dir);
+    let actions = of(&log, "operator_action");
+    let refused = actions.iter().find(|a| a["action"] == "refused").unwrap();
+    assert_eq!(refused["task_id"], "T-001");
+    assert!(
+        refused["reason"]
+            .as_str()
+            .unwrap()
+            .contains("approve cannot be applied to T-001 while it is done"),
+        "{refused}"
+    );
+    assert!(actions.iter().any(|a| a["action"] == "skip" && a["task_id"] == "T-002"));
+    assert_eq!(task_commits(&repo, &id), ["T-003: Write file 3", "T-001: Write file 1"]);
+    assert!(server.received().iter().all(|r| r.task != "T-002"), "the skipped task never started");
+}

@@ -26,8 +26,10 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 /// key twice. Returns the events, decoded.
 pub fn strict_events(session: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(session.join("events.jsonl")).unwrap();
+    // A run still writing may have a line half written: only whole lines are held to it.
+    let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
     let mut events = Vec::new();
-    for (n, line) in text.lines().enumerate() {
+    for (n, line) in whole.lines().enumerate() {
         if let Err(e) = harrow::session::strict::check_event_line(line.as_bytes()) {
             panic!("events.jsonl line {}: {e}: {line}", n + 1);
         }
