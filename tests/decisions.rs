@@ -398,3 +398,105 @@ fn decisions_sent_during_a_rework_are_applied_or_refused_at_the_next_boundary_ne
     assert_eq!(task_commits(&repo, &id), ["T-003: Write file 3", "T-001: Write file 1"]);
     assert!(server.received().iter().all(|r| r.task != "T-002"), "the skipped task never started");
 }
+
+/// Starts a one-task run in the background and waits until its log shows `marker`.
+// The caller waits for the child it is handed.
+#[allow(clippy::zombie_processes)]
+fn started_until(
+    tmp: &Path,
+    script: &Value,
+    marker: &str,
+) -> (std::process::Child, PathBuf, String, ScriptedPair) {
+    let (repo, plan) = repo_and_plan(tmp, 1);
+    let pair = serve(script, false);
+    let mut child = headless_run(harrow_cmd(tmp, &pair.1.base_url()), &plan, &repo)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let found = tmp.join("sessions").read_dir().ok().and_then(|mut d| d.next());
+        if let Some(Ok(entry)) = found {
+            let text =
+                std::fs::read_to_string(entry.path().join("events.jsonl")).unwrap_or_default();
+            if text.contains(marker) {
+                let id = entry.file_name().to_string_lossy().into_owned();
+                return (child, entry.path(), id, pair);
+            }
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("never saw {marker}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn sleepers(seconds: &str) -> usize {
+    let wanted = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c.starts_with(wanted.as_bytes()))
+        .count()
+}
+
+#[test]
+fn fail_ends_the_task_at_work_at_once_and_kills_its_tool() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({"worker": {"T-001": {"1": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 97; echo finished"}}]},
+        {"tool_calls": [{"name": "submit_case", "arguments": loop_fixture::case(1)}]}
+    ]}}});
+    let (child, dir, id, _server) = started_until(tmp.path(), &script, "\"tool\":\"bash\"");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(sleepers("97"), 1, "the tool is running");
+    let sent = std::time::Instant::now();
+    let out = ctl(tmp.path(), &id, &["fail", "--task", "T-001", "--reason", "wrong approach"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("acts on it at once"));
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    assert!(took < std::time::Duration::from_secs(2), "the run ended {took:?} after the command");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(sleepers("97"), 0, "the tool's processes are gone");
+    let log = events(&dir);
+    let failed = of(&log, "task_failed");
+    assert_eq!(failed[0]["reason"], "operator_fail");
+    let result = of(&log, "tool_result").into_iter().find(|r| r["tool"] == "bash").unwrap().clone();
+    assert!(result["output"].as_str().unwrap().contains("stopped by the operator"), "{result}");
+    assert_eq!(of(&log, "stop")[0]["reason"], "operator_fail");
+}
+
+#[test]
+fn stop_now_leaves_the_task_unfinished_and_resume_finishes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut turns = write_and_submit(1);
+    turns[1]["delay_ms"] = json!(60_000);
+    let script =
+        json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let (child, dir, id, (_rt, server)) =
+        started_until(tmp.path(), &script, "\"tool\":\"write_file\"");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let sent = std::time::Instant::now();
+    ctl(tmp.path(), &id, &["stop", "--now", "--reason", "lunch"]);
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    assert!(took < std::time::Duration::from_secs(2), "the model call was dropped: {took:?}");
+    assert_eq!(out.status.code(), Some(1));
+    let log = events(&dir);
+    let stop = of(&log, "stop")[0].clone();
+    assert_eq!(stop["reason"], "operator_stop");
+    assert!(stop["error"].as_str().unwrap().contains("T-001 is unfinished"), "{stop}");
+    assert!(of(&log, "task_failed").is_empty(), "stopped, not failed");
+    drop(server);
+    let script = json!({"worker": {"T-001": {"1": write_and_submit(1)}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let (_rt2, again) = serve(&script, true);
+    let out = harrow_cmd(tmp.path(), &again.base_url())
+        .env("HARROW_EVALUATOR_BASE_URL", again.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}

@@ -196,6 +196,8 @@ pub enum BrainError {
     Unhealthy { role: &'static str, attempts: u32, detail: String },
     #[error("no endpoint is configured for the {0}; set HARROW_BASE_URL and the role's model")]
     NotConfigured(&'static str),
+    #[error("the {0} call was stopped by the operator")]
+    Cancelled(&'static str),
 }
 
 impl BrainError {
@@ -214,6 +216,7 @@ impl BrainError {
             BrainError::Unreachable { .. } => "unreachable",
             BrainError::Unhealthy { .. } => "unhealthy",
             BrainError::NotConfigured(_) => "not_configured",
+            BrainError::Cancelled(_) => "cancelled",
         }
     }
 

@@ -24,6 +24,10 @@ pub struct Args {
     /// The note for the next attempt, or the guidance that goes with a reject.
     #[arg(long)]
     pub text: Option<String>,
+    /// With stop: stop now, cancelling the model call or tool in flight (the task is left
+    /// unfinished and restarts on resume).
+    #[arg(long)]
+    pub now: bool,
 }
 
 pub fn control(args: &Args) -> Result<ExitCode> {
@@ -58,10 +62,11 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         )
         .into());
     }
+    let op = if args.now && args.op == Op::Stop { Op::StopNow } else { args.op };
     send(
         &found.dir,
         &Command {
-            op: args.op,
+            op,
             task: args.task.clone(),
             reason,
             text,
@@ -69,11 +74,13 @@ pub fn control(args: &Args) -> Result<ExitCode> {
             source: "cli".into(),
         },
     )?;
-    let when = if lock::is_locked(&found.dir) {
+    let when = if lock::is_locked(&found.dir) && op.is_urgent() {
+        "the run acts on it at once, stopping what is in flight".to_owned()
+    } else if lock::is_locked(&found.dir) {
         "the run applies it at the next task boundary".to_owned()
     } else {
         format!("it applies when the session resumes (`harrow resume {}`)", found.id)
     };
-    println!("Sent {} to session {}; {when}.", args.op.as_str(), found.id);
+    println!("Sent {} to session {}; {when}.", op.as_str(), found.id);
     Ok(ExitCode::SUCCESS)
 }

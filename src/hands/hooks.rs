@@ -241,6 +241,7 @@ pub fn post_edit(
         cwd: worktree,
         timeout: Duration::from_secs(linter.timeout_secs),
         output_cap: 4000,
+        cancel: None,
     };
     let name = linter.command.split_whitespace().next().unwrap_or("linter").to_owned();
     Some(match process::run(&spec) {

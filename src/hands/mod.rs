@@ -19,6 +19,8 @@ use hooks::{DenyRule, PostEditLinter, PreTool};
 use isolation::{Isolation, SandboxMode};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use tools::ToolKind;
 use tools::args::Args;
@@ -63,6 +65,9 @@ pub struct Hands {
     pub jail: Jail,
     pub config: HandsConfig,
     pub isolation: Isolation,
+    /// Raised to stop the tool or validator in flight at once (the operator's `fail` or
+    /// `stop --now`): its process group is killed.
+    pub cancel: Arc<AtomicBool>,
     pre_tool: PreTool,
 }
 
@@ -113,7 +118,7 @@ impl Hands {
         let readable: Vec<PathBuf> = common_git.into_iter().collect();
         let isolation = Isolation::choose(config.sandbox, jail.root(), hide, readable, writable)
             .map_err(HandsError::Sandbox)?;
-        Ok(Hands { jail, config, isolation, pre_tool })
+        Ok(Hands { jail, config, isolation, cancel: Arc::new(AtomicBool::new(false)), pre_tool })
     }
 
     /// The tool schemas to offer the model.

@@ -21,6 +21,8 @@ pub struct ProcessOutcome {
     /// The exit status; `None` when killed by a signal (including our timeout).
     pub exit_code: Option<i32>,
     pub timed_out: bool,
+    /// Stopped by the operator before it ended.
+    pub cancelled: bool,
     /// stdout and stderr interleaved as they arrived, up to the cap.
     pub output: String,
     /// Bytes of output produced in all.
@@ -111,6 +113,8 @@ pub struct Spec<'a> {
     pub cwd: &'a Path,
     pub timeout: Duration,
     pub output_cap: usize,
+    /// When raised, the command is stopped at once (its process group killed).
+    pub cancel: Option<&'a AtomicBool>,
 }
 
 /// Runs a command to completion or timeout. Failing to start is an error; anything the
@@ -157,12 +161,18 @@ pub fn run(spec: &Spec<'_>) -> std::io::Result<ProcessOutcome> {
 
     let pgid = Pid::from_raw(child.id() as i32);
     let mut timed_out = false;
+    let mut cancelled = false;
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
         }
         if started.elapsed() >= spec.timeout {
             timed_out = true;
+            let _ = killpg(pgid, Signal::SIGKILL);
+            break child.wait()?;
+        }
+        if spec.cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+            cancelled = true;
             let _ = killpg(pgid, Signal::SIGKILL);
             break child.wait()?;
         }
@@ -180,6 +190,7 @@ pub fn run(spec: &Spec<'_>) -> std::io::Result<ProcessOutcome> {
     Ok(ProcessOutcome {
         exit_code: status.code(),
         timed_out,
+        cancelled,
         output: captured.0,
         output_len: captured.1,
         duration,
@@ -235,6 +246,7 @@ mod tests {
             cwd: &dir,
             timeout: Duration::from_millis(timeout_ms),
             output_cap: cap,
+            cancel: None,
         })
         .unwrap()
     }

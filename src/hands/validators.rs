@@ -92,10 +92,12 @@ pub fn run_all<S: EventSink>(
             cwd: root,
             timeout: Duration::from_secs(spec.timeout_secs),
             output_cap: EVENT_OUTPUT_CAP,
+            cancel: Some(&hands.cancel),
         });
         let outcome = run.unwrap_or_else(|e| ProcessOutcome {
             exit_code: None,
             timed_out: false,
+            cancelled: false,
             output: format!("could not start: {e}"),
             output_len: 0,
             duration: Duration::ZERO,

@@ -24,6 +24,9 @@ pub enum Op {
     Step,
     /// Stop at the next task boundary (resumable).
     Stop,
+    /// Stop now: the model call or tool in flight is cancelled, the task is left unfinished
+    /// and restarts on resume (`stop --now`).
+    StopNow,
     /// Accept the held or rejected task, as an operator decision.
     Approve,
     /// Send the task back with guidance for its next attempt.
@@ -47,6 +50,7 @@ impl Op {
             Op::Resume => "resume",
             Op::Step => "step",
             Op::Stop => "stop",
+            Op::StopNow => "stop_now",
             Op::Approve => "approve",
             Op::Reject => "reject",
             Op::ForceAccept => "force_accept",
@@ -55,6 +59,12 @@ impl Op {
             Op::RetryEval => "retry_eval",
             Op::Note => "note",
         }
+    }
+
+    /// Whether the loop acts on it at once, cancelling what is in flight, rather than at the
+    /// next task boundary.
+    pub fn is_urgent(self) -> bool {
+        matches!(self, Op::StopNow | Op::Fail)
     }
 
     /// Whether the operator must say why.

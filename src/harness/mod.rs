@@ -12,4 +12,5 @@ pub mod plan;
 pub mod record;
 pub mod resume;
 pub mod run;
+pub mod urgent;
 pub mod verdict;

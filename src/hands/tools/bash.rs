@@ -27,6 +27,7 @@ pub fn bash(hands: &Hands, args: &Args<'_>) -> Result<String, ToolError> {
         cwd: root,
         timeout,
         output_cap: MAX_OUTPUT_CHARS * 4,
+        cancel: Some(&hands.cancel),
     };
     let outcome = process::run(&spec)
         .map_err(|e| ToolError(format!("bash: could not start the shell: {e}")))?;
@@ -36,6 +37,12 @@ pub fn bash(hands: &Hands, args: &Args<'_>) -> Result<String, ToolError> {
     }
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
+    }
+    if outcome.cancelled {
+        text.push_str(
+            "[stopped by the operator; the command and everything it started were killed]",
+        );
+        return Err(ToolError(text));
     }
     if outcome.timed_out {
         let _ = write!(

@@ -19,6 +19,7 @@ use super::memory::{self, EvaluatorInputs, LedgerEntry, WorkerContext};
 use super::outcome::LastOutcome;
 use super::plan::{Plan, Task};
 use super::record::{self, CheckpointFacts};
+use super::urgent::Urgent;
 use super::verdict::{self, Verdict};
 use crate::brain::client::{Attempt, Brain, BrainError, CallTag, Reply, Role};
 use crate::hands::Hands;
@@ -38,6 +39,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The worker's system prompt, embedded.
@@ -187,6 +189,8 @@ pub struct Run {
     guard: Option<GitGuard>,
     /// Attempts the operator granted beyond the cap, by task.
     granted: BTreeMap<String, u64>,
+    /// Watches for `fail` and `stop --now` while a task is at work.
+    urgent: Option<Urgent>,
     /// Why each failed task failed.
     failed_because: BTreeMap<String, String>,
     /// Skipped or failed tasks' work, set aside on a ref: task → commit.
@@ -205,6 +209,13 @@ struct ControlState {
     notes: Vec<(Option<String>, String)>,
     /// A held task whose last case the evaluator is to be asked about again.
     retry_eval: Option<String>,
+    /// `stop --now` arrived: the task at work is left unfinished.
+    stop_now: bool,
+    /// The task at work, while one is.
+    working: Option<String>,
+    /// Decisions about the task at work that arrived while it ran: applied (or refused) at
+    /// the next boundary.
+    deferred: Vec<control::Command>,
 }
 
 fn scope(task: &str, iter: u64, attempt: u64) -> Scope {
@@ -262,6 +273,7 @@ impl Run {
             granted: BTreeMap::new(),
             failed_because: BTreeMap::new(),
             set_aside: BTreeMap::new(),
+            urgent: None,
         }
     }
 
@@ -408,6 +420,31 @@ impl Run {
         Ok(())
     }
 
+    /// Acts on `fail` or `stop --now` for the task at work, once the watcher raised the flag:
+    /// reads the control file as at a boundary (decisions about the task at work other than
+    /// `fail` wait for the boundary) and says how the task ends, if it does.
+    fn act_now(&mut self, task: &str) -> io::Result<Option<TaskEnd>> {
+        if !self.urgent.as_ref().is_some_and(Urgent::raised) {
+            return Ok(None);
+        }
+        if let Some(u) = &self.urgent {
+            u.lower();
+        }
+        if let Some(end) = self.poll_control()? {
+            return Ok(Some(TaskEnd::Stop(end)));
+        }
+        if self.control.stop_now {
+            let why = self.control.stop.clone().unwrap_or_default();
+            return Ok(Some(TaskEnd::Stop(Ended {
+                reason: "operator_stop".into(),
+                detail: Some(format!(
+                    "stopped now by the operator ({why}); {task} is unfinished and restarts on resume"
+                )),
+            })));
+        }
+        Ok(None)
+    }
+
     /// Calls a model, logging every try.
     async fn call(
         &mut self,
@@ -419,8 +456,16 @@ impl Run {
         let (role, task, attempt) = (tag.role, tag.task, tag.attempt);
         let brain = self.brain.clone();
         let mut tries: Vec<(Attempt, Option<Reply>)> = Vec::new();
-        let result =
-            brain.chat(&tag, messages, tools, |a, r| tries.push((a.clone(), r.cloned()))).await;
+        let cancel = Arc::clone(&self.hands.cancel);
+        let raised = async move {
+            while !cancel.load(std::sync::atomic::Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        let result = tokio::select! {
+            r = brain.chat(&tag, messages, tools, |a, r| tries.push((a.clone(), r.cloned()))) => r,
+            () = raised => Err(BrainError::Cancelled(role.as_str())),
+        };
         let scope = scope(task, iter, attempt);
         for (a, r) in &tries {
             self.record_call(role, &scope, a, r.as_ref())?;
@@ -452,6 +497,8 @@ impl Run {
             .restore()
             .map_err(|e| io::Error::other(format!("cannot put HEAD on the session branch: {e}")))?;
         self.guard = Some(guard);
+        self.urgent =
+            Some(Urgent::watch(&self.dir, self.control.offset, Arc::clone(&self.hands.cancel)));
         let tasks = self.plan.tasks.clone();
         let ended = 'run: {
             for task in &tasks {
@@ -464,7 +511,17 @@ impl Run {
                 if self.settled(&task.id) {
                     continue;
                 }
-                match self.run_task(task).await? {
+                self.control.working = Some(task.id.clone());
+                if let Some(u) = &self.urgent {
+                    u.working_on(Some(&task.id));
+                }
+                let end = self.run_task(task).await;
+                self.control.working = None;
+                if let Some(u) = &self.urgent {
+                    u.working_on(None);
+                    u.lower();
+                }
+                match end? {
                     TaskEnd::Accepted(acceptance) => {
                         self.finish_accepted(task, acceptance)?;
                         if self.opts.learnings {

@@ -22,6 +22,11 @@ impl Run {
     /// while paused. Returns how the run ends, if it ends here.
     pub(super) async fn boundary(&mut self) -> io::Result<Option<Ended>> {
         let mut announced = false;
+        for cmd in std::mem::take(&mut self.control.deferred) {
+            if let Some(end) = self.decide(&cmd)? {
+                return Ok(Some(end));
+            }
+        }
         loop {
             if let Some(end) = self.poll_control()? {
                 return Ok(Some(end));
@@ -92,6 +97,14 @@ impl Run {
                         cmd.reason.clone().unwrap_or_else(|| "the operator asked to stop".into()),
                     );
                 }
+                Op::StopNow => {
+                    self.control.stop = Some(
+                        cmd.reason
+                            .clone()
+                            .unwrap_or_else(|| "the operator asked to stop now".into()),
+                    );
+                    self.control.stop_now = true;
+                }
                 Op::Note => {
                     if let Some(text) = cmd.text.clone() {
                         self.control.notes.push((cmd.task.clone(), text));
@@ -112,8 +125,15 @@ impl Run {
         Ok(ended)
     }
 
-    /// Applies a decision on a task: the one named, else the one waiting for the operator.
+    /// Applies a decision on a task: the one named, else the one waiting for the operator. A
+    /// decision about the task at work (other than `fail`) waits for the next boundary.
     pub(super) fn decide(&mut self, cmd: &control::Command) -> io::Result<Option<Ended>> {
+        let about_working = self.control.working.is_some()
+            && (cmd.task.is_none() || cmd.task == self.control.working);
+        if about_working && cmd.op != Op::Fail {
+            self.control.deferred.push(cmd.clone());
+            return Ok(None);
+        }
         let target = cmd.task.clone().or_else(|| {
             self.states
                 .iter()

@@ -138,6 +138,9 @@ impl Run {
             .await?
         {
             Ok(v) => v,
+            Err(BrainError::Cancelled(_)) => {
+                return Ok(("The review was stopped.".into(), None));
+            }
             Err(e) => {
                 let why = e.to_string();
                 self.gate(&task.id, GateEvent::HeldForOperator, &why, *attempt)?;

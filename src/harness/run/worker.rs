@@ -131,15 +131,18 @@ impl Run {
         let mut quiet = 0u64;
         let mut turn = 0usize;
         for iter in 1..=self.opts.max_iterations {
-            let reply = match self
+            let answer = self
                 .call(
                     CallTag { role: Role::Worker, task: &task.id, attempt, turn },
                     iter,
                     &messages,
                     &tools,
                 )
-                .await?
-            {
+                .await?;
+            if let Some(end) = self.act_now(&task.id)? {
+                return Ok(end);
+            }
+            let reply = match answer {
                 Ok(r) => r,
                 Err(e) => {
                     let reason = if e.is_transient() { "provider_failure" } else { "error" };
@@ -182,6 +185,9 @@ impl Run {
                     output = format!("{output}\n{note}");
                 }
                 messages.push(tool_message(&call.id, &output));
+                if let Some(end) = self.act_now(&task.id)? {
+                    return Ok(end);
+                }
             }
             let Some(first) = cases.first() else {
                 if work.is_empty() {
@@ -219,6 +225,11 @@ impl Run {
             }
             let before = attempt;
             let (result, end) = self.review(task, first, &sc, &mut attempt, iter).await?;
+            if end.is_none()
+                && let Some(now) = self.act_now(&task.id)?
+            {
+                return Ok(now);
+            }
             if attempt != before {
                 turn = 0;
             }
