@@ -500,3 +500,17 @@ fn stop_now_leaves_the_task_unfinished_and_resume_finishes_it() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+#[test]
+fn resume_takes_runs_flags_over_the_sessions_own_limits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _dir, id, (_rt, server)) = capped(tmp.path());
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless", "--max-attempts", "2", "--max-iterations", "8"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "a higher cap lets T-001 try again: {stdout}");
+    assert!(stdout.contains("T-001 started (attempt 2)"), "{stdout}");
+    assert_eq!(task_commits(&repo, &id), ["T-002: Write file 2", "T-001: Write file 1"]);
+}
