@@ -92,8 +92,7 @@ fn resume_keeps_each_roles_endpoint_and_never_sends_a_key_to_another_roles_serve
     assert_eq!(starts[0]["endpoints"]["evaluator"]["base_url"], evaluator.base_url());
 }
 
-/// T-001 is rejected once and accepted on its rework; T-002 is accepted at once; a validator
-/// runs on every case.
+/// T-001 is rejected once and accepted on its rework; T-002 is accepted at once.
 fn two_task_life() -> Value {
     json!({
         "worker": {
@@ -188,19 +187,7 @@ fn a_kill_at_every_event_boundary_of_a_tasks_life_loses_no_accepted_work() {
 /// also holds what a rework and T-002 would be answered.
 fn capped(tmp: &Path) -> (PathBuf, PathBuf, String, ScriptedPair) {
     let (repo, plan) = repo_and_plan(tmp, 2);
-    let script = json!({
-        "worker": {
-            "T-001": {
-                "1": write_and_submit(1),
-                "2": [
-                    {"tool_calls": [{"name": "edit_file", "arguments": {"path": "f1.txt", "old_string": "1\n", "new_string": "1\nchecked\n"}}]},
-                    {"tool_calls": [{"name": "submit_case", "arguments": loop_fixture::case(1)}]}
-                ]
-            },
-            "T-002": {"1": write_and_submit(2)}
-        },
-        "evaluator": {"T-001": {"1": [loop_fixture::reject("weak_test")], "2": [accept()]}, "T-002": {"1": [accept()]}}
-    });
+    let script = two_task_life();
     let pair = serve(&script, true);
     let cmd = harrow_cmd(tmp, &pair.1.base_url());
     let out = headless_run(cmd, &plan, &repo).args(["--max-attempts", "1"]).output().unwrap();
@@ -433,16 +420,6 @@ fn started_until(
     }
 }
 
-fn sleepers(seconds: &str) -> usize {
-    let wanted = format!("sleep\0{seconds}\0");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .filter(|c| c.starts_with(wanted.as_bytes()))
-        .count()
-}
-
 #[test]
 fn fail_ends_the_task_at_work_at_once_and_kills_its_tool() {
     let tmp = tempfile::tempdir().unwrap();
@@ -452,7 +429,7 @@ fn fail_ends_the_task_at_work_at_once_and_kills_its_tool() {
     ]}}});
     let (child, dir, id, _server) = started_until(tmp.path(), &script, "\"tool\":\"bash\"");
     std::thread::sleep(std::time::Duration::from_millis(300));
-    assert_eq!(sleepers("97"), 1, "the tool is running");
+    assert_eq!(support::sleepers("97"), 1, "the tool is running");
     let sent = std::time::Instant::now();
     let out = ctl(tmp.path(), &id, &["fail", "--task", "T-001", "--reason", "wrong approach"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("acts on it at once"));
@@ -460,7 +437,7 @@ fn fail_ends_the_task_at_work_at_once_and_kills_its_tool() {
     let took = sent.elapsed();
     assert!(took < std::time::Duration::from_secs(2), "the run ended {took:?} after the command");
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(sleepers("97"), 0, "the tool's processes are gone");
+    assert_eq!(support::sleepers("97"), 0, "the tool's processes are gone");
     let log = events(&dir);
     let failed = of(&log, "task_failed");
     assert_eq!(failed[0]["reason"], "operator_fail");

@@ -349,17 +349,6 @@ fn outside(repo: &Path, victim: &Path) -> Outside {
     }
 }
 
-/// Processes running `sleep SECONDS`: each mode's orphan sleeps a length of its own.
-fn sleepers(seconds: &str) -> usize {
-    let wanted = format!("sleep\0{seconds}\0");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .filter(|c| c.starts_with(wanted.as_bytes()))
-        .count()
-}
-
 fn hostile_run(mode: Mode) {
     let tmp = tempfile::tempdir().unwrap();
     let victim = tmp.path().join("victim");
@@ -376,6 +365,7 @@ fn hostile_run(mode: Mode) {
     .unwrap();
     let before = outside(&repo, &victim);
 
+    // Each mode's orphan sleeps a length of its own, so the two runs cannot see each other's.
     let sleeper = if mode == Mode::Off { "611" } else { "612" };
     let rows: Vec<Row> = table(&victim, sleeper)
         .into_iter()
@@ -494,7 +484,7 @@ fn hostile_run(mode: Mode) {
         ["T-002: Write file 2", "T-001: Write file 1"],
         "{mode:?}"
     );
-    assert_eq!(sleepers(sleeper), 0, "{mode:?}: a setsid job outlived its call");
+    assert_eq!(support::sleepers(sleeper), 0, "{mode:?}: a setsid job outlived its call");
     assert!(!stdout.contains('\u{1b}'), "{mode:?}: a raw escape reached the terminal");
     let guard = events.iter().filter(|e| e["payload"]["hook"] == "git_guard").count();
     // Under bubblewrap the shared git folder is read-only, so only HEAD (in the worktree's

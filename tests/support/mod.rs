@@ -45,3 +45,15 @@ pub fn strict_events(session: &Path) -> Vec<serde_json::Value> {
     }
     events
 }
+
+/// How many processes on the machine are running `sleep SECONDS`: the tests' way of seeing
+/// whether a job a tool started is still alive.
+pub fn sleepers(seconds: &str) -> usize {
+    let wanted = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c.starts_with(wanted.as_bytes()))
+        .count()
+}
