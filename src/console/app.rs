@@ -1176,17 +1176,29 @@ impl App {
             _ => vec!["no case submitted yet".into()],
         };
         let awaiting = trail.cases.last() > trail.verdicts.last();
+        // A case whose validators failed is never judged: it went back to the worker.
+        let checks_failed = awaiting
+            && trail.validators.last() > trail.cases.last()
+            && matches!(
+                validators_event.as_ref().map(|e| &e.payload),
+                Some(Payload::ValidatorRun(run)) if run.passed == Some(false)
+            );
+        let pending = if checks_failed {
+            "not judged: its validators failed, so it went back to the worker"
+        } else {
+            "no verdict on this case yet"
+        };
         let mut verdict = match verdict_event.as_ref().map(|e| &e.payload) {
             Some(Payload::Verdict(v)) if !awaiting => verdict_lines(v),
             Some(Payload::Verdict(v)) => {
-                let mut lines = vec!["no verdict on this case yet; the last one was:".into()];
+                let mut lines = vec![format!("{pending}; the last verdict was:")];
                 lines.extend(verdict_lines(v));
                 lines
             }
             _ if unreviewed => {
                 vec!["not reviewed: the run had review switched off (--no-eval)".into()]
             }
-            _ if awaiting => vec!["no verdict on this case yet".into()],
+            _ if awaiting => vec![pending.into()],
             _ => vec!["no verdict yet".into()],
         };
         if let Some(Payload::OperatorAction(a)) = decision.as_ref().map(|e| &e.payload) {
