@@ -42,6 +42,8 @@ fn headless_run_prints_one_line_per_significant_event_and_exits_zero() {
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in\n{stdout}");
     }
+    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    support::strict_events(&dir);
     let sessions = Command::new(env!("CARGO_BIN_EXE_harrow"))
         .args(["sessions"])
         .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))

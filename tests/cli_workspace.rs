@@ -76,10 +76,19 @@ fn cleanse_keeps_branch_and_log_then_reset_removes_everything() {
     assert_eq!(checkpoint["archived"], true);
     assert!(text(&harrow(tmp.path(), &["sessions"])).contains("done (archived)"));
 
+    let head = git(&src, &["rev-parse", "HEAD"]);
+    git(&src, &["update-ref", &format!("refs/harrow/{id}/T-001/1"), head.trim()]);
+    git(&src, &["update-ref", "refs/harrow/20261122-050000-other/T-001/1", head.trim()]);
     let out = harrow(tmp.path(), &["reset", id, "-y"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(!dir.exists());
     assert!(!git(&src, &["branch", "--list"]).contains("session/"));
+    let refs = git(&src, &["for-each-ref", "--format=%(refname)", "refs/harrow/"]);
+    assert_eq!(
+        refs.trim(),
+        "refs/harrow/20261122-050000-other/T-001/1",
+        "only this session's refs go"
+    );
     assert_eq!(git(&src, &["status", "--porcelain"]), "", "the source tree was never touched");
 }
 

@@ -419,8 +419,7 @@ fn hostile_run(mode: Mode) {
     assert_eq!(sessions.len(), 1, "{mode:?}: only the session folder: {sessions:?}");
     let dir = sessions[0].clone();
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
-    let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
-    let events: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let events = support::strict_events(&dir);
     let results: BTreeMap<String, &Value> = events
         .iter()
         .filter(|e| e["type"] == "tool_result" || e["type"] == "pre_tool_block")

@@ -115,7 +115,7 @@ pub fn reset(args: &ResetArgs) -> Result<ExitCode> {
     refuse_if_running(&found)?;
     let place = placement(&found);
     let question = format!(
-        "Remove session {}: its worktree, the branch {} and the folder {}?",
+        "Remove session {}: its worktree, the branch {}, its refs under refs/harrow/ and the folder {}?",
         found.id,
         place.branch,
         found.dir.display()
@@ -129,6 +129,13 @@ pub fn reset(args: &ResetArgs) -> Result<ExitCode> {
         Some(source) if source.exists() => {
             if Workspace::delete_branch(source, &place.branch)? {
                 println!("Deleted branch {} in {}.", place.branch, source.display());
+            }
+            let kept = Workspace::delete_kept(source, &found.id)?;
+            if kept > 0 {
+                println!(
+                    "Deleted {kept} refs under refs/harrow/{}/ (judged attempts, set-aside work).",
+                    found.id
+                );
             }
         }
         _ => println!("The source repository is gone; no branch to delete."),

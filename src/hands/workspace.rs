@@ -535,6 +535,25 @@ impl Workspace {
         Ok(removed)
     }
 
+    /// Deletes a session's refs under `refs/harrow/<session>/` (its judged attempts and
+    /// set-aside work) from the source repository. Returns how many there were.
+    pub fn delete_kept(source: &Path, session_id: &str) -> Result<usize, WorkspaceError> {
+        let repo = open_source(source)?;
+        let glob = format!("refs/harrow/{session_id}/*");
+        let names: Vec<String> = repo
+            .references_glob(&glob)
+            .map_err(git("list the session's refs"))?
+            .flatten()
+            .filter_map(|r| r.name().ok().map(str::to_owned))
+            .collect();
+        for name in &names {
+            if let Ok(mut r) = repo.find_reference(name) {
+                r.delete().map_err(git(format!("delete {name}")))?;
+            }
+        }
+        Ok(names.len())
+    }
+
     /// Deletes a session's branch from the source repository.
     pub fn delete_branch(source: &Path, branch: &str) -> Result<bool, WorkspaceError> {
         let repo = open_source(source)?;
