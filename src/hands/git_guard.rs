@@ -61,6 +61,8 @@ pub struct GitGuard {
     repo: Repository,
     /// `refs/heads/session/<id>`: where the worktree's `HEAD` must point.
     branch_ref: String,
+    /// `refs/harrow/<id>/`: harrow's own refs for the session (kept attempts, set-aside work).
+    own_prefix: String,
     common: PathBuf,
     private: PathBuf,
     snapshot: Snapshot,
@@ -106,6 +108,7 @@ impl GitGuard {
         let mut guard = GitGuard {
             repo,
             branch_ref: format!("refs/heads/{branch}"),
+            own_prefix: format!("refs/harrow/{}/", branch.trim_start_matches("session/")),
             common,
             private,
             snapshot: Snapshot {
@@ -119,6 +122,58 @@ impl GitGuard {
         };
         guard.record()?;
         Ok(guard)
+    }
+
+    /// Whether harrow owns a ref: the session branch and its `refs/harrow/<id>/` refs. Only
+    /// harrow moves these, so they are held to what harrow last recorded; everything else
+    /// belongs to the user, who may change it while a run goes on.
+    fn owns(&self, name: &str) -> bool {
+        name == self.branch_ref || name.starts_with(&self.own_prefix)
+    }
+
+    /// Takes the user's part of the repository as it is now, just before a tool call: only
+    /// what changes *during* the call is the call's doing and put back, so a person working in
+    /// their own checkout meanwhile (a commit, a branch switch, a config edit) is left alone.
+    /// harrow's own refs keep what harrow last recorded.
+    pub fn before_call(&mut self) -> Result<(), git2::Error> {
+        let now = refs_of(&self.repo)?;
+        let mut refs: BTreeMap<String, String> =
+            now.into_iter().filter(|(name, _)| !self.owns(name)).collect();
+        for (name, target) in &self.snapshot.refs {
+            if self.owns(name) {
+                refs.insert(name.clone(), target.clone());
+            }
+        }
+        self.snapshot.refs = refs;
+        let refresh = |mark: &mut Mark, path: &Path| {
+            if stamp(path) != mark.stamp {
+                *mark = Mark::of(path);
+            }
+        };
+        refresh(&mut self.snapshot.config, &self.common.join("config"));
+        refresh(&mut self.snapshot.worktree_config, &self.private.join("config.worktree"));
+        refresh(&mut self.snapshot.source_head, &self.common.join("HEAD"));
+        let dir = self.common.join("hooks");
+        if stamp(&dir) != self.snapshot.hooks_dir
+            || self.snapshot.hooks.iter().any(|(n, m)| stamp(&dir.join(n)) != m.stamp)
+        {
+            self.snapshot.hooks = hooks_of(&self.common);
+            self.snapshot.hooks_dir = stamp(&dir);
+        }
+        Ok(())
+    }
+
+    /// Keeps a user ref's value that a tool call displaced under harrow's refs, so putting the
+    /// ref back loses nothing (a commit made in the user's checkout meanwhile included).
+    fn keep_displaced(&self, name: &str, target: &str) -> Option<(String, String)> {
+        if self.owns(name) || target.starts_with("ref: ") {
+            return None;
+        }
+        let oid = Oid::from_str(target).ok()?;
+        let short: String = target.chars().take(12).collect();
+        let kept = format!("{}displaced/{}-{short}", self.own_prefix, name.replace('/', "-"));
+        self.repo.reference(&kept, oid, true, "harrow: a tool call moved this ref").ok()?;
+        Some((kept, target.to_owned()))
     }
 
     /// Takes what is there now as what is expected: harrow moved something itself.
@@ -139,19 +194,26 @@ impl GitGuard {
     pub fn restore(&mut self) -> Result<Vec<String>, git2::Error> {
         let repo = &self.repo;
         let mut restored = Vec::new();
+        let mut kept = Vec::new();
         let now = refs_of(repo)?;
         for (name, target) in &self.snapshot.refs {
             if now.get(name) != Some(target) {
+                if let Some(moved_to) = now.get(name) {
+                    kept.extend(self.keep_displaced(name, moved_to));
+                }
                 set_ref(repo, name, target)?;
                 restored.push(format!("the ref {name}"));
             }
         }
-        for name in now.keys().filter(|n| !self.snapshot.refs.contains_key(*n)) {
+        for (name, target) in now.iter().filter(|(n, _)| !self.snapshot.refs.contains_key(*n)) {
             if let Ok(mut r) = repo.find_reference(name) {
+                kept.extend(self.keep_displaced(name, target));
                 r.delete()?;
                 restored.push(format!("the new ref {name} (removed)"));
             }
         }
+        self.snapshot.refs.extend(kept);
+        let repo = &self.repo;
         let head_ok = repo
             .find_reference("HEAD")
             .ok()
@@ -281,6 +343,26 @@ mod tests {
         assert!(guard.restore().unwrap().is_empty(), "all put back: {:?}", guard.restore());
         let config = std::fs::read_to_string(src.join(".git/config")).unwrap();
         assert!(!config.contains("fsmonitor"));
+        let displaced = Command::new("git")
+            .args(["for-each-ref", "--format=%(refname)", "refs/harrow/s/displaced/"])
+            .current_dir(&src)
+            .output()
+            .unwrap();
+        let displaced = String::from_utf8_lossy(&displaced.stdout).into_owned();
+        assert!(displaced.contains("refs-heads-other-"), "what was displaced is kept: {displaced}");
+        assert!(displaced.contains("refs-tags-evil-"), "{displaced}");
+
+        // The user's own work between tool calls is theirs, not the worker's.
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "the user's own commit"]);
+        git(&src, &["config", "user.signingkey", "mine"]);
+        guard.before_call().unwrap();
+        assert!(guard.restore().unwrap().is_empty(), "nothing of the user's is put back");
+        let log = Command::new("git")
+            .args(["log", "-1", "--format=%s", "main"])
+            .current_dir(&src)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "the user's own commit");
         assert!(!hooks.join("post-checkout").exists());
         assert_eq!(std::fs::read(&sample).unwrap(), original, "a forged mtime does not hide it");
         let head = std::fs::read_to_string(wt.join(".git")).unwrap();

@@ -655,6 +655,15 @@ impl Run {
         self.emit("prompt_assembled", &event)
     }
 
+    /// Takes the user's part of the repository as it is just before a tool call or validator
+    /// run, so only what changes during it is put back afterwards.
+    fn guard_before(&mut self) -> io::Result<()> {
+        match &mut self.guard {
+            Some(guard) => guard.before_call().map_err(io::Error::other),
+            None => Ok(()),
+        }
+    }
+
     /// Puts back any git state a tool call or validator changed (refs, HEAD, config, hooks),
     /// logs it, and returns what the worker is told, if anything was put back.
     fn guard_git(&mut self, sc: &Scope, tool: &str) -> io::Result<Option<String>> {

@@ -84,6 +84,7 @@ impl Run {
         }
         if !self.opts.validators.is_empty() {
             let tests = self.selected_tests(task);
+            self.guard_before()?;
             let v = validators::run_all(
                 &self.opts.validators,
                 &self.hands,

@@ -158,6 +158,7 @@ impl Run {
                 reply.tool_calls.iter().partition(|c| c.name == "submit_case");
             let sc = scope(&task.id, iter, attempt);
             for call in &work {
+                self.guard_before()?;
                 let mut output = match serde_json::from_str::<Value>(&call.arguments) {
                     Ok(args) => {
                         self.hands
