@@ -121,6 +121,12 @@ impl Hands {
         Ok(Hands { jail, config, isolation, cancel: Arc::new(AtomicBool::new(false)), pre_tool })
     }
 
+    /// Whether a tool runs commands (and so can reach git, the network or anything else the
+    /// user can); the file tools cannot leave the worktree or touch `.git`.
+    pub fn runs_commands(name: &str) -> bool {
+        tools::find(name).is_some_and(|t| t.kind == ToolKind::Shell)
+    }
+
     /// The tool schemas to offer the model.
     pub fn schemas() -> Vec<Value> {
         tools::TOOLS.iter().map(tools::ToolSpec::openai_schema).collect()

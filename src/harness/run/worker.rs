@@ -158,7 +158,11 @@ impl Run {
                 reply.tool_calls.iter().partition(|c| c.name == "submit_case");
             let sc = scope(&task.id, iter, attempt);
             for call in &work {
-                self.guard_before()?;
+                // Only a command can reach git; the file tools are confined away from `.git`.
+                let guarded = Hands::runs_commands(&call.name);
+                if guarded {
+                    self.guard_before()?;
+                }
                 let mut output = match serde_json::from_str::<Value>(&call.arguments) {
                     Ok(args) => {
                         self.hands
@@ -182,7 +186,7 @@ impl Run {
                         )
                     }
                 };
-                if let Some(note) = self.guard_git(&sc, &call.name)? {
+                if guarded && let Some(note) = self.guard_git(&sc, &call.name)? {
                     output = format!("{output}\n{note}");
                 }
                 messages.push(tool_message(&call.id, &output));
