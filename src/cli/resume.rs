@@ -160,16 +160,18 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     let repaired = run.repair_accepted(&restored)?;
     let restart = run.prepare_restart(&restored)?;
     let pending = run.unfinished();
+    let kept = restart == Restart::Kept;
     let (how, discarded) = match restart {
         Restart::Kept => ("with its work as it stands, waiting for a decision", Vec::new()),
         Restart::FromJudged { .. } => ("from the work its last review judged", Vec::new()),
         Restart::FromLastCommit { discarded } => ("from the last commit", discarded),
     };
-    let retried: Vec<String> = restored
-        .states
-        .iter()
-        .filter(|(_, s)| s.as_str() == "failed")
-        .map(|(t, _)| t.clone())
+    // A failed task is worked again only when it does not wait for a decision.
+    let retried: Vec<String> = pending
+        .first()
+        .filter(|t| !kept && restored.states.get(*t).is_some_and(|s| s.as_str() == "failed"))
+        .cloned()
+        .into_iter()
         .collect();
     let mut event = SessionResume {
         session_id: Some(found.id.clone()),
