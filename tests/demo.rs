@@ -152,3 +152,26 @@ fn an_unwritable_sessions_folder_is_one_line_and_status_2() {
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("point HARROW_SESSIONS_DIR at a folder you can write to"), "{stderr}");
 }
+
+#[test]
+fn off_a_terminal_the_demo_replay_and_watch_print_lines_instead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = harrow(tmp.path()).args(["demo", "--fast"]).stdin(Stdio::null()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("not on a terminal; printing one line per event instead"), "{stderr}");
+    assert!(stdout.contains("■ stopped: all_done"), "{stdout}");
+    let session =
+        std::fs::read_dir(tmp.path().join("sessions")).unwrap().next().unwrap().unwrap().path();
+    for verb in ["replay", "watch"] {
+        let out = harrow(tmp.path())
+            .args([verb, session.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{verb}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("✔ T-003 done, committed"), "{verb}: {stdout}");
+    }
+}

@@ -106,12 +106,35 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The console needs a terminal on both ends; without one (a pipe, a file, `</dev/null`, a CI
+/// job) a verb that would open it prints one line per event instead, and says so.
+fn headless_off_a_terminal(headless: &mut bool) {
+    use std::io::IsTerminal;
+    if !*headless && !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+        eprintln!("harrow: not on a terminal; printing one line per event instead (--headless)");
+        *headless = true;
+    }
+}
+
 fn dispatch(command: Command) -> color_eyre::Result<ExitCode> {
     match command {
-        Command::Run(args) => run::run(&args),
-        Command::Demo(args) => demo::demo(&args),
-        Command::Replay(args) => replay::replay(&args),
-        Command::Watch(args) => replay::watch(&args),
+        Command::Run(mut args) => {
+            headless_off_a_terminal(&mut args.flags.headless);
+            run::run(&args)
+        }
+        Command::Demo(mut args) => {
+            headless_off_a_terminal(&mut args.headless);
+            demo::demo(&args)
+        }
+        Command::Replay(mut args) => {
+            headless_off_a_terminal(&mut args.headless);
+            replay::replay(&args)
+        }
+        Command::Watch(args) => {
+            let mut headless = false;
+            headless_off_a_terminal(&mut headless);
+            replay::watch(&args, headless)
+        }
         Command::Resume(args) => resume::resume(&args),
         Command::Control(args) => control::control(&args),
         Command::Sessions(args) => sessions::run(&args),

@@ -34,7 +34,9 @@ pub struct WatchArgs {
     pub dirs: super::DirArgs,
 }
 
-pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
+/// Watches a session: the console, or with `headless` its events printed as they come until
+/// the run holding it ends.
+pub fn watch(args: &WatchArgs, headless: bool) -> Result<ExitCode> {
     let roots = crate::session::discover::roots(&args.dirs.dirs);
     let found = if let Some(q) = &args.session {
         crate::session::discover::resolve(q, &roots)
@@ -46,6 +48,17 @@ pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
             super::UsageError("no session to watch; start one with `harrow run`".into())
         })?
     };
+    if headless {
+        let finished = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX));
+        let printer = super::run::print_log(&found.dir, 0, &finished);
+        while crate::session::lock::is_locked(&found.dir) {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let end = std::fs::metadata(found.dir.join(EVENTS_FILE)).map_or(0, |m| m.len());
+        finished.store(end, std::sync::atomic::Ordering::SeqCst);
+        let _ = printer.join();
+        return Ok(ExitCode::SUCCESS);
+    }
     let app = App::open_live(&found.dir, &found.id)
         .wrap_err_with(|| format!("cannot open {}", found.dir.display()))?;
     crate::console::run(app, Some(&found.dir))?;
