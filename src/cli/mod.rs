@@ -110,7 +110,8 @@ pub fn main() -> ExitCode {
 /// job) a verb that would open it prints one line per event instead, and says so.
 fn headless_off_a_terminal(headless: &mut bool) {
     use std::io::IsTerminal;
-    if !*headless && !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+    let on_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    if !*headless && !on_terminal {
         eprintln!("harrow: not on a terminal; printing one line per event instead (--headless)");
         *headless = true;
     }
