@@ -227,6 +227,7 @@ pub fn create_session(start: Start) -> Result<Run> {
         ))
         .into());
     }
+    let brain = Brain::new(start.brain).map_err(|e| UsageError(e.to_string()))?;
     let id = timestamp::new_session_id();
     let dir = start.sessions_dir.join(&id);
     let writer = SessionWriter::create(&dir).wrap_err("cannot create the session folder")?;
@@ -241,11 +242,19 @@ pub fn create_session(start: Start) -> Result<Run> {
     for n in &notices {
         eprintln!("harrow: {n}");
     }
-    let hands = Hands::new(&workspace.worktree, Some(&dir), start.hands)
-        .map_err(|e| UsageError(e.to_string()))?;
+    let hands = match Hands::new(&workspace.worktree, Some(&dir), start.hands) {
+        Ok(h) => h,
+        Err(e) => {
+            // A start that fails leaves nothing behind: no folder, worktree or branch.
+            drop(writer);
+            let _ = Workspace::remove_worktree(&workspace.source, &workspace.worktree);
+            let _ = Workspace::delete_branch(&workspace.source, &workspace.branch);
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(UsageError(e.to_string()).into());
+        }
+    };
     let mut opts = start.opts;
     opts.validators = validators;
-    let brain = Brain::new(start.brain).map_err(|e| UsageError(e.to_string()))?;
     let worker = brain.endpoint(Role::Worker).cloned();
     let evaluator = brain.endpoint(Role::Evaluator).cloned();
     let mut run = Run::new(Parts {
