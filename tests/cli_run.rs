@@ -121,21 +121,24 @@ fn bad_plans_and_missing_settings_are_one_line_and_status_2() {
 }
 
 #[test]
-fn a_start_that_fails_after_the_worktree_leaves_nothing_behind() {
+fn a_start_that_fails_after_making_the_worktree_leaves_nothing_behind() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let config = tmp.path().join("harrow.toml");
-    std::fs::write(&config, "[hands]\n[[hands.deny]]\nlabel = \"broken\"\npattern = \"(\"\n")
-        .unwrap();
+    std::fs::write(&config, "[hands]\nsandbox = \"bwrap\"\n").unwrap();
     let (_rt, server) = serve(&json!({}), true);
     let out = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
         .arg("--config")
         .arg(&config)
+        .env("PATH", tmp.path().join("no-programs-here"))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("hook rule 'broken'"), "{stderr}");
+    assert!(
+        stderr.contains("sandbox = \"bwrap\" was asked for, but bubblewrap is not installed"),
+        "{stderr}"
+    );
     let left = tmp.path().join("sessions").read_dir().map_or(0, Iterator::count);
     assert_eq!(left, 0, "no session folder");
     assert!(!support::git(&repo, &["branch", "--list"]).contains("session/"), "no branch");
