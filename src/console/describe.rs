@@ -142,7 +142,7 @@ pub fn describe(e: &Event) -> Option<String> {
             format!("⚠ {task} accepted UNREVIEWED (--no-eval): validators only")
         }
         Payload::Commit(p) => match p.sha.as_deref() {
-            Some(sha) => format!("✔ {task} done, committed {}", &sha[..sha.len().min(7)]),
+            Some(sha) => format!("✔ {task} done, committed {}", short_sha(sha)),
             None => format!("✔ {task} done (nothing to commit)"),
         },
         Payload::TaskFailed(p) => {
@@ -198,5 +198,23 @@ pub fn row(e: &Event) -> String {
         }
         Payload::Raw(v) => format!("  {} {}", e.kind, short(&v.to_string(), 90)),
         _ => format!("  {task}{iter} {}", e.kind),
+    }
+}
+
+/// The first seven characters of a commit id as a log wrote it (a log from elsewhere may hold
+/// anything there, so characters, not bytes).
+pub fn short_sha(sha: &str) -> String {
+    sha.chars().take(7).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_from_a_log_is_cut_by_characters_never_mid_character() {
+        let line = r#"{"type":"commit","payload":{"task_id":"T-1","sha":"éééééééé"}}"#;
+        let event = Event::decode(line.as_bytes()).unwrap();
+        assert_eq!(describe(&event).unwrap(), "✔ T-1 done, committed ééééééé");
     }
 }

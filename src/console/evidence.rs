@@ -54,7 +54,7 @@ fn from_commit(worktree: &Path, commit: &str, path: &str) -> Result<String, Stri
     let tree = repo.find_commit(oid).and_then(|c| c.tree()).map_err(|e| e.message().to_owned())?;
     let entry = tree
         .get_path(Path::new(path))
-        .map_err(|_| format!("{path} is not in commit {}", &commit[..commit.len().min(7)]))?;
+        .map_err(|_| format!("{path} is not in commit {}", super::describe::short_sha(commit)))?;
     let blob = repo.find_blob(entry.id()).map_err(|e| e.message().to_owned())?;
     Ok(String::from_utf8_lossy(blob.content()).into_owned())
 }
@@ -88,7 +88,7 @@ pub fn open(
         ));
     }
     let (text, origin) = match commit.map(|c| (c, from_commit(worktree, c, path))) {
-        Some((c, Ok(text))) => (text, format!("as committed in {}", &c[..c.len().min(7)])),
+        Some((c, Ok(text))) => (text, format!("as committed in {}", super::describe::short_sha(c))),
         _ => (
             from_worktree(worktree, path)?,
             "from the worktree as it is now (the judged work was not committed)".to_owned(),
