@@ -152,7 +152,7 @@ impl Tmux {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let socket = format!("harrow-test-{}-{n}", std::process::id());
-        let shell = format!("{cmd}; echo; echo \"[exit $?]\"; sleep 30");
+        let shell = format!("{cmd}; status=$?; echo; echo \"[exit $status]\"; sleep 30");
         let ok = Command::new("tmux")
             .args([
                 "-L",
@@ -223,6 +223,14 @@ impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).status();
     }
+}
+
+#[test]
+fn the_exit_status_the_tmux_tests_read_is_the_binarys() {
+    let cmd = format!("{} replay /nonexistent/harrow-session", env!("CARGO_BIN_EXE_harrow"));
+    let t = Tmux::start(&cmd, 100, 20);
+    let s = t.wait_for("[exit ");
+    assert!(s.contains("[exit 2]"), "a refused replay is exit 2, and the check sees it: {s}");
 }
 
 #[test]
