@@ -1055,6 +1055,14 @@ impl App {
         if at < total {
             return format!("WATCH — {} newer (G)", total - at);
         }
+        if let Some(reason) = self.view.fold().ended() {
+            return self.ended_label(reason);
+        }
+        // Only harrow holds a lock while it runs; a live Tilth log has none to look at.
+        let harrow = self.view.fold().is_harrow();
+        if self.live && harrow && self.lock_checked.is_some_and(|(_, alive)| !alive) && total > 0 {
+            return format!("CRASHED: no run holds it (harrow resume {})", self.id);
+        }
         let applied = self.view.operator();
         let pausing = || match self.view.current_task() {
             Some(task) => format!("pausing after {task}"),
@@ -1066,6 +1074,28 @@ impl App {
             _ if applied == Some("pause") => "PAUSED (p resumes)".into(),
             _ if self.running_here() => "LIVE".into(),
             _ => "WATCH".into(),
+        }
+    }
+
+    /// How the run ended, for the status line: never "LIVE" once the loop is gone.
+    fn ended_label(&self, reason: &str) -> String {
+        let fold = self.view.fold();
+        let task_in = |state: &str| {
+            (0..fold.task_count())
+                .filter_map(|i| fold.task_line(i))
+                .find(|t| t.state == state)
+                .map(|t| t.id.to_owned())
+        };
+        match reason {
+            "all_done" => "DONE".into(),
+            "needs_operator" => match task_in("needs_operator").or_else(|| task_in("failed")) {
+                Some(task) => format!("HELD: {task} waits for you (harrow resume {})", self.id),
+                None => format!("HELD: waits for you (harrow resume {})", self.id),
+            },
+            _ => match task_in("failed") {
+                Some(task) => format!("FAILED {task} ({reason})"),
+                None => format!("STOPPED: {reason} (resumable: harrow resume {})", self.id),
+            },
         }
     }
 

@@ -551,6 +551,17 @@ impl SummaryFold {
         FoldSnapshot { fold }
     }
 
+    /// The reason of the last `stop` with no start or resume after it: how the run ended,
+    /// while it stays ended.
+    pub fn ended(&self) -> Option<&str> {
+        self.final_stop.as_deref()
+    }
+
+    /// Whether harrow wrote the log (its events carry sequence numbers; Tilth's do not).
+    pub fn is_harrow(&self) -> bool {
+        self.saw_seq
+    }
+
     /// Tasks seen so far.
     pub fn task_count(&self) -> usize {
         self.tasks.slots.len()
