@@ -735,3 +735,18 @@ fn the_status_line_says_what_the_run_waits_on() {
     let s = screen(&mut app, 200, 60);
     assert!(!s.lines().next().unwrap().contains("waiting"), "the reply ends the wait: {s}");
 }
+
+#[test]
+fn a_removed_session_folder_is_a_notice_not_the_end_of_the_console() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(fixture().join("events.jsonl"), dir.join("events.jsonl")).unwrap();
+    let mut app = App::open_live(&dir, SESSION).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    app.act(Action::Pause).unwrap();
+    let notice = app.notice.clone().unwrap_or_default();
+    assert!(notice.contains("could not send pause"), "{notice}");
+    assert!(!app.quit);
+    assert!(screen(&mut app, 120, 40).contains("could not send pause"));
+}

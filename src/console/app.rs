@@ -672,16 +672,18 @@ impl App {
             }
             Action::Pause => {
                 let op = if self.paused() { Op::Resume } else { Op::Pause };
-                self.send(op, None)?;
-                self.notice = Some(if op == Op::Pause {
-                    "pausing at the next task boundary".into()
-                } else {
-                    "resuming".into()
-                });
+                if self.send(op, None) {
+                    self.notice = Some(if op == Op::Pause {
+                        "pausing at the next task boundary".into()
+                    } else {
+                        "resuming".into()
+                    });
+                }
             }
             Action::Step => {
-                self.send(Op::Step, None)?;
-                self.notice = Some("one more task, then a pause".into());
+                if self.send(Op::Step, None) {
+                    self.notice = Some("one more task, then a pause".into());
+                }
             }
             Action::Help => {
                 self.overlay = if matches!(self.overlay, Overlay::Help(_)) {
@@ -713,13 +715,11 @@ impl App {
             Action::FailTask => self.open_editor(Op::Fail, "Fail {task} — why? (the run stops)"),
             Action::RetryEval => match self.decision_task() {
                 Some(task) => {
-                    control::send(
-                        &self.dir,
-                        &command(Op::RetryEval, Some(task.clone()), None, None),
-                    )?;
-                    self.notice = Some(format!(
-                        "sent retry_eval for {task}; the run asks the evaluator again at the next boundary"
-                    ));
+                    if self.deliver(&command(Op::RetryEval, Some(task.clone()), None, None)) {
+                        self.notice = Some(format!(
+                            "sent retry_eval for {task}; the run asks the evaluator again at the next boundary"
+                        ));
+                    }
                 }
                 None => {
                     self.notice = Some(
@@ -993,11 +993,14 @@ impl App {
                     Op::Reject => (Some(text.clone()), Some(text)),
                     _ => (Some(text), None),
                 };
-                control::send(&self.dir, &command(op, task, reason, body))?;
-                self.notice = Some(format!(
-                    "sent {}; the run applies it at the next task boundary",
-                    op.as_str()
-                ));
+                if self.deliver(&command(op, task, reason, body)) {
+                    let when = if op.is_urgent() {
+                        "the run acts on it at once"
+                    } else {
+                        "the run applies it at the next task boundary"
+                    };
+                    self.notice = Some(format!("sent {}; {when}", op.as_str()));
+                }
                 self.overlay = Overlay::None;
             }
             _ => {
@@ -1029,22 +1032,38 @@ impl App {
     }
 
     /// Sends an operator command through `control.jsonl`, as `harrow control` does.
-    pub fn send(&mut self, op: Op, reason: Option<String>) -> io::Result<()> {
-        control::send(&self.dir, &command(op, None, reason, None))?;
-        self.pending = Some(op);
-        Ok(())
+    pub fn send(&mut self, op: Op, reason: Option<String>) -> bool {
+        let sent = self.deliver(&command(op, None, reason, None));
+        if sent {
+            self.pending = Some(op);
+        }
+        sent
+    }
+
+    /// Appends a command to the session's control file. A failure (the folder was removed,
+    /// the disk is full) is said on screen and ends nothing.
+    fn deliver(&mut self, cmd: &control::Command) -> bool {
+        match control::send(&self.dir, cmd) {
+            Ok(()) => true,
+            Err(e) => {
+                self.notice = Some(format!(
+                    "could not send {}: {e} (is the session folder still there?)",
+                    cmd.op.as_str()
+                ));
+                false
+            }
+        }
     }
 
     /// Answers the quit prompt: stop the run at the next boundary, leave it running, or stay.
     pub fn answer_quit(&mut self, stop: Option<bool>) -> io::Result<()> {
         self.overlay = Overlay::None;
         match stop {
-            Some(true) => {
-                self.send(Op::Stop, Some("the operator quit the console".into()))?;
+            Some(true) if self.send(Op::Stop, Some("the operator quit the console".into())) => {
                 self.quit = true;
             }
             Some(false) => self.quit = true,
-            None => {}
+            _ => {}
         }
         Ok(())
     }
