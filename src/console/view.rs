@@ -166,14 +166,13 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         // The worker is asked again after its context is sent, after its tools answered, and
         // after feedback or a nudge: the wait on its model counts from there, not from its
         // first reply.
-        "prompt_assembled" if p.role.get() == Some("worker") => {
-            WaitChange::Begins("waiting on the worker model".to_owned())
-        }
         "tool_result" | "pre_tool_block" | "feedback_sent" | "nudge" => {
             WaitChange::Begins("waiting on the worker model".to_owned())
         }
-        "tool_call" => WaitChange::Over,
-        "stop" => WaitChange::Over,
+        "prompt_assembled" if p.role.get() == Some("worker") => {
+            WaitChange::Begins("waiting on the worker model".to_owned())
+        }
+        "tool_call" | "stop" => WaitChange::Over,
         _ => WaitChange::Same,
     }
 }
