@@ -109,11 +109,16 @@ fn two_task_life() -> Value {
     })
 }
 
-fn with_validator(cmd: &mut Command, tmp: &Path) {
+/// `harrow run --headless` of the two-task plan in `tmp`, with a validator on every case.
+fn validated_run(tmp: &Path, base_url: &str) -> Command {
     let config = tmp.join("harrow.toml");
     std::fs::write(&config, "[[validators]]\nname = \"exists\"\ncommand = \"test -f f1.txt\"\n")
         .unwrap();
+    let (plan, repo) = (tmp.join("plan"), tmp.join("repo"));
+    let mut cmd = harrow_cmd(tmp, base_url);
+    cmd.args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"]);
     cmd.arg("--config").arg(config);
+    cmd
 }
 
 #[test]
@@ -121,12 +126,9 @@ fn a_kill_at_every_event_boundary_of_a_tasks_life_loses_no_accepted_work() {
     let script = two_task_life();
     let reference = {
         let tmp = tempfile::tempdir().unwrap();
-        let (repo, plan) = repo_and_plan(tmp.path(), 2);
+        repo_and_plan(tmp.path(), 2);
         let (_rt, server) = serve(&script, true);
-        let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
-        cmd.args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"]);
-        with_validator(&mut cmd, tmp.path());
-        let out = cmd.output().unwrap();
+        let out = validated_run(tmp.path(), &server.base_url()).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
         events(&only_session(tmp.path()).0)
     };
@@ -135,12 +137,12 @@ fn a_kill_at_every_event_boundary_of_a_tasks_life_loses_no_accepted_work() {
     let last = kinds.iter().position(|k| *k == "commit").unwrap() + 4;
     for k in 1..=last {
         let tmp = tempfile::tempdir().unwrap();
-        let (repo, plan) = repo_and_plan(tmp.path(), 2);
+        let (repo, _) = repo_and_plan(tmp.path(), 2);
         let (_rt, server) = serve(&script, true);
-        let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
-        cmd.args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"]);
-        with_validator(&mut cmd, tmp.path());
-        let crashed = cmd.env("HARROW_CRASH_AFTER_EVENTS", k.to_string()).output().unwrap();
+        let crashed = validated_run(tmp.path(), &server.base_url())
+            .env("HARROW_CRASH_AFTER_EVENTS", k.to_string())
+            .output()
+            .unwrap();
         assert!(!crashed.status.success(), "k={k}: the run should have died after event {k}");
         let (dir, id) = only_session(tmp.path());
         let before = events(&dir);
@@ -152,7 +154,7 @@ fn a_kill_at_every_event_boundary_of_a_tasks_life_loses_no_accepted_work() {
         let asked_before = server.received().len();
         let mut resume = harrow_cmd(tmp.path(), &server.base_url());
         resume.args(["resume", &id, "--headless"]);
-        with_validator(&mut resume, tmp.path());
+        resume.arg("--config").arg(tmp.path().join("harrow.toml"));
         let out = resume.output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(

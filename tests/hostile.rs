@@ -13,7 +13,7 @@
 mod loop_fixture;
 mod support;
 
-use loop_fixture::{accept, all_text, case, harrow_cmd, repo_and_plan, serve};
+use loop_fixture::{accept, all_text, case, harrow_cmd, headless_run, repo_and_plan, serve};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -400,14 +400,7 @@ fn hostile_run(mode: Mode) {
         .unwrap();
     let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
     cmd.env("HARROW_API_KEY", KEY).env("HARROW_EVALUATOR_API_KEY", KEY);
-    cmd.args([
-        "run",
-        plan.to_str().unwrap(),
-        "--repo",
-        repo.to_str().unwrap(),
-        "--headless",
-        "--no-validators",
-    ]);
+    let mut cmd = headless_run(cmd, &plan, &repo);
     cmd.arg("--config").arg(&config).args(["--max-iterations", "100"]);
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
