@@ -751,3 +751,16 @@ fn a_removed_session_folder_is_a_notice_not_the_end_of_the_console() {
     assert!(!app.quit);
     assert!(screen(&mut app, 120, 40).contains("could not send pause"));
 }
+
+#[test]
+fn k_is_about_the_task_at_work_when_none_is_picked_or_waiting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(fixture().join("events.jsonl"), dir.join("events.jsonl")).unwrap();
+    let mut app = App::open_live(&dir, SESSION).unwrap();
+    app.act(Action::FailTask).unwrap();
+    let Overlay::Editor(editor) = &app.overlay else { panic!("K asks why: {:?}", app.notice) };
+    assert_eq!(editor.task.as_deref(), Some("T-004"));
+    assert!(editor.title.starts_with("Fail T-004"), "{}", editor.title);
+}

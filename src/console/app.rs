@@ -959,7 +959,9 @@ impl App {
     /// Opens the editor for an operator command; a decision with no task to be about is refused
     /// here, rather than typed and then refused by the run.
     fn open_editor(&mut self, op: Op, title: &str) {
-        let task = self.decision_task();
+        // `K` is about the task at work when no other is picked or waiting.
+        let at_work = || self.view.current_task().map(str::to_owned);
+        let task = self.decision_task().or_else(|| if op == Op::Fail { at_work() } else { None });
         if task.is_none() && op != Op::Note {
             self.notice = Some(
                 "no task is waiting for a decision: Tab to the plan and select one first".into(),
