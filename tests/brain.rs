@@ -154,3 +154,36 @@ async fn failures_are_classified_for_the_operator_and_never_show_the_key() {
         "a script that runs out says so, not that the endpoint is unreachable: {err}"
     );
 }
+
+#[tokio::test]
+async fn a_model_that_is_only_slow_is_tried_again_and_called_slow_not_unreachable() {
+    let script = json!({"worker": {"T-001": {"1": [{"content": "late", "delay_ms": 3000}]}}});
+    let s = ScriptedServer::start(parse_script(&script.to_string()).unwrap(), false).await.unwrap();
+    let endpoint = Endpoint {
+        base_url: s.base_url(),
+        api_key: Some(KEY.into()),
+        model: "scripted/worker".into(),
+    };
+    let mut config = BrainConfig::new(BTreeMap::from([(Role::Worker, endpoint)]));
+    config.read_timeout = std::time::Duration::from_secs(1);
+    config.max_attempts = 2;
+    config.backoff_base = std::time::Duration::from_millis(5);
+    let brain = Brain::new(config).unwrap();
+    let mut tries = Vec::new();
+    let err = brain
+        .chat(&tag(0), &[json!({"role": "user", "content": "x"})], &[], |a, _| {
+            tries.push(a.clone());
+        })
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("no answer from the worker model at") && text.contains("in 1 s"),
+        "{text}"
+    );
+    assert!(!text.contains("cannot be reached"), "{text}");
+    assert!(err.is_transient(), "the run stops resumably");
+    assert_eq!(tries.len(), 2, "tried again with the backoff");
+    assert!(tries[0].backoff.is_some() && tries[1].backoff.is_none());
+    assert!(tries.iter().all(|t| t.error_class == Some("timeout")));
+}

@@ -192,6 +192,10 @@ pub enum BrainError {
     Rejected { role: &'static str, base_url: String, status: u16, detail: String },
     #[error("the {role} endpoint {base_url} cannot be reached: {detail}")]
     Unreachable { role: &'static str, base_url: String, detail: String, status: Option<u16> },
+    #[error(
+        "no answer from the {role} model at {base_url} in {secs} s: it may just be slow (a local model on a small machine can take minutes); raise [models] read_timeout_secs"
+    )]
+    Silent { role: &'static str, base_url: String, secs: u64 },
     #[error("the {role} model gave no usable reply after {attempts} tries: {detail}")]
     Unhealthy { role: &'static str, attempts: u32, detail: String },
     #[error("no endpoint is configured for the {0}; set HARROW_BASE_URL and the role's model")]
@@ -203,7 +207,12 @@ pub enum BrainError {
 impl BrainError {
     /// Whether trying again later may work (the run can stop resumably).
     pub fn is_transient(&self) -> bool {
-        matches!(self, BrainError::Unreachable { .. } | BrainError::Unhealthy { .. })
+        matches!(
+            self,
+            BrainError::Unreachable { .. }
+                | BrainError::Unhealthy { .. }
+                | BrainError::Silent { .. }
+        )
     }
 
     /// A short name for the kind of failure, as the `model_call` event records it.
@@ -214,6 +223,7 @@ impl BrainError {
             BrainError::ContextExceeded { .. } => "context_exceeded",
             BrainError::Rejected { .. } => "rejected",
             BrainError::Unreachable { .. } => "unreachable",
+            BrainError::Silent { .. } => "timeout",
             BrainError::Unhealthy { .. } => "unhealthy",
             BrainError::NotConfigured(_) => "not_configured",
             BrainError::Cancelled(_) => "cancelled",
@@ -331,26 +341,36 @@ impl Brain {
             let body = match response {
                 Ok(body) => body,
                 Err(e) => {
-                    let error = classify(e, tag.role, endpoint);
+                    let error = classify(e, tag.role, endpoint, self.config.read_timeout);
+                    // A model that is only slow gets the same patience as one that answered
+                    // badly: tries with backoff, then the run stops resumably.
+                    let again = matches!(error, BrainError::Silent { .. })
+                        && number < self.config.max_attempts;
+                    let backoff = again.then(|| self.backoff(number));
                     let failed = Attempt {
                         number,
                         health: "provider_error",
                         detail: Some(error.to_string()),
                         duration,
+                        backoff,
                         http_status: error.http_status(),
                         error_class: Some(error.class()),
                         ..Attempt::default()
                     };
                     on_attempt(&failed, None);
-                    return Err(error);
+                    match backoff {
+                        Some(wait) => {
+                            tokio::time::sleep(wait).await;
+                            continue;
+                        }
+                        None => return Err(error),
+                    }
                 }
             };
             let reply = self.parse(&body, &endpoint.model);
             let (health, detail) = health(&body, &reply);
-            let backoff = (health != "ok" && number < self.config.max_attempts).then(|| {
-                let exp = self.config.backoff_base.saturating_mul(1 << (number - 1).min(16));
-                exp.min(self.config.backoff_cap) + jitter(self.config.backoff_base)
-            });
+            let backoff =
+                (health != "ok" && number < self.config.max_attempts).then(|| self.backoff(number));
             let attempt = Attempt {
                 number,
                 health,
@@ -376,6 +396,12 @@ impl Brain {
             }
         }
         Err(BrainError::Unhealthy { role, attempts: self.config.max_attempts, detail: last })
+    }
+
+    /// The wait before try `number + 1`: exponential from the base, capped, with jitter.
+    fn backoff(&self, number: u32) -> Duration {
+        let exp = self.config.backoff_base.saturating_mul(1 << (number - 1).min(16));
+        exp.min(self.config.backoff_cap) + jitter(self.config.backoff_base)
     }
 
     fn parse(&self, body: &Value, model: &str) -> Reply {
@@ -451,7 +477,7 @@ fn health(body: &Value, reply: &Reply) -> (&'static str, Option<String>) {
     ("ok", None)
 }
 
-fn classify(e: OpenAIError, r: Role, endpoint: &Endpoint) -> BrainError {
+fn classify(e: OpenAIError, r: Role, endpoint: &Endpoint, read_timeout: Duration) -> BrainError {
     let role = r.as_str();
     let base_url = endpoint.base_url.clone();
     match e {
@@ -476,11 +502,12 @@ fn classify(e: OpenAIError, r: Role, endpoint: &Endpoint) -> BrainError {
                 _ => BrainError::Rejected { role, base_url, status, detail },
             }
         }
+        OpenAIError::Reqwest(e) if e.is_timeout() && !e.is_connect() => {
+            BrainError::Silent { role, base_url, secs: read_timeout.as_secs() }
+        }
         OpenAIError::Reqwest(e) => {
             let detail = if e.is_connect() {
                 "connection refused or failed".to_owned()
-            } else if e.is_timeout() {
-                "timed out".to_owned()
             } else {
                 e.without_url().to_string()
             };

@@ -82,7 +82,7 @@ pub fn describe(e: &Event) -> Option<String> {
         Payload::ModelCall(p) if p.health.as_deref().is_some_and(|h| h != "ok") => {
             let what = match (p.http_status, p.error_class.as_deref()) {
                 (Some(status), _) => format!("call failed ({status})"),
-                (None, Some("unreachable")) => "call failed".to_owned(),
+                (None, Some("unreachable" | "timeout" | "cancelled")) => "call failed".to_owned(),
                 _ => format!("reply {}", p.health.as_deref().unwrap_or("?")),
             };
             let next = match p.retry_backoff_seconds {
