@@ -513,15 +513,7 @@ fn a_provider_error_that_echoes_the_key_is_scrubbed_everywhere() {
     let (_rt, server) = serve(&script, true);
     let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
     cmd.env("HARROW_API_KEY", KEY);
-    cmd.args([
-        "run",
-        plan.to_str().unwrap(),
-        "--repo",
-        repo.to_str().unwrap(),
-        "--headless",
-        "--no-validators",
-    ]);
-    let out = cmd.output().unwrap();
+    let out = headless_run(cmd, &plan, &repo).output().unwrap();
     let printed =
         format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{printed}");
