@@ -311,14 +311,10 @@ impl Workspace {
         parent: Option<&str>,
     ) -> Result<Option<String>, WorkspaceError> {
         let repo = self.repo()?;
-        let mut index = repo.index().map_err(git("read index"))?;
-        index.add_all(["*"], IndexAddOption::DEFAULT, None).map_err(git("stage changes"))?;
-        index.update_all(["*"], None).map_err(git("stage deletions"))?;
-        index.write().map_err(git("write index"))?;
-        let tree_id = index.write_tree().map_err(git("write tree"))?;
+        let tree_id = stage_all(&repo, true)?;
         let branch = format!("refs/heads/{}", self.branch);
         let parent = match parent {
-            Some(sha) => Oid::from_str(sha).and_then(|oid| repo.find_commit(oid)),
+            Some(sha) => find_commit(&repo, sha),
             None => repo.find_reference(&branch).and_then(|r| r.peel_to_commit()),
         }
         .map_err(git("read the task's starting commit"))?;
@@ -360,8 +356,7 @@ impl Workspace {
     pub fn diff_from(&self, from: &str) -> Result<DiffInfo, WorkspaceError> {
         self.refuse_special_files()?;
         let repo = self.repo()?;
-        let from_tree = Oid::from_str(from)
-            .and_then(|oid| repo.find_commit(oid))
+        let from_tree = find_commit(&repo, from)
             .and_then(|c| c.tree())
             .map_err(git(format!("read the task's starting commit {from}")))?;
         let mut opts = DiffOptions::new();
@@ -425,9 +420,7 @@ impl Workspace {
     /// mention beside a task's own diff.
     pub fn earlier_files(&self) -> Result<Vec<String>, WorkspaceError> {
         let repo = self.repo()?;
-        let tree = |sha: &str| {
-            Oid::from_str(sha).and_then(|oid| repo.find_commit(oid)).and_then(|c| c.tree())
-        };
+        let tree = |sha: &str| find_commit(&repo, sha).and_then(|c| c.tree());
         let base = tree(&self.base).map_err(git("read base tree"))?;
         let tip = tree(&self.tip()?).map_err(git("read branch tree"))?;
         let diff =
@@ -482,14 +475,9 @@ impl Workspace {
     /// worktree's index on disk changes. Returns the commit.
     pub fn keep(&self, name: &str, base: &str, message: &str) -> Result<String, WorkspaceError> {
         let repo = self.repo()?;
-        let mut index = repo.index().map_err(git("read index"))?;
-        index.add_all(["*"], IndexAddOption::DEFAULT, None).map_err(git("stage changes"))?;
-        index.update_all(["*"], None).map_err(git("stage deletions"))?;
-        let tree_id = index.write_tree().map_err(git("write tree"))?;
+        let tree_id = stage_all(&repo, false)?;
         let tree = repo.find_tree(tree_id).map_err(git("find tree"))?;
-        let parent = Oid::from_str(base)
-            .and_then(|oid| repo.find_commit(oid))
-            .map_err(git("read the task's starting commit"))?;
+        let parent = find_commit(&repo, base).map_err(git("read the task's starting commit"))?;
         let sig = Signature::now(SIGNATURE_NAME, SIGNATURE_EMAIL).map_err(git("signature"))?;
         let oid =
             repo.commit(None, &sig, &sig, message, &tree, &[&parent]).map_err(git("commit"))?;
@@ -504,8 +492,7 @@ impl Workspace {
     pub fn restore_files(&self, commit: &str) -> Result<(), WorkspaceError> {
         self.discard_uncommitted()?;
         let repo = self.repo()?;
-        let tree = Oid::from_str(commit)
-            .and_then(|oid| repo.find_commit(oid))
+        let tree = find_commit(&repo, commit)
             .and_then(|c| c.tree())
             .map_err(git(format!("read the kept commit {commit}")))?;
         let mut checkout = git2::build::CheckoutBuilder::new();
@@ -578,6 +565,24 @@ fn find_worktree(repo: &Repository, path: &Path) -> Result<Option<git2::Worktree
         }
     }
     Ok(None)
+}
+
+/// A commit named by its id as text.
+fn find_commit<'r>(repo: &'r Repository, sha: &str) -> Result<git2::Commit<'r>, git2::Error> {
+    Oid::from_str(sha).and_then(|oid| repo.find_commit(oid))
+}
+
+/// Stages everything in the worktree (changes, new files not ignored, deletions) and writes
+/// the tree. `write_index`: also write the index to disk (a commit does; keeping an attempt
+/// leaves the worker's index as it was).
+fn stage_all(repo: &Repository, write_index: bool) -> Result<Oid, WorkspaceError> {
+    let mut index = repo.index().map_err(git("read index"))?;
+    index.add_all(["*"], IndexAddOption::DEFAULT, None).map_err(git("stage changes"))?;
+    index.update_all(["*"], None).map_err(git("stage deletions"))?;
+    if write_index {
+        index.write().map_err(git("write index"))?;
+    }
+    index.write_tree().map_err(git("write tree"))
 }
 
 fn short_sha(oid: Oid) -> String {

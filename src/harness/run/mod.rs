@@ -5,11 +5,11 @@
 mod learn;
 mod operator;
 mod recover;
-
-pub use recover::Restart;
 mod retry;
 mod review;
 mod worker;
+
+pub use recover::Restart;
 
 use super::case::{self, Case};
 use super::control::{self, Op};
