@@ -162,9 +162,11 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     let pending = run.unfinished();
     let kept = restart == Restart::Kept;
     let (how, discarded) = match restart {
-        Restart::Kept => ("with its work as it stands, waiting for a decision", Vec::new()),
-        Restart::FromJudged { .. } => ("from the work its last review judged", Vec::new()),
-        Restart::FromLastCommit { discarded } => ("from the last commit", discarded),
+        Restart::Kept => ("with its work as it stands, waiting for a decision".into(), Vec::new()),
+        Restart::FromJudged { attempt } => {
+            (format!("from the work its attempt {attempt} had when judged"), Vec::new())
+        }
+        Restart::FromLastCommit { discarded } => ("from the last commit".into(), discarded),
     };
     // A failed task is worked again only when it does not wait for a decision.
     let retried: Vec<String> = pending

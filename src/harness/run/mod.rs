@@ -559,6 +559,22 @@ impl Run {
         self.opts.max_attempts + self.granted.get(task).copied().unwrap_or(0)
     }
 
+    /// Why a failed task waits for the operator rather than being worked again, if it does:
+    /// the operator failed it, or its `reviews` reached the cap. A task that failed otherwise
+    /// (iterations, no case) is retried by a resume.
+    fn failed_waiting(&self, task: &str, reviews: u64) -> Option<&'static str> {
+        if self.states.get(task) != Some(&TaskState::Failed) {
+            return None;
+        }
+        if self.failed_because.get(task).is_some_and(|w| w == "operator_fail") {
+            Some("was failed by the operator")
+        } else if reviews >= self.cap_for(task) {
+            Some("failed at the attempt cap")
+        } else {
+            None
+        }
+    }
+
     fn settled(&self, task: &str) -> bool {
         self.states.get(task).is_some_and(|s| s.is_settled())
     }

@@ -61,11 +61,7 @@ impl Run {
         };
         let state = self.states.get(&task).copied().unwrap_or(TaskState::Pending);
         let reviews = record::read_ledger(&self.dir, &task).len() as u64;
-        let waits = state == TaskState::NeedsOperator
-            || (state == TaskState::Failed
-                && (reviews >= self.cap_for(&task)
-                    || self.failed_because.get(&task).is_some_and(|w| w == "operator_fail")));
-        if waits {
+        if state == TaskState::NeedsOperator || self.failed_waiting(&task, reviews).is_some() {
             return Ok(Restart::Kept);
         }
         if let Some(sha) = r.judged.get(&task).and_then(|j| j.get(&reviews)) {

@@ -3,9 +3,8 @@
 
 use super::{
     Acceptance, CallTag, ContextReset, Ended, GateEvent, Hands, LastOutcome, LedgerEntry, NUDGE,
-    NUDGE_LENGTH, Nudge, OnCap, Review, Role, Run, Scope, Task, TaskEnd, TaskState, ToolCall,
-    ToolCallRecord, Value, WORKER_PROMPT, WorkerContext, case, io, json, memory, record, scope,
-    tool_message,
+    NUDGE_LENGTH, Nudge, OnCap, Review, Role, Run, Scope, Task, TaskEnd, ToolCall, ToolCallRecord,
+    Value, WORKER_PROMPT, WorkerContext, case, io, json, memory, record, scope, tool_message,
 };
 
 impl Run {
@@ -49,14 +48,11 @@ impl Run {
     /// applied now), or on a task that failed at the cap and waits for a decision (the run
     /// stops and says which decisions there are).
     fn at_the_cap(&mut self, task: &Task, ledger: &[LedgerEntry]) -> io::Result<Option<TaskEnd>> {
-        let state = self.states.get(&task.id).copied().unwrap_or(TaskState::Pending);
-        if state == TaskState::Failed
-            && self.failed_because.get(&task.id).is_some_and(|w| w == "operator_fail")
-        {
+        if let Some(why) = self.failed_waiting(&task.id, ledger.len() as u64) {
             return Ok(Some(TaskEnd::Stop(Ended {
                 reason: "needs_operator".into(),
                 detail: Some(format!(
-                    "task {} was failed by the operator; decide with `harrow control` (approve, force-accept, reject --text for another attempt, or skip), or leave it failed",
+                    "task {} {why}; decide with `harrow control` (approve, force-accept, reject --text for another attempt, or skip), or leave it failed",
                     task.id
                 )),
             })));
@@ -64,15 +60,6 @@ impl Run {
         let rejected_last = ledger.last().is_some_and(|e| !e.verdict.accepted());
         if (ledger.len() as u64) < self.cap_for(&task.id) || !rejected_last {
             return Ok(None);
-        }
-        if state == TaskState::Failed {
-            return Ok(Some(TaskEnd::Stop(Ended {
-                reason: "needs_operator".into(),
-                detail: Some(format!(
-                    "task {} failed at the attempt cap; decide with `harrow control` (approve, force-accept, reject --text for one more attempt, or skip), or leave it failed",
-                    task.id
-                )),
-            })));
         }
         let last = ledger.last().and_then(|e| LastOutcome::of_verdict(&e.verdict));
         Ok(Some(match self.opts.on_cap {
