@@ -97,12 +97,15 @@ pub fn var(name: &str) -> Option<String> {
 /// `text` with every known key value replaced by [`REDACTED`].
 pub fn scrub(text: &str) -> std::borrow::Cow<'_, str> {
     let mut out = std::borrow::Cow::Borrowed(text);
-    for name in KEY_VARS {
-        if let Some(key) = var(name).filter(|k| k.len() >= 8)
-            && out.contains(&key)
-        {
-            out = std::borrow::Cow::Owned(out.replace(&key, REDACTED));
+    let mut hide = |key: &str| {
+        if key.len() >= 8 && out.contains(key) {
+            out = std::borrow::Cow::Owned(out.replace(key, REDACTED));
         }
+    };
+    // Every line written goes through here: the sealed keys are read in place, not copied.
+    match KEYS.get() {
+        Some(keys) => keys.values().for_each(|k| hide(k)),
+        None => KEY_VARS.iter().filter_map(|n| var(n)).for_each(|k| hide(&k)),
     }
     out
 }
