@@ -286,10 +286,7 @@ fn skipping_or_failing_a_held_task_sets_its_work_aside_and_the_next_task_starts_
     for op in ["skip", "fail"] {
         let tmp = tempfile::tempdir().unwrap();
         let (repo, plan) = repo_and_plan(tmp.path(), 2);
-        let script = json!({
-            "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
-            "evaluator": {"T-002": {"1": [accept()]}}
-        });
+        let script = loop_fixture::first_of_two_held();
         let (_rt, server) = serve(&script, true);
         let mut held = harrow_cmd(tmp.path(), &server.base_url());
         held.env("HARROW_EVALUATOR_BASE_URL", "http://127.0.0.1:9/v1");

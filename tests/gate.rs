@@ -329,10 +329,7 @@ fn failed_model_calls_are_events_and_a_refused_key_names_its_variable() {
 fn a_force_accepted_task_that_was_never_reviewed_is_not_called_rejected() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    let script = json!({
-        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
-        "evaluator": {"T-002": {"1": [accept()]}}
-    });
+    let script = loop_fixture::first_of_two_held();
     let (_rt, server) = serve(&script, true);
     let dead = "http://127.0.0.1:9/v1";
     let mut first = harrow_cmd(tmp.path(), &server.base_url());

@@ -229,3 +229,12 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     files
 }
+
+/// Two tasks whose evaluator answers only T-002: with the evaluator out of reach at first,
+/// T-001 is held for the operator.
+pub fn first_of_two_held() -> Value {
+    json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"T-002": {"1": [accept()]}}
+    })
+}
