@@ -607,3 +607,25 @@ fn the_sandbox_is_stated_and_when_present_holds() {
     .unwrap();
     assert!(off.isolation.describe().contains("without a sandbox (switched off"));
 }
+
+#[test]
+fn a_folder_swapped_for_a_link_after_the_check_cannot_empty_a_file_outside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("worktree");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(root.join("d")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(root.join("d/f.txt"), "inside\n").unwrap();
+    std::fs::write(outside.join("f.txt"), "OUTSIDE\n").unwrap();
+    let jail = harrow::hands::confine::Jail::new(&root).unwrap();
+    let checked = jail.check("d/f.txt").unwrap();
+    // The race, played out in order: the check passed, then the folder became a link out.
+    std::fs::rename(root.join("d"), root.join("d.orig")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("d")).unwrap();
+    assert!(jail.open_write(&checked).is_err(), "the open is refused");
+    assert!(jail.open_read(&checked).is_err());
+    assert_eq!(std::fs::read_to_string(outside.join("f.txt")).unwrap(), "OUTSIDE\n", "not emptied");
+    let fresh = jail.check("d/new.txt");
+    assert!(fresh.is_err(), "and a new check sees the link");
+    assert!(!outside.join("new.txt").exists());
+}
