@@ -8,7 +8,7 @@ use super::panes::{case_lines, ledger_row, validator_detail, verdict_lines};
 use super::theme::Theme;
 use super::timeline::{Cell, Mark};
 use super::ui::{Areas, wrapped_rows};
-use super::view::{Clock, Filter, Snapshots, Trail, View, compressed_times};
+use super::view::{Clock, Filter, Snapshots, Trail, View, WORKER_WAIT, compressed_times};
 use crate::harness::control::{self, Op};
 use crate::session::event::Payload;
 use crate::session::index::EventIndex;
@@ -1169,7 +1169,8 @@ impl App {
             .map(|p| (p.prompt_tokens, p.band))
             .collect();
         let run_alive = self.live && self.run_alive();
-        let waiting = self.view.waiting().map(|w| match (run_alive, w.since_ms) {
+        let waiting = self.view.waiting().filter(|w| run_alive || w.what != WORKER_WAIT);
+        let waiting = waiting.map(|w| match (run_alive, w.since_ms) {
             (true, Some(since)) => {
                 let secs = (jiff::Timestamp::now().as_millisecond() - since).max(0) / 1000;
                 format!("{} {secs} s", w.what)

@@ -139,6 +139,10 @@ pub struct Waiting {
     pub since_ms: Option<i64>,
 }
 
+/// The wait on the worker's model: between every two turns, so it is worth saying only while
+/// a run is there to wait (in a replay it would crowd the status line at every other event).
+pub const WORKER_WAIT: &str = "waiting on the worker model";
+
 /// What an event says about the run's waiting.
 enum WaitChange {
     /// Nothing: the wait, if any, goes on.
@@ -167,10 +171,10 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         // after feedback or a nudge: the wait on its model counts from there, not from its
         // first reply.
         "tool_result" | "pre_tool_block" | "feedback_sent" | "nudge" => {
-            WaitChange::Begins("waiting on the worker model".to_owned())
+            WaitChange::Begins(WORKER_WAIT.to_owned())
         }
         "prompt_assembled" if p.role.get() == Some("worker") => {
-            WaitChange::Begins("waiting on the worker model".to_owned())
+            WaitChange::Begins(WORKER_WAIT.to_owned())
         }
         "tool_call" | "stop" => WaitChange::Over,
         _ => WaitChange::Same,
