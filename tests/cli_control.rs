@@ -44,7 +44,9 @@ fn wait_until(limit: Duration, mut ok: impl FnMut() -> bool) -> bool {
 
 /// The session's log, once it has passed the strict reading.
 fn log(dir: &Path) -> String {
-    support::strict_events(dir);
+    if dir.join("events.jsonl").exists() {
+        support::strict_events(dir);
+    }
     std::fs::read_to_string(dir.join("events.jsonl")).unwrap_or_default()
 }
 
