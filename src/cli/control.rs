@@ -1,7 +1,7 @@
 //! `harrow control ID OP`: send an operator command to a session.
 
 use super::{SessionArg, UsageError};
-use crate::harness::control::{Command, Op, send};
+use crate::session::control::{Command, Op, send};
 use crate::session::status::SessionStatus;
 use crate::session::{lock, overview, timestamp};
 use color_eyre::eyre::Result;

@@ -84,14 +84,11 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     })?;
     let resumed_at = std::fs::metadata(found.dir.join(EVENTS_FILE)).map_or(0, |m| m.len());
     if let Some(r) = repair {
-        writer.append(
-            "log_repaired",
-            &LogRepaired {
-                cut_bytes: Some(r.cut_bytes),
-                at_offset: Some(r.at_offset),
-                ..LogRepaired::default()
-            },
-        )?;
+        writer.append(&LogRepaired {
+            cut_bytes: Some(r.cut_bytes),
+            at_offset: Some(r.at_offset),
+            ..LogRepaired::default()
+        })?;
     }
     let start = restored.start.clone();
     let need = |v: Option<String>, what: &str| {
@@ -193,6 +190,6 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         event.extra.insert("endpoint_overrides".into(), serde_json::json!(overrides));
     }
     event.extra.insert("discarded".into(), serde_json::json!(discarded));
-    run.writer.append("session_resume", &event)?;
+    run.writer.append(&event)?;
     if args.flags.headless { drive(run, resumed_at) } else { super::run::drive_console(run) }
 }

@@ -308,7 +308,7 @@ pub fn create_session(start: Start) -> Result<Run> {
     payload.extra.insert("validators".into(), serde_json::json!(run.opts.validators));
     payload.extra.insert("notices".into(), serde_json::json!(notices));
     payload.extra.extend(start.extra);
-    run.writer.append("session_start", &payload)?;
+    run.writer.append(&payload)?;
     Ok(run)
 }
 
@@ -400,7 +400,7 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
         .store(std::fs::metadata(dir.join(EVENTS_FILE)).map_or(0, |m| m.len()), Ordering::SeqCst);
     let _ = printer.join();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
-    println!("session {id}: {} — {}", terminal_line(&ended.reason), dir.display());
+    println!("session {id}: {} — {}", terminal_line(ended.reason.as_str()), dir.display());
     Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 

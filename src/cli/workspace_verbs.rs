@@ -209,10 +209,11 @@ pub fn cleanse(args: &CleanseArgs) -> Result<ExitCode> {
 /// Logs `archived` and sets the checkpoint's flag, as Tilth's cleanse does.
 fn mark_archived(found: &Found, place: &Placement) -> Result<()> {
     let (mut writer, _) = SessionWriter::open(&found.dir)?;
-    writer.append(
-        "archived",
-        &Archived { branch: Some(place.branch.clone()), worktree: None, ..Archived::default() },
-    )?;
+    writer.append(&Archived {
+        branch: Some(place.branch.clone()),
+        worktree: None,
+        ..Archived::default()
+    })?;
     writer.sync()?;
     if let CheckpointRead::Ok(mut c) = read_checkpoint(&found.dir) {
         c.archived = true;

@@ -9,7 +9,7 @@ use super::theme::Theme;
 use super::timeline::{Cell, Mark};
 use super::ui::{Areas, wrapped_rows};
 use super::view::{Clock, Filter, Snapshots, Trail, View, WORKER_WAIT, compressed_times};
-use crate::harness::control::{self, Op};
+use crate::session::control::{self, Op};
 use crate::session::event::Payload;
 use crate::session::index::EventIndex;
 use crate::session::writer::EVENTS_FILE;

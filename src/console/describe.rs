@@ -1,8 +1,8 @@
 //! One readable line per event, derived from the log alone: the headless output of `run` and
 //! `resume`, and the rows of the console's event stream.
 
-use crate::harness::outcome::LastOutcome;
 use crate::session::event::{Event, Payload};
+use crate::session::outcome::LastOutcome;
 use serde_json::Value;
 
 fn short(text: &str, max: usize) -> String {

@@ -1,8 +1,8 @@
 //! The text of the Exchange, Validators and Ledger panes (and of the inspector, which shows the
 //! same things at length), made from whole events fetched for the task on screen.
 
-use crate::harness::verdict::category_meaning;
 use crate::session::event::{Event, Payload, ValidatorRun, Verdict};
+use crate::session::state::category_meaning;
 use serde_json::Value;
 
 /// How many lines of a validator's output the Validators pane keeps: its tail, where the

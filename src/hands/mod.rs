@@ -12,7 +12,7 @@ pub mod tools;
 pub mod validators;
 pub mod workspace;
 
-use crate::session::event::{HookRun, Scope, ToolCall, ToolResult};
+use crate::session::event::{HookRun, PreToolBlock, Scope, ToolCall, ToolResult};
 use crate::session::sink::EventSink;
 use confine::Jail;
 use hooks::{DenyRule, PostEditLinter, PreTool};
@@ -145,32 +145,30 @@ impl Hands {
     ) -> std::io::Result<CallOutcome> {
         let started = Instant::now();
         let call_id = call_id.map(str::to_owned);
-        sink.emit(
-            "tool_call",
-            &ToolCall {
-                scope: scope.clone(),
-                tool: Some(name.into()),
-                args: Some(args.clone()),
-                call_id: call_id.clone(),
-                ..ToolCall::default()
-            },
-        )?;
+        sink.emit(&ToolCall {
+            scope: scope.clone(),
+            tool: Some(name.into()),
+            args: Some(args.clone()),
+            call_id: call_id.clone(),
+            ..ToolCall::default()
+        })?;
         let outcome = self.run(scope, name, args, sink)?;
-        let kind = if outcome.blocked { "pre_tool_block" } else { "tool_result" };
-        sink.emit(
-            kind,
-            &ToolResult {
-                scope: scope.clone(),
-                tool: Some(name.into()),
-                result_preview: Some(outcome.output.chars().take(RESULT_PREVIEW_CHARS).collect()),
-                result_chars: Some(outcome.output.chars().count() as u64),
-                output: Some(outcome.output.clone()),
-                call_id,
-                is_error: Some(outcome.is_error),
-                duration_ms: Some(started.elapsed().as_millis() as u64),
-                ..ToolResult::default()
-            },
-        )?;
+        let result = ToolResult {
+            scope: scope.clone(),
+            tool: Some(name.into()),
+            result_preview: Some(outcome.output.chars().take(RESULT_PREVIEW_CHARS).collect()),
+            result_chars: Some(outcome.output.chars().count() as u64),
+            output: Some(outcome.output.clone()),
+            call_id,
+            is_error: Some(outcome.is_error),
+            duration_ms: Some(started.elapsed().as_millis() as u64),
+            ..ToolResult::default()
+        };
+        if outcome.blocked {
+            sink.emit(&PreToolBlock(result))?;
+        } else {
+            sink.emit(&result)?;
+        }
         Ok(outcome)
     }
 
@@ -210,11 +208,11 @@ impl Hands {
                 Err(e) => return Ok(error(e.0)),
             };
             if let Some(block) = self.pre_tool.check_bash(command) {
-                sink.emit("hook_run", &hook("block", Some(block.message())))?;
+                sink.emit(&hook("block", Some(block.message())))?;
                 return Ok(CallOutcome { output: block.message(), is_error: true, blocked: true });
             }
         }
-        sink.emit("hook_run", &hook("allow", None))?;
+        sink.emit(&hook("allow", None))?;
         let mut outcome = match (spec.run)(self, &args) {
             Ok(text) => CallOutcome { output: text, is_error: false, blocked: false },
             Err(e) => error(e.0),
@@ -241,17 +239,14 @@ impl Hands {
         }) else {
             return Ok(());
         };
-        sink.emit(
-            "hook_run",
-            &HookRun {
-                scope: scope.clone(),
-                tool: Some(name.into()),
-                hook: Some("post_edit".into()),
-                outcome: Some(lint.outcome.into()),
-                reason: lint.feedback.clone(),
-                ..HookRun::default()
-            },
-        )?;
+        sink.emit(&HookRun {
+            scope: scope.clone(),
+            tool: Some(name.into()),
+            hook: Some("post_edit".into()),
+            outcome: Some(lint.outcome.into()),
+            reason: lint.feedback.clone(),
+            ..HookRun::default()
+        })?;
         if let Some(feedback) = lint.feedback {
             outcome.output = format!("{}\n{feedback}", outcome.output);
         }

@@ -118,15 +118,12 @@ pub fn run_all<S: EventSink>(
         });
     }
     let passed = report.is_empty();
-    sink.emit(
-        "validator_run",
-        &ValidatorRun {
-            scope: scope.clone(),
-            passed: Some(passed),
-            results: Some(results.clone()),
-            ..ValidatorRun::default()
-        },
-    )?;
+    sink.emit(&ValidatorRun {
+        scope: scope.clone(),
+        passed: Some(passed),
+        results: Some(results.clone()),
+        ..ValidatorRun::default()
+    })?;
     let report = (!passed).then(|| {
         format!("Validators failed; fix these before submitting again.\n\n{}", report.join("\n\n"))
     });

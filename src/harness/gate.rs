@@ -4,84 +4,7 @@
 //! design does not allow, so a bug in the loop shows up as an error instead of a task quietly
 //! done twice or skipped without a record. The loop logs each accepted move as `task_state`.
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
-/// Where a task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskState {
-    Pending,
-    Running,
-    Validating,
-    Evaluating,
-    Rework,
-    NeedsOperator,
-    Done,
-    DoneBelowBar,
-    /// Accepted without review: the run had review switched off (`--no-eval`).
-    DoneUnreviewed,
-    Failed,
-    Skipped,
-}
-
-impl TaskState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Pending => "pending",
-            TaskState::Running => "running",
-            TaskState::Validating => "validating",
-            TaskState::Evaluating => "evaluating",
-            TaskState::Rework => "rework",
-            TaskState::NeedsOperator => "needs_operator",
-            TaskState::Done => "done",
-            TaskState::DoneBelowBar => "done_below_bar",
-            TaskState::DoneUnreviewed => "done_unreviewed",
-            TaskState::Failed => "failed",
-            TaskState::Skipped => "skipped",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<TaskState> {
-        ALL.iter().copied().find(|t| t.as_str() == s)
-    }
-
-    /// Accepted or skipped: a resumed run does not take the task up again (a failed one it
-    /// does, since a resume is how a person retries it).
-    pub fn is_settled(self) -> bool {
-        self.is_accepted() || self == TaskState::Skipped
-    }
-
-    /// Accepted in any way: its work is (or is about to be) committed on the session branch.
-    pub fn is_accepted(self) -> bool {
-        matches!(self, TaskState::Done | TaskState::DoneBelowBar | TaskState::DoneUnreviewed)
-    }
-
-    /// No more work happens on the task in this run.
-    pub fn is_terminal(self) -> bool {
-        self.is_settled() || self == TaskState::Failed
-    }
-}
-
-const ALL: [TaskState; 11] = [
-    TaskState::Pending,
-    TaskState::Running,
-    TaskState::Validating,
-    TaskState::Evaluating,
-    TaskState::Rework,
-    TaskState::NeedsOperator,
-    TaskState::Done,
-    TaskState::DoneBelowBar,
-    TaskState::DoneUnreviewed,
-    TaskState::Failed,
-    TaskState::Skipped,
-];
-
-impl fmt::Display for TaskState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::session::state::TaskState;
 
 /// What happened to a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,7 +143,7 @@ mod tests {
         for s in [S::Running, S::Rework, S::Done, S::Failed] {
             assert!(transition(s, E::EvaluatorRetried).is_err(), "only a held task is re-judged");
         }
-        for s in ALL {
+        for s in TaskState::ALL {
             assert_eq!(TaskState::parse(s.as_str()), Some(s));
         }
     }

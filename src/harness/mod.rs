@@ -3,11 +3,9 @@
 //! memory across attempts, caps, and resume.
 
 pub mod case;
-pub mod control;
 pub mod gate;
 pub mod learnings;
 pub mod memory;
-pub mod outcome;
 pub mod plan;
 pub mod record;
 pub mod resume;

@@ -7,8 +7,8 @@
 //! and the task restarts from the last commit with a fresh conversation, its ledger intact.
 
 use super::gate::TaskState;
-use super::outcome::LastOutcome;
 use crate::session::event::{Event, Payload, SessionStart};
+use crate::session::outcome::LastOutcome;
 use crate::session::scan::{LineAt, scan};
 use crate::session::summary::Usage;
 use crate::session::writer::EVENTS_FILE;

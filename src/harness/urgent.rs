@@ -7,7 +7,7 @@
 //! applies the command from the log as it applies every other one, so it is recorded the same
 //! way.
 
-use super::control::{self, Op};
+use crate::session::control::{self, Op};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

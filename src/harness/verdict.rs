@@ -6,26 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 
-/// The closed set of rejection categories, with what each means.
-pub const CATEGORIES: &[(&str, &str)] = &[
-    ("scope_creep", "work that belongs to another task, or changes to unrelated files"),
-    ("acceptance_gap", "an acceptance criterion is not satisfied by the diff"),
-    ("weak_test", "the test passes but does not exercise the behaviour the criterion describes"),
-    (
-        "tests_pass_but_wrong",
-        "meets the letter of the test, not its intent (hard-coded values, wrong mocks, deleted assertions)",
-    ),
-    ("half_finished", "debug output, TODOs, dead code or a partial implementation left behind"),
-    (
-        "spec_violation",
-        "breaks an explicit constraint of the task, its criteria or the project's rules",
-    ),
-];
-
-/// What a category means, for the inspector and the worker.
-pub fn category_meaning(category: &str) -> Option<&'static str> {
-    CATEGORIES.iter().find(|(c, _)| *c == category).map(|(_, m)| *m)
-}
+use crate::session::outcome::LastOutcome;
+pub use crate::session::state::{CATEGORIES, category_meaning};
 
 /// A validated verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,6 +28,20 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// The outcome a verdict stands for.
+    pub fn outcome(&self) -> Option<LastOutcome> {
+        if self.accepted() {
+            return None;
+        }
+        Some(if self.parse_failed {
+            LastOutcome::ReviewUnreadable
+        } else if self.below_threshold {
+            LastOutcome::BelowThreshold
+        } else {
+            LastOutcome::Rejected(self.rejection_category.clone().unwrap_or_default())
+        })
+    }
+
     pub fn accepted(&self) -> bool {
         self.verdict == "accept"
     }

@@ -52,6 +52,36 @@ macro_rules! payloads {
             Raw(Value),
         }
 
+        /// Every event name harrow writes or reads, so that a fold matching on the kind is told
+        /// by the compiler when a new one is added. Names this build does not know (a newer
+        /// writer's) have no kind and are kept as [`Payload::Raw`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum EventKind {
+            $( $variant, )*
+        }
+
+        impl EventKind {
+            /// Every kind, in the order the vocabulary lists them.
+            pub const ALL: &'static [EventKind] = &[$( EventKind::$variant, )*];
+
+            /// The name written as the line's `type`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( EventKind::$variant => $name, )*
+                }
+            }
+
+            /// The kind a written `type` names, if this build knows it.
+            pub fn from_name(name: &str) -> Option<EventKind> {
+                match name {
+                    $( $name => Some(EventKind::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+
+        $( impl Record for $ty { const KIND: EventKind = EventKind::$variant; } )*
+
         impl Payload {
             fn decode(kind: &str, raw: &str) -> Payload {
                 let typed = match kind {
@@ -67,8 +97,22 @@ macro_rules! payloads {
                     Payload::Raw(v) => Ok(v.clone()),
                 }
             }
+
+            /// The kind of a typed payload; `None` for [`Payload::Raw`].
+            pub fn kind(&self) -> Option<EventKind> {
+                match self {
+                    $( Payload::$variant(_) => Some(EventKind::$variant), )*
+                    Payload::Raw(_) => None,
+                }
+            }
         }
     };
+}
+
+/// A payload type and the one event name it is written under: what the session writer takes,
+/// so no event is ever appended under a misspelt or mismatched name.
+pub trait Record: Serialize {
+    const KIND: EventKind;
 }
 
 payloads! {
@@ -82,10 +126,10 @@ payloads! {
     "tool_call" => ToolCall(ToolCall),
     "hook_run" => HookRun(HookRun),
     "tool_result" => ToolResult(ToolResult),
-    "pre_tool_block" => PreToolBlock(ToolResult),
+    "pre_tool_block" => PreToolBlock(PreToolBlock),
     "nudge" => Nudge(Nudge),
-    "case_parse_error" => CaseParseError(ParseError),
-    "evaluator_parse_error" => EvaluatorParseError(ParseError),
+    "case_parse_error" => CaseParseError(CaseParseError),
+    "evaluator_parse_error" => EvaluatorParseError(EvaluatorParseError),
     "evaluator_verdict" => Verdict(Verdict),
     "ledger_appended" => LedgerAppended(LedgerAppended),
     "validator_run" => ValidatorRun(ValidatorRun),
@@ -165,9 +209,11 @@ impl Payload {
             Payload::AssistantMessage(p) => &p.scope,
             Payload::ToolCall(p) => &p.scope,
             Payload::HookRun(p) => &p.scope,
-            Payload::ToolResult(p) | Payload::PreToolBlock(p) => &p.scope,
+            Payload::ToolResult(p) => &p.scope,
+            Payload::PreToolBlock(p) => &p.0.scope,
             Payload::Nudge(p) => &p.scope,
-            Payload::CaseParseError(p) | Payload::EvaluatorParseError(p) => &p.scope,
+            Payload::CaseParseError(p) => &p.0.scope,
+            Payload::EvaluatorParseError(p) => &p.0.scope,
             Payload::Verdict(p) => &p.scope,
             Payload::LedgerAppended(p) => &p.scope,
             Payload::ValidatorRun(p) => &p.scope,
@@ -187,12 +233,7 @@ impl Payload {
 }
 
 /// Encodes an event as one `events.jsonl` line, without the newline.
-pub fn encode_line(
-    ts: &str,
-    seq: u64,
-    kind: &str,
-    payload: &impl Serialize,
-) -> serde_json::Result<Vec<u8>> {
+pub fn encode_line<P: Record>(ts: &str, seq: u64, payload: &P) -> serde_json::Result<Vec<u8>> {
     #[derive(Serialize)]
     struct Out<'a, P> {
         ts: &'a str,
@@ -201,7 +242,7 @@ pub fn encode_line(
         kind: &'a str,
         payload: &'a P,
     }
-    serde_json::to_vec(&Out { ts, seq, kind, payload })
+    serde_json::to_vec(&Out { ts, seq, kind: P::KIND.name(), payload })
 }
 
 macro_rules! payload_struct {
@@ -223,6 +264,24 @@ macro_rules! payload_struct {
             $( $(#[$fmeta])* #[serde(default, skip_serializing_if = "Option::is_none")] pub $field: Option<$ty>, )*
             #[serde(flatten)]
             pub extra: Extra,
+        }
+    };
+}
+
+/// A payload written under a name of its own but shaped like another: the same fields on the
+/// line, a distinct type for the writer and the folds.
+macro_rules! payload_newtype {
+    ($(#[$meta:meta])* $name:ident($inner:ident)) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub $inner);
+
+        impl std::ops::Deref for $name {
+            type Target = $inner;
+            fn deref(&self) -> &$inner {
+                &self.0
+            }
         }
     };
 }
@@ -321,6 +380,18 @@ payload_struct!(
 payload_struct!(
     /// A `submit_case` or `submit_verdict` call that could not be parsed.
     ParseError { error: String, raw_tool_calls: Value } scoped
+);
+payload_newtype!(
+    /// A hook refused a tool call: written like a tool's result, under its own name.
+    PreToolBlock(ToolResult)
+);
+payload_newtype!(
+    /// The worker's `submit_case` could not be parsed.
+    CaseParseError(ParseError)
+);
+payload_newtype!(
+    /// The evaluator's `submit_verdict` could not be parsed.
+    EvaluatorParseError(ParseError)
 );
 payload_struct!(
     /// The evaluator's verdict on a case.
@@ -507,9 +578,23 @@ mod tests {
     #[test]
     fn encode_round_trips() {
         let stop = Stop { reason: Some("all_done".into()), ..Stop::default() };
-        let line = encode_line("2026-11-22T04:28:43.123Z", 7, "stop", &stop).unwrap();
+        let line = encode_line("2026-11-22T04:28:43.123Z", 7, &stop).unwrap();
         let ev = Event::decode(&line).unwrap();
         assert_eq!(ev.seq, Some(7));
         assert_eq!(ev.payload, Payload::Stop(stop));
+        assert_eq!(ev.payload.kind(), Some(EventKind::Stop));
+    }
+
+    #[test]
+    fn every_kind_round_trips_its_name() {
+        for kind in EventKind::ALL {
+            assert_eq!(EventKind::from_name(kind.name()), Some(*kind));
+        }
+        assert_eq!(EventKind::from_name("from_the_future"), None);
+        let block = PreToolBlock(ToolResult { tool: Some("bash".into()), ..ToolResult::default() });
+        let line = encode_line("t", 1, &block).unwrap();
+        let ev = Event::decode(&line).unwrap();
+        assert_eq!(ev.kind, "pre_tool_block");
+        assert_eq!(ev.payload, Payload::PreToolBlock(block));
     }
 }

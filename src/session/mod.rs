@@ -6,6 +6,7 @@
 
 pub mod atomic;
 pub mod checkpoint;
+pub mod control;
 pub mod discover;
 pub mod event;
 pub mod fact;
@@ -13,8 +14,10 @@ pub mod index;
 pub mod lenient;
 pub mod listing;
 pub mod lock;
+pub mod outcome;
 pub mod scan;
 pub mod sink;
+pub mod state;
 pub mod status;
 pub mod strict;
 pub mod summary;

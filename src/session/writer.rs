@@ -6,7 +6,7 @@
 //! cuts back. The loop asks for `fsync` at durability points (after a verdict, before a
 //! commit) with [`SessionWriter::sync`]; the other files are replaced atomically.
 
-use super::event::encode_line;
+use super::event::{Record, encode_line};
 use super::fact::Fact;
 use super::lock::{LockError, SessionLock};
 use super::scan::{ScanReport, scan};
@@ -136,9 +136,9 @@ impl SessionWriter {
     }
 
     /// Appends one event and returns its sequence number.
-    pub fn append(&mut self, kind: &str, payload: &impl Serialize) -> io::Result<u64> {
+    pub fn append<P: Record>(&mut self, payload: &P) -> io::Result<u64> {
         let seq = self.next_seq;
-        self.line = encode_line(&timestamp::now(), seq, kind, payload).map_err(io::Error::other)?;
+        self.line = encode_line(&timestamp::now(), seq, payload).map_err(io::Error::other)?;
         if let Ok(text) = std::str::from_utf8(&self.line)
             && let std::borrow::Cow::Owned(clean) = crate::keys::scrub(text)
         {
@@ -190,8 +190,8 @@ mod tests {
         {
             let mut w = SessionWriter::create(&dir).unwrap();
             assert!(matches!(SessionWriter::open(&dir), Err(WriterError::Lock(_))));
-            w.append("stop", &Stop { reason: Some("paused".into()), ..Stop::default() }).unwrap();
-            w.append("stop", &Stop { reason: Some("paused".into()), ..Stop::default() }).unwrap();
+            w.append(&Stop { reason: Some("paused".into()), ..Stop::default() }).unwrap();
+            w.append(&Stop { reason: Some("paused".into()), ..Stop::default() }).unwrap();
             w.sync().unwrap();
         }
         let path = dir.join(EVENTS_FILE);
@@ -199,7 +199,7 @@ mod tests {
         f.write_all(b"{\"ts\":\"2026").unwrap();
         let (mut w, repair) = SessionWriter::open(&dir).unwrap();
         assert_eq!(repair.map(|r| r.cut_bytes), Some(11));
-        assert_eq!(w.append("stop", &Stop::default()).unwrap(), 3);
+        assert_eq!(w.append(&Stop::default()).unwrap(), 3);
         let text = fs::read_to_string(&path).unwrap();
         let events: Vec<Event> =
             text.lines().map(|l| Event::decode(l.as_bytes()).unwrap()).collect();
@@ -225,14 +225,14 @@ mod tests {
         };
         {
             let mut w = SessionWriter::create(&dir).unwrap();
-            w.append("model_call", &call).unwrap();
+            w.append(&call).unwrap();
             let from_file =
                 crate::session::overview(&dir, "20261122-000000-abcdef").unwrap().summary;
             assert_eq!(w.summary().tokens, from_file.tokens);
             assert_eq!(w.summary().tasks, from_file.tasks);
         }
         let (mut w, _) = SessionWriter::open(&dir).unwrap();
-        w.append("task_done", &TaskDone { scope, ..TaskDone::default() }).unwrap();
+        w.append(&TaskDone { scope, ..TaskDone::default() }).unwrap();
         let mut from_file =
             crate::session::overview(&dir, "20261122-000000-abcdef").unwrap().summary;
         let mut running = w.summary();

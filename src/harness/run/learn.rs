@@ -56,6 +56,6 @@ impl Run {
             }
             Err(e) => event.reason = Some(format!("unreachable: {e}")),
         }
-        self.emit("proposed_learnings", &event)
+        self.emit(&event)
     }
 }

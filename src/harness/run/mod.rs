@@ -12,11 +12,9 @@ mod worker;
 pub use recover::Restart;
 
 use super::case::{self, Case};
-use super::control::{self, Op};
 use super::gate::{GateEvent, TaskState, transition};
 use super::learnings;
 use super::memory::{self, EvaluatorInputs, LedgerEntry, WorkerContext};
-use super::outcome::LastOutcome;
 use super::plan::{Plan, Task};
 use super::record::{self, CheckpointFacts};
 use super::urgent::Urgent;
@@ -26,12 +24,15 @@ use crate::hands::Hands;
 use crate::hands::git_guard::GitGuard;
 use crate::hands::validators::{self, ValidatorSpec};
 use crate::hands::workspace::{Review, Workspace};
+use crate::session::control::{self, Op};
 use crate::session::event::ProposedLearnings;
 use crate::session::event::{
     AssistantMessage, Commit, ContextReset, FeedbackSent, HookRun, ModelCall, Nudge,
     OperatorAction, ParseError, PromptAssembled, Scope, Stop, TaskDone, TaskFailed,
     TaskState as TaskStateEvent, ToolCall, ToolCallRecord, Verdict as VerdictEvent,
 };
+use crate::session::outcome::LastOutcome;
+use crate::session::state::StopReason;
 use crate::session::summary::Usage;
 use crate::session::timestamp;
 use crate::session::writer::SessionWriter;
@@ -117,14 +118,14 @@ impl Default for RunOptions {
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ended {
-    /// The `stop` reason: `all_done`, a failure reason, a cap, `needs_operator`, `provider_failure`, `error`.
-    pub reason: String,
+    /// The `stop` reason.
+    pub reason: StopReason,
     pub detail: Option<String>,
 }
 
 impl Ended {
     pub fn success(&self) -> bool {
-        self.reason == "all_done"
+        self.reason == StopReason::AllDone
     }
 }
 
@@ -142,7 +143,7 @@ struct Acceptance {
 /// A task's result, inside the loop.
 enum TaskEnd {
     Accepted(Acceptance),
-    Failed(String),
+    Failed(StopReason),
     Stop(Ended),
 }
 
@@ -312,8 +313,8 @@ impl Run {
             .collect()
     }
 
-    fn emit<P: serde::Serialize>(&mut self, kind: &str, payload: &P) -> io::Result<()> {
-        self.writer.append(kind, payload).map(|_| ())
+    fn emit<P: crate::session::event::Record>(&mut self, payload: &P) -> io::Result<()> {
+        self.writer.append(payload).map(|_| ())
     }
 
     /// Moves a task through the gate and logs the move.
@@ -327,16 +328,13 @@ impl Run {
         let from = self.states.get(task).copied().unwrap_or(TaskState::Pending);
         let to = transition(from, event).map_err(io::Error::other)?;
         self.states.insert(task.to_owned(), to);
-        self.emit(
-            "task_state",
-            &TaskStateEvent {
-                scope: scope(task, 0, attempt),
-                from: Some(from.to_string()),
-                to: Some(to.to_string()),
-                reason: Some(reason.to_owned()),
-                ..TaskStateEvent::default()
-            },
-        )?;
+        self.emit(&TaskStateEvent {
+            scope: scope(task, 0, attempt),
+            from: Some(from.to_string()),
+            to: Some(to.to_string()),
+            reason: Some(reason.to_owned()),
+            ..TaskStateEvent::default()
+        })?;
         Ok(to)
     }
 
@@ -403,19 +401,16 @@ impl Run {
             error_class: a.error_class.map(str::to_owned),
             ..ModelCall::default()
         };
-        self.emit("model_call", &call)?;
+        self.emit(&call)?;
         if let Some(r) = reply {
-            self.emit(
-                "assistant_message",
-                &AssistantMessage {
-                    scope: scope.clone(),
-                    role: Some(role.as_str().into()),
-                    content: r.content.clone(),
-                    reasoning: r.reasoning.clone(),
-                    tool_calls: Some(r.tool_calls.clone()),
-                    ..AssistantMessage::default()
-                },
-            )?;
+            self.emit(&AssistantMessage {
+                scope: scope.clone(),
+                role: Some(role.as_str().into()),
+                content: r.content.clone(),
+                reasoning: r.reasoning.clone(),
+                tool_calls: Some(r.tool_calls.clone()),
+                ..AssistantMessage::default()
+            })?;
         }
         Ok(())
     }
@@ -436,7 +431,7 @@ impl Run {
         if self.control.stop_now {
             let why = self.control.stop.clone().unwrap_or_default();
             return Ok(Some(TaskEnd::Stop(Ended {
-                reason: "operator_stop".into(),
+                reason: StopReason::OperatorStop,
                 detail: Some(format!(
                     "stopped now by the operator ({why}); {task} is unfinished and restarts on resume"
                 )),
@@ -473,17 +468,17 @@ impl Run {
         Ok(result)
     }
 
-    fn cap_reached(&self) -> Option<String> {
+    fn cap_reached(&self) -> Option<StopReason> {
         let caps = self.opts.caps;
         if caps.wall_clock.is_some_and(|w| self.started.elapsed() >= w) {
-            return Some("wall_clock".into());
+            return Some(StopReason::WallClock);
         }
         if caps.tokens.is_some_and(|t| self.tokens_total >= t) {
-            return Some("token_cap".into());
+            return Some(StopReason::TokenCap);
         }
         let dollars: f64 = self.usage.values().map(|u| u.cost).sum();
         if caps.dollars.is_some_and(|d| dollars >= d) {
-            return Some("cost_cap".into());
+            return Some(StopReason::CostCap);
         }
         None
     }
@@ -528,25 +523,22 @@ impl Run {
                             self.propose_learning(task).await?;
                         }
                     }
-                    TaskEnd::Failed(reason) => break 'run self.fail_task(task, &reason)?,
+                    TaskEnd::Failed(reason) => break 'run self.fail_task(task, reason)?,
                     TaskEnd::Stop(stop) => break 'run stop,
                 }
                 self.count_step();
             }
-            Ended { reason: "all_done".into(), detail: None }
+            Ended { reason: StopReason::AllDone, detail: None }
         };
-        self.emit(
-            "stop",
-            &Stop {
-                reason: Some(ended.reason.clone()),
-                error: ended.detail.clone(),
-                ..Stop::default()
-            },
-        )?;
+        self.emit(&Stop {
+            reason: Some(ended.reason.as_str().to_owned()),
+            error: ended.detail.clone(),
+            ..Stop::default()
+        })?;
         self.writer.sync()?;
-        let status = match ended.reason.as_str() {
-            "all_done" => "all_done",
-            "iter_cap" | "evaluator_cap" | "no_case" | "error" | "operator_fail" => "failed",
+        let status = match &ended.reason {
+            StopReason::AllDone => "all_done",
+            r if r.is_task_failure() => "failed",
             _ => "paused",
         };
         self.checkpoint(status)?;
@@ -579,20 +571,17 @@ impl Run {
         self.states.get(task).is_some_and(|s| s.is_settled())
     }
 
-    fn fail_task(&mut self, task: &Task, reason: &str) -> io::Result<Ended> {
-        self.gate(&task.id, GateEvent::Failed, reason, 0)?;
-        self.failed_because.insert(task.id.clone(), reason.to_owned());
-        self.emit(
-            "task_failed",
-            &TaskFailed {
-                scope: scope(&task.id, 0, 0),
-                reason: Some(reason.to_owned()),
-                ..TaskFailed::default()
-            },
-        )?;
+    fn fail_task(&mut self, task: &Task, reason: StopReason) -> io::Result<Ended> {
+        self.gate(&task.id, GateEvent::Failed, reason.as_str(), 0)?;
+        self.failed_because.insert(task.id.clone(), reason.as_str().to_owned());
+        self.emit(&TaskFailed {
+            scope: scope(&task.id, 0, 0),
+            reason: Some(reason.as_str().to_owned()),
+            ..TaskFailed::default()
+        })?;
         record::append_progress(&self.dir, &task.id, &format!("failed:{reason}"), &task.title)?;
         record::write_task_status(&self.dir, &self.status_map())?;
-        Ok(Ended { reason: reason.to_owned(), detail: Some(format!("task {} failed", task.id)) })
+        Ok(Ended { reason, detail: Some(format!("task {} failed", task.id)) })
     }
 
     /// The commit `task` started from, as recorded when it started; the branch tip when the
@@ -628,22 +617,19 @@ impl Run {
             last_outcome: last.as_ref().map(|l| l.code().to_owned()),
             ..TaskDone::default()
         };
-        self.emit("task_done", &done)?;
+        self.emit(&done)?;
         self.writer.sync()?;
         let base = self.task_base(&task.id)?;
         let sha = self
             .workspace
             .commit_task(&task.id, &task.title, &self.id, a.review, Some(&base))
             .map_err(io::Error::other)?;
-        self.emit(
-            "commit",
-            &Commit {
-                scope: scope(&task.id, 0, 0),
-                sha: sha.clone(),
-                message: Some(format!("{}: {}", task.id, task.title)),
-                ..Commit::default()
-            },
-        )?;
+        self.emit(&Commit {
+            scope: scope(&task.id, 0, 0),
+            sha: sha.clone(),
+            message: Some(format!("{}: {}", task.id, task.title)),
+            ..Commit::default()
+        })?;
         self.writer.sync()?;
         if let Some(guard) = &mut self.guard {
             guard.record().map_err(io::Error::other)?;
@@ -668,7 +654,7 @@ impl Run {
             truncated: Some(false),
             ..PromptAssembled::default()
         };
-        self.emit("prompt_assembled", &event)
+        self.emit(&event)
     }
 
     /// Takes the user's part of the repository as it is just before a tool call or validator
@@ -689,31 +675,25 @@ impl Run {
             Ok(r) => r.join(", "),
             Err(e) => format!("nothing (it could not be checked: {e})"),
         };
-        self.emit(
-            "hook_run",
-            &HookRun {
-                scope: sc.clone(),
-                tool: Some(tool.into()),
-                hook: Some("git_guard".into()),
-                outcome: Some("restored".into()),
-                reason: Some(restored.clone()),
-                ..HookRun::default()
-            },
-        )?;
+        self.emit(&HookRun {
+            scope: sc.clone(),
+            tool: Some(tool.into()),
+            hook: Some("git_guard".into()),
+            outcome: Some("restored".into()),
+            reason: Some(restored.clone()),
+            ..HookRun::default()
+        })?;
         Ok(Some(format!(
             "[The workspace's git history and settings are kept as they were; put back: {restored}. Do not move HEAD or branches, or change git configuration or hooks: commit nothing yourself, your changes are committed for you.]"
         )))
     }
 
     fn feedback(&mut self, sc: &Scope, kind: &str, content: &str) -> io::Result<()> {
-        self.emit(
-            "feedback_sent",
-            &FeedbackSent {
-                scope: sc.clone(),
-                kind: Some(kind.into()),
-                content: Some(content.into()),
-                ..FeedbackSent::default()
-            },
-        )
+        self.emit(&FeedbackSent {
+            scope: sc.clone(),
+            kind: Some(kind.into()),
+            content: Some(content.into()),
+            ..FeedbackSent::default()
+        })
     }
 }

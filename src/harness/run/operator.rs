@@ -4,6 +4,7 @@ use super::{
     Acceptance, Duration, Ended, GateEvent, LastOutcome, Op, OperatorAction, Review, Run,
     TaskState, control, io, json, record, transition,
 };
+use crate::session::state::StopReason;
 
 impl Run {
     /// After a task: a `step` pauses once its one task is done.
@@ -37,7 +38,7 @@ impl Run {
                 return Ok(Some(end));
             }
             if let Some(why) = self.control.stop.take() {
-                return Ok(Some(Ended { reason: "operator_stop".into(), detail: Some(why) }));
+                return Ok(Some(Ended { reason: StopReason::OperatorStop, detail: Some(why) }));
             }
             if let Some(cap) = self.cap_reached() {
                 return Ok(Some(Ended { reason: cap, detail: None }));
@@ -72,7 +73,7 @@ impl Run {
                 Err(why) => {
                     action.action = Some("unreadable".into());
                     action.reason = Some(why);
-                    self.emit("operator_action", &action)?;
+                    self.emit(&action)?;
                     continue;
                 }
             };
@@ -81,7 +82,7 @@ impl Run {
             action.reason.clone_from(&cmd.reason);
             action.note.clone_from(&cmd.text);
             action.source = Some(cmd.source.clone());
-            self.emit("operator_action", &action)?;
+            self.emit(&action)?;
             match cmd.op {
                 Op::Pause => self.control.paused = true,
                 Op::Resume => {
@@ -184,7 +185,7 @@ impl Run {
                     };
                     granted.scope.task_id = Some(task.id.clone());
                     granted.extra.insert("granted_attempt".into(), json!(true));
-                    self.emit("operator_action", &granted)?;
+                    self.emit(&granted)?;
                 }
                 return Ok(None);
             }
@@ -228,7 +229,7 @@ impl Run {
             }
             _ => {
                 self.set_aside(&task, "failed")?;
-                self.fail_task(&task, "operator_fail").map(Some)
+                self.fail_task(&task, StopReason::OperatorFail).map(Some)
             }
         }
     }
@@ -256,7 +257,7 @@ impl Run {
             };
             aside.scope.task_id = Some(task.id.clone());
             aside.extra.insert("set_aside".into(), json!(sha));
-            self.emit("operator_action", &aside)?;
+            self.emit(&aside)?;
         }
         self.workspace.discard_uncommitted().map_err(io::Error::other)?;
         Ok(())
@@ -282,6 +283,6 @@ impl Run {
         };
         refused.scope.task_id = task.map(str::to_owned);
         refused.extra.insert("control_offset".into(), json!(self.control.offset));
-        self.emit("operator_action", &refused)
+        self.emit(&refused)
     }
 }

@@ -96,15 +96,12 @@ impl Run {
                 _ => Review::Accepted,
             };
             if !r.done_logged.contains(&task.id) {
-                self.emit(
-                    "task_done",
-                    &TaskDone {
-                        scope: scope(&task.id, 0, 0),
-                        below_bar: Some(review == Review::BelowBar),
-                        reviewed: (review == Review::Unreviewed).then_some(false),
-                        ..TaskDone::default()
-                    },
-                )?;
+                self.emit(&TaskDone {
+                    scope: scope(&task.id, 0, 0),
+                    below_bar: Some(review == Review::BelowBar),
+                    reviewed: (review == Review::Unreviewed).then_some(false),
+                    ..TaskDone::default()
+                })?;
             }
             let found = self.workspace.find_task_commit(&task.id).map_err(io::Error::other)?;
             let sha = if found.is_some() {
@@ -122,7 +119,7 @@ impl Run {
                 ..Commit::default()
             };
             commit.extra.insert("recovered".into(), json!(true));
-            self.emit("commit", &commit)?;
+            self.emit(&commit)?;
             record::append_progress(&self.dir, &task.id, progress_outcome(review), &task.title)?;
             repaired.push(task.id.clone());
         }

@@ -3,6 +3,7 @@
 
 use super::{Case, Ended, GateEvent, Run, TaskEnd, Verdict, io, record, scope};
 use crate::session::event::{Event, Payload};
+use crate::session::state::StopReason;
 use crate::session::writer::EVENTS_FILE;
 
 impl Run {
@@ -45,7 +46,7 @@ impl Run {
                 let why = format!("the task's change could not be read: {e}");
                 self.gate(&task.id, GateEvent::HeldForOperator, &why, attempt)?;
                 return Ok(Some(Ended {
-                    reason: "needs_operator".into(),
+                    reason: StopReason::NeedsOperator,
                     detail: Some(format!("task {} still waits for the operator: {why}", task.id)),
                 }));
             }
@@ -59,7 +60,7 @@ impl Run {
                     let why = e.to_string();
                     self.gate(&task.id, GateEvent::HeldForOperator, &why, attempt)?;
                     return Ok(Some(Ended {
-                        reason: "needs_operator".into(),
+                        reason: StopReason::NeedsOperator,
                         detail: Some(format!(
                             "task {} still waits for the operator: {why}",
                             task.id
@@ -76,7 +77,7 @@ impl Run {
                 self.finish_accepted(&task, acceptance)?;
                 Ok(None)
             }
-            Some(TaskEnd::Failed(reason)) => self.fail_task(&task, &reason).map(Some),
+            Some(TaskEnd::Failed(reason)) => self.fail_task(&task, reason).map(Some),
             Some(TaskEnd::Stop(end)) => Ok(Some(end)),
             None => {
                 self.control.notes.push((Some(task.id.clone()), feedback));

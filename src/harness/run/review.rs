@@ -8,6 +8,8 @@ use super::{
     tool_message, validators, verdict,
 };
 use crate::hands::workspace::{DiffInfo, WorkspaceError};
+use crate::session::event::{CaseParseError, EvaluatorParseError};
+use crate::session::state::StopReason;
 
 impl Run {
     /// Handles one `submit_case`: parse, validators, evaluator, gate. Returns what the worker
@@ -23,39 +25,30 @@ impl Run {
         let case = match case::parse(&call.arguments) {
             Ok(c) => c,
             Err(error) => {
-                self.emit(
-                    "tool_call",
-                    &ToolCall {
-                        scope: sc.clone(),
-                        tool: Some("submit_case".into()),
-                        args: Some(json!("(unparseable case)")),
-                        call_id: Some(call.id.clone()),
-                        ..ToolCall::default()
-                    },
-                )?;
+                self.emit(&ToolCall {
+                    scope: sc.clone(),
+                    tool: Some("submit_case".into()),
+                    args: Some(json!("(unparseable case)")),
+                    call_id: Some(call.id.clone()),
+                    ..ToolCall::default()
+                })?;
                 let raw = json!([{"name": call.name, "arguments": call.arguments}]);
-                self.emit(
-                    "case_parse_error",
-                    &ParseError {
-                        scope: sc.clone(),
-                        error: Some(error.clone()),
-                        raw_tool_calls: Some(raw),
-                        ..ParseError::default()
-                    },
-                )?;
+                self.emit(&CaseParseError(ParseError {
+                    scope: sc.clone(),
+                    error: Some(error.clone()),
+                    raw_tool_calls: Some(raw),
+                    ..ParseError::default()
+                }))?;
                 return Ok((error, None));
             }
         };
-        self.emit(
-            "tool_call",
-            &ToolCall {
-                scope: sc.clone(),
-                tool: Some("submit_case".into()),
-                args: serde_json::to_value(&case).ok(),
-                call_id: Some(call.id.clone()),
-                ..ToolCall::default()
-            },
-        )?;
+        self.emit(&ToolCall {
+            scope: sc.clone(),
+            tool: Some("submit_case".into()),
+            args: serde_json::to_value(&case).ok(),
+            call_id: Some(call.id.clone()),
+            ..ToolCall::default()
+        })?;
         self.gate(&task.id, GateEvent::CaseSubmitted, "case submitted", *attempt)?;
         let base = self.task_base(&task.id)?;
         let diff = match self.task_diff(&base) {
@@ -71,7 +64,7 @@ impl Run {
                 let why = format!("the task's change could not be read: {e}");
                 self.gate(&task.id, GateEvent::HeldForOperator, &why, *attempt)?;
                 let end = TaskEnd::Stop(Ended {
-                    reason: "needs_operator".into(),
+                    reason: StopReason::NeedsOperator,
                     detail: Some(format!("task {} waits for the operator: {why}", task.id)),
                 });
                 return Ok(("The review could not be completed; stop here.".into(), Some(end)));
@@ -146,7 +139,7 @@ impl Run {
                 let why = e.to_string();
                 self.gate(&task.id, GateEvent::HeldForOperator, &why, *attempt)?;
                 let end = TaskEnd::Stop(Ended {
-                    reason: "needs_operator".into(),
+                    reason: StopReason::NeedsOperator,
                     detail: Some(format!("task {} waits for the operator: {why}", task.id)),
                 });
                 return Ok(("The review could not be completed; stop here.".into(), Some(end)));
@@ -226,7 +219,7 @@ impl Run {
         if verdict.below_threshold {
             event.extra.insert("below_threshold".into(), json!(true));
         }
-        self.emit("evaluator_verdict", &event)?;
+        self.emit(&event)?;
         let entry = LedgerEntry {
             ts: timestamp::now(),
             iter,
@@ -236,16 +229,13 @@ impl Run {
             verdict: verdict.clone(),
         };
         record::append_ledger(&self.dir, &task.id, &entry)?;
-        self.emit(
-            "ledger_appended",
-            &crate::session::event::LedgerAppended {
-                scope: sc.clone(),
-                verdict_summary: Some(verdict.summary()),
-                ..Default::default()
-            },
-        )?;
+        self.emit(&crate::session::event::LedgerAppended {
+            scope: sc.clone(),
+            verdict_summary: Some(verdict.summary()),
+            ..Default::default()
+        })?;
         self.writer.sync()?;
-        let outcome = LastOutcome::of_verdict(verdict);
+        let outcome = verdict.outcome();
         match &outcome {
             Some(o) => self.last_outcomes.insert(task.id.clone(), o.clone()),
             None => self.last_outcomes.remove(&task.id),
@@ -266,7 +256,7 @@ impl Run {
             return Ok(match self.opts.on_cap {
                 OnCap::Fail => (
                     "Rejected at the rework cap.".into(),
-                    Some(TaskEnd::Failed("evaluator_cap".into())),
+                    Some(TaskEnd::Failed(StopReason::EvaluatorCap)),
                 ),
                 OnCap::ForceAccept => {
                     self.gate(
@@ -375,7 +365,7 @@ impl Run {
                 ..ParseError::default()
             };
             event.extra.insert("parse_attempt".into(), json!(try_n + 1));
-            self.emit("evaluator_parse_error", &event)?;
+            self.emit(&EvaluatorParseError(event))?;
             messages.push(reply.history_message());
             let retry = format!(
                 "Your verdict could not be used: {last_error}. Call submit_verdict once with valid arguments."

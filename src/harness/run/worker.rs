@@ -2,10 +2,11 @@
 //! the hands, nudges for quiet turns, and `submit_case` handed to the review.
 
 use super::{
-    Acceptance, CallTag, ContextReset, Ended, GateEvent, Hands, LastOutcome, LedgerEntry, NUDGE,
-    NUDGE_LENGTH, Nudge, OnCap, Review, Role, Run, Scope, Task, TaskEnd, ToolCall, ToolCallRecord,
-    Value, WORKER_PROMPT, WorkerContext, case, io, json, memory, record, scope, tool_message,
+    Acceptance, CallTag, ContextReset, Ended, GateEvent, Hands, LedgerEntry, NUDGE, NUDGE_LENGTH,
+    Nudge, OnCap, Review, Role, Run, Scope, Task, TaskEnd, ToolCall, ToolCallRecord, Value,
+    WORKER_PROMPT, WorkerContext, case, io, json, memory, record, scope, tool_message,
 };
+use crate::session::state::StopReason;
 
 impl Run {
     /// Takes the operator's notes meant for this task (or for whichever task runs next).
@@ -50,7 +51,7 @@ impl Run {
     fn at_the_cap(&mut self, task: &Task, ledger: &[LedgerEntry]) -> io::Result<Option<TaskEnd>> {
         if let Some(why) = self.failed_waiting(&task.id, ledger.len() as u64) {
             return Ok(Some(TaskEnd::Stop(Ended {
-                reason: "needs_operator".into(),
+                reason: StopReason::NeedsOperator,
                 detail: Some(format!(
                     "task {} {why}; decide with `harrow control` (approve, force-accept, reject --text for another attempt, or skip), or leave it failed",
                     task.id
@@ -61,9 +62,9 @@ impl Run {
         if (ledger.len() as u64) < self.cap_for(&task.id) || !rejected_last {
             return Ok(None);
         }
-        let last = ledger.last().and_then(|e| LastOutcome::of_verdict(&e.verdict));
+        let last = ledger.last().and_then(|e| e.verdict.outcome());
         Ok(Some(match self.opts.on_cap {
-            OnCap::Fail => TaskEnd::Failed("evaluator_cap".into()),
+            OnCap::Fail => TaskEnd::Failed(StopReason::EvaluatorCap),
             OnCap::ForceAccept => {
                 let reason = "rework cap reached; accepted below the bar by policy";
                 self.gate(&task.id, GateEvent::ForceAccepted, reason, ledger.len() as u64)?;
@@ -94,18 +95,15 @@ impl Run {
             None => self.workspace.tip().map_err(io::Error::other)?,
         };
         self.task_bases.insert(task.id.clone(), base.clone());
-        self.emit(
-            "context_reset",
-            &ContextReset {
-                scope: Scope {
-                    task_id: Some(task.id.clone()),
-                    attempt: Some(attempt),
-                    ..Scope::default()
-                },
-                base_commit: Some(base),
-                ..ContextReset::default()
+        self.emit(&ContextReset {
+            scope: Scope {
+                task_id: Some(task.id.clone()),
+                attempt: Some(attempt),
+                ..Scope::default()
             },
-        )?;
+            base_commit: Some(base),
+            ..ContextReset::default()
+        })?;
         let note = self.take_notes(&task.id);
         let prompt = self.worker_prompt(task, &ledger, note.as_deref());
         self.log_prompt(&scope(&task.id, 0, attempt), "worker", &prompt)?;
@@ -132,11 +130,12 @@ impl Run {
             let reply = match answer {
                 Ok(r) => r,
                 Err(e) => {
-                    let reason = if e.is_transient() { "provider_failure" } else { "error" };
-                    return Ok(TaskEnd::Stop(Ended {
-                        reason: reason.into(),
-                        detail: Some(e.to_string()),
-                    }));
+                    let reason = if e.is_transient() {
+                        StopReason::ProviderFailure
+                    } else {
+                        StopReason::Error
+                    };
+                    return Ok(TaskEnd::Stop(Ended { reason, detail: Some(e.to_string()) }));
                 }
             };
             turn += 1;
@@ -157,16 +156,13 @@ impl Run {
                             .output
                     }
                     Err(e) => {
-                        self.emit(
-                            "tool_call",
-                            &ToolCall {
-                                scope: sc.clone(),
-                                tool: Some(call.name.clone()),
-                                args: Some(json!("(unparseable JSON)")),
-                                call_id: Some(call.id.clone()),
-                                ..ToolCall::default()
-                            },
-                        )?;
+                        self.emit(&ToolCall {
+                            scope: sc.clone(),
+                            tool: Some(call.name.clone()),
+                            args: Some(json!("(unparseable JSON)")),
+                            call_id: Some(call.id.clone()),
+                            ..ToolCall::default()
+                        })?;
                         format!(
                             "ERROR: {}: the arguments are not valid JSON ({e}); send one JSON object",
                             call.name
@@ -185,23 +181,20 @@ impl Run {
                 if work.is_empty() {
                     quiet += 1;
                     if quiet >= self.opts.max_quiet_turns {
-                        return Ok(TaskEnd::Failed("no_case".into()));
+                        return Ok(TaskEnd::Failed(StopReason::NoCase));
                     }
                     let (kind, text) = if reply.finish_reason.as_deref() == Some("length") {
                         ("length", NUDGE_LENGTH)
                     } else {
                         ("no_case", NUDGE)
                     };
-                    self.emit(
-                        "nudge",
-                        &Nudge {
-                            scope: sc.clone(),
-                            kind: Some(kind.into()),
-                            streak: Some(quiet),
-                            content: Some(text.into()),
-                            ..Nudge::default()
-                        },
-                    )?;
+                    self.emit(&Nudge {
+                        scope: sc.clone(),
+                        kind: Some(kind.into()),
+                        streak: Some(quiet),
+                        content: Some(text.into()),
+                        ..Nudge::default()
+                    })?;
                     messages.push(json!({"role": "user", "content": text}));
                 } else {
                     quiet = 0;
@@ -230,6 +223,6 @@ impl Run {
                 return Ok(end);
             }
         }
-        Ok(TaskEnd::Failed("iter_cap".into()))
+        Ok(TaskEnd::Failed(StopReason::IterCap))
     }
 }

@@ -2,8 +2,6 @@
 //! truthfully to the operator and to every later task: never reviewed, failed its checks,
 //! rejected as a category, or reviewed without a usable answer.
 
-use super::verdict::Verdict;
-
 /// The last judgement a task's work received before it was let through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LastOutcome {
@@ -20,20 +18,6 @@ pub enum LastOutcome {
 }
 
 impl LastOutcome {
-    /// The outcome a verdict stands for.
-    pub fn of_verdict(v: &Verdict) -> Option<LastOutcome> {
-        if v.accepted() {
-            return None;
-        }
-        Some(if v.parse_failed {
-            LastOutcome::ReviewUnreadable
-        } else if v.below_threshold {
-            LastOutcome::BelowThreshold
-        } else {
-            LastOutcome::Rejected(v.rejection_category.clone().unwrap_or_default())
-        })
-    }
-
     /// The code written as `task_done.last_outcome`.
     pub fn code(&self) -> &'static str {
         match self {
