@@ -2,11 +2,13 @@
 
 use super::{DirArgs, SessionArg, UsageError};
 use crate::hands::workspace::Workspace;
-use crate::session::checkpoint::{CHECKPOINT_FILE, CheckpointRead, read_checkpoint};
+use crate::session::checkpoint::{CheckpointRead, read_checkpoint};
+use crate::session::dir::CHECKPOINT_FILE;
+use crate::session::dir::EVENTS_FILE;
 use crate::session::discover::{self, Found};
 use crate::session::event::{Archived, Event, Payload};
 use crate::session::status::SessionStatus;
-use crate::session::writer::{EVENTS_FILE, SessionWriter};
+use crate::session::writer::SessionWriter;
 use crate::session::{atomic, lock, overview};
 use color_eyre::eyre::{Result, WrapErr};
 use std::io::{BufRead, IsTerminal, Write};

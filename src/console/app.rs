@@ -10,9 +10,9 @@ use super::timeline::{Cell, Mark};
 use super::ui::{Areas, wrapped_rows};
 use super::view::{Clock, Filter, Snapshots, Trail, View, WORKER_WAIT, compressed_times};
 use crate::session::control::{self, Op};
+use crate::session::dir::EVENTS_FILE;
 use crate::session::event::Payload;
 use crate::session::index::EventIndex;
-use crate::session::writer::EVENTS_FILE;
 use std::io;
 use std::path::Path;
 

@@ -18,8 +18,8 @@ pub mod timeline;
 pub mod ui;
 pub mod view;
 
+use crate::session::dir::EVENTS_FILE;
 use crate::session::tail::{self, TailEvent};
-use crate::session::writer::EVENTS_FILE;
 use app::App;
 use crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind};
 use std::path::Path;

@@ -2,11 +2,11 @@
 //! about the project. A proposal goes to `proposed-learnings.md` for a person to review; no
 //! model ever reads that file back, and nothing is written into the project.
 
+use crate::session::dir::LEARNINGS_FILE;
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 
-pub const LEARNINGS_FILE: &str = "proposed-learnings.md";
 /// The learnings role's system prompt, embedded.
 pub const LEARNINGS_PROMPT: &str = include_str!("../../prompts/learnings.md");
 

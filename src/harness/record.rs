@@ -3,15 +3,13 @@
 //! (appended). The event log stays the source of truth; these are what resume and people read.
 
 use super::memory::LedgerEntry;
-use crate::session::checkpoint::{CHECKPOINT_FILE, Checkpoint};
+use crate::session::checkpoint::Checkpoint;
+use crate::session::dir::{CHECKPOINT_FILE, SUMMARY_FILE, TASK_STATUS_FILE};
+use crate::session::dir::{LEDGER_DIR, PROGRESS_FILE};
 use crate::session::summary::{Summary, Usage};
-use crate::session::writer::{SUMMARY_FILE, TASK_STATUS_FILE};
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, Write};
 use std::path::Path;
-
-pub const PROGRESS_FILE: &str = "progress.txt";
-pub const LEDGER_DIR: &str = "ledger";
 
 /// Appends one line to `progress.txt`: `<id>\t<outcome>\t<title>`, as Tilth writes it.
 pub fn append_progress(dir: &Path, task_id: &str, outcome: &str, title: &str) -> io::Result<()> {
@@ -31,7 +29,7 @@ pub fn progress_tail(dir: &Path, lines: usize, max_chars: usize) -> Option<Strin
 }
 
 fn ledger_path(dir: &Path, task_id: &str) -> std::path::PathBuf {
-    dir.join(LEDGER_DIR).join(format!("{task_id}.jsonl"))
+    crate::session::dir::SessionDir::new(dir).ledger(task_id)
 }
 
 /// Appends a verdict to a task's ledger.

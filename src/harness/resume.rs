@@ -7,11 +7,11 @@
 //! and the task restarts from the last commit with a fresh conversation, its ledger intact.
 
 use super::gate::TaskState;
+use crate::session::dir::EVENTS_FILE;
 use crate::session::event::{Event, Payload, SessionStart};
 use crate::session::outcome::LastOutcome;
 use crate::session::scan::{LineAt, scan};
 use crate::session::summary::Usage;
-use crate::session::writer::EVENTS_FILE;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufRead};
 use std::path::Path;

@@ -1,12 +1,10 @@
 //! `checkpoint.json`: the resumable state snapshot, in Tilth's keys plus harrow's.
 
 use super::summary::Usage;
+use crate::session::dir::CHECKPOINT_FILE;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// File name inside a session folder.
-pub const CHECKPOINT_FILE: &str = "checkpoint.json";
 
 /// The snapshot. Every field is optional on read because each Tilth era wrote fewer of them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -5,11 +5,10 @@
 //! `operator_action`, with the byte offset it has read up to; a resumed run starts reading
 //! there, so no command is applied twice and none is lost.
 
+use crate::session::dir::CONTROL_FILE;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
-
-pub const CONTROL_FILE: &str = "control.jsonl";
 
 /// What the operator asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

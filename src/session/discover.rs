@@ -1,7 +1,7 @@
 //! Where sessions live, and finding one by id, prefix or path.
 
-use super::checkpoint::CHECKPOINT_FILE;
-use super::writer::EVENTS_FILE;
+use super::dir::CHECKPOINT_FILE;
+use super::dir::EVENTS_FILE;
 use std::fmt;
 use std::path::{Path, PathBuf};
 

@@ -1,12 +1,10 @@
 //! The `lock` file: only one process writes a session.
 
+use crate::session::dir::LOCK_FILE;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-
-/// File name of the lock inside a session folder.
-pub const LOCK_FILE: &str = "lock";
 
 /// Who holds a session's lock.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

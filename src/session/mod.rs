@@ -7,6 +7,7 @@
 pub mod atomic;
 pub mod checkpoint;
 pub mod control;
+pub mod dir;
 pub mod discover;
 pub mod event;
 pub mod fact;
@@ -44,7 +45,7 @@ pub struct Overview {
 
 /// Reads a session folder and folds its log into an [`Overview`].
 pub fn overview(dir: &Path, id: &str) -> std::io::Result<Overview> {
-    let events = dir.join(writer::EVENTS_FILE);
+    let events = dir.join(dir::EVENTS_FILE);
     let log_missing = !events.exists();
     let mut fold = SummaryFold::new(Some(id.to_owned()));
     let report = scan::scan(&events, |_, fact| fold.apply(fact))?;

@@ -12,14 +12,11 @@ use super::lock::{LockError, SessionLock};
 use super::scan::{ScanReport, scan};
 use super::summary::{Summary, SummaryFold};
 use super::timestamp;
+use crate::session::dir::EVENTS_FILE;
 use serde::Serialize;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-
-pub const EVENTS_FILE: &str = "events.jsonl";
-pub const SUMMARY_FILE: &str = "summary.json";
-pub const TASK_STATUS_FILE: &str = "task-status.json";
 
 /// Why a session could not be opened for writing.
 #[derive(Debug, thiserror::Error)]

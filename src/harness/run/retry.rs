@@ -2,9 +2,9 @@
 //! the task's last case, on the work as it stands, and let the gate act on the answer.
 
 use super::{Case, Ended, GateEvent, Run, TaskEnd, Verdict, io, record, scope};
+use crate::session::dir::EVENTS_FILE;
 use crate::session::event::{Event, Payload};
 use crate::session::state::StopReason;
-use crate::session::writer::EVENTS_FILE;
 
 impl Run {
     /// The task's last case, read from where the resumed run found it in the log, with the

@@ -1,0 +1,76 @@
+//! The session folder and the name of every file in it: one place to look up where a thing is
+//! kept, for the loop that writes them and every reader.
+
+use std::path::{Path, PathBuf};
+
+/// The event log: the single source of truth.
+pub const EVENTS_FILE: &str = "events.jsonl";
+/// Operator commands for the loop, appended by the console and `harrow control`.
+pub const CONTROL_FILE: &str = "control.jsonl";
+/// Where the loop stood at its last safe point.
+pub const CHECKPOINT_FILE: &str = "checkpoint.json";
+/// Held by the run that writes the log.
+pub const LOCK_FILE: &str = "lock";
+/// The fold of the log, in Tilth's format with harrow's figures beside it.
+pub const SUMMARY_FILE: &str = "summary.json";
+/// Each task's state, for tools that read Tilth's folders.
+pub const TASK_STATUS_FILE: &str = "task-status.json";
+/// One line per settled task, as Tilth kept it.
+pub const PROGRESS_FILE: &str = "progress.txt";
+/// The per-task ledgers both sides read across attempts.
+pub const LEDGER_DIR: &str = "ledger";
+/// What the learnings step proposed, for a person to review.
+pub const LEARNINGS_FILE: &str = "proposed-learnings.md";
+
+/// A session folder. The paths it hands out are the only spelling of its files' names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionDir {
+    root: PathBuf,
+}
+
+impl SessionDir {
+    pub fn new(root: impl Into<PathBuf>) -> SessionDir {
+        SessionDir { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn events(&self) -> PathBuf {
+        self.root.join(EVENTS_FILE)
+    }
+
+    pub fn control(&self) -> PathBuf {
+        self.root.join(CONTROL_FILE)
+    }
+
+    pub fn checkpoint(&self) -> PathBuf {
+        self.root.join(CHECKPOINT_FILE)
+    }
+
+    pub fn lock(&self) -> PathBuf {
+        self.root.join(LOCK_FILE)
+    }
+
+    pub fn summary(&self) -> PathBuf {
+        self.root.join(SUMMARY_FILE)
+    }
+
+    pub fn task_status(&self) -> PathBuf {
+        self.root.join(TASK_STATUS_FILE)
+    }
+
+    pub fn progress(&self) -> PathBuf {
+        self.root.join(PROGRESS_FILE)
+    }
+
+    /// A task's ledger file.
+    pub fn ledger(&self, task: &str) -> PathBuf {
+        self.root.join(LEDGER_DIR).join(format!("{task}.jsonl"))
+    }
+
+    pub fn learnings(&self) -> PathBuf {
+        self.root.join(LEARNINGS_FILE)
+    }
+}
