@@ -102,6 +102,10 @@ pub struct RunFlags {
     /// Stop between tasks after this many dollars.
     #[arg(long, value_name = "USD")]
     pub max_dollars: Option<f64>,
+    /// With --headless: when a task is held for a person, wait for a decision from `harrow
+    /// control` instead of stopping (the console always waits).
+    #[arg(long)]
+    pub wait_for_operator: bool,
 }
 
 impl RunFlags {
@@ -125,6 +129,7 @@ impl RunFlags {
             on_cap: self.on_cap.or(on_cap).unwrap_or(defaults.on_cap),
             no_eval: self.no_eval,
             learnings: self.learnings,
+            wait_for_operator: self.wait_for_operator || !self.headless,
             score_threshold: self
                 .score_threshold
                 .map(f64::from)

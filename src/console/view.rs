@@ -3,21 +3,52 @@
 //! the events the stream shows — never their text, which is fetched for the rows on screen.
 
 use super::timeline::Timeline;
+use crate::session::event::EventKind;
 use crate::session::fact::Fact;
 use crate::session::summary::{FoldSnapshot, Summary, SummaryFold};
 use std::collections::BTreeMap;
 
-/// Whether an event earns a row in the stream.
+/// Whether an event earns a row in the stream. Names this build does not know are shown (as
+/// their raw payload), so nothing a newer writer logged is hidden.
 pub fn shown(fact: &Fact<'_>) -> bool {
-    match fact.kind() {
-        "model_call" => fact.payload.health.get().is_some_and(|h| h != "ok"),
-        "hook_run" | "prompt_assembled" | "memory_load" | "context_reset" | "ledger_appended"
-        | "feedback_sent" => false,
-        "task_state" => matches!(fact.payload.to.get(), Some("running" | "needs_operator")),
-        "task_done" => {
+    use EventKind as K;
+    let Some(kind) = fact.event_kind() else { return true };
+    match kind {
+        K::ModelCall => fact.payload.health.get().is_some_and(|h| h != "ok"),
+        K::HookRun
+        | K::PromptAssembled
+        | K::MemoryLoad
+        | K::ContextReset
+        | K::LedgerAppended
+        | K::FeedbackSent
+        | K::OperatorWait => false,
+        K::TaskState => matches!(fact.payload.to.get(), Some("running" | "needs_operator")),
+        K::TaskDone => {
             fact.payload.below_bar.0 == Some(true) || fact.payload.reviewed.0 == Some(false)
         }
-        _ => true,
+        K::SessionStart
+        | K::SessionResume
+        | K::AssistantMessage
+        | K::ToolCall
+        | K::ToolResult
+        | K::PreToolBlock
+        | K::Nudge
+        | K::CaseParseError
+        | K::EvaluatorParseError
+        | K::Verdict
+        | K::ValidatorRun
+        | K::TaskFailed
+        | K::Commit
+        | K::OperatorAction
+        | K::LogRepaired
+        | K::Stop
+        | K::Archived
+        | K::JudgeVerdict
+        | K::ProposedLearnings
+        | K::AgentsMdUpdate
+        | K::EmptyModelResponse
+        | K::SessionPrepared
+        | K::SeedCommitted => true,
     }
 }
 
@@ -56,45 +87,51 @@ impl Filter {
 
     /// Whether a shown event belongs to this filter's rows.
     pub fn keeps(self, fact: &Fact<'_>) -> bool {
+        use EventKind as K;
         let p = &fact.payload;
+        let kind = fact.event_kind();
         match self {
             Filter::All => true,
-            Filter::Dialogue => match fact.kind() {
-                "tool_call" => p.tool.get() == Some("submit_case"),
+            Filter::Dialogue => match kind {
+                Some(K::ToolCall) => p.tool.get() == Some("submit_case"),
                 kind => matches!(
                     kind,
-                    "validator_run"
-                        | "evaluator_verdict"
-                        | "judge_verdict"
-                        | "operator_action"
-                        | "task_state"
-                        | "task_done"
-                        | "commit"
-                        | "task_failed"
-                        | "stop"
-                        | "session_start"
-                        | "session_resume"
-                        | "case_parse_error"
-                        | "evaluator_parse_error"
+                    Some(
+                        K::ValidatorRun
+                            | K::Verdict
+                            | K::JudgeVerdict
+                            | K::OperatorAction
+                            | K::TaskState
+                            | K::TaskDone
+                            | K::Commit
+                            | K::TaskFailed
+                            | K::Stop
+                            | K::SessionStart
+                            | K::SessionResume
+                            | K::CaseParseError
+                            | K::EvaluatorParseError
+                    )
                 ),
             },
-            Filter::Problems => match fact.kind() {
-                "evaluator_verdict" => p.verdict.get() != Some("accept"),
-                "judge_verdict" => p.accept.0 != Some(true),
-                "validator_run" => p.passed.0 == Some(false),
-                "stop" => p.reason.get() != Some("all_done"),
-                "task_state" => p.to.get() == Some("needs_operator"),
+            Filter::Problems => match kind {
+                Some(K::Verdict) => p.verdict.get() != Some("accept"),
+                Some(K::JudgeVerdict) => p.accept.0 != Some(true),
+                Some(K::ValidatorRun) => p.passed.0 == Some(false),
+                Some(K::Stop) => p.reason.get() != Some("all_done"),
+                Some(K::TaskState) => p.to.get() == Some("needs_operator"),
                 kind => matches!(
                     kind,
-                    "pre_tool_block"
-                        | "model_call"
-                        | "case_parse_error"
-                        | "evaluator_parse_error"
-                        | "nudge"
-                        | "task_failed"
-                        | "task_done"
-                        | "log_repaired"
-                        | "empty_model_response"
+                    Some(
+                        K::PreToolBlock
+                            | K::ModelCall
+                            | K::CaseParseError
+                            | K::EvaluatorParseError
+                            | K::Nudge
+                            | K::TaskFailed
+                            | K::TaskDone
+                            | K::LogRepaired
+                            | K::EmptyModelResponse
+                    )
                 ),
             },
         }
@@ -128,6 +165,8 @@ struct Marks {
     applied: usize,
     operator: Option<String>,
     waiting: Option<Waiting>,
+    /// The task the run waits on a person's decision about, while it waits.
+    held: Option<String>,
 }
 
 /// What the run is waiting on, and since when: the status line says so ("waiting on the
@@ -143,6 +182,9 @@ pub struct Waiting {
 /// a run is there to wait (in a replay it would crowd the status line at every other event).
 pub const WORKER_WAIT: &str = "waiting on the worker model";
 
+/// The wait on a person's decision about a held task.
+pub const OPERATOR_WAIT: &str = "waiting on you";
+
 /// What an event says about the run's waiting.
 enum WaitChange {
     /// Nothing: the wait, if any, goes on.
@@ -152,32 +194,58 @@ enum WaitChange {
 }
 
 fn waiting_after(fact: &Fact<'_>) -> WaitChange {
+    use EventKind as K;
     let p = &fact.payload;
-    match fact.kind() {
-        "model_call" => match p.health.get() {
+    let Some(kind) = fact.event_kind() else { return WaitChange::Same };
+    match kind {
+        K::ModelCall => match p.health.get() {
             Some(h) if h != "ok" => {
                 let who = p.role.get().or(p.phase.get()).unwrap_or("model");
                 WaitChange::Begins(format!("retrying the {who} ({h})"))
             }
             _ => WaitChange::Over,
         },
-        "task_state" => match p.to.get() {
+        K::TaskState => match p.to.get() {
             Some("validating") => WaitChange::Begins("validators running".to_owned()),
             Some("evaluating") => WaitChange::Begins("waiting on the evaluator".to_owned()),
-            Some("needs_operator") => WaitChange::Begins("waiting on you".to_owned()),
+            Some("needs_operator") => WaitChange::Begins(OPERATOR_WAIT.to_owned()),
             _ => WaitChange::Over,
         },
+        K::OperatorWait => WaitChange::Begins(OPERATOR_WAIT.to_owned()),
         // The worker is asked again after its context is sent, after its tools answered, and
         // after feedback or a nudge: the wait on its model counts from there, not from its
         // first reply.
-        "tool_result" | "pre_tool_block" | "feedback_sent" | "nudge" => {
+        K::ToolResult | K::PreToolBlock | K::FeedbackSent | K::Nudge => {
             WaitChange::Begins(WORKER_WAIT.to_owned())
         }
-        "prompt_assembled" if p.role.get() == Some("worker") => {
+        K::PromptAssembled if p.role.get() == Some("worker") => {
             WaitChange::Begins(WORKER_WAIT.to_owned())
         }
-        "tool_call" | "stop" => WaitChange::Over,
-        _ => WaitChange::Same,
+        K::ToolCall | K::Stop => WaitChange::Over,
+        K::PromptAssembled
+        | K::SessionStart
+        | K::SessionResume
+        | K::ContextReset
+        | K::MemoryLoad
+        | K::AssistantMessage
+        | K::HookRun
+        | K::CaseParseError
+        | K::EvaluatorParseError
+        | K::Verdict
+        | K::LedgerAppended
+        | K::ValidatorRun
+        | K::TaskDone
+        | K::TaskFailed
+        | K::Commit
+        | K::OperatorAction
+        | K::LogRepaired
+        | K::Archived
+        | K::JudgeVerdict
+        | K::ProposedLearnings
+        | K::AgentsMdUpdate
+        | K::EmptyModelResponse
+        | K::SessionPrepared
+        | K::SeedCommitted => WaitChange::Same,
     }
 }
 
@@ -285,7 +353,8 @@ impl View {
                 }
             }
         }
-        if fact.kind() == "model_call"
+        let kind = fact.event_kind();
+        if kind == Some(EventKind::ModelCall)
             && !matches!(fact.payload.role.get().or(fact.payload.phase.get()), Some("evaluator"))
             && let Some(tokens) = fact.payload.prompt_tokens.value.filter(|t| *t > 0)
         {
@@ -299,11 +368,16 @@ impl View {
             self.pressure.push(Pressure { pos, prompt_tokens, band });
         }
         let Some(task) = fact.payload.task_id.get() else { return };
-        let kind = fact.kind();
         let tracked = matches!(
             kind,
-            "validator_run" | "evaluator_verdict" | "judge_verdict" | "operator_action"
-        ) || (kind == "tool_call" && fact.payload.tool.get() == Some("submit_case"));
+            Some(
+                EventKind::ValidatorRun
+                    | EventKind::Verdict
+                    | EventKind::JudgeVerdict
+                    | EventKind::OperatorAction
+            )
+        ) || (kind == Some(EventKind::ToolCall)
+            && fact.payload.tool.get() == Some("submit_case"));
         if !tracked {
             return;
         }
@@ -313,9 +387,9 @@ impl View {
             self.trails.entry(task.to_owned()).or_default()
         };
         match kind {
-            "tool_call" => trail.cases.push(pos),
-            "validator_run" => trail.validators.push(pos),
-            "operator_action" => trail.ledger.push(pos),
+            Some(EventKind::ToolCall) => trail.cases.push(pos),
+            Some(EventKind::ValidatorRun) => trail.validators.push(pos),
+            Some(EventKind::OperatorAction) => trail.ledger.push(pos),
             _ => {
                 trail.verdicts.push(pos);
                 trail.ledger.push(pos);
@@ -327,10 +401,23 @@ impl View {
     pub fn apply(&mut self, pos: usize, fact: &Fact<'_>) {
         let m = &mut self.marks;
         self.fold.apply(fact);
-        if let ("operator_action", Some(op @ ("pause" | "resume" | "step" | "stop"))) =
-            (fact.kind(), fact.payload.action.get())
+        let kind = fact.event_kind();
+        if let (
+            Some(EventKind::OperatorAction),
+            Some(op @ ("pause" | "resume" | "step" | "stop")),
+        ) = (kind, fact.payload.action.get())
         {
             m.operator = Some(op.to_owned());
+        }
+        match kind {
+            Some(EventKind::OperatorWait) => m.held = fact.payload.task_id.get().map(str::to_owned),
+            Some(
+                EventKind::TaskState
+                | EventKind::Stop
+                | EventKind::SessionResume
+                | EventKind::ContextReset,
+            ) => m.held = None,
+            _ => {}
         }
         if let Some(task) = fact.payload.task_id.get()
             && m.current_task.as_deref() != Some(task)
@@ -393,6 +480,11 @@ impl View {
     /// What the run waits on as of the cursor, if anything.
     pub fn waiting(&self) -> Option<&Waiting> {
         self.marks.waiting.as_ref()
+    }
+
+    /// The task the run is holding for the operator's decision, as of the cursor.
+    pub fn held(&self) -> Option<&str> {
+        self.marks.held.as_deref()
     }
 
     /// The last pause, resume, step or stop the loop applied.

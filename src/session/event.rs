@@ -139,6 +139,7 @@ payloads! {
     "task_failed" => TaskFailed(TaskFailed),
     "commit" => Commit(Commit),
     "operator_action" => OperatorAction(OperatorAction),
+    "operator_wait" => OperatorWait(OperatorWait),
     "log_repaired" => LogRepaired(LogRepaired),
     "stop" => Stop(Stop),
     "archived" => Archived(Archived),
@@ -227,6 +228,7 @@ impl Payload {
             Payload::AgentsMdUpdate(p) => &p.scope,
             Payload::EmptyModelResponse(p) => &p.scope,
             Payload::OperatorAction(p) => &p.scope,
+            Payload::OperatorWait(p) => &p.scope,
             _ => return None,
         })
     }
@@ -452,6 +454,11 @@ payload_struct!(
 payload_struct!(
     /// harrow: something the operator did, with the reason they gave.
     OperatorAction { action: String, reason: String, note: String, source: String } scoped
+);
+payload_struct!(
+    /// harrow: a task is held for a person and the run waits for the decision instead of
+    /// stopping (the console drives it, or `--wait-for-operator`).
+    OperatorWait { reason: String } scoped
 );
 payload_struct!(
     /// harrow: a torn tail was cut back on resume.

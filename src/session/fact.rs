@@ -76,6 +76,11 @@ impl<'a> Fact<'a> {
     pub fn kind(&self) -> &str {
         self.kind.0.as_deref().unwrap_or("")
     }
+
+    /// The kind, when this build knows the name.
+    pub fn event_kind(&self) -> Option<super::event::EventKind> {
+        super::event::EventKind::from_name(self.kind())
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for FactPayload<'a> {

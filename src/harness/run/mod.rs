@@ -96,6 +96,9 @@ pub struct RunOptions {
     pub learnings: bool,
     /// An accept with a 0–100 score below this is a reject.
     pub score_threshold: Option<f64>,
+    /// A task held for a person keeps the run waiting for the decision rather than ending
+    /// it: a person is watching (the console) or has said they will answer.
+    pub wait_for_operator: bool,
 }
 
 impl Default for RunOptions {
@@ -111,6 +114,7 @@ impl Default for RunOptions {
             max_quiet_turns: 3,
             learnings: false,
             score_threshold: None,
+            wait_for_operator: false,
         }
     }
 }
@@ -494,6 +498,34 @@ impl Run {
         self.guard = Some(guard);
         self.urgent =
             Some(Urgent::watch(&self.dir, self.control.offset, Arc::clone(&self.hands.cancel)));
+        let ended = loop {
+            let ended = self.work().await?;
+            if ended.reason != StopReason::NeedsOperator || !self.opts.wait_for_operator {
+                break ended;
+            }
+            let Some(held) = self.held_task() else { break ended };
+            if let Some(end) = self.wait_for_operator(&held, &ended).await? {
+                break end;
+            }
+        };
+        self.emit(&Stop {
+            reason: Some(ended.reason.as_str().to_owned()),
+            error: ended.detail.clone(),
+            ..Stop::default()
+        })?;
+        self.writer.sync()?;
+        let status = match &ended.reason {
+            StopReason::AllDone => "all_done",
+            r if r.is_task_failure() => "failed",
+            _ => "paused",
+        };
+        self.checkpoint(status)?;
+        record::write_summary(&self.dir, self.writer.summary())?;
+        Ok(ended)
+    }
+
+    /// Works through the plan's unsettled tasks in order until one ends the run.
+    async fn work(&mut self) -> io::Result<Ended> {
         let tasks = self.plan.tasks.clone();
         let ended = 'run: {
             for task in &tasks {
@@ -530,19 +562,6 @@ impl Run {
             }
             Ended { reason: StopReason::AllDone, detail: None }
         };
-        self.emit(&Stop {
-            reason: Some(ended.reason.as_str().to_owned()),
-            error: ended.detail.clone(),
-            ..Stop::default()
-        })?;
-        self.writer.sync()?;
-        let status = match &ended.reason {
-            StopReason::AllDone => "all_done",
-            r if r.is_task_failure() => "failed",
-            _ => "paused",
-        };
-        self.checkpoint(status)?;
-        record::write_summary(&self.dir, self.writer.summary())?;
         Ok(ended)
     }
 

@@ -4,6 +4,7 @@ use super::{
     Acceptance, Duration, Ended, GateEvent, LastOutcome, Op, OperatorAction, Review, Run,
     TaskState, control, io, json, record, transition,
 };
+use crate::session::event::OperatorWait;
 use crate::session::state::StopReason;
 
 impl Run {
@@ -52,6 +53,55 @@ impl Run {
             if !announced {
                 self.checkpoint("paused")?;
                 announced = true;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// The task a `needs_operator` end is about: held for a person, or failed at the cap
+    /// awaiting a decision.
+    pub(super) fn held_task(&self) -> Option<String> {
+        self.plan.tasks.iter().map(|t| t.id.clone()).find(|id| {
+            self.states.get(id) == Some(&TaskState::NeedsOperator)
+                || self
+                    .failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64)
+                    .is_some()
+        })
+    }
+
+    /// Keeps the run at the boundary while `held` waits for a person: commands are applied as
+    /// they arrive, and the wait ends when one changes what is held (a decision, a granted
+    /// attempt, a re-evaluation) — `None`, and the plan is worked on — or ends the run.
+    pub(super) async fn wait_for_operator(
+        &mut self,
+        held: &str,
+        why: &Ended,
+    ) -> io::Result<Option<Ended>> {
+        self.emit(&OperatorWait {
+            scope: super::scope(held, 0, 0),
+            reason: why.detail.clone(),
+            ..OperatorWait::default()
+        })?;
+        self.checkpoint("needs_operator")?;
+        let hold = |run: &Run| (run.states.get(held).copied(), run.cap_for(held));
+        let before = hold(self);
+        loop {
+            if let Some(end) = self.poll_control()? {
+                return Ok(Some(end));
+            }
+            if let Some(task) = self.control.retry_eval.take() {
+                match self.retry_evaluation(&task).await? {
+                    Some(end) if end.reason == StopReason::NeedsOperator => {}
+                    Some(end) => return Ok(Some(end)),
+                    None => return Ok(None),
+                }
+            }
+            if let Some(why) = self.control.stop.take() {
+                return Ok(Some(Ended { reason: StopReason::OperatorStop, detail: Some(why) }));
+            }
+            if hold(self) != before {
+                self.checkpoint("running")?;
+                return Ok(None);
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
