@@ -8,6 +8,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use harrow::console::app::App;
 use harrow::console::keymap::Action;
+use harrow::console::theme::Look;
 use harrow::console::ui::draw;
 use harrow::session::synth::{Dialect, generate};
 use ratatui::Terminal;

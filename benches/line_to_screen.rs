@@ -6,6 +6,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use harrow::console::app::App;
+use harrow::console::theme::Look;
 use harrow::console::ui::draw;
 use harrow::session::synth::{Dialect, generate};
 use harrow::session::tail::{TailEvent, follow};

@@ -35,7 +35,7 @@ fn main() -> ExitCode {
 fn run(dir: &std::path::Path) -> std::io::Result<()> {
     let Ok(mut terminal) = Terminal::new(TestBackend::new(200, 60));
     let start = Instant::now();
-    let mut app = App::open_live(dir, "timing")?;
+    let mut app = App::open_live(dir, "timing", harrow::console::theme::Look::built_in(true))?;
     frame(&mut app, &mut terminal);
     let first = start.elapsed();
     let frames = 200;

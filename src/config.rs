@@ -38,6 +38,36 @@ pub struct ConsoleSection {
     /// config dir's `themes/` (`$HARROW_THEME` overrides it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theme: Option<String>,
+    /// How the console calls you when a task waits for your decision: `osc9` (a desktop
+    /// notification in iTerm2, WezTerm, kitty, Windows Terminal), `osc777` (foot, Ghostty,
+    /// rxvt), `bell` (the terminal bell only) or `off`. The bell rings with either OSC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify: Option<Notify>,
+}
+
+/// How the console calls a person to a held task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Notify {
+    #[default]
+    Osc9,
+    Osc777,
+    Bell,
+    Off,
+}
+
+impl Notify {
+    /// The bytes that call the person: the bell, and the notification escape with `text`
+    /// (control characters taken out, so a task id from a log cannot end the sequence).
+    pub fn sequence(self, text: &str) -> String {
+        let text: String = text.chars().filter(|c| !c.is_control()).collect();
+        match self {
+            Notify::Osc9 => format!("\x07\x1b]9;harrow: {text}\x07"),
+            Notify::Osc777 => format!("\x07\x1b]777;notify;harrow;{text}\x07"),
+            Notify::Bell => "\x07".to_owned(),
+            Notify::Off => String::new(),
+        }
+    }
 }
 
 /// `[models]`: endpoints and models per role. Keys are never read from here: they come from

@@ -8,8 +8,12 @@
 mod summary;
 mod support;
 
-use harrow::console::app::{App, Overlay, Pane};
+use crossterm::event::KeyCode;
+use harrow::console::app::{App, Effect};
 use harrow::console::keymap::Action;
+use harrow::console::layout::Pane;
+use harrow::console::modal::Overlay;
+use harrow::console::theme::Look;
 use harrow::console::ui::draw;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -32,11 +36,33 @@ fn harrow_fixture() -> PathBuf {
 }
 
 fn harrow_at_end() -> App {
-    let mut app = App::open(&harrow_fixture(), HARROW_SESSION, f64::INFINITY).unwrap();
+    let mut app =
+        App::open(&harrow_fixture(), HARROW_SESSION, f64::INFINITY, Look::built_in(true)).unwrap();
     while !app.at_end() {
         app.tick(10_000.0).unwrap();
     }
     app
+}
+
+/// Carries out what the app asked to write (operator commands); the terminal effects (mouse,
+/// notifications) are left out, so the test's own terminal is never written to.
+fn perform(app: &mut App, effects: Vec<Effect>) {
+    let sends = effects.into_iter().filter(|e| matches!(e, Effect::Send(_))).collect();
+    harrow::console::perform(app, sends);
+}
+
+fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
+    crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE)
+}
+
+fn act(app: &mut App, action: Action) {
+    let effects = app.act(action).unwrap();
+    perform(app, effects);
+}
+
+fn press(app: &mut App, key: crossterm::event::KeyEvent) {
+    let effects = app.key(key).unwrap();
+    perform(app, effects);
 }
 
 fn screen(app: &mut App, width: u16, height: u16) -> String {
@@ -47,7 +73,7 @@ fn screen(app: &mut App, width: u16, height: u16) -> String {
 }
 
 fn at_end() -> App {
-    let mut app = App::open(&fixture(), SESSION, 64.0).unwrap();
+    let mut app = App::open(&fixture(), SESSION, 64.0, Look::built_in(true)).unwrap();
     while !app.at_end() {
         app.tick(10_000.0).unwrap();
     }
@@ -66,7 +92,7 @@ fn replay_screens_at_three_sizes() {
 fn tilth_session_in_every_tab_at_80x24() {
     let mut app = at_end();
     for pane in Pane::ALL {
-        app.focus = pane;
+        app.sel.focus = pane;
         let text = screen(&mut app, 80, 24);
         assert!(text.contains(&format!("┌ {}", pane.name())), "{pane:?}: {text}");
         insta::assert_snapshot!(format!("tilth_tab_{}_80x24", pane.name()), text);
@@ -82,7 +108,7 @@ fn a_generated_harrow_session_at_three_sizes() {
     harrow::session::synth::generate(&mut out, 400, harrow::session::synth::Dialect::Harrow, 11)
         .unwrap();
     drop(out);
-    let mut app = App::open_live(&dir, "generated").unwrap();
+    let mut app = App::open_live(&dir, "generated", Look::built_in(true)).unwrap();
     for (w, h) in [(80, 24), (120, 40), (200, 60)] {
         insta::assert_snapshot!(format!("generated_{w}x{h}"), screen(&mut app, w, h));
     }
@@ -91,11 +117,12 @@ fn a_generated_harrow_session_at_three_sizes() {
 #[test]
 fn help_overlay_and_a_step_back() {
     let mut app = at_end();
-    app.act(Action::Help).unwrap();
+    act(&mut app, Action::Help);
     insta::assert_snapshot!("help_120x40", screen(&mut app, 120, 40));
-    app.act(Action::Help).unwrap();
+    press(&mut app, key(KeyCode::Char('?')));
+    assert!(matches!(app.overlay, Overlay::None), "? closes the help it opened");
     for _ in 0..10 {
-        app.act(Action::StepBack).unwrap();
+        act(&mut app, Action::StepBack);
     }
     assert_eq!(app.position(), (141, 151));
     let text = screen(&mut app, 120, 40);
@@ -105,26 +132,26 @@ fn help_overlay_and_a_step_back() {
         "a replay does not crowd its status with the wait between every two turns: {text}"
     );
     assert!(!text.contains("stopped: all_done"), "stepping back un-applies events");
-    app.act(Action::StepForward).unwrap();
+    act(&mut app, Action::StepForward);
     assert_eq!(app.position(), (142, 151));
 }
 
 #[test]
 fn help_taller_than_the_terminal_scrolls_to_its_last_key() {
     let mut app = at_end();
-    app.act(Action::Help).unwrap();
+    act(&mut app, Action::Help);
     let first = screen(&mut app, 80, 24);
     assert!(first.contains("Keys (↑↓ scroll)"), "{first}");
     assert!(!first.contains("a note for the worker"), "the last key is below the fold: {first}");
     for _ in 0..40 {
-        app.act(Action::Down).unwrap();
+        act(&mut app, Action::Down);
     }
     let last = screen(&mut app, 80, 24);
     assert!(last.contains("a note for the worker"), "{last}");
     assert!(!last.contains("show or hide this help"), "scrolled past the first key: {last}");
     insta::assert_snapshot!("help_scrolled_80x24", last);
-    app.act(Action::Up).unwrap();
-    app.act(Action::Help).unwrap();
+    act(&mut app, Action::Up);
+    press(&mut app, key(KeyCode::Char('?')));
     assert!(!screen(&mut app, 80, 24).contains("Keys"), "? closes the help");
 }
 
@@ -139,10 +166,10 @@ fn a_tiny_terminal_is_told_so() {
 fn scrolling_up_stops_following_and_g_returns() {
     let mut app = at_end();
     for _ in 0..5 {
-        app.act(Action::Up).unwrap();
+        act(&mut app, Action::Up);
     }
     assert!(screen(&mut app, 120, 40).contains("5 newer below ↓ (G)"));
-    app.act(Action::Bottom).unwrap();
+    act(&mut app, Action::Bottom);
     assert!(!screen(&mut app, 120, 40).contains("newer below"));
 }
 
@@ -280,21 +307,21 @@ fn the_real_binary_in_tmux_plays_pauses_helps_and_restores_the_terminal() {
 
 #[test]
 fn jump_to_the_first_rejection_and_inspect_it() {
-    let mut app = App::open(&fixture(), SESSION, 64.0).unwrap();
-    app.act(Action::PlayPause).unwrap();
-    app.act(Action::StepBack).unwrap();
+    let mut app = App::open(&fixture(), SESSION, 64.0, Look::built_in(true)).unwrap();
+    act(&mut app, Action::PlayPause);
+    act(&mut app, Action::StepBack);
     while app.position().0 > 0 {
-        app.act(Action::StepBack).unwrap();
+        act(&mut app, Action::StepBack);
     }
-    app.act(Action::NextFailure).unwrap();
+    act(&mut app, Action::NextFailure);
     let first = app.position().0;
-    app.act(Action::NextFailure).unwrap();
+    act(&mut app, Action::NextFailure);
     assert!(app.position().0 > first, "x moves on to the next failure");
-    app.act(Action::PrevFailure).unwrap();
+    act(&mut app, Action::PrevFailure);
     assert_eq!(app.position().0, first, "X comes back to the first");
-    app.act(Action::PrevFailure).unwrap();
+    act(&mut app, Action::PrevFailure);
     assert_eq!(app.notice.as_deref(), Some("no earlier failure"));
-    app.act(Action::Inspect).unwrap();
+    act(&mut app, Action::Inspect);
     let Overlay::Inspector(inspector) = &app.overlay else {
         panic!("no inspector: {:?}", app.notice)
     };
@@ -310,10 +337,10 @@ fn jump_to_the_first_rejection_and_inspect_it() {
     for (w, h) in [(80, 24), (120, 40), (200, 60)] {
         insta::assert_snapshot!(format!("inspector_{w}x{h}"), screen(&mut app, w, h));
     }
-    app.act(Action::Close).unwrap();
+    act(&mut app, Action::Close);
     assert!(matches!(app.overlay, Overlay::None));
-    app.act(Action::NextVerdict).unwrap();
-    app.act(Action::Inspect).unwrap();
+    act(&mut app, Action::NextVerdict);
+    act(&mut app, Action::Inspect);
     let Overlay::Inspector(inspector) = &app.overlay else { panic!("no inspector") };
     let text = inspector.lines.join("\n");
     assert!(
@@ -328,7 +355,7 @@ fn jump_to_the_first_rejection_and_inspect_it() {
 #[test]
 fn inspect_at_the_end_opens_the_last_verdict() {
     let mut app = at_end();
-    app.act(Action::Inspect).unwrap();
+    act(&mut app, Action::Inspect);
     assert!(matches!(app.overlay, Overlay::Inspector(_)), "notice: {:?}", app.notice);
     assert!(screen(&mut app, 100, 30).contains("Verdict on T-004"));
 }
@@ -415,30 +442,32 @@ fn decisions_are_typed_in_an_editor_and_sent_through_control() {
     let dir = tmp.path().join(SESSION);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(fixture().join("events.jsonl"), dir.join("events.jsonl")).unwrap();
-    let mut replay = App::open(&dir, SESSION, 64.0).unwrap();
-    replay.act(Action::Approve).unwrap();
+    let mut replay = App::open(&dir, SESSION, 64.0, Look::built_in(true)).unwrap();
+    act(&mut replay, Action::Approve);
     assert!(
         replay.notice.as_deref().unwrap().contains("steer a live run"),
         "a replay cannot be steered"
     );
 
-    let mut app = App::open_live(&dir, SESSION).unwrap();
-    app.act(Action::Approve).unwrap();
+    let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
+    // As when the console drives the loop: a run is there to read the commands.
+    app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    act(&mut app, Action::Approve);
     assert!(matches!(app.overlay, Overlay::None), "no task waits and none is selected");
     assert!(app.notice.as_deref().unwrap().contains("select one first"));
-    app.focus = Pane::Plan;
-    app.act(Action::Top).unwrap();
-    app.act(Action::Approve).unwrap();
+    app.sel.focus = Pane::Plan;
+    act(&mut app, Action::Top);
+    act(&mut app, Action::Approve);
     assert!(matches!(app.overlay, Overlay::Editor(_)));
     let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
-    app.edit(key(KeyCode::Enter)).unwrap();
+    press(&mut app, key(KeyCode::Enter));
     assert!(matches!(app.overlay, Overlay::Editor(_)), "an empty reason is not sent");
     assert!(app.notice.as_deref().unwrap().contains("type the reason"));
     for c in "diff reviewed".chars() {
-        app.edit(key(KeyCode::Char(c))).unwrap();
+        press(&mut app, key(KeyCode::Char(c)));
     }
     insta::assert_snapshot!("editor_100x30", screen(&mut app, 100, 30));
-    app.edit(key(KeyCode::Enter)).unwrap();
+    press(&mut app, key(KeyCode::Enter));
     assert!(matches!(app.overlay, Overlay::None));
     let control = std::fs::read_to_string(dir.join("control.jsonl")).unwrap();
     let command: serde_json::Value = serde_json::from_str(control.lines().next().unwrap()).unwrap();
@@ -452,19 +481,19 @@ fn decisions_are_typed_in_an_editor_and_sent_through_control() {
         (Some("approve"), Some("T-001"), Some("diff reviewed"), Some("console"))
     );
 
-    app.act(Action::Note).unwrap();
-    app.edit(key(KeyCode::Esc)).unwrap();
+    act(&mut app, Action::Note);
+    press(&mut app, key(KeyCode::Esc));
     assert!(matches!(app.overlay, Overlay::None), "Esc cancels");
     assert_eq!(std::fs::read_to_string(dir.join("control.jsonl")).unwrap().lines().count(), 1);
 
-    app.act(Action::RetryEval).unwrap();
-    app.act(Action::Skip).unwrap();
+    act(&mut app, Action::RetryEval);
+    act(&mut app, Action::Skip);
     let Overlay::Editor(editor) = &app.overlay else { panic!("skip asks why") };
     assert_eq!(editor.title, "Skip T-001 — why?");
     for c in "not needed".chars() {
-        app.edit(key(KeyCode::Char(c))).unwrap();
+        press(&mut app, key(KeyCode::Char(c)));
     }
-    app.edit(key(KeyCode::Enter)).unwrap();
+    press(&mut app, key(KeyCode::Enter));
     let sent: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("control.jsonl"))
         .unwrap()
         .lines()
@@ -492,7 +521,7 @@ fn a_harrow_session_in_every_pane_at_three_sizes() {
     }
     let mut app = harrow_at_end();
     for pane in Pane::ALL {
-        app.focus = pane;
+        app.sel.focus = pane;
         let text = screen(&mut app, 80, 24);
         assert!(
             text.contains(&format!("┌ {}", pane.name())),
@@ -505,56 +534,56 @@ fn a_harrow_session_in_every_pane_at_three_sizes() {
 #[test]
 fn the_side_panes_follow_the_picked_task_and_the_ledger_opens_its_verdicts() {
     let mut app = harrow_at_end();
-    app.focus = Pane::Plan;
-    app.act(Action::Top).unwrap();
-    app.act(Action::Down).unwrap();
+    app.sel.focus = Pane::Plan;
+    act(&mut app, Action::Top);
+    act(&mut app, Action::Down);
     let text = screen(&mut app, 200, 60);
     assert!(text.contains("Plan (G follows the run)"), "{text}");
     assert!(text.contains(" Ledger · T-002") && text.contains("1. reject (weak_test)"), "{text}");
     assert!(text.contains("2. accept"), "the rework was accepted: {text}");
     assert!(text.contains(" Validators · T-002") && text.contains("✓ passed"), "{text}");
-    app.focus = Pane::Ledger;
-    app.act(Action::Top).unwrap();
-    app.act(Action::Inspect).unwrap();
+    app.sel.focus = Pane::Ledger;
+    act(&mut app, Action::Top);
+    act(&mut app, Action::Inspect);
     let Overlay::Inspector(inspector) = &app.overlay else {
         panic!("no inspector: {:?}", app.notice)
     };
     assert!(inspector.lines[0].starts_with("REJECT — weak_test"), "{:?}", inspector.lines);
     insta::assert_snapshot!("harrow_inspector_80x24", screen(&mut app, 80, 24));
-    app.act(Action::Seek(1)).unwrap();
+    act(&mut app, Action::Evidence(1));
     let notice = app.notice.clone().unwrap_or_default();
     assert!(
         notice.contains("is gone") && notice.contains("tests/char_frequencies.rs"),
         "the fixture's worktree no longer exists, and the console says so: {notice}"
     );
-    app.act(Action::Seek(7)).unwrap();
+    act(&mut app, Action::Evidence(7));
     assert!(app.notice.as_deref().unwrap_or_default().contains("2 evidence pointer(s)"));
     insta::assert_snapshot!("harrow_inspector_120x40", screen(&mut app, 120, 40));
     insta::assert_snapshot!("harrow_inspector_200x60", screen(&mut app, 200, 60));
-    app.act(Action::Close).unwrap();
-    app.focus = Pane::Plan;
-    app.act(Action::Bottom).unwrap();
+    act(&mut app, Action::Close);
+    app.sel.focus = Pane::Plan;
+    act(&mut app, Action::Bottom);
     assert!(screen(&mut app, 200, 60).contains(" Ledger · T-003"), "G follows the run again");
 }
 
 #[test]
 fn zoom_gives_the_focused_pane_the_whole_body() {
     let mut app = harrow_at_end();
-    app.focus = Pane::Validators;
-    app.act(Action::Zoom).unwrap();
+    app.sel.focus = Pane::Validators;
+    act(&mut app, Action::Zoom);
     let text = screen(&mut app, 200, 60);
     assert!(text.contains("┌ Validators · T-003") && !text.contains(" Plan "), "{text}");
-    app.act(Action::Zoom).unwrap();
+    act(&mut app, Action::Zoom);
     assert!(screen(&mut app, 200, 60).contains(" Plan "));
     for want in [Pane::Ledger, Pane::Plan, Pane::Worker] {
-        app.act(Action::Focus).unwrap();
-        assert_eq!(app.focus, want, "Tab moves on");
+        act(&mut app, Action::Focus);
+        assert_eq!(app.sel.focus, want, "Tab moves on");
     }
-    app.act(Action::FocusBack).unwrap();
-    assert_eq!(app.focus, Pane::Plan, "Shift-Tab moves back");
-    app.act(Action::Faster).unwrap();
-    app.act(Action::Slower).unwrap();
-    app.act(Action::Slower).unwrap();
+    act(&mut app, Action::FocusBack);
+    assert_eq!(app.sel.focus, Pane::Plan, "Shift-Tab moves back");
+    act(&mut app, Action::Faster);
+    act(&mut app, Action::Slower);
+    act(&mut app, Action::Slower);
     assert!(screen(&mut app, 200, 60).lines().next().unwrap().contains("PAUSED 32×"));
 }
 
@@ -562,28 +591,28 @@ fn zoom_gives_the_focused_pane_the_whole_body() {
 fn search_lands_on_a_tool_call_and_n_moves_to_the_next() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
-    let mut app = App::open(&fixture(), SESSION, 1.0).unwrap();
-    app.act(Action::PlayPause).unwrap();
+    let mut app = App::open(&fixture(), SESSION, 1.0, Look::built_in(true)).unwrap();
+    act(&mut app, Action::PlayPause);
     screen(&mut app, 120, 40);
-    app.act(Action::Search).unwrap();
+    act(&mut app, Action::Search);
     for c in "read_file".chars() {
-        app.search_key(key(KeyCode::Char(c))).unwrap();
+        press(&mut app, key(KeyCode::Char(c)));
     }
-    app.search_key(key(KeyCode::Enter)).unwrap();
+    press(&mut app, key(KeyCode::Enter));
     let first = app.search.at.expect("a match");
     let text = screen(&mut app, 120, 40);
     assert!(text.contains("T-001 #1 read_file AGENTS.md"), "the match is on screen: {text}");
     assert!(app.position().0 > first, "the replay moved forward to the match");
-    app.act(Action::SearchNext).unwrap();
+    act(&mut app, Action::SearchNext);
     let second = app.search.at.unwrap();
     assert!(second > first, "n moves on: {first} → {second}");
-    app.act(Action::SearchPrev).unwrap();
+    act(&mut app, Action::SearchPrev);
     assert_eq!(app.search.at, Some(first), "N comes back");
-    app.act(Action::Search).unwrap();
+    act(&mut app, Action::Search);
     for c in "no-such-thing".chars() {
-        app.search_key(key(KeyCode::Char(c))).unwrap();
+        press(&mut app, key(KeyCode::Char(c)));
     }
-    app.search_key(key(KeyCode::Enter)).unwrap();
+    press(&mut app, key(KeyCode::Enter));
     assert!(app.notice.as_deref().unwrap().contains("no row contains"), "{:?}", app.notice);
 }
 
@@ -596,7 +625,7 @@ fn seeking_by_tenths_either_way_matches_a_plain_fold_of_the_log_up_to_there() {
     harrow::session::synth::generate(&mut out, 30_000, harrow::session::synth::Dialect::Harrow, 7)
         .unwrap();
     drop(out);
-    let mut seeker = App::open(&dir, "big", f64::INFINITY).unwrap();
+    let mut seeker = App::open(&dir, "big", f64::INFINITY, Look::built_in(true)).unwrap();
     while !seeker.at_end() {
         seeker.tick(1e9).unwrap();
     }
@@ -604,7 +633,7 @@ fn seeking_by_tenths_either_way_matches_a_plain_fold_of_the_log_up_to_there() {
     let events: Vec<&[u8]> = text.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
     assert_eq!(events.len(), seeker.position().1);
     for tenths in [9, 3, 7, 0, 5, 8] {
-        seeker.act(Action::Seek(tenths)).unwrap();
+        act(&mut seeker, Action::Seek(tenths));
         let target = seeker.position().0;
         assert_eq!(target, 30_000 * usize::from(tenths) / 10 + 1, "at {tenths}0 %");
         let mut fold = harrow::session::summary::SummaryFold::new(Some("big".into()));
@@ -618,9 +647,9 @@ fn seeking_by_tenths_either_way_matches_a_plain_fold_of_the_log_up_to_there() {
         }
         let report =
             harrow::session::scan::ScanReport { events: target as u64, ..Default::default() };
-        assert_eq!(seeker.view.summary(), &fold.finish(&report), "at {tenths}0 %");
+        assert_eq!(seeker.player.view.summary(), &fold.finish(&report), "at {tenths}0 %");
         assert_eq!(
-            seeker.view.stream(harrow::console::view::Filter::All),
+            seeker.player.view.stream(harrow::console::view::Filter::All),
             stream.as_slice(),
             "at {tenths}0 %"
         );
@@ -668,7 +697,7 @@ fn a_torn_or_corrupt_log_opens_with_the_bad_lines_named() {
     lines.insert(7, "not json at all");
     let torn = lines.join("\n") + "\n{\"ts\": \"2026-11-22T05:00:00Z\", \"type\": \"st";
     std::fs::write(dir.join("events.jsonl"), torn).unwrap();
-    let mut app = App::open_live(&dir, SESSION).unwrap();
+    let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
     assert_eq!(app.position(), (151, 151), "every readable event is there");
     let text = screen(&mut app, 120, 40);
     assert!(
@@ -683,22 +712,26 @@ fn the_mouse_scrolls_and_focuses_the_pane_under_it_once_captured_and_t_changes_t
     let mut app = at_end();
     let area = ratatui::layout::Rect::new(0, 0, 200, 60);
     screen(&mut app, 200, 60);
-    app.act(Action::Mouse).unwrap();
+    act(&mut app, Action::Mouse);
     assert!(app.mouse && app.notice.as_deref().unwrap().contains("mouse on"));
     let at = |kind, column, row| MouseEvent { kind, column, row, modifiers: KeyModifiers::NONE };
     app.mouse_event(at(MouseEventKind::ScrollUp, 80, 20), area).unwrap();
-    assert_eq!((app.focus, app.stream_back), (Pane::Worker, 3), "the wheel scrolls the Worker");
+    assert_eq!(
+        (app.sel.focus, app.sel.stream_back),
+        (Pane::Worker, 3),
+        "the wheel scrolls the Worker"
+    );
     app.mouse_event(at(MouseEventKind::Down(MouseButton::Left), 5, 3), area).unwrap();
-    assert_eq!(app.focus, Pane::Plan, "a click focuses the Plan");
-    app.act(Action::Mouse).unwrap();
+    assert_eq!(app.sel.focus, Pane::Plan, "a click focuses the Plan");
+    act(&mut app, Action::Mouse);
     assert!(!app.mouse);
 
     let before = app.theme().name.clone();
-    app.act(Action::Theme).unwrap();
+    act(&mut app, Action::Theme);
     assert_ne!(app.theme().name, before);
     assert!(app.notice.as_deref().unwrap().starts_with("theme: "));
     for _ in 0..app.themes.len() - 1 {
-        app.act(Action::Theme).unwrap();
+        act(&mut app, Action::Theme);
     }
     assert_eq!(app.theme().name, before, "t cycles through every theme");
 }
@@ -708,17 +741,17 @@ fn f_narrows_the_worker_stream_to_the_dialogue_then_to_the_problems() {
     let mut app = harrow_at_end();
     let everything = screen(&mut app, 200, 60);
     assert!(everything.contains("write_file src/lib.rs") && everything.contains(" context "));
-    app.act(Action::Filter).unwrap();
+    act(&mut app, Action::Filter);
     let dialogue = screen(&mut app, 200, 60);
     assert!(dialogue.contains("Worker · worker ↔ evaluator"), "{dialogue}");
     assert!(dialogue.contains("verdict: reject (weak_test)") && dialogue.contains("submit_case"));
     assert!(!dialogue.contains("write_file src/lib.rs"), "tool calls are left out: {dialogue}");
-    app.act(Action::Filter).unwrap();
+    act(&mut app, Action::Filter);
     let problems = screen(&mut app, 200, 60);
     assert!(problems.contains("Worker · problems"), "{problems}");
     assert!(problems.contains("BLOCKED") && problems.contains("validators failed"));
     assert!(!problems.contains("verdict: accept"), "{problems}");
-    app.act(Action::Filter).unwrap();
+    act(&mut app, Action::Filter);
     assert!(screen(&mut app, 200, 60).contains("┌ Worker ─"), "f comes back to everything");
 }
 
@@ -726,15 +759,15 @@ fn f_narrows_the_worker_stream_to_the_dialogue_then_to_the_problems() {
 fn the_status_line_says_what_the_run_waits_on() {
     let text = std::fs::read_to_string(harrow_fixture().join("events.jsonl")).unwrap();
     let evaluating = text.lines().position(|l| l.contains("\"to\":\"evaluating\"")).unwrap();
-    let mut app = App::open(&harrow_fixture(), HARROW_SESSION, 1.0).unwrap();
-    app.act(Action::PlayPause).unwrap();
+    let mut app = App::open(&harrow_fixture(), HARROW_SESSION, 1.0, Look::built_in(true)).unwrap();
+    act(&mut app, Action::PlayPause);
     while app.position().0 <= evaluating {
-        app.act(Action::StepForward).unwrap();
+        act(&mut app, Action::StepForward);
     }
     let s = screen(&mut app, 200, 60);
     assert!(s.lines().next().unwrap().contains("waiting on the evaluator"), "{s}");
-    while app.view.waiting().is_some() {
-        app.act(Action::StepForward).unwrap();
+    while app.player.view.waiting().is_some() {
+        act(&mut app, Action::StepForward);
     }
     let s = screen(&mut app, 200, 60);
     assert!(!s.lines().next().unwrap().contains("waiting"), "the reply ends the wait: {s}");
@@ -746,9 +779,22 @@ fn a_removed_session_folder_is_a_notice_not_the_end_of_the_console() {
     let dir = tmp.path().join(SESSION);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(fixture().join("events.jsonl"), dir.join("events.jsonl")).unwrap();
-    let mut app = App::open_live(&dir, SESSION).unwrap();
+    let mut ended = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
+    act(&mut ended, Action::Pause);
+    let notice = ended.notice.clone().unwrap_or_default();
+    assert!(notice.contains("the run has ended"), "p after the end says so: {notice}");
+    assert!(!dir.join("control.jsonl").exists(), "and sends nothing");
+    // The same log cut before its stop: a run that may still be going.
+    let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let open: String = text
+        .lines()
+        .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| v["type"] != "stop"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join("events.jsonl"), open).unwrap();
+    let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
-    app.act(Action::Pause).unwrap();
+    act(&mut app, Action::Pause);
     let notice = app.notice.clone().unwrap_or_default();
     assert!(notice.contains("could not send pause"), "{notice}");
     assert!(!app.quit);
@@ -761,8 +807,8 @@ fn k_is_about_the_task_at_work_when_none_is_picked_or_waiting() {
     let dir = tmp.path().join(SESSION);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(fixture().join("events.jsonl"), dir.join("events.jsonl")).unwrap();
-    let mut app = App::open_live(&dir, SESSION).unwrap();
-    app.act(Action::FailTask).unwrap();
+    let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
+    act(&mut app, Action::FailTask);
     let Overlay::Editor(editor) = &app.overlay else { panic!("K asks why: {:?}", app.notice) };
     assert_eq!(editor.task.as_deref(), Some("T-004"));
     assert!(editor.title.starts_with("Fail T-004"), "{}", editor.title);

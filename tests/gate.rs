@@ -14,6 +14,7 @@ mod loop_fixture;
 mod support;
 
 use harrow::console::app::App;
+use harrow::console::theme::Look;
 use harrow::console::ui::draw;
 use harrow::harness::run::{OnCap, RunOptions};
 use loop_fixture::{
@@ -403,7 +404,7 @@ fn no_eval_is_recorded_wherever_a_reader_looks() {
     assert_eq!(summary["harrow"]["tasks"]["T-001"]["state"], "done_unreviewed");
     assert_eq!(summary["harrow"]["tasks_done"], 1);
 
-    let mut app = App::open(&dir, &id, f64::INFINITY).unwrap();
+    let mut app = App::open(&dir, &id, f64::INFINITY, Look::built_in(true)).unwrap();
     while !app.at_end() {
         app.tick(10_000.0).unwrap();
     }

@@ -59,7 +59,7 @@ pub fn watch(args: &WatchArgs, headless: bool) -> Result<ExitCode> {
         let _ = printer.join();
         return Ok(ExitCode::SUCCESS);
     }
-    let app = App::open_live(&found.dir, &found.id)
+    let app = App::open_live(&found.dir, &found.id, crate::console::theme::Look::from_user())
         .wrap_err_with(|| format!("cannot open {}", found.dir.display()))?;
     crate::console::run(app, Some(&found.dir))?;
     Ok(ExitCode::SUCCESS)
@@ -77,8 +77,9 @@ pub fn replay(args: &Args) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let app = App::open(&found.dir, &found.id, args.speed)
-        .wrap_err_with(|| format!("cannot open {}", found.dir.display()))?;
+    let app =
+        App::open(&found.dir, &found.id, args.speed, crate::console::theme::Look::from_user())
+            .wrap_err_with(|| format!("cannot open {}", found.dir.display()))?;
     crate::console::run(app, None)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -391,7 +391,8 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
         running.store(false, Ordering::SeqCst);
         ended
     })?;
-    let mut app = crate::console::app::App::open_live(&dir, &id)?;
+    let mut app =
+        crate::console::app::App::open_live(&dir, &id, crate::console::theme::Look::from_user())?;
     app.run_active = Some(Arc::clone(&active));
     crate::console::run(app, Some(&dir))?;
     if active.load(Ordering::SeqCst) {

@@ -50,31 +50,30 @@ impl Browser {
         Browser { entries, selected: 0, searched, notice: None }
     }
 
-    /// Moves the selection or picks a session.
+    /// Moves the selection or picks a session, by the browser's key table.
     pub fn key(&mut self, key: crossterm::event::KeyEvent) -> Choice {
-        use crossterm::event::{KeyCode, KeyModifiers};
+        use super::keymap::{Action, Mode, action_for};
         let last = self.entries.len().saturating_sub(1);
-        match key.code {
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => Choice::Quit,
-            KeyCode::Char('q') | KeyCode::Esc => Choice::Quit,
-            KeyCode::Char('j') | KeyCode::Down => {
+        match action_for(Mode::Browser, &key) {
+            Some(Action::Quit) => Choice::Quit,
+            Some(Action::Down) => {
                 self.selected = (self.selected + 1).min(last);
                 Choice::Stay
             }
-            KeyCode::Char('k') | KeyCode::Up => {
+            Some(Action::Up) => {
                 self.selected = self.selected.saturating_sub(1);
                 Choice::Stay
             }
-            KeyCode::Char('g') | KeyCode::Home => {
+            Some(Action::Top) => {
                 self.selected = 0;
                 Choice::Stay
             }
-            KeyCode::Char('G') | KeyCode::End => {
+            Some(Action::Bottom) => {
                 self.selected = last;
                 Choice::Stay
             }
-            KeyCode::Char('r') => Choice::Refresh,
-            KeyCode::Enter if !self.entries.is_empty() => Choice::Open(self.selected),
+            Some(Action::Refresh) => Choice::Refresh,
+            Some(Action::Open) if !self.entries.is_empty() => Choice::Open(self.selected),
             _ => Choice::Stay,
         }
     }
@@ -141,10 +140,12 @@ impl Browser {
         }
         let hint = match &self.notice {
             Some(notice) => Paragraph::new(notice.as_str()).style(theme.fg(theme.colors.notice)),
-            None => {
-                Paragraph::new("Enter watch (running) or replay · j/k move · r refresh · q quit")
-                    .style(theme.fg(theme.colors.muted))
-            }
+            None => Paragraph::new(super::keymap::hint_line(
+                super::keymap::Mode::Browser,
+                false,
+                usize::from(hints.width),
+            ))
+            .style(theme.fg(theme.colors.muted)),
         };
         frame.render_widget(hint, hints);
     }

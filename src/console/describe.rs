@@ -155,7 +155,7 @@ pub fn describe(e: &Event) -> Option<String> {
         Payload::OperatorAction(p) => format!(
             "  operator: {} {}",
             p.action.as_deref().unwrap_or("?"),
-            p.reason.as_deref().unwrap_or("")
+            p.reason.as_deref().or(p.note.as_deref()).map(|t| short(t, 100)).unwrap_or_default()
         ),
         Payload::LogRepaired(p) => {
             format!("  log repaired: cut {} torn bytes", p.cut_bytes.unwrap_or(0))
@@ -171,6 +171,34 @@ pub fn describe(e: &Event) -> Option<String> {
         }
         _ => return None,
     })
+}
+
+/// How a row reads at a glance, decided from the event itself rather than its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tone {
+    #[default]
+    Plain,
+    /// Accepted, passed, committed.
+    Good,
+    /// Rejected, failed.
+    Bad,
+    /// Refused or sent back: worth a look, not a failure.
+    Warn,
+    /// A decision or a wait: neither good nor bad.
+    Waiting,
+}
+
+/// The tone of an event's stream row.
+pub fn tone(e: &Event) -> Tone {
+    match &e.payload {
+        Payload::Verdict(v) if v.verdict.as_deref() != Some("accept") => Tone::Bad,
+        Payload::JudgeVerdict(v) if v.accept != Some(true) => Tone::Bad,
+        Payload::TaskFailed(_) => Tone::Bad,
+        Payload::Commit(_) => Tone::Good,
+        Payload::PreToolBlock(_) => Tone::Warn,
+        Payload::ValidatorRun(v) if v.passed != Some(true) => Tone::Warn,
+        _ => Tone::Plain,
+    }
 }
 
 /// The stream row for an event: its headless line, or for the finer events the console also

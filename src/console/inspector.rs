@@ -2,7 +2,9 @@
 //! means, the concern, the evidence, the next step, the case it judged, the validators of that
 //! attempt, and the task's earlier verdicts and whether their concerns came back.
 
+use super::evidence::Source;
 use super::panes::{case_lines, validator_lines, verdict_lines};
+use super::player::Player;
 use crate::session::event::{Event, Payload, Verdict};
 use std::fmt::Write as _;
 
@@ -84,4 +86,50 @@ pub fn build(verdict: &Event, earlier: &[Event]) -> Inspector {
         worktree: None,
         commit: None,
     }
+}
+
+/// Opens the inspector on the verdict at `pos`: the task's earlier cases, validator runs and
+/// verdicts from its trail, the worktree to open evidence from, and for an accept the commit
+/// it became. A position that holds no verdict says why instead.
+pub fn open_at(player: &mut Player, pos: usize) -> Result<Inspector, String> {
+    let verdict = player.fetch(pos).map_err(|e| format!("the verdict cannot be read: {e}"))?;
+    if !matches!(verdict.payload, Payload::Verdict(_)) {
+        return Err("that row is an operator's decision, not a verdict".into());
+    }
+    let task = player.task_of(pos).unwrap_or_default().to_owned();
+    let trail = player.view.trail(&task).unwrap_or_default();
+    let mut positions: Vec<usize> = [trail.cases, trail.validators, trail.verdicts]
+        .concat()
+        .into_iter()
+        .filter(|p| *p < pos)
+        .collect();
+    positions.sort_unstable();
+    let earlier: Vec<_> = positions.iter().filter_map(|p| player.fetch(*p).ok()).collect();
+    let mut inspector = build(&verdict, &earlier);
+    inspector.worktree = player.worktree();
+    if !inspector.evidence.is_empty()
+        && let Some(gone) = inspector.worktree.as_ref().filter(|w| !w.is_dir())
+    {
+        inspector.lines.push(String::new());
+        inspector.lines.push(format!(
+            "The worktree {} is gone (archived or cleansed): the evidence cannot be opened.",
+            gone.display()
+        ));
+    }
+    if matches!(&verdict.payload, Payload::Verdict(v) if v.verdict.as_deref() == Some("accept")) {
+        inspector.commit = player.commit_after(pos);
+    }
+    Ok(inspector)
+}
+
+/// Opens the inspector's evidence pointer number `n` (1-based) at its file.
+pub fn open_evidence(inspector: &Inspector, n: usize) -> Result<Source, String> {
+    let Some(pointer) = n.checked_sub(1).and_then(|i| inspector.evidence.get(i)) else {
+        return Err(format!(
+            "this verdict has {} evidence pointer(s); press 1–{} to open one",
+            inspector.evidence.len(),
+            inspector.evidence.len().max(1)
+        ));
+    };
+    super::evidence::open(pointer, inspector.worktree.as_deref(), inspector.commit.as_deref())
 }

@@ -1,7 +1,83 @@
-//! The console's keys: one table that both dispatches key presses and renders the help overlay,
-//! so the overlay can never promise a key that does nothing.
+//! The console's keys: one table per mode that dispatches key presses, renders the help
+//! overlay and writes the hint line, so no screen can promise a key that does something else.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Where the keys go: the panes, or the overlay that covers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Main,
+    Help,
+    Inspector,
+    /// An evidence pointer opened at its file.
+    FileView,
+    /// Typing the reason or note of an operator command.
+    Editor,
+    Search,
+    QuitPrompt,
+    /// A decision was written for a run that has stopped: start it again?
+    ResumePrompt,
+    /// The session list of `harrow` with no arguments.
+    Browser,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 9] = [
+        Mode::Main,
+        Mode::Help,
+        Mode::Inspector,
+        Mode::FileView,
+        Mode::Editor,
+        Mode::Search,
+        Mode::QuitPrompt,
+        Mode::ResumePrompt,
+        Mode::Browser,
+    ];
+
+    /// The name the help overlay gives the table.
+    pub fn title(self) -> &'static str {
+        match self {
+            Mode::Main => "Keys",
+            Mode::Help => "Keys of the help",
+            Mode::Inspector => "Keys of the verdict inspector",
+            Mode::FileView => "Keys of the evidence view",
+            Mode::Editor => "Keys of the decision editor",
+            Mode::Search => "Keys of the search box",
+            Mode::QuitPrompt => "Keys of the quit prompt",
+            Mode::ResumePrompt => "Keys of the resume offer",
+            Mode::Browser => "Keys of the session list",
+        }
+    }
+
+    /// Modes where unbound keys are typed into a text box.
+    pub fn takes_text(self) -> bool {
+        matches!(self, Mode::Editor | Mode::Search)
+    }
+
+    /// The binding table of the mode, in the order the help lists it.
+    pub fn bindings(self) -> &'static [Binding] {
+        match self {
+            Mode::Main => MAIN,
+            Mode::Help => HELP,
+            Mode::Inspector => INSPECTOR,
+            Mode::FileView => FILE_VIEW,
+            Mode::Editor => EDITOR,
+            Mode::Search => SEARCH,
+            Mode::QuitPrompt => QUIT_PROMPT,
+            Mode::ResumePrompt => RESUME_PROMPT,
+            Mode::Browser => BROWSER,
+        }
+    }
+
+    /// What Ctrl-C means here: never ignored, so the console can always be left.
+    fn interrupt(self) -> Action {
+        match self {
+            Mode::Main | Mode::Browser => Action::Quit,
+            Mode::Help | Mode::Inspector | Mode::FileView => Action::Close,
+            Mode::Editor | Mode::Search | Mode::QuitPrompt | Mode::ResumePrompt => Action::Cancel,
+        }
+    }
+}
 
 /// Something the operator can ask of the console.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,9 +121,35 @@ pub enum Action {
     Mouse,
     /// Seek to this many tenths of the log.
     Seek(u8),
+    /// Open the inspector's evidence pointer number n.
+    Evidence(u8),
+    /// Send what the text box holds.
+    Submit,
+    /// Leave a text box or a prompt without doing anything.
+    Cancel,
+    /// The quit prompt: stop the run, then quit.
+    StopAndQuit,
+    /// The quit prompt: leave the run going, then quit.
+    LeaveRunning,
+    /// The browser: open the selected session.
+    Open,
+    /// The browser: read the session list again.
+    Refresh,
 }
 
-/// One row of the table.
+/// When a binding earns a place on the hint line, and how high.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hint {
+    No,
+    /// Rank (lower first) and the short text, whatever the console shows.
+    Always(u8, &'static str),
+    /// Only while watching a run.
+    Live(u8, &'static str),
+    /// Only in a replay.
+    Replay(u8, &'static str),
+}
+
+/// One row of a table.
 #[derive(Debug, Clone, Copy)]
 pub struct Binding {
     pub keys: &'static [KeyCode],
@@ -55,382 +157,426 @@ pub struct Binding {
     pub label: &'static str,
     pub action: Action,
     pub help: &'static str,
+    pub hint: Hint,
 }
 
-/// Every binding, in the order the overlay lists them.
-pub const BINDINGS: &[Binding] = &[
-    Binding {
-        keys: &[KeyCode::Char('?')],
-        label: "?",
-        action: Action::Help,
-        help: "show or hide this help",
-    },
-    Binding { keys: &[KeyCode::Char('q')], label: "q", action: Action::Quit, help: "quit" },
-    Binding {
-        keys: &[KeyCode::Tab],
-        label: "Tab",
-        action: Action::Focus,
-        help: "focus the next pane (on small terminals: the next tab)",
-    },
-    Binding {
-        keys: &[KeyCode::BackTab],
-        label: "S-Tab",
-        action: Action::FocusBack,
-        help: "focus the previous pane",
-    },
-    Binding {
-        keys: &[KeyCode::Char('z')],
-        label: "z",
-        action: Action::Zoom,
-        help: "zoom the focused pane to the whole screen, or back",
-    },
-    Binding {
-        keys: &[KeyCode::Char('j'), KeyCode::Down],
-        label: "j ↓",
-        action: Action::Down,
-        help: "down (the stream: toward the newest)",
-    },
-    Binding {
-        keys: &[KeyCode::Char('k'), KeyCode::Up],
-        label: "k ↑",
-        action: Action::Up,
-        help: "up (the stream: back in time; stops following)",
-    },
-    Binding {
-        keys: &[KeyCode::Char('g'), KeyCode::Home],
-        label: "g",
-        action: Action::Top,
-        help: "to the top",
-    },
-    Binding {
-        keys: &[KeyCode::Char('G'), KeyCode::End],
-        label: "G",
-        action: Action::Bottom,
-        help: "to the newest, and follow it again",
-    },
-    Binding {
-        keys: &[KeyCode::Char('/')],
-        label: "/",
-        action: Action::Search,
-        help: "search the worker stream (a tool, a path, a word)",
-    },
-    Binding {
-        keys: &[KeyCode::Char('f')],
-        label: "f",
-        action: Action::Filter,
-        help: "worker stream: everything, worker ↔ evaluator only, problems only",
-    },
-    Binding {
-        keys: &[KeyCode::Char('n')],
-        label: "n",
-        action: Action::SearchNext,
-        help: "next match of the search",
-    },
-    Binding {
-        keys: &[KeyCode::Char('N')],
-        label: "N",
-        action: Action::SearchPrev,
-        help: "previous match of the search",
-    },
-    Binding {
-        keys: &[KeyCode::Char(' ')],
-        label: "space",
-        action: Action::PlayPause,
-        help: "play or pause the replay",
-    },
-    Binding {
-        keys: &[KeyCode::Char('+'), KeyCode::Char('=')],
-        label: "+",
-        action: Action::Faster,
-        help: "replay faster (up to as fast as possible)",
-    },
-    Binding {
-        keys: &[KeyCode::Char('-')],
-        label: "-",
-        action: Action::Slower,
-        help: "replay slower (down to 0.5×)",
-    },
-    Binding {
-        keys: &[KeyCode::Char('.')],
-        label: ".",
-        action: Action::StepForward,
-        help: "step one event forward (pauses)",
-    },
-    Binding {
-        keys: &[KeyCode::Char(',')],
-        label: ",",
-        action: Action::StepBack,
-        help: "step one event back (pauses)",
-    },
-    Binding {
-        keys: &[KeyCode::Char('x')],
-        label: "x",
-        action: Action::NextFailure,
-        help: "jump to the next failure: a reject, failed validators, a failed task",
-    },
-    Binding {
-        keys: &[KeyCode::Char('X')],
-        label: "X",
-        action: Action::PrevFailure,
-        help: "jump to the previous failure",
-    },
-    Binding {
-        keys: &[
-            KeyCode::Char('0'),
-            KeyCode::Char('1'),
-            KeyCode::Char('2'),
-            KeyCode::Char('3'),
-            KeyCode::Char('4'),
-            KeyCode::Char('5'),
-            KeyCode::Char('6'),
-            KeyCode::Char('7'),
-            KeyCode::Char('8'),
-            KeyCode::Char('9'),
-        ],
-        label: "0–9",
-        action: Action::Seek(0),
-        help: "seek to 0–90 % (see the timeline); in the inspector: open evidence [n]",
-    },
-    Binding {
-        keys: &[KeyCode::Char('}')],
-        label: "}",
-        action: Action::NextVerdict,
-        help: "jump to the next verdict",
-    },
-    Binding {
-        keys: &[KeyCode::Char('{')],
-        label: "{",
-        action: Action::PrevVerdict,
-        help: "jump to the previous verdict",
-    },
-    Binding {
-        keys: &[KeyCode::Char(']')],
-        label: "]",
-        action: Action::NextTask,
-        help: "jump to the next task's start",
-    },
-    Binding {
-        keys: &[KeyCode::Char('[')],
-        label: "[",
-        action: Action::PrevTask,
-        help: "jump to the previous task's start",
-    },
-    Binding {
-        keys: &[KeyCode::Enter],
-        label: "Enter",
-        action: Action::Inspect,
-        help: "inspect the verdict at the cursor: category, concern, evidence, case",
-    },
-    Binding {
-        keys: &[KeyCode::Esc],
-        label: "Esc",
-        action: Action::Close,
-        help: "close the inspector or the help; leave the zoom",
-    },
-    Binding {
-        keys: &[KeyCode::Char('p')],
-        label: "p",
-        action: Action::Pause,
-        help: "live: pause at the next task boundary, or resume",
-    },
-    Binding {
-        keys: &[KeyCode::Char('s')],
-        label: "s",
-        action: Action::Step,
-        help: "live: run exactly one more task, then pause",
-    },
-    Binding {
-        keys: &[KeyCode::Char('a')],
-        label: "a",
-        action: Action::Approve,
-        help: "live: approve the waiting (or selected) task, with a reason",
-    },
-    Binding {
-        keys: &[KeyCode::Char('r')],
-        label: "r",
-        action: Action::Reject,
-        help: "live: send it back with guidance for its next attempt",
-    },
-    Binding {
-        keys: &[KeyCode::Char('F')],
-        label: "F",
-        action: Action::ForceAccept,
-        help: "live: accept it below the bar, with a reason",
-    },
-    Binding {
-        keys: &[KeyCode::Char('v')],
-        label: "v",
-        action: Action::RetryEval,
-        help: "live: ask the evaluator again about the held task's work",
-    },
-    Binding {
-        keys: &[KeyCode::Char('S')],
-        label: "S",
-        action: Action::Skip,
-        help: "live: skip the task, with a reason",
-    },
-    Binding {
-        keys: &[KeyCode::Char('K')],
-        label: "K",
-        action: Action::FailTask,
-        help: "live: fail (kill) the task, with a reason; the run stops",
-    },
-    Binding {
-        keys: &[KeyCode::Char('e')],
-        label: "e",
-        action: Action::Note,
-        help: "live: a note for the worker's next attempt",
-    },
-    Binding {
-        keys: &[KeyCode::Char('t')],
-        label: "t",
-        action: Action::Theme,
-        help: "next theme (dark, light, high contrast, yours)",
-    },
-    Binding {
-        keys: &[KeyCode::Char('m')],
-        label: "m",
-        action: Action::Mouse,
-        help: "mouse capture on or off (off: select text as usual)",
-    },
+const fn bind(
+    keys: &'static [KeyCode],
+    label: &'static str,
+    action: Action,
+    help: &'static str,
+    hint: Hint,
+) -> Binding {
+    Binding { keys, label, action, help, hint }
+}
+
+use Action as A;
+use Hint as H;
+use KeyCode as K;
+
+const DIGITS: &[KeyCode] = &[
+    K::Char('0'),
+    K::Char('1'),
+    K::Char('2'),
+    K::Char('3'),
+    K::Char('4'),
+    K::Char('5'),
+    K::Char('6'),
+    K::Char('7'),
+    K::Char('8'),
+    K::Char('9'),
 ];
 
-/// The action a key press asks for. Ctrl-C always quits.
-pub fn action_for(key: &KeyEvent) -> Option<Action> {
+const MAIN: &[Binding] = &[
+    bind(&[K::Char('?')], "?", A::Help, "show or hide this help", H::Always(0, "? help")),
+    bind(&[K::Char('q')], "q", A::Quit, "quit", H::Always(1, "q quit")),
+    bind(
+        &[K::Tab],
+        "Tab",
+        A::Focus,
+        "focus the next pane (on small terminals: the next tab)",
+        H::Always(5, "Tab pane"),
+    ),
+    bind(&[K::BackTab], "S-Tab", A::FocusBack, "focus the previous pane", H::No),
+    bind(
+        &[K::Char('z')],
+        "z",
+        A::Zoom,
+        "zoom the focused pane to the whole screen, or back",
+        H::Live(8, "z zoom"),
+    ),
+    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "down (the stream: toward the newest)", H::No),
+    bind(
+        &[K::Char('k'), K::Up],
+        "k ↑",
+        A::Up,
+        "up (the stream: back in time; stops following)",
+        H::No,
+    ),
+    bind(&[K::Char('g'), K::Home], "g", A::Top, "to the top", H::No),
+    bind(&[K::Char('G'), K::End], "G", A::Bottom, "to the newest, and follow it again", H::No),
+    bind(
+        &[K::Char('/')],
+        "/",
+        A::Search,
+        "search the worker stream (a tool, a path, a word)",
+        H::Always(6, "/ search"),
+    ),
+    bind(
+        &[K::Char('f')],
+        "f",
+        A::Filter,
+        "worker stream: everything, worker ↔ evaluator only, problems only",
+        H::No,
+    ),
+    bind(&[K::Char('n')], "n", A::SearchNext, "next match of the search", H::No),
+    bind(&[K::Char('N')], "N", A::SearchPrev, "previous match of the search", H::No),
+    bind(
+        &[K::Char(' ')],
+        "space",
+        A::PlayPause,
+        "play or pause the replay",
+        H::Replay(2, "space play"),
+    ),
+    bind(
+        &[K::Char('+'), K::Char('=')],
+        "+",
+        A::Faster,
+        "replay faster (up to as fast as possible)",
+        H::Replay(7, "+/- speed"),
+    ),
+    bind(&[K::Char('-')], "-", A::Slower, "replay slower (down to 0.5×)", H::No),
+    bind(
+        &[K::Char('.')],
+        ".",
+        A::StepForward,
+        "step one event forward (pauses)",
+        H::Replay(8, "./, step"),
+    ),
+    bind(&[K::Char(',')], ",", A::StepBack, "step one event back (pauses)", H::No),
+    bind(
+        &[K::Char('x')],
+        "x",
+        A::NextFailure,
+        "jump to the next failure: a reject, failed validators, a failed task",
+        H::Replay(3, "x failure"),
+    ),
+    bind(&[K::Char('X')], "X", A::PrevFailure, "jump to the previous failure", H::No),
+    bind(DIGITS, "0–9", A::Seek(0), "seek to 0–90 % (see the timeline)", H::No),
+    bind(&[K::Char('}')], "}", A::NextVerdict, "jump to the next verdict", H::No),
+    bind(&[K::Char('{')], "{", A::PrevVerdict, "jump to the previous verdict", H::No),
+    bind(&[K::Char(']')], "]", A::NextTask, "jump to the next task's start", H::No),
+    bind(&[K::Char('[')], "[", A::PrevTask, "jump to the previous task's start", H::No),
+    bind(
+        &[K::Enter],
+        "Enter",
+        A::Inspect,
+        "inspect the verdict at the cursor: category, concern, evidence, case",
+        H::Always(4, "Enter inspect"),
+    ),
+    bind(&[K::Esc], "Esc", A::Close, "leave the zoom", H::No),
+    bind(
+        &[K::Char('p')],
+        "p",
+        A::Pause,
+        "live: pause at the next task boundary, or resume",
+        H::Live(2, "p pause"),
+    ),
+    bind(
+        &[K::Char('s')],
+        "s",
+        A::Step,
+        "live: run exactly one more task, then pause",
+        H::Live(7, "s step"),
+    ),
+    bind(
+        &[K::Char('a')],
+        "a",
+        A::Approve,
+        "live: approve the waiting (or selected) task, with a reason",
+        H::Live(9, "a/r/F decide"),
+    ),
+    bind(
+        &[K::Char('r')],
+        "r",
+        A::Reject,
+        "live: send it back with guidance for its next attempt",
+        H::No,
+    ),
+    bind(
+        &[K::Char('F')],
+        "F",
+        A::ForceAccept,
+        "live: accept it below the bar, with a reason",
+        H::No,
+    ),
+    bind(
+        &[K::Char('v')],
+        "v",
+        A::RetryEval,
+        "live: ask the evaluator again about the held task's work",
+        H::No,
+    ),
+    bind(&[K::Char('S')], "S", A::Skip, "live: skip the task, with a reason", H::No),
+    bind(
+        &[K::Char('K')],
+        "K",
+        A::FailTask,
+        "live: fail (kill) the task, with a reason; the run stops",
+        H::No,
+    ),
+    bind(&[K::Char('e')], "e", A::Note, "live: a note for the worker's next attempt", H::No),
+    bind(&[K::Char('t')], "t", A::Theme, "next theme (dark, light, high contrast, yours)", H::No),
+    bind(
+        &[K::Char('m')],
+        "m",
+        A::Mouse,
+        "mouse capture on or off (off: select text as usual)",
+        H::No,
+    ),
+];
+
+const HELP: &[Binding] = &[
+    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "scroll down", H::Always(1, "j/k scroll")),
+    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "scroll up", H::No),
+    bind(
+        &[K::Esc, K::Char('?'), K::Char('q')],
+        "Esc ? q",
+        A::Close,
+        "close the help",
+        H::Always(0, "Esc closes"),
+    ),
+];
+
+const INSPECTOR: &[Binding] = &[
+    bind(
+        &[
+            K::Char('1'),
+            K::Char('2'),
+            K::Char('3'),
+            K::Char('4'),
+            K::Char('5'),
+            K::Char('6'),
+            K::Char('7'),
+            K::Char('8'),
+            K::Char('9'),
+        ],
+        "1–9",
+        A::Evidence(1),
+        "open evidence pointer [n] at its file",
+        H::Always(0, "1–9 evidence"),
+    ),
+    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "scroll down", H::Always(1, "j/k scroll")),
+    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "scroll up", H::No),
+    bind(&[K::Char('?')], "?", A::Help, "the keys of the inspector", H::No),
+    bind(
+        &[K::Esc, K::Char('q')],
+        "Esc q",
+        A::Close,
+        "close the inspector",
+        H::Always(2, "Esc closes"),
+    ),
+];
+
+const FILE_VIEW: &[Binding] = &[
+    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "scroll down", H::Always(0, "j/k scroll")),
+    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "scroll up", H::No),
+    bind(
+        &[K::Esc, K::Char('q')],
+        "Esc q",
+        A::Close,
+        "back to the verdict",
+        H::Always(1, "Esc back to the verdict"),
+    ),
+];
+
+const EDITOR: &[Binding] = &[
+    bind(
+        &[K::Enter],
+        "Enter",
+        A::Submit,
+        "send the decision with this text",
+        H::Always(0, "Enter sends"),
+    ),
+    bind(&[K::Esc], "Esc", A::Cancel, "cancel: nothing is sent", H::Always(1, "Esc cancels")),
+];
+
+const SEARCH: &[Binding] = &[
+    bind(
+        &[K::Enter],
+        "Enter",
+        A::Submit,
+        "search the worker stream",
+        H::Always(0, "Enter searches"),
+    ),
+    bind(&[K::Esc], "Esc", A::Cancel, "cancel the search", H::Always(1, "Esc cancels")),
+];
+
+const QUIT_PROMPT: &[Binding] = &[
+    bind(
+        &[K::Char('y')],
+        "y",
+        A::StopAndQuit,
+        "stop the run at the next task boundary (resumable), and quit",
+        H::Always(0, "y stop it"),
+    ),
+    bind(
+        &[K::Char('n')],
+        "n",
+        A::LeaveRunning,
+        "leave the run going, printing its events here",
+        H::Always(1, "n leave it running"),
+    ),
+    bind(&[K::Esc], "Esc", A::Cancel, "stay in the console", H::Always(2, "Esc stay")),
+];
+
+const RESUME_PROMPT: &[Binding] = &[
+    bind(
+        &[K::Enter],
+        "Enter",
+        A::Submit,
+        "resume the session in the background, so the run acts on the decision",
+        H::Always(0, "Enter resumes the run"),
+    ),
+    bind(
+        &[K::Esc],
+        "Esc",
+        A::Cancel,
+        "not now: the decision waits for the next `harrow resume`",
+        H::Always(1, "Esc not now"),
+    ),
+];
+
+const BROWSER: &[Binding] = &[
+    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "next session", H::Always(2, "j/k move")),
+    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "previous session", H::No),
+    bind(&[K::Char('g'), K::Home], "g", A::Top, "the newest session", H::No),
+    bind(&[K::Char('G'), K::End], "G", A::Bottom, "the oldest session", H::No),
+    bind(
+        &[K::Enter],
+        "Enter",
+        A::Open,
+        "watch it if a run holds it, else replay it",
+        H::Always(0, "Enter watch or replay"),
+    ),
+    bind(&[K::Char('r')], "r", A::Refresh, "read the list again", H::Always(3, "r refresh")),
+    bind(&[K::Char('q'), K::Esc], "q Esc", A::Quit, "quit", H::Always(1, "q quit")),
+];
+
+/// The action a key press asks for in `mode`. Ctrl-C always leaves: the console, or the
+/// overlay that is open.
+pub fn action_for(mode: Mode, key: &KeyEvent) -> Option<Action> {
     if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-        return Some(Action::Quit);
+        return Some(mode.interrupt());
     }
-    let action = BINDINGS.iter().find(|b| b.keys.contains(&key.code)).map(|b| b.action)?;
-    Some(match (action, key.code) {
-        (Action::Seek(_), KeyCode::Char(c)) => Action::Seek(c.to_digit(10).unwrap_or(0) as u8),
+    if mode.takes_text() && key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) {
+        return None;
+    }
+    let action = mode.bindings().iter().find(|b| b.keys.contains(&key.code)).map(|b| b.action)?;
+    let digit = match key.code {
+        KeyCode::Char(c) => c.to_digit(10).map(|d| d as u8),
+        _ => None,
+    };
+    Some(match (action, digit) {
+        (Action::Seek(_), Some(d)) => Action::Seek(d),
+        (Action::Evidence(_), Some(d)) => Action::Evidence(d),
         (action, _) => action,
     })
+}
+
+/// The mode's most useful keys, ranked, as many whole ones as fit `width`.
+pub fn hint_line(mode: Mode, live: bool, width: usize) -> String {
+    let mut hints: Vec<(u8, &str)> = mode
+        .bindings()
+        .iter()
+        .filter_map(|b| match b.hint {
+            Hint::Always(rank, text) => Some((rank, text)),
+            Hint::Live(rank, text) if live => Some((rank, text)),
+            Hint::Replay(rank, text) if !live => Some((rank, text)),
+            Hint::No | Hint::Live(..) | Hint::Replay(..) => None,
+        })
+        .collect();
+    hints.sort_by_key(|(rank, _)| *rank);
+    let mut line = String::new();
+    for (_, text) in hints {
+        let sep = if line.is_empty() { "" } else { "  " };
+        if line.chars().count() + sep.len() + text.chars().count() > width {
+            break;
+        }
+        line.push_str(sep);
+        line.push_str(text);
+    }
+    line
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
 
     #[test]
-    fn every_binding_is_reachable_and_unique() {
-        for b in BINDINGS {
-            for k in b.keys {
-                let got = action_for(&KeyEvent::new(*k, KeyModifiers::NONE));
-                assert_eq!(
-                    got.map(|a| std::mem::discriminant(&a)),
-                    Some(std::mem::discriminant(&b.action)),
-                    "{}",
-                    b.label
-                );
+    fn no_key_is_bound_twice_in_any_mode() {
+        for mode in Mode::ALL {
+            let mut seen = HashSet::new();
+            for b in mode.bindings() {
+                for k in b.keys {
+                    assert!(seen.insert(*k), "{mode:?}: {k:?} is bound twice");
+                }
             }
         }
+    }
+
+    #[test]
+    fn every_key_of_every_table_dispatches_its_own_action() {
+        for mode in Mode::ALL {
+            for b in mode.bindings() {
+                for k in b.keys {
+                    let got = action_for(mode, &KeyEvent::new(*k, KeyModifiers::NONE));
+                    assert_eq!(
+                        got.map(|a| std::mem::discriminant(&a)),
+                        Some(std::mem::discriminant(&b.action)),
+                        "{mode:?} {}",
+                        b.label
+                    );
+                }
+            }
+            let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+            assert!(action_for(mode, &ctrl_c).is_some(), "{mode:?} must let Ctrl-C out");
+        }
         assert_eq!(
-            action_for(&KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
-            Some(Action::Quit)
-        );
-        assert_eq!(action_for(&KeyEvent::new(KeyCode::Char('Z'), KeyModifiers::NONE)), None);
-        assert_eq!(
-            action_for(&KeyEvent::new(KeyCode::Char('7'), KeyModifiers::NONE)),
+            action_for(Mode::Main, &KeyEvent::new(KeyCode::Char('7'), KeyModifiers::NONE)),
             Some(Action::Seek(7))
         );
-    }
-
-    /// Every action, listed through a match that stops compiling when one is added.
-    fn all_actions() -> Vec<Action> {
-        let every = [
-            Action::Quit,
-            Action::Help,
-            Action::Focus,
-            Action::FocusBack,
-            Action::Zoom,
-            Action::Down,
-            Action::Up,
-            Action::Top,
-            Action::Bottom,
-            Action::PlayPause,
-            Action::Faster,
-            Action::Slower,
-            Action::StepForward,
-            Action::StepBack,
-            Action::NextFailure,
-            Action::PrevFailure,
-            Action::NextVerdict,
-            Action::PrevVerdict,
-            Action::NextTask,
-            Action::PrevTask,
-            Action::Inspect,
-            Action::Close,
-            Action::Pause,
-            Action::Step,
-            Action::Approve,
-            Action::Reject,
-            Action::ForceAccept,
-            Action::RetryEval,
-            Action::Skip,
-            Action::FailTask,
-            Action::Note,
-            Action::Search,
-            Action::Filter,
-            Action::SearchNext,
-            Action::SearchPrev,
-            Action::Theme,
-            Action::Mouse,
-            Action::Seek(0),
-        ];
-        for a in every {
-            match a {
-                Action::Quit
-                | Action::Help
-                | Action::Focus
-                | Action::FocusBack
-                | Action::Zoom
-                | Action::Down
-                | Action::Up
-                | Action::Top
-                | Action::Bottom
-                | Action::PlayPause
-                | Action::Faster
-                | Action::Slower
-                | Action::StepForward
-                | Action::StepBack
-                | Action::NextFailure
-                | Action::PrevFailure
-                | Action::NextVerdict
-                | Action::PrevVerdict
-                | Action::NextTask
-                | Action::PrevTask
-                | Action::Inspect
-                | Action::Close
-                | Action::Pause
-                | Action::Step
-                | Action::Approve
-                | Action::Reject
-                | Action::ForceAccept
-                | Action::RetryEval
-                | Action::Skip
-                | Action::FailTask
-                | Action::Note
-                | Action::Search
-                | Action::Filter
-                | Action::SearchNext
-                | Action::SearchPrev
-                | Action::Theme
-                | Action::Mouse
-                | Action::Seek(_) => {}
-            }
-        }
-        every.to_vec()
+        assert_eq!(
+            action_for(Mode::Inspector, &KeyEvent::new(KeyCode::Char('3'), KeyModifiers::NONE)),
+            Some(Action::Evidence(3)),
+            "a digit in the inspector opens evidence, never seeks"
+        );
+        assert_eq!(
+            action_for(Mode::Editor, &KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE)),
+            None
+        );
     }
 
     #[test]
-    fn every_action_has_a_key_in_the_table() {
-        for action in all_actions() {
-            assert!(
-                BINDINGS
-                    .iter()
-                    .any(|b| std::mem::discriminant(&b.action) == std::mem::discriminant(&action)),
-                "{action:?} has no key, so the help cannot offer it"
-            );
+    fn the_hint_line_offers_only_keys_of_its_table() {
+        for mode in Mode::ALL {
+            for live in [false, true] {
+                let line = hint_line(mode, live, 400);
+                assert!(!line.is_empty(), "{mode:?} has no hints");
+                for hint in line.split("  ") {
+                    let keys = hint.split(' ').next().unwrap_or("");
+                    for key in keys.split('/') {
+                        assert!(
+                            mode.bindings().iter().any(|b| b.label.split(' ').any(|l| l == key)),
+                            "{mode:?}: the hint {hint:?} names {key:?}, which the table does not bind"
+                        );
+                    }
+                }
+            }
         }
+        assert!(hint_line(Mode::Main, true, 400).contains("p pause"));
+        assert!(!hint_line(Mode::Main, false, 400).contains("p pause"));
+        assert!(hint_line(Mode::Main, false, 400).starts_with("? help  q quit  space play"));
     }
 }

@@ -1,39 +1,43 @@
-//! The console: a pure fold of events into view state ([`view`]), render functions ([`ui`]), a
-//! keymap that is also the help overlay ([`keymap`]), and the loop that feeds them.
+//! The console: a pure fold of events into view state ([`view`], moved by the [`player`]),
+//! frames prepared from it ([`frame`]) and drawn by render functions ([`ui`]) in areas the
+//! [`layout`] decides; keys go through one table per mode ([`keymap`]) to the panes or the
+//! open overlay ([`modal`]), and what only the loop can do comes back as effects.
 //!
-//! Terminal input, tailed lines and timer ticks arrive on one channel; everything pending is
-//! applied before a frame is drawn, frames are at most about 60 a second however fast lines
-//! arrive (a key press is drawn at once), nothing is drawn when nothing changed, and when
-//! nothing plays the loop blocks, so an idle console uses no CPU.
+//! Terminal input, tailed lines and timer ticks arrive on one channel and are applied before
+//! a frame is drawn, on the [`schedule`].
 
 pub mod app;
 pub mod browser;
+pub mod decide;
 pub mod describe;
+pub mod effect;
 pub mod evidence;
+pub mod frame;
 pub mod inspector;
 pub mod keymap;
+pub mod layout;
+pub mod modal;
 pub mod panes;
+pub mod player;
+pub mod schedule;
+pub mod search;
+pub mod status;
 pub mod theme;
 pub mod timeline;
 pub mod ui;
 pub mod view;
 
-use crate::session::dir::EVENTS_FILE;
+use crate::session::control;
 use crate::session::tail::{self, TailEvent};
-use app::App;
-use crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind};
+use app::{App, Effect};
+use crossterm::event::{self, Event as TermEvent, KeyEventKind};
+use schedule::Schedule;
+use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
-
-/// The shortest time between two frames (about 60 a second), and the replay clock's tick:
-/// whatever arrives in between is applied, then drawn once.
-const FRAME: Duration = Duration::from_millis(16);
-
-/// While a live run waits on something, the status line counts the seconds: one frame a second.
-const WAIT_TICK: Duration = Duration::from_secs(1);
 
 enum Msg {
     Term(TermEvent),
@@ -110,8 +114,8 @@ fn browse_loop(
     load: &impl Fn() -> Vec<browser::Entry>,
     searched: String,
 ) -> color_eyre::Result<()> {
-    let (themes, _) = theme::load_all(theme::user_dir().as_deref());
-    let theme = &themes[theme::initial(&themes)];
+    let look = theme::Look::from_user();
+    let theme = &look.themes[look.theme.min(look.themes.len().saturating_sub(1))];
     let mut list = browser::Browser::new(load(), searched);
     loop {
         let chosen = {
@@ -137,9 +141,9 @@ fn browse_loop(
         };
         let Some(entry) = chosen else { return Ok(()) };
         let opened = if entry.running {
-            App::open_live(&entry.dir, &entry.id)
+            App::open_live(&entry.dir, &entry.id, look.clone())
         } else {
-            App::open(&entry.dir, &entry.id, 8.0)
+            App::open(&entry.dir, &entry.id, 8.0, look.clone())
         };
         let mut app = match opened {
             Ok(app) => app,
@@ -168,6 +172,53 @@ fn event_loop(
     result
 }
 
+/// Carries out what the app asked for and tells it how that went: a failure is a notice on
+/// screen, never the end of the console.
+pub fn perform(app: &mut App, effects: Vec<Effect>) {
+    for effect in effects {
+        match effect {
+            Effect::Send(cmd) => {
+                let result = control::send(app.dir.root(), &cmd);
+                app.sent(&cmd, result);
+            }
+            Effect::Mouse(on) => {
+                let result = if on {
+                    crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)
+                } else {
+                    crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture)
+                };
+                if let Err(e) = result {
+                    app.notice = Some(format!("the terminal refused the mouse setting: {e}"));
+                }
+            }
+            Effect::Notify(text) => {
+                let mut out = std::io::stdout();
+                let _ = out.write_all(app.notification(&text).as_bytes());
+                let _ = out.flush();
+            }
+            Effect::Resume => {
+                let result = start_resume(app.dir.root(), &app.id);
+                app.resumed(result);
+            }
+        }
+    }
+}
+
+/// Starts `harrow resume ID --headless` in the background, its output kept in the session
+/// folder; the console goes on watching the log it appends to.
+fn start_resume(dir: &Path, id: &str) -> std::io::Result<()> {
+    let exe = std::env::current_exe()?;
+    let log = std::fs::File::create(dir.join("resume.log"))?;
+    let mut child = std::process::Command::new(exe)
+        .args(["resume", id, "--headless", "--wait-for-operator"])
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()?;
+    std::thread::Builder::new().name("harrow-resumed".into()).spawn(move || child.wait())?;
+    Ok(())
+}
+
 fn event_loop_inner(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
@@ -177,123 +228,72 @@ fn event_loop_inner(
     let _tailer = follow.map(|dir| {
         let (offset, line) = app.tail_start();
         let tx = tx.clone();
-        tail::follow(&dir.join(EVENTS_FILE), offset, line, move |ev| {
+        tail::follow(&crate::session::dir::SessionDir::new(dir).events(), offset, line, move |ev| {
             let _ = tx.send(Msg::Tail(ev));
         })
     });
     let _input = Input::start(tx)?;
-    let mut dirty = true;
-    let mut mouse = false;
-    let mut last_tick = Instant::now();
-    let mut last_draw = Instant::now().checked_sub(FRAME).unwrap_or_else(Instant::now);
-    // Set by the operator's own input: that frame is drawn at once, not held to the cap.
-    let mut urgent = false;
+    let mut schedule = Schedule::new(Instant::now());
     while !app.quit {
-        if dirty && (urgent || last_draw.elapsed() >= FRAME) {
-            urgent = false;
-            last_draw = Instant::now();
-            if app.mouse != mouse {
-                mouse = app.mouse;
-                if mouse {
-                    crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)?;
-                } else {
-                    crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture)?;
-                }
-            }
+        let now = Instant::now();
+        if schedule.should_draw(now) {
             let size = terminal.size()?;
             app.prepare(size.into());
             terminal.draw(|f| ui::draw(f, app))?;
-            dirty = false;
+            schedule.drawn(now);
         }
-        let counting = app.prepared.run_alive && app.at_end() && app.view.waiting().is_some();
-        let wait = if dirty {
-            Some(FRAME.saturating_sub(last_draw.elapsed()))
-        } else if app.clock.playing {
-            Some(FRAME.saturating_sub(last_tick.elapsed()))
-        } else if counting {
-            Some(WAIT_TICK.saturating_sub(last_draw.elapsed()))
-        } else {
-            None
-        };
-        let first = if let Some(wait) = wait {
-            match rx.recv_timeout(wait) {
+        let wait = schedule.wait(Instant::now(), app.player.clock.playing, app.counting());
+        let first = match wait {
+            Some(wait) => match rx.recv_timeout(wait) {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => break,
-            }
-        } else {
-            match rx.recv() {
+            },
+            None => match rx.recv() {
                 Ok(m) => Some(m),
                 Err(_) => break,
-            }
+            },
         };
         for msg in first.into_iter().chain(rx.try_iter()) {
-            urgent |= matches!(msg, Msg::Term(TermEvent::Key(_) | TermEvent::Mouse(_)));
             match msg {
-                Msg::Term(TermEvent::Key(key))
-                    if key.kind == KeyEventKind::Press
-                        && matches!(app.overlay, app::Overlay::Editor(_)) =>
-                {
-                    app.edit(key)?;
-                    dirty = true;
-                }
-                Msg::Term(TermEvent::Key(key))
-                    if key.kind == KeyEventKind::Press
-                        && matches!(app.overlay, app::Overlay::Search(_)) =>
-                {
-                    app.search_key(key)?;
-                    dirty = true;
+                Msg::Term(TermEvent::Key(key)) if key.kind == KeyEventKind::Press => {
+                    schedule.pressed();
+                    let effects = app.key(key)?;
+                    perform(app, effects);
                 }
                 Msg::Term(TermEvent::Mouse(m)) => {
                     let size = terminal.size()?;
-                    dirty |= app.mouse_event(m, size.into())?;
-                }
-                Msg::Term(TermEvent::Key(key))
-                    if key.kind == KeyEventKind::Press
-                        && matches!(app.overlay, app::Overlay::QuitPrompt) =>
-                {
-                    let answer = match key.code {
-                        KeyCode::Char('y') => Some(Some(true)),
-                        KeyCode::Char('n') => Some(Some(false)),
-                        KeyCode::Esc => Some(None),
-                        _ => None,
-                    };
-                    if let Some(answer) = answer {
-                        app.answer_quit(answer)?;
-                        dirty = true;
+                    if app.mouse_event(m, size.into())? {
+                        schedule.pressed();
                     }
                 }
-                Msg::Term(TermEvent::Key(key)) if key.kind == KeyEventKind::Press => {
-                    if let Some(action) = keymap::action_for(&key) {
-                        dirty |= app.act(action)?;
+                Msg::Term(TermEvent::Resize(..)) => schedule.changed(),
+                Msg::Tail(TailEvent::Lines(lines)) => {
+                    if app.take_lines(lines)? {
+                        schedule.changed();
                     }
+                    let effects = app.take_effects();
+                    perform(app, effects);
                 }
-                Msg::Term(TermEvent::Resize(..)) => dirty = true,
-                Msg::Tail(TailEvent::Lines(lines)) => dirty |= app.take_lines(lines)?,
                 Msg::Tail(TailEvent::Restarted { .. }) => {
-                    if let Some(dir) = follow {
-                        app.reload(dir)?;
-                        dirty = true;
-                    }
+                    app.reload()?;
+                    schedule.changed();
                 }
                 Msg::Tail(TailEvent::Polling { reason } | TailEvent::Error(reason)) => {
                     app.notice = Some(reason);
-                    dirty = true;
+                    schedule.changed();
                 }
                 Msg::Term(_) => {}
                 Msg::InputGone => app.quit = true,
             }
         }
-        if app.clock.playing && last_tick.elapsed() >= FRAME {
-            let ms = last_tick.elapsed().as_secs_f64() * 1000.0;
-            last_tick = Instant::now();
-            dirty |= app.tick(ms)?;
-        } else if !app.clock.playing {
-            last_tick = Instant::now();
+        let now = Instant::now();
+        if let Some(ms) = schedule.tick(now, app.player.clock.playing)
+            && app.tick(ms)?
+        {
+            schedule.changed();
         }
-        if counting && last_draw.elapsed() >= WAIT_TICK {
-            dirty = true;
-        }
+        schedule.count(now, app.counting());
     }
     Ok(())
 }

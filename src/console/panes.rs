@@ -1,6 +1,7 @@
 //! The text of the Exchange, Validators and Ledger panes (and of the inspector, which shows the
 //! same things at length), made from whole events fetched for the task on screen.
 
+use super::describe::Tone;
 use crate::session::event::{Event, Payload, ValidatorRun, Verdict};
 use crate::session::state::category_meaning;
 use serde_json::Value;
@@ -78,56 +79,64 @@ pub fn validator_lines(run: &ValidatorRun) -> Vec<String> {
 }
 
 /// A validator run at length: each command with its exit code and duration, then the tail of
-/// its output.
-pub fn validator_detail(run: &ValidatorRun) -> Vec<String> {
+/// its output; each command's first line carries its outcome's tone.
+pub fn validator_detail(run: &ValidatorRun) -> Vec<(Tone, String)> {
+    let plain = |text: String| (Tone::Plain, text);
     let mut out = Vec::new();
     for r in run.results.iter().flatten() {
-        let mark = if r.passed {
-            "✓ passed"
+        let (tone, mark) = if r.passed {
+            (Tone::Good, "✓ passed")
         } else if r.timed_out == Some(true) {
-            "✗ TIMED OUT"
+            (Tone::Bad, "✗ TIMED OUT")
         } else {
-            "✗ FAILED"
+            (Tone::Bad, "✗ FAILED")
         };
         let exit = r.exit_code.map(|c| format!(", exit {c}")).unwrap_or_default();
         let secs = r.duration_ms.map(|ms| format!(", {:.1} s", ms as f64 / 1000.0));
-        out.push(format!("{mark}  {}{exit}{}", r.name, secs.unwrap_or_default()));
+        out.push((tone, format!("{mark}  {}{exit}{}", r.name, secs.unwrap_or_default())));
         if let Some(cmd) = &r.command {
-            out.push(format!("  $ {cmd}"));
+            out.push(plain(format!("  $ {cmd}")));
         }
         match r.output.as_deref().map(str::trim_end).filter(|o| !o.is_empty()) {
             Some(output) => {
                 let lines: Vec<&str> = output.lines().collect();
                 let skipped = lines.len().saturating_sub(OUTPUT_TAIL);
                 if skipped > 0 {
-                    out.push(format!("  … {skipped} earlier lines"));
+                    out.push(plain(format!("  … {skipped} earlier lines")));
                 }
-                out.extend(lines[skipped..].iter().map(|l| format!("  {l}")));
+                out.extend(lines[skipped..].iter().map(|l| plain(format!("  {l}"))));
             }
-            None => out.push("  (no output recorded)".into()),
+            None => out.push(plain("  (no output recorded)".into())),
         }
-        out.push(String::new());
+        out.push(plain(String::new()));
     }
     if out.is_empty() {
-        out.push("(the run recorded no commands)".into());
+        out.push(plain("(the run recorded no commands)".into()));
     }
     out
 }
 
 /// One row of a task's ledger: a verdict (numbered by attempt) or an operator's decision.
-pub fn ledger_row(e: &Event, attempt: usize) -> String {
+pub fn ledger_row(e: &Event, attempt: usize) -> (Tone, String) {
     match &e.payload {
         Payload::Verdict(v) => {
             let outcome = v.verdict.as_deref().unwrap_or("?");
             let category =
                 v.rejection_category.as_deref().map(|c| format!(" ({c})")).unwrap_or_default();
-            format!("{attempt}. {outcome}{category}: {}", v.concern.as_deref().unwrap_or(""))
+            let tone = if outcome == "accept" { Tone::Good } else { Tone::Bad };
+            (
+                tone,
+                format!("{attempt}. {outcome}{category}: {}", v.concern.as_deref().unwrap_or("")),
+            )
         }
-        Payload::OperatorAction(a) => format!(
-            "   operator {}: {}",
-            a.action.as_deref().unwrap_or("?"),
-            a.reason.as_deref().or(a.note.as_deref()).unwrap_or("")
+        Payload::OperatorAction(a) => (
+            Tone::Waiting,
+            format!(
+                "   operator {}: {}",
+                a.action.as_deref().unwrap_or("?"),
+                a.reason.as_deref().or(a.note.as_deref()).unwrap_or("")
+            ),
         ),
-        _ => format!("   {}", e.kind),
+        _ => (Tone::Waiting, format!("   {}", e.kind)),
     }
 }

@@ -158,6 +158,44 @@ pub fn load_all(user_dir: Option<&Path>) -> (Vec<Theme>, Vec<String>) {
     (themes, problems)
 }
 
+/// How the console looks and calls for attention: its themes, the one to start with, and the
+/// notification style. The binary reads them from the user's files and environment
+/// ([`Look::from_user`]); tests pass [`Look::built_in`], so nothing of the machine leaks in.
+#[derive(Debug, Clone)]
+pub struct Look {
+    pub themes: Vec<Theme>,
+    pub theme: usize,
+    pub notify: crate::config::Notify,
+    /// A user theme or config that could not be read, said once on screen.
+    pub problem: Option<String>,
+}
+
+impl Look {
+    /// The user's themes, `$HARROW_THEME` or the config's theme, `NO_COLOR`, and the
+    /// config's notification style.
+    pub fn from_user() -> Look {
+        let (themes, problems) = load_all(user_dir().as_deref());
+        let console = crate::config::Config::load(None).map(|(c, _)| c.console).ok();
+        Look {
+            theme: initial(&themes),
+            themes,
+            notify: console.and_then(|c| c.notify).unwrap_or_default(),
+            problem: problems.into_iter().next(),
+        }
+    }
+
+    /// The built-in themes only, the first selected, in colour or not: no file or variable
+    /// of the machine is read.
+    pub fn built_in(color: bool) -> Look {
+        let themes = BUILT_IN
+            .iter()
+            .filter_map(|(_, text)| parse(text).ok())
+            .map(|(name, colors)| Theme { name, color, colors })
+            .collect();
+        Look { themes, theme: 0, notify: crate::config::Notify::Bell, problem: None }
+    }
+}
+
 /// The theme to start with: `$HARROW_THEME`, else the configuration's `[console] theme`, else
 /// the first. A name that matches no theme falls back to the first.
 pub fn initial(themes: &[Theme]) -> usize {

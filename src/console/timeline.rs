@@ -1,6 +1,7 @@
 //! The timeline strip: the whole session in one line, task bands with markers for accepts,
 //! rejections and failures, and the replay cursor — the scrubber `0`–`9` seek along.
 
+use crate::session::event::EventKind;
 use crate::session::fact::Fact;
 
 /// Something on the timeline worth a marker. Later variants win a shared cell.
@@ -42,12 +43,14 @@ struct Columns {
 impl Timeline {
     /// Notes the event at `pos` if it earns a marker.
     pub fn note(&mut self, pos: usize, fact: &Fact<'_>) {
-        let mark = match fact.kind() {
-            "evaluator_verdict" if fact.payload.verdict.get() == Some("accept") => Mark::Accept,
-            "judge_verdict" if fact.payload.accept.0 == Some(true) => Mark::Accept,
-            "evaluator_verdict" | "judge_verdict" => Mark::Reject,
-            "validator_run" if fact.payload.passed.0 == Some(false) => Mark::Failure,
-            "task_failed" => Mark::Failure,
+        let mark = match fact.event_kind() {
+            Some(EventKind::Verdict) if fact.payload.verdict.get() == Some("accept") => {
+                Mark::Accept
+            }
+            Some(EventKind::JudgeVerdict) if fact.payload.accept.0 == Some(true) => Mark::Accept,
+            Some(EventKind::Verdict | EventKind::JudgeVerdict) => Mark::Reject,
+            Some(EventKind::ValidatorRun) if fact.payload.passed.0 == Some(false) => Mark::Failure,
+            Some(EventKind::TaskFailed) => Mark::Failure,
             _ => return,
         };
         self.marks.push((pos, mark));

@@ -1,121 +1,22 @@
 //! Render functions: they read the app's prepared state and draw; nothing else.
 
-use super::app::{App, Overlay, Pane, Prepared};
-use super::keymap::BINDINGS;
+use super::app::App;
+use super::describe::Tone;
+use super::frame::Prepared;
+use super::keymap::{Mode, hint_line};
+use super::layout::{Areas, MIN_SIZE, Pane, wrapped_rows};
+use super::modal::Overlay;
 use super::theme::Theme;
 use super::timeline::{Cell, Mark};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Color;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
     Block, Borders, Clear, List, ListItem, ListState, Paragraph, Sparkline, SparklineBar, Tabs,
     Wrap,
 };
-
-/// The smallest terminal the console draws in.
-pub const MIN_SIZE: (u16, u16) = (40, 12);
-
-/// Below this width or height the panes become tabs, one at a time; from 160 columns the
-/// Exchange and Validators get a column of their own, below that they sit under the Worker.
-const COLUMNS_FROM: (u16, u16) = (120, 30);
-
-/// Where everything goes at one terminal size: computed the same way for drawing, for
-/// [`App::prepare`] and for mouse clicks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Areas {
-    pub status: Rect,
-    /// The tab bar, when the terminal is too small for columns.
-    pub tabs: Option<Rect>,
-    pub panes: Vec<(Pane, Rect)>,
-    /// The context-pressure sparkline, when there is room for it.
-    pub context: Option<Rect>,
-    pub timeline: Rect,
-    pub hints: Rect,
-}
-
-impl Areas {
-    pub fn new(area: Rect, focus: Pane, zoom: bool) -> Areas {
-        let columns = area.width >= COLUMNS_FROM.0 && area.height >= COLUMNS_FROM.1;
-        let [status, tabs, body, context, timeline, hints] = Layout::vertical([
-            Constraint::Length(1),
-            Constraint::Length(u16::from(!columns)),
-            Constraint::Min(3),
-            Constraint::Length(u16::from(columns)),
-            Constraint::Length(1),
-            Constraint::Length(1),
-        ])
-        .areas(area);
-        let panes = if zoom || !columns {
-            vec![(focus, body)]
-        } else {
-            let wide = area.width >= 160;
-            let [left, rest] = Layout::horizontal([
-                Constraint::Length(if wide { 36 } else { 30 }),
-                Constraint::Min(30),
-            ])
-            .areas(body);
-            let [plan, ledger] =
-                Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)])
-                    .areas(left);
-            let (worker, exchange, validators) = if wide {
-                let [worker, right] =
-                    Layout::horizontal([Constraint::Min(30), Constraint::Percentage(43)])
-                        .areas(rest);
-                let [exchange, validators] =
-                    Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
-                        .areas(right);
-                (worker, exchange, validators)
-            } else {
-                let [worker, below] =
-                    Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)])
-                        .areas(rest);
-                let [exchange, validators] =
-                    Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
-                        .areas(below);
-                (worker, exchange, validators)
-            };
-            vec![
-                (Pane::Plan, plan),
-                (Pane::Worker, worker),
-                (Pane::Exchange, exchange),
-                (Pane::Validators, validators),
-                (Pane::Ledger, ledger),
-            ]
-        };
-        Areas {
-            status,
-            tabs: (!columns).then_some(tabs),
-            panes,
-            context: columns.then_some(context),
-            timeline,
-            hints,
-        }
-    }
-
-    pub fn rect(&self, pane: Pane) -> Option<Rect> {
-        self.panes.iter().find(|(p, _)| *p == pane).map(|(_, r)| *r)
-    }
-
-    /// Text rows inside a pane's border (0 when the pane is not on screen).
-    pub fn inner_height(&self, pane: Pane) -> usize {
-        self.rect(pane).map_or(0, |r| usize::from(r.height.saturating_sub(2)))
-    }
-
-    /// The pane under a screen cell, for mouse clicks and the wheel.
-    pub fn pane_at(&self, column: u16, row: u16) -> Option<Pane> {
-        self.panes
-            .iter()
-            .find(|(_, r)| r.contains(ratatui::layout::Position { x: column, y: row }))
-            .map(|(p, _)| *p)
-    }
-}
-
-/// How many screen rows `lines` take when wrapped at `width` columns.
-pub fn wrapped_rows(lines: &[String], width: u16) -> usize {
-    let width = usize::from(width.max(1));
-    lines.iter().map(|l| l.chars().count().max(1).div_ceil(width)).sum()
-}
 
 /// Draws the whole console.
 pub fn draw(frame: &mut Frame, app: &App) {
@@ -129,13 +30,13 @@ pub fn draw(frame: &mut Frame, app: &App) {
         return;
     }
     let theme = app.theme();
-    let areas = Areas::new(area, app.focus, app.zoom);
+    let areas = Areas::new(area, app.sel.focus, app.sel.zoom);
     draw_status(frame, areas.status, app, theme);
     if let Some(tabs) = areas.tabs {
-        draw_tabs(frame, tabs, app.focus, theme);
+        draw_tabs(frame, tabs, app.sel.focus, theme);
     }
     for (pane, rect) in &areas.panes {
-        let focused = *pane == app.focus;
+        let focused = *pane == app.sel.focus;
         match pane {
             Pane::Plan => draw_plan(frame, *rect, app, focused, theme),
             Pane::Worker => draw_worker(frame, *rect, app, focused, theme),
@@ -149,11 +50,19 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     draw_timeline(frame, areas.timeline, app, theme);
     draw_hints(frame, areas.hints, app, theme);
-    match &app.overlay {
+    draw_overlay(frame, area, &app.overlay, theme);
+}
+
+fn draw_overlay(frame: &mut Frame, area: Rect, overlay: &Overlay, theme: &Theme) {
+    match overlay {
         Overlay::None => {}
-        Overlay::Help(top) => draw_help(frame, area, theme, *top),
+        Overlay::Help { of, top, back } => {
+            draw_overlay(frame, area, back, theme);
+            draw_help(frame, area, theme, *of, *top);
+        }
         Overlay::Inspector(inspector) => draw_inspector(frame, area, inspector),
         Overlay::QuitPrompt => draw_quit_prompt(frame, area),
+        Overlay::ResumeOffer(op) => draw_resume_offer(frame, area, op.as_str()),
         Overlay::Editor(editor) => draw_editor(frame, area, editor),
         Overlay::Search(text) => draw_search(frame, area, text),
         Overlay::Source(source) => draw_source(frame, area, &source.0, theme),
@@ -162,18 +71,19 @@ pub fn draw(frame: &mut Frame, app: &App) {
 
 fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let (at, total) = app.position();
+    let clock = &app.player.clock;
     let mode = if app.live {
         app.live_mode()
-    } else if app.clock.playing {
-        format!("REPLAY {}", app.clock.label())
+    } else if clock.playing {
+        format!("REPLAY {}", clock.label())
     } else {
-        format!("PAUSED {}", app.clock.label())
+        format!("PAUSED {}", clock.label())
     };
-    let fold = app.view.fold();
+    let view = &app.player.view;
+    let fold = view.fold();
     let done = fold.tasks_done();
     let tasks = fold.planned_tasks().unwrap_or(fold.task_count() as u64);
-    let at_task = app
-        .view
+    let at_task = view
         .current_task()
         .and_then(|t| fold.task_position(t))
         .and_then(|i| fold.task_line(i))
@@ -216,6 +126,18 @@ fn compact(n: i64) -> String {
     }
 }
 
+/// The style of a row's tone.
+fn tone_style(tone: Tone, theme: &Theme) -> Style {
+    let color: Option<Color> = match tone {
+        Tone::Plain => None,
+        Tone::Good => Some(theme.colors.ok),
+        Tone::Bad => Some(theme.colors.bad),
+        Tone::Warn => Some(theme.colors.warn),
+        Tone::Waiting => Some(theme.colors.waiting),
+    };
+    color.map_or_else(Style::default, |c| theme.fg(c))
+}
+
 fn pane_block(title: String, focused: bool, theme: &Theme) -> Block<'static> {
     Block::default()
         .borders(Borders::ALL)
@@ -230,12 +152,12 @@ fn about(prepared: &Prepared) -> String {
 /// Draws only the tasks that fit, around the selected one: a plan of thousands of tasks
 /// costs no more per frame than a plan of ten.
 fn draw_plan(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
-    let fold = app.view.fold();
+    let fold = app.player.view.fold();
     let count = fold.task_count();
     let height = usize::from(area.height.saturating_sub(2)).max(1);
-    let selected = app.plan_selected.min(count.saturating_sub(1));
+    let selected = app.sel.plan_selected.min(count.saturating_sub(1));
     let top = selected.saturating_sub(height / 2).min(count.saturating_sub(height));
-    let title = if app.plan_follow { " Plan " } else { " Plan (G follows the run) " };
+    let title = if app.sel.plan_follow { " Plan " } else { " Plan (G follows the run) " };
     let items: Vec<ListItem> = (top..count.min(top + height))
         .filter_map(|i| fold.task_line(i))
         .map(|t| {
@@ -264,12 +186,12 @@ fn draw_plan(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Th
 }
 
 fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
-    let filter = match app.filter {
+    let filter = match app.sel.filter {
         super::view::Filter::All => String::new(),
         f => format!(" · {}", f.name()),
     };
-    let title = if app.stream_back > 0 {
-        format!(" Worker{filter} — {} newer below ↓ (G) ", app.stream_back)
+    let title = if app.sel.stream_back > 0 {
+        format!(" Worker{filter} — {} newer below ↓ (G) ", app.sel.stream_back)
     } else {
         format!(" Worker{filter} ")
     };
@@ -277,23 +199,17 @@ fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &
         .prepared
         .worker
         .iter()
-        .map(|(pos, text)| {
+        .map(|(pos, (tone, text))| {
             let style = if app.search.at == Some(*pos) {
                 theme.matched()
-            } else if text.contains(" verdict: reject") || text.starts_with('✘') {
-                theme.fg(theme.colors.bad)
-            } else if text.starts_with('✔') {
-                theme.fg(theme.colors.ok)
-            } else if text.contains("BLOCKED") || text.contains("validators failed") {
-                theme.fg(theme.colors.warn)
             } else {
-                Style::default()
+                tone_style(*tone, theme)
             };
             Line::styled(text.clone(), style)
         })
         .collect();
     let mut block = pane_block(title, focused, theme);
-    if app.tilth {
+    if app.player.tilth {
         block = block.title_bottom(Span::styled(
             " Tilth kept no prose; tool output is its preview ",
             theme.fg(theme.colors.muted),
@@ -307,7 +223,7 @@ fn draw_exchange(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme:
     let block = pane_block(format!(" Exchange{} — case ⇄ verdict ", about(p)), focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let scroll = (app.scroll_of(Pane::Exchange), 0);
+    let scroll = (app.sel.scroll_of(Pane::Exchange), 0);
     let text = |lines: &[String]| -> Vec<Line<'static>> {
         lines.iter().map(|l| Line::raw(l.clone())).collect()
     };
@@ -339,21 +255,12 @@ fn draw_validators(frame: &mut Frame, area: Rect, app: &App, focused: bool, them
         .side
         .validators
         .iter()
-        .map(|l| {
-            let style = if l.starts_with('✗') {
-                theme.fg(theme.colors.bad)
-            } else if l.starts_with('✓') {
-                theme.fg(theme.colors.ok)
-            } else {
-                Style::default()
-            };
-            Line::styled(l.clone(), style)
-        })
+        .map(|(tone, l)| Line::styled(l.clone(), tone_style(*tone, theme)))
         .collect();
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .scroll((app.scroll_of(Pane::Validators), 0))
+            .scroll((app.sel.scroll_of(Pane::Validators), 0))
             .block(pane_block(format!(" Validators{} ", about(p)), focused, theme)),
         area,
     );
@@ -367,21 +274,12 @@ fn draw_ledger(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &
         p.side
             .ledger
             .iter()
-            .map(|(_, l)| {
-                let style = if l.contains(". reject") {
-                    theme.fg(theme.colors.bad)
-                } else if l.contains(". accept") {
-                    theme.fg(theme.colors.ok)
-                } else {
-                    theme.fg(theme.colors.waiting)
-                };
-                ListItem::new(Line::styled(l.clone(), style))
-            })
+            .map(|(_, (tone, l))| ListItem::new(Line::styled(l.clone(), tone_style(*tone, theme))))
             .collect()
     };
     let mut state = ListState::default();
     if focused && !p.side.ledger.is_empty() {
-        state.select(Some(app.ledger_selected.unwrap_or(p.side.ledger.len() - 1)));
+        state.select(Some(app.sel.ledger_selected.unwrap_or(p.side.ledger.len() - 1)));
     }
     let list = List::new(items)
         .block(pane_block(format!(" Ledger{} ", about(p)), focused, theme))
@@ -437,49 +335,13 @@ fn draw_timeline(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// The most useful keys for the mode, as many whole ones as fit the width.
-fn hints(live: bool, width: usize) -> String {
-    let keys: &[&str] = if live {
-        &[
-            "? help",
-            "q quit",
-            "p pause",
-            "Enter inspect",
-            "Tab pane",
-            "/ search",
-            "s step",
-            "z zoom",
-            "a/r/F decide",
-        ]
-    } else {
-        &[
-            "? help",
-            "q quit",
-            "space play",
-            "x failure",
-            "Enter inspect",
-            "Tab pane",
-            "/ search",
-            "+/- speed",
-            "./, step",
-        ]
-    };
-    let mut line = String::new();
-    for key in keys {
-        let sep = if line.is_empty() { "" } else { "  " };
-        if line.chars().count() + sep.len() + key.chars().count() > width {
-            break;
-        }
-        line.push_str(sep);
-        line.push_str(key);
-    }
-    line
-}
-
 fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let (text, style) = match app.notice.as_deref() {
         Some(notice) => (notice.to_owned(), theme.fg(theme.colors.notice)),
-        None => (hints(app.live, usize::from(area.width)), theme.fg(theme.colors.muted)),
+        None => (
+            hint_line(app.overlay.mode(), app.live, usize::from(area.width)),
+            theme.fg(theme.colors.muted),
+        ),
     };
     frame.render_widget(Paragraph::new(text).style(style), area);
 }
@@ -501,13 +363,14 @@ fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::I
     let rect = popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
     let lines: Vec<Line> = inspector.lines.iter().map(|l| Line::raw(l.clone())).collect();
     let hint = match inspector.evidence.len() {
-        0 => " ↑↓ scroll · Esc closes ".to_owned(),
-        1 => " 1 opens the evidence · ↑↓ scroll · Esc closes ".to_owned(),
-        n => format!(" 1–{} open evidence · ↑↓ scroll · Esc closes ", n.min(9)),
+        0 => " ↑↓ scroll · Esc closes · ? keys ".to_owned(),
+        1 => " 1 opens the evidence · ↑↓ scroll · Esc closes · ? keys ".to_owned(),
+        n => format!(" 1–{} open evidence · ↑↓ scroll · Esc closes · ? keys ", n.min(9)),
     };
     let block =
         Block::default().borders(Borders::ALL).title(inspector.title.clone()).title_bottom(hint);
-    let rows = wrapped_rows(&inspector.lines, rect.width.saturating_sub(2));
+    let rows =
+        wrapped_rows(inspector.lines.iter().map(String::as_str), rect.width.saturating_sub(2));
     let top = inspector
         .scroll
         .min(rows.saturating_sub(usize::from(rect.height.saturating_sub(2))) as u16);
@@ -539,7 +402,7 @@ fn draw_source(frame: &mut Frame, area: Rect, source: &super::evidence::Source, 
     frame.render_widget(Paragraph::new(lines).scroll((top, 0)).block(block), rect);
 }
 
-fn draw_editor(frame: &mut Frame, area: Rect, editor: &super::app::Editor) {
+fn draw_editor(frame: &mut Frame, area: Rect, editor: &super::modal::Editor) {
     let rect = popup(frame, area, 80, 5, area.height / 3);
     let block = Block::default()
         .borders(Borders::ALL)
@@ -561,6 +424,22 @@ fn draw_search(frame: &mut Frame, area: Rect, text: &tui_textarea::TextArea<'sta
     frame.render_widget(text, inner);
 }
 
+fn draw_resume_offer(frame: &mut Frame, area: Rect, op: &str) {
+    let lines = vec![
+        Line::raw(format!("No run holds this session: your {op} is written but nobody")),
+        Line::raw("is there to act on it."),
+        Line::raw(""),
+        Line::raw("  Enter  resume the session now (in the background; watch it here)"),
+        Line::raw("  Esc    not now: the next `harrow resume` applies it"),
+    ];
+    let rect = popup(frame, area, 72, 7, area.height / 3);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(Block::default().borders(Borders::ALL).title(" The run has stopped ")),
+        rect,
+    );
+}
+
 fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
     let lines = vec![
         Line::raw("The run is still going."),
@@ -576,14 +455,16 @@ fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
     );
 }
 
-/// The key list; when it is taller than the terminal it scrolls with the arrow keys from `top`.
-fn draw_help(frame: &mut Frame, area: Rect, theme: &Theme, top: u16) {
-    let rows = BINDINGS.len() as u16;
+/// The key list of `of`; when it is taller than the terminal it scrolls with the arrow keys
+/// from `top`.
+fn draw_help(frame: &mut Frame, area: Rect, theme: &Theme, of: Mode, top: u16) {
+    let bindings = of.bindings();
+    let rows = bindings.len() as u16;
     let height = (rows + 2).min(area.height);
     let hidden = rows.saturating_sub(height.saturating_sub(2));
     let top = top.min(hidden);
     let rect = popup(frame, area, 86, height, (area.height - height) / 2);
-    let lines: Vec<Line> = BINDINGS
+    let lines: Vec<Line> = bindings
         .iter()
         .map(|b| {
             Line::from(vec![
@@ -593,13 +474,13 @@ fn draw_help(frame: &mut Frame, area: Rect, theme: &Theme, top: u16) {
         })
         .collect();
     frame.render_widget(
-        Paragraph::new(lines).scroll((top, 0)).block(
-            Block::default().borders(Borders::ALL).title(if hidden == 0 {
-                " Keys "
+        Paragraph::new(lines).scroll((top, 0)).block(Block::default().borders(Borders::ALL).title(
+            if hidden == 0 {
+                format!(" {} ", of.title())
             } else {
-                " Keys (↑↓ scroll) "
-            }),
-        ),
+                format!(" {} (↑↓ scroll) ", of.title())
+            },
+        )),
         rect,
     );
 }

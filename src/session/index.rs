@@ -139,6 +139,12 @@ impl EventIndex {
         &self.report
     }
 
+    /// The kind of the entry at `i`, when this build knows its name.
+    pub fn kind_at(&self, i: usize) -> Option<crate::session::event::EventKind> {
+        let id = self.entries.get(i)?.kind;
+        crate::session::event::EventKind::from_name(self.kind_name(id))
+    }
+
     pub fn kind_name(&self, id: u16) -> &str {
         self.kinds.name(id)
     }

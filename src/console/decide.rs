@@ -1,0 +1,89 @@
+//! The operator's decisions and commands from the console: which task a decision is about,
+//! the editor that takes its reason, and what the console says once the event loop has sent
+//! it — or offers when no run is there to act on it.
+
+use super::app::App;
+use super::modal::{Editor, Overlay};
+use crate::session::control::{self, Op};
+use crate::session::state::TaskState;
+use std::io;
+
+impl App {
+    /// The task a decision is about: the one the operator picked in the plan, else the one
+    /// waiting for the operator.
+    pub(super) fn decision_task(&self) -> Option<String> {
+        let fold = self.player.view.fold();
+        if !self.sel.plan_follow {
+            return fold.task_line(self.sel.plan_selected).map(|t| t.id.to_owned());
+        }
+        self.player.view.held().map(str::to_owned).or_else(|| {
+            (0..fold.task_count())
+                .filter_map(|i| fold.task_line(i))
+                .find(|t| TaskState::parse(t.state) == Some(TaskState::NeedsOperator))
+                .map(|t| t.id.to_owned())
+        })
+    }
+
+    /// Opens the editor for an operator command; a decision with no task to be about is refused
+    /// here, rather than typed and then refused by the run.
+    pub(super) fn open_editor(&mut self, op: Op, title: &str) {
+        // `K` is about the task at work when no other is picked or waiting.
+        let at_work = || self.player.view.current_task().map(str::to_owned);
+        let task = self.decision_task().or_else(|| if op == Op::Fail { at_work() } else { None });
+        if task.is_none() && op != Op::Note {
+            self.notice = Some(
+                "no task is waiting for a decision: Tab to the plan and select one first".into(),
+            );
+            return;
+        }
+        let title = task.as_deref().map_or_else(
+            || "A note for the worker, read when its next task starts".into(),
+            |who| title.replace("{task}", who),
+        );
+        let text = Overlay::text_box("Enter sends, Esc cancels", "");
+        self.overlay = Overlay::Editor(Box::new(Editor { op, task, title, text }));
+    }
+
+    /// What the event loop reports after carrying out a [`Effect::Send`]: the notice says what
+    /// happens next, or why it could not be sent. When no run is there to read it, the console
+    /// offers to start one.
+    pub fn sent(&mut self, cmd: &control::Command, result: io::Result<()>) {
+        if let Err(e) = result {
+            self.notice = Some(format!(
+                "could not send {}: {e} (is the session folder still there?)",
+                cmd.op.as_str()
+            ));
+            return;
+        }
+        if matches!(cmd.op, Op::Pause | Op::Resume | Op::Step | Op::Stop) {
+            self.pending = Some(cmd.op);
+        }
+        if self.live && !self.run_alive() {
+            self.overlay = Overlay::ResumeOffer(cmd.op);
+            return;
+        }
+        self.notice = Some(match cmd.op {
+            Op::Pause => "pausing at the next task boundary".into(),
+            Op::Resume => "resuming".into(),
+            Op::Step => "one more task, then a pause".into(),
+            Op::RetryEval => format!(
+                "sent retry_eval for {}; the run asks the evaluator again",
+                cmd.task.as_deref().unwrap_or("the task")
+            ),
+            op if op.is_urgent() => format!("sent {}; the run acts on it at once", op.as_str()),
+            op if self.player.view.held().is_some() => {
+                format!("sent {}; the waiting run acts on it now", op.as_str())
+            }
+            op => format!("sent {}; the run applies it at the next task boundary", op.as_str()),
+        });
+    }
+
+    /// What the event loop reports after trying to start `harrow resume`.
+    pub fn resumed(&mut self, result: io::Result<()>) {
+        self.lock_checked = None;
+        self.notice = Some(match result {
+            Ok(()) => format!("resuming {}: the run picks up your decision", self.id),
+            Err(e) => format!("could not start `harrow resume {}`: {e}", self.id),
+        });
+    }
+}

@@ -1,0 +1,37 @@
+//! What only the event loop can do for the app — write to the session folder, change the
+//! terminal, start a process — handed back by the app as values, so it stays testable and a
+//! failure is reported back to it instead of ending the console.
+
+use crate::session::control::{self, Op};
+
+/// Something only the event loop can do: write to the session folder, change the terminal,
+/// start a process. `act` hands these back instead of doing them, so a failure is reported to
+/// the app (a notice) and never ends the console.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Append an operator command to the session's control file.
+    Send(control::Command),
+    /// Capture the mouse, or give it back to the terminal.
+    Mouse(bool),
+    /// Call the person: the bell and a terminal notification, as configured.
+    Notify(String),
+    /// Start `harrow resume` on this session in the background, to act on a decision.
+    Resume,
+}
+
+/// An operator command as the console sends it.
+pub fn command(
+    op: Op,
+    task: Option<String>,
+    reason: Option<String>,
+    text: Option<String>,
+) -> control::Command {
+    control::Command {
+        op,
+        task,
+        reason,
+        text,
+        ts: crate::session::timestamp::now(),
+        source: "console".into(),
+    }
+}

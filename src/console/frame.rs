@@ -1,0 +1,316 @@
+//! What one frame shows, prepared from the player before drawing so that rendering does no
+//! I/O: the worker rows on screen, the panes about the selected task, the timeline cells and
+//! the context strip. The clock and whether a run is alive are passed in, never read here.
+
+use super::describe::{Tone, row, tone};
+use super::layout::{Areas, Pane, wrapped_rows};
+use super::panes::{case_lines, ledger_row, validator_detail, verdict_lines};
+use super::player::Player;
+use super::timeline::Cell;
+use super::view::{Filter, Trail, WORKER_WAIT};
+use crate::session::event::Payload;
+use crate::session::state::TaskState;
+use ratatui::layout::Rect;
+
+/// One row of a pane: the text and how it reads, decided from the event, not from its words.
+pub type Row = (Tone, String);
+
+/// Where the operator is looking: the focused pane and each pane's selection or scroll.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    pub focus: Pane,
+    /// The focused pane fills the body.
+    pub zoom: bool,
+    pub plan_selected: usize,
+    /// The plan's selection follows the task at work until the operator picks one.
+    pub plan_follow: bool,
+    /// Rows scrolled back from the newest; 0 follows the newest.
+    pub stream_back: usize,
+    /// The ledger row picked for `Enter`; `None` is the latest.
+    pub ledger_selected: Option<usize>,
+    /// First line shown, per pane, for the panes that scroll by line.
+    pub scroll: [u16; 5],
+    /// Which rows the worker stream shows.
+    pub filter: Filter,
+    /// Rows the worker pane showed last frame.
+    pub worker_height: usize,
+}
+
+impl Default for Selection {
+    fn default() -> Self {
+        Selection {
+            focus: Pane::Worker,
+            zoom: false,
+            plan_selected: 0,
+            plan_follow: true,
+            stream_back: 0,
+            ledger_selected: None,
+            scroll: [0; 5],
+            filter: Filter::All,
+            worker_height: 0,
+        }
+    }
+}
+
+impl Selection {
+    /// Moves a scrolling pane's view by `delta` lines.
+    pub fn scroll_by(&mut self, pane: Pane, delta: i16) {
+        let s = &mut self.scroll[pane.index()];
+        *s = s.saturating_add_signed(delta);
+    }
+
+    /// How far a pane that scrolls by line is scrolled.
+    pub fn scroll_of(&self, pane: Pane) -> u16 {
+        self.scroll[pane.index()]
+    }
+}
+
+/// What the frame is drawn at: the wall clock and whether a run holds the session.
+#[derive(Debug, Clone, Copy)]
+pub struct Moment {
+    pub now_ms: i64,
+    pub run_alive: bool,
+}
+
+/// What the panes draw.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    /// The worker stream's rows on screen, with the position of each row's event.
+    pub worker: Vec<(usize, Row)>,
+    /// The task the Exchange, Validators and Ledger panes are about.
+    pub task: Option<String>,
+    pub side: SidePanes,
+    /// What `side` was made from: while it stays the same, so does the text.
+    side_key: Option<SideKey>,
+    pub timeline: Vec<Cell>,
+    /// The newest worker prompt sizes that fit the sparkline, with each call's task band.
+    pub context: Vec<(u32, bool)>,
+    /// A run holds the session now, so a wait it is in can be counted in seconds.
+    pub run_alive: bool,
+    /// What the run waits on, with the seconds so far while a run holds the session.
+    pub waiting: Option<String>,
+}
+
+/// The text of the panes about the selected task.
+#[derive(Debug, Default)]
+pub struct SidePanes {
+    pub case: Vec<String>,
+    pub verdict: Vec<String>,
+    pub validators: Vec<Row>,
+    /// The task's ledger rows, with the position of each row's event.
+    pub ledger: Vec<(usize, Row)>,
+}
+
+/// The task and the newest positions of its trail: what the side panes are made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SideKey {
+    task: Option<String>,
+    case: Option<usize>,
+    verdict: Option<usize>,
+    validators: Option<usize>,
+    ledger: Option<usize>,
+    unreviewed: bool,
+}
+
+/// Prepares a frame at this terminal size. What did not change since `previous` is kept
+/// rather than read again: worker rows by their event, the side panes while the selected
+/// task's trail stays the same.
+pub fn prepare(
+    player: &mut Player,
+    sel: &mut Selection,
+    mut previous: Prepared,
+    area: Rect,
+    at: Moment,
+) -> Prepared {
+    let areas = Areas::new(area, sel.focus, sel.zoom);
+    let fold = player.view.fold();
+    if sel.plan_follow
+        && let Some(i) = player.view.current_task().and_then(|c| fold.task_position(c))
+    {
+        sel.plan_selected = i;
+    }
+    sel.plan_selected = sel.plan_selected.min(fold.task_count().saturating_sub(1));
+    let line = fold.task_line(sel.plan_selected);
+    let task = line.map(|t| t.id.to_owned());
+    let unreviewed =
+        line.is_some_and(|t| TaskState::parse(t.state) == Some(TaskState::DoneUnreviewed));
+    if task != previous.task {
+        sel.ledger_selected = None;
+        sel.scroll[Pane::Exchange.index()] = 0;
+        sel.scroll[Pane::Validators.index()] = 0;
+    }
+    let worker = worker_rows(player, sel, areas.inner_height(Pane::Worker), &mut previous.worker);
+    let trail = task.as_deref().and_then(|t| player.view.trail(t)).unwrap_or_default();
+    let key = SideKey {
+        task: task.clone(),
+        case: trail.cases.last().copied(),
+        verdict: trail.verdicts.last().copied(),
+        validators: trail.validators.last().copied(),
+        ledger: trail.ledger.last().copied(),
+        unreviewed,
+    };
+    let side = if previous.side_key.as_ref() == Some(&key) {
+        previous.side
+    } else {
+        side_panes(player, &trail, unreviewed)
+    };
+    clamp_scroll(sel, &areas, &side);
+    let width = usize::from(areas.timeline.width.saturating_sub(8));
+    let timeline = player.timeline_cells(width);
+    let room = areas.context.map_or(0, |r| usize::from(r.width.saturating_sub(30)));
+    let pressure = player.view.pressure();
+    let context = pressure[pressure.len().saturating_sub(room)..]
+        .iter()
+        .map(|p| (p.prompt_tokens, p.band))
+        .collect();
+    let waiting = player.view.waiting().filter(|w| at.run_alive || w.what != WORKER_WAIT);
+    let waiting = waiting.map(|w| match (at.run_alive, w.since_ms) {
+        (true, Some(since)) => format!("{} {} s", w.what, (at.now_ms - since).max(0) / 1000),
+        _ => w.what.clone(),
+    });
+    Prepared {
+        worker,
+        task,
+        side,
+        side_key: Some(key),
+        timeline,
+        context,
+        run_alive: at.run_alive,
+        waiting,
+    }
+}
+
+/// The worker stream's rows that fit in `height` lines, taking each from `previous` when
+/// the last frame already showed it.
+fn worker_rows(
+    player: &mut Player,
+    sel: &mut Selection,
+    height: usize,
+    previous: &mut [(usize, Row)],
+) -> Vec<(usize, Row)> {
+    sel.worker_height = height;
+    let stream = player.view.stream(sel.filter);
+    sel.stream_back = sel.stream_back.min(stream.len().saturating_sub(height));
+    let end = stream.len().saturating_sub(sel.stream_back);
+    let positions = stream[end.saturating_sub(height)..end].to_vec();
+    positions
+        .into_iter()
+        .map(|pos| match previous.binary_search_by_key(&pos, |(p, _)| *p) {
+            Ok(i) => (pos, std::mem::take(&mut previous[i].1)),
+            Err(_) => match player.fetch(pos) {
+                Ok(event) => (pos, (tone(&event), row(&event))),
+                Err(e) => (pos, (Tone::Warn, format!("  (event {pos} cannot be read: {e})"))),
+            },
+        })
+        .collect()
+}
+
+/// The Exchange, Validators and Ledger text for a task's trail. `unreviewed`: the task was
+/// accepted with review switched off, so no verdict is coming.
+fn side_panes(player: &mut Player, trail: &Trail, unreviewed: bool) -> SidePanes {
+    let mut fetch = |pos: Option<&usize>| pos.and_then(|p| player.fetch(*p).ok());
+    let case_event = fetch(trail.cases.last());
+    let verdict_event = fetch(trail.verdicts.last());
+    let validators_event = fetch(trail.validators.last());
+    let decision = fetch(trail.ledger.last().filter(|p| trail.verdicts.last() < Some(*p)));
+    let case = match case_event.as_ref().map(|e| &e.payload) {
+        Some(Payload::ToolCall(c)) => {
+            case_lines(c.args.as_ref().unwrap_or(&serde_json::Value::Null))
+        }
+        _ => vec!["no case submitted yet".into()],
+    };
+    let awaiting = trail.cases.last() > trail.verdicts.last();
+    // A case whose validators failed is never judged: it went back to the worker.
+    let checks_failed = awaiting
+        && trail.validators.last() > trail.cases.last()
+        && matches!(
+            validators_event.as_ref().map(|e| &e.payload),
+            Some(Payload::ValidatorRun(run)) if run.passed == Some(false)
+        );
+    let pending = if checks_failed {
+        "not judged: its validators failed, so it went back to the worker"
+    } else {
+        "no verdict on this case yet"
+    };
+    let mut verdict = match verdict_event.as_ref().map(|e| &e.payload) {
+        Some(Payload::Verdict(v)) if !awaiting => verdict_lines(v),
+        Some(Payload::Verdict(v)) => {
+            let mut lines = vec![format!("{pending}; the last verdict was:")];
+            lines.extend(verdict_lines(v));
+            lines
+        }
+        _ if unreviewed => vec!["not reviewed: the run had review switched off (--no-eval)".into()],
+        _ if awaiting => vec![pending.into()],
+        _ => vec!["no verdict yet".into()],
+    };
+    if let Some(Payload::OperatorAction(a)) = decision.as_ref().map(|e| &e.payload) {
+        let said = format!(
+            "OPERATOR: {} — {}",
+            a.action.as_deref().unwrap_or("?"),
+            a.reason.as_deref().or(a.note.as_deref()).unwrap_or("")
+        );
+        verdict.splice(0..0, [said, String::new()]);
+    }
+    let validators = match validators_event.as_ref().map(|e| &e.payload) {
+        Some(Payload::ValidatorRun(run)) => {
+            let passed = run.passed == Some(true);
+            let mut lines = vec![(
+                Tone::Plain,
+                format!(
+                    "run {} on this task: {}",
+                    trail.validators.len(),
+                    if passed { "passed" } else { "FAILED" }
+                ),
+            )];
+            lines.extend(validator_detail(run));
+            lines
+        }
+        _ if player.tilth => {
+            vec![(Tone::Plain, "Tilth recorded no validator run for this task".into())]
+        }
+        _ => vec![(Tone::Plain, "no validator run yet".into())],
+    };
+    let mut attempt = 0;
+    let ledger = trail
+        .ledger
+        .iter()
+        .filter_map(|p| {
+            let e = player.fetch(*p).ok()?;
+            if matches!(e.payload, Payload::Verdict(_)) {
+                attempt += 1;
+            }
+            Some((*p, ledger_row(&e, attempt)))
+        })
+        .collect();
+    SidePanes { case, verdict, validators, ledger }
+}
+
+fn lines(text: &[String]) -> impl Iterator<Item = &str> {
+    text.iter().map(String::as_str)
+}
+
+/// Keeps the Exchange and Validators scrolled no further than their text goes.
+fn clamp_scroll(sel: &mut Selection, areas: &Areas, side: &SidePanes) {
+    let clamp = |rows: usize, rect: Rect| {
+        u16::try_from(rows.saturating_sub(usize::from(rect.height.saturating_sub(2))))
+            .unwrap_or(u16::MAX)
+    };
+    if let Some(r) = areas.rect(Pane::Exchange) {
+        let w = r.width.saturating_sub(2);
+        let rows = if w >= 70 {
+            wrapped_rows(lines(&side.case), w / 2).max(wrapped_rows(lines(&side.verdict), w / 2))
+        } else {
+            wrapped_rows(lines(&side.case), w) + 2 + wrapped_rows(lines(&side.verdict), w)
+        };
+        let s = &mut sel.scroll[Pane::Exchange.index()];
+        *s = (*s).min(clamp(rows, r));
+    }
+    if let Some(r) = areas.rect(Pane::Validators) {
+        let rows = wrapped_rows(
+            side.validators.iter().map(|(_, l)| l.as_str()),
+            r.width.saturating_sub(2),
+        );
+        let s = &mut sel.scroll[Pane::Validators.index()];
+        *s = (*s).min(clamp(rows, r));
+    }
+}

@@ -1,0 +1,189 @@
+//! The overlays that cover the panes — help, verdict inspector, evidence view, decision
+//! editor, search box, quit prompt — each taking its own keys from its own table and answering
+//! with an [`Outcome`] the app acts on. At most one is open at a time (the help can sit over
+//! the inspector and goes back to it).
+
+use super::evidence::Source;
+use super::inspector::Inspector;
+use super::keymap::{Action, Mode, action_for};
+use crate::session::control::Op;
+use crossterm::event::KeyEvent;
+use tui_textarea::TextArea;
+
+/// What covers the panes.
+#[derive(Debug, Default)]
+pub enum Overlay {
+    #[default]
+    None,
+    /// The key table of `of`, scrolled to row `top`; Esc goes back to `back`.
+    Help {
+        of: Mode,
+        top: u16,
+        back: Box<Overlay>,
+    },
+    Inspector(Inspector),
+    /// Quitting while the run goes on: what to do with the run.
+    QuitPrompt,
+    /// Typing the reason or note that goes with an operator command.
+    Editor(Box<Editor>),
+    /// An evidence pointer opened at its file; Esc goes back to the inspector.
+    Source(Box<(Source, Inspector)>),
+    /// Typing what to search the worker stream for.
+    Search(Box<TextArea<'static>>),
+    /// A decision was written but no run is there to act on it: resume the session?
+    ResumeOffer(Op),
+}
+
+/// An operator command being written: its reason, guidance or note in a text editor.
+#[derive(Debug)]
+pub struct Editor {
+    pub op: Op,
+    pub task: Option<String>,
+    pub title: String,
+    pub text: TextArea<'static>,
+}
+
+/// What a key did in an overlay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Handled inside the overlay (scrolled, typed), or meant nothing here.
+    Stay,
+    /// The overlay closed.
+    Closed,
+    /// Open evidence pointer n of the inspector.
+    OpenEvidence(usize),
+    /// The editor's command, ready to send.
+    Decide { op: Op, task: Option<String>, text: String },
+    /// Search for this.
+    Search(String),
+    /// Quit, stopping the run first or not.
+    Quit { stop: bool },
+    /// A one-line answer for the hint line.
+    Notice(String),
+    /// Start the stopped run again so it acts on the decision.
+    Resume,
+}
+
+impl Overlay {
+    /// The key table in force while this overlay is open.
+    pub fn mode(&self) -> Mode {
+        match self {
+            Overlay::None => Mode::Main,
+            Overlay::Help { .. } => Mode::Help,
+            Overlay::Inspector(_) => Mode::Inspector,
+            Overlay::QuitPrompt => Mode::QuitPrompt,
+            Overlay::Editor(_) => Mode::Editor,
+            Overlay::Source(_) => Mode::FileView,
+            Overlay::Search(_) => Mode::Search,
+            Overlay::ResumeOffer(_) => Mode::ResumePrompt,
+        }
+    }
+
+    pub fn is_open(&self) -> bool {
+        !matches!(self, Overlay::None)
+    }
+
+    /// The help over the panes (`back` none) or over an overlay.
+    pub fn help(of: Mode, back: Overlay) -> Overlay {
+        Overlay::Help { of, top: 0, back: Box::new(back) }
+    }
+
+    /// A text box with a placeholder, and text already in it.
+    pub fn text_box(placeholder: &str, text: &str) -> TextArea<'static> {
+        let mut area = TextArea::default();
+        area.set_placeholder_text(placeholder);
+        if !text.is_empty() {
+            area.insert_str(text);
+        }
+        area
+    }
+
+    /// Takes a key: its action by the mode's table, or, in a text box, the key typed.
+    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+        match action_for(self.mode(), &key) {
+            Some(action) => self.act(action),
+            None => {
+                match self {
+                    Overlay::Editor(editor) => {
+                        editor.text.input(key);
+                    }
+                    Overlay::Search(text) => {
+                        text.input(key);
+                    }
+                    _ => {}
+                }
+                Outcome::Stay
+            }
+        }
+    }
+
+    /// Does what an action of its mode asks. The overlay may replace itself (close, go back).
+    pub fn act(&mut self, action: Action) -> Outcome {
+        match (std::mem::take(self), Some(action)) {
+            (Overlay::None, _) => Outcome::Stay,
+            (Overlay::Help { back, .. }, Some(Action::Close)) => {
+                *self = *back;
+                Outcome::Stay
+            }
+            (Overlay::Help { of, top, back }, Some(a @ (Action::Down | Action::Up))) => {
+                let rows = of.bindings().len() as u16;
+                let top =
+                    if a == Action::Down { (top + 1).min(rows) } else { top.saturating_sub(1) };
+                *self = Overlay::Help { of, top, back };
+                Outcome::Stay
+            }
+            (Overlay::Inspector(i), Some(Action::Evidence(n))) => {
+                *self = Overlay::Inspector(i);
+                Outcome::OpenEvidence(usize::from(n))
+            }
+            (Overlay::Inspector(i), Some(Action::Help)) => {
+                *self = Overlay::help(Mode::Inspector, Overlay::Inspector(i));
+                Outcome::Stay
+            }
+            (Overlay::Inspector(mut i), Some(a @ (Action::Down | Action::Up))) => {
+                i.scroll = step(i.scroll, a);
+                *self = Overlay::Inspector(i);
+                Outcome::Stay
+            }
+            (Overlay::Source(mut s), Some(a @ (Action::Down | Action::Up))) => {
+                s.0.scroll = step(s.0.scroll, a);
+                *self = Overlay::Source(s);
+                Outcome::Stay
+            }
+            (Overlay::Source(s), Some(Action::Close)) => {
+                *self = Overlay::Inspector(s.1);
+                Outcome::Stay
+            }
+            (Overlay::Inspector(_) | Overlay::QuitPrompt, Some(Action::Close | Action::Cancel))
+            | (Overlay::Editor(_) | Overlay::Search(_), Some(Action::Cancel)) => Outcome::Closed,
+            (Overlay::ResumeOffer(_), Some(Action::Submit)) => Outcome::Resume,
+            (Overlay::ResumeOffer(op), Some(Action::Cancel)) => Outcome::Notice(format!(
+                "{} waits in the control file; `harrow resume` applies it",
+                op.as_str()
+            )),
+            (Overlay::QuitPrompt, Some(Action::StopAndQuit)) => Outcome::Quit { stop: true },
+            (Overlay::QuitPrompt, Some(Action::LeaveRunning)) => Outcome::Quit { stop: false },
+            (Overlay::Editor(editor), Some(Action::Submit)) => {
+                let text = editor.text.lines().join(" ").trim().to_owned();
+                if text.is_empty() {
+                    *self = Overlay::Editor(editor);
+                    return Outcome::Notice("type the reason (or note) first; Esc cancels".into());
+                }
+                Outcome::Decide { op: editor.op, task: editor.task, text }
+            }
+            (Overlay::Search(text), Some(Action::Submit)) => {
+                let query = text.lines().join(" ").trim().to_owned();
+                if query.is_empty() { Outcome::Closed } else { Outcome::Search(query) }
+            }
+            (other, _) => {
+                *self = other;
+                Outcome::Stay
+            }
+        }
+    }
+}
+
+/// One line down or up.
+fn step(scroll: u16, action: Action) -> u16 {
+    if action == Action::Down { scroll.saturating_add(1) } else { scroll.saturating_sub(1) }
+}

@@ -1,0 +1,269 @@
+//! The cursor over a session's log: its index, each event's replay time, the fold with its
+//! snapshots, and the clock. Replay and live watching both move it; nothing here knows about
+//! panes, keys or the terminal.
+
+use super::view::{Clock, Snapshots, View, compressed_times};
+use crate::session::event::{Event, EventKind, Payload};
+use crate::session::index::{EventIndex, FetchError};
+use crate::session::scan::LineAt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Idle gaps in a replay are shortened to this.
+const MAX_GAP_MS: i64 = 2_000;
+
+/// A session's log, read once and followed: where the replay stands in it.
+#[derive(Debug)]
+pub struct Player {
+    index: EventIndex,
+    /// Replay time of each event, in milliseconds from the first.
+    times: Vec<i64>,
+    pub view: View,
+    snapshots: Snapshots,
+    pub clock: Clock,
+    /// Whether the session is one Tilth wrote (it recorded less than harrow does).
+    pub tilth: bool,
+}
+
+impl Player {
+    /// Reads the log once: the index, the replay times, where each event belongs (stream,
+    /// trails, timeline markers), and the fold with its snapshots; with `at_end` the cursor
+    /// stays at the newest event, else it goes back to the start and plays at `speed`.
+    pub fn open(events: &Path, id: &str, speed: f64, at_end: bool) -> io::Result<Player> {
+        let mut stamps = Vec::new();
+        let mut view = View::new(id);
+        let mut snapshots = Snapshots::default();
+        let mut last = 0i64;
+        let mut harrow_format = false;
+        let index = EventIndex::build_with(events, |pos, f| {
+            let ms =
+                f.ts.get()
+                    .and_then(crate::session::timestamp::parse)
+                    .map_or(last, jiff::Timestamp::as_millisecond);
+            last = ms;
+            harrow_format |= f.seq.value.is_some();
+            stamps.push(ms);
+            view.note(pos, f);
+            view.apply(pos, f);
+            snapshots.offer(&view);
+        })?;
+        if !at_end {
+            snapshots.restore(&mut view, 0);
+        }
+        let times = compressed_times(&stamps, MAX_GAP_MS);
+        let mut player = Player {
+            index,
+            times,
+            view,
+            snapshots,
+            clock: Clock::new(speed),
+            tilth: !harrow_format,
+        };
+        if at_end {
+            player.clock.playing = false;
+            player.clock.now_ms = player.times.last().map_or(0.0, |t| *t as f64);
+        } else {
+            player.advance_to_clock()?;
+        }
+        Ok(player)
+    }
+
+    /// What was skipped reading the log, said once when it opens.
+    pub fn unreadable_notice(&self) -> Option<String> {
+        self.index
+            .report()
+            .unreadable_sentence()
+            .map(|u| format!("events.jsonl: {u} skipped; the rest is shown"))
+    }
+
+    /// Where a tailer should start so it delivers exactly the lines not yet indexed.
+    pub fn tail_start(&self) -> (u64, u64) {
+        let r = self.index.report();
+        (r.end_offset, r.lines + 1)
+    }
+
+    /// Takes lines the tailer delivered. While the cursor is at the newest event it follows;
+    /// after a step back or a jump it stays put. Returns whether the log grew.
+    pub fn take_lines(&mut self, lines: Vec<(LineAt, Vec<u8>)>) -> io::Result<bool> {
+        let following = self.at_end();
+        let mut changed = false;
+        let Player { index, view, times, .. } = self;
+        for (at, line) in lines {
+            changed |= index.push_line(at, &line, |pos, fact| {
+                view.note(pos, fact);
+                times.push(times.last().copied().unwrap_or(0));
+            });
+        }
+        if following {
+            self.apply_until(self.total())?;
+        }
+        Ok(changed)
+    }
+
+    pub fn total(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn at_end(&self) -> bool {
+        self.view.applied() >= self.total()
+    }
+
+    /// The cursor and the log's length, for the status line.
+    pub fn position(&self) -> (usize, usize) {
+        (self.view.applied(), self.total())
+    }
+
+    /// Applies events until `target` have been applied, reading the log in large pieces.
+    pub fn apply_until(&mut self, target: usize) -> io::Result<()> {
+        let Player { index, view, snapshots, .. } = self;
+        let start = view.applied();
+        index.for_each_in(start..target, |pos, fact| {
+            match fact {
+                Some(fact) => view.apply(pos, fact),
+                None => view.skip(pos),
+            }
+            snapshots.offer(view);
+        })
+    }
+
+    /// Applies every event whose replay time has come. Returns whether anything changed.
+    fn advance_to_clock(&mut self) -> io::Result<bool> {
+        let before = self.view.applied();
+        let now = self.clock.now_ms;
+        let due = self.times.partition_point(|t| *t as f64 <= now).min(self.total());
+        if due > before {
+            self.apply_until(due)?;
+        }
+        if self.at_end() {
+            self.clock.playing = false;
+        }
+        Ok(self.view.applied() != before)
+    }
+
+    /// Moves replay time on by `real_ms` of wall time.
+    pub fn tick(&mut self, real_ms: f64) -> io::Result<bool> {
+        self.clock.tick(real_ms);
+        self.advance_to_clock()
+    }
+
+    /// Folds again up to `target` events from the nearest snapshot before it: how a replay
+    /// goes back.
+    pub fn seek(&mut self, target: usize) -> io::Result<()> {
+        self.snapshots.restore(&mut self.view, target);
+        self.apply_until(target.min(self.total()))?;
+        self.clock.now_ms =
+            target.checked_sub(1).and_then(|i| self.times.get(i)).map_or(0.0, |t| *t as f64);
+        Ok(())
+    }
+
+    /// Moves the cursor so the event at `pos` is the last applied, and pauses there.
+    pub fn goto(&mut self, pos: usize) -> io::Result<()> {
+        let target = (pos + 1).min(self.total());
+        let applied = self.view.applied();
+        if target >= applied && self.snapshots.nearest(target) <= applied {
+            self.apply_until(target)?;
+        } else {
+            self.seek(target)?;
+        }
+        self.clock.playing = false;
+        self.clock.now_ms = self.times.get(pos).map_or(self.clock.now_ms, |t| *t as f64);
+        Ok(())
+    }
+
+    /// Moves the cursor so `tenths`×10 % of the log is replayed.
+    pub fn seek_percent(&mut self, tenths: u8) -> io::Result<()> {
+        let total = self.total();
+        if total > 0 {
+            self.goto((total * usize::from(tenths) / 10).min(total - 1))?;
+        }
+        Ok(())
+    }
+
+    /// One event forward, paused.
+    pub fn step_forward(&mut self) -> io::Result<()> {
+        self.clock.playing = false;
+        self.apply_until(self.view.applied() + 1)?;
+        if let Some(t) = self.view.applied().checked_sub(1).and_then(|i| self.times.get(i)) {
+            self.clock.now_ms = *t as f64;
+        }
+        Ok(())
+    }
+
+    /// One event back, paused.
+    pub fn step_back(&mut self) -> io::Result<()> {
+        self.clock.playing = false;
+        self.seek(self.view.applied().saturating_sub(1))
+    }
+
+    /// Plays from the start when at the end, else toggles playing.
+    pub fn play_pause(&mut self) -> io::Result<()> {
+        if self.at_end() {
+            self.seek(0)?;
+        }
+        self.clock.playing = !self.clock.playing;
+        Ok(())
+    }
+
+    /// The first event of `kind` from `start` on (forward) or at or before it (backward),
+    /// from the index alone.
+    pub fn find_kind(&self, start: usize, forward: bool, kind: EventKind) -> Option<usize> {
+        let is = |p: &usize| self.index.kind_at(*p) == Some(kind);
+        if forward {
+            (start..self.total()).find(is)
+        } else {
+            (0..=start.min(self.total().checked_sub(1)?)).rev().find(is)
+        }
+    }
+
+    /// Reads and decodes the event at `pos`.
+    pub fn fetch(&mut self, pos: usize) -> Result<Event, FetchError> {
+        self.index.fetch(pos)
+    }
+
+    /// The task the event at `pos` belongs to, as the index interned it.
+    pub fn task_of(&self, pos: usize) -> Option<&str> {
+        let entry = self.index.entries().get(pos)?;
+        Some(self.index.task_name(entry.task)).filter(|t| !t.is_empty())
+    }
+
+    /// The timeline strip's cells at `width`, banded by task.
+    pub fn timeline_cells(&mut self, width: usize) -> Vec<super::timeline::Cell> {
+        let entries = self.index.entries();
+        let applied = self.view.applied();
+        self.view.timeline_mut().cells(entries.len(), applied, width, |p| entries[p].task)
+    }
+
+    /// The worktree the session's first `session_start` names.
+    pub fn worktree(&mut self) -> Option<PathBuf> {
+        let first = (0..self.total().min(64))
+            .find(|p| self.index.kind_at(*p) == Some(EventKind::SessionStart))?;
+        match self.index.fetch(first).ok()?.payload {
+            Payload::SessionStart(s) => s.worktree.map(PathBuf::from),
+            _ => None,
+        }
+    }
+
+    /// The sha of the commit that followed the verdict at `pos`, if the next thing that
+    /// happened to its task was a commit.
+    pub fn commit_after(&mut self, pos: usize) -> Option<String> {
+        let task = self.index.entries().get(pos)?.task;
+        for p in pos + 1..self.total() {
+            if self.index.entries()[p].task != task {
+                continue;
+            }
+            match self.index.kind_at(p) {
+                Some(EventKind::Commit) => {
+                    return match self.index.fetch(p).ok()?.payload {
+                        Payload::Commit(c) => c.sha,
+                        _ => None,
+                    };
+                }
+                Some(EventKind::Verdict | EventKind::JudgeVerdict | EventKind::TaskState) => {
+                    return None;
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
