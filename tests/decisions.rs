@@ -490,3 +490,62 @@ fn resume_takes_runs_flags_over_the_sessions_own_limits() {
     assert!(stdout.contains("T-001 started (attempt 2)"), "{stdout}");
     assert_eq!(task_commits(&repo, &id), ["T-002: Write file 2", "T-001: Write file 1"]);
 }
+
+/// Waits until the session's log holds an event of `kind`, or fails after a minute.
+fn until_logged(dir: &Path, kind: &str) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if dir.join("events.jsonl").exists() {
+            let log = events(dir);
+            if !of(&log, kind).is_empty() {
+                return log;
+            }
+        }
+        assert!(std::time::Instant::now() < deadline, "no {kind} was logged");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_run_told_to_wait_keeps_a_held_task_waiting_and_goes_on_when_it_is_approved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    // The evaluator refuses the key once, on T-001: held for a person, not retried.
+    let refused = json!({"http_status": 401, "times": 1, "tool_calls": accept()["tool_calls"]});
+    let script = json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"T-001": {"1": [refused]}, "T-002": {"1": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let held = harrow_cmd(tmp.path(), &server.base_url());
+    let mut child = headless_run(held, &plan, &repo)
+        .arg("--wait-for-operator")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sessions = tmp.path().join("sessions");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_dir(&sessions).map_or(true, |mut d| d.next().is_none()) {
+        assert!(std::time::Instant::now() < deadline, "no session was created");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (dir, id) = only_session(tmp.path());
+    let log = until_logged(&dir, "operator_wait");
+    assert_eq!(of(&log, "operator_wait")[0]["task_id"], "T-001");
+    assert!(of(&log, "stop").is_empty(), "the run waits instead of stopping: {log:?}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none(), "the process is still there, waiting");
+    ctl(tmp.path(), &id, &["approve", "--task", "T-001", "--reason", "checked by hand"]);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let log = events(&dir);
+    assert_eq!(of(&log, "session_start").len(), 1, "one run, never restarted");
+    assert!(of(&log, "session_resume").is_empty());
+    let done: Vec<&str> =
+        of(&log, "task_done").iter().filter_map(|d| d["task_id"].as_str()).collect();
+    assert_eq!(done, ["T-001", "T-002"]);
+    assert_eq!(of(&log, "task_done")[0]["by_operator"], true);
+    assert_eq!(of(&log, "stop").last().unwrap()["reason"], "all_done");
+    assert_eq!(task_commits(&repo, &id), ["T-002: Write file 2", "T-001: Write file 1"]);
+}
