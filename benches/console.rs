@@ -21,7 +21,7 @@ fn console_benches(c: &mut Criterion) {
     let mut out = std::io::BufWriter::new(file);
     generate(&mut out, 100_000, Dialect::Harrow, 3).expect("generate");
     drop(out);
-    let mut app = App::open_live(dir.path(), "bench").expect("open");
+    let mut app = App::open_live(dir.path(), "bench", Look::built_in(true)).expect("open");
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
     let mut group = c.benchmark_group("console");
     group.bench_function("frame_200x60_at_100k", |b| {

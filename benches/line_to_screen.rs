@@ -23,7 +23,7 @@ fn main() {
     let mut out = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
     generate(&mut out, 100_000, Dialect::Harrow, 5).expect("generate");
     drop(out);
-    let mut app = App::open_live(dir.path(), "bench").expect("open");
+    let mut app = App::open_live(dir.path(), "bench", Look::built_in(true)).expect("open");
     let (tx, rx) = mpsc::channel();
     let (offset, line) = app.tail_start();
     let _tailer = follow(&path, offset, line, move |ev| {

@@ -39,7 +39,7 @@ pub struct ConsoleSection {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theme: Option<String>,
     /// How the console calls you when a task waits for your decision: `osc9` (a desktop
-    /// notification in iTerm2, WezTerm, kitty, Windows Terminal), `osc777` (foot, Ghostty,
+    /// notification in iTerm2, `WezTerm`, kitty, Windows Terminal), `osc777` (foot, Ghostty,
     /// rxvt), `bell` (the terminal bell only) or `off`. The bell rings with either OSC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notify: Option<Notify>,
@@ -213,6 +213,14 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_notification_cannot_be_ended_early_by_the_text_it_carries() {
+        assert_eq!(Notify::Osc9.sequence("T-1\x07\x1b]0;x"), "\x07\x1b]9;harrow: T-1]0;x\x07");
+        assert_eq!(Notify::Osc777.sequence("T-1"), "\x07\x1b]777;notify;harrow;T-1\x07");
+        assert_eq!(Notify::Bell.sequence("T-1"), "\x07");
+        assert_eq!(Notify::Off.sequence("T-1"), "");
+    }
 
     #[test]
     fn reads_every_section() {

@@ -4,6 +4,8 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/loop_fixture.rs"]
+mod loop_fixture;
 #[path = "support/summary.rs"]
 mod summary;
 mod support;
@@ -247,6 +249,18 @@ impl Tmux {
             assert!(Instant::now() < deadline, "{needle:?} never appeared; the screen:\n{s}");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+impl Tmux {
+    /// Copies everything the program writes to the pane, escape sequences included, to `file`.
+    fn record(&self, file: &Path) {
+        let ok = Command::new("tmux")
+            .args(["-L", &self.socket, "pipe-pane", "-o", "-t", "t"])
+            .arg(format!("cat >> {}", file.display()))
+            .status()
+            .unwrap();
+        assert!(ok.success());
     }
 }
 
@@ -786,11 +800,13 @@ fn a_removed_session_folder_is_a_notice_not_the_end_of_the_console() {
     assert!(!dir.join("control.jsonl").exists(), "and sends nothing");
     // The same log cut before its stop: a run that may still be going.
     let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
-    let open: String = text
-        .lines()
-        .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| v["type"] != "stop"))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let mut open = String::new();
+    for line in text.lines() {
+        if serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| v["type"] != "stop") {
+            open.push_str(line);
+            open.push('\n');
+        }
+    }
     std::fs::write(dir.join("events.jsonl"), open).unwrap();
     let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
@@ -812,4 +828,87 @@ fn k_is_about_the_task_at_work_when_none_is_picked_or_waiting() {
     let Overlay::Editor(editor) = &app.overlay else { panic!("K asks why: {:?}", app.notice) };
     assert_eq!(editor.task.as_deref(), Some("T-004"));
     assert!(editor.title.starts_with("Fail T-004"), "{}", editor.title);
+}
+
+#[test]
+fn the_status_line_reads_done_within_a_second_of_the_demos_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} demo --fast",
+        tmp.path().join("sessions").display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow")
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    let s = t.wait_long("■ stopped: all_done", 120);
+    let ended = Instant::now();
+    let deadline = ended + Duration::from_secs(1);
+    let mut status = s.lines().next().unwrap_or("").to_owned();
+    while !status.contains("DONE") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        status = t.screen().lines().next().unwrap_or("").to_owned();
+    }
+    assert!(status.contains("DONE"), "no key pressed, the status says how it ended: {status}");
+    assert!(!status.contains("LIVE"), "{status}");
+    t.keys(&["q"]);
+    t.wait_for("[exit 0]");
+}
+
+#[test]
+fn a_held_task_in_the_live_console_waits_rings_and_is_approved_with_a() {
+    use loop_fixture::{accept, repo_and_plan, serve, write_and_submit};
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    // The evaluator refuses the key once, on T-001: held for a person.
+    let refused =
+        serde_json::json!({"http_status": 401, "times": 1, "tool_calls": accept()["tool_calls"]});
+    let script = serde_json::json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"T-001": {"1": [refused]}, "T-002": {"1": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let sessions = tmp.path().join("sessions");
+    let cmd = format!(
+        "sleep 1; env -u HARROW_CONFIG -u HARROW_EVALUATOR_BASE_URL -u HARROW_EVALUATOR_MODEL \
+         HARROW_BASE_URL={} HARROW_WORKER_MODEL=scripted/worker HARROW_API_KEY=sk-console-test \
+         HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} run {} --repo {} --no-validators",
+        server.base_url(),
+        sessions.display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow"),
+        plan.display(),
+        repo.display()
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    let raw = tmp.path().join("pane.raw");
+    t.record(&raw);
+    let s = t.wait_long("HELD: T-001 waits for you", 90);
+    let status = s.lines().next().unwrap_or("");
+    assert!(status.contains("a approve") && status.contains("r reject"), "the keys: {status}");
+    std::thread::sleep(Duration::from_millis(500));
+    let s = t.screen();
+    assert!(s.contains("HELD: T-001"), "still waiting, not exited: {s}");
+    let written = std::fs::read(&raw).unwrap_or_default();
+    let written = String::from_utf8_lossy(&written);
+    assert!(
+        written.contains("\u{7}\u{1b}]9;harrow: T-001 waits for your decision\u{7}"),
+        "the bell and the notification were written"
+    );
+    t.keys(&["a"]);
+    t.wait_for("Approve T-001");
+    t.literal("checked by hand");
+    t.keys(&["Enter"]);
+    let s = t.wait_long("DONE", 90);
+    assert!(s.contains("T-002"), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("[exit ");
+    assert!(s.contains("[exit 0]"), "{s}");
+    let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let log = support::strict_events(&session);
+    let kinds = |k: &str| log.iter().filter(|e| e["type"] == k).cloned().collect::<Vec<_>>();
+    assert_eq!(kinds("session_start").len(), 1, "one run, never restarted");
+    assert_eq!(kinds("operator_wait").len(), 1);
+    let done = kinds("task_done");
+    assert_eq!(done.len(), 2);
+    assert_eq!(done[0]["payload"]["by_operator"], true, "T-001 was approved by the operator");
 }

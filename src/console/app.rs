@@ -70,7 +70,7 @@ impl App {
     pub fn open_live(dir: &Path, id: &str, look: Look) -> io::Result<App> {
         let player = Player::open(&SessionDir::new(dir).events(), id, f64::INFINITY, true)?;
         let mut app = App::new(dir, id, player, look, true);
-        app.called_for = app.player.view.held().map(str::to_owned);
+        app.call_if_held();
         Ok(app)
     }
 
@@ -119,15 +119,18 @@ impl App {
         lines: Vec<(crate::session::scan::LineAt, Vec<u8>)>,
     ) -> io::Result<bool> {
         let changed = self.player.take_lines(lines)?;
+        self.call_if_held();
+        Ok(changed)
+    }
+
+    /// Calls the person, once per hold, when the newest event says a task waits for them.
+    fn call_if_held(&mut self) {
         let held = self.player.view.held().map(str::to_owned);
         if self.live && held.is_some() && held != self.called_for && self.player.at_end() {
             let task = held.clone().unwrap_or_default();
             self.effects.push(Effect::Notify(format!("{task} waits for your decision")));
         }
-        if held.is_some() {
-            self.called_for = held;
-        }
-        Ok(changed)
+        self.called_for = held;
     }
 
     /// Starts over after the log was truncated or replaced.
@@ -161,12 +164,11 @@ impl App {
     }
 
     fn jump(&mut self, found: Option<usize>, what: &str) -> io::Result<()> {
-        match found {
-            Some(pos) => self.goto(pos),
-            None => {
-                self.notice = Some(format!("no {what}"));
-                Ok(())
-            }
+        if let Some(pos) = found {
+            self.goto(pos)
+        } else {
+            self.notice = Some(format!("no {what}"));
+            Ok(())
         }
     }
 
@@ -306,17 +308,17 @@ impl App {
             }
             Action::Approve => self.open_editor(Op::Approve, "Approve {task} — why?"),
             Action::Reject => {
-                self.open_editor(Op::Reject, "Reject {task} — guidance for its next attempt")
+                self.open_editor(Op::Reject, "Reject {task} — guidance for its next attempt");
             }
             Action::ForceAccept => {
-                self.open_editor(Op::ForceAccept, "Accept {task} below the bar — why?")
+                self.open_editor(Op::ForceAccept, "Accept {task} below the bar — why?");
             }
             Action::Note => self.open_editor(Op::Note, "A note for {task}'s next attempt"),
             Action::Skip => self.open_editor(Op::Skip, "Skip {task} — why?"),
             Action::FailTask => self.open_editor(Op::Fail, "Fail {task} — why? (the run stops)"),
             Action::RetryEval => match self.decision_task() {
                 Some(task) => {
-                    self.effects.push(Effect::Send(command(Op::RetryEval, Some(task), None, None)))
+                    self.effects.push(Effect::Send(command(Op::RetryEval, Some(task), None, None)));
                 }
                 None => {
                     self.notice = Some(
@@ -361,7 +363,7 @@ impl App {
                 self.sel.stream_back = 0;
             }
             Action::Down | Action::Up | Action::Top | Action::Bottom => {
-                self.move_in_pane(action)?
+                self.move_in_pane(action)?;
             }
             Action::PlayPause => self.player.play_pause()?,
             Action::Faster => self.player.clock.faster(),
@@ -438,7 +440,7 @@ impl App {
             (Pane::Plan, _) => s.plan_follow = true,
             (Pane::Worker, Action::Down) => s.stream_back = s.stream_back.saturating_sub(1),
             (Pane::Worker, Action::Up) => {
-                s.stream_back = (s.stream_back + 1).min(stream.saturating_sub(1))
+                s.stream_back = (s.stream_back + 1).min(stream.saturating_sub(1));
             }
             (Pane::Worker, Action::Top) => s.stream_back = stream.saturating_sub(1),
             (Pane::Worker, _) => {

@@ -33,6 +33,7 @@ impl Pane {
         Pane::ALL.iter().position(|p| *p == self).unwrap_or(0)
     }
 
+    #[must_use]
     pub fn after(self, step: usize) -> Pane {
         Pane::ALL[(self.index() + step) % Pane::ALL.len()]
     }

@@ -233,6 +233,8 @@ fn event_loop_inner(
         })
     });
     let _input = Input::start(tx)?;
+    let opened = app.take_effects();
+    perform(app, opened);
     let mut schedule = Schedule::new(Instant::now());
     while !app.quit {
         let now = Instant::now();

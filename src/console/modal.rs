@@ -100,20 +100,19 @@ impl Overlay {
 
     /// Takes a key: its action by the mode's table, or, in a text box, the key typed.
     pub fn key(&mut self, key: KeyEvent) -> Outcome {
-        match action_for(self.mode(), &key) {
-            Some(action) => self.act(action),
-            None => {
-                match self {
-                    Overlay::Editor(editor) => {
-                        editor.text.input(key);
-                    }
-                    Overlay::Search(text) => {
-                        text.input(key);
-                    }
-                    _ => {}
+        if let Some(action) = action_for(self.mode(), &key) {
+            self.act(action)
+        } else {
+            match self {
+                Overlay::Editor(editor) => {
+                    editor.text.input(key);
                 }
-                Outcome::Stay
+                Overlay::Search(text) => {
+                    text.input(key);
+                }
+                _ => {}
             }
+            Outcome::Stay
         }
     }
 

@@ -75,7 +75,7 @@ impl Schedule {
             return None;
         }
         self.last_tick = now;
-        playing.then(|| since.as_secs_f64() * 1000.0)
+        playing.then_some(since.as_secs_f64() * 1000.0)
     }
 
     /// A second of a counted wait has passed since the last frame: draw the new count.
