@@ -84,6 +84,26 @@ pub fn seal() -> std::io::Result<()> {
     Err(cmd.exec())
 }
 
+/// Gives a harrow child process (a resume the console starts) the keys this one holds, the
+/// way [`seal`] passes them to itself: through an inherited pipe, never the environment. Keep
+/// the returned end until the child is spawned, then drop it.
+pub fn hand_to(cmd: &mut std::process::Command) -> std::io::Result<std::os::fd::OwnedFd> {
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    nix::fcntl::fcntl(&read, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()))?;
+    let mut payload = String::new();
+    for name in KEY_VARS {
+        if let Some(value) = var(name) {
+            let _ = write!(payload, "{name}={value}\0");
+        }
+    }
+    std::fs::File::from(write).write_all(payload.as_bytes())?;
+    cmd.env(FD_VAR, read.as_raw_fd().to_string());
+    for name in KEY_VARS {
+        cmd.env_remove(name);
+    }
+    Ok(read)
+}
+
 /// A key harrow was started with: from the sealed store, else (a library caller that never
 /// sealed, such as a test) from the environment.
 pub fn var(name: &str) -> Option<String> {

@@ -912,3 +912,55 @@ fn a_held_task_in_the_live_console_waits_rings_and_is_approved_with_a() {
     assert_eq!(done.len(), 2);
     assert_eq!(done[0]["payload"]["by_operator"], true, "T-001 was approved by the operator");
 }
+
+#[test]
+fn a_decision_typed_in_watch_of_a_stopped_run_offers_to_resume_it_and_the_run_acts_on_it() {
+    use loop_fixture::{accept, harrow_cmd, headless_run, repo_and_plan, serve, write_and_submit};
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let refused =
+        serde_json::json!({"http_status": 401, "times": 1, "tool_calls": accept()["tool_calls"]});
+    let script = serde_json::json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"T-001": {"1": [refused]}, "T-002": {"1": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "headless, a held task stops the run");
+    let sessions = tmp.path().join("sessions");
+    let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let cmd = format!(
+        "env -u HARROW_CONFIG -u HARROW_EVALUATOR_BASE_URL -u HARROW_EVALUATOR_MODEL \
+         HARROW_BASE_URL={} HARROW_WORKER_MODEL=scripted/worker HARROW_API_KEY=sk-console-test \
+         HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} watch {id}",
+        server.base_url(),
+        sessions.display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow"),
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    t.wait_long("HELD: T-001 waits for you", 30);
+    t.keys(&["a"]);
+    t.wait_for("Approve T-001");
+    t.literal("checked by hand");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("The run has stopped");
+    assert!(!s.contains("sent approve"), "nothing claims a run received it: {s}");
+    t.keys(&["Enter"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !t.screen().lines().next().unwrap_or("").contains("DONE") {
+        let resumed = std::fs::read_to_string(session.join("resume.log")).unwrap_or_default();
+        assert!(Instant::now() < deadline, "{}\nthe resume said:\n{resumed}", t.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    t.keys(&["q"]);
+    t.wait_for("[exit 0]");
+    let log = support::strict_events(&session);
+    let kinds = |k: &str| log.iter().filter(|e| e["type"] == k).cloned().collect::<Vec<_>>();
+    assert_eq!(kinds("session_resume").len(), 1, "the console resumed the run once");
+    let done = kinds("task_done");
+    assert_eq!(done.len(), 2, "{log:?}");
+    assert_eq!(done[0]["payload"]["by_operator"], true);
+}

@@ -209,12 +209,15 @@ pub fn perform(app: &mut App, effects: Vec<Effect>) {
 fn start_resume(dir: &Path, id: &str) -> std::io::Result<()> {
     let exe = std::env::current_exe()?;
     let log = std::fs::File::create(dir.join("resume.log"))?;
-    let mut child = std::process::Command::new(exe)
+    let mut resume = std::process::Command::new(exe);
+    resume
         .args(["resume", id, "--headless", "--wait-for-operator"])
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()?;
+        .stderr(log);
+    let keys = crate::keys::hand_to(&mut resume)?;
+    let mut child = resume.spawn()?;
+    drop(keys);
     std::thread::Builder::new().name("harrow-resumed".into()).spawn(move || child.wait())?;
     Ok(())
 }
