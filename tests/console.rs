@@ -964,3 +964,112 @@ fn a_decision_typed_in_watch_of_a_stopped_run_offers_to_resume_it_and_the_run_ac
     assert_eq!(done.len(), 2, "{log:?}");
     assert_eq!(done[0]["payload"]["by_operator"], true);
 }
+
+/// The screen with its colours: each row's text, then under it the runs of that row drawn in
+/// anything but the terminal's default style, as `from-to fg/bg modifiers`.
+fn coloured(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, width, height));
+    terminal.draw(|f| draw(f, app)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..height {
+        let mut text = String::new();
+        let mut runs = Vec::new();
+        let mut run: Option<(u16, String)> = None;
+        for x in 0..=width {
+            let style = (x < width).then(|| {
+                let cell = &buffer[(x, y)];
+                text.push_str(cell.symbol());
+                let plain = cell.fg == ratatui::style::Color::Reset
+                    && cell.bg == ratatui::style::Color::Reset
+                    && cell.modifier.is_empty();
+                (!plain).then(|| format!("{:?}/{:?} {:?}", cell.fg, cell.bg, cell.modifier))
+            });
+            let style = style.flatten();
+            if run.as_ref().map(|(_, s)| Some(s)) != Some(style.as_ref()) {
+                if let Some((from, s)) = run.take() {
+                    runs.push(format!("    {from}-{}: {s}", x - 1));
+                }
+                run = style.map(|s| (x, s));
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+        for r in runs {
+            out.push_str(&r);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn every_built_in_theme_and_no_color_in_colour() {
+    let themes = Look::built_in(true).themes.len();
+    assert!(themes >= 3, "dark, light and high contrast");
+    for i in 0..themes {
+        let mut app =
+            App::open(&harrow_fixture(), HARROW_SESSION, f64::INFINITY, Look::built_in(true))
+                .unwrap();
+        while !app.at_end() {
+            app.tick(10_000.0).unwrap();
+        }
+        app.theme = i;
+        let name = app.theme().name.clone();
+        insta::assert_snapshot!(format!("colour_{name}_120x32"), coloured(&mut app, 120, 32));
+    }
+    let mut plain =
+        App::open(&harrow_fixture(), HARROW_SESSION, f64::INFINITY, Look::built_in(false)).unwrap();
+    while !plain.at_end() {
+        plain.tick(10_000.0).unwrap();
+    }
+    let text = coloured(&mut plain, 120, 32);
+    assert!(!text.contains("Rgb(") && !text.contains("Indexed("), "NO_COLOR draws no colour");
+    insta::assert_snapshot!("colour_no_color_120x32", text);
+}
+
+#[test]
+fn each_modes_help_and_hint_line_are_its_key_table() {
+    use harrow::console::keymap::{Mode, hint_line};
+    let check = |app: &mut App, mode: Mode| {
+        let text = screen(app, 200, 60);
+        let hints = text.lines().last().unwrap_or("").trim_matches(|c| c == '"' || c == ' ');
+        assert_eq!(hints, hint_line(mode, app.live, 200), "{mode:?}: {text}");
+        press(app, key(KeyCode::Char('?')));
+        if matches!(app.overlay, Overlay::Help { .. }) {
+            let help = screen(app, 200, 60);
+            for b in mode.bindings() {
+                assert!(help.contains(b.help), "{mode:?}'s help lacks {:?}: {help}", b.label);
+            }
+            press(app, key(KeyCode::Esc));
+        }
+    };
+    let mut app = harrow_at_end();
+    check(&mut app, Mode::Main);
+    assert!(matches!(app.overlay, Overlay::None));
+    app.sel.focus = Pane::Ledger;
+    act(&mut app, Action::Top);
+    act(&mut app, Action::Inspect);
+    check(&mut app, Mode::Inspector);
+    assert!(matches!(app.overlay, Overlay::Inspector(_)), "Esc from its help goes back to it");
+    press(&mut app, key(KeyCode::Esc));
+    press(&mut app, key(KeyCode::Char('/')));
+    check(&mut app, Mode::Search);
+    assert!(matches!(app.overlay, Overlay::Search(_)), "? is typed into the search box");
+    press(&mut app, key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Overlay::None));
+    app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    press(&mut app, key(KeyCode::Char('q')));
+    check(&mut app, Mode::QuitPrompt);
+    press(&mut app, key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Overlay::None) && !app.quit, "Esc stays in the console");
+    // Ctrl-C leaves any overlay, and the console from the panes.
+    press(&mut app, key(KeyCode::Char('/')));
+    let ctrl_c = crossterm::event::KeyEvent::new(
+        KeyCode::Char('c'),
+        crossterm::event::KeyModifiers::CONTROL,
+    );
+    press(&mut app, ctrl_c);
+    assert!(matches!(app.overlay, Overlay::None));
+}

@@ -566,7 +566,9 @@ mod tests {
                 assert!(!line.is_empty(), "{mode:?} has no hints");
                 for hint in line.split("  ") {
                     let keys = hint.split(' ').next().unwrap_or("");
-                    for key in keys.split('/') {
+                    let pieces: Vec<&str> =
+                        if keys == "/" { vec![keys] } else { keys.split('/').collect() };
+                    for key in pieces {
                         assert!(
                             mode.bindings().iter().any(|b| b.label.split(' ').any(|l| l == key)),
                             "{mode:?}: the hint {hint:?} names {key:?}, which the table does not bind"

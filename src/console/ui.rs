@@ -346,6 +346,11 @@ fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(text).style(style), area);
 }
 
+/// An overlay's key hints, from its mode's table, for the bottom of its box.
+fn footer(mode: Mode, width: u16) -> String {
+    format!(" {} ", hint_line(mode, false, usize::from(width.saturating_sub(4))))
+}
+
 /// A cleared box of at most `width`×`height`, centred across `area` and `top` rows down it.
 fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16, top: u16) -> Rect {
     let width = width.min(area.width);
@@ -362,11 +367,7 @@ fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16, top: u16) -> Re
 fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::Inspector) {
     let rect = popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
     let lines: Vec<Line> = inspector.lines.iter().map(|l| Line::raw(l.clone())).collect();
-    let hint = match inspector.evidence.len() {
-        0 => " ↑↓ scroll · Esc closes · ? keys ".to_owned(),
-        1 => " 1 opens the evidence · ↑↓ scroll · Esc closes · ? keys ".to_owned(),
-        n => format!(" 1–{} open evidence · ↑↓ scroll · Esc closes · ? keys ", n.min(9)),
-    };
+    let hint = footer(Mode::Inspector, rect.width);
     let block =
         Block::default().borders(Borders::ALL).title(inspector.title.clone()).title_bottom(hint);
     let rows =
@@ -398,7 +399,7 @@ fn draw_source(frame: &mut Frame, area: Rect, source: &super::evidence::Source, 
     let block = Block::default()
         .borders(Borders::ALL)
         .title(format!("{}— {} ", source.title, source.origin))
-        .title_bottom(" ↑↓ scroll · Esc back to the verdict ");
+        .title_bottom(footer(Mode::FileView, rect.width));
     frame.render_widget(Paragraph::new(lines).scroll((top, 0)).block(block), rect);
 }
 
@@ -407,7 +408,7 @@ fn draw_editor(frame: &mut Frame, area: Rect, editor: &super::modal::Editor) {
     let block = Block::default()
         .borders(Borders::ALL)
         .title(format!(" {} ", editor.title))
-        .title_bottom(" Enter sends · Esc cancels ");
+        .title_bottom(footer(Mode::Editor, rect.width));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     frame.render_widget(&editor.text, inner);
@@ -418,7 +419,7 @@ fn draw_search(frame: &mut Frame, area: Rect, text: &tui_textarea::TextArea<'sta
     let block = Block::default()
         .borders(Borders::ALL)
         .title(" Search the worker stream ")
-        .title_bottom(" Enter searches · Esc cancels ");
+        .title_bottom(footer(Mode::Search, rect.width));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     frame.render_widget(text, inner);

@@ -353,6 +353,7 @@ impl SummaryFold {
 
     /// Applies one event.
     pub fn apply(&mut self, fact: &Fact<'_>) {
+        use super::event::EventKind as K;
         let sum = &mut self.s;
         let tasks = &mut self.tasks;
         let p = &fact.payload;
@@ -363,8 +364,8 @@ impl SummaryFold {
         }
         self.saw_seq |= fact.seq.value.is_some();
         let tid = p.task_id.get();
-        match fact.kind() {
-            "session_start" => {
+        match fact.event_kind() {
+            Some(K::SessionStart) => {
                 if p.phase.get() == Some("prep-feature") {
                     sum.prep_started_at = ts.map(str::to_owned);
                 } else {
@@ -379,7 +380,7 @@ impl SummaryFold {
                 sum.harrow.no_eval |= p.no_eval.0 == Some(true);
                 self.final_stop = None;
             }
-            "session_resume" => {
+            Some(K::SessionResume) => {
                 if sum.started_at.is_none() {
                     sum.started_at = ts.map(str::to_owned);
                 }
@@ -388,13 +389,13 @@ impl SummaryFold {
                 }
                 self.final_stop = None;
             }
-            "stop" => {
+            Some(K::Stop) => {
                 let reason = p.reason.get().map(str::to_owned);
                 self.final_stop = Some(reason.clone().unwrap_or_default());
                 sum.stop = Some(StopInfo { reason, ts: ts.map(str::to_owned) });
             }
-            "model_call" => self.model_call(fact),
-            "tool_call" => {
+            Some(K::ModelCall) => self.model_call(fact),
+            Some(K::ToolCall) => {
                 if let Some(tool) = p.tool.get() {
                     bump(&mut sum.tool_histogram, tool);
                     if let Some(tid) = tid {
@@ -403,7 +404,7 @@ impl SummaryFold {
                     }
                 }
             }
-            "hook_run" => {
+            Some(K::HookRun) => {
                 if let (Some(hook), Some(outcome)) = (p.hook.get(), p.outcome.get()) {
                     bump(entry(&mut sum.hook_outcomes, hook), outcome);
                     if let (Some(tid), "pre_tool", "block") = (tid, hook, outcome) {
@@ -411,8 +412,8 @@ impl SummaryFold {
                     }
                 }
             }
-            "evaluator_verdict" | "judge_verdict" => {
-                let accept = if fact.kind() == "judge_verdict" {
+            Some(K::Verdict | K::JudgeVerdict) => {
+                let accept = if fact.event_kind() == Some(K::JudgeVerdict) {
                     p.accept.0 == Some(true)
                 } else {
                     p.verdict.get() == Some("accept")
@@ -432,7 +433,7 @@ impl SummaryFold {
                     }
                 }
             }
-            "validator_run" => {
+            Some(K::ValidatorRun) => {
                 let failed = p.passed.0 == Some(false);
                 sum.harrow.validators.runs += 1;
                 sum.harrow.validators.failed += u64::from(failed);
@@ -442,7 +443,7 @@ impl SummaryFold {
                     d.validator_failures += u64::from(failed);
                 }
             }
-            "task_done" => {
+            Some(K::TaskDone) => {
                 if let Some(tid) = tid {
                     tasks.tilth(tid).status = "done".into();
                     let d = tasks.detail(tid);
@@ -460,7 +461,7 @@ impl SummaryFold {
                     .into();
                 }
             }
-            "task_failed" => {
+            Some(K::TaskFailed) => {
                 let reason = p.reason.get();
                 if let Some(r) = reason {
                     bump(&mut sum.harrow.failure_reasons, r);
@@ -478,7 +479,7 @@ impl SummaryFold {
                     }
                 }
             }
-            "task_state" => {
+            Some(K::TaskState) => {
                 if let (Some(tid), Some(to)) = (tid, p.to.get()) {
                     tasks.tilth(tid);
                     let d = tasks.detail(tid);
@@ -487,13 +488,34 @@ impl SummaryFold {
                     d.working_since_verdict |= to == "running";
                 }
             }
-            "commit" => {
+            Some(K::Commit) => {
                 if let Some(tid) = tid {
                     tasks.detail(tid).commits += u64::from(p.sha.get().is_some());
                 }
             }
-            "operator_action" => sum.harrow.operator_actions += 1,
-            _ => {}
+            Some(K::OperatorAction) => sum.harrow.operator_actions += 1,
+            Some(
+                K::ContextReset
+                | K::MemoryLoad
+                | K::PromptAssembled
+                | K::AssistantMessage
+                | K::ToolResult
+                | K::PreToolBlock
+                | K::Nudge
+                | K::CaseParseError
+                | K::EvaluatorParseError
+                | K::LedgerAppended
+                | K::FeedbackSent
+                | K::OperatorWait
+                | K::LogRepaired
+                | K::Archived
+                | K::ProposedLearnings
+                | K::AgentsMdUpdate
+                | K::EmptyModelResponse
+                | K::SessionPrepared
+                | K::SeedCommitted,
+            )
+            | None => {}
         }
     }
 
