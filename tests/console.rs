@@ -1073,3 +1073,50 @@ fn each_modes_help_and_hint_line_are_its_key_table() {
     press(&mut app, ctrl_c);
     assert!(matches!(app.overlay, Overlay::None));
 }
+
+#[test]
+fn watch_of_a_paused_run_killed_in_silence_says_crashed_without_a_key() {
+    use loop_fixture::{accept, harrow_cmd, headless_run, repo_and_plan, serve, write_and_submit};
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let mut slow = write_and_submit(1);
+    slow[0]["delay_ms"] = serde_json::json!(2000);
+    let script = serde_json::json!({
+        "worker": {"T-001": {"1": slow}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"T-001": {"1": [accept()]}, "T-002": {"1": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let mut run = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sessions = tmp.path().join("sessions");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let session = loop {
+        if let Some(Ok(entry)) = std::fs::read_dir(&sessions).ok().and_then(|mut d| d.next()) {
+            break entry.path();
+        }
+        assert!(Instant::now() < deadline, "no session was created");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let paused = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "pause"])
+        .output()
+        .unwrap();
+    assert!(paused.status.success(), "{}", String::from_utf8_lossy(&paused.stderr));
+    let cmd = format!(
+        "HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} watch {id}",
+        sessions.display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow"),
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    t.wait_long("PAUSED (p resumes)", 60);
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let s = t.wait_long("CRASHED", 6);
+    assert!(s.lines().next().unwrap_or("").contains(&format!("harrow resume {id}")), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("[exit 0]");
+}

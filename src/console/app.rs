@@ -562,6 +562,18 @@ impl App {
         self.prepared = frame::prepare(&mut self.player, &mut self.sel, previous, area, at);
     }
 
+    /// A live view of a run that has not ended: whether a process still holds it is worth
+    /// looking at again now and then.
+    pub fn watching_a_run(&self) -> bool {
+        self.live && self.player.view.fold().ended().is_none()
+    }
+
+    /// Looks (at most every two seconds) whether a run holds the session; true when that is
+    /// not what the screen last said.
+    pub fn liveness_changed(&mut self) -> bool {
+        self.run_alive() != self.prepared.run_alive
+    }
+
     /// Whether the status line counts seconds of a wait: a frame a second is worth drawing.
     pub fn counting(&self) -> bool {
         self.prepared.run_alive && self.at_end() && self.player.view.waiting().is_some()

@@ -247,7 +247,9 @@ fn event_loop_inner(
             terminal.draw(|f| ui::draw(f, app))?;
             schedule.drawn(now);
         }
-        let wait = schedule.wait(Instant::now(), app.player.clock.playing, app.counting());
+        let watching = app.watching_a_run();
+        let wait =
+            schedule.wait(Instant::now(), app.player.clock.playing, app.counting(), watching);
         let first = match wait {
             Some(wait) => match rx.recv_timeout(wait) {
                 Ok(m) => Some(m),
@@ -299,6 +301,9 @@ fn event_loop_inner(
             schedule.changed();
         }
         schedule.count(now, app.counting());
+        if watching && app.liveness_changed() {
+            schedule.changed();
+        }
     }
     Ok(())
 }

@@ -11,6 +11,10 @@ pub const FRAME: Duration = Duration::from_millis(16);
 /// While a live run waits on something, the status line counts the seconds: a frame a second.
 pub const WAIT_TICK: Duration = Duration::from_secs(1);
 
+/// While watching a run that has not ended, how often the loop looks whether a process still
+/// holds it, so a run killed in silence is said to have crashed without a key press.
+pub const LIVENESS: Duration = Duration::from_secs(2);
+
 /// The frame clock of one console.
 #[derive(Debug, Clone)]
 pub struct Schedule {
@@ -54,7 +58,19 @@ impl Schedule {
     }
 
     /// How long to wait for input before something is due: `None` blocks until input comes.
-    pub fn wait(&self, now: Instant, playing: bool, counting: bool) -> Option<Duration> {
+    /// `watching`: a run that has not ended is watched, so its liveness is looked at again.
+    pub fn wait(
+        &self,
+        now: Instant,
+        playing: bool,
+        counting: bool,
+        watching: bool,
+    ) -> Option<Duration> {
+        let due = self.due(now, playing, counting);
+        if watching { Some(due.map_or(LIVENESS, |d| d.min(LIVENESS))) } else { due }
+    }
+
+    fn due(&self, now: Instant, playing: bool, counting: bool) -> Option<Duration> {
         if self.dirty {
             Some(FRAME.saturating_sub(now.duration_since(self.last_draw)))
         } else if playing {
@@ -109,8 +125,9 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Schedule::new(t0);
         s.drawn(t0);
-        assert_eq!(s.wait(t0, false, false), None, "idle: block until input");
-        assert_eq!(s.wait(t0, false, true), Some(WAIT_TICK));
+        assert_eq!(s.wait(t0, false, false, false), None, "idle: block until input");
+        assert_eq!(s.wait(t0, false, true, false), Some(WAIT_TICK));
+        assert_eq!(s.wait(t0, false, false, true), Some(LIVENESS), "a watched run is looked at");
         s.count(t0 + Duration::from_millis(500), true);
         assert!(!s.should_draw(t0 + Duration::from_millis(500)));
         s.count(t0 + WAIT_TICK, true);
