@@ -856,16 +856,11 @@ fn the_status_line_reads_done_within_a_second_of_the_demos_end() {
 
 #[test]
 fn a_held_task_in_the_live_console_waits_rings_and_is_approved_with_a() {
-    use loop_fixture::{accept, repo_and_plan, serve, write_and_submit};
+    use loop_fixture::{repo_and_plan, serve};
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 2);
     // The evaluator refuses the key once, on T-001: held for a person.
-    let refused =
-        serde_json::json!({"http_status": 401, "times": 1, "tool_calls": accept()["tool_calls"]});
-    let script = serde_json::json!({
-        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
-        "evaluator": {"T-001": {"1": [refused]}, "T-002": {"1": [accept()]}}
-    });
+    let script = loop_fixture::first_of_two_refused_once();
     let (_rt, server) = serve(&script, true);
     let sessions = tmp.path().join("sessions");
     let cmd = format!(
@@ -915,15 +910,11 @@ fn a_held_task_in_the_live_console_waits_rings_and_is_approved_with_a() {
 
 #[test]
 fn a_decision_typed_in_watch_of_a_stopped_run_offers_to_resume_it_and_the_run_acts_on_it() {
-    use loop_fixture::{accept, harrow_cmd, headless_run, repo_and_plan, serve, write_and_submit};
+    use loop_fixture::{harrow_cmd, headless_run, repo_and_plan, serve};
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    let refused =
-        serde_json::json!({"http_status": 401, "times": 1, "tool_calls": accept()["tool_calls"]});
-    let script = serde_json::json!({
-        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
-        "evaluator": {"T-001": {"1": [refused]}, "T-002": {"1": [accept()]}}
-    });
+    // The evaluator refuses the key once, on T-001: held for a person.
+    let script = loop_fixture::first_of_two_refused_once();
     let (_rt, server) = serve(&script, true);
     let out =
         headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();

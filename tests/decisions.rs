@@ -510,12 +510,8 @@ fn until_logged(dir: &Path, kind: &str) -> Vec<Value> {
 fn a_run_told_to_wait_keeps_a_held_task_waiting_and_goes_on_when_it_is_approved() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    // The evaluator refuses the key once, on T-001: held for a person, not retried.
-    let refused = json!({"http_status": 401, "times": 1, "tool_calls": accept()["tool_calls"]});
-    let script = json!({
-        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
-        "evaluator": {"T-001": {"1": [refused]}, "T-002": {"1": [accept()]}}
-    });
+    // The evaluator refuses the key once, on T-001: held for a person.
+    let script = loop_fixture::first_of_two_refused_once();
     let (_rt, server) = serve(&script, true);
     let held = harrow_cmd(tmp.path(), &server.base_url());
     let mut child = headless_run(held, &plan, &repo)

@@ -230,6 +230,16 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Two tasks whose evaluator refuses the key once on T-001 (held for a person, not retried)
+/// and accepts T-002.
+pub fn first_of_two_refused_once() -> Value {
+    let refused = json!({"http_status": 401, "times": 1, "tool_calls": accept()["tool_calls"]});
+    json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"T-001": {"1": [refused]}, "T-002": {"1": [accept()]}}
+    })
+}
+
 /// Two tasks whose evaluator answers only T-002: with the evaluator out of reach at first,
 /// T-001 is held for the operator.
 pub fn first_of_two_held() -> Value {
