@@ -298,6 +298,13 @@ pub fn create_session(start: Start) -> Result<Run> {
         session_id: Some(id),
         base_commit: Some(run.workspace.base.clone()),
         no_eval: Some(run.opts.no_eval),
+        plan_tasks: Some(
+            run.plan
+                .tasks
+                .iter()
+                .map(|t| serde_json::json!({"id": t.id, "title": t.title}))
+                .collect(),
+        ),
         ..SessionStart::default()
     };
     let roles: serde_json::Map<String, serde_json::Value> = [Role::Worker, Role::Evaluator]

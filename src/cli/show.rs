@@ -6,6 +6,7 @@ use crate::session::checkpoint::CheckpointRead;
 use crate::session::listing::tasks_total;
 use crate::session::status::SessionStatus;
 use crate::session::summary::{Usage, VerdictCounts};
+use crate::session::timestamp::span;
 use crate::session::{Overview, overview};
 use color_eyre::eyre::{Result, WrapErr};
 use std::collections::BTreeMap;
@@ -143,9 +144,12 @@ pub fn render(o: &Overview) -> String {
     }
     if !s.tasks.is_empty() {
         out.push('\n');
+        let not_begun = h.tasks.keys().filter(|id| !s.tasks.contains_key(*id));
+        let empty = crate::session::summary::TaskSummary::default();
         let rows: Vec<Vec<String>> = s
             .tasks
             .iter()
+            .chain(not_begun.map(|id| (id, &empty)))
             .map(|(id, t)| {
                 let d = h.tasks.get(id);
                 let mut note = Vec::new();
@@ -164,6 +168,7 @@ pub fn render(o: &Overview) -> String {
                     d.map_or_else(|| t.status.clone(), |d| d.state.clone()),
                     d.map_or(0, |d| d.attempts).to_string(),
                     t.iterations.to_string(),
+                    d.and_then(|d| d.elapsed_ms).map_or_else(|| "-".into(), span),
                     thousands(t.tokens.all.total),
                     dollars(t.tokens.all.cost),
                     t.tool_calls.values().sum::<u64>().to_string(),
@@ -175,7 +180,7 @@ pub fn render(o: &Overview) -> String {
             .collect();
         out.push_str(&table(
             &[
-                "TASK", "STATE", "ATTEMPTS", "ITERS", "TOKENS", "COST", "TOOLS", "BLOCKED",
+                "TASK", "STATE", "ATTEMPTS", "ITERS", "TIME", "TOKENS", "COST", "TOOLS", "BLOCKED",
                 "VERDICTS", "NOTE",
             ],
             &rows,

@@ -8,6 +8,7 @@ use super::layout::{Areas, MIN_SIZE, Pane, wrapped_rows};
 use super::modal::Overlay;
 use super::theme::Theme;
 use super::timeline::{Cell, Mark};
+use crate::session::timestamp::span;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
@@ -145,6 +146,21 @@ fn pane_block(title: String, focused: bool, theme: &Theme) -> Block<'static> {
         .title(Span::styled(title, theme.fg(theme.colors.title)))
 }
 
+/// The selected task's figures: time, tokens, cost, tool calls, validator runs.
+fn task_stats(app: &App) -> String {
+    let fold = app.player.view.fold();
+    let line = app.prepared.task.as_deref().and_then(|t| fold.task_line(fold.task_position(t)?));
+    let Some(t) = line.filter(|t| t.state != "pending") else { return String::new() };
+    let time = t.elapsed_ms.map(|ms| format!(" · {}", span(ms))).unwrap_or_default();
+    format!(
+        "{time} · {} tok · ${:.3} · {} tool calls · {} validator runs",
+        compact(t.tokens),
+        t.cost,
+        t.tool_calls,
+        t.validator_runs
+    )
+}
+
 fn about(prepared: &Prepared) -> String {
     prepared.task.as_deref().map(|t| format!(" · {t}")).unwrap_or_default()
 }
@@ -170,6 +186,15 @@ fn draw_plan(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Th
             }
             if let Some(c) = t.last_category {
                 spans.push(Span::styled(format!(" {c}"), theme.fg(theme.colors.muted)));
+            }
+            if let Some(ms) = t.elapsed_ms.filter(|_| t.state != "pending") {
+                spans.push(Span::styled(format!(" {}", span(ms)), theme.fg(theme.colors.muted)));
+            }
+            if t.cost > 0.0 {
+                spans.push(Span::styled(format!(" ${:.3}", t.cost), theme.fg(theme.colors.muted)));
+            }
+            if let Some(title) = t.title.filter(|t| !t.is_empty()) {
+                spans.push(Span::raw(format!("  {title}")));
             }
             ListItem::new(Line::from(spans))
         })
@@ -220,7 +245,11 @@ fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &
 
 fn draw_exchange(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
     let p = &app.prepared;
-    let block = pane_block(format!(" Exchange{} — case ⇄ verdict ", about(p)), focused, theme);
+    let block = pane_block(
+        format!(" Exchange{} — case ⇄ verdict{} ", about(p), task_stats(app)),
+        focused,
+        theme,
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let scroll = (app.sel.scroll_of(Pane::Exchange), 0);

@@ -302,6 +302,9 @@ payload_struct!(
         base_commit: String,
         /// harrow: true when the evaluator is switched off and work goes unreviewed.
         no_eval: bool,
+        /// harrow: the plan's tasks in order, `[{"id", "title"}]`, so readers can list the
+        /// ones not yet begun.
+        plan_tasks: Value,
     }
 );
 payload_struct!(

@@ -64,6 +64,8 @@ pub struct FactPayload<'a> {
     pub control_offset: LInt,
     pub granted_attempt: LBool,
     pub set_aside: LStr<'a>,
+    /// `session_start`: the plan's tasks, `[{"id", "title"}]` (rare, so kept whole).
+    pub plan_tasks: Option<serde_json::Value>,
 }
 
 impl<'a> Fact<'a> {
@@ -138,6 +140,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for FactPayload<'a> {
                         "control_offset" => p.control_offset = map.next_value()?,
                         "granted_attempt" => p.granted_attempt = map.next_value()?,
                         "set_aside" => p.set_aside = map.next_value()?,
+                        "plan_tasks" => p.plan_tasks = map.next_value()?,
                         _ => {
                             map.next_value::<de::IgnoredAny>()?;
                         }

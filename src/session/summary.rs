@@ -138,6 +138,13 @@ pub struct TaskDetail {
     pub validator_failures: u64,
     pub commits: u64,
     pub failure_reasons: Vec<String>,
+    /// harrow: the task's title, from the plan the run started with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Wall time from the task's first event to its last, in milliseconds (a stop and a
+    /// resume in between count too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<u64>,
     #[serde(skip)]
     working_since_verdict: bool,
 }
@@ -248,6 +255,9 @@ struct TaskSlot {
     detail: TaskDetail,
     /// Whether an event Tilth counts touched the task (Tilth lists only those).
     in_tilth: bool,
+    /// The times of the task's first and latest events, as written.
+    first_ts: String,
+    last_ts: String,
 }
 
 impl TaskSlot {
@@ -266,6 +276,13 @@ impl TaskSlot {
     /// Evaluator rounds, counting one still under way.
     fn attempts(&self) -> u64 {
         self.detail.attempts + u64::from(self.detail.working_since_verdict)
+    }
+
+    /// Milliseconds from the task's first event to its latest.
+    fn elapsed_ms(&self) -> Option<u64> {
+        let first = super::timestamp::parse(&self.first_ts)?;
+        let last = super::timestamp::parse(&self.last_ts)?;
+        u64::try_from(last.as_millisecond() - first.as_millisecond()).ok()
     }
 }
 
@@ -305,14 +322,32 @@ impl TaskTable {
     }
 }
 
+/// The plan's tasks a `session_start` lists, as `(id, title)`; anything not shaped so is
+/// passed over.
+fn plan_tasks(list: Option<&serde_json::Value>) -> impl Iterator<Item = (&str, &str)> {
+    list.and_then(serde_json::Value::as_array).into_iter().flatten().filter_map(|t| {
+        Some((
+            t.get("id")?.as_str()?,
+            t.get("title").and_then(serde_json::Value::as_str).unwrap_or(""),
+        ))
+    })
+}
+
 /// One task as the console's plan shows it, read from a running fold without finishing it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TaskLine<'a> {
     pub id: &'a str,
     pub state: &'a str,
     pub attempts: u64,
     pub last_category: Option<&'a str>,
     pub iterations: u64,
+    pub title: Option<&'a str>,
+    /// Wall time from its first event to its latest.
+    pub elapsed_ms: Option<u64>,
+    pub tokens: i64,
+    pub cost: f64,
+    pub tool_calls: u64,
+    pub validator_runs: u64,
 }
 
 /// A running fold's copy for seeking back to: the tasks shared with the fold until either
@@ -364,6 +399,14 @@ impl SummaryFold {
         }
         self.saw_seq |= fact.seq.value.is_some();
         let tid = p.task_id.get();
+        if let (Some(tid), Some(ts)) = (tid, ts) {
+            let slot = tasks.slot(tid);
+            if slot.first_ts.is_empty() {
+                ts.clone_into(&mut slot.first_ts);
+            }
+            slot.last_ts.clear();
+            slot.last_ts.push_str(ts);
+        }
         match fact.event_kind() {
             Some(K::SessionStart) => {
                 if p.phase.get() == Some("prep-feature") {
@@ -379,6 +422,13 @@ impl SummaryFold {
                 }
                 sum.harrow.no_eval |= p.no_eval.0 == Some(true);
                 self.final_stop = None;
+                for (id, title) in plan_tasks(p.plan_tasks.as_ref()) {
+                    let detail = tasks.detail(id);
+                    if detail.state.is_empty() {
+                        "pending".clone_into(&mut detail.state);
+                    }
+                    detail.title = Some(title.to_owned());
+                }
             }
             Some(K::SessionResume) => {
                 if sum.started_at.is_none() {
@@ -598,6 +648,12 @@ impl SummaryFold {
             attempts: slot.attempts(),
             last_category: slot.detail.last_category.as_deref(),
             iterations: slot.summary.iterations,
+            title: slot.detail.title.as_deref(),
+            elapsed_ms: slot.elapsed_ms(),
+            tokens: slot.summary.tokens.all.total,
+            cost: slot.summary.tokens.all.cost,
+            tool_calls: slot.summary.tool_calls.values().sum(),
+            validator_runs: slot.detail.validator_runs,
         })
     }
 
@@ -642,9 +698,11 @@ impl SummaryFold {
         for slot in std::mem::take(&mut self.tasks.slots) {
             let state = slot.state().to_owned();
             let attempts = slot.attempts();
-            let TaskSlot { id, summary, mut detail, in_tilth } = Arc::unwrap_or_clone(slot);
+            let elapsed_ms = slot.elapsed_ms();
+            let TaskSlot { id, summary, mut detail, in_tilth, .. } = Arc::unwrap_or_clone(slot);
             detail.state = state;
             detail.attempts = attempts;
+            detail.elapsed_ms = elapsed_ms;
             if detail.below_bar {
                 s.harrow.below_bar.push(id.clone());
             }

@@ -35,9 +35,28 @@ pub fn new_session_id() -> String {
     )
 }
 
+/// A stretch of wall time as people read it: `0.4s`, `42s`, `3m05s`, `1h02m`.
+pub fn span(ms: u64) -> String {
+    let secs = ms / 1000;
+    match secs {
+        0 => format!("{:.1}s", ms as f64 / 1000.0),
+        s if s < 60 => format!("{s}s"),
+        s if s < 3_600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3_600, (s % 3_600) / 60),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_read_as_people_say_them() {
+        assert_eq!(span(400), "0.4s");
+        assert_eq!(span(42_000), "42s");
+        assert_eq!(span(185_000), "3m05s");
+        assert_eq!(span(3_720_000), "1h02m");
+    }
 
     #[test]
     fn both_resolutions_parse_and_order() {
