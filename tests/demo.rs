@@ -35,6 +35,33 @@ fn task_commits(home: &Path, id: &str) -> Vec<String> {
         .collect()
 }
 
+/// Every verdict and validator run of the session names the commit its work was kept as, and
+/// each of those commits is on a ref under `refs/harrow/<id>/`: every judged attempt is kept.
+fn every_judged_attempt_is_kept(home: &Path, session: &Path) -> Vec<String> {
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let repo = std::fs::read_dir(home.join("demo-repos")).unwrap().next().unwrap().unwrap().path();
+    let refs = Command::new("git")
+        .args(["for-each-ref", "--format=%(refname) %(objectname)", &format!("refs/harrow/{id}/")])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    let refs = String::from_utf8_lossy(&refs.stdout).into_owned();
+    let log = support::strict_events(session);
+    let mut kept = Vec::new();
+    for event in &log {
+        let kind = event["type"].as_str().unwrap_or("");
+        if kind != "evaluator_verdict" && kind != "validator_run" {
+            continue;
+        }
+        let sha = event["payload"]["attempt_commit"].as_str();
+        let sha = sha.unwrap_or_else(|| panic!("{kind} names no kept attempt: {event}"));
+        let line = refs.lines().find(|l| l.ends_with(sha));
+        let line = line.unwrap_or_else(|| panic!("{sha} of a {kind} is on no ref:\n{refs}"));
+        kept.push(line.split(' ').next().unwrap_or("").to_owned());
+    }
+    kept
+}
+
 const COMMITS: [&str; 3] =
     ["T-003: Find the longest word", "T-002: Count character frequencies", "T-001: Count words"];
 
@@ -99,6 +126,15 @@ fn the_demo_runs_headless_and_fast_to_the_end() {
     assert_eq!(summary["harrow"]["status"], "done");
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
     assert_eq!(task_commits(tmp.path(), &id), COMMITS);
+    let kept = every_judged_attempt_is_kept(tmp.path(), &session);
+    for name in ["T-001/1", "T-002/1", "T-002/2", "T-003/1"] {
+        let full = format!("refs/harrow/{id}/{name}");
+        assert!(kept.contains(&full), "{full} is kept: {kept:?}");
+    }
+    assert!(
+        kept.iter().any(|r| r.starts_with(&format!("refs/harrow/{id}/T-002/1-checks-"))),
+        "the attempt whose validators failed is kept too: {kept:?}"
+    );
 }
 
 #[test]
@@ -134,6 +170,8 @@ fn a_demo_killed_during_a_rework_resumes_to_the_end() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("✔ T-002 done") && stdout.contains("■ stopped: all_done"), "{stdout}");
     assert_eq!(task_commits(tmp.path(), &id), COMMITS, "one commit per task, none twice");
+    let kept = every_judged_attempt_is_kept(tmp.path(), &session);
+    assert!(kept.contains(&format!("refs/harrow/{id}/T-002/1")), "the rejected attempt: {kept:?}");
 }
 
 #[test]

@@ -485,6 +485,7 @@ fn validators_pass_fail_and_time_out() {
         &h,
         &["tests/test_t001.py".into()],
         &scope(),
+        Some("0123abcd"),
         &mut events,
     )
     .unwrap();
@@ -492,6 +493,7 @@ fn validators_pass_fail_and_time_out() {
     assert_eq!(green.results[1].output.as_deref(), Some("tests/test_t001.py\n"));
     assert_eq!(events[0].0, "validator_run");
     assert_eq!(events[0].1["passed"], true);
+    assert_eq!(events[0].1["attempt_commit"], "0123abcd", "the checked work is named");
 
     let failing = "printf 'running 2 tests\\ntest add ... ok\\ntest list::shows ... FAILED\\n\\nfailures:\\nthread panicked at src/lib.rs:9:5\\n'; exit 101";
     let mut events = Events::new();
@@ -501,6 +503,7 @@ fn validators_pass_fail_and_time_out() {
         &h,
         &[],
         &scope(),
+        None,
         &mut events,
     )
     .unwrap();

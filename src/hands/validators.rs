@@ -80,6 +80,7 @@ pub fn run_all<S: EventSink>(
     hands: &Hands,
     tests: &[String],
     scope: &Scope,
+    kept: Option<&str>,
     sink: &mut S,
 ) -> std::io::Result<Validation> {
     let root = hands.jail.root();
@@ -118,12 +119,16 @@ pub fn run_all<S: EventSink>(
         });
     }
     let passed = report.is_empty();
-    sink.emit(&ValidatorRun {
+    let mut event = ValidatorRun {
         scope: scope.clone(),
         passed: Some(passed),
         results: Some(results.clone()),
         ..ValidatorRun::default()
-    })?;
+    };
+    if let Some(sha) = kept {
+        event.extra.insert("attempt_commit".into(), serde_json::json!(sha));
+    }
+    sink.emit(&event)?;
     let report = (!passed).then(|| {
         format!("Validators failed; fix these before submitting again.\n\n{}", report.join("\n\n"))
     });

@@ -77,12 +77,18 @@ impl Run {
         }
         if !self.opts.validators.is_empty() {
             let tests = self.selected_tests(task);
+            let kept = self.keep_work(
+                &format!("{}/{}-checks-{iter}", task.id, *attempt),
+                &diff.base,
+                &format!("{} attempt {}, as checked at iteration {iter}", task.id, *attempt),
+            )?;
             self.guard_before()?;
             let v = validators::run_all(
                 &self.opts.validators,
                 &self.hands,
                 &tests,
                 sc,
+                Some(&kept),
                 &mut self.writer,
             )?;
             let put_back = self.guard_git(sc, "validators")?;
