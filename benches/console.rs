@@ -50,5 +50,36 @@ fn console_benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, console_benches);
+/// A repository whose second commit changes 2,000 lines over 20 files: the diff view's input.
+fn two_thousand_line_change() -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let repo = git2::Repository::init(dir.path()).expect("init");
+    let sig = git2::Signature::now("b", "b@example.com").unwrap();
+    let commit = |body: &dyn Fn(usize, usize) -> String, parent: Option<git2::Oid>| {
+        let mut builder = repo.treebuilder(None).unwrap();
+        for f in 0..20 {
+            let text: String = (0..100).map(|l| body(f, l)).collect();
+            let blob = repo.blob(text.as_bytes()).unwrap();
+            builder.insert(format!("f{f}.rs"), blob, 0o100_644).unwrap();
+        }
+        let tree = repo.find_tree(builder.write().unwrap()).unwrap();
+        let parents: Vec<git2::Commit> =
+            parent.into_iter().map(|p| repo.find_commit(p).unwrap()).collect();
+        let refs: Vec<&git2::Commit> = parents.iter().collect();
+        repo.commit(None, &sig, &sig, "c", &tree, &refs).unwrap()
+    };
+    let base = commit(&|f, l| format!("fn f{f}_{l}() {{ let x = {l}; }}\n"), None);
+    let next = commit(&|f, l| format!("fn f{f}_{l}() {{ let x = {} ; }}\n", l + 1), Some(base));
+    (dir, base.to_string(), next.to_string())
+}
+
+fn diff_view_bench(c: &mut Criterion) {
+    let (dir, base, next) = two_thousand_line_change();
+    let repos = [dir.path().to_path_buf()];
+    c.bench_function("diff_view_open_2000_changed_lines", |b| {
+        b.iter(|| harrow::console::diff::between(&repos, &base, &next, "bench").unwrap());
+    });
+}
+
+criterion_group!(benches, console_benches, diff_view_bench);
 criterion_main!(benches);

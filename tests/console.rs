@@ -1111,3 +1111,61 @@ fn watch_of_a_paused_run_killed_in_silence_says_crashed_without_a_key() {
     t.keys(&["q"]);
     t.wait_for("[exit 0]");
 }
+
+#[test]
+fn the_diff_of_the_demos_rejected_attempt_and_what_its_rework_added() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("sessions");
+    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["demo", "--headless", "--fast"])
+        .env("HARROW_SESSIONS_DIR", &sessions)
+        .env("XDG_CONFIG_HOME", tmp.path())
+        .env_remove("HARROW_CONFIG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let cmd = format!(
+        "HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} replay {} --speed 64",
+        sessions.display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow"),
+        session.display()
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    t.wait_long("■ stopped: all_done", 60);
+    for _ in 0..3 {
+        t.literal("{");
+    }
+    t.keys(&["d"]);
+    let s = t.wait_for("T-002 attempt 1 as judged");
+    assert!(
+        s.contains("tests/char_frequencies.rs") && s.contains("whitespace_is_not_counted"),
+        "{s}"
+    );
+    assert!(!s.contains("case_insensitively"), "the rejected attempt had no such test: {s}");
+    t.keys(&["Escape"]);
+    t.literal("}");
+    t.keys(&["D"]);
+    let s = t.wait_for("T-002 attempt 2 since the attempt before it");
+    assert!(
+        s.contains("+fn letters_are_counted_case_insensitively()"),
+        "the rework added the test the reject asked for: {s}"
+    );
+    t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["q"]);
+    t.wait_for("[exit 0]");
+}
+
+#[test]
+fn d_on_a_tilth_verdict_shows_the_diff_tilth_showed_its_evaluator() {
+    let mut app = at_end();
+    app.sel.focus = Pane::Worker;
+    act(&mut app, Action::PrevVerdict);
+    act(&mut app, Action::Diff);
+    let Overlay::Diff(view, _) = &app.overlay else { panic!("no diff: {:?}", app.notice) };
+    assert!(view.title.contains("the diff Tilth showed its evaluator"), "{}", view.title);
+    assert!(!view.files.is_empty(), "{:?}", view.lines);
+    insta::assert_snapshot!("tilth_diff_120x40", screen(&mut app, 120, 40));
+}

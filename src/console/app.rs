@@ -254,6 +254,7 @@ impl App {
                 };
                 self.effects.push(Effect::Send(command(op, task, reason, body)));
             }
+            Outcome::OpenDiff { pos, since_previous } => self.open_diff(pos, since_previous),
             Outcome::Resume => {
                 self.overlay = Overlay::None;
                 self.effects.push(Effect::Resume);
@@ -397,6 +398,10 @@ impl App {
                 let found = self.find_task_start(false);
                 self.jump(found, "earlier task start")?;
             }
+            Action::Diff | Action::DiffSincePrevious => match self.verdict_in_focus() {
+                Ok(pos) => self.open_diff(pos, action == Action::DiffSincePrevious),
+                Err(why) => self.notice = Some(why),
+            },
             Action::Inspect => {
                 let opened = self
                     .verdict_in_focus()
@@ -417,9 +422,26 @@ impl App {
             | Action::StopAndQuit
             | Action::LeaveRunning
             | Action::Open
-            | Action::Refresh => {}
+            | Action::Refresh
+            | Action::NextFile
+            | Action::PrevFile
+            | Action::Left
+            | Action::Right
+            | Action::PageDown
+            | Action::PageUp => {}
         }
         Ok(self.take_effects())
+    }
+
+    /// Opens the diff of the attempt the verdict at `pos` judged, over what is open now.
+    fn open_diff(&mut self, pos: usize, since_previous: bool) {
+        match super::attempt::judged_diff(&mut self.player, pos, since_previous) {
+            Ok(view) => {
+                let back = std::mem::take(&mut self.overlay);
+                self.overlay = Overlay::Diff(Box::new(view), Box::new(back));
+            }
+            Err(why) => self.notice = Some(why),
+        }
     }
 
     /// Moves the selection or scroll of the focused pane.

@@ -21,6 +21,8 @@ pub struct Inspector {
     pub worktree: Option<std::path::PathBuf>,
     /// The commit the verdict judged, when its work was committed.
     pub commit: Option<String>,
+    /// Where the verdict is in the log.
+    pub pos: usize,
 }
 
 fn verdict_of(e: &Event) -> Option<&Verdict> {
@@ -85,6 +87,7 @@ pub fn build(verdict: &Event, earlier: &[Event]) -> Inspector {
         scroll: 0,
         worktree: None,
         commit: None,
+        pos: 0,
     }
 }
 
@@ -106,6 +109,7 @@ pub fn open_at(player: &mut Player, pos: usize) -> Result<Inspector, String> {
     positions.sort_unstable();
     let earlier: Vec<_> = positions.iter().filter_map(|p| player.fetch(*p).ok()).collect();
     let mut inspector = build(&verdict, &earlier);
+    inspector.pos = pos;
     inspector.worktree = player.worktree();
     if !inspector.evidence.is_empty()
         && let Some(gone) = inspector.worktree.as_ref().filter(|w| !w.is_dir())

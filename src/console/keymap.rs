@@ -17,12 +17,14 @@ pub enum Mode {
     QuitPrompt,
     /// A decision was written for a run that has stopped: start it again?
     ResumePrompt,
+    /// The diff of a judged attempt.
+    Diff,
     /// The session list of `harrow` with no arguments.
     Browser,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 9] = [
+    pub const ALL: [Mode; 10] = [
         Mode::Main,
         Mode::Help,
         Mode::Inspector,
@@ -31,6 +33,7 @@ impl Mode {
         Mode::Search,
         Mode::QuitPrompt,
         Mode::ResumePrompt,
+        Mode::Diff,
         Mode::Browser,
     ];
 
@@ -45,6 +48,7 @@ impl Mode {
             Mode::Search => "Keys of the search box",
             Mode::QuitPrompt => "Keys of the quit prompt",
             Mode::ResumePrompt => "Keys of the resume offer",
+            Mode::Diff => "Keys of the diff view",
             Mode::Browser => "Keys of the session list",
         }
     }
@@ -65,6 +69,7 @@ impl Mode {
             Mode::Search => SEARCH,
             Mode::QuitPrompt => QUIT_PROMPT,
             Mode::ResumePrompt => RESUME_PROMPT,
+            Mode::Diff => DIFF,
             Mode::Browser => BROWSER,
         }
     }
@@ -73,7 +78,7 @@ impl Mode {
     fn interrupt(self) -> Action {
         match self {
             Mode::Main | Mode::Browser => Action::Quit,
-            Mode::Help | Mode::Inspector | Mode::FileView => Action::Close,
+            Mode::Help | Mode::Inspector | Mode::FileView | Mode::Diff => Action::Close,
             Mode::Editor | Mode::Search | Mode::QuitPrompt | Mode::ResumePrompt => Action::Cancel,
         }
     }
@@ -135,6 +140,18 @@ pub enum Action {
     Open,
     /// The browser: read the session list again.
     Refresh,
+    /// The diff of the attempt in focus, against the task's start.
+    Diff,
+    /// The diff of the attempt in focus since the attempt before it.
+    DiffSincePrevious,
+    /// The diff view: the next / previous file.
+    NextFile,
+    PrevFile,
+    /// Scroll sideways, and by a page.
+    Left,
+    Right,
+    PageDown,
+    PageUp,
 }
 
 /// When a binding earns a place on the hint line, and how high.
@@ -326,6 +343,20 @@ const MAIN: &[Binding] = &[
         H::No,
     ),
     bind(&[K::Char('e')], "e", A::Note, "live: a note for the worker's next attempt", H::No),
+    bind(
+        &[K::Char('d')],
+        "d",
+        A::Diff,
+        "the diff of the attempt in focus as judged (against the task's start)",
+        H::Always(7, "d diff"),
+    ),
+    bind(
+        &[K::Char('D')],
+        "D",
+        A::DiffSincePrevious,
+        "what a rework changed since the attempt before it",
+        H::No,
+    ),
     bind(&[K::Char('t')], "t", A::Theme, "next theme (dark, light, high contrast, yours)", H::No),
     bind(
         &[K::Char('m')],
@@ -368,6 +399,20 @@ const INSPECTOR: &[Binding] = &[
     ),
     bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "scroll down", H::Always(1, "j/k scroll")),
     bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "scroll up", H::No),
+    bind(
+        &[K::Char('d')],
+        "d",
+        A::Diff,
+        "the diff of this attempt as judged",
+        H::Always(3, "d diff"),
+    ),
+    bind(
+        &[K::Char('D')],
+        "D",
+        A::DiffSincePrevious,
+        "what changed since the attempt before it",
+        H::No,
+    ),
     bind(&[K::Char('?')], "?", A::Help, "the keys of the inspector", H::No),
     bind(
         &[K::Esc, K::Char('q')],
@@ -445,6 +490,27 @@ const RESUME_PROMPT: &[Binding] = &[
         "not now: the decision waits for the next `harrow resume`",
         H::Always(1, "Esc not now"),
     ),
+];
+
+const DIFF: &[Binding] = &[
+    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "scroll down", H::Always(1, "j/k scroll")),
+    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "scroll up", H::No),
+    bind(&[K::PageDown, K::Char(' ')], "PgDn space", A::PageDown, "a page down", H::No),
+    bind(&[K::PageUp], "PgUp", A::PageUp, "a page up", H::No),
+    bind(&[K::Char('n')], "n", A::NextFile, "the next file", H::Always(0, "n/N file")),
+    bind(&[K::Char('N')], "N", A::PrevFile, "the previous file", H::No),
+    bind(
+        &[K::Char('l'), K::Right],
+        "l →",
+        A::Right,
+        "scroll right (long lines)",
+        H::Always(2, "h/l sideways"),
+    ),
+    bind(&[K::Char('h'), K::Left], "h ←", A::Left, "scroll left", H::No),
+    bind(&[K::Char('g'), K::Home], "g", A::Top, "to the top", H::No),
+    bind(&[K::Char('G'), K::End], "G", A::Bottom, "to the end", H::No),
+    bind(&[K::Char('?')], "?", A::Help, "the keys of the diff view", H::No),
+    bind(&[K::Esc, K::Char('q')], "Esc q", A::Close, "close the diff", H::Always(3, "Esc closes")),
 ];
 
 const BROWSER: &[Binding] = &[

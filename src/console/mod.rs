@@ -7,9 +7,11 @@
 //! a frame is drawn, on the [`schedule`].
 
 pub mod app;
+pub mod attempt;
 pub mod browser;
 pub mod decide;
 pub mod describe;
+pub mod diff;
 pub mod effect;
 pub mod evidence;
 pub mod frame;

@@ -3,6 +3,7 @@
 //! with an [`Outcome`] the app acts on. At most one is open at a time (the help can sit over
 //! the inspector and goes back to it).
 
+use super::diff::DiffView;
 use super::evidence::Source;
 use super::inspector::Inspector;
 use super::keymap::{Action, Mode, action_for};
@@ -32,6 +33,8 @@ pub enum Overlay {
     Search(Box<TextArea<'static>>),
     /// A decision was written but no run is there to act on it: resume the session?
     ResumeOffer(Op),
+    /// The diff of a judged attempt; Esc goes back to what was open before.
+    Diff(Box<DiffView>, Box<Overlay>),
 }
 
 /// An operator command being written: its reason, guidance or note in a text editor.
@@ -62,6 +65,8 @@ pub enum Outcome {
     Notice(String),
     /// Start the stopped run again so it acts on the decision.
     Resume,
+    /// Open the diff of the verdict at this position, since the attempt before it or not.
+    OpenDiff { pos: usize, since_previous: bool },
 }
 
 impl Overlay {
@@ -76,6 +81,7 @@ impl Overlay {
             Overlay::Source(_) => Mode::FileView,
             Overlay::Search(_) => Mode::Search,
             Overlay::ResumeOffer(_) => Mode::ResumePrompt,
+            Overlay::Diff(..) => Mode::Diff,
         }
     }
 
@@ -134,6 +140,38 @@ impl Overlay {
             (Overlay::Inspector(i), Some(Action::Evidence(n))) => {
                 *self = Overlay::Inspector(i);
                 Outcome::OpenEvidence(usize::from(n))
+            }
+            (Overlay::Inspector(i), Some(a @ (Action::Diff | Action::DiffSincePrevious))) => {
+                let pos = i.pos;
+                *self = Overlay::Inspector(i);
+                Outcome::OpenDiff { pos, since_previous: a == Action::DiffSincePrevious }
+            }
+            (Overlay::Diff(view, back), Some(Action::Close)) => {
+                *self = *back;
+                let _ = view;
+                Outcome::Stay
+            }
+            (Overlay::Diff(view, back), Some(Action::Help)) => {
+                *self = Overlay::help(Mode::Diff, Overlay::Diff(view, back));
+                Outcome::Stay
+            }
+            (Overlay::Diff(mut view, back), Some(a)) => {
+                let last = u16::try_from(view.lines.len().saturating_sub(1)).unwrap_or(u16::MAX);
+                match a {
+                    Action::Down => view.scroll = view.scroll.saturating_add(1).min(last),
+                    Action::Up => view.scroll = view.scroll.saturating_sub(1),
+                    Action::PageDown => view.scroll = view.scroll.saturating_add(20).min(last),
+                    Action::PageUp => view.scroll = view.scroll.saturating_sub(20),
+                    Action::Top => view.scroll = 0,
+                    Action::Bottom => view.scroll = last,
+                    Action::NextFile => view.to_file(true),
+                    Action::PrevFile => view.to_file(false),
+                    Action::Right => view.column = view.column.saturating_add(8),
+                    Action::Left => view.column = view.column.saturating_sub(8),
+                    _ => {}
+                }
+                *self = Overlay::Diff(view, back);
+                Outcome::Stay
             }
             (Overlay::Inspector(i), Some(Action::Help)) => {
                 *self = Overlay::help(Mode::Inspector, Overlay::Inspector(i));

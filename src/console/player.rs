@@ -233,14 +233,19 @@ impl Player {
         self.view.timeline_mut().cells(entries.len(), applied, width, |p| entries[p].task)
     }
 
-    /// The worktree the session's first `session_start` names.
-    pub fn worktree(&mut self) -> Option<PathBuf> {
+    /// The session's first `session_start`: where it ran, on what.
+    pub fn session_start(&mut self) -> Option<crate::session::event::SessionStart> {
         let first = (0..self.total().min(64))
             .find(|p| self.index.kind_at(*p) == Some(EventKind::SessionStart))?;
         match self.index.fetch(first).ok()?.payload {
-            Payload::SessionStart(s) => s.worktree.map(PathBuf::from),
+            Payload::SessionStart(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// The worktree the session's first `session_start` names.
+    pub fn worktree(&mut self) -> Option<PathBuf> {
+        self.session_start()?.worktree.map(PathBuf::from)
     }
 
     /// The sha of the commit that followed the verdict at `pos`, if the next thing that

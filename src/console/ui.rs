@@ -64,6 +64,7 @@ fn draw_overlay(frame: &mut Frame, area: Rect, overlay: &Overlay, theme: &Theme)
         Overlay::Inspector(inspector) => draw_inspector(frame, area, inspector),
         Overlay::QuitPrompt => draw_quit_prompt(frame, area),
         Overlay::ResumeOffer(op) => draw_resume_offer(frame, area, op.as_str()),
+        Overlay::Diff(view, _) => draw_diff(frame, area, view, theme),
         Overlay::Editor(editor) => draw_editor(frame, area, editor),
         Overlay::Search(text) => draw_search(frame, area, text),
         Overlay::Source(source) => draw_source(frame, area, &source.0, theme),
@@ -408,6 +409,29 @@ fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::I
         Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((top, 0)).block(block),
         rect,
     );
+}
+
+fn draw_diff(frame: &mut Frame, area: Rect, view: &super::diff::DiffView, theme: &Theme) {
+    let rect = popup(frame, area, area.width.saturating_sub(2), area.height.saturating_sub(2), 1);
+    let height = usize::from(rect.height.saturating_sub(2));
+    let top = usize::from(view.scroll).min(view.lines.len().saturating_sub(1));
+    let lines: Vec<Line> = view.lines[top..view.lines.len().min(top + height)]
+        .iter()
+        .map(|(kind, text)| {
+            let style = tone_style(kind.tone(), theme);
+            let style = if *kind == super::diff::DiffLine::File {
+                style.add_modifier(Modifier::BOLD)
+            } else {
+                style
+            };
+            Line::styled(text.clone(), style)
+        })
+        .collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(view.title.clone())
+        .title_bottom(footer(Mode::Diff, rect.width));
+    frame.render_widget(Paragraph::new(lines).scroll((0, view.column)).block(block), rect);
 }
 
 fn draw_source(frame: &mut Frame, area: Rect, source: &super::evidence::Source, theme: &Theme) {

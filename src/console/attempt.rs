@@ -1,0 +1,85 @@
+//! Which attempt a verdict judged, and its diff: the attempt's kept commit against the task's
+//! starting commit (what the evaluator saw), or against the attempt before it (what the rework
+//! changed). For Tilth's sessions, the diff Tilth put in its evaluator prompt.
+
+use super::diff::{self, DiffView};
+use super::player::Player;
+use crate::session::event::{EventKind, Payload};
+use std::path::PathBuf;
+
+/// The kept commit and starting commit a verdict (or validator run) names.
+fn commits(player: &mut Player, pos: usize) -> Option<(Option<String>, Option<String>)> {
+    let event = player.fetch(pos).ok()?;
+    let (extra, base) = match &event.payload {
+        Payload::Verdict(v) => (&v.extra, v.base_commit.clone()),
+        Payload::ValidatorRun(v) => (&v.extra, None),
+        _ => return None,
+    };
+    let kept = extra.get("attempt_commit").and_then(|v| v.as_str()).map(str::to_owned);
+    Some((kept, base))
+}
+
+/// Where the session's commits can be read: its worktree, else the repository it came from.
+fn repositories(player: &mut Player) -> Vec<PathBuf> {
+    player.session_start().map_or_else(Vec::new, |s| {
+        [s.worktree, s.source].into_iter().flatten().map(PathBuf::from).collect()
+    })
+}
+
+/// The diff of the attempt the verdict at `pos` judged: against the task's start, or with
+/// `since_previous` against the task's attempt judged before it.
+pub fn judged_diff(
+    player: &mut Player,
+    pos: usize,
+    since_previous: bool,
+) -> Result<DiffView, String> {
+    let task = player.task_of(pos).unwrap_or_default().to_owned();
+    let (kept, base) = commits(player, pos).ok_or("that row is not a verdict")?;
+    let Some(kept) = kept else {
+        return tilth_diff(player, pos, &task);
+    };
+    let attempt = player.fetch(pos).ok().and_then(|e| e.payload.scope()?.attempt).unwrap_or(1);
+    if since_previous {
+        let trail = player.view.trail(&task).unwrap_or_default();
+        let previous = trail.verdicts.iter().rev().find(|p| **p < pos).copied();
+        let Some(previous) = previous else {
+            return Err(format!(
+                "{task} attempt {attempt} is its first judged attempt: d shows it"
+            ));
+        };
+        let before = commits(player, previous).and_then(|(k, _)| k);
+        let before = before.ok_or(
+            "the attempt before it was not kept (a session from before harrow kept attempts)",
+        )?;
+        let title = format!("{task} attempt {attempt} since the attempt before it");
+        return diff::between(&repositories(player), &before, &kept, &title);
+    }
+    let base = base.ok_or("the verdict does not name the task's starting commit")?;
+    let title = format!("{task} attempt {attempt} as judged");
+    diff::between(&repositories(player), &base, &kept, &title)
+}
+
+/// The diff Tilth showed its evaluator before the verdict at `pos`: the `diff` block of the
+/// task's last evaluator prompt.
+fn tilth_diff(player: &mut Player, pos: usize, task: &str) -> Result<DiffView, String> {
+    let mut at = pos;
+    while let Some(found) = player.find_kind(at, false, EventKind::PromptAssembled) {
+        if let Ok(event) = player.fetch(found)
+            && let Payload::PromptAssembled(p) = &event.payload
+            && p.role.as_deref() == Some("evaluator")
+            && event.task_id() == Some(task)
+        {
+            let content = p.content.as_deref().unwrap_or("");
+            let block = content.split("```diff").nth(1).and_then(|rest| rest.split("```").next());
+            let Some(block) = block else { break };
+            return Ok(diff::from_patch(
+                block,
+                &format!("{task}: the diff Tilth showed its evaluator"),
+            ));
+        }
+        let Some(next) = found.checked_sub(1) else { break };
+        at = next;
+    }
+    Err("this session did not keep its attempts, and no evaluator prompt with a diff is logged"
+        .into())
+}

@@ -1,0 +1,250 @@
+//! The diff of a judged attempt: what the evaluator saw (the attempt against the task's
+//! starting commit), or what a rework changed since the attempt before it. Read with git from
+//! the commits harrow kept, so it shows the work as judged even after the worktree moved on.
+
+use super::describe::Tone;
+use git2::{DiffFormat, DiffOptions, Repository};
+use std::path::PathBuf;
+
+/// One file of the diff: where its header line is and how much changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStat {
+    pub path: String,
+    pub added: usize,
+    pub removed: usize,
+    /// The index of the file's header among the view's lines.
+    pub line: usize,
+}
+
+/// A diff ready to scroll: its lines with their tone, and its files.
+#[derive(Debug, Clone)]
+pub struct DiffView {
+    pub title: String,
+    pub lines: Vec<(DiffLine, String)>,
+    pub files: Vec<FileStat>,
+    /// First line and first column shown.
+    pub scroll: u16,
+    pub column: u16,
+}
+
+/// What a line of a diff is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffLine {
+    /// A file's header: its path and counts.
+    File,
+    Hunk,
+    Added,
+    Removed,
+    Context,
+    /// A note of the view's own (no change, binary file).
+    Note,
+}
+
+impl DiffLine {
+    pub fn tone(self) -> Tone {
+        match self {
+            DiffLine::Added => Tone::Good,
+            DiffLine::Removed => Tone::Bad,
+            DiffLine::Hunk => Tone::Waiting,
+            DiffLine::File => Tone::Warn,
+            DiffLine::Context | DiffLine::Note => Tone::Plain,
+        }
+    }
+}
+
+/// The first of `repos` that opens: the worktree while it exists, else the repository the
+/// session came from (the kept commits live in the object store they share).
+fn open(repos: &[PathBuf]) -> Result<Repository, String> {
+    repos.iter().find_map(|p| Repository::open(p).ok()).ok_or_else(|| {
+        "the session's repository is gone (its worktree and source folder cannot be opened)".into()
+    })
+}
+
+/// The diff from commit `from` to commit `to`, titled `title`.
+pub fn between(repos: &[PathBuf], from: &str, to: &str, title: &str) -> Result<DiffView, String> {
+    let repo = open(repos)?;
+    let tree = |sha: &str| {
+        repo.revparse_single(sha)
+            .and_then(|o| o.peel_to_tree())
+            .map_err(|e| format!("commit {} cannot be read: {}", short(sha), e.message()))
+    };
+    let (a, b) = (tree(from)?, tree(to)?);
+    let mut opts = DiffOptions::new();
+    opts.context_lines(3);
+    let diff = repo
+        .diff_tree_to_tree(Some(&a), Some(&b), Some(&mut opts))
+        .map_err(|e| format!("the diff cannot be made: {}", e.message()))?;
+    let mut lines: Vec<(DiffLine, String)> = Vec::new();
+    let mut files: Vec<FileStat> = Vec::new();
+    let printed = diff.print(DiffFormat::Patch, |delta, _hunk, line| {
+        let text =
+            String::from_utf8_lossy(line.content()).trim_end_matches(['\n', '\r']).to_owned();
+        match line.origin() {
+            'F' => {
+                let path = delta
+                    .new_file()
+                    .path()
+                    .or_else(|| delta.old_file().path())
+                    .map_or_else(|| "?".to_owned(), |p| p.display().to_string());
+                files.push(FileStat { path, added: 0, removed: 0, line: lines.len() });
+                lines.push((DiffLine::File, String::new()));
+            }
+            'H' => lines.push((DiffLine::Hunk, text)),
+            '+' => {
+                if let Some(f) = files.last_mut() {
+                    f.added += 1;
+                }
+                lines.push((DiffLine::Added, format!("+{text}")));
+            }
+            '-' => {
+                if let Some(f) = files.last_mut() {
+                    f.removed += 1;
+                }
+                lines.push((DiffLine::Removed, format!("-{text}")));
+            }
+            ' ' => lines.push((DiffLine::Context, format!(" {text}"))),
+            'B' => lines.push((DiffLine::Note, "  (a binary file)".into())),
+            _ => {}
+        }
+        true
+    });
+    printed.map_err(|e| format!("the diff cannot be read: {}", e.message()))?;
+    Ok(finish(lines, files, title))
+}
+
+/// A diff as unified-diff text (the one Tilth put in its evaluator prompt), titled `title`.
+pub fn from_patch(text: &str, title: &str) -> DiffView {
+    let mut lines: Vec<(DiffLine, String)> = Vec::new();
+    let mut files: Vec<FileStat> = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            let path = rest.rsplit(" b/").next().unwrap_or(rest).to_owned();
+            files.push(FileStat { path, added: 0, removed: 0, line: lines.len() });
+            lines.push((DiffLine::File, String::new()));
+        } else if line.starts_with("@@") {
+            lines.push((DiffLine::Hunk, line.to_owned()));
+        } else if line.starts_with("+++") || line.starts_with("---") || files.is_empty() {
+            lines.push((DiffLine::Note, line.to_owned()));
+        } else if line.starts_with('+') {
+            if let Some(f) = files.last_mut() {
+                f.added += 1;
+            }
+            lines.push((DiffLine::Added, line.to_owned()));
+        } else if line.starts_with('-') {
+            if let Some(f) = files.last_mut() {
+                f.removed += 1;
+            }
+            lines.push((DiffLine::Removed, line.to_owned()));
+        } else {
+            lines.push((DiffLine::Context, line.to_owned()));
+        }
+    }
+    finish(lines, files, title)
+}
+
+/// Writes each file's header and the title's totals.
+fn finish(mut lines: Vec<(DiffLine, String)>, files: Vec<FileStat>, title: &str) -> DiffView {
+    for f in &files {
+        lines[f.line].1 = format!("━━ {}  +{} −{}", f.path, f.added, f.removed);
+    }
+    if files.is_empty() {
+        lines.push((DiffLine::Note, "no change".into()));
+    }
+    let added: usize = files.iter().map(|f| f.added).sum();
+    let removed: usize = files.iter().map(|f| f.removed).sum();
+    let title = format!(" {title} · {} file(s) +{added} −{removed} ", files.len());
+    DiffView { title, lines, files, scroll: 0, column: 0 }
+}
+
+impl DiffView {
+    /// Scrolls to the next file's header (or the previous one's), going round at either end.
+    pub fn to_file(&mut self, forward: bool) {
+        let at = usize::from(self.scroll);
+        let next = if forward {
+            self.files.iter().find(|f| f.line > at).or_else(|| self.files.first())
+        } else {
+            self.files.iter().rev().find(|f| f.line < at).or_else(|| self.files.last())
+        };
+        if let Some(f) = next {
+            self.scroll = u16::try_from(f.line).unwrap_or(u16::MAX);
+        }
+    }
+}
+
+fn short(sha: &str) -> String {
+    sha.chars().take(7).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit(repo: &Repository, files: &[(&str, &str)], parent: Option<git2::Oid>) -> git2::Oid {
+        let mut index = repo.index().unwrap();
+        index.clear().unwrap();
+        for (path, text) in files {
+            let blob = repo.blob(text.as_bytes()).unwrap();
+            let entry = git2::IndexEntry {
+                ctime: git2::IndexTime::new(0, 0),
+                mtime: git2::IndexTime::new(0, 0),
+                dev: 0,
+                ino: 0,
+                mode: 0o100_644,
+                uid: 0,
+                gid: 0,
+                file_size: 0,
+                id: blob,
+                flags: 0,
+                flags_extended: 0,
+                path: path.as_bytes().to_vec(),
+            };
+            index.add(&entry).unwrap();
+        }
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let parents: Vec<git2::Commit> =
+            parent.into_iter().map(|p| repo.find_commit(p).unwrap()).collect();
+        let refs: Vec<&git2::Commit> = parents.iter().collect();
+        repo.commit(None, &sig, &sig, "c", &tree, &refs).unwrap()
+    }
+
+    #[test]
+    fn files_with_counts_hunks_and_moving_between_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = Repository::init(tmp.path()).unwrap();
+        let base = commit(&repo, &[("a.rs", "one\ntwo\n"), ("b.rs", "x\n")], None);
+        let next = commit(
+            &repo,
+            &[("a.rs", "one\n2\n"), ("b.rs", "x\ny\n"), ("c.rs", "new\n")],
+            Some(base),
+        );
+        let mut view = between(
+            &[tmp.path().join("gone"), tmp.path().to_path_buf()],
+            &base.to_string(),
+            &next.to_string(),
+            "T-001 attempt 1",
+        )
+        .unwrap();
+        let paths: Vec<&str> = view.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["a.rs", "b.rs", "c.rs"]);
+        assert_eq!((view.files[0].added, view.files[0].removed), (1, 1));
+        assert!(view.title.contains("3 file(s) +3 −1"), "{}", view.title);
+        assert!(view.lines.iter().any(|(k, t)| *k == DiffLine::Added && t == "+2"));
+        assert!(view.lines.iter().any(|(k, t)| *k == DiffLine::Removed && t == "-two"));
+        view.to_file(true);
+        assert_eq!(usize::from(view.scroll), view.files[1].line);
+        view.to_file(true);
+        view.to_file(true);
+        assert_eq!(usize::from(view.scroll), view.files[0].line, "round at the end");
+        view.to_file(false);
+        assert_eq!(usize::from(view.scroll), view.files[2].line);
+        let tilth = from_patch(
+            "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1,2 @@\n a\n+b\n",
+            "Tilth",
+        );
+        assert_eq!(tilth.files[0].path, "x.py");
+        assert_eq!((tilth.files[0].added, tilth.files[0].removed), (1, 0));
+        let missing = between(&[tmp.path().join("gone")], "a", "b", "");
+        assert!(missing.unwrap_err().contains("repository is gone"));
+    }
+}
