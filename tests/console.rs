@@ -1137,6 +1137,14 @@ fn the_diff_of_the_demos_rejected_attempt_and_what_its_rework_added() {
     for _ in 0..3 {
         t.literal("{");
     }
+    t.keys(&["Enter"]);
+    t.wait_for("REJECT — weak_test");
+    t.keys(&["1"]);
+    let s = t.wait_for("as judged (commit");
+    assert!(s.contains("the file has CHANGED in the worktree since"), "{s}");
+    assert!(!s.contains("case_insensitively"), "the evidence as judged, not as reworked: {s}");
+    t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
     t.keys(&["d"]);
     let s = t.wait_for("T-002 attempt 1 as judged");
     assert!(
@@ -1145,6 +1153,9 @@ fn the_diff_of_the_demos_rejected_attempt_and_what_its_rework_added() {
     );
     assert!(!s.contains("case_insensitively"), "the rejected attempt had no such test: {s}");
     t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
     t.literal("}");
     t.keys(&["D"]);
     let s = t.wait_for("T-002 attempt 2 since the attempt before it");

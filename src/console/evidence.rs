@@ -69,29 +69,43 @@ fn from_worktree(worktree: &Path, path: &str) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Opens `pointer` from the session whose worktree was `worktree`; `commit` is the commit the
-/// verdict judged, when the work was committed (an accept). The error says why, in one line.
+/// Opens `pointer` from the session whose worktree was `worktree`; `commit` is the commit
+/// that holds the work as the verdict judged it (the attempt harrow kept, or for an older
+/// session's accept, the commit it became), read from the worktree's repository or, when the
+/// worktree is gone, from `source`'s. The error says why, in one line.
 pub fn open(
     pointer: &str,
     worktree: Option<&Path>,
+    source: Option<&Path>,
     commit: Option<&str>,
 ) -> Result<Source, String> {
     let (path, tail) = split(pointer);
     let Some(worktree) = worktree else {
         return Err("the session does not say where its worktree was".into());
     };
-    if !worktree.is_dir() {
-        return Err(format!(
-            "the worktree {} is gone (archived or cleansed), so {path} cannot be opened; \
-             the session branch keeps the accepted commits",
-            worktree.display()
-        ));
-    }
-    let (text, origin) = match commit.map(|c| (c, from_commit(worktree, c, path))) {
-        Some((c, Ok(text))) => (text, format!("as committed in {}", super::describe::short_sha(c))),
+    let judged = commit.and_then(|c| {
+        [Some(worktree), source].into_iter().flatten().find_map(|r| from_commit(r, c, path).ok())
+    });
+    let (text, origin) = match (judged, commit) {
+        (Some(text), Some(c)) => {
+            let now = worktree.is_dir().then(|| from_worktree(worktree, path).ok()).flatten();
+            let changed = match now {
+                Some(now) if now == text => "; the file is the same in the worktree now",
+                Some(_) => "; the file has CHANGED in the worktree since",
+                None => "",
+            };
+            (text, format!("as judged (commit {}){changed}", super::describe::short_sha(c)))
+        }
+        _ if !worktree.is_dir() => {
+            return Err(format!(
+                "the worktree {} is gone (archived or cleansed), so {path} cannot be opened; \
+                 the session branch keeps the accepted commits",
+                worktree.display()
+            ));
+        }
         _ => (
             from_worktree(worktree, path)?,
-            "from the worktree as it is now (the judged work was not committed)".to_owned(),
+            "from the worktree as it is now (the judged work was not kept)".to_owned(),
         ),
     };
     let raw: Vec<&str> = text.lines().collect();
@@ -127,15 +141,16 @@ mod tests {
 
     #[test]
     fn a_worktree_that_is_gone_or_a_path_outside_it_is_one_clear_line() {
-        let gone = open("src/lib.rs:3", Some(Path::new("/nonexistent/harrow/workspace")), None);
+        let gone =
+            open("src/lib.rs:3", Some(Path::new("/nonexistent/harrow/workspace")), None, None);
         let e = gone.unwrap_err();
         assert!(e.contains("is gone") && e.contains("src/lib.rs") && !e.contains('\n'), "{e}");
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(dir.path().join("a.rs"), "one\ntwo\nthree\n")
             .unwrap_or_else(|e| panic!("{e}"));
-        let e = open("../../etc/passwd:1", Some(dir.path()), None).unwrap_err();
+        let e = open("../../etc/passwd:1", Some(dir.path()), None, None).unwrap_err();
         assert!(e.contains("escapes the workspace"), "{e}");
-        let s = open("a.rs:2", Some(dir.path()), None).unwrap_or_else(|e| panic!("{e}"));
+        let s = open("a.rs:2", Some(dir.path()), None, None).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.target, Some(1));
         assert_eq!(s.lines[1], "▶2 │ two");
         assert!(s.origin.contains("worktree as it is now"));
@@ -157,8 +172,14 @@ mod tests {
         std::fs::write(dir.path().join("a.rs"), "fn edited_later() {}\n")
             .unwrap_or_else(|e| panic!("{e}"));
         let sha = oid.to_string();
-        let s = open("a.rs:judged", Some(dir.path()), Some(&sha)).unwrap_or_else(|e| panic!("{e}"));
+        let s = open("a.rs:judged", Some(dir.path()), None, Some(&sha))
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.lines, ["▶1 │ fn judged() {}"]);
-        assert!(s.origin.starts_with("as committed in"), "{}", s.origin);
+        assert!(s.origin.starts_with("as judged"), "{}", s.origin);
+        assert!(s.origin.contains("CHANGED"), "it says the file moved on: {}", s.origin);
+        let gone = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let s = open("a.rs:1", Some(&gone.path().join("x")), Some(dir.path()), Some(&sha))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.lines, ["▶1 │ fn judged() {}"], "a gone worktree reads from the source");
     }
 }

@@ -19,6 +19,8 @@ pub struct Inspector {
     pub scroll: u16,
     /// Where the session's worktree was, to open evidence from.
     pub worktree: Option<std::path::PathBuf>,
+    /// The repository the session came from, for when the worktree is gone.
+    pub source: Option<std::path::PathBuf>,
     /// The commit the verdict judged, when its work was committed.
     pub commit: Option<String>,
     /// Where the verdict is in the log.
@@ -86,6 +88,7 @@ pub fn build(verdict: &Event, earlier: &[Event]) -> Inspector {
         evidence: v.evidence.clone().unwrap_or_default(),
         scroll: 0,
         worktree: None,
+        source: None,
         commit: None,
         pos: 0,
     }
@@ -110,8 +113,16 @@ pub fn open_at(player: &mut Player, pos: usize) -> Result<Inspector, String> {
     let earlier: Vec<_> = positions.iter().filter_map(|p| player.fetch(*p).ok()).collect();
     let mut inspector = build(&verdict, &earlier);
     inspector.pos = pos;
-    inspector.worktree = player.worktree();
+    let start = player.session_start();
+    inspector.worktree = start.as_ref().and_then(|s| s.worktree.clone()).map(Into::into);
+    inspector.source = start.and_then(|s| s.source).map(Into::into);
+    let kept = match &verdict.payload {
+        Payload::Verdict(v) => v.extra.get("attempt_commit").and_then(|c| c.as_str()),
+        _ => None,
+    };
+    inspector.commit = kept.map(str::to_owned);
     if !inspector.evidence.is_empty()
+        && inspector.commit.is_none()
         && let Some(gone) = inspector.worktree.as_ref().filter(|w| !w.is_dir())
     {
         inspector.lines.push(String::new());
@@ -120,7 +131,9 @@ pub fn open_at(player: &mut Player, pos: usize) -> Result<Inspector, String> {
             gone.display()
         ));
     }
-    if matches!(&verdict.payload, Payload::Verdict(v) if v.verdict.as_deref() == Some("accept")) {
+    if inspector.commit.is_none()
+        && matches!(&verdict.payload, Payload::Verdict(v) if v.verdict.as_deref() == Some("accept"))
+    {
         inspector.commit = player.commit_after(pos);
     }
     Ok(inspector)
@@ -135,5 +148,10 @@ pub fn open_evidence(inspector: &Inspector, n: usize) -> Result<Source, String> 
             inspector.evidence.len().max(1)
         ));
     };
-    super::evidence::open(pointer, inspector.worktree.as_deref(), inspector.commit.as_deref())
+    super::evidence::open(
+        pointer,
+        inspector.worktree.as_deref(),
+        inspector.source.as_deref(),
+        inspector.commit.as_deref(),
+    )
 }
