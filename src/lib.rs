@@ -8,6 +8,7 @@ pub mod brain;
 pub mod cli;
 pub mod config;
 pub mod console;
+pub mod export;
 pub mod hands;
 pub mod harness;
 pub mod keys;

@@ -2,6 +2,7 @@
 
 mod control;
 pub mod demo;
+mod export;
 mod format;
 mod replay;
 mod resume;
@@ -42,6 +43,9 @@ pub enum Command {
     Sessions(sessions::Args),
     /// Summarise one session: tasks, tokens, cost, verdicts, tools, hooks, stop.
     Show(show::Args),
+    /// Write a session out to share it: Markdown for a pull request, a standalone HTML page,
+    /// or JSON.
+    Export(export::Args),
     /// Remove a session entirely: its worktree, its branch and its folder.
     Reset(workspace_verbs::ResetArgs),
     /// Remove the worktrees of finished sessions; their branches and logs stay.
@@ -140,6 +144,7 @@ fn dispatch(command: Command) -> color_eyre::Result<ExitCode> {
         Command::Control(args) => control::control(&args),
         Command::Sessions(args) => sessions::run(&args),
         Command::Show(args) => show::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::Reset(args) => workspace_verbs::reset(&args),
         Command::Cleanse(args) => workspace_verbs::cleanse(&args),
     }

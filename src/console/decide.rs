@@ -86,4 +86,13 @@ impl App {
             Err(e) => format!("could not start `harrow resume {}`: {e}", self.id),
         });
     }
+    /// What the event loop reports after writing the export.
+    pub fn exported(&mut self, result: io::Result<std::path::PathBuf>) {
+        self.notice = Some(match result {
+            Ok(path) => {
+                format!("exported to {} (harrow export has HTML and JSON too)", path.display())
+            }
+            Err(e) => format!("could not export the session: {e}"),
+        });
+    }
 }

@@ -17,6 +17,8 @@ pub enum Effect {
     Notify(String),
     /// Start `harrow resume` on this session in the background, to act on a decision.
     Resume,
+    /// Write the session out as Markdown into its folder.
+    Export,
 }
 
 /// An operator command as the console sends it.

@@ -144,6 +144,8 @@ pub enum Action {
     Diff,
     /// The diff of the attempt in focus since the attempt before it.
     DiffSincePrevious,
+    /// Write the session out as Markdown, to share it.
+    Export,
     /// The diff view: the next / previous file.
     NextFile,
     PrevFile,
@@ -355,6 +357,13 @@ const MAIN: &[Binding] = &[
         "D",
         A::DiffSincePrevious,
         "what a rework changed since the attempt before it",
+        H::No,
+    ),
+    bind(
+        &[K::Char('E')],
+        "E",
+        A::Export,
+        "export the session as Markdown (into its folder; harrow export has HTML and JSON)",
         H::No,
     ),
     bind(&[K::Char('t')], "t", A::Theme, "next theme (dark, light, high contrast, yours)", H::No),

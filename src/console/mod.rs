@@ -19,6 +19,7 @@ pub mod inspector;
 pub mod keymap;
 pub mod layout;
 pub mod modal;
+pub mod navigate;
 pub mod panes;
 pub mod player;
 pub mod schedule;
@@ -201,6 +202,14 @@ pub fn perform(app: &mut App, effects: Vec<Effect>) {
             Effect::Resume => {
                 let result = start_resume(app.dir.root(), &app.id);
                 app.resumed(result);
+            }
+            Effect::Export => {
+                let path = app.dir.root().join("export.md");
+                let result =
+                    crate::export::render(app.dir.root(), &app.id, crate::export::Format::Md)
+                        .and_then(|text| std::fs::write(&path, text))
+                        .map(|()| path);
+                app.exported(result);
             }
         }
     }

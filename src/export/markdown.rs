@@ -1,0 +1,116 @@
+//! The export as Markdown: short enough for a pull request description or an issue comment,
+//! complete enough to see why each task ended as it did.
+
+use super::{Attempt, Export, TaskExport};
+use crate::session::timestamp::span;
+use std::fmt::Write as _;
+
+/// Text that cannot break a table cell or start a list.
+fn cell(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+}
+
+fn short(sha: &str) -> String {
+    sha.chars().take(7).collect()
+}
+
+pub fn render(e: &Export) -> String {
+    let mut out = String::new();
+    let feature = e.feature.as_deref().map(|f| format!(": {f}")).unwrap_or_default();
+    let _ = writeln!(out, "# harrow session {}{feature}\n", e.session);
+    let models = match (&e.worker_model, &e.evaluator_model) {
+        (Some(w), Some(v)) => format!("worker `{w}`, evaluator `{v}` · "),
+        (Some(w), None) => format!("worker `{w}` · "),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "{models}{} of {} tasks done · {} tokens · ${:.3} · {}{}\n",
+        e.tasks_done,
+        e.tasks.len(),
+        e.tokens,
+        e.cost,
+        e.status,
+        e.stop.as_deref().map(|s| format!(" (stopped: {s})")).unwrap_or_default()
+    );
+    if e.written_by == "tilth" {
+        out.push_str("_Written by Tilth: it kept less than harrow does (no validator output, no kept attempts)._\n\n");
+    }
+    out.push_str("| Task | Title | State | Attempts | Time | Cost |\n|---|---|---|---|---|---|\n");
+    for t in &e.tasks {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | ${:.3} |",
+            t.id,
+            cell(t.title.as_deref().unwrap_or("")),
+            t.state,
+            t.attempts.iter().filter(|a| a.verdict.is_some()).count(),
+            t.elapsed_ms.map_or_else(|| "-".into(), span),
+            t.cost
+        );
+    }
+    for t in &e.tasks {
+        task(&mut out, t);
+    }
+    if let Some(changes) = &e.changes {
+        out.push_str("\n## Changes on the session branch\n\n");
+        if changes.is_empty() {
+            out.push_str("No file changed.\n");
+        } else {
+            out.push_str("| File | + | − |\n|---|---|---|\n");
+            for f in changes {
+                let _ = writeln!(out, "| `{}` | {} | {} |", cell(&f.path), f.added, f.removed);
+            }
+        }
+    }
+    out
+}
+
+fn task(out: &mut String, t: &TaskExport) {
+    let title = t.title.as_deref().map(|x| format!(" — {}", cell(x))).unwrap_or_default();
+    let _ = writeln!(out, "\n## {}{title}\n", t.id);
+    let mut facts = vec![format!("**{}**", t.state)];
+    if let Some(ms) = t.elapsed_ms {
+        facts.push(span(ms));
+    }
+    facts.push(format!("{} tokens", t.tokens));
+    facts.push(format!("${:.3}", t.cost));
+    if let Some(sha) = &t.commit {
+        facts.push(format!("commit `{}`", short(sha)));
+    }
+    let _ = writeln!(out, "{}", facts.join(" · "));
+    for a in &t.attempts {
+        attempt(out, a);
+    }
+    if !t.decisions.is_empty() {
+        out.push_str("\n**Operator**\n\n");
+        for d in &t.decisions {
+            let why = d.reason.as_deref().map(|r| format!(" — {}", cell(r))).unwrap_or_default();
+            let _ = writeln!(out, "- {}{why}", d.action);
+        }
+    }
+}
+
+fn attempt(out: &mut String, a: &Attempt) {
+    let _ = writeln!(out, "\n### Attempt {} — {}\n", a.number, a.outcome());
+    if let Some(case) = &a.case {
+        let _ = writeln!(out, "- Case: {}", cell(&case.summary));
+        for (criterion, by) in &case.criteria {
+            let _ = writeln!(out, "  - {} → `{}`", cell(criterion), cell(by));
+        }
+    }
+    if !a.validator_runs.is_empty() {
+        let _ = writeln!(out, "- Validators: {}", a.checks_line());
+    }
+    if let Some(v) = &a.verdict {
+        let by = if v.by_harness { " (by harrow, not the evaluator)" } else { "" };
+        let score = v.score.map(|s| format!(", score {s}")).unwrap_or_default();
+        let _ = writeln!(out, "- Verdict: **{}**{by}{score}: {}", v.verdict, cell(&v.concern));
+        for pointer in &v.evidence {
+            let _ = writeln!(out, "  - Evidence: `{}`", cell(pointer));
+        }
+        if let Some(next) = &v.next_step {
+            let _ = writeln!(out, "  - Next step: {}", cell(next));
+        }
+    }
+}

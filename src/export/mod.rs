@@ -1,0 +1,399 @@
+//! A session as something to share: every task of the plan with its attempts — the case, the
+//! validators, the verdict with category, concern, evidence and next step — the operator's
+//! decisions, the final diff stat, and per-task time and cost. Read from the log in one pass
+//! that decodes only the events it keeps (memory grows with attempts, not events), and written
+//! as Markdown, a standalone HTML page or JSON. Keys and the machine's paths are never written.
+
+pub mod html;
+pub mod markdown;
+
+use crate::session::event::{Event, EventKind, Payload};
+use crate::session::fact::Fact;
+use crate::session::{Overview, overview};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::{self, BufRead};
+use std::path::{Path, PathBuf};
+
+/// A whole session, as exported.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Export {
+    pub session: String,
+    /// `harrow` or `tilth`: who wrote the log.
+    pub written_by: String,
+    pub feature: Option<String>,
+    pub worker_model: Option<String>,
+    pub evaluator_model: Option<String>,
+    pub started_at: Option<String>,
+    pub last_event_at: Option<String>,
+    pub status: String,
+    pub stop: Option<String>,
+    pub tasks_done: u64,
+    pub tokens: i64,
+    pub cost: f64,
+    pub tasks: Vec<TaskExport>,
+    /// Files the session's branch changed, from its base; `None` when the repository is gone.
+    pub changes: Option<Vec<FileChange>>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TaskExport {
+    pub id: String,
+    pub title: Option<String>,
+    pub state: String,
+    pub elapsed_ms: Option<u64>,
+    pub tokens: i64,
+    pub cost: f64,
+    pub commit: Option<String>,
+    pub attempts: Vec<Attempt>,
+    pub decisions: Vec<Decision>,
+}
+
+/// One round of a task: what the worker submitted, what the checks said, what was judged.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Attempt {
+    pub number: u64,
+    pub case: Option<Case>,
+    /// Each validator run of the attempt, in order (a failed run sends the work back).
+    pub validator_runs: Vec<Vec<Check>>,
+    pub verdict: Option<VerdictExport>,
+}
+
+impl Attempt {
+    /// How the attempt ended, in a few words.
+    pub fn outcome(&self) -> String {
+        match &self.verdict {
+            Some(v) if v.verdict == "accept" => "accepted".to_owned(),
+            Some(v) => v
+                .category
+                .as_deref()
+                .map_or_else(|| "rejected".into(), |c| format!("rejected ({c})")),
+            None if self.validator_runs.last().is_some_and(|r| r.iter().any(|c| !c.passed)) => {
+                "validators failed".to_owned()
+            }
+            None => "not judged".to_owned(),
+        }
+    }
+
+    /// The validator runs as one line: `✗ tests, then ✓ tests`.
+    pub fn checks_line(&self) -> String {
+        let runs: Vec<String> = self
+            .validator_runs
+            .iter()
+            .map(|run| {
+                run.iter()
+                    .map(|c| format!("{} {}", if c.passed { "✓" } else { "✗" }, c.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .collect();
+        runs.join(", then ")
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Case {
+    pub summary: String,
+    /// Each acceptance criterion with where the worker says it is met.
+    pub criteria: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub passed: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VerdictExport {
+    pub verdict: String,
+    pub category: Option<String>,
+    pub concern: String,
+    pub evidence: Vec<String>,
+    pub next_step: Option<String>,
+    pub score: Option<f64>,
+    /// The harness decided it (an empty change, or an unreadable review), not the evaluator.
+    pub by_harness: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Decision {
+    pub action: String,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FileChange {
+    pub path: String,
+    pub added: usize,
+    pub removed: usize,
+}
+
+/// The formats `harrow export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Md,
+    Html,
+    Json,
+}
+
+impl Format {
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Md => "md",
+            Format::Html => "html",
+            Format::Json => "json",
+        }
+    }
+}
+
+/// Reads the session in `dir` and renders it, with keys and the machine's paths taken out.
+pub fn render(dir: &Path, id: &str, format: Format) -> io::Result<String> {
+    let (export, paths) = collect(dir, id)?;
+    let text = match format {
+        Format::Md => markdown::render(&export),
+        Format::Html => html::render(&export),
+        Format::Json => serde_json::to_string_pretty(&export).map_err(io::Error::other)? + "\n",
+    };
+    Ok(redact(&text, &paths))
+}
+
+/// Takes the session's absolute paths and every known key out of `text`.
+fn redact(text: &str, paths: &[(String, &'static str)]) -> String {
+    let mut out = crate::keys::scrub(text).into_owned();
+    for (path, name) in paths {
+        if path.len() > 1 {
+            out = out.replace(path.as_str(), name);
+        }
+    }
+    out
+}
+
+/// The parts of the log the export keeps, and the absolute paths to take out of it.
+fn collect(dir: &Path, id: &str) -> io::Result<(Export, Vec<(String, &'static str)>)> {
+    let o = overview(dir, id)?;
+    let mut c = Collector::default();
+    let file = std::fs::File::open(dir.join(crate::session::dir::EVENTS_FILE))?;
+    for line in io::BufReader::with_capacity(1 << 20, file).split(b'\n') {
+        let line = line?;
+        let Ok(fact) = Fact::decode(&line) else { continue };
+        if Collector::wants(&fact)
+            && let Ok(event) = Event::decode(&line)
+        {
+            c.take(&event);
+        }
+    }
+    let mut paths = vec![(dir.display().to_string(), "<session>")];
+    paths.extend(c.worktree.iter().map(|w| (w.clone(), "<worktree>")));
+    paths.extend(c.source.iter().map(|s| (s.clone(), "<repository>")));
+    let changes = c.changes();
+    Ok((c.finish(&o, changes), paths))
+}
+
+/// What one pass over the log gathers.
+#[derive(Debug, Default)]
+struct Collector {
+    feature: Option<String>,
+    worker_model: Option<String>,
+    evaluator_model: Option<String>,
+    worktree: Option<String>,
+    source: Option<String>,
+    base_commit: Option<String>,
+    branch: Option<String>,
+    /// Tasks in plan order (or order of first appearance), with their titles.
+    order: Vec<(String, Option<String>)>,
+    tasks: BTreeMap<String, TaskExport>,
+}
+
+impl Collector {
+    /// Whether the export keeps anything of this event (the rest is never decoded).
+    fn wants(fact: &Fact<'_>) -> bool {
+        use EventKind as K;
+        match fact.event_kind() {
+            Some(K::ToolCall) => fact.payload.tool.get() == Some("submit_case"),
+            Some(
+                K::SessionStart
+                | K::ContextReset
+                | K::ValidatorRun
+                | K::Verdict
+                | K::JudgeVerdict
+                | K::Commit
+                | K::OperatorAction,
+            ) => true,
+            _ => false,
+        }
+    }
+
+    fn task(&mut self, id: &str) -> &mut TaskExport {
+        if !self.tasks.contains_key(id) {
+            if !self.order.iter().any(|(t, _)| t == id) {
+                self.order.push((id.to_owned(), None));
+            }
+            self.tasks
+                .insert(id.to_owned(), TaskExport { id: id.to_owned(), ..TaskExport::default() });
+        }
+        self.tasks.get_mut(id).unwrap_or_else(|| unreachable!("inserted above"))
+    }
+
+    /// The attempt an event belongs to: its own number, else (Tilth) one after the task's
+    /// last judged attempt.
+    fn attempt(&mut self, task: &str, number: Option<u64>) -> &mut Attempt {
+        let t = self.task(task);
+        let judged = t.attempts.iter().filter(|a| a.verdict.is_some()).count() as u64;
+        let number = number.unwrap_or(judged + 1);
+        if !t.attempts.iter().any(|a| a.number == number) {
+            t.attempts.push(Attempt { number, ..Attempt::default() });
+        }
+        let i = t.attempts.iter().position(|a| a.number == number).unwrap_or(0);
+        &mut t.attempts[i]
+    }
+
+    fn take(&mut self, e: &Event) {
+        let task = e.task_id().map(str::to_owned);
+        let number = e.payload.scope().and_then(|s| s.attempt);
+        match (&e.payload, task) {
+            (Payload::SessionStart(s), _) => {
+                self.feature = self.feature.take().or_else(|| s.feature.clone());
+                self.worker_model = self.worker_model.take().or_else(|| s.worker_model.clone());
+                self.evaluator_model =
+                    self.evaluator_model.take().or_else(|| s.evaluator_model.clone());
+                self.worktree = self.worktree.take().or_else(|| s.worktree.clone());
+                self.source = self.source.take().or_else(|| s.source.clone());
+                self.base_commit = self.base_commit.take().or_else(|| s.base_commit.clone());
+                self.branch = self.branch.take().or_else(|| s.branch.clone());
+                for t in s.plan_tasks.as_ref().and_then(Value::as_array).into_iter().flatten() {
+                    if let Some(id) = t.get("id").and_then(Value::as_str)
+                        && !self.order.iter().any(|(o, _)| o == id)
+                    {
+                        let title = t.get("title").and_then(Value::as_str).map(str::to_owned);
+                        self.order.push((id.to_owned(), title));
+                    }
+                }
+            }
+            (Payload::ContextReset(_), Some(task)) => {
+                self.task(&task);
+            }
+            (Payload::ToolCall(call), Some(task)) => {
+                let args = call.args.clone().unwrap_or(Value::Null);
+                let text =
+                    |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                let criteria = args
+                    .get("ac_coverage")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|c| (text(c, "criterion"), text(c, "addressed_by")))
+                    .collect();
+                self.attempt(&task, number).case =
+                    Some(Case { summary: text(&args, "summary"), criteria });
+            }
+            (Payload::ValidatorRun(run), Some(task)) => {
+                let checks = run
+                    .results
+                    .iter()
+                    .flatten()
+                    .map(|r| Check { name: r.name.clone(), passed: r.passed });
+                self.attempt(&task, number).validator_runs.push(checks.collect());
+            }
+            (Payload::Verdict(v), Some(task)) => {
+                let verdict = VerdictExport {
+                    verdict: v.verdict.clone().unwrap_or_default(),
+                    category: v.rejection_category.clone(),
+                    concern: v.concern.clone().unwrap_or_default(),
+                    evidence: v.evidence.clone().unwrap_or_default(),
+                    next_step: v.next_step.clone(),
+                    score: v.score,
+                    by_harness: v.parse_failed == Some(true)
+                        || v.extra.get("by_harness").and_then(Value::as_bool) == Some(true),
+                };
+                self.attempt(&task, number).verdict = Some(verdict);
+            }
+            (Payload::JudgeVerdict(v), Some(task)) => {
+                let verdict = VerdictExport {
+                    verdict: if v.accept == Some(true) { "accept" } else { "reject" }.into(),
+                    concern: v.reasoning.clone().unwrap_or_default(),
+                    ..VerdictExport::default()
+                };
+                self.attempt(&task, number).verdict = Some(verdict);
+            }
+            (Payload::Commit(c), Some(task)) => self.task(&task).commit.clone_from(&c.sha),
+            (Payload::OperatorAction(a), Some(task)) => {
+                let decision = Decision {
+                    action: a.action.clone().unwrap_or_default(),
+                    reason: a.reason.clone().or_else(|| a.note.clone()),
+                };
+                self.task(&task).decisions.push(decision);
+            }
+            _ => {}
+        }
+    }
+
+    /// What the session's branch changed from its base, when the repository is still there.
+    fn changes(&self) -> Option<Vec<FileChange>> {
+        let repo = [&self.worktree, &self.source]
+            .into_iter()
+            .flatten()
+            .find_map(|p| git2::Repository::open(PathBuf::from(p)).ok())?;
+        let base = repo.revparse_single(self.base_commit.as_deref()?).ok()?.peel_to_tree().ok()?;
+        let tip = repo
+            .revparse_single(&format!("refs/heads/{}", self.branch.as_deref()?))
+            .ok()?
+            .peel_to_tree()
+            .ok()?;
+        let diff = repo.diff_tree_to_tree(Some(&base), Some(&tip), None).ok()?;
+        let mut files = Vec::new();
+        for i in 0..diff.deltas().len() {
+            let patch = git2::Patch::from_diff(&diff, i).ok()??;
+            let (_, added, removed) = patch.line_stats().ok()?;
+            let delta = patch.delta();
+            let path = delta.new_file().path().or_else(|| delta.old_file().path())?;
+            files.push(FileChange { path: path.display().to_string(), added, removed });
+        }
+        Some(files)
+    }
+
+    fn finish(mut self, o: &Overview, changes: Option<Vec<FileChange>>) -> Export {
+        let s = &o.summary;
+        let h = &s.harrow;
+        for id in h.tasks.keys() {
+            self.task(id);
+        }
+        let order = std::mem::take(&mut self.order);
+        let tasks = order
+            .into_iter()
+            .filter_map(|(id, title)| {
+                let mut t = self.tasks.remove(&id)?;
+                let detail = h.tasks.get(&id);
+                t.title = title.or_else(|| detail.and_then(|d| d.title.clone()));
+                t.state = detail.map_or_else(
+                    || s.tasks.get(&id).map_or_else(String::new, |t| t.status.clone()),
+                    |d| d.state.clone(),
+                );
+                t.elapsed_ms = detail.and_then(|d| d.elapsed_ms);
+                if let Some(tilth) = s.tasks.get(&id) {
+                    t.tokens = tilth.tokens.all.total;
+                    t.cost = tilth.tokens.all.cost;
+                }
+                t.attempts.sort_by_key(|a| a.number);
+                Some(t)
+            })
+            .collect();
+        Export {
+            session: o.summary.session_id.clone().unwrap_or_default(),
+            written_by: h.format.clone(),
+            feature: self.feature,
+            worker_model: self.worker_model,
+            evaluator_model: self.evaluator_model,
+            started_at: s.started_at.clone(),
+            last_event_at: s.last_event_at.clone(),
+            status: o.status.as_str().to_owned(),
+            stop: s.stop.as_ref().and_then(|st| st.reason.clone()),
+            tasks_done: h.tasks_done,
+            tokens: s.tokens.all.total,
+            cost: s.tokens.all.cost,
+            tasks,
+            changes,
+        }
+    }
+}
