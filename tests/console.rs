@@ -369,6 +369,8 @@ fn jump_to_the_first_rejection_and_inspect_it() {
 #[test]
 fn inspect_at_the_end_opens_the_last_verdict() {
     let mut app = at_end();
+    app.sel.focus = Pane::Exchange;
+    screen(&mut app, 100, 30);
     act(&mut app, Action::Inspect);
     assert!(matches!(app.overlay, Overlay::Inspector(_)), "notice: {:?}", app.notice);
     assert!(screen(&mut app, 100, 30).contains("Verdict on T-004"));
@@ -1047,7 +1049,7 @@ fn each_modes_help_and_hint_line_are_its_key_table() {
     press(&mut app, key(KeyCode::Esc));
     press(&mut app, key(KeyCode::Char('/')));
     check(&mut app, Mode::Search);
-    assert!(matches!(app.overlay, Overlay::Search(_)), "? is typed into the search box");
+    assert!(matches!(app.overlay, Overlay::Search(..)), "? is typed into the search box");
     press(&mut app, key(KeyCode::Esc));
     assert!(matches!(app.overlay, Overlay::None));
     app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
@@ -1179,4 +1181,42 @@ fn d_on_a_tilth_verdict_shows_the_diff_tilth_showed_its_evaluator() {
     assert!(view.title.contains("the diff Tilth showed its evaluator"), "{}", view.title);
     assert!(!view.files.is_empty(), "{:?}", view.lines);
     insta::assert_snapshot!("tilth_diff_120x40", screen(&mut app, 120, 40));
+}
+
+#[test]
+fn enter_on_a_long_bash_row_shows_the_whole_command_and_its_output() {
+    let mut app = harrow_at_end();
+    app.sel.focus = Pane::Worker;
+    act(&mut app, Action::Search);
+    for c in "--test char_frequencies 2>&1".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    let pane = screen(&mut app, 80, 24);
+    assert!(pane.contains("bash cargo test"), "the row is on screen: {pane}");
+    assert!(!pane.contains("char_frequencies 2>&1 | tail -n 3"), "the pane cuts the row: {pane}");
+    act(&mut app, Action::Inspect);
+    let Overlay::Row(row) = &app.overlay else { panic!("no row view: {:?}", app.notice) };
+    let text = row.lines.join("\n");
+    assert!(
+        text.contains("cargo test --quiet --offline --test char_frequencies 2>&1 | tail -n 3"),
+        "the whole command: {text}"
+    );
+    assert!(text.contains("Result") && text.contains("2 passed"), "and its output: {text}");
+    insta::assert_snapshot!("row_view_100x30", screen(&mut app, 100, 30));
+    press(&mut app, key(KeyCode::Char('/')));
+    for c in "passed".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    let Overlay::Row(row) = &app.overlay else { panic!("the search goes back to the row") };
+    assert!(row.found.is_some_and(|i| row.lines[i].contains("passed")));
+    let effects = app.key(key(KeyCode::Char('y'))).unwrap();
+    let copied = effects.iter().find_map(|e| match e {
+        Effect::Copy(text) => Some(text.clone()),
+        _ => None,
+    });
+    assert!(copied.is_some_and(|t| t.contains("tail -n 3")), "y copies the whole row");
+    press(&mut app, key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Overlay::None));
 }

@@ -93,8 +93,8 @@ fn the_demo_exports_as_markdown_html_and_json_without_the_machines_paths() {
 
 #[test]
 fn a_tilth_session_exports_too() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/tilth/20261122-042843-e02b19");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tilth/20261122-042843-e02b19");
     let tmp = tempfile::tempdir().unwrap();
     let md = export(tmp.path(), &fixture, "md");
     assert!(md.contains("Written by Tilth"), "{md}");

@@ -255,6 +255,11 @@ impl App {
                 self.effects.push(Effect::Send(command(op, task, reason, body)));
             }
             Outcome::OpenDiff { pos, since_previous } => self.open_diff(pos, since_previous),
+            Outcome::Copy(text) => {
+                self.notice =
+                    Some(format!("copied {} lines to the clipboard", text.lines().count()));
+                self.effects.push(Effect::Copy(text));
+            }
             Outcome::Resume => {
                 self.overlay = Overlay::None;
                 self.effects.push(Effect::Resume);
@@ -355,7 +360,7 @@ impl App {
                     "a tool, a path, a word · Enter searches · Esc cancels",
                     &self.search.query,
                 );
-                self.overlay = Overlay::Search(Box::new(text));
+                self.overlay = Overlay::Search(Box::new(text), Box::new(Overlay::None));
             }
             Action::SearchNext => self.search_again(true)?,
             Action::SearchPrev => self.search_again(false)?,
@@ -403,6 +408,7 @@ impl App {
                 Ok(pos) => self.open_diff(pos, action == Action::DiffSincePrevious),
                 Err(why) => self.notice = Some(why),
             },
+            Action::Inspect if self.sel.focus == Pane::Worker => self.open_row(),
             Action::Inspect => {
                 let opened = self
                     .verdict_in_focus()
@@ -429,9 +435,37 @@ impl App {
             | Action::Left
             | Action::Right
             | Action::PageDown
-            | Action::PageUp => {}
+            | Action::PageUp
+            | Action::Copy => {}
         }
         Ok(self.take_effects())
+    }
+
+    /// Opens the Worker pane's selected row in full — the search's match while it is on
+    /// screen, else the newest row shown; a verdict opens in the inspector.
+    fn open_row(&mut self) {
+        let Some(pos) = self.selected_row() else {
+            self.notice = Some("the worker stream is empty here".into());
+            return;
+        };
+        let opened = if matches!(self.player.kind_at(pos), Some(EventKind::Verdict)) {
+            inspector::open_at(&mut self.player, pos).map(Overlay::Inspector)
+        } else {
+            super::row::open(&mut self.player, pos).map(|r| Overlay::Row(Box::new(r)))
+        };
+        match opened {
+            Ok(overlay) => self.overlay = overlay,
+            Err(why) => self.notice = Some(why),
+        }
+    }
+
+    /// The Worker pane's selected row: the search's match while it is on screen, else the
+    /// newest row shown.
+    pub fn selected_row(&self) -> Option<usize> {
+        let rows = &self.prepared.worker;
+        let stream = self.player.view.stream(self.sel.filter);
+        let newest = stream.len().checked_sub(1 + self.sel.stream_back).map(|i| stream[i]);
+        self.search.at.filter(|at| rows.iter().any(|(p, _)| p == at)).or(newest)
     }
 
     /// Opens the diff of the attempt the verdict at `pos` judged, over what is open now.

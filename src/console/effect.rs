@@ -19,6 +19,8 @@ pub enum Effect {
     Resume,
     /// Write the session out as Markdown into its folder.
     Export,
+    /// Put text on the terminal's clipboard (OSC 52).
+    Copy(String),
 }
 
 /// An operator command as the console sends it.

@@ -19,12 +19,14 @@ pub enum Mode {
     ResumePrompt,
     /// The diff of a judged attempt.
     Diff,
+    /// A worker stream row in full.
+    Row,
     /// The session list of `harrow` with no arguments.
     Browser,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 10] = [
+    pub const ALL: [Mode; 11] = [
         Mode::Main,
         Mode::Help,
         Mode::Inspector,
@@ -34,6 +36,7 @@ impl Mode {
         Mode::QuitPrompt,
         Mode::ResumePrompt,
         Mode::Diff,
+        Mode::Row,
         Mode::Browser,
     ];
 
@@ -49,6 +52,7 @@ impl Mode {
             Mode::QuitPrompt => "Keys of the quit prompt",
             Mode::ResumePrompt => "Keys of the resume offer",
             Mode::Diff => "Keys of the diff view",
+            Mode::Row => "Keys of the row view",
             Mode::Browser => "Keys of the session list",
         }
     }
@@ -70,6 +74,7 @@ impl Mode {
             Mode::QuitPrompt => QUIT_PROMPT,
             Mode::ResumePrompt => RESUME_PROMPT,
             Mode::Diff => DIFF,
+            Mode::Row => ROW,
             Mode::Browser => BROWSER,
         }
     }
@@ -78,7 +83,7 @@ impl Mode {
     fn interrupt(self) -> Action {
         match self {
             Mode::Main | Mode::Browser => Action::Quit,
-            Mode::Help | Mode::Inspector | Mode::FileView | Mode::Diff => Action::Close,
+            Mode::Help | Mode::Inspector | Mode::FileView | Mode::Diff | Mode::Row => Action::Close,
             Mode::Editor | Mode::Search | Mode::QuitPrompt | Mode::ResumePrompt => Action::Cancel,
         }
     }
@@ -146,6 +151,8 @@ pub enum Action {
     DiffSincePrevious,
     /// Write the session out as Markdown, to share it.
     Export,
+    /// Put the shown text on the clipboard (OSC 52: over SSH and in tmux too).
+    Copy,
     /// The diff view: the next / previous file.
     NextFile,
     PrevFile,
@@ -359,13 +366,7 @@ const MAIN: &[Binding] = &[
         "what a rework changed since the attempt before it",
         H::No,
     ),
-    bind(
-        &[K::Char('E')],
-        "E",
-        A::Export,
-        "export the session as Markdown (into its folder; harrow export has HTML and JSON)",
-        H::No,
-    ),
+    bind(&[K::Char('E')], "E", A::Export, "export the session as Markdown into its folder", H::No),
     bind(&[K::Char('t')], "t", A::Theme, "next theme (dark, light, high contrast, yours)", H::No),
     bind(
         &[K::Char('m')],
@@ -520,6 +521,27 @@ const DIFF: &[Binding] = &[
     bind(&[K::Char('G'), K::End], "G", A::Bottom, "to the end", H::No),
     bind(&[K::Char('?')], "?", A::Help, "the keys of the diff view", H::No),
     bind(&[K::Esc, K::Char('q')], "Esc q", A::Close, "close the diff", H::Always(3, "Esc closes")),
+];
+
+const ROW: &[Binding] = &[
+    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "scroll down", H::Always(1, "j/k scroll")),
+    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "scroll up", H::No),
+    bind(&[K::PageDown, K::Char(' ')], "PgDn space", A::PageDown, "a page down", H::No),
+    bind(&[K::PageUp], "PgUp", A::PageUp, "a page up", H::No),
+    bind(&[K::Char('g'), K::Home], "g", A::Top, "to the top", H::No),
+    bind(&[K::Char('G'), K::End], "G", A::Bottom, "to the end", H::No),
+    bind(&[K::Char('/')], "/", A::Search, "find a word in this row", H::Always(2, "/ find")),
+    bind(&[K::Char('n')], "n", A::SearchNext, "the next line holding it", H::No),
+    bind(&[K::Char('N')], "N", A::SearchPrev, "the previous line holding it", H::No),
+    bind(
+        &[K::Char('y')],
+        "y",
+        A::Copy,
+        "copy the whole text to the clipboard (OSC 52: works over SSH and in tmux)",
+        H::Always(3, "y copy"),
+    ),
+    bind(&[K::Char('?')], "?", A::Help, "the keys of the row view", H::No),
+    bind(&[K::Esc, K::Char('q')], "Esc q", A::Close, "close the row", H::Always(0, "Esc closes")),
 ];
 
 const BROWSER: &[Binding] = &[

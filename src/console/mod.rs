@@ -22,6 +22,7 @@ pub mod modal;
 pub mod navigate;
 pub mod panes;
 pub mod player;
+pub mod row;
 pub mod schedule;
 pub mod search;
 pub mod status;
@@ -202,6 +203,13 @@ pub fn perform(app: &mut App, effects: Vec<Effect>) {
             Effect::Resume => {
                 let result = start_resume(app.dir.root(), &app.id);
                 app.resumed(result);
+            }
+            Effect::Copy(text) => {
+                use base64::Engine as _;
+                let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+                let mut out = std::io::stdout();
+                let _ = write!(out, "\x1b]52;c;{encoded}\x07");
+                let _ = out.flush();
             }
             Effect::Export => {
                 let path = app.dir.root().join("export.md");

@@ -7,6 +7,7 @@ use super::diff::DiffView;
 use super::evidence::Source;
 use super::inspector::Inspector;
 use super::keymap::{Action, Mode, action_for};
+use super::row::RowView;
 use crate::session::control::Op;
 use crossterm::event::KeyEvent;
 use tui_textarea::TextArea;
@@ -29,8 +30,10 @@ pub enum Overlay {
     Editor(Box<Editor>),
     /// An evidence pointer opened at its file; Esc goes back to the inspector.
     Source(Box<(Source, Inspector)>),
-    /// Typing what to search the worker stream for.
-    Search(Box<TextArea<'static>>),
+    /// Typing what to search for: the worker stream, or the row open behind it.
+    Search(Box<TextArea<'static>>, Box<Overlay>),
+    /// A worker stream row in full.
+    Row(Box<RowView>),
     /// A decision was written but no run is there to act on it: resume the session?
     ResumeOffer(Op),
     /// The diff of a judged attempt; Esc goes back to what was open before.
@@ -67,6 +70,8 @@ pub enum Outcome {
     Resume,
     /// Open the diff of the verdict at this position, since the attempt before it or not.
     OpenDiff { pos: usize, since_previous: bool },
+    /// Put this text on the clipboard.
+    Copy(String),
 }
 
 impl Overlay {
@@ -79,7 +84,8 @@ impl Overlay {
             Overlay::QuitPrompt => Mode::QuitPrompt,
             Overlay::Editor(_) => Mode::Editor,
             Overlay::Source(_) => Mode::FileView,
-            Overlay::Search(_) => Mode::Search,
+            Overlay::Search(..) => Mode::Search,
+            Overlay::Row(_) => Mode::Row,
             Overlay::ResumeOffer(_) => Mode::ResumePrompt,
             Overlay::Diff(..) => Mode::Diff,
         }
@@ -113,7 +119,7 @@ impl Overlay {
                 Overlay::Editor(editor) => {
                     editor.text.input(key);
                 }
-                Overlay::Search(text) => {
+                Overlay::Search(text, _) => {
                     text.input(key);
                 }
                 _ => {}
@@ -126,7 +132,8 @@ impl Overlay {
     pub fn act(&mut self, action: Action) -> Outcome {
         match (std::mem::take(self), Some(action)) {
             (Overlay::None, _) => Outcome::Stay,
-            (Overlay::Help { back, .. }, Some(Action::Close)) => {
+            (Overlay::Help { back, .. } | Overlay::Diff(_, back), Some(Action::Close))
+            | (Overlay::Search(_, back), Some(Action::Cancel)) => {
                 *self = *back;
                 Outcome::Stay
             }
@@ -145,11 +152,6 @@ impl Overlay {
                 let pos = i.pos;
                 *self = Overlay::Inspector(i);
                 Outcome::OpenDiff { pos, since_previous: a == Action::DiffSincePrevious }
-            }
-            (Overlay::Diff(view, back), Some(Action::Close)) => {
-                *self = *back;
-                let _ = view;
-                Outcome::Stay
             }
             (Overlay::Diff(view, back), Some(Action::Help)) => {
                 *self = Overlay::help(Mode::Diff, Overlay::Diff(view, back));
@@ -191,8 +193,49 @@ impl Overlay {
                 *self = Overlay::Inspector(s.1);
                 Outcome::Stay
             }
-            (Overlay::Inspector(_) | Overlay::QuitPrompt, Some(Action::Close | Action::Cancel))
-            | (Overlay::Editor(_) | Overlay::Search(_), Some(Action::Cancel)) => Outcome::Closed,
+            (Overlay::Row(row), Some(Action::Search)) => {
+                let text = Overlay::text_box("a word · Enter finds · Esc cancels", &row.query);
+                *self = Overlay::Search(Box::new(text), Box::new(Overlay::Row(row)));
+                Outcome::Stay
+            }
+            (Overlay::Row(row), Some(Action::Help)) => {
+                *self = Overlay::help(Mode::Row, Overlay::Row(row));
+                Outcome::Stay
+            }
+            (Overlay::Row(row), Some(Action::Copy)) => {
+                let text = row.text();
+                *self = Overlay::Row(row);
+                Outcome::Copy(text)
+            }
+            (Overlay::Row(mut row), Some(a @ (Action::SearchNext | Action::SearchPrev))) => {
+                let query = row.query.clone();
+                let found = !query.is_empty() && row.find(&query, a == Action::SearchNext);
+                *self = Overlay::Row(row);
+                if found {
+                    Outcome::Stay
+                } else {
+                    Outcome::Notice("nothing to find: / searches this row first".into())
+                }
+            }
+            (Overlay::Row(mut row), Some(a)) if a != Action::Close => {
+                let last = u16::try_from(row.lines.len().saturating_sub(1)).unwrap_or(u16::MAX);
+                row.scroll = match a {
+                    Action::Down => row.scroll.saturating_add(1).min(last),
+                    Action::Up => row.scroll.saturating_sub(1),
+                    Action::PageDown => row.scroll.saturating_add(20).min(last),
+                    Action::PageUp => row.scroll.saturating_sub(20),
+                    Action::Top => 0,
+                    Action::Bottom => last,
+                    _ => row.scroll,
+                };
+                *self = Overlay::Row(row);
+                Outcome::Stay
+            }
+            (
+                Overlay::Inspector(_) | Overlay::Row(_) | Overlay::QuitPrompt,
+                Some(Action::Close | Action::Cancel),
+            )
+            | (Overlay::Editor(_), Some(Action::Cancel)) => Outcome::Closed,
             (Overlay::ResumeOffer(_), Some(Action::Submit)) => Outcome::Resume,
             (Overlay::ResumeOffer(op), Some(Action::Cancel)) => Outcome::Notice(format!(
                 "{} waits in the control file; `harrow resume` applies it",
@@ -208,9 +251,23 @@ impl Overlay {
                 }
                 Outcome::Decide { op: editor.op, task: editor.task, text }
             }
-            (Overlay::Search(text), Some(Action::Submit)) => {
+            (Overlay::Search(text, back), Some(Action::Submit)) => {
                 let query = text.lines().join(" ").trim().to_owned();
-                if query.is_empty() { Outcome::Closed } else { Outcome::Search(query) }
+                match *back {
+                    Overlay::Row(mut row) => {
+                        let found = query.is_empty() || row.find(&query, true);
+                        *self = Overlay::Row(row);
+                        if found {
+                            Outcome::Stay
+                        } else {
+                            Outcome::Notice(format!("no line of this row contains “{query}”"))
+                        }
+                    }
+                    back => {
+                        *self = back;
+                        if query.is_empty() { Outcome::Stay } else { Outcome::Search(query) }
+                    }
+                }
             }
             (other, _) => {
                 *self = other;

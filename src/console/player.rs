@@ -215,6 +215,11 @@ impl Player {
         }
     }
 
+    /// The kind of the event at `pos`, from the index alone.
+    pub fn kind_at(&self, pos: usize) -> Option<EventKind> {
+        self.index.kind_at(pos)
+    }
+
     /// Reads and decodes the event at `pos`.
     pub fn fetch(&mut self, pos: usize) -> Result<Event, FetchError> {
         self.index.fetch(pos)

@@ -66,7 +66,11 @@ fn draw_overlay(frame: &mut Frame, area: Rect, overlay: &Overlay, theme: &Theme)
         Overlay::ResumeOffer(op) => draw_resume_offer(frame, area, op.as_str()),
         Overlay::Diff(view, _) => draw_diff(frame, area, view, theme),
         Overlay::Editor(editor) => draw_editor(frame, area, editor),
-        Overlay::Search(text) => draw_search(frame, area, text),
+        Overlay::Search(text, back) => {
+            draw_overlay(frame, area, back, theme);
+            draw_search(frame, area, text);
+        }
+        Overlay::Row(row) => draw_row(frame, area, row, theme),
         Overlay::Source(source) => draw_source(frame, area, &source.0, theme),
     }
 }
@@ -221,6 +225,8 @@ fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &
     } else {
         format!(" Worker{filter} ")
     };
+    // Focused, the newest row on screen is the selected one: Enter opens it in full.
+    let selected = focused.then(|| app.selected_row()).flatten();
     let lines: Vec<Line> = app
         .prepared
         .worker
@@ -228,6 +234,8 @@ fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &
         .map(|(pos, (tone, text))| {
             let style = if app.search.at == Some(*pos) {
                 theme.matched()
+            } else if selected == Some(*pos) {
+                tone_style(*tone, theme).add_modifier(Modifier::REVERSED)
             } else {
                 tone_style(*tone, theme)
             };
@@ -432,6 +440,30 @@ fn draw_diff(frame: &mut Frame, area: Rect, view: &super::diff::DiffView, theme:
         .title(view.title.clone())
         .title_bottom(footer(Mode::Diff, rect.width));
     frame.render_widget(Paragraph::new(lines).scroll((0, view.column)).block(block), rect);
+}
+
+fn draw_row(frame: &mut Frame, area: Rect, row: &super::row::RowView, theme: &Theme) {
+    let rect = popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
+    let lines: Vec<Line> = row
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if row.found == Some(i) {
+                Line::styled(l.clone(), theme.matched())
+            } else {
+                Line::raw(l.clone())
+            }
+        })
+        .collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(row.title.clone())
+        .title_bottom(footer(Mode::Row, rect.width));
+    frame.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((row.scroll, 0)).block(block),
+        rect,
+    );
 }
 
 fn draw_source(frame: &mut Frame, area: Rect, source: &super::evidence::Source, theme: &Theme) {
