@@ -407,7 +407,11 @@ fn the_demo_live_pause_inspect_resume_and_quit() {
         env!("CARGO_BIN_EXE_harrow")
     );
     let t = Tmux::start(&cmd, 140, 40);
-    t.wait_for("LIVE");
+    let s = t.wait_for("LIVE");
+    assert!(
+        s.contains("T-002 pending  Count charact") && s.contains("T-003 pending  Find the long"),
+        "the whole plan, with titles, before its later tasks start: {s}"
+    );
     t.keys(&["p"]);
     let s = t.wait_long("PAUSED (p resumes)", 60);
     assert!(
