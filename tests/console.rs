@@ -1224,3 +1224,30 @@ fn enter_on_a_long_bash_row_shows_the_whole_command_and_its_output() {
     press(&mut app, key(KeyCode::Esc));
     assert!(matches!(app.overlay, Overlay::None));
 }
+
+#[test]
+fn the_plan_lists_every_task_with_its_title_before_the_first_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("sessions");
+    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["demo", "--headless", "--fast"])
+        .env("HARROW_SESSIONS_DIR", &sessions)
+        .env("XDG_CONFIG_HOME", tmp.path())
+        .env_remove("HARROW_CONFIG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let mut app = App::open(&session, &id, 1.0, Look::built_in(true)).unwrap();
+    act(&mut app, Action::Seek(0));
+    assert_eq!(app.position().0, 1, "only the session's start is replayed");
+    let s = screen(&mut app, 160, 45);
+    for row in [
+        "T-001 pending  Count words",
+        "T-002 pending  Count character fre",
+        "T-003 pending  Find the longest wo",
+    ] {
+        assert!(s.contains(row), "{row} in {s}");
+    }
+}
