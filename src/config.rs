@@ -85,9 +85,19 @@ pub struct ModelsSection {
     pub evaluator_base_url: Option<String>,
     #[serde(default = "default_connect_timeout")]
     pub connect_timeout_secs: u64,
-    /// Longest silence while waiting for a reply.
+    /// Longest silence while waiting for a reply: before its first chunk, or between two.
     #[serde(default = "default_read_timeout")]
     pub read_timeout_secs: u64,
+    /// The most tokens one reply may have, sent as `max_tokens`: bounds a runaway generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u64>,
+    /// Ask for replies as a stream (default); `false` asks for whole replies only.
+    #[serde(default = "default_stream")]
+    pub stream: bool,
+}
+
+fn default_stream() -> bool {
+    true
 }
 
 fn default_connect_timeout() -> u64 {
@@ -107,6 +117,8 @@ impl Default for ModelsSection {
             evaluator_base_url: None,
             connect_timeout_secs: default_connect_timeout(),
             read_timeout_secs: default_read_timeout(),
+            max_output_tokens: None,
+            stream: default_stream(),
         }
     }
 }

@@ -187,3 +187,120 @@ async fn a_model_that_is_only_slow_is_tried_again_and_called_slow_not_unreachabl
     assert!(tries[0].backoff.is_some() && tries[1].backoff.is_none());
     assert!(tries.iter().all(|t| t.error_class == Some("timeout")));
 }
+
+fn brain_with(base_url: &str, change: impl FnOnce(&mut BrainConfig)) -> Brain {
+    let endpoint = Endpoint {
+        base_url: base_url.into(),
+        api_key: Some(KEY.into()),
+        model: "scripted/worker".into(),
+    };
+    let mut config = BrainConfig::new(BTreeMap::from([(Role::Worker, endpoint)]));
+    config.backoff_base = Duration::from_millis(5);
+    config.max_attempts = 3;
+    change(&mut config);
+    Brain::new(config).unwrap()
+}
+
+fn user() -> Vec<serde_json::Value> {
+    vec![json!({"role": "user", "content": "x"})]
+}
+
+#[tokio::test]
+async fn a_streamed_reply_assembles_to_what_the_whole_reply_says() {
+    let script = json!({"worker": {"T-001": {"1": [
+        {"content": "Reading two things at once.", "reasoning": "both files matter", "cost": 0.002,
+         "tool_calls": [{"name": "read_file", "arguments": {"path": "src/lib.rs"}},
+                        {"name": "bash", "arguments": {"command": "cargo test --quiet"}}]}
+    ]}}});
+    let s = server(script).await;
+    let mut grew = Vec::new();
+    let streamed = brain(&s.base_url())
+        .chat_streaming(&tag(0), &user(), &[], |_, _| {}, |p| grew.push(p.clone()))
+        .await
+        .unwrap();
+    let whole = brain_with(&s.base_url(), |c| c.stream = false)
+        .chat(&tag(0), &user(), &[], |_, _| {})
+        .await
+        .unwrap();
+    let got = s.received();
+    assert_eq!(got[0].body["stream"], true, "asked as a stream");
+    assert_eq!(got[0].body["stream_options"]["include_usage"], true);
+    assert_eq!(got[1].body["stream"], false);
+    assert_eq!(streamed, whole, "the same reply either way");
+    assert_eq!(streamed.tool_calls.len(), 2);
+    assert_eq!(streamed.tool_calls[1].arguments, r#"{"command":"cargo test --quiet"}"#);
+    assert!(streamed.usage.prompt > 0 && (streamed.usage.cost - 0.002).abs() < 1e-12);
+    assert!(grew.len() > 8, "the reply was seen growing: {} chunks", grew.len());
+    assert!(grew.iter().any(|p| p.content == "Reading two" || p.content.len() < 27));
+}
+
+#[tokio::test]
+async fn a_reply_that_keeps_coming_outlasts_the_silence_timeout() {
+    let s = ScriptedServer::start(
+        parse_script(
+            &json!({"worker": {"T-001": {"1": [
+                {"content": "slow but steady", "reasoning": "one chunk at a time", "chunk_delay_ms": 400}
+            ]}}})
+            .to_string(),
+        )
+        .unwrap(),
+        false,
+    )
+    .await
+    .unwrap();
+    let b = brain_with(&s.base_url(), |c| c.read_timeout = Duration::from_secs(1));
+    let started = std::time::Instant::now();
+    let reply = b.chat(&tag(0), &user(), &[], |_, _| {}).await.unwrap();
+    assert!(started.elapsed() > Duration::from_secs(2), "it streamed past the timeout");
+    assert_eq!(reply.content.as_deref(), Some("slow but steady"));
+}
+
+#[tokio::test]
+async fn a_server_that_stops_sending_mid_reply_is_reported_as_stopped() {
+    let s = server(json!({"worker": {"T-001": {"1": [
+        {"content": "never finished", "stall_after_chunks": 2}
+    ]}}}))
+    .await;
+    let b = brain_with(&s.base_url(), |c| {
+        c.read_timeout = Duration::from_secs(1);
+        c.max_attempts = 2;
+    });
+    let mut attempts = Vec::new();
+    let err = b.chat(&tag(0), &user(), &[], |a, _| attempts.push(a.clone())).await.unwrap_err();
+    assert!(matches!(err, BrainError::Stalled { secs: 1, .. }), "{err}");
+    assert!(err.to_string().contains("stopped sending for 1 s"), "{err}");
+    assert!(err.is_transient(), "resumable, like any slow model");
+    assert_eq!(attempts.len(), 2, "tried again with the backoff first");
+    assert_eq!(attempts[0].error_class, Some("stalled"));
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_streaming_is_asked_whole_from_then_on() {
+    let s = server(json!({"worker": {"T-001": {"1": [
+        {"content": "first", "refuse_stream": true},
+        {"content": "second", "refuse_stream": true}
+    ]}}}))
+    .await;
+    let b = brain(&s.base_url());
+    let first = b.chat(&tag(0), &user(), &[], |_, _| {}).await.unwrap();
+    let second = b.chat(&tag(1), &user(), &[], |_, _| {}).await.unwrap();
+    assert_eq!(
+        (first.content.as_deref(), second.content.as_deref()),
+        (Some("first"), Some("second"))
+    );
+    let streams: Vec<bool> =
+        s.received().iter().map(|r| r.body["stream"].as_bool().unwrap_or(false)).collect();
+    assert_eq!(streams, [true, false, false], "refused once, remembered for the endpoint");
+}
+
+#[tokio::test]
+async fn the_output_cap_is_sent_with_every_request() {
+    let s = server(
+        json!({"worker": {"T-001": {"1": [{"content": "short", "finish_reason": "length"}]}}}),
+    )
+    .await;
+    let b = brain_with(&s.base_url(), |c| c.max_output_tokens = Some(512));
+    let reply = b.chat(&tag(0), &user(), &[], |_, _| {}).await.unwrap();
+    assert_eq!(reply.finish_reason.as_deref(), Some("length"), "the cut is reported");
+    assert_eq!(s.received()[0].body["max_tokens"], 512);
+}

@@ -418,3 +418,28 @@ fn an_accept_below_the_score_threshold_is_reworked() {
     let feedback = o.of("feedback_sent")[0]["content"].as_str().unwrap();
     assert!(feedback.contains("Scored 45, below the bar of 60."), "{feedback}");
 }
+
+#[test]
+fn a_reply_cut_by_the_length_limit_reaches_the_worker_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "worker": {"T-001": {"1": [
+            {"finish_reason": "length",
+             "tool_calls": [{"name": "write_file", "arguments": "{\"path\": \"f1.txt\", \"content\": \"1"}]},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
+            {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
+        ]}},
+        "evaluator": {"T-001": {"1": [accept()]}}
+    });
+    let opts = RunOptions { max_iterations: 6, ..RunOptions::default() };
+    let o = run(tmp.path(), Setup { script, opts, ..Setup::default() });
+    assert!(o.ended.success(), "{:?}", o.ended);
+    let worker = o.requests("worker");
+    let second = serde_json::to_string(&worker[1].body["messages"]).unwrap();
+    assert!(
+        second.contains("cut off by the output length limit") && second.contains("nothing was run"),
+        "the worker is told its reply was cut, not that it wrote bad JSON: {second}"
+    );
+    let calls = o.of("model_call");
+    assert_eq!(calls[0]["finish_reason"], "length");
+}

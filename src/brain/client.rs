@@ -6,6 +6,7 @@
 //! usage and cost, and turns every failure into a [`BrainError`] that says what to do. API keys
 //! live only in the client's configuration: never in an event, a log line or an error.
 
+use super::stream;
 use crate::session::event::ToolCallRecord;
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
@@ -80,6 +81,11 @@ pub struct BrainConfig {
     pub backoff_base: Duration,
     pub backoff_cap: Duration,
     pub prices: BTreeMap<String, Price>,
+    /// The most tokens one reply may have (sent as `max_tokens`); `None` leaves it to the
+    /// server.
+    pub max_output_tokens: Option<u64>,
+    /// Ask for replies as a stream (falling back, per endpoint, where it is refused).
+    pub stream: bool,
 }
 
 impl BrainConfig {
@@ -92,6 +98,8 @@ impl BrainConfig {
             backoff_base: Duration::from_secs(2),
             backoff_cap: Duration::from_secs(60),
             prices: BTreeMap::new(),
+            max_output_tokens: None,
+            stream: true,
         }
     }
 }
@@ -196,6 +204,10 @@ pub enum BrainError {
         "no answer from the {role} model at {base_url} in {secs} s: it may just be slow (a local model on a small machine can take minutes); raise [models] read_timeout_secs"
     )]
     Silent { role: &'static str, base_url: String, secs: u64 },
+    #[error(
+        "the {role} model at {base_url} stopped sending for {secs} s in the middle of a reply; raise [models] read_timeout_secs if it is only slow"
+    )]
+    Stalled { role: &'static str, base_url: String, secs: u64 },
     #[error("the {role} model gave no usable reply after {attempts} tries: {detail}")]
     Unhealthy { role: &'static str, attempts: u32, detail: String },
     #[error("no endpoint is configured for the {0}; set HARROW_BASE_URL and the role's model")]
@@ -212,6 +224,7 @@ impl BrainError {
             BrainError::Unreachable { .. }
                 | BrainError::Unhealthy { .. }
                 | BrainError::Silent { .. }
+                | BrainError::Stalled { .. }
         )
     }
 
@@ -224,6 +237,7 @@ impl BrainError {
             BrainError::Rejected { .. } => "rejected",
             BrainError::Unreachable { .. } => "unreachable",
             BrainError::Silent { .. } => "timeout",
+            BrainError::Stalled { .. } => "stalled",
             BrainError::Unhealthy { .. } => "unhealthy",
             BrainError::NotConfigured(_) => "not_configured",
             BrainError::Cancelled(_) => "cancelled",
@@ -248,6 +262,8 @@ impl BrainError {
 pub struct Brain {
     config: BrainConfig,
     clients: BTreeMap<Role, Client<OpenAIConfig>>,
+    /// Base URLs that refused a streamed request: asked without streaming from then on.
+    unstreamed: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
 }
 
 impl std::fmt::Debug for Brain {
@@ -290,7 +306,7 @@ impl Brain {
                 (*role, Client::build(http.clone(), cfg))
             })
             .collect();
-        Ok(Brain { config, clients })
+        Ok(Brain { config, clients, unstreamed: std::sync::Arc::default() })
     }
 
     pub fn endpoint(&self, role: Role) -> Option<&Endpoint> {
@@ -322,7 +338,72 @@ impl Brain {
         tag: &CallTag<'_>,
         messages: &[Value],
         tools: &[Value],
+        on_attempt: impl FnMut(&Attempt, Option<&Reply>),
+    ) -> Result<Reply, BrainError> {
+        self.chat_streaming(tag, messages, tools, on_attempt, |_| {}).await
+    }
+
+    /// Whether replies from `base_url` are asked for as a stream.
+    fn streams(&self, base_url: &str) -> bool {
+        self.config.stream && self.unstreamed.lock().is_ok_and(|set| !set.contains(base_url))
+    }
+
+    /// One request: streamed where the endpoint streams (`on_chunk` sees the reply grow),
+    /// else whole. A refused stream is asked again whole at once, and remembered.
+    async fn request(
+        &self,
+        tag: &CallTag<'_>,
+        request: &Value,
+        on_chunk: &mut impl FnMut(&stream::Partial),
+    ) -> Result<Value, BrainError> {
+        let role = tag.role.as_str();
+        let endpoint = self.endpoint(tag.role).ok_or(BrainError::NotConfigured(role))?;
+        let client = self.clients.get(&tag.role).ok_or(BrainError::NotConfigured(role))?;
+        let headers = Self::tag_headers(tag);
+        let silent = || BrainError::Silent {
+            role,
+            base_url: endpoint.base_url.clone(),
+            secs: self.config.read_timeout.as_secs(),
+        };
+        if self.streams(&endpoint.base_url) {
+            let mut streamed = request.clone();
+            streamed["stream"] = json!(true);
+            streamed["stream_options"] = json!({"include_usage": true});
+            let silence = self.config.read_timeout;
+            match stream::receive(client, headers.clone(), &streamed, silence, &mut *on_chunk).await
+            {
+                Ok(body) => return Ok(body),
+                Err(stream::StreamFailure::Refused) => {
+                    if let Ok(mut set) = self.unstreamed.lock() {
+                        set.insert(endpoint.base_url.clone());
+                    }
+                }
+                Err(stream::StreamFailure::Silent) => return Err(silent()),
+                Err(stream::StreamFailure::Stalled(secs)) => {
+                    return Err(BrainError::Stalled {
+                        role,
+                        base_url: endpoint.base_url.clone(),
+                        secs,
+                    });
+                }
+                Err(stream::StreamFailure::Failed(e)) => {
+                    return Err(classify(e, tag.role, endpoint, self.config.read_timeout));
+                }
+            }
+        }
+        let response: Result<Value, OpenAIError> =
+            client.chat().headers(headers).create_byot(request).await;
+        response.map_err(|e| classify(e, tag.role, endpoint, self.config.read_timeout))
+    }
+
+    /// [`Brain::chat`], with `on_chunk` seeing a streamed reply as it arrives.
+    pub async fn chat_streaming(
+        &self,
+        tag: &CallTag<'_>,
+        messages: &[Value],
+        tools: &[Value],
         mut on_attempt: impl FnMut(&Attempt, Option<&Reply>),
+        mut on_chunk: impl FnMut(&stream::Partial),
     ) -> Result<Reply, BrainError> {
         let role = tag.role.as_str();
         let endpoint = self.endpoint(tag.role).ok_or(BrainError::NotConfigured(role))?;
@@ -330,22 +411,22 @@ impl Brain {
         if !tools.is_empty() {
             request["tools"] = Value::Array(tools.to_vec());
         }
-        let client = self.clients.get(&tag.role).ok_or(BrainError::NotConfigured(role))?;
-        let headers = Self::tag_headers(tag);
+        if let Some(cap) = self.config.max_output_tokens {
+            request["max_tokens"] = json!(cap);
+        }
         let mut last = String::new();
         for number in 1..=self.config.max_attempts.max(1) {
             let started = Instant::now();
-            let response: Result<Value, OpenAIError> =
-                client.chat().headers(headers.clone()).create_byot(&request).await;
+            let response = self.request(tag, &request, &mut on_chunk).await;
             let duration = started.elapsed();
             let body = match response {
                 Ok(body) => body,
-                Err(e) => {
-                    let error = classify(e, tag.role, endpoint, self.config.read_timeout);
+                Err(error) => {
                     // A model that is only slow gets the same patience as one that answered
                     // badly: tries with backoff, then the run stops resumably.
-                    let again = matches!(error, BrainError::Silent { .. })
-                        && number < self.config.max_attempts;
+                    let again =
+                        matches!(error, BrainError::Silent { .. } | BrainError::Stalled { .. })
+                            && number < self.config.max_attempts;
                     let backoff = again.then(|| self.backoff(number));
                     let failed = Attempt {
                         number,

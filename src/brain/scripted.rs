@@ -55,6 +55,15 @@ pub struct Turn {
     /// some providers and proxies do.
     #[serde(default)]
     pub echo_authorization: bool,
+    /// Refuse a streamed request (400, "streaming is not supported"), as some servers do.
+    #[serde(default)]
+    pub refuse_stream: bool,
+    /// Streamed: wait this long between two chunks (kept in fast mode: it is the point).
+    #[serde(default)]
+    pub chunk_delay_ms: u64,
+    /// Streamed: send this many chunks, then nothing more while keeping the connection open.
+    #[serde(default)]
+    pub stall_after_chunks: Option<usize>,
 }
 
 /// A tool call in a scripted reply. `arguments` is sent as JSON text; a string is sent as is,
@@ -211,11 +220,9 @@ async fn answer(
         *n
     });
     let failing = scripted.times.is_none_or(|times| nth <= times);
-    if scripted.empty && failing {
-        let empty = Turn { content: Some(String::new()), ..Turn::default() };
-        return Json(completion(&body, &empty, &role, turn)).into_response();
-    }
-    if let Some(status) = scripted.http_status.filter(|_| failing) {
+    let empty = Turn { content: Some(String::new()), ..Turn::default() };
+    let sent = if scripted.empty && failing { &empty } else { scripted };
+    if let Some(status) = scripted.http_status.filter(|_| failing && !scripted.empty) {
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let code = scripted.error_code.as_deref().unwrap_or("scripted");
         let message = if scripted.echo_authorization {
@@ -226,7 +233,92 @@ async fn answer(
         };
         return error_response(status, code, &message, scripted.retry_after);
     }
-    Json(completion(&body, scripted, &role, turn)).into_response()
+    let whole = completion(&body, sent, &role, turn);
+    if body["stream"] == json!(true) {
+        if scripted.refuse_stream {
+            let message = "streaming is not supported by this server; send stream: false";
+            return error_response(StatusCode::BAD_REQUEST, "stream_unsupported", message, None);
+        }
+        let usage = body["stream_options"]["include_usage"] == json!(true);
+        return streamed(&whole, usage, scripted);
+    }
+    Json(whole).into_response()
+}
+
+/// `text` in about three pieces, cut at character boundaries.
+fn pieces(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let size = chars.len().div_ceil(3).max(1);
+    chars.chunks(size).map(|c| c.iter().collect()).collect()
+}
+
+/// A completion as the chunks a streaming server sends: reasoning, then text, then the tool
+/// calls with their arguments in pieces, interleaved by index, then the finish, then usage.
+fn chunks(whole: &Value, usage: bool) -> Vec<Value> {
+    let head = |delta: Value, finish: Value| {
+        json!({
+            "id": whole["id"], "object": "chat.completion.chunk", "created": 0,
+            "model": whole["model"], "provider": whole["provider"],
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        })
+    };
+    let message = &whole["choices"][0]["message"];
+    let mut out = vec![head(json!({"role": "assistant"}), Value::Null)];
+    for piece in pieces(message["reasoning"].as_str().unwrap_or("")) {
+        out.push(head(json!({"reasoning_content": piece}), Value::Null));
+    }
+    for piece in pieces(message["content"].as_str().unwrap_or("")) {
+        out.push(head(json!({"content": piece}), Value::Null));
+    }
+    let calls = message["tool_calls"].as_array().cloned().unwrap_or_default();
+    let split: Vec<Vec<String>> =
+        calls.iter().map(|c| pieces(c["function"]["arguments"].as_str().unwrap_or(""))).collect();
+    for (i, c) in calls.iter().enumerate() {
+        let opening = json!({"index": i, "id": c["id"], "type": "function", "function": {"name": c["function"]["name"], "arguments": ""}});
+        out.push(head(json!({"tool_calls": [opening]}), Value::Null));
+    }
+    for round in 0..split.iter().map(Vec::len).max().unwrap_or(0) {
+        for (i, parts) in split.iter().enumerate() {
+            if let Some(part) = parts.get(round) {
+                let piece = json!({"index": i, "function": {"arguments": part}});
+                out.push(head(json!({"tool_calls": [piece]}), Value::Null));
+            }
+        }
+    }
+    out.push(head(json!({}), whole["choices"][0]["finish_reason"].clone()));
+    if usage {
+        let mut last = head(json!({}), Value::Null);
+        last["choices"] = json!([]);
+        last["usage"] = whole["usage"].clone();
+        out.push(last);
+    }
+    out
+}
+
+/// A completion sent as server-sent events, at the turn's pace.
+fn streamed(whole: &Value, usage: bool, t: &Turn) -> Response {
+    let mut lines: Vec<String> =
+        chunks(whole, usage).iter().map(|c| format!("data: {c}\n\n")).collect();
+    lines.push("data: [DONE]\n\n".to_owned());
+    let stall = t.stall_after_chunks;
+    let delay = Duration::from_millis(t.chunk_delay_ms);
+    let stream = futures_util::stream::unfold(
+        (lines.into_iter(), 0usize),
+        move |(mut rest, sent)| async move {
+            if stall.is_some_and(|n| sent >= n) {
+                tokio::time::sleep(Duration::from_secs(3_600)).await;
+                return None;
+            }
+            if sent > 0 && !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            let line = rest.next()?;
+            Some((Ok::<_, std::convert::Infallible>(line), (rest, sent + 1)))
+        },
+    );
+    let mut response = axum::body::Body::from_stream(stream).into_response();
+    response.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
+    response
 }
 
 /// Rough token count, so usage and cost look like a real provider's.

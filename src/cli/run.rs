@@ -203,6 +203,8 @@ pub fn brain_config(m: &ModelArgs, config: &Config) -> Result<BrainConfig, Usage
     brain.connect_timeout = Duration::from_secs(config.models.connect_timeout_secs.max(1));
     brain.read_timeout = Duration::from_secs(config.models.read_timeout_secs.max(1));
     brain.prices.clone_from(&config.prices);
+    brain.max_output_tokens = config.models.max_output_tokens;
+    brain.stream = config.models.stream;
     Ok(brain)
 }
 

@@ -163,10 +163,17 @@ impl Run {
                             call_id: Some(call.id.clone()),
                             ..ToolCall::default()
                         })?;
-                        format!(
-                            "ERROR: {}: the arguments are not valid JSON ({e}); send one JSON object",
-                            call.name
-                        )
+                        if reply.finish_reason.as_deref() == Some("length") {
+                            format!(
+                                "ERROR: {}: your reply was cut off by the output length limit before these arguments were complete; nothing was run. Send a smaller change, one tool call at a time.",
+                                call.name
+                            )
+                        } else {
+                            format!(
+                                "ERROR: {}: the arguments are not valid JSON ({e}); send one JSON object",
+                                call.name
+                            )
+                        }
                     }
                 };
                 if guarded && let Some(note) = self.guard_git(&sc, &call.name)? {
