@@ -1251,3 +1251,41 @@ fn the_plan_lists_every_task_with_its_title_before_the_first_starts() {
         assert!(s.contains(row), "{row} in {s}");
     }
 }
+
+#[test]
+fn the_live_console_shows_a_streaming_reply_arriving() {
+    use loop_fixture::{accept, repo_and_plan, serve, write_and_submit};
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let mut turns = write_and_submit(1);
+    turns[0]["content"] =
+        serde_json::json!("Alpha bravo charlie delta echo foxtrot golf hotel india juliet");
+    turns[0]["chunk_delay_ms"] = serde_json::json!(600);
+    let script = serde_json::json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let (_rt, server) = serve(&script, false);
+    let sessions = tmp.path().join("sessions");
+    let cmd = format!(
+        "env -u HARROW_CONFIG -u HARROW_EVALUATOR_BASE_URL -u HARROW_EVALUATOR_MODEL \
+         HARROW_BASE_URL={} HARROW_WORKER_MODEL=scripted/worker HARROW_API_KEY=sk-console-test \
+         HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} run {} --repo {} --no-validators",
+        server.base_url(),
+        sessions.display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow"),
+        plan.display(),
+        repo.display()
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    let s = t.wait_long("▌ Alpha bravo", 30);
+    assert!(s.contains("▌ the worker is writing"), "{s}");
+    assert!(!s.contains("juliet"), "the reply has not all arrived yet: {s}");
+    let s = t.wait_long("india juliet", 30);
+    assert!(s.contains("▌ Alpha bravo charlie delta echo foxtrot golf hotel india juliet"), "{s}");
+    let s = t.wait_long("DONE", 60);
+    assert!(!s.contains("the worker is writing"), "the reply in flight is gone once done: {s}");
+    assert!(
+        !sessions.read_dir().unwrap().next().unwrap().unwrap().path().join("live.json").exists()
+    );
+    t.keys(&["q"]);
+    t.wait_for("[exit 0]");
+}

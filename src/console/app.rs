@@ -542,6 +542,12 @@ impl App {
         let at = Moment { now_ms: jiff::Timestamp::now().as_millisecond(), run_alive };
         let previous = std::mem::take(&mut self.prepared);
         self.prepared = frame::prepare(&mut self.player, &mut self.sel, previous, area, at);
+        let streaming = run_alive && self.at_end() && self.sel.stream_back == 0;
+        let waiting_on_a_model =
+            self.player.view.waiting().is_some_and(|w| w.what.starts_with("waiting on the"));
+        if streaming && waiting_on_a_model {
+            self.prepared.live = crate::session::live::read(self.dir.root());
+        }
     }
 
     /// A live view of a run that has not ended: whether a process still holds it is worth
@@ -556,9 +562,15 @@ impl App {
         self.run_alive() != self.prepared.run_alive
     }
 
-    /// Whether the status line counts seconds of a wait: a frame a second is worth drawing.
-    pub fn counting(&self) -> bool {
-        self.prepared.run_alive && self.at_end() && self.player.view.waiting().is_some()
+    /// How often a frame is worth drawing with nothing else happening: a few times a second
+    /// while a reply streams in, once a second while the status line counts a wait's seconds.
+    pub fn counting(&self) -> Option<std::time::Duration> {
+        if self.prepared.live.is_some() {
+            return Some(crate::session::live::EVERY);
+        }
+        let waiting =
+            self.prepared.run_alive && self.at_end() && self.player.view.waiting().is_some();
+        waiting.then_some(super::schedule::WAIT_TICK)
     }
 
     /// The bytes that call the person for `text`, as configured.

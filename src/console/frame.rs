@@ -89,6 +89,8 @@ pub struct Prepared {
     pub run_alive: bool,
     /// What the run waits on, with the seconds so far while a run holds the session.
     pub waiting: Option<String>,
+    /// The model's reply in flight, while one streams in and the cursor is at the newest.
+    pub live: Option<crate::session::live::LiveReply>,
 }
 
 /// The text of the panes about the selected task.
@@ -177,6 +179,7 @@ pub fn prepare(
         context,
         run_alive: at.run_alive,
         waiting,
+        live: None,
     }
 }
 

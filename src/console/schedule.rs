@@ -59,26 +59,25 @@ impl Schedule {
 
     /// How long to wait for input before something is due: `None` blocks until input comes.
     /// `watching`: a run that has not ended is watched, so its liveness is looked at again.
+    /// `counting`: how often a wait's count (or a streaming reply) is drawn again, if at all.
     pub fn wait(
         &self,
         now: Instant,
         playing: bool,
-        counting: bool,
+        counting: Option<Duration>,
         watching: bool,
     ) -> Option<Duration> {
         let due = self.due(now, playing, counting);
         if watching { Some(due.map_or(LIVENESS, |d| d.min(LIVENESS))) } else { due }
     }
 
-    fn due(&self, now: Instant, playing: bool, counting: bool) -> Option<Duration> {
+    fn due(&self, now: Instant, playing: bool, counting: Option<Duration>) -> Option<Duration> {
         if self.dirty {
             Some(FRAME.saturating_sub(now.duration_since(self.last_draw)))
         } else if playing {
             Some(FRAME.saturating_sub(now.duration_since(self.last_tick)))
-        } else if counting {
-            Some(WAIT_TICK.saturating_sub(now.duration_since(self.last_draw)))
         } else {
-            None
+            counting.map(|every| every.saturating_sub(now.duration_since(self.last_draw)))
         }
     }
 
@@ -94,9 +93,9 @@ impl Schedule {
         playing.then_some(since.as_secs_f64() * 1000.0)
     }
 
-    /// A second of a counted wait has passed since the last frame: draw the new count.
-    pub fn count(&mut self, now: Instant, counting: bool) {
-        if counting && now.duration_since(self.last_draw) >= WAIT_TICK {
+    /// A tick of a counted wait has passed since the last frame: draw the new count.
+    pub fn count(&mut self, now: Instant, counting: Option<Duration>) {
+        if counting.is_some_and(|every| now.duration_since(self.last_draw) >= every) {
             self.dirty = true;
         }
     }
@@ -125,12 +124,12 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Schedule::new(t0);
         s.drawn(t0);
-        assert_eq!(s.wait(t0, false, false, false), None, "idle: block until input");
-        assert_eq!(s.wait(t0, false, true, false), Some(WAIT_TICK));
-        assert_eq!(s.wait(t0, false, false, true), Some(LIVENESS), "a watched run is looked at");
-        s.count(t0 + Duration::from_millis(500), true);
+        assert_eq!(s.wait(t0, false, None, false), None, "idle: block until input");
+        assert_eq!(s.wait(t0, false, Some(WAIT_TICK), false), Some(WAIT_TICK));
+        assert_eq!(s.wait(t0, false, None, true), Some(LIVENESS), "a watched run is looked at");
+        s.count(t0 + Duration::from_millis(500), Some(WAIT_TICK));
         assert!(!s.should_draw(t0 + Duration::from_millis(500)));
-        s.count(t0 + WAIT_TICK, true);
+        s.count(t0 + WAIT_TICK, Some(WAIT_TICK));
         assert!(s.should_draw(t0 + WAIT_TICK), "the count moves on each second");
     }
 

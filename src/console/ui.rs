@@ -242,6 +242,7 @@ fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &
             Line::styled(text.clone(), style)
         })
         .collect();
+    let lines = with_live_reply(lines, app.prepared.live.as_ref(), area, theme);
     let mut block = pane_block(title, focused, theme);
     if app.player.tilth {
         block = block.title_bottom(Span::styled(
@@ -250,6 +251,55 @@ fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &
         ));
     }
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// The Worker pane's rows with the reply in flight below them: a heading with its size and
+/// age, then the newest lines of its reasoning, text and forming tool calls, as many as the
+/// pane has room for (the oldest rows give way).
+fn with_live_reply(
+    mut lines: Vec<Line<'static>>,
+    live: Option<&crate::session::live::LiveReply>,
+    area: Rect,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let Some(live) = live else { return lines };
+    let height = usize::from(area.height.saturating_sub(2));
+    let width = usize::from(area.width.saturating_sub(4)).max(10);
+    let secs = (jiff::Timestamp::now().as_millisecond() - live.started_ms).max(0) / 1000;
+    let style = theme.fg(theme.colors.waiting);
+    let mut extra = vec![Line::styled(
+        format!(
+            "▌ the {} is writing · ~{} tokens so far · {secs} s",
+            live.role,
+            live.chars.div_ceil(4)
+        ),
+        style.add_modifier(Modifier::BOLD),
+    )];
+    let mut text_lines = |label: &str, text: &str, keep: usize| {
+        let rows: Vec<String> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .flat_map(|l| {
+                let chars: Vec<char> = l.chars().collect();
+                chars.chunks(width).map(|c| c.iter().collect::<String>()).collect::<Vec<_>>()
+            })
+            .collect();
+        for row in &rows[rows.len().saturating_sub(keep)..] {
+            extra.push(Line::styled(format!("▌ {label}{row}"), style));
+        }
+    };
+    text_lines("(thinking) ", &live.reasoning, 2);
+    text_lines("", &live.content, 4);
+    for (name, args) in &live.tool_calls {
+        let args: String = args.chars().rev().take(width.saturating_sub(name.len() + 4)).collect();
+        let args: String = args.chars().rev().collect();
+        extra.push(Line::styled(format!("▌ → {name} {args}"), style));
+    }
+    let room = height.saturating_sub(extra.len());
+    let drop = lines.len().saturating_sub(room);
+    lines.drain(..drop);
+    lines.extend(extra);
+    lines
 }
 
 fn draw_exchange(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {

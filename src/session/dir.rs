@@ -19,6 +19,8 @@ pub const TASK_STATUS_FILE: &str = "task-status.json";
 pub const PROGRESS_FILE: &str = "progress.txt";
 /// The per-task ledgers both sides read across attempts.
 pub const LEDGER_DIR: &str = "ledger";
+/// The model reply in flight, while it streams in (see `session::live`).
+pub const LIVE_FILE: &str = "live.json";
 /// What the learnings step proposed, for a person to review.
 pub const LEARNINGS_FILE: &str = "proposed-learnings.md";
 
@@ -68,6 +70,10 @@ impl SessionDir {
     /// A task's ledger file.
     pub fn ledger(&self, task: &str) -> PathBuf {
         self.root.join(LEDGER_DIR).join(format!("{task}.jsonl"))
+    }
+
+    pub fn live(&self) -> PathBuf {
+        self.root.join(LIVE_FILE)
     }
 
     pub fn learnings(&self) -> PathBuf {

@@ -14,6 +14,7 @@ pub mod fact;
 pub mod index;
 pub mod lenient;
 pub mod listing;
+pub mod live;
 pub mod lock;
 pub mod outcome;
 pub mod scan;

@@ -31,6 +31,7 @@ use crate::session::event::{
     OperatorAction, ParseError, PromptAssembled, Scope, Stop, TaskDone, TaskFailed,
     TaskState as TaskStateEvent, ToolCall, ToolCallRecord, Verdict as VerdictEvent,
 };
+use crate::session::live;
 use crate::session::outcome::LastOutcome;
 use crate::session::state::StopReason;
 use crate::session::summary::Usage;
@@ -461,10 +462,32 @@ impl Run {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         };
+        let dir = self.dir.clone();
+        let mut throttle = live::Throttle::new();
+        let started_ms = jiff::Timestamp::now().as_millisecond();
+        let show = |p: &crate::brain::stream::Partial| {
+            if !throttle.due() {
+                return;
+            }
+            let chars = p.content.len() + p.reasoning.len();
+            let chars = chars + p.tool_calls.iter().map(|(n, a)| n.len() + a.len()).sum::<usize>();
+            let reply = live::LiveReply {
+                role: role.as_str().to_owned(),
+                task: task.to_owned(),
+                started_ms,
+                chunks: p.chunks,
+                chars: chars as u64,
+                content: p.content.clone(),
+                reasoning: p.reasoning.clone(),
+                tool_calls: p.tool_calls.clone(),
+            };
+            let _ = live::write(&dir, &reply.trimmed());
+        };
         let result = tokio::select! {
-            r = brain.chat(&tag, messages, tools, |a, r| tries.push((a.clone(), r.cloned()))) => r,
+            r = brain.chat_streaming(&tag, messages, tools, |a, r| tries.push((a.clone(), r.cloned())), show) => r,
             () = raised => Err(BrainError::Cancelled(role.as_str())),
         };
+        live::clear(&self.dir);
         let scope = scope(task, iter, attempt);
         for (a, r) in &tries {
             self.record_call(role, &scope, a, r.as_ref())?;

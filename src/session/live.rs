@@ -1,0 +1,96 @@
+//! The reply in flight: a small side file (`live.json`) the loop rewrites a few times a second
+//! while a model's reply streams in, and removes when the reply is done. The log stays the
+//! record of everything finished; this only lets a console — `run`'s or `watch`'s — show the
+//! reply arriving. Losing it loses nothing.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How often the file is rewritten at most.
+pub const EVERY: Duration = Duration::from_millis(250);
+
+/// How much of each text the file keeps: the newest part, which is what the console shows.
+const TAIL: usize = 4_000;
+
+/// A reply as far as it has come.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LiveReply {
+    pub role: String,
+    pub task: String,
+    /// When the request was sent, in milliseconds since the epoch.
+    pub started_ms: i64,
+    pub chunks: u64,
+    /// Characters received so far (text, reasoning and arguments together).
+    pub chars: u64,
+    pub content: String,
+    pub reasoning: String,
+    /// Tool calls as they form: name and the newest part of the arguments.
+    pub tool_calls: Vec<(String, String)>,
+}
+
+fn tail(text: &str) -> String {
+    let n = text.chars().count();
+    text.chars().skip(n.saturating_sub(TAIL)).collect()
+}
+
+impl LiveReply {
+    /// Cuts each text to its newest part.
+    #[must_use]
+    pub fn trimmed(mut self) -> LiveReply {
+        self.content = tail(&self.content);
+        self.reasoning = tail(&self.reasoning);
+        for (_, args) in &mut self.tool_calls {
+            *args = tail(args);
+        }
+        self
+    }
+}
+
+/// Writes the reply in flight (keys taken out), replacing the file whole.
+pub fn write(dir: &Path, reply: &LiveReply) -> std::io::Result<()> {
+    let text = serde_json::to_string(reply).map_err(std::io::Error::other)?;
+    let text = crate::keys::scrub(&text);
+    let path = super::dir::SessionDir::new(dir).live();
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text.as_bytes())?;
+    std::fs::rename(tmp, path)
+}
+
+/// The reply in flight, if one is.
+pub fn read(dir: &Path) -> Option<LiveReply> {
+    let text = std::fs::read(super::dir::SessionDir::new(dir).live()).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// The reply is done: nothing is in flight.
+pub fn clear(dir: &Path) {
+    let _ = std::fs::remove_file(super::dir::SessionDir::new(dir).live());
+}
+
+/// Rewrites the file at most every [`EVERY`].
+#[derive(Debug)]
+pub struct Throttle {
+    last: Option<Instant>,
+}
+
+impl Throttle {
+    pub fn new() -> Throttle {
+        Throttle { last: None }
+    }
+
+    /// Whether it is time to write again; if so, the clock starts over.
+    pub fn due(&mut self) -> bool {
+        let due = self.last.is_none_or(|t| t.elapsed() >= EVERY);
+        if due {
+            self.last = Some(Instant::now());
+        }
+        due
+    }
+}
+
+impl Default for Throttle {
+    fn default() -> Self {
+        Throttle::new()
+    }
+}
