@@ -137,7 +137,10 @@ const DEAD: &str = "http://127.0.0.1:9/v1";
 /// Returns the repository, the session folder and its id.
 fn held(tmp: &Path, server: &ScriptedServer) -> (PathBuf, PathBuf, String) {
     let (repo, plan) = repo_and_plan(tmp, 1);
-    let out = headless_run(harrow(tmp, &server.base_url(), DEAD), &plan, &repo).output().unwrap();
+    let out = headless_run(harrow(tmp, &server.base_url(), DEAD), &plan, &repo)
+        .arg("--no-preflight")
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("⏸ T-001 waits for the operator"), "{stdout}");

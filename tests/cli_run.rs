@@ -11,6 +11,7 @@ use loop_fixture::{
     accept, harrow_cmd, headless_run, reject, repo_and_plan, serve, write_and_submit,
 };
 use serde_json::json;
+use std::path::Path;
 use std::process::Command;
 
 #[test]
@@ -109,7 +110,14 @@ fn bad_plans_and_missing_settings_are_one_line_and_status_2() {
         "a refused run leaves no session behind"
     );
     let out = harrow(
-        &["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"],
+        &[
+            "run",
+            plan.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--headless",
+            "--no-preflight",
+        ],
         Some("http://127.0.0.1:9/v1"),
     );
     assert_eq!(out.status.code(), Some(1), "a dead endpoint stops the run, resumably");
@@ -143,4 +151,79 @@ fn a_start_that_fails_after_making_the_worktree_leaves_nothing_behind() {
     assert_eq!(left, 0, "no session folder");
     assert!(!support::git(&repo, &["branch", "--list"]).contains("session/"), "no branch");
     assert_eq!(support::git(&repo, &["worktree", "list"]).lines().count(), 1, "no worktree");
+}
+
+/// Sessions, worktrees and `session/*` branches a refused start could have left.
+fn leftovers(tmp: &Path, repo: &Path) -> (usize, String, String) {
+    let sessions =
+        std::fs::read_dir(tmp.join("sessions")).map_or(0, |d| d.filter_map(Result::ok).count());
+    let worktrees = support::git(repo, &["worktree", "list"]);
+    let branches = support::git(repo, &["branch", "--list", "session/*"]);
+    (sessions, worktrees, branches)
+}
+
+#[test]
+fn a_wrong_model_a_dead_url_or_a_rejected_key_is_exit_2_before_anything_is_made() {
+    use harrow::brain::scripted::{Options, ScriptedServer, parse_script};
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let options = Options {
+        fast: true,
+        models: Some(vec!["scripted/worker".into()]),
+        keys: Some(vec!["sk-the-right-key-0001".into()]),
+    };
+    let server =
+        runtime.block_on(ScriptedServer::start_with(parse_script("{}").unwrap(), options)).unwrap();
+    let cases = [
+        (
+            "nope/model",
+            server.base_url(),
+            "sk-the-right-key-0001",
+            "has no model 'nope/model'",
+            "HARROW_WORKER_MODEL",
+        ),
+        (
+            "scripted/worker",
+            "http://127.0.0.1:9/v1".to_owned(),
+            "sk-the-right-key-0001",
+            "cannot be reached",
+            "HARROW_BASE_URL",
+        ),
+        (
+            "scripted/worker",
+            server.base_url(),
+            "sk-a-wrong-key-0002",
+            "refused the API key (401)",
+            "HARROW_API_KEY",
+        ),
+    ];
+    for (model, url, key, says, fix) in cases {
+        let out = headless_run(harrow_cmd(tmp.path(), &url), &plan, &repo)
+            .env("HARROW_WORKER_MODEL", model)
+            .env("HARROW_API_KEY", key)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{model} {url}: {err}");
+        assert!(
+            err.contains("the worker endpoint") && err.contains(&url),
+            "names role and URL: {err}"
+        );
+        assert!(err.contains(says) && err.contains(fix), "says what and the fix: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(!err.contains(key), "never prints the key: {err}");
+        let (sessions, worktrees, branches) = leftovers(tmp.path(), &repo);
+        assert_eq!(sessions, 0, "no session folder");
+        assert_eq!(worktrees.lines().count(), 1, "no worktree: {worktrees}");
+        assert!(branches.trim().is_empty(), "no branch: {branches}");
+    }
+    let ok = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+        .env("HARROW_API_KEY", "sk-the-right-key-0001")
+        .arg("--max-iterations")
+        .arg("1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&ok.stderr);
+    assert!(!err.contains("checked before starting"), "the right settings pass: {err}");
 }

@@ -196,3 +196,32 @@ fn missing_or_empty_logs_and_half_written_checkpoints_are_stated() {
     let text = stdout(&harrow(home.path(), &["show", empty_log.to_str().unwrap()]));
     assert!(text.contains("events.jsonl is empty"), "{text}");
 }
+
+#[test]
+fn output_to_a_closed_pipe_ends_quietly_with_status_0() {
+    use std::io::Read;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("big");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("events.jsonl")).unwrap());
+    harrow::session::synth::generate(&mut out, 5_000, harrow::session::synth::Dialect::Harrow, 5)
+        .unwrap();
+    drop(out);
+    for args in [
+        vec!["replay", dir.to_str().unwrap(), "--headless"],
+        vec!["export", dir.to_str().unwrap(), "--format", "json"],
+        vec!["show", dir.to_str().unwrap(), "--json"],
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 16];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}

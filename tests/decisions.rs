@@ -290,7 +290,7 @@ fn skipping_or_failing_a_held_task_sets_its_work_aside_and_the_next_task_starts_
         let (_rt, server) = serve(&script, true);
         let mut held = harrow_cmd(tmp.path(), &server.base_url());
         held.env("HARROW_EVALUATOR_BASE_URL", "http://127.0.0.1:9/v1");
-        let out = headless_run(held, &plan, &repo).output().unwrap();
+        let out = headless_run(held, &plan, &repo).arg("--no-preflight").output().unwrap();
         assert_eq!(out.status.code(), Some(1));
         let (dir, id) = only_session(tmp.path());
         ctl(tmp.path(), &id, &[op, "--task", "T-001", "--reason", "not now"]);

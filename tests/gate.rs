@@ -335,7 +335,7 @@ fn a_force_accepted_task_that_was_never_reviewed_is_not_called_rejected() {
     let dead = "http://127.0.0.1:9/v1";
     let mut first = harrow_cmd(tmp.path(), &server.base_url());
     first.env("HARROW_EVALUATOR_BASE_URL", dead);
-    let out = headless_run(first, &plan, &repo).output().unwrap();
+    let out = headless_run(first, &plan, &repo).arg("--no-preflight").output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();

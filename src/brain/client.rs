@@ -260,8 +260,10 @@ impl BrainError {
 /// The model caller: one client per role, built once and shared by every call.
 #[derive(Clone)]
 pub struct Brain {
-    config: BrainConfig,
-    clients: BTreeMap<Role, Client<OpenAIConfig>>,
+    pub(super) config: BrainConfig,
+    pub(super) clients: BTreeMap<Role, Client<OpenAIConfig>>,
+    /// The HTTP client under them, for the start's check of the models list.
+    pub(super) http: reqwest::Client,
     /// Base URLs that refused a streamed request: asked without streaming from then on.
     unstreamed: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
 }
@@ -306,7 +308,7 @@ impl Brain {
                 (*role, Client::build(http.clone(), cfg))
             })
             .collect();
-        Ok(Brain { config, clients, unstreamed: std::sync::Arc::default() })
+        Ok(Brain { config, clients, http, unstreamed: std::sync::Arc::default() })
     }
 
     pub fn endpoint(&self, role: Role) -> Option<&Endpoint> {
@@ -558,7 +560,12 @@ fn health(body: &Value, reply: &Reply) -> (&'static str, Option<String>) {
     ("ok", None)
 }
 
-fn classify(e: OpenAIError, r: Role, endpoint: &Endpoint, read_timeout: Duration) -> BrainError {
+pub(super) fn classify(
+    e: OpenAIError,
+    r: Role,
+    endpoint: &Endpoint,
+    read_timeout: Duration,
+) -> BrainError {
     let role = r.as_str();
     let base_url = endpoint.base_url.clone();
     match e {

@@ -2,5 +2,6 @@
 //! endpoint, and the scripted endpoint that stands in for a real model in tests and the demo.
 
 pub mod client;
+pub mod preflight;
 pub mod scripted;
 pub mod stream;

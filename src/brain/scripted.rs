@@ -97,9 +97,22 @@ pub struct Received {
     pub authorization: String,
 }
 
+/// How a scripted server behaves beyond its script.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Drop every delay.
+    pub fast: bool,
+    /// The models it serves (listed at `/v1/models`; others answer 404); `None` serves any.
+    pub models: Option<Vec<String>>,
+    /// The keys it accepts (others answer 401); `None` accepts any.
+    pub keys: Option<Vec<String>>,
+}
+
 struct Shared {
     script: Script,
     fast: bool,
+    models: Option<Vec<String>>,
+    keys: Option<Vec<String>>,
     received: Mutex<Vec<Received>>,
     /// Requests seen per position, for turns that fail a number of `times` first.
     seen: Mutex<BTreeMap<(String, String, String, usize), u32>>,
@@ -124,14 +137,22 @@ impl std::fmt::Debug for ScriptedServer {
 impl ScriptedServer {
     /// Binds 127.0.0.1 on a free port and serves the script. `fast` drops every delay.
     pub async fn start(script: Script, fast: bool) -> std::io::Result<ScriptedServer> {
+        ScriptedServer::start_with(script, Options { fast, ..Options::default() }).await
+    }
+
+    /// [`ScriptedServer::start`], serving only some models or keys.
+    pub async fn start_with(script: Script, options: Options) -> std::io::Result<ScriptedServer> {
         let shared = Arc::new(Shared {
             script,
-            fast,
+            fast: options.fast,
+            models: options.models,
+            keys: options.keys,
             received: Mutex::new(Vec::new()),
             seen: Mutex::new(BTreeMap::new()),
         });
         let app = axum::Router::new()
             .route("/v1/chat/completions", post(answer))
+            .route("/v1/models", axum::routing::get(models))
             .with_state(Arc::clone(&shared));
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
@@ -183,11 +204,51 @@ fn error_response(
     response
 }
 
+/// The key in an `Authorization: Bearer` header, when the server checks keys and it is not one.
+fn refused_key(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
+    let keys = shared.keys.as_ref()?;
+    let given = header(headers, "authorization");
+    let given = given.strip_prefix("Bearer ").unwrap_or("");
+    (!keys.iter().any(|k| k == given)).then(|| {
+        error_response(
+            StatusCode::UNAUTHORIZED,
+            "invalid_api_key",
+            "Incorrect API key provided",
+            None,
+        )
+    })
+}
+
+async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if let Some(refused) = refused_key(&shared, &headers) {
+        return refused;
+    }
+    let ids = shared.models.clone().unwrap_or_default();
+    let data: Vec<Value> = ids.iter().map(|id| json!({"id": id, "object": "model"})).collect();
+    Json(json!({"object": "list", "data": data})).into_response()
+}
+
 async fn answer(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
+    if let Some(refused) = refused_key(&shared, &headers) {
+        return refused;
+    }
+    let model = body["model"].as_str().unwrap_or("");
+    if shared.models.as_ref().is_some_and(|m| !m.iter().any(|id| id == model)) {
+        let message = format!("The model `{model}` does not exist");
+        return error_response(StatusCode::NOT_FOUND, "model_not_found", &message, None);
+    }
+    if header(&headers, "x-harrow-preflight") == "1" {
+        let ok = Turn {
+            content: Some("OK".into()),
+            finish_reason: Some("length".into()),
+            ..Turn::default()
+        };
+        return Json(completion(&body, &ok, "preflight", 0)).into_response();
+    }
     let role = header(&headers, "x-harrow-role");
     let task = header(&headers, "x-harrow-task");
     let attempt = header(&headers, "x-harrow-attempt");

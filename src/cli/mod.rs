@@ -98,10 +98,15 @@ pub fn main() -> ExitCode {
                 eprintln!("harrow: {}", format::terminal_line(&usage.to_string()));
                 return ExitCode::from(2);
             }
-            if report
-                .downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            {
+            // Output to a closed pipe (`| head`) ends quietly, as Unix tools do.
+            let broken_pipe = report.chain().any(|cause| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .map(std::io::Error::kind)
+                    .or_else(|| cause.downcast_ref::<serde_json::Error>()?.io_error_kind())
+                    == Some(std::io::ErrorKind::BrokenPipe)
+            });
+            if broken_pipe {
                 return ExitCode::SUCCESS;
             }
             eprintln!("harrow: {}", crate::keys::scrub(&format!("{report:?}")));

@@ -5,7 +5,7 @@
 
 use super::UsageError;
 use super::format::terminal_line;
-use crate::brain::client::{Brain, BrainConfig, Endpoint, Role};
+use crate::brain::client::{Brain, BrainConfig, BrainError, Endpoint, Role};
 use crate::config::Config;
 use crate::console::describe::describe;
 use crate::hands::programs;
@@ -106,6 +106,9 @@ pub struct RunFlags {
     /// control` instead of stopping (the console always waits).
     #[arg(long)]
     pub wait_for_operator: bool,
+    /// Start without first checking each role's endpoint, key and model.
+    #[arg(long)]
+    pub no_preflight: bool,
 }
 
 impl RunFlags {
@@ -367,6 +370,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         UsageError("cannot find a data folder for sessions; set HARROW_SESSIONS_DIR".into())
     })?;
     let validators = if flags.no_validators { Some(Vec::new()) } else { config.validators.clone() };
+    if !flags.no_preflight {
+        // What can be checked here first: a run on no repository needs no model.
+        Workspace::source_top(&args.repo).map_err(|e| UsageError(e.to_string()))?;
+        preflight(&brain, flags.no_eval)?;
+    }
     let start = Start {
         plan,
         repo: args.repo.clone(),
@@ -379,6 +387,35 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     };
     let run = create_session(start)?;
     if flags.headless { drive(run, 0) } else { drive_console(run) }
+}
+
+/// Checks each role's endpoint, key and model before anything is created, so a wrong setting
+/// is one line and exit 2, never a half-made session.
+fn preflight(config: &BrainConfig, no_eval: bool) -> Result<()> {
+    let brain = Brain::new(config.clone()).map_err(|e| UsageError(e.to_string()))?;
+    let roles: Vec<Role> = [Role::Worker, Role::Evaluator]
+        .into_iter()
+        .filter(|r| *r == Role::Worker || !no_eval)
+        .filter(|r| brain.endpoint(*r).is_some())
+        .collect();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(brain.preflight(&roles)).map_err(|e| {
+        let evaluator = e.to_string().starts_with("the evaluator");
+        let (url_var, model_var) = if evaluator {
+            ("HARROW_EVALUATOR_BASE_URL", "HARROW_EVALUATOR_MODEL")
+        } else {
+            ("HARROW_BASE_URL", "HARROW_WORKER_MODEL")
+        };
+        let fix = match &e {
+            BrainError::ModelNotFound { .. } => format!(": set {model_var} to a model it serves"),
+            BrainError::Unreachable { .. } => {
+                format!(": check {url_var} and that the server is running")
+            }
+            _ => String::new(),
+        };
+        UsageError(format!("{e}{fix} (checked before starting; --no-preflight skips the check)"))
+    })?;
+    Ok(())
 }
 
 /// Runs a session with the live console: the loop on a background runtime, the console on
