@@ -109,6 +109,26 @@ fn a_task_diff_holds_what_the_worker_committed_itself_and_the_branch_gets_one_co
 }
 
 #[test]
+fn keeping_work_under_a_name_met_again_never_moves_the_ref_that_kept_other_work() {
+    let f = Fixture::new();
+    let id = "20261122-000000-decade";
+    let (ws, _) = Workspace::create(&f.source(), &f.session().join("workspace"), id).unwrap();
+    let start = ws.tip().unwrap();
+    std::fs::write(ws.worktree.join("a.py"), "A = 1\n").unwrap();
+    let first = ws.keep("T-001/1-checks-2", &start, "first check").unwrap();
+    std::fs::write(ws.worktree.join("a.py"), "A = 2\n").unwrap();
+    let second = ws.keep("T-001/1-checks-2", &start, "the same check after a resume").unwrap();
+    assert_ne!(first, second);
+    let refs = git(
+        &f.source(),
+        &["for-each-ref", "--format=%(objectname)", &format!("refs/harrow/{id}/")],
+    );
+    assert!(refs.contains(&first) && refs.contains(&second), "both kept: {refs}");
+    let again = ws.keep("T-001/1-checks-2", &start, "the same work again").unwrap();
+    assert_ne!(again, first, "a new commit object each time");
+}
+
+#[test]
 fn a_long_diff_is_cut_file_by_file_and_says_what_it_left_out() {
     let f = Fixture::new();
     let (ws, _) =

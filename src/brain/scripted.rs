@@ -272,7 +272,10 @@ async fn answer(
         );
         return error_response(StatusCode::BAD_REQUEST, "script_exhausted", &message, None);
     };
-    if scripted.delay_ms > 0 && !shared.fast {
+    // A streamed reply spends its delay between its chunks, so it can be watched arriving;
+    // a whole one waits before answering.
+    let streaming = body["stream"] == json!(true);
+    if scripted.delay_ms > 0 && !shared.fast && !streaming {
         tokio::time::sleep(Duration::from_millis(scripted.delay_ms)).await;
     }
     let nth = shared.seen.lock().map_or(1, |mut seen| {
@@ -301,7 +304,8 @@ async fn answer(
             return error_response(StatusCode::BAD_REQUEST, "stream_unsupported", message, None);
         }
         let usage = body["stream_options"]["include_usage"] == json!(true);
-        return streamed(&whole, usage, scripted);
+        let spread = if shared.fast { 0 } else { scripted.delay_ms };
+        return streamed(&whole, usage, scripted, spread);
     }
     Json(whole).into_response()
 }
@@ -357,12 +361,14 @@ fn chunks(whole: &Value, usage: bool) -> Vec<Value> {
 }
 
 /// A completion sent as server-sent events, at the turn's pace.
-fn streamed(whole: &Value, usage: bool, t: &Turn) -> Response {
+/// `spread`: a reply delay (ms) to pace the chunks with, when the turn sets no pace of its own.
+fn streamed(whole: &Value, usage: bool, t: &Turn, spread: u64) -> Response {
     let mut lines: Vec<String> =
         chunks(whole, usage).iter().map(|c| format!("data: {c}\n\n")).collect();
     lines.push("data: [DONE]\n\n".to_owned());
     let stall = t.stall_after_chunks;
-    let delay = Duration::from_millis(t.chunk_delay_ms);
+    let pace = if t.chunk_delay_ms > 0 { t.chunk_delay_ms } else { spread / lines.len() as u64 };
+    let delay = Duration::from_millis(pace);
     let stream = futures_util::stream::unfold(
         (lines.into_iter(), 0usize),
         move |(mut rest, sent)| async move {

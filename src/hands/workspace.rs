@@ -482,8 +482,13 @@ impl Workspace {
         let oid =
             repo.commit(None, &sig, &sig, message, &tree, &[&parent]).map_err(git("commit"))?;
         let session = self.branch.trim_start_matches("session/");
-        repo.reference(&format!("refs/harrow/{session}/{name}"), oid, true, message)
-            .map_err(git(format!("keep {name}")))?;
+        let mut refname = format!("refs/harrow/{session}/{name}");
+        // A name met again (a check repeated at the same iteration after a resume) never
+        // moves a ref that keeps other work: the new one gets its commit's id added.
+        if repo.find_reference(&refname).is_ok_and(|r| r.target() != Some(oid)) {
+            refname = format!("{refname}-{}", &oid.to_string()[..7]);
+        }
+        repo.reference(&refname, oid, true, message).map_err(git(format!("keep {name}")))?;
         Ok(oid.to_string())
     }
 
