@@ -45,7 +45,8 @@ pub struct Turn {
     pub error_code: Option<String>,
     #[serde(default)]
     pub retry_after: Option<u64>,
-    /// Wait this long before answering (skipped in fast mode).
+    /// Wait this long before answering (skipped in fast mode); streamed, half of it comes
+    /// before the first chunk and half is spread between the chunks.
     #[serde(default)]
     pub delay_ms: u64,
     /// Cost to report in `usage.cost`, as `OpenRouter` does.
@@ -272,11 +273,12 @@ async fn answer(
         );
         return error_response(StatusCode::BAD_REQUEST, "script_exhausted", &message, None);
     };
-    // A streamed reply spends its delay between its chunks, so it can be watched arriving;
-    // a whole one waits before answering.
+    // A streamed reply waits half its delay before the first chunk and spends the other half
+    // between its chunks, so it can be watched arriving; a whole one waits before answering.
     let streaming = body["stream"] == json!(true);
-    if scripted.delay_ms > 0 && !shared.fast && !streaming {
-        tokio::time::sleep(Duration::from_millis(scripted.delay_ms)).await;
+    let before = if streaming { scripted.delay_ms / 2 } else { scripted.delay_ms };
+    if before > 0 && !shared.fast {
+        tokio::time::sleep(Duration::from_millis(before)).await;
     }
     let nth = shared.seen.lock().map_or(1, |mut seen| {
         let n = seen.entry((role.clone(), task.clone(), attempt.clone(), turn)).or_insert(0);
@@ -304,7 +306,7 @@ async fn answer(
             return error_response(StatusCode::BAD_REQUEST, "stream_unsupported", message, None);
         }
         let usage = body["stream_options"]["include_usage"] == json!(true);
-        let spread = if shared.fast { 0 } else { scripted.delay_ms };
+        let spread = if shared.fast { 0 } else { scripted.delay_ms - scripted.delay_ms / 2 };
         return streamed(&whole, usage, scripted, spread);
     }
     Json(whole).into_response()
