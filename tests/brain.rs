@@ -12,15 +12,7 @@ use std::time::Duration;
 const KEY: &str = "sk-test-never-printed-4242";
 
 fn brain(base_url: &str) -> Brain {
-    let endpoint = Endpoint {
-        base_url: base_url.into(),
-        api_key: Some(KEY.into()),
-        model: "scripted/worker".into(),
-    };
-    let mut config = BrainConfig::new(BTreeMap::from([(Role::Worker, endpoint)]));
-    config.backoff_base = Duration::from_millis(5);
-    config.max_attempts = 3;
-    Brain::new(config).unwrap()
+    brain_with(base_url, |_| {})
 }
 
 fn tag(turn: usize) -> CallTag<'static> {

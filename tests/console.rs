@@ -1122,15 +1122,7 @@ fn watch_of_a_paused_run_killed_in_silence_says_crashed_without_a_key() {
 fn the_diff_of_the_demos_rejected_attempt_and_what_its_rework_added() {
     let tmp = tempfile::tempdir().unwrap();
     let sessions = tmp.path().join("sessions");
-    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args(["demo", "--headless", "--fast"])
-        .env("HARROW_SESSIONS_DIR", &sessions)
-        .env("XDG_CONFIG_HOME", tmp.path())
-        .env_remove("HARROW_CONFIG")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let session = support::demo_session(tmp.path());
     let cmd = format!(
         "HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} replay {} --speed 64",
         sessions.display(),
@@ -1228,16 +1220,7 @@ fn enter_on_a_long_bash_row_shows_the_whole_command_and_its_output() {
 #[test]
 fn the_plan_lists_every_task_with_its_title_before_the_first_starts() {
     let tmp = tempfile::tempdir().unwrap();
-    let sessions = tmp.path().join("sessions");
-    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args(["demo", "--headless", "--fast"])
-        .env("HARROW_SESSIONS_DIR", &sessions)
-        .env("XDG_CONFIG_HOME", tmp.path())
-        .env_remove("HARROW_CONFIG")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let session = support::demo_session(tmp.path());
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
     let mut app = App::open(&session, &id, 1.0, Look::built_in(true)).unwrap();
     act(&mut app, Action::Seek(0));

@@ -14,11 +14,7 @@ use std::time::{Duration, Instant};
 use summary::show_json;
 
 fn harrow(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harrow"));
-    cmd.env("HARROW_SESSIONS_DIR", home.join("sessions"))
-        .env("XDG_CONFIG_HOME", home)
-        .env_remove("HARROW_CONFIG");
-    cmd
+    support::harrow_in(home)
 }
 
 fn task_commits(home: &Path, id: &str) -> Vec<String> {

@@ -7,21 +7,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn harrow(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harrow"));
-    cmd.env("HARROW_SESSIONS_DIR", home.join("sessions"))
-        .env("XDG_CONFIG_HOME", home)
-        .env_remove("HARROW_CONFIG");
-    cmd
-}
-
-fn demo_session(home: &Path) -> PathBuf {
-    let out = harrow(home).args(["demo", "--headless", "--fast"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    std::fs::read_dir(home.join("sessions")).unwrap().next().unwrap().unwrap().path()
+    support::harrow_in(home)
 }
 
 fn export(home: &Path, session: &Path, format: &str) -> String {
@@ -48,7 +38,7 @@ fn stable(text: &str, id: &str) -> String {
 #[test]
 fn the_demo_exports_as_markdown_html_and_json_without_the_machines_paths() {
     let tmp = tempfile::tempdir().unwrap();
-    let session = demo_session(tmp.path());
+    let session = support::demo_session(tmp.path());
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
     let md = export(tmp.path(), &session, "md");
     let html = export(tmp.path(), &session, "html");

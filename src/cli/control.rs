@@ -33,7 +33,9 @@ pub struct Args {
 pub fn control(args: &Args) -> Result<ExitCode> {
     let found = args.target.resolve()?;
     let o = overview(&found.dir, &found.id)?;
-    if o.summary.harrow.format != "harrow" {
+    // A run that holds its lock is harrow's, even before its first event is written.
+    let starting = o.summary.harrow.events == 0 && crate::session::lock::is_locked(&found.dir);
+    if o.summary.harrow.format != "harrow" && !starting {
         return Err(UsageError(format!(
             "{} is a Tilth session; harrow can show and replay it but not steer it",
             found.id

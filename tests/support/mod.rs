@@ -57,3 +57,19 @@ pub fn sleepers(seconds: &str) -> usize {
         .filter(|c| c.starts_with(wanted.as_bytes()))
         .count()
 }
+
+/// The real binary, with sessions and configuration kept under `home`.
+pub fn harrow_in(home: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"));
+    cmd.env("HARROW_SESSIONS_DIR", home.join("sessions"))
+        .env("XDG_CONFIG_HOME", home)
+        .env_remove("HARROW_CONFIG");
+    cmd
+}
+
+/// Runs `harrow demo --headless --fast` with sessions under `home`; returns its session folder.
+pub fn demo_session(home: &Path) -> std::path::PathBuf {
+    let out = harrow_in(home).args(["demo", "--headless", "--fast"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read_dir(home.join("sessions")).unwrap().next().unwrap().unwrap().path()
+}
