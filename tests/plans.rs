@@ -33,3 +33,52 @@ fn tilths_prd_json_loads() {
     assert_eq!(plan.tasks[0].title, "Create hello.py that prints a fixed greeting");
     assert_eq!(plan.overview, None);
 }
+
+#[test]
+fn init_then_check_round_trips_and_check_names_every_problem() {
+    use std::process::Command;
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    for args in [&["init", "-q"][..], &["commit", "-q", "--allow-empty", "-m", "init"]] {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    let harrow = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_harrow"));
+        c.env("XDG_CONFIG_HOME", tmp.path()).env_remove("HARROW_CONFIG");
+        c
+    };
+    let out = harrow().args(["init", "--feature", "search", "--repo"]).arg(&repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let plan = repo.join(".harrow/search");
+    assert!(plan.join("overview.md").is_file() && plan.join("T-001-example.md").is_file());
+    let again =
+        harrow().args(["init", "--feature", "search", "--repo"]).arg(&repo).output().unwrap();
+    assert_eq!(again.status.code(), Some(2), "init never overwrites a plan");
+
+    let checked = harrow().arg("check").arg(&plan).output().unwrap();
+    let stdout = String::from_utf8_lossy(&checked.stdout);
+    assert!(checked.status.success(), "the skeleton is a valid plan: {stdout}");
+    assert!(stdout.contains("1 task(s), ready to run") && stdout.contains("T-001"), "{stdout}");
+
+    std::fs::rename(plan.join("T-001-example.md"), plan.join("t-001-example.md")).unwrap();
+    std::fs::write(plan.join("T-002-second.md"), "---\nid: T-002\n---\n").unwrap();
+    let checked = harrow().arg("check").arg(&plan).output().unwrap();
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    assert_eq!(checked.status.code(), Some(2));
+    assert!(
+        stderr.contains("t-001-example.md looks like a task but is not read as one"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("T-002-second.md:2: T-002 has no title"), "{stderr}");
+    assert!(stderr.contains("2 problem(s)"), "every problem, not only the first: {stderr}");
+}

@@ -4,6 +4,7 @@ mod control;
 pub mod demo;
 mod export;
 mod format;
+mod plan_verbs;
 mod replay;
 mod resume;
 pub mod run;
@@ -26,6 +27,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a commented skeleton plan (an overview and one example task) into a repository.
+    Init(plan_verbs::InitArgs),
+    /// Check a plan: list its tasks, or every problem with its file, line and fix.
+    Check(plan_verbs::CheckArgs),
     /// Start a session: work through a plan's tasks on a repository.
     Run(run::Args),
     /// Run the whole product on a bundled repository and plan, with a built-in scripted model:
@@ -150,6 +155,8 @@ fn dispatch(command: Command) -> color_eyre::Result<ExitCode> {
         Command::Sessions(args) => sessions::run(&args),
         Command::Show(args) => show::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Init(args) => plan_verbs::init(&args),
+        Command::Check(args) => Ok(plan_verbs::check(&args)),
         Command::Reset(args) => workspace_verbs::reset(&args),
         Command::Cleanse(args) => workspace_verbs::cleanse(&args),
     }

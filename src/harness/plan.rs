@@ -80,62 +80,141 @@ fn read(path: &Path) -> Result<String, PlanError> {
 }
 
 fn load_folder(dir: &Path) -> Result<Plan, PlanError> {
+    check_folder(dir).map_err(|mut problems| problems.remove(0))
+}
+
+/// Checks a plan and returns it, or every problem it has (not only the first), each naming
+/// its file, line and fix — what `harrow check` prints.
+pub fn check(path: &Path) -> Result<Plan, Vec<PlanError>> {
+    if path.is_dir() { check_folder(path) } else { load(path).map_err(|e| vec![e]) }
+}
+
+/// Whether a file name is a task's: `T-<digits>-<slug>.md` or `T-<digits>.md`.
+fn task_file_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".md") else { return false };
+    let Some(rest) = stem.strip_prefix("T-") else { return false };
+    let digits = rest.split('-').next().unwrap_or("");
+    !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit())
+        && (rest.len() == digits.len() || rest.len() > digits.len() + 1)
+}
+
+/// Whether a Markdown file that is not named as a task looks like one: its name starts as a
+/// task's would, or it opens with a frontmatter holding an `id:`.
+fn looks_like_a_task(path: &Path, name: &str) -> bool {
+    if name.to_ascii_lowercase().starts_with("t-") || name.to_ascii_lowercase().starts_with("t_") {
+        return true;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else { return false };
+    let mut lines = text.trim_start_matches('\u{feff}').lines();
+    lines.next().is_some_and(|l| l.trim() == "---")
+        && lines
+            .take_while(|l| l.trim() != "---")
+            .any(|l| l.trim_start().to_ascii_lowercase().starts_with("id:"))
+}
+
+fn check_folder(dir: &Path) -> Result<Plan, Vec<PlanError>> {
+    let mut problems = Vec::new();
     let overview_path = dir.join("overview.md");
-    if !overview_path.is_file() {
-        return Err(err(
+    let overview = if overview_path.is_file() {
+        match read(&overview_path) {
+            Ok(text) if text.trim().is_empty() => {
+                problems.push(err(
+                    &overview_path,
+                    Some(1),
+                    "overview.md is empty",
+                    "describe the feature and its scope",
+                ));
+                None
+            }
+            Ok(text) => Some(text),
+            Err(e) => {
+                problems.push(e);
+                None
+            }
+        }
+    } else {
+        problems.push(err(
             dir,
             None,
             "no overview.md",
             "add overview.md saying why the feature exists and what is in and out of scope",
         ));
+        None
+    };
+    let entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(list) => list.filter_map(Result::ok).map(|e| e.path()).collect(),
+        Err(e) => {
+            return Err(vec![err(
+                dir,
+                None,
+                format!("cannot list it ({e})"),
+                "check the folder's permissions",
+            )]);
+        }
+    };
+    let mut files = Vec::new();
+    for path in entries {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        let is_md = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md"));
+        if !is_md || !path.is_file() || name.eq_ignore_ascii_case("overview.md") {
+            continue;
+        }
+        if task_file_name(&name) {
+            files.push(path);
+        } else if looks_like_a_task(&path, &name) {
+            problems.push(err(
+                &path,
+                None,
+                format!("{name} looks like a task but is not read as one: task files are named T-<number>-<slug>.md"),
+                "rename it, for example to T-001-my-task.md (or move it out of the plan folder)",
+            ));
+        }
     }
-    let overview = read(&overview_path)?;
-    if overview.trim().is_empty() {
-        return Err(err(
-            &overview_path,
-            Some(1),
-            "overview.md is empty",
-            "describe the feature and its scope",
-        ));
-    }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| {
-            err(dir, None, format!("cannot list it ({e})"), "check the folder's permissions")
-        })?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            let is_md = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md"));
-            is_md
-                && p.is_file()
-                && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("T-"))
-        })
-        .collect();
     files.sort();
-    if files.is_empty() {
-        return Err(err(dir, None, "no task files", "add one T-NNN-<slug>.md per task"));
+    if files.is_empty() && problems.iter().all(|p| !p.problem.contains("looks like a task")) {
+        problems.push(err(dir, None, "no task files", "add one T-NNN-<slug>.md per task"));
     }
     let mut tasks: Vec<(Task, PathBuf)> = Vec::new();
     for file in files {
-        let task = parse_task_file(&file, &read(&file)?)?;
+        let task = match read(&file).and_then(|text| parse_task_file(&file, &text)) {
+            Ok(task) => task,
+            Err(e) => {
+                problems.push(e);
+                continue;
+            }
+        };
         if let Some((_, other)) = tasks.iter().find(|(t, _)| t.id == task.id) {
-            return Err(err(
+            problems.push(err(
                 &file,
                 Some(2),
                 format!("duplicate id {} (also in {})", task.id, other.display()),
                 "give every task its own id",
             ));
+            continue;
         }
         tasks.push((task, file));
+    }
+    if !problems.is_empty() {
+        return Err(problems);
     }
     tasks.sort_by(|a, b| a.0.id.cmp(&b.0.id));
     Ok(Plan {
         source: dir.to_path_buf(),
         feature: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        overview: Some(overview),
+        overview,
         tasks: tasks.into_iter().map(|(t, _)| t).collect(),
     })
 }
+
+/// The skeleton `harrow init` writes: an overview and one example task with every field,
+/// which `check` accepts as it is.
+pub const SKELETON: [(&str, &str); 2] = [
+    ("overview.md", include_str!("../../assets/init/overview.md")),
+    ("T-001-example.md", include_str!("../../assets/init/T-001-example.md")),
+];
 
 /// Parses one task file: a `---` frontmatter of `key: value` lines, then `## ` sections.
 pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
@@ -417,6 +496,49 @@ mod tests {
         assert_eq!(flow.tests, ["tests/a.py", "tests/b.py"]);
         let sole = task("---\nid: T-001\ntitle: x\n---\n## Description\nJust this.\n## Acceptance criteria\n- a\n").unwrap();
         assert_eq!(sole.description, "Just this.");
+    }
+
+    #[test]
+    fn task_file_names() {
+        for good in ["T-001-x.md", "T-1.md", "T-12-two-words.md"] {
+            assert!(task_file_name(good), "{good}");
+        }
+        for bad in ["t-001-x.md", "T-x.md", "T-001x.md", "T-.md", "T-001-.md", "task-1.md"] {
+            assert!(!task_file_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_problem_is_reported_and_a_misnamed_task_is_never_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("overview.md"), "# F\n").unwrap();
+        std::fs::write(
+            dir.path().join("T-001-a.md"),
+            "---\nid: T-001\ntitle: a\n---\n## Acceptance criteria\n- x\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("t-002-b.md"), "---\nid: T-002\ntitle: b\n---\n").unwrap();
+        std::fs::write(dir.path().join("task3.md"), "---\nid: T-003\ntitle: c\n---\n").unwrap();
+        std::fs::write(dir.path().join("T-004-d.md"), "---\nid: T-004\n---\n").unwrap();
+        std::fs::write(dir.path().join("NOTES.md"), "just notes\n").unwrap();
+        let problems = check(dir.path()).unwrap_err();
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(problems.len(), 3, "{text:#?}");
+        assert!(text.iter().any(|t| t.contains("t-002-b.md looks like a task")), "{text:#?}");
+        assert!(text.iter().any(|t| t.contains("task3.md looks like a task")), "{text:#?}");
+        assert!(text.iter().any(|t| t.contains("T-004 has no title")), "{text:#?}");
+        assert!(load(dir.path()).is_err(), "run refuses the plan too");
+    }
+
+    #[test]
+    fn the_skeleton_is_a_valid_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in SKELETON {
+            std::fs::write(dir.path().join(name), text.replace("{feature}", "f")).unwrap();
+        }
+        let plan = check(dir.path()).unwrap();
+        assert_eq!(plan.tasks.len(), 1);
+        assert_eq!(plan.tasks[0].criteria.len(), 2);
     }
 
     #[test]
