@@ -1026,22 +1026,75 @@ fn every_built_in_theme_and_no_color_in_colour() {
     insta::assert_snapshot!("colour_no_color_120x32", text);
 }
 
+/// The hint line of the screen is `mode`'s, and `?` (where it opens the help) lists every row
+/// of `mode`'s table, then Esc goes back.
+fn check_mode(app: &mut App, mode: harrow::console::keymap::Mode) {
+    let text = screen(app, 200, 60);
+    let hints = text.lines().last().unwrap_or("").trim_matches(|c| c == '"' || c == ' ');
+    assert_eq!(hints, harrow::console::keymap::hint_line(mode, app.live, 200), "{mode:?}: {text}");
+    press(app, key(KeyCode::Char('?')));
+    if matches!(app.overlay, Overlay::Help { .. }) {
+        let help = screen(app, 200, 60);
+        let hints = help.lines().last().unwrap_or("").trim_matches(|c| c == '"' || c == ' ');
+        let help_mode = harrow::console::keymap::Mode::Help;
+        assert_eq!(hints, harrow::console::keymap::hint_line(help_mode, app.live, 200));
+        for b in mode.bindings() {
+            assert!(help.contains(b.help), "{mode:?}'s help lacks {:?}: {help}", b.label);
+        }
+        press(app, key(KeyCode::Esc));
+    }
+}
+
+#[test]
+fn the_diff_row_editor_file_and_resume_modes_show_their_own_keys() {
+    use harrow::console::keymap::Mode;
+    let mut tilth = at_end();
+    tilth.sel.focus = Pane::Worker;
+    act(&mut tilth, Action::PrevVerdict);
+    press(&mut tilth, key(KeyCode::Char('d')));
+    assert!(matches!(tilth.overlay, Overlay::Diff(..)), "{:?}", tilth.notice);
+    check_mode(&mut tilth, Mode::Diff);
+    assert!(matches!(tilth.overlay, Overlay::Diff(..)), "Esc from its help goes back to it");
+    press(&mut tilth, key(KeyCode::Esc));
+    act(&mut tilth, Action::StepBack);
+    screen(&mut tilth, 200, 60);
+    press(&mut tilth, key(KeyCode::Enter));
+    assert!(matches!(tilth.overlay, Overlay::Row(_)), "{:?}", tilth.notice);
+    check_mode(&mut tilth, Mode::Row);
+    press(&mut tilth, key(KeyCode::Esc));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let session = support::demo_session(tmp.path());
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let mut app = App::open_live(&session, &id, Look::built_in(true)).unwrap();
+    screen(&mut app, 200, 60);
+    app.sel.focus = Pane::Ledger;
+    act(&mut app, Action::Top);
+    act(&mut app, Action::Inspect);
+    press(&mut app, key(KeyCode::Char('1')));
+    assert!(matches!(app.overlay, Overlay::Source(_)), "{:?}", app.notice);
+    check_mode(&mut app, Mode::FileView);
+    press(&mut app, key(KeyCode::Esc));
+    press(&mut app, key(KeyCode::Esc));
+    app.sel.focus = Pane::Plan;
+    act(&mut app, Action::Top);
+    press(&mut app, key(KeyCode::Char('a')));
+    assert!(matches!(app.overlay, Overlay::Editor(_)), "{:?}", app.notice);
+    check_mode(&mut app, Mode::Editor);
+    let Overlay::Editor(editor) = &app.overlay else { panic!("? is typed into the editor") };
+    assert_eq!(editor.text.lines().join(""), "?");
+    press(&mut app, key(KeyCode::Char('!')));
+    press(&mut app, key(KeyCode::Enter));
+    assert!(matches!(app.overlay, Overlay::ResumeOffer(_)), "no run holds it: {:?}", app.notice);
+    check_mode(&mut app, Mode::ResumePrompt);
+    press(&mut app, key(KeyCode::Esc));
+    assert!(app.notice.as_deref().is_some_and(|n| n.contains("waits in the control file")));
+}
+
 #[test]
 fn each_modes_help_and_hint_line_are_its_key_table() {
-    use harrow::console::keymap::{Mode, hint_line};
-    let check = |app: &mut App, mode: Mode| {
-        let text = screen(app, 200, 60);
-        let hints = text.lines().last().unwrap_or("").trim_matches(|c| c == '"' || c == ' ');
-        assert_eq!(hints, hint_line(mode, app.live, 200), "{mode:?}: {text}");
-        press(app, key(KeyCode::Char('?')));
-        if matches!(app.overlay, Overlay::Help { .. }) {
-            let help = screen(app, 200, 60);
-            for b in mode.bindings() {
-                assert!(help.contains(b.help), "{mode:?}'s help lacks {:?}: {help}", b.label);
-            }
-            press(app, key(KeyCode::Esc));
-        }
-    };
+    use harrow::console::keymap::Mode;
+    let check = check_mode;
     let mut app = harrow_at_end();
     check(&mut app, Mode::Main);
     assert!(matches!(app.overlay, Overlay::None));
