@@ -53,6 +53,19 @@ fn perform(app: &mut App, effects: Vec<Effect>) {
     harrow::console::perform(app, sends);
 }
 
+/// The shell command that runs the binary with `args` against a scripted model at `base_url`,
+/// with sessions and configuration under `home` and no model settings of the machine's.
+fn scripted_console(home: &Path, base_url: &str, args: &str) -> String {
+    format!(
+        "env -u HARROW_CONFIG -u HARROW_EVALUATOR_BASE_URL -u HARROW_EVALUATOR_MODEL \
+         HARROW_BASE_URL={base_url} HARROW_WORKER_MODEL=scripted/worker \
+         HARROW_API_KEY=sk-console-test HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} {args}",
+        home.join("sessions").display(),
+        home.display(),
+        env!("CARGO_BIN_EXE_harrow")
+    )
+}
+
 fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
     crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE)
 }
@@ -870,15 +883,12 @@ fn a_held_task_in_the_live_console_waits_rings_and_is_approved_with_a() {
     let (_rt, server) = serve(&script, true);
     let sessions = tmp.path().join("sessions");
     let cmd = format!(
-        "sleep 1; env -u HARROW_CONFIG -u HARROW_EVALUATOR_BASE_URL -u HARROW_EVALUATOR_MODEL \
-         HARROW_BASE_URL={} HARROW_WORKER_MODEL=scripted/worker HARROW_API_KEY=sk-console-test \
-         HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} run {} --repo {} --no-validators",
-        server.base_url(),
-        sessions.display(),
-        tmp.path().display(),
-        env!("CARGO_BIN_EXE_harrow"),
-        plan.display(),
-        repo.display()
+        "sleep 1; {}",
+        scripted_console(
+            tmp.path(),
+            &server.base_url(),
+            &format!("run {} --repo {} --no-validators", plan.display(), repo.display())
+        )
     );
     let t = Tmux::start(&cmd, 160, 45);
     let raw = tmp.path().join("pane.raw");
@@ -928,15 +938,7 @@ fn a_decision_typed_in_watch_of_a_stopped_run_offers_to_resume_it_and_the_run_ac
     let sessions = tmp.path().join("sessions");
     let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
-    let cmd = format!(
-        "env -u HARROW_CONFIG -u HARROW_EVALUATOR_BASE_URL -u HARROW_EVALUATOR_MODEL \
-         HARROW_BASE_URL={} HARROW_WORKER_MODEL=scripted/worker HARROW_API_KEY=sk-console-test \
-         HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} watch {id}",
-        server.base_url(),
-        sessions.display(),
-        tmp.path().display(),
-        env!("CARGO_BIN_EXE_harrow"),
-    );
+    let cmd = scripted_console(tmp.path(), &server.base_url(), &format!("watch {id}"));
     let t = Tmux::start(&cmd, 160, 45);
     t.wait_long("HELD: T-001 waits for you", 30);
     t.keys(&["a"]);
@@ -1300,16 +1302,10 @@ fn the_live_console_shows_a_streaming_reply_arriving() {
     let script = serde_json::json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
     let (_rt, server) = serve(&script, false);
     let sessions = tmp.path().join("sessions");
-    let cmd = format!(
-        "env -u HARROW_CONFIG -u HARROW_EVALUATOR_BASE_URL -u HARROW_EVALUATOR_MODEL \
-         HARROW_BASE_URL={} HARROW_WORKER_MODEL=scripted/worker HARROW_API_KEY=sk-console-test \
-         HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} run {} --repo {} --no-validators",
-        server.base_url(),
-        sessions.display(),
-        tmp.path().display(),
-        env!("CARGO_BIN_EXE_harrow"),
-        plan.display(),
-        repo.display()
+    let cmd = scripted_console(
+        tmp.path(),
+        &server.base_url(),
+        &format!("run {} --repo {} --no-validators", plan.display(), repo.display()),
     );
     let t = Tmux::start(&cmd, 160, 45);
     let s = t.wait_long("▌ Alpha bravo", 30);
