@@ -455,7 +455,11 @@ fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16, top: u16) -> Re
 fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::Inspector) {
     let rect = popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
     let lines: Vec<Line> = inspector.lines.iter().map(|l| Line::raw(l.clone())).collect();
-    let hint = footer(Mode::Inspector, rect.width);
+    // The table says 1–9; the footer says how many pointers this verdict has.
+    let hint = match inspector.evidence.len() {
+        0 => footer(Mode::Inspector, rect.width).replace("1–9 evidence  ", "no evidence  "),
+        n => footer(Mode::Inspector, rect.width).replacen("1–9", &format!("1–{}", n.min(9)), 1),
+    };
     let block =
         Block::default().borders(Borders::ALL).title(inspector.title.clone()).title_bottom(hint);
     let rows =
