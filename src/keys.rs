@@ -24,7 +24,8 @@ use std::os::unix::process::CommandExt;
 use std::sync::OnceLock;
 
 /// The variables harrow reads keys from.
-pub const KEY_VARS: &[&str] = &["HARROW_API_KEY", "HARROW_EVALUATOR_API_KEY"];
+pub const KEY_VARS: &[&str] =
+    &["HARROW_API_KEY", "HARROW_EVALUATOR_API_KEY", "HARROW_PREP_API_KEY"];
 /// Names the pipe a re-executed harrow reads its keys from.
 const FD_VAR: &str = "HARROW_KEYS_FD";
 /// What scrubbed text shows in a key's place.

@@ -12,4 +12,5 @@ pub mod export;
 pub mod hands;
 pub mod harness;
 pub mod keys;
+pub mod prep;
 pub mod session;

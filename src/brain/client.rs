@@ -23,6 +23,8 @@ pub enum Role {
     Worker,
     Evaluator,
     Learnings,
+    /// The interview that writes a plan (`harrow prep`).
+    Prep,
 }
 
 impl Role {
@@ -31,6 +33,7 @@ impl Role {
             Role::Worker => "worker",
             Role::Evaluator => "evaluator",
             Role::Learnings => "learnings",
+            Role::Prep => "prep",
         }
     }
 
@@ -40,6 +43,7 @@ impl Role {
         match self {
             Role::Worker | Role::Learnings => "HARROW_API_KEY",
             Role::Evaluator => "HARROW_EVALUATOR_API_KEY",
+            Role::Prep => "HARROW_PREP_API_KEY",
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod demo;
 mod export;
 mod format;
 mod plan_verbs;
+mod prep;
 mod replay;
 mod resume;
 pub mod run;
@@ -31,6 +32,9 @@ pub enum Command {
     Init(plan_verbs::InitArgs),
     /// Check a plan: list its tasks, or every problem with its file, line and fix.
     Check(plan_verbs::CheckArgs),
+    /// Plan a feature in an interview: the model asks, reads the repository, and drafts the
+    /// plan; it is written and committed when you accept it.
+    Prep(prep::Args),
     /// Start a session: work through a plan's tasks on a repository.
     Run(run::Args),
     /// Run the whole product on a bundled repository and plan, with a built-in scripted model:
@@ -157,6 +161,7 @@ fn dispatch(command: Command) -> color_eyre::Result<ExitCode> {
         Command::Export(args) => export::run(&args),
         Command::Init(args) => plan_verbs::init(&args),
         Command::Check(args) => Ok(plan_verbs::check(&args)),
+        Command::Prep(args) => prep::run(&args),
         Command::Reset(args) => workspace_verbs::reset(&args),
         Command::Cleanse(args) => workspace_verbs::cleanse(&args),
     }

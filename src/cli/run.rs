@@ -192,11 +192,20 @@ pub fn endpoints(m: &ModelArgs, config: &Config) -> Result<BTreeMap<Role, Endpoi
             .or_else(|| env("HARROW_EVALUATOR_MODEL"))
             .unwrap_or_else(|| worker_model.clone()),
     };
+    let prep_base = env("HARROW_PREP_BASE_URL").unwrap_or_else(|| base.clone());
+    let prep_same = prep_base.trim_end_matches('/') == base.trim_end_matches('/');
+    let prep = Endpoint {
+        base_url: prep_base,
+        api_key: crate::keys::var("HARROW_PREP_API_KEY")
+            .or_else(|| key.clone().filter(|_| prep_same)),
+        model: env("HARROW_PREP_MODEL").unwrap_or_else(|| worker_model.clone()),
+    };
     let worker = Endpoint { base_url: base, api_key: key, model: worker_model };
     Ok(BTreeMap::from([
         (Role::Worker, worker.clone()),
         (Role::Learnings, worker),
         (Role::Evaluator, evaluator),
+        (Role::Prep, prep),
     ]))
 }
 

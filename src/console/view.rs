@@ -48,7 +48,8 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::AgentsMdUpdate
         | K::EmptyModelResponse
         | K::SessionPrepared
-        | K::SeedCommitted => true,
+        | K::SeedCommitted
+        | K::PlanWritten => true,
     }
 }
 
@@ -245,7 +246,8 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         | K::AgentsMdUpdate
         | K::EmptyModelResponse
         | K::SessionPrepared
-        | K::SeedCommitted => WaitChange::Same,
+        | K::SeedCommitted
+        | K::PlanWritten => WaitChange::Same,
     }
 }
 

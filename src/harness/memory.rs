@@ -13,6 +13,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 pub const CONTEXT_FILES_MAX_CHARS: usize = 8_000;
+
+/// The most of the seed file the worker's prompt carries.
+pub const SEED_MAX_CHARS: usize = 3_000;
 pub const PROGRESS_TAIL_LINES: usize = 30;
 pub const PROGRESS_MAX_CHARS: usize = 4_000;
 pub const OVERVIEW_MAX_CHARS: usize = 4_000;
@@ -139,6 +142,13 @@ pub fn worker_prompt(plan: &Plan, task: &Task, ctx: &WorkerContext<'_>) -> Strin
             out,
             "## Feature overview (why this feature, what is in and out of scope)\n\n{}\n",
             cap(o.trim(), OVERVIEW_MAX_CHARS)
+        );
+    }
+    if let Some(seed) = &plan.seed {
+        let _ = writeln!(
+            out,
+            "## Seed context (what the planning interview settled — context, not work to do)\n\n{}\n",
+            cap(seed.trim(), SEED_MAX_CHARS)
         );
     }
     let mut full = String::new();
@@ -271,6 +281,7 @@ mod tests {
             feature: "f".into(),
             overview: None,
             tasks: vec![task.clone()],
+            seed: None,
         };
         let reject = Verdict {
             verdict: "reject".into(),

@@ -28,6 +28,10 @@ pub struct Plan {
     pub feature: String,
     pub overview: Option<String>,
     pub tasks: Vec<Task>,
+    /// The seed file `harrow prep` wrote beside the plan (`seed.md`): what the interview
+    /// settled — TL;DR, scope notes, blockers, open questions — for the worker as context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
 }
 
 /// A plan that cannot be used, said in one line.
@@ -206,6 +210,7 @@ fn check_folder(dir: &Path) -> Result<Plan, Vec<PlanError>> {
         feature: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         overview,
         tasks: tasks.into_iter().map(|(t, _)| t).collect(),
+        seed: std::fs::read_to_string(dir.join("seed.md")).ok().filter(|s| !s.trim().is_empty()),
     })
 }
 
@@ -349,14 +354,14 @@ fn test_list(value: &str) -> Result<Vec<String>, String> {
         if item.is_empty() {
             continue;
         }
-        test_path(item)?;
+        check_test_path(item)?;
         out.push(item.to_owned());
     }
     Ok(out)
 }
 
-/// Checks one test path of a plan.
-fn test_path(item: &str) -> Result<(), String> {
+/// Whether a `tests:` entry is a path inside the repository; the reason when it is not.
+pub fn check_test_path(item: &str) -> Result<(), String> {
     if item.split_whitespace().nth(1).is_some() {
         return Err(format!("tests entry '{item}' holds a space"));
     }
@@ -419,7 +424,7 @@ fn load_prd(file: &Path) -> Result<Plan, PlanError> {
                 "add an \"acceptance_criteria\" list",
             ));
         }
-        if let Some(why) = e.tests.iter().find_map(|t| test_path(t).err()) {
+        if let Some(why) = e.tests.iter().find_map(|t| check_test_path(t).err()) {
             return Err(err(file, line, format!("{id}: {why}"), TESTS_FIX));
         }
         tasks.push(Task {
@@ -440,6 +445,7 @@ fn load_prd(file: &Path) -> Result<Plan, PlanError> {
             .unwrap_or_default(),
         overview: None,
         tasks,
+        seed: None,
     })
 }
 

@@ -108,3 +108,54 @@ pub fn write_checkpoint(dir: &Path, f: &CheckpointFacts<'_>) -> io::Result<()> {
     };
     crate::session::atomic::write_json_atomic(&dir.join(CHECKPOINT_FILE), &c)
 }
+
+/// The `model_call` event of one try: its usage, health and what the reply said of itself;
+/// `tokens_total` is the session's running total after it.
+pub fn model_call(
+    role: crate::brain::client::Role,
+    scope: &crate::session::event::Scope,
+    a: &crate::brain::client::Attempt,
+    tokens_total: u64,
+) -> crate::session::event::ModelCall {
+    use crate::brain::client::Role;
+    let u = a.usage;
+    crate::session::event::ModelCall {
+        scope: scope.clone(),
+        phase: (role == Role::Evaluator).then(|| "evaluator".to_owned()),
+        role: Some(role.as_str().into()),
+        call_attempt: Some(u64::from(a.number)),
+        prompt_tokens: Some(u.prompt),
+        eval_tokens: Some(u.completion),
+        cached_tokens: Some(u.cached),
+        reasoning_tokens: Some(u.reasoning),
+        cost: Some(u.cost),
+        tokens_used_total: Some(tokens_total),
+        health: Some(a.health.into()),
+        health_detail: a.detail.clone(),
+        retry_backoff_seconds: a.backoff.map(|b| b.as_secs_f64()),
+        finish_reason: a.finish_reason.clone(),
+        model: a.model.clone(),
+        provider: a.provider.clone(),
+        response_id: a.response_id.clone(),
+        duration_ms: Some(a.duration.as_millis() as u64),
+        http_status: a.http_status.map(u64::from),
+        error_class: a.error_class.map(str::to_owned),
+        ..crate::session::event::ModelCall::default()
+    }
+}
+
+/// The `assistant_message` event of a usable reply: the whole of what the model said.
+pub fn assistant_message(
+    role: crate::brain::client::Role,
+    scope: &crate::session::event::Scope,
+    r: &crate::brain::client::Reply,
+) -> crate::session::event::AssistantMessage {
+    crate::session::event::AssistantMessage {
+        scope: scope.clone(),
+        role: Some(role.as_str().into()),
+        content: r.content.clone(),
+        reasoning: r.reasoning.clone(),
+        tool_calls: Some(r.tool_calls.clone()),
+        ..crate::session::event::AssistantMessage::default()
+    }
+}

@@ -149,6 +149,7 @@ payloads! {
     "empty_model_response" => EmptyModelResponse(EmptyModelResponse),
     "session_prepared" => SessionPrepared(SessionPrepared),
     "seed_committed" => SeedCommitted(SeedCommitted),
+    "plan_written" => PlanWritten(PlanWritten),
 }
 
 #[derive(Deserialize)]
@@ -501,6 +502,11 @@ payload_struct!(
 payload_struct!(
     /// Era B/C: the seed tests were committed.
     SeedCommitted { sha: String, branch: String }
+);
+
+payload_struct!(
+    /// harrow: `prep` wrote the plan the person accepted: the feature folder and its files.
+    PlanWritten { feature: String, dir: String, tasks: u64, files: Vec<String> }
 );
 
 /// One tool call inside an assistant message.

@@ -563,7 +563,8 @@ impl SummaryFold {
                 | K::AgentsMdUpdate
                 | K::EmptyModelResponse
                 | K::SessionPrepared
-                | K::SeedCommitted,
+                | K::SeedCommitted
+                | K::PlanWritten,
             )
             | None => {}
         }

@@ -27,9 +27,9 @@ use crate::hands::workspace::{Review, Workspace};
 use crate::session::control::{self, Op};
 use crate::session::event::ProposedLearnings;
 use crate::session::event::{
-    AssistantMessage, Commit, ContextReset, FeedbackSent, HookRun, ModelCall, Nudge,
-    OperatorAction, ParseError, PromptAssembled, Scope, Stop, TaskDone, TaskFailed,
-    TaskState as TaskStateEvent, ToolCall, ToolCallRecord, Verdict as VerdictEvent,
+    Commit, ContextReset, FeedbackSent, HookRun, Nudge, OperatorAction, ParseError,
+    PromptAssembled, Scope, Stop, TaskDone, TaskFailed, TaskState as TaskStateEvent, ToolCall,
+    ToolCallRecord, Verdict as VerdictEvent,
 };
 use crate::session::live;
 use crate::session::outcome::LastOutcome;
@@ -383,39 +383,9 @@ impl Run {
         entry.cached += u.cached as i64;
         entry.reasoning += u.reasoning as i64;
         entry.cost += u.cost;
-        let call = ModelCall {
-            scope: scope.clone(),
-            phase: (role == Role::Evaluator).then(|| "evaluator".to_owned()),
-            role: Some(role.as_str().into()),
-            call_attempt: Some(u64::from(a.number)),
-            prompt_tokens: Some(u.prompt),
-            eval_tokens: Some(u.completion),
-            cached_tokens: Some(u.cached),
-            reasoning_tokens: Some(u.reasoning),
-            cost: Some(u.cost),
-            tokens_used_total: Some(self.tokens_total),
-            health: Some(a.health.into()),
-            health_detail: a.detail.clone(),
-            retry_backoff_seconds: a.backoff.map(|b| b.as_secs_f64()),
-            finish_reason: a.finish_reason.clone(),
-            model: a.model.clone(),
-            provider: a.provider.clone(),
-            response_id: a.response_id.clone(),
-            duration_ms: Some(a.duration.as_millis() as u64),
-            http_status: a.http_status.map(u64::from),
-            error_class: a.error_class.map(str::to_owned),
-            ..ModelCall::default()
-        };
-        self.emit(&call)?;
+        self.emit(&record::model_call(role, scope, a, self.tokens_total))?;
         if let Some(r) = reply {
-            self.emit(&AssistantMessage {
-                scope: scope.clone(),
-                role: Some(role.as_str().into()),
-                content: r.content.clone(),
-                reasoning: r.reasoning.clone(),
-                tool_calls: Some(r.tool_calls.clone()),
-                ..AssistantMessage::default()
-            })?;
+            self.emit(&record::assistant_message(role, scope, r))?;
         }
         Ok(())
     }

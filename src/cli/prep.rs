@@ -1,0 +1,182 @@
+//! `harrow prep`: an interview that writes a plan. The model's questions are printed and the
+//! answers read from standard input (an answer ends with a blank line) or from `--answers
+//! FILE`; the draft is shown as the files it will become, and written and committed only when
+//! accepted (`--accept`, or `y` when asked on a terminal).
+
+use super::UsageError;
+use super::run::{ModelArgs, brain_config};
+use crate::brain::client::Brain;
+use crate::config::Config;
+use crate::hands::Hands;
+use crate::hands::workspace::Workspace;
+use crate::prep::{Answers, Interview, Person, write};
+use crate::session::discover;
+use crate::session::event::{PlanWritten, SeedCommitted, SessionStart, Stop};
+use crate::session::timestamp;
+use crate::session::writer::SessionWriter;
+use color_eyre::eyre::{Result, WrapErr};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The repository the plan is for.
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    /// What you want to build, to start the interview with.
+    #[arg(long, value_name = "TEXT")]
+    pub brief: Option<String>,
+    /// The feature's name: the plan goes in `.harrow/NAME/`.
+    #[arg(long, default_value = "new-feature")]
+    pub feature: String,
+    /// Answers to the model's questions, one per block, blocks separated by blank lines
+    /// (default: typed on standard input, each ended by a blank line).
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
+    /// Write and commit the plan without asking (else it is printed, and on a terminal you
+    /// are asked).
+    #[arg(long)]
+    pub accept: bool,
+    /// Commit the plan even though the working tree has other uncommitted changes.
+    #[arg(long)]
+    pub allow_dirty: bool,
+    #[command(flatten)]
+    pub models: ModelArgs,
+}
+
+/// Answers typed on standard input: each ends with an empty line.
+struct Typed;
+
+impl Person for Typed {
+    fn answer(&mut self, question: &str) -> Option<String> {
+        println!("\n{}\n", question.trim());
+        print!("> ");
+        let _ = std::io::stdout().flush();
+        let mut lines = Vec::new();
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if line.trim().is_empty() {
+                if lines.is_empty() {
+                    continue;
+                }
+                break;
+            }
+            lines.push(line);
+        }
+        (!lines.is_empty()).then(|| lines.join("\n"))
+    }
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let (config, _) = Config::load(None).map_err(|e| UsageError(e.to_string()))?;
+    let feature = args.feature.trim().to_owned();
+    if feature.is_empty()
+        || !feature.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+    {
+        return Err(UsageError(format!(
+            "'{feature}' cannot name a feature folder: use letters, digits, - and _"
+        ))
+        .into());
+    }
+    let top = Workspace::source_top(&args.repo).map_err(|e| UsageError(e.to_string()))?;
+    let top: PathBuf = top.components().collect();
+    if write::feature_dir(&top, &feature).exists() {
+        return Err(UsageError(format!(
+            "{} exists already: choose another --feature",
+            write::feature_dir(&top, &feature).display()
+        ))
+        .into());
+    }
+    let mut person: Box<dyn Person> = match &args.answers {
+        Some(file) => {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
+            Box::new(Answers::parse(&text))
+        }
+        None => Box::new(Typed),
+    };
+    let brain =
+        Brain::new(brain_config(&args.models, &config)?).map_err(|e| UsageError(e.to_string()))?;
+    let model = brain.endpoint(crate::brain::client::Role::Prep).map(|e| e.model.clone());
+    let sessions = discover::harrow_sessions_dir().ok_or_else(|| {
+        UsageError("cannot find a data folder for sessions; set HARROW_SESSIONS_DIR".into())
+    })?;
+    let id = timestamp::new_session_id();
+    let dir = sessions.join(&id);
+    let mut writer = SessionWriter::create(&dir).wrap_err("cannot create the session folder")?;
+    let hands = Hands::new(&top, Some(&dir), config.hands.to_hands_config())
+        .map_err(|e| UsageError(e.to_string()))?;
+    writer.append(&SessionStart {
+        phase: Some("prep".into()),
+        session_id: Some(id.clone()),
+        source: Some(top.display().to_string()),
+        feature: Some(feature.clone()),
+        worker_model: model.clone(),
+        ..SessionStart::default()
+    })?;
+    eprintln!(
+        "harrow prep: session {id}; the interview's questions follow (end each answer with an empty line)"
+    );
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let drafted = {
+        let mut interview =
+            Interview::new(&brain, &hands, &mut writer, &feature, args.brief.as_deref());
+        runtime.block_on(interview.draft(person.as_mut()))
+    };
+    let draft = match drafted {
+        Ok(d) => d,
+        Err(e) => {
+            writer.append(&Stop {
+                reason: Some("error".into()),
+                error: Some(e.to_string()),
+                ..Stop::default()
+            })?;
+            return Err(UsageError(format!("{e} (the interview is logged as session {id})")).into());
+        }
+    };
+    let shown = draft.shown(&write::feature_dir(&top, &feature));
+    println!("\nThe plan, as it will be written:\n\n{shown}");
+    let accepted = args.accept
+        || (args.answers.is_none()
+            && std::io::stdin().is_terminal()
+            && ask("Write and commit it? [y/N] "));
+    if !accepted {
+        writer.append(&Stop { reason: Some("not_accepted".into()), ..Stop::default() })?;
+        println!("Nothing was written (--accept writes it). The interview is session {id}.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let written = write::write(&top, &feature, &draft, args.allow_dirty)
+        .map_err(|e| UsageError(e.to_string()))?;
+    writer.append(&PlanWritten {
+        feature: Some(feature.clone()),
+        dir: Some(written.dir.display().to_string()),
+        tasks: Some(draft.tasks.len() as u64),
+        files: Some(written.files.clone()),
+        ..PlanWritten::default()
+    })?;
+    writer.append(&SeedCommitted {
+        sha: Some(written.sha.clone()),
+        branch: Some(written.branch.clone()),
+        ..SeedCommitted::default()
+    })?;
+    writer.append(&Stop { reason: Some("all_done".into()), ..Stop::default() })?;
+    println!(
+        "Wrote {} file(s) and committed them on {} ({}).\nNext: harrow run {} --repo {}",
+        written.files.len(),
+        written.branch,
+        &written.sha[..7.min(written.sha.len())],
+        written.dir.display(),
+        top.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A yes-or-no question on the terminal.
+fn ask(question: &str) -> bool {
+    print!("{question}");
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).is_ok() && line.trim().eq_ignore_ascii_case("y")
+}

@@ -1,0 +1,272 @@
+//! The plan the interview drafts (`write_plan`): an overview, tasks with acceptance criteria,
+//! and seed test files. Checked before anything is shown or written — a draft with a missing
+//! criterion or a duplicate id goes back to the model — and rendered as the files of a plan
+//! folder, exactly as they will be written.
+
+use crate::harness::plan;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The overview's parts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overview {
+    pub tldr: String,
+    pub why: String,
+    pub scope: Vec<String>,
+    #[serde(default)]
+    pub out_of_scope: Vec<String>,
+    #[serde(default)]
+    pub blockers: Vec<String>,
+    #[serde(default)]
+    pub open_questions: Vec<String>,
+}
+
+/// One task of the draft.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DraftTask {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub acceptance_criteria: Vec<String>,
+    #[serde(default)]
+    pub tests: Vec<String>,
+}
+
+/// A seed test file: a test the worker must make pass, written before the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeedTest {
+    pub path: String,
+    pub content: String,
+}
+
+/// The whole draft.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Draft {
+    pub overview: Overview,
+    pub tasks: Vec<DraftTask>,
+    #[serde(default)]
+    pub seed_tests: Vec<SeedTest>,
+}
+
+/// The `write_plan` tool the interview offers.
+pub fn schema() -> Value {
+    let list = json!({"type": "array", "items": {"type": "string"}});
+    json!({"type": "function", "function": {
+        "name": "write_plan",
+        "description": "Write the plan once you understand the feature: an overview, the tasks in order (each with acceptance criteria a reviewer can check), and seed test files. The person reviews it before anything is written.",
+        "parameters": {"type": "object", "additionalProperties": false, "required": ["overview", "tasks"], "properties": {
+            "overview": {"type": "object", "additionalProperties": false, "required": ["tldr", "why", "scope"], "properties": {
+                "tldr": {"type": "string"}, "why": {"type": "string"}, "scope": list,
+                "out_of_scope": list, "blockers": list, "open_questions": list}},
+            "tasks": {"type": "array", "items": {"type": "object", "additionalProperties": false,
+                "required": ["id", "title", "description", "acceptance_criteria"], "properties": {
+                "id": {"type": "string", "description": "T-001, T-002, … in order"},
+                "title": {"type": "string"}, "description": {"type": "string"},
+                "acceptance_criteria": list,
+                "tests": {"type": "array", "items": {"type": "string"}, "description": "test files inside the repository this task's acceptance rests on"}}}},
+            "seed_tests": {"type": "array", "items": {"type": "object", "additionalProperties": false,
+                "required": ["path", "content"], "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}
+        }}
+    }})
+}
+
+/// Reads `write_plan` arguments and checks them; every problem, in words for the model.
+pub fn parse(arguments: &str) -> Result<Draft, Vec<String>> {
+    let draft: Draft = serde_json::from_str(arguments)
+        .map_err(|e| vec![format!("the arguments do not fit write_plan's schema: {e}")])?;
+    let problems = draft.problems();
+    if problems.is_empty() { Ok(draft) } else { Err(problems) }
+}
+
+/// A file name part made of a title: lowercase words joined by `-`.
+fn slug(title: &str) -> String {
+    let words: Vec<String> = title
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(6)
+        .map(str::to_ascii_lowercase)
+        .collect();
+    if words.is_empty() { "task".into() } else { words.join("-") }
+}
+
+impl Draft {
+    /// What is wrong with the draft, if anything.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.overview.tldr.trim().is_empty() {
+            out.push(
+                "overview.tldr is empty: say in one or two sentences what the feature is".into(),
+            );
+        }
+        if self.overview.scope.is_empty() {
+            out.push("overview.scope is empty: list what the feature includes".into());
+        }
+        if self.tasks.is_empty() {
+            out.push("there are no tasks: add at least one".into());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, t) in self.tasks.iter().enumerate() {
+            let valid =
+                t.id.strip_prefix("T-")
+                    .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+            if !valid {
+                out.push(format!("task #{} has id '{}': use T-001, T-002, …", i + 1, t.id));
+            }
+            if !seen.insert(t.id.clone()) {
+                out.push(format!("{} is used twice: give every task its own id", t.id));
+            }
+            if t.title.trim().is_empty() {
+                out.push(format!("{} has no title", t.id));
+            }
+            if t.acceptance_criteria.iter().all(|c| c.trim().is_empty()) {
+                out.push(format!(
+                    "{} has no acceptance criteria: add at least one a reviewer can check",
+                    t.id
+                ));
+            }
+            for test in &t.tests {
+                if let Err(why) = plan::check_test_path(test) {
+                    out.push(format!("{}: tests entry '{test}': {why}", t.id));
+                }
+            }
+        }
+        for seed in &self.seed_tests {
+            if let Err(why) = plan::check_test_path(&seed.path) {
+                out.push(format!("seed test '{}': {why}", seed.path));
+            }
+        }
+        out
+    }
+
+    /// The files of the plan folder, as `(name, text)`, in the order they are shown.
+    pub fn files(&self) -> Vec<(String, String)> {
+        let o = &self.overview;
+        let mut overview = format!(
+            "# {}\n\n{}\n\n## Why\n\n{}\n\n## Scope\n\n",
+            o.tldr.lines().next().unwrap_or("Feature"),
+            o.tldr.trim(),
+            o.why.trim()
+        );
+        let bullets = |list: &[String]| {
+            list.iter().fold(String::new(), |mut out, i| {
+                let _ = writeln!(out, "- {}", i.trim());
+                out
+            })
+        };
+        overview.push_str(&bullets(&o.scope));
+        if !o.out_of_scope.is_empty() {
+            let _ = write!(overview, "\n## Out of scope\n\n{}", bullets(&o.out_of_scope));
+        }
+        let mut files = vec![("overview.md".to_owned(), overview)];
+        for t in &self.tasks {
+            let mut text = format!("---\nid: {}\ntitle: {}\n", t.id, t.title.trim());
+            if !t.tests.is_empty() {
+                let _ = writeln!(text, "tests: {}", t.tests.join(", "));
+            }
+            let _ = write!(
+                text,
+                "---\n\n## Description\n\n{}\n\n## Acceptance criteria\n\n{}",
+                t.description.trim(),
+                bullets(&t.acceptance_criteria)
+            );
+            files.push((format!("{}-{}.md", t.id, slug(&t.title)), text));
+        }
+        files.push(("seed.md".to_owned(), self.seed()));
+        files
+    }
+
+    /// The seed file: the part of the interview the worker later reads as context (TL;DR,
+    /// scope notes, blockers, open questions) — never the interview itself.
+    pub fn seed(&self) -> String {
+        let o = &self.overview;
+        let mut out = format!("# Seed\n\n## TL;DR\n\n{}\n", o.tldr.trim());
+        for (heading, list) in [
+            ("Scope notes", &o.out_of_scope),
+            ("Blockers", &o.blockers),
+            ("Open questions", &o.open_questions),
+        ] {
+            if !list.is_empty() {
+                let _ = write!(out, "\n## {heading}\n\n");
+                for item in list {
+                    let _ = writeln!(out, "- {}", item.trim());
+                }
+            }
+        }
+        out
+    }
+
+    /// The draft as the person reviews it: every file with its path, then the seed tests.
+    pub fn shown(&self, feature_dir: &Path) -> String {
+        let mut out = String::new();
+        for (name, text) in self.files() {
+            let _ = writeln!(out, "==> {}/{name}\n{text}", feature_dir.display());
+        }
+        for seed in &self.seed_tests {
+            let _ = writeln!(out, "==> {}\n{}", seed.path, seed.content);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft() -> Draft {
+        Draft {
+            overview: Overview {
+                tldr: "Search the todo list.".into(),
+                why: "Lists grow.".into(),
+                scope: vec!["a search subcommand".into()],
+                out_of_scope: vec!["fuzzy matching".into()],
+                blockers: vec![],
+                open_questions: vec!["case-sensitive?".into()],
+            },
+            tasks: vec![DraftTask {
+                id: "T-001".into(),
+                title: "Add the search subcommand".into(),
+                description: "todo search WORD prints matching items.".into(),
+                acceptance_criteria: vec!["prints only matching items".into()],
+                tests: vec!["tests/test_search.py".into()],
+            }],
+            seed_tests: vec![SeedTest {
+                path: "tests/test_search.py".into(),
+                content: "def test(): pass\n".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn a_draft_renders_as_a_plan_that_loads() {
+        let d = draft();
+        assert!(d.problems().is_empty(), "{:?}", d.problems());
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in d.files() {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let plan = plan::check(dir.path()).unwrap();
+        assert_eq!(plan.tasks[0].title, "Add the search subcommand");
+        assert_eq!(plan.tasks[0].tests, ["tests/test_search.py"]);
+        assert!(d.seed().contains("## Open questions\n\n- case-sensitive?"));
+    }
+
+    #[test]
+    fn a_missing_criterion_or_a_duplicate_id_is_named() {
+        let mut d = draft();
+        d.tasks.push(DraftTask {
+            id: "T-001".into(),
+            title: "Again".into(),
+            ..DraftTask::default()
+        });
+        let problems = d.problems().join("\n");
+        assert!(problems.contains("T-001 is used twice"), "{problems}");
+        assert!(problems.contains("T-001 has no acceptance criteria"), "{problems}");
+        assert!(parse("{\"overview\": 3}").is_err());
+    }
+}

@@ -1,0 +1,251 @@
+//! `harrow prep`: from an idea to a plan. A model interviews the person one question at a
+//! time, reads the repository (read-only tools, confined as the worker's), and drafts the plan
+//! with `write_plan`; nothing is written until the person accepts it. The interview is a
+//! session of its own — every model and tool call, every answer, the plan written, the commit
+//! — so `show`, `replay` and `export` read it like any other.
+
+pub mod draft;
+pub mod write;
+
+use crate::brain::client::{Brain, CallTag, Role};
+use crate::hands::Hands;
+use crate::hands::tools::{self, ToolKind};
+use crate::harness::record;
+use crate::session::event::{OperatorAction, Scope};
+use crate::session::writer::SessionWriter;
+use draft::Draft;
+use serde_json::{Value, json};
+
+/// What the interview model is told about its job.
+pub const PREP_PROMPT: &str = include_str!("../../prompts/prep.md");
+
+/// Model turns an interview may take before it is stopped.
+const MAX_TURNS: usize = 80;
+
+/// Where the person's answers come from: typed in a terminal, or a file of answers.
+pub trait Person {
+    /// The answer to the model's question, or `None` when the person has no more to say.
+    fn answer(&mut self, question: &str) -> Option<String>;
+}
+
+/// Answers given in advance, one per question, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Answers(pub std::collections::VecDeque<String>);
+
+impl Answers {
+    /// Blocks of text separated by blank lines: one answer each.
+    pub fn parse(text: &str) -> Answers {
+        let mut out = std::collections::VecDeque::new();
+        let mut block: Vec<&str> = Vec::new();
+        for line in text.lines().chain(std::iter::once("")) {
+            if line.trim().is_empty() {
+                if !block.is_empty() {
+                    out.push_back(block.join("\n"));
+                    block.clear();
+                }
+            } else {
+                block.push(line);
+            }
+        }
+        Answers(out)
+    }
+}
+
+impl Person for Answers {
+    fn answer(&mut self, _question: &str) -> Option<String> {
+        self.0.pop_front()
+    }
+}
+
+/// Why an interview ended without a plan.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepError {
+    #[error("{0}")]
+    Brain(#[from] crate::brain::client::BrainError),
+    #[error("the session log cannot be written: {0}")]
+    Log(#[from] std::io::Error),
+    #[error("the model asked more than the person answered, and then wrote no plan: {0}")]
+    NoMoreAnswers(String),
+    #[error("the interview reached {MAX_TURNS} model turns without a plan")]
+    TooLong,
+}
+
+/// The tools the interview offers: the worker's read-only ones, and `write_plan`.
+pub fn tool_schemas() -> Vec<Value> {
+    let mut out: Vec<Value> = tools::TOOLS
+        .iter()
+        .filter(|t| t.kind == ToolKind::Read)
+        .map(tools::ToolSpec::openai_schema)
+        .collect();
+    out.push(draft::schema());
+    out
+}
+
+/// One interview in progress.
+#[derive(Debug)]
+pub struct Interview<'a> {
+    pub brain: &'a Brain,
+    pub hands: &'a Hands,
+    pub writer: &'a mut SessionWriter,
+    pub feature: String,
+    pub messages: Vec<Value>,
+    turn: usize,
+    tokens_total: u64,
+}
+
+impl<'a> Interview<'a> {
+    /// Starts an interview about `brief` (what the person said they want, if anything).
+    pub fn new(
+        brain: &'a Brain,
+        hands: &'a Hands,
+        writer: &'a mut SessionWriter,
+        feature: &str,
+        brief: Option<&str>,
+    ) -> Interview<'a> {
+        let opening = match brief.map(str::trim).filter(|b| !b.is_empty()) {
+            Some(b) => format!("The person wants this feature (call it '{feature}'):\n\n{b}"),
+            None => format!(
+                "The person wants to plan a feature they call '{feature}' but has not described it yet: ask them what it is."
+            ),
+        };
+        let messages = vec![
+            json!({"role": "system", "content": PREP_PROMPT}),
+            json!({"role": "user", "content": opening}),
+        ];
+        Interview {
+            brain,
+            hands,
+            writer,
+            feature: feature.to_owned(),
+            messages,
+            turn: 0,
+            tokens_total: 0,
+        }
+    }
+
+    fn scope(&self) -> Scope {
+        Scope {
+            task_id: Some(self.feature.clone()),
+            iter: Some(self.turn as u64),
+            ..Scope::default()
+        }
+    }
+
+    /// Carries the conversation on until the model writes a plan that holds together.
+    pub async fn draft(&mut self, person: &mut dyn Person) -> Result<Draft, PrepError> {
+        let tools = tool_schemas();
+        let mut out_of_answers = None;
+        while self.turn < MAX_TURNS {
+            let tag =
+                CallTag { role: Role::Prep, task: &self.feature, attempt: 1, turn: self.turn };
+            let mut tries = Vec::new();
+            let result = self
+                .brain
+                .chat(&tag, &self.messages, &tools, |a, r| tries.push((a.clone(), r.cloned())))
+                .await;
+            let scope = self.scope();
+            for (a, r) in &tries {
+                self.tokens_total += a.usage.prompt + a.usage.completion;
+                self.writer.append(&record::model_call(
+                    Role::Prep,
+                    &scope,
+                    a,
+                    self.tokens_total,
+                ))?;
+                if let Some(r) = r {
+                    self.writer.append(&record::assistant_message(Role::Prep, &scope, r))?;
+                }
+            }
+            let reply = result?;
+            self.turn += 1;
+            self.messages.push(reply.history_message());
+            if reply.tool_calls.is_empty() {
+                let question = reply.content.clone().unwrap_or_default();
+                match person.answer(&question) {
+                    Some(answer) => {
+                        self.writer.append(&OperatorAction {
+                            scope: self.scope(),
+                            action: Some("answer".into()),
+                            note: Some(answer.clone()),
+                            source: Some("prep".into()),
+                            ..OperatorAction::default()
+                        })?;
+                        self.messages.push(json!({"role": "user", "content": answer}));
+                    }
+                    None if out_of_answers.is_none() => {
+                        out_of_answers = Some(question);
+                        let text = "The person has nothing more to add. Write the plan now with what you know; put what is still unclear under open questions.";
+                        self.messages.push(json!({"role": "user", "content": text}));
+                    }
+                    None => {
+                        return Err(PrepError::NoMoreAnswers(out_of_answers.unwrap_or_default()));
+                    }
+                }
+                continue;
+            }
+            let mut drafted = None;
+            for call in &reply.tool_calls {
+                let output = if call.name == "write_plan" {
+                    match draft::parse(&call.arguments) {
+                        Ok(d) => {
+                            drafted = Some(d);
+                            "The plan is with the person for review.".to_owned()
+                        }
+                        Err(problems) => format!(
+                            "ERROR: the plan was not written: {}. Fix these and call write_plan again.",
+                            problems.join("; ")
+                        ),
+                    }
+                } else if tools::find(&call.name).is_some_and(|t| t.kind == ToolKind::Read) {
+                    let args =
+                        serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
+                    self.hands
+                        .call(&self.scope(), Some(&call.id), &call.name, &args, &mut *self.writer)?
+                        .output
+                } else {
+                    format!(
+                        "ERROR: {}: the interview can only read the repository (list_dir, glob, grep, read_file) and call write_plan",
+                        call.name
+                    )
+                };
+                self.messages
+                    .push(json!({"role": "tool", "tool_call_id": call.id, "content": output}));
+            }
+            if let Some(d) = drafted {
+                return Ok(d);
+            }
+        }
+        Err(PrepError::TooLong)
+    }
+
+    /// Asks the model to revise its draft with the person's note, and returns the new one.
+    pub async fn revise(
+        &mut self,
+        note: &str,
+        person: &mut dyn Person,
+    ) -> Result<Draft, PrepError> {
+        self.messages
+            .push(json!({"role": "user", "content": format!("Please revise the plan: {note}")}));
+        self.draft(person).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_blocks_separated_by_blank_lines() {
+        let a = Answers::parse("first line\nstill first\n\n\nsecond\n");
+        assert_eq!(Vec::from(a.0), ["first line\nstill first", "second"]);
+    }
+
+    #[test]
+    fn the_interview_offers_only_reading_tools_and_write_plan() {
+        let names: Vec<String> = tool_schemas()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap_or("").to_owned())
+            .collect();
+        assert_eq!(names, ["read_file", "glob", "grep", "list_dir", "write_plan"]);
+    }
+}

@@ -1,0 +1,172 @@
+//! `harrow prep` from the real binary against a scripted model: the interview reads the
+//! repository with read-only tools only, a bad `write_plan` goes back to the model, nothing is
+//! written before acceptance, acceptance writes exactly the files shown and one commit, and
+//! the worker of the following run gets the seed context and none of the interview.
+
+// A test whose setup fails should panic there.
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/loop_fixture.rs"]
+mod loop_fixture;
+mod support;
+
+use loop_fixture::{accept, harrow_cmd, headless_run, repo_and_plan, serve, write_and_submit};
+use serde_json::{Value, json};
+use std::path::Path;
+use support::git;
+
+fn plan_args(task: &str, criteria: Value) -> Value {
+    json!({"overview": {"tldr": "Search the todo list by word.", "why": "Lists grow long.",
+            "scope": ["a search subcommand"], "out_of_scope": ["fuzzy matching"],
+            "open_questions": ["should search be case-sensitive?"]},
+           "tasks": [{"id": task, "title": "Add the search subcommand",
+                      "description": "todo search WORD prints the items holding WORD.",
+                      "acceptance_criteria": criteria, "tests": ["tests/test_search.py"]},
+                     {"id": "T-001", "title": "Document search",
+                      "description": "Say how search works in the README.",
+                      "acceptance_criteria": ["the README has a search section"]}],
+           "seed_tests": [{"path": "tests/test_search.py", "content": "def test_search():\n    assert True\n"}]})
+}
+
+fn script() -> Value {
+    json!({"prep": {"search": {"1": [
+        {"content": "What should search match: titles only, or notes too?"},
+        {"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "no"}}]},
+        {"tool_calls": [{"name": "write_plan", "arguments": plan_args("T-001", json!([]))}]},
+        {"tool_calls": [{"name": "write_plan", "arguments": plan_args("T-002", json!(["prints only matching items"]))}]}
+    ]}}})
+}
+
+fn prep(tmp: &Path, base_url: &str, repo: &Path, extra: &[&str]) -> std::process::Output {
+    let answers = tmp.join("answers.txt");
+    std::fs::write(&answers, "Titles only, ignoring case.\n").unwrap();
+    harrow_cmd(tmp, base_url)
+        .args(["prep", "--repo", repo.to_str().unwrap(), "--feature", "search", "--answers"])
+        .arg(&answers)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn an_interview_drafts_a_plan_that_is_written_only_when_accepted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = repo_and_plan(tmp.path(), 1);
+    let (_rt, server) = serve(&script(), true);
+
+    let shown = prep(tmp.path(), &server.base_url(), &repo, &[]);
+    let stdout = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert!(shown.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&shown.stderr));
+    assert!(
+        stdout.contains("The plan, as it will be written")
+            && stdout.contains("T-002-add-the-search-subcommand.md"),
+        "{stdout}"
+    );
+    assert!(!repo.join(".harrow/search").exists(), "nothing is written before acceptance");
+    let requests: Vec<_> = server.received().into_iter().filter(|r| r.role == "prep").collect();
+    for r in &requests {
+        let names: Vec<&str> = r.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["read_file", "glob", "grep", "list_dir", "write_plan"],
+            "read-only tools only"
+        );
+    }
+    let asked = serde_json::to_string(&requests[1].body["messages"]).unwrap();
+    assert!(asked.contains("Titles only, ignoring case."), "the answer reaches the model");
+    let refused = serde_json::to_string(&requests[3].body["messages"]).unwrap();
+    assert!(refused.contains("can only read the repository"), "a write is refused: {refused}");
+    assert!(!repo.join("x.txt").exists());
+    let sent_back = serde_json::to_string(&requests[4].body["messages"]).unwrap();
+    assert!(
+        sent_back.contains("the plan was not written")
+            && sent_back.contains("T-001 is used twice")
+            && sent_back.contains("no acceptance criteria"),
+        "a bad plan goes back to the model: {sent_back}"
+    );
+
+    let (_rt2, server2) = serve(&script(), true);
+    let before = git(&repo, &["rev-parse", "HEAD"]);
+    let accepted = prep(tmp.path(), &server2.base_url(), &repo, &["--accept"]);
+    let stdout2 = String::from_utf8_lossy(&accepted.stdout).into_owned();
+    assert!(accepted.status.success(), "{stdout2}\n{}", String::from_utf8_lossy(&accepted.stderr));
+    let files = git(&repo, &["show", "--name-only", "--format=%s", "HEAD"]);
+    let mut lines: Vec<&str> = files.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.remove(0), "Plan search (harrow prep)");
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        [
+            ".harrow/search/T-001-document-search.md",
+            ".harrow/search/T-002-add-the-search-subcommand.md",
+            ".harrow/search/overview.md",
+            ".harrow/search/seed.md",
+            "tests/test_search.py",
+        ],
+        "exactly the files shown, in one commit"
+    );
+    assert_eq!(git(&repo, &["rev-parse", "HEAD^"]), before);
+    for name in &lines {
+        let written = std::fs::read_to_string(repo.join(name)).unwrap();
+        assert!(stdout.contains(written.trim()), "{name} is written as it was shown");
+    }
+    let session = std::fs::read_dir(tmp.path().join("sessions"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            std::fs::read_to_string(p.join("events.jsonl"))
+                .unwrap_or_default()
+                .contains("plan_written")
+        })
+        .unwrap();
+    let log = support::strict_events(&session);
+    assert_eq!(log[0]["payload"]["phase"], "prep");
+    for kind in ["model_call", "assistant_message", "tool_call", "plan_written", "seed_committed"] {
+        assert!(log.iter().any(|e| e["type"] == kind), "{kind} is logged");
+    }
+
+    // The run on the written plan: the worker reads the seed, not the interview.
+    let run_script = json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"*": {"1": [accept()]}}
+    });
+    let (_rt3, server3) = serve(&run_script, true);
+    let out = headless_run(
+        harrow_cmd(tmp.path(), &server3.base_url()),
+        &repo.join(".harrow/search"),
+        &repo,
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let first = server3.received().into_iter().find(|r| r.role == "worker").unwrap();
+    let prompt = serde_json::to_string(&first.body["messages"]).unwrap();
+    assert!(
+        prompt.contains("## Seed context") && prompt.contains("should search be case-sensitive?"),
+        "{prompt}"
+    );
+    assert!(
+        !prompt.contains("Titles only, ignoring case.")
+            && !prompt.contains("What should search match"),
+        "no interview in the worker's prompt"
+    );
+}
+
+#[test]
+fn a_dirty_tree_or_an_existing_plan_is_refused_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = repo_and_plan(tmp.path(), 1);
+    std::fs::write(repo.join("scratch.txt"), "uncommitted\n").unwrap();
+    let (_rt, server) = serve(&script(), true);
+    let out = prep(tmp.path(), &server.base_url(), &repo, &["--accept"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("uncommitted changes"));
+    assert!(!repo.join(".harrow/search").exists() && !repo.join("tests/test_search.py").exists());
+}
