@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use support::git;
 
-fn plan_args(task: &str, criteria: Value) -> Value {
+fn plan_args(task: &str, criteria: &Value) -> Value {
     json!({"overview": {"tldr": "Search the todo list by word.", "why": "Lists grow long.",
             "scope": ["a search subcommand"], "out_of_scope": ["fuzzy matching"],
             "open_questions": ["should search be case-sensitive?"]},
@@ -33,8 +33,8 @@ fn script() -> Value {
         {"content": "What should search match: titles only, or notes too?"},
         {"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "no"}}]},
-        {"tool_calls": [{"name": "write_plan", "arguments": plan_args("T-001", json!([]))}]},
-        {"tool_calls": [{"name": "write_plan", "arguments": plan_args("T-002", json!(["prints only matching items"]))}]}
+        {"tool_calls": [{"name": "write_plan", "arguments": plan_args("T-001", &json!([]))}]},
+        {"tool_calls": [{"name": "write_plan", "arguments": plan_args("T-002", &json!(["prints only matching items"]))}]}
     ]}}})
 }
 
