@@ -17,5 +17,20 @@ fn main() -> ExitCode {
     if let Err(e) = HookBuilder::default().theme(theme).install() {
         eprintln!("harrow: cannot install the error reporter: {e}");
     }
+    // Printing to a closed pipe (`harrow demo --headless | head`) ends quietly, as Unix tools
+    // do, rather than as a crash.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        report(info);
+    }));
     harrow::cli::main()
 }

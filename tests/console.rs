@@ -1321,3 +1321,24 @@ fn the_live_console_shows_a_streaming_reply_arriving() {
     t.keys(&["q"]);
     t.wait_for("[exit 0]");
 }
+
+#[test]
+fn demo_prep_in_tmux_from_the_first_question_to_the_runs_first_task() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} demo --prep",
+        tmp.path().join("sessions").display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow")
+    );
+    let t = Tmux::start(&cmd, 140, 40);
+    t.wait_long("prep asks: What should `textstats` be able to tell", 30);
+    t.wait_long("you answer: The first one.", 30);
+    let s = t.wait_long("T-001 running", 60);
+    assert!(s.contains("LIVE") || s.contains("waiting on"), "the run's console: {s}");
+    assert!(s.contains("T-003 pending  Find the long"), "the plan it wrote: {s}");
+    t.keys(&["q"]);
+    t.wait_for("Quit");
+    t.keys(&["y"]);
+    t.wait_long("[exit ", 60);
+}

@@ -209,3 +209,37 @@ fn off_a_terminal_the_demo_replay_and_watch_print_lines_instead() {
         assert!(stdout.contains("✔ T-003 done, committed"), "{verb}: {stdout}");
     }
 }
+
+#[test]
+fn the_demo_with_prep_interviews_writes_its_plan_and_runs_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = harrow(tmp.path()).args(["demo", "--prep", "--headless", "--fast"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("prep asks: What should `textstats` be able to tell"), "{stdout}");
+    assert!(stdout.contains("you answer: The first one."), "{stdout}");
+    assert!(stdout.contains("The plan, as it will be written"), "{stdout}");
+    assert!(stdout.contains("■ stopped: all_done"), "{stdout}");
+    let repo =
+        std::fs::read_dir(tmp.path().join("demo-repos")).unwrap().next().unwrap().unwrap().path();
+    let log = Command::new("git")
+        .args(["log", "--format=%s", "--all"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(log.contains("Plan textstats (harrow prep)"), "the plan was committed: {log}");
+    let sessions: Vec<_> =
+        std::fs::read_dir(tmp.path().join("sessions")).unwrap().filter_map(Result::ok).collect();
+    assert_eq!(sessions.len(), 2, "the interview and the run are sessions of their own");
+    let prep = sessions
+        .iter()
+        .map(std::fs::DirEntry::path)
+        .find(|p| {
+            support::strict_events(p).first().is_some_and(|e| e["payload"]["phase"] == "prep")
+        })
+        .unwrap();
+    let events = support::strict_events(&prep);
+    assert!(events.iter().any(|e| e["type"] == "plan_written"));
+    assert!(events.iter().any(|e| e["type"] == "tool_call" && e["payload"]["tool"] == "read_file"));
+}

@@ -20,6 +20,11 @@ use std::process::ExitCode;
 /// The scripted model's answers, keyed by role, task, attempt and turn.
 pub const SCRIPT: &str = include_str!("../../assets/demo/script.json");
 
+/// The interview's turns for `demo --prep`, and the person's answers to it.
+const PREP_SCRIPT: &str = include_str!("../../assets/demo/prep.json");
+const PREP_ANSWERS: &str = include_str!("../../assets/demo/prep-answers.txt");
+const PREP_BRIEF: &str = "A small library that describes a text, for a command-line tool to use.";
+
 /// The demo repository's files, and the plan (kept in the repository, as Tilth keeps its own).
 const FILES: &[(&str, &str)] = &[
     ("Cargo.toml", include_str!("../../assets/demo/repo/Cargo.toml")),
@@ -49,11 +54,31 @@ pub struct Args {
     /// Drop the scripted model's pauses (they are there so a person can follow along).
     #[arg(long)]
     pub fast: bool,
+    /// Begin with the interview that writes the plan (`harrow prep`), then run that plan.
+    #[arg(long)]
+    pub prep: bool,
 }
 
-/// Writes the demo repository and commits it.
-fn make_repo(dir: &Path) -> Result<()> {
-    for (path, text) in FILES {
+/// The demo's person in the interview: answers from the bundled list, shown as they are given.
+struct Scripted {
+    answers: crate::prep::Answers,
+    pause: std::time::Duration,
+}
+
+impl crate::prep::Person for Scripted {
+    fn answer(&mut self, question: &str) -> Option<String> {
+        println!("\nprep asks: {}", question.trim());
+        std::thread::sleep(self.pause);
+        let answer = self.answers.0.pop_front()?;
+        println!("you answer: {answer}");
+        Some(answer)
+    }
+}
+
+/// Writes the demo repository and commits it; without `with_plan` the plan is left for the
+/// interview to write.
+fn make_repo(dir: &Path, with_plan: bool) -> Result<()> {
+    for (path, text) in FILES.iter().filter(|(p, _)| with_plan || !p.starts_with(".harrow/")) {
         let file = dir.join(path);
         if let Some(parent) = file.parent() {
             std::fs::create_dir_all(parent)?;
@@ -72,8 +97,15 @@ fn make_repo(dir: &Path) -> Result<()> {
 
 /// The scripted model on a runtime of its own, for as long as the pair lives.
 pub fn start_model(fast: bool) -> Result<(tokio::runtime::Runtime, ScriptedServer)> {
-    let script = parse_script(SCRIPT)
-        .map_err(|e| UsageError(format!("the bundled demo script is broken: {e}")))?;
+    let broken = |e: String| UsageError(format!("the bundled demo script is broken: {e}"));
+    let mut merged: serde_json::Value =
+        serde_json::from_str(SCRIPT).map_err(|e| broken(e.to_string()))?;
+    let prep: serde_json::Value =
+        serde_json::from_str(PREP_SCRIPT).map_err(|e| broken(e.to_string()))?;
+    if let (Some(all), Some(extra)) = (merged.as_object_mut(), prep.as_object()) {
+        all.extend(extra.clone());
+    }
+    let script = parse_script(&merged.to_string()).map_err(broken)?;
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     let server = runtime.block_on(ScriptedServer::start(script, fast))?;
@@ -91,6 +123,7 @@ pub fn endpoints(base_url: &str) -> BTreeMap<Role, Endpoint> {
         (Role::Worker, at("harrow-demo/worker")),
         (Role::Learnings, at("harrow-demo/worker")),
         (Role::Evaluator, at("harrow-demo/evaluator")),
+        (Role::Prep, at("harrow-demo/prep")),
     ])
 }
 
@@ -108,10 +141,33 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
             repo.display()
         ))
     })?;
-    make_repo(&repo)
+    make_repo(&repo, !args.prep)
         .wrap_err_with(|| format!("cannot create the demo repository in {}", repo.display()))?;
     let (config, _) = Config::load(None).map_err(|e| UsageError(e.to_string()))?;
     let (_runtime, server) = start_model(args.fast)?;
+    if args.prep {
+        println!("demo repository: {} — first, the interview that writes its plan", repo.display());
+        let brain =
+            crate::brain::client::Brain::new(BrainConfig::new(endpoints(&server.base_url())))
+                .map_err(|e| UsageError(e.to_string()))?;
+        let pause = if args.fast {
+            std::time::Duration::ZERO
+        } else {
+            std::time::Duration::from_millis(1200)
+        };
+        let mut person = Scripted { answers: crate::prep::Answers::parse(PREP_ANSWERS), pause };
+        let how = super::prep::How { accept: true, ask: false, allow_dirty: false };
+        super::prep::interview(
+            &repo,
+            "textstats",
+            Some(PREP_BRIEF),
+            &mut person,
+            &brain,
+            &config,
+            how,
+        )?;
+        std::thread::sleep(pause * 2);
+    }
     let tests = ValidatorSpec {
         name: "tests".into(),
         command: "cargo test --quiet --offline".into(),

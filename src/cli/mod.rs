@@ -5,7 +5,7 @@ pub mod demo;
 mod export;
 mod format;
 mod plan_verbs;
-mod prep;
+pub mod prep;
 mod replay;
 mod resume;
 pub mod run;

@@ -98,6 +98,33 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     };
     let brain =
         Brain::new(brain_config(&args.models, &config)?).map_err(|e| UsageError(e.to_string()))?;
+    let how =
+        How { accept: args.accept, ask: args.answers.is_none(), allow_dirty: args.allow_dirty };
+    interview(&top, &feature, args.brief.as_deref(), person.as_mut(), &brain, &config, how)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How the draft is settled.
+#[derive(Debug, Clone, Copy)]
+pub struct How {
+    /// Write it without asking.
+    pub accept: bool,
+    /// Ask on the terminal (when there is one).
+    pub ask: bool,
+    pub allow_dirty: bool,
+}
+
+/// Holds the interview for `feature` in the repository at `top` and settles the draft:
+/// written and committed when accepted. Returns the plan folder written, if one was.
+pub fn interview(
+    top: &std::path::Path,
+    feature: &str,
+    brief: Option<&str>,
+    person: &mut dyn Person,
+    brain: &Brain,
+    config: &Config,
+    how: How,
+) -> Result<Option<PathBuf>> {
     let model = brain.endpoint(crate::brain::client::Role::Prep).map(|e| e.model.clone());
     let sessions = discover::harrow_sessions_dir().ok_or_else(|| {
         UsageError("cannot find a data folder for sessions; set HARROW_SESSIONS_DIR".into())
@@ -105,14 +132,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let id = timestamp::new_session_id();
     let dir = sessions.join(&id);
     let mut writer = SessionWriter::create(&dir).wrap_err("cannot create the session folder")?;
-    let hands = Hands::new(&top, Some(&dir), config.hands.to_hands_config())
+    let hands = Hands::new(top, Some(&dir), config.hands.to_hands_config())
         .map_err(|e| UsageError(e.to_string()))?;
     writer.append(&SessionStart {
         phase: Some("prep".into()),
         session_id: Some(id.clone()),
         source: Some(top.display().to_string()),
-        feature: Some(feature.clone()),
-        worker_model: model.clone(),
+        feature: Some(feature.to_owned()),
+        worker_model: model,
         ..SessionStart::default()
     })?;
     eprintln!(
@@ -120,13 +147,38 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     );
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let drafted = {
-        let mut interview =
-            Interview::new(&brain, &hands, &mut writer, &feature, args.brief.as_deref());
-        runtime.block_on(interview.draft(person.as_mut()))
+    let settled = {
+        let mut interview = Interview::new(brain, &hands, &mut writer, feature, brief);
+        let mut drafted = runtime.block_on(interview.draft(person));
+        loop {
+            let draft = match drafted {
+                Ok(d) => d,
+                Err(e) => break Err(e),
+            };
+            let shown = draft.shown(&write::feature_dir(top, feature));
+            println!("\nThe plan, as it will be written:\n\n{shown}");
+            let on_terminal = how.ask && std::io::stdin().is_terminal();
+            let choice = if how.accept {
+                'y'
+            } else if on_terminal {
+                ask("Write and commit it? [y]es, [r]evise with a note, [N]o: ")
+            } else {
+                'n'
+            };
+            if choice != 'r' {
+                break Ok((draft, choice == 'y'));
+            }
+            let note = Typed.answer("What should change?").unwrap_or_default();
+            drafted = runtime.block_on(interview.revise(&note, person));
+        }
     };
-    let draft = match drafted {
-        Ok(d) => d,
+    let draft = match settled {
+        Ok((draft, true)) => draft,
+        Ok((_, false)) => {
+            writer.append(&Stop { reason: Some("not_accepted".into()), ..Stop::default() })?;
+            println!("Nothing was written (--accept writes it). The interview is session {id}.");
+            return Ok(None);
+        }
         Err(e) => {
             writer.append(&Stop {
                 reason: Some("error".into()),
@@ -136,21 +188,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             return Err(UsageError(format!("{e} (the interview is logged as session {id})")).into());
         }
     };
-    let shown = draft.shown(&write::feature_dir(&top, &feature));
-    println!("\nThe plan, as it will be written:\n\n{shown}");
-    let accepted = args.accept
-        || (args.answers.is_none()
-            && std::io::stdin().is_terminal()
-            && ask("Write and commit it? [y/N] "));
-    if !accepted {
-        writer.append(&Stop { reason: Some("not_accepted".into()), ..Stop::default() })?;
-        println!("Nothing was written (--accept writes it). The interview is session {id}.");
-        return Ok(ExitCode::SUCCESS);
-    }
-    let written = write::write(&top, &feature, &draft, args.allow_dirty)
+    let written = write::write(top, feature, &draft, how.allow_dirty)
         .map_err(|e| UsageError(e.to_string()))?;
     writer.append(&PlanWritten {
-        feature: Some(feature.clone()),
+        feature: Some(feature.to_owned()),
         dir: Some(written.dir.display().to_string()),
         tasks: Some(draft.tasks.len() as u64),
         files: Some(written.files.clone()),
@@ -170,13 +211,16 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         written.dir.display(),
         top.display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(Some(written.dir))
 }
 
-/// A yes-or-no question on the terminal.
-fn ask(question: &str) -> bool {
+/// A question on the terminal answered with one letter (lower case; `n` when unreadable).
+fn ask(question: &str) -> char {
     print!("{question}");
     let _ = std::io::stdout().flush();
     let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line).is_ok() && line.trim().eq_ignore_ascii_case("y")
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return 'n';
+    }
+    line.trim().chars().next().map_or('n', |c| c.to_ascii_lowercase())
 }

@@ -144,12 +144,12 @@ impl Draft {
         out
     }
 
-    /// The files of the plan folder, as `(name, text)`, in the order they are shown.
-    pub fn files(&self) -> Vec<(String, String)> {
+    /// The files of the plan folder of `feature`, as `(name, text)`, in the order they are
+    /// shown.
+    pub fn files(&self, feature: &str) -> Vec<(String, String)> {
         let o = &self.overview;
         let mut overview = format!(
-            "# {}\n\n{}\n\n## Why\n\n{}\n\n## Scope\n\n",
-            o.tldr.lines().next().unwrap_or("Feature"),
+            "# {feature}\n\n{}\n\n## Why\n\n{}\n\n## Scope\n\n",
             o.tldr.trim(),
             o.why.trim()
         );
@@ -203,8 +203,10 @@ impl Draft {
 
     /// The draft as the person reviews it: every file with its path, then the seed tests.
     pub fn shown(&self, feature_dir: &Path) -> String {
+        let feature =
+            feature_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let mut out = String::new();
-        for (name, text) in self.files() {
+        for (name, text) in self.files(&feature) {
             let _ = writeln!(out, "==> {}/{name}\n{text}", feature_dir.display());
         }
         for seed in &self.seed_tests {
@@ -247,7 +249,7 @@ mod tests {
         let d = draft();
         assert!(d.problems().is_empty(), "{:?}", d.problems());
         let dir = tempfile::tempdir().unwrap();
-        for (name, text) in d.files() {
+        for (name, text) in d.files("search") {
             std::fs::write(dir.path().join(name), text).unwrap();
         }
         let plan = plan::check(dir.path()).unwrap();

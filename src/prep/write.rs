@@ -72,7 +72,7 @@ pub fn write(
         return Err(WriteError::Exists(dir.display().to_string()));
     }
     let mut planned: Vec<(PathBuf, String)> =
-        draft.files().into_iter().map(|(name, text)| (dir.join(name), text)).collect();
+        draft.files(feature).into_iter().map(|(name, text)| (dir.join(name), text)).collect();
     for seed in &draft.seed_tests {
         let path = top.join(&seed.path);
         if path.exists() {
