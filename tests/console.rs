@@ -1342,3 +1342,46 @@ fn demo_prep_in_tmux_from_the_first_question_to_the_runs_first_task() {
     t.keys(&["y"]);
     t.wait_long("[exit ", 60);
 }
+
+#[test]
+fn prep_on_a_terminal_takes_typed_answers_a_revision_and_a_yes() {
+    use loop_fixture::{repo_and_plan, serve};
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = repo_and_plan(tmp.path(), 1);
+    let plan = |title: &str| {
+        serde_json::json!({"tool_calls": [{"name": "write_plan", "arguments": {
+            "overview": {"tldr": "Search the list.", "why": "It grows.", "scope": ["search"]},
+            "tasks": [{"id": "T-001", "title": title, "description": "Add search.",
+                       "acceptance_criteria": ["search prints matching items"]}]}}]})
+    };
+    let script = serde_json::json!({"prep": {"search": {"1": [
+        {"content": "What should search match?"},
+        plan("Add search"),
+        plan("Add case-insensitive search")
+    ]}}});
+    let (_rt, server) = serve(&script, true);
+    let args = format!("prep --repo {} --feature search", repo.display());
+    let t = Tmux::start(&scripted_console(tmp.path(), &server.base_url(), &args), 120, 40);
+    t.wait_for("What should search match?");
+    t.literal("Titles, ignoring case.");
+    t.keys(&["Enter", "Enter"]);
+    t.wait_for("[r]evise");
+    t.keys(&["r", "Enter"]);
+    t.wait_for("What should change?");
+    t.literal("Say it ignores case.");
+    t.keys(&["Enter", "Enter"]);
+    let s = t.wait_for("title: Add case-insensitive search");
+    assert!(s.contains("[r]evise"), "{s}");
+    t.keys(&["y", "Enter"]);
+    t.wait_for("[exit 0]");
+    let written =
+        std::fs::read_to_string(repo.join(".harrow/search/T-001-add-case-insensitive-search.md"))
+            .unwrap();
+    assert!(written.contains("title: Add case-insensitive search"));
+    let sent: Vec<_> = server.received().into_iter().filter(|r| r.role == "prep").collect();
+    let revise = serde_json::to_string(&sent[2].body["messages"]).unwrap();
+    assert!(
+        revise.contains("Titles, ignoring case.")
+            && revise.contains("Please revise the plan: Say it ignores case.")
+    );
+}
