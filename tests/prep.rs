@@ -114,7 +114,7 @@ fn an_interview_drafts_a_plan_that_is_written_only_when_accepted() {
     assert_eq!(git(&repo, &["rev-parse", "HEAD^"]), before);
     for name in &lines {
         let written = std::fs::read_to_string(repo.join(name)).unwrap();
-        assert!(stdout.contains(written.trim()), "{name} is written as it was shown");
+        assert!(stdout2.contains(written.trim()), "{name} is written as it was shown");
     }
     let session = std::fs::read_dir(tmp.path().join("sessions"))
         .unwrap()
@@ -146,6 +146,18 @@ fn an_interview_drafts_a_plan_that_is_written_only_when_accepted() {
     .output()
     .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let run_session = std::fs::read_dir(tmp.path().join("sessions"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| support::strict_events(p).first().is_some_and(|e| e["payload"]["phase"] == "run"))
+        .unwrap();
+    let start = &support::strict_events(&run_session)[0];
+    assert_eq!(
+        start["payload"]["prep_session"].as_str(),
+        session.file_name().and_then(|n| n.to_str()),
+        "the run links back to the interview"
+    );
     let first = server3.received().into_iter().find(|r| r.role == "worker").unwrap();
     let prompt = serde_json::to_string(&first.body["messages"]).unwrap();
     assert!(

@@ -156,7 +156,7 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
             std::time::Duration::from_millis(1200)
         };
         let mut person = Scripted { answers: crate::prep::Answers::parse(PREP_ANSWERS), pause };
-        let how = super::prep::How { accept: true, ask: false, allow_dirty: false };
+        let how = super::prep::How { accept: true, ask: false, allow_dirty: false, branch: None };
         super::prep::interview(
             &repo,
             "textstats",
@@ -164,7 +164,7 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
             &mut person,
             &brain,
             &config,
-            how,
+            &how,
         )?;
         std::thread::sleep(pause * 2);
     }

@@ -41,6 +41,14 @@ pub struct Args {
     /// Commit the plan even though the working tree has other uncommitted changes.
     #[arg(long)]
     pub allow_dirty: bool,
+    /// Commit the plan on this branch, made from the current commit and checked out
+    /// (default: the branch the repository is on).
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+    /// Never ask on the terminal: answers come from --answers or standard input, and the plan
+    /// is written only with --accept.
+    #[arg(long)]
+    pub headless: bool,
     #[command(flatten)]
     pub models: ModelArgs,
 }
@@ -98,20 +106,26 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     };
     let brain =
         Brain::new(brain_config(&args.models, &config)?).map_err(|e| UsageError(e.to_string()))?;
-    let how =
-        How { accept: args.accept, ask: args.answers.is_none(), allow_dirty: args.allow_dirty };
-    interview(&top, &feature, args.brief.as_deref(), person.as_mut(), &brain, &config, how)?;
+    let how = How {
+        accept: args.accept,
+        ask: args.answers.is_none() && !args.headless,
+        allow_dirty: args.allow_dirty,
+        branch: args.branch.clone(),
+    };
+    interview(&top, &feature, args.brief.as_deref(), person.as_mut(), &brain, &config, &how)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// How the draft is settled.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct How {
     /// Write it without asking.
     pub accept: bool,
     /// Ask on the terminal (when there is one).
     pub ask: bool,
     pub allow_dirty: bool,
+    /// The branch to commit on, when not the current one.
+    pub branch: Option<String>,
 }
 
 /// Holds the interview for `feature` in the repository at `top` and settles the draft:
@@ -123,7 +137,7 @@ pub fn interview(
     person: &mut dyn Person,
     brain: &Brain,
     config: &Config,
-    how: How,
+    how: &How,
 ) -> Result<Option<PathBuf>> {
     let model = brain.endpoint(crate::brain::client::Role::Prep).map(|e| e.model.clone());
     let sessions = discover::harrow_sessions_dir().ok_or_else(|| {
@@ -155,7 +169,7 @@ pub fn interview(
                 Ok(d) => d,
                 Err(e) => break Err(e),
             };
-            let shown = draft.shown(&write::feature_dir(top, feature));
+            let shown = draft.shown(&write::feature_dir(top, feature), &id);
             println!("\nThe plan, as it will be written:\n\n{shown}");
             let on_terminal = how.ask && std::io::stdin().is_terminal();
             let choice = if how.accept {
@@ -188,7 +202,7 @@ pub fn interview(
             return Err(UsageError(format!("{e} (the interview is logged as session {id})")).into());
         }
     };
-    let written = write::write(top, feature, &draft, how.allow_dirty)
+    let written = write::write(top, feature, &draft, &id, how.allow_dirty, how.branch.as_deref())
         .map_err(|e| UsageError(e.to_string()))?;
     writer.append(&PlanWritten {
         feature: Some(feature.to_owned()),

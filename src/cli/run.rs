@@ -331,6 +331,10 @@ pub fn create_session(start: Start) -> Result<Run> {
         })
         .collect();
     payload.extra.insert("endpoints".into(), serde_json::Value::Object(roles));
+    // A plan written by `harrow prep` names its interview: the run links back to it.
+    if let Some(prep) = run.plan.seed.as_deref().and_then(crate::prep::write::prep_session) {
+        payload.extra.insert("prep_session".into(), serde_json::json!(prep));
+    }
     payload.extra.insert("sandbox".into(), serde_json::json!(run.hands.isolation.describe()));
     payload.extra.insert("validators".into(), serde_json::json!(run.opts.validators));
     payload.extra.insert("notices".into(), serde_json::json!(notices));

@@ -144,9 +144,9 @@ impl Draft {
         out
     }
 
-    /// The files of the plan folder of `feature`, as `(name, text)`, in the order they are
-    /// shown.
-    pub fn files(&self, feature: &str) -> Vec<(String, String)> {
+    /// The files of the plan folder of `feature`, written by the interview `session`, as
+    /// `(name, text)`, in the order they are shown.
+    pub fn files(&self, feature: &str, session: &str) -> Vec<(String, String)> {
         let o = &self.overview;
         let mut overview = format!(
             "# {feature}\n\n{}\n\n## Why\n\n{}\n\n## Scope\n\n",
@@ -177,7 +177,8 @@ impl Draft {
             );
             files.push((format!("{}-{}.md", t.id, slug(&t.title)), text));
         }
-        files.push(("seed.md".to_owned(), self.seed()));
+        let mark = format!("<!-- {} {session} -->\n", super::write::PREP_MARK);
+        files.push(("seed.md".to_owned(), mark + &self.seed()));
         files
     }
 
@@ -202,11 +203,11 @@ impl Draft {
     }
 
     /// The draft as the person reviews it: every file with its path, then the seed tests.
-    pub fn shown(&self, feature_dir: &Path) -> String {
+    pub fn shown(&self, feature_dir: &Path, session: &str) -> String {
         let feature =
             feature_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let mut out = String::new();
-        for (name, text) in self.files(&feature) {
+        for (name, text) in self.files(&feature, session) {
             let _ = writeln!(out, "==> {}/{name}\n{text}", feature_dir.display());
         }
         for seed in &self.seed_tests {
@@ -249,7 +250,7 @@ mod tests {
         let d = draft();
         assert!(d.problems().is_empty(), "{:?}", d.problems());
         let dir = tempfile::tempdir().unwrap();
-        for (name, text) in d.files("search") {
+        for (name, text) in d.files("search", "s1") {
             std::fs::write(dir.path().join(name), text).unwrap();
         }
         let plan = plan::check(dir.path()).unwrap();

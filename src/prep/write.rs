@@ -42,17 +42,31 @@ fn git(e: git2::Error) -> WriteError {
     WriteError::Git(e.message().to_owned())
 }
 
+/// How the seed file names the interview that wrote the plan.
+pub const PREP_MARK: &str = "harrow prep session";
+
+/// The interview a plan's seed file names, if it names one.
+pub fn prep_session(seed: &str) -> Option<&str> {
+    let line = seed.lines().next()?.trim();
+    let inner = line.strip_prefix("<!--")?.strip_suffix("-->")?.trim();
+    inner.strip_prefix(PREP_MARK).map(str::trim).filter(|id| !id.is_empty())
+}
+
 /// The folder a feature's plan goes in.
 pub fn feature_dir(repo: &Path, feature: &str) -> PathBuf {
     repo.join(".harrow").join(feature)
 }
 
-/// Writes `draft` as the feature's plan and commits it.
+/// Writes `draft` as the feature's plan and commits it — on `branch`, made from the current
+/// commit and checked out, when one is named. `session` is the interview's, named in the seed
+/// file so a run on the plan can say where it came from.
 pub fn write(
     repo_dir: &Path,
     feature: &str,
     draft: &Draft,
+    session: &str,
     allow_dirty: bool,
+    branch: Option<&str>,
 ) -> Result<Written, WriteError> {
     let repo = Repository::discover(repo_dir)
         .map_err(|_| WriteError::NotARepository(repo_dir.display().to_string()))?;
@@ -71,8 +85,17 @@ pub fn write(
     if dir.exists() {
         return Err(WriteError::Exists(dir.display().to_string()));
     }
-    let mut planned: Vec<(PathBuf, String)> =
-        draft.files(feature).into_iter().map(|(name, text)| (dir.join(name), text)).collect();
+    if let Some(name) = branch {
+        let head = repo.head().and_then(|h| h.peel_to_commit()).map_err(git)?;
+        repo.branch(name, &head, false).map_err(git)?;
+        repo.set_head(&format!("refs/heads/{name}")).map_err(git)?;
+        repo.checkout_head(None).map_err(git)?;
+    }
+    let mut planned: Vec<(PathBuf, String)> = draft
+        .files(feature, session)
+        .into_iter()
+        .map(|(name, text)| (dir.join(name), text))
+        .collect();
     for seed in &draft.seed_tests {
         let path = top.join(&seed.path);
         if path.exists() {
@@ -105,4 +128,16 @@ pub fn write(
     let branch =
         repo.head().ok().and_then(|h| h.shorthand().ok().map(str::to_owned)).unwrap_or_default();
     Ok(Written { dir, files, sha: oid.to_string(), branch })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_seed_file_names_its_interview() {
+        assert_eq!(
+            super::prep_session("<!-- harrow prep session 2026-abc -->\n# Seed"),
+            Some("2026-abc")
+        );
+        assert_eq!(super::prep_session("# Seed\n"), None);
+    }
 }
