@@ -182,3 +182,16 @@ fn a_dirty_tree_or_an_existing_plan_is_refused_and_nothing_is_written() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("uncommitted changes"));
     assert!(!repo.join(".harrow/search").exists() && !repo.join("tests/test_search.py").exists());
 }
+
+#[test]
+fn the_plan_can_be_committed_on_a_branch_of_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = repo_and_plan(tmp.path(), 1);
+    let (_rt, server) = serve(&script(), true);
+    let start = git(&repo, &["rev-parse", "HEAD"]);
+    let out = prep(tmp.path(), &server.base_url(), &repo, &["--accept", "--branch", "plan/search"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(git(&repo, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(), "plan/search");
+    assert_eq!(git(&repo, &["rev-parse", "HEAD^"]), start, "made from the current commit");
+    assert!(git(&repo, &["status", "--porcelain"]).trim().is_empty(), "nothing left uncommitted");
+}
