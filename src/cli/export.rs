@@ -20,6 +20,7 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
+/// Renders the session and writes it to the file or standard output.
 pub fn run(args: &Args) -> Result<ExitCode> {
     let found = args.target.resolve()?;
     let text = render(&found.dir, &found.id, args.format)

@@ -76,6 +76,7 @@ impl Person for Typed {
     }
 }
 
+/// Checks the arguments, then holds the interview (see [`interview`]).
 pub fn run(args: &Args) -> Result<ExitCode> {
     let (config, _) = Config::load(None).map_err(|e| UsageError(e.to_string()))?;
     let feature = args.feature.trim().to_owned();

@@ -26,6 +26,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;t
 code{background:#f3f3f3;padding:0 .2rem}details{margin:.4rem 0 .4rem 1rem}summary{cursor:pointer}\
 .accept{color:#176b2c}.reject{color:#a4161a}.muted{color:#666}";
 
+/// The whole page, with its style inline.
 pub fn render(e: &Export) -> String {
     let mut out = String::new();
     let feature = e.feature.as_deref().map(|f| format!(": {}", esc(f))).unwrap_or_default();

@@ -14,6 +14,7 @@ fn short(sha: &str) -> String {
     sha.chars().take(7).collect()
 }
 
+/// The whole export as Markdown: a summary table, then each task with its attempts.
 pub fn render(e: &Export) -> String {
     let mut out = String::new();
     let feature = e.feature.as_deref().map(|f| format!(": {f}")).unwrap_or_default();
