@@ -1344,7 +1344,7 @@ fn demo_prep_in_tmux_from_the_first_question_to_the_runs_first_task() {
 }
 
 #[test]
-fn prep_on_a_terminal_takes_typed_answers_a_revision_and_a_yes() {
+fn prep_on_a_terminal_is_an_interview_screen_with_a_revision_and_a_yes() {
     use loop_fixture::{repo_and_plan, serve};
     let tmp = tempfile::tempdir().unwrap();
     let (repo, _) = repo_and_plan(tmp.path(), 1);
@@ -1362,17 +1362,27 @@ fn prep_on_a_terminal_takes_typed_answers_a_revision_and_a_yes() {
     let (_rt, server) = serve(&script, true);
     let args = format!("prep --repo {} --feature search", repo.display());
     let t = Tmux::start(&scripted_console(tmp.path(), &server.base_url(), &args), 120, 40);
-    t.wait_for("What should search match?");
-    t.literal("Titles, ignoring case.");
-    t.keys(&["Enter", "Enter"]);
-    t.wait_for("[r]evise");
-    t.keys(&["r", "Enter"]);
-    t.wait_for("What should change?");
+    let s = t.wait_for("What should search match?");
+    assert!(s.contains("harrow prep — the interview") && s.contains("Your answer"), "{s}");
+    assert!(s.contains("Ctrl-S or Alt-Enter sends"), "{s}");
+    t.literal("Titles,");
+    t.keys(&["Enter"]);
+    t.literal("ignoring case.");
+    t.keys(&["C-s"]);
+    t.wait_for("y writes and commits it");
+    t.keys(&["PPage", "PPage"]);
+    let s = t.wait_for("What should search match?");
+    assert!(
+        s.contains("Titles,") && s.contains("ignoring case."),
+        "scrolled back to the answer: {s}"
+    );
+    t.keys(&["r"]);
+    t.wait_for("what should change");
     t.literal("Say it ignores case.");
-    t.keys(&["Enter", "Enter"]);
+    t.keys(&["C-s"]);
     let s = t.wait_for("title: Add case-insensitive search");
-    assert!(s.contains("[r]evise"), "{s}");
-    t.keys(&["y", "Enter"]);
+    assert!(s.contains("y writes and commits it"), "{s}");
+    t.keys(&["y"]);
     t.wait_for("[exit 0]");
     let written =
         std::fs::read_to_string(repo.join(".harrow/search/T-001-add-case-insensitive-search.md"))
@@ -1381,7 +1391,35 @@ fn prep_on_a_terminal_takes_typed_answers_a_revision_and_a_yes() {
     let sent: Vec<_> = server.received().into_iter().filter(|r| r.role == "prep").collect();
     let revise = serde_json::to_string(&sent[2].body["messages"]).unwrap();
     assert!(
-        revise.contains("Titles, ignoring case.")
-            && revise.contains("Please revise the plan: Say it ignores case.")
+        revise.contains("Titles,\\nignoring case.")
+            && revise.contains("Please revise the plan: Say it ignores case."),
+        "the multi-line answer and the note reach the model: {revise}"
     );
+}
+
+#[test]
+fn esc_in_the_interview_stops_it_and_writes_nothing() {
+    use loop_fixture::{repo_and_plan, serve};
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = repo_and_plan(tmp.path(), 1);
+    let script =
+        serde_json::json!({"prep": {"search": {"1": [{"content": "What should search match?"}]}}});
+    let (_rt, server) = serve(&script, true);
+    let head = support::git(&repo, &["rev-parse", "HEAD"]);
+    let args = format!("prep --repo {} --feature search", repo.display());
+    let t = Tmux::start(&scripted_console(tmp.path(), &server.base_url(), &args), 120, 30);
+    t.wait_for("What should search match?");
+    t.literal("never mind");
+    t.keys(&["Escape"]);
+    t.wait_for("Stop the interview? Nothing is written.");
+    t.keys(&["y"]);
+    let s = t.wait_for("[exit ");
+    assert!(
+        s.contains("[exit 0]") && s.contains("The interview was stopped; nothing was written"),
+        "{s}"
+    );
+    assert!(!s.contains("harrow prep — the interview"), "the terminal is restored: {s}");
+    assert!(!repo.join(".harrow/search").exists());
+    assert_eq!(support::git(&repo, &["rev-parse", "HEAD"]), head, "no commit");
+    assert_eq!(server.received().len(), 1, "nothing more was asked of the model");
 }

@@ -9,7 +9,7 @@ use crate::brain::client::Brain;
 use crate::config::Config;
 use crate::hands::Hands;
 use crate::hands::workspace::Workspace;
-use crate::prep::{Answers, Interview, Person, write};
+use crate::prep::{Answers, Decision, Interview, Person, write};
 use crate::session::discover;
 use crate::session::event::{PlanWritten, SeedCommitted, SessionStart, Stop};
 use crate::session::timestamp;
@@ -74,6 +74,18 @@ impl Person for Typed {
         }
         (!lines.is_empty()).then(|| lines.join("\n"))
     }
+
+    fn review(&mut self, shown: &str) -> Decision {
+        println!("\nThe plan, as it will be written:\n\n{shown}");
+        if !std::io::stdin().is_terminal() {
+            return Decision::Reject;
+        }
+        match ask("Write and commit it? [y]es, [r]evise with a note, [N]o: ") {
+            'y' => Decision::Accept,
+            'r' => Decision::Revise(Typed.answer("What should change?").unwrap_or_default()),
+            _ => Decision::Reject,
+        }
+    }
 }
 
 /// Checks the arguments, then holds the interview (see [`interview`]).
@@ -102,6 +114,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             let text = std::fs::read_to_string(file)
                 .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
             Box::new(Answers::parse(&text))
+        }
+        None if !args.headless
+            && std::io::stdin().is_terminal()
+            && std::io::stdout().is_terminal() =>
+        {
+            Box::new(crate::console::interview::InterviewScreen::open()?)
         }
         None => Box::new(Typed),
     };
@@ -157,9 +175,9 @@ pub fn interview(
         worker_model: model,
         ..SessionStart::default()
     })?;
-    eprintln!(
+    person.show(&format!(
         "harrow prep: session {id}; the interview's questions follow (end each answer with an empty line)"
-    );
+    ));
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let settled = {
@@ -171,19 +189,20 @@ pub fn interview(
                 Err(e) => break Err(e),
             };
             let shown = draft.shown(&write::feature_dir(top, feature), &id);
-            println!("\nThe plan, as it will be written:\n\n{shown}");
-            let on_terminal = how.ask && std::io::stdin().is_terminal();
-            let choice = if how.accept {
-                'y'
-            } else if on_terminal {
-                ask("Write and commit it? [y]es, [r]evise with a note, [N]o: ")
+            let decision = if how.accept {
+                person.show(&format!("The plan, as it will be written:\n\n{shown}"));
+                Decision::Accept
+            } else if how.ask {
+                person.review(&shown)
             } else {
-                'n'
+                person.show(&format!("The plan, as it will be written:\n\n{shown}"));
+                Decision::Reject
             };
-            if choice != 'r' {
-                break Ok((draft, choice == 'y'));
-            }
-            let note = Typed.answer("What should change?").unwrap_or_default();
+            let note = match decision {
+                Decision::Revise(note) => note,
+                Decision::Accept => break Ok((draft, true)),
+                Decision::Reject => break Ok((draft, false)),
+            };
             drafted = runtime.block_on(interview.revise(&note, person));
         }
     };
@@ -191,7 +210,16 @@ pub fn interview(
         Ok((draft, true)) => draft,
         Ok((_, false)) => {
             writer.append(&Stop { reason: Some("not_accepted".into()), ..Stop::default() })?;
-            println!("Nothing was written (--accept writes it). The interview is session {id}.");
+            person.show(&format!(
+                "Nothing was written (--accept writes it). The interview is session {id}."
+            ));
+            return Ok(None);
+        }
+        Err(crate::prep::PrepError::Stopped) => {
+            writer.append(&Stop { reason: Some("operator_stop".into()), ..Stop::default() })?;
+            person.show(&format!(
+                "The interview was stopped; nothing was written. It is logged as session {id}."
+            ));
             return Ok(None);
         }
         Err(e) => {
@@ -218,14 +246,14 @@ pub fn interview(
         ..SeedCommitted::default()
     })?;
     writer.append(&Stop { reason: Some("all_done".into()), ..Stop::default() })?;
-    println!(
+    person.show(&format!(
         "Wrote {} file(s) and committed them on {} ({}).\nNext: harrow run {} --repo {}",
         written.files.len(),
         written.branch,
         &written.sha[..7.min(written.sha.len())],
         written.dir.display(),
         top.display()
-    );
+    ));
     Ok(Some(written.dir))
 }
 

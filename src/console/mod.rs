@@ -16,6 +16,7 @@ pub mod effect;
 pub mod evidence;
 pub mod frame;
 pub mod inspector;
+pub mod interview;
 pub mod keymap;
 pub mod layout;
 pub mod modal;

@@ -22,10 +22,38 @@ pub const PREP_PROMPT: &str = include_str!("../../prompts/prep.md");
 /// Model turns an interview may take before it is stopped.
 const MAX_TURNS: usize = 80;
 
-/// Where the person's answers come from: typed in a terminal, or a file of answers.
+/// What the person decides about a draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Write and commit it.
+    Accept,
+    /// Send it back to the model with this note.
+    Revise(String),
+    /// Write nothing.
+    Reject,
+}
+
+/// The person in the interview: typed in a terminal, a file of answers, or the console's
+/// interview screen.
 pub trait Person {
     /// The answer to the model's question, or `None` when the person has no more to say.
     fn answer(&mut self, question: &str) -> Option<String>;
+
+    /// Tells the person something (what was written, where the session is).
+    fn show(&mut self, text: &str) {
+        println!("{text}");
+    }
+
+    /// Shows the draft and asks what to do with it; by default nothing is written.
+    fn review(&mut self, shown: &str) -> Decision {
+        println!("\nThe plan, as it will be written:\n\n{shown}");
+        Decision::Reject
+    }
+
+    /// Whether the person asked to stop the interview: nothing more is asked or written.
+    fn stopped(&self) -> bool {
+        false
+    }
 }
 
 /// Answers given in advance, one per question, in order.
@@ -68,6 +96,8 @@ pub enum PrepError {
     NoMoreAnswers(String),
     #[error("the interview reached {MAX_TURNS} model turns without a plan")]
     TooLong,
+    #[error("the interview was stopped; nothing was written")]
+    Stopped,
 }
 
 /// The tools the interview offers: the worker's read-only ones, and `write_plan`.
@@ -161,7 +191,11 @@ impl<'a> Interview<'a> {
             self.messages.push(reply.history_message());
             if reply.tool_calls.is_empty() {
                 let question = reply.content.clone().unwrap_or_default();
-                match person.answer(&question) {
+                let answered = person.answer(&question);
+                if person.stopped() {
+                    return Err(PrepError::Stopped);
+                }
+                match answered {
                     Some(answer) => {
                         self.writer.append(&OperatorAction {
                             scope: self.scope(),
