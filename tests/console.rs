@@ -1382,12 +1382,24 @@ fn prep_on_a_terminal_is_an_interview_screen_with_a_revision_and_a_yes() {
     t.keys(&["C-s"]);
     let s = t.wait_for("title: Add case-insensitive search");
     assert!(s.contains("y writes and commits it"), "{s}");
+    t.keys(&["e"]);
+    t.wait_for("Edit the plan");
+    t.keys(&["Down", "End"]);
+    t.literal(" and filters");
+    t.keys(&["C-s"]);
+    let s = t.wait_for("# search and filters");
+    assert!(s.contains("y writes and commits it"), "the edit is checked and shown again: {s}");
     t.keys(&["y"]);
     t.wait_for("[exit 0]");
     let written =
         std::fs::read_to_string(repo.join(".harrow/search/T-001-add-case-insensitive-search.md"))
             .unwrap();
     assert!(written.contains("title: Add case-insensitive search"));
+    let overview = std::fs::read_to_string(repo.join(".harrow/search/overview.md")).unwrap();
+    assert!(
+        overview.starts_with("# search and filters"),
+        "the hand edit is what was written: {overview}"
+    );
     let sent: Vec<_> = server.received().into_iter().filter(|r| r.role == "prep").collect();
     let revise = serde_json::to_string(&sent[2].body["messages"]).unwrap();
     assert!(

@@ -184,31 +184,47 @@ pub fn interview(
         let mut interview = Interview::new(brain, &hands, &mut writer, feature, brief);
         let mut drafted = runtime.block_on(interview.draft(person));
         loop {
-            let draft = match drafted {
-                Ok(d) => d,
+            let mut files = match drafted {
+                Ok(d) => write::planned(&d, feature, &id),
                 Err(e) => break Err(e),
             };
-            let shown = draft.shown(&write::feature_dir(top, feature), &id);
-            let decision = if how.accept {
-                person.show(&format!("The plan, as it will be written:\n\n{shown}"));
-                Decision::Accept
-            } else if how.ask {
-                person.review(&shown)
-            } else {
-                person.show(&format!("The plan, as it will be written:\n\n{shown}"));
-                Decision::Reject
+            // Reviewed until accepted, rejected or sent back; an edit is checked and shown again.
+            let note = loop {
+                let shown = crate::prep::draft::shown(&files);
+                let decision = if how.accept {
+                    person.show(&format!("The plan, as it will be written:\n\n{shown}"));
+                    Decision::Accept
+                } else if how.ask {
+                    person.review(&shown)
+                } else {
+                    person.show(&format!("The plan, as it will be written:\n\n{shown}"));
+                    Decision::Reject
+                };
+                match decision {
+                    Decision::Edit(text) => match write::parse_edited(&text, feature) {
+                        Ok(edited) => files = edited,
+                        Err(problems) => person.show(&format!(
+                            "The edit was not taken — fix these and edit again:\n{}",
+                            problems.join("\n")
+                        )),
+                    },
+                    Decision::Revise(note) => break Some(note),
+                    Decision::Accept => break None,
+                    Decision::Reject => {
+                        files.clear();
+                        break None;
+                    }
+                }
             };
-            let note = match decision {
-                Decision::Revise(note) => note,
-                Decision::Accept => break Ok((draft, true)),
-                Decision::Reject => break Ok((draft, false)),
-            };
-            drafted = runtime.block_on(interview.revise(&note, person));
+            match note {
+                Some(note) => drafted = runtime.block_on(interview.revise(&note, person)),
+                None => break Ok(files),
+            }
         }
     };
-    let draft = match settled {
-        Ok((draft, true)) => draft,
-        Ok((_, false)) => {
+    let files = match settled {
+        Ok(files) if !files.is_empty() => files,
+        Ok(_) => {
             writer.append(&Stop { reason: Some("not_accepted".into()), ..Stop::default() })?;
             person.show(&format!(
                 "Nothing was written (--accept writes it). The interview is session {id}."
@@ -231,12 +247,12 @@ pub fn interview(
             return Err(UsageError(format!("{e} (the interview is logged as session {id})")).into());
         }
     };
-    let written = write::write(top, feature, &draft, &id, how.allow_dirty, how.branch.as_deref())
+    let written = write::write(top, feature, &files, how.allow_dirty, how.branch.as_deref())
         .map_err(|e| UsageError(e.to_string()))?;
     writer.append(&PlanWritten {
         feature: Some(feature.to_owned()),
         dir: Some(written.dir.display().to_string()),
-        tasks: Some(draft.tasks.len() as u64),
+        tasks: Some(written.tasks as u64),
         files: Some(written.files.clone()),
         ..PlanWritten::default()
     })?;

@@ -1,7 +1,7 @@
 //! The interview screen of `harrow prep`: the conversation above, the answer being written
 //! below in a text area (Ctrl-S or Alt-Enter sends, Esc asks whether to stop), and the draft
-//! to review before anything is written (`y` writes it, `r` sends it back with a note, `n`
-//! writes nothing). The terminal is restored when the screen is dropped, on error and on panic.
+//! to review before anything is written (`y` writes it, `e` edits any part of it by hand, `r`
+//! sends it back with a note, `n` writes nothing). The terminal is restored when the screen is dropped, on error and on panic.
 
 use crate::prep::{Decision, Person};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -115,6 +115,37 @@ impl InterviewScreen {
         }
     }
 
+    /// Edits `shown` (the draft's files) in the whole screen until Ctrl-S (`Some`) or Esc.
+    fn edit(&mut self, shown: &str) -> Option<String> {
+        let mut text = TextArea::new(shown.lines().map(str::to_owned).collect());
+        loop {
+            let _ = self.terminal.draw(|frame| {
+                let [area, hints] = Layout::vertical([Constraint::Min(3), Constraint::Length(1)])
+                    .areas(frame.area());
+                let block = Block::default()
+                    .borders(Borders::ALL)
+                    .title(" Edit the plan: each file follows its ==> line ");
+                let inner = block.inner(area);
+                frame.render_widget(block, area);
+                frame.render_widget(&text, inner);
+                frame.render_widget(
+                    Paragraph::new(
+                        "Ctrl-S keeps the edit (it is checked) · Esc goes back without it",
+                    ),
+                    hints,
+                );
+            });
+            let key = Self::key()?;
+            match typed(&key) {
+                Typed::Send => return Some(text.lines().join("\n")),
+                Typed::Stop => return None,
+                Typed::Edit => {
+                    text.input(key);
+                }
+            }
+        }
+    }
+
     /// Writes text in the area until it is sent (`Some`) or the person stops (`None`).
     fn write(&mut self, placeholder: &str) -> Option<String> {
         let mut text = TextArea::default();
@@ -181,7 +212,7 @@ impl Person for InterviewScreen {
         loop {
             self.draw(
                 None,
-                "y writes and commits it · r sends it back with a note · n writes nothing · ↑↓ PgUp PgDn scroll",
+                "y writes and commits it · e edits it · r sends it back with a note · n writes nothing · ↑↓ PgUp PgDn scroll",
             );
             let Some(key) = Self::key() else { return Decision::Reject };
             match key.code {
@@ -191,6 +222,12 @@ impl Person for InterviewScreen {
                 KeyCode::PageDown => self.back = self.back.saturating_sub(20),
                 KeyCode::Char('y') => return Decision::Accept,
                 KeyCode::Char('n') | KeyCode::Esc => return Decision::Reject,
+                KeyCode::Char('e') => {
+                    if let Some(text) = self.edit(shown) {
+                        self.said.push((Who::Person, "(edited the plan by hand)".into()));
+                        return Decision::Edit(text);
+                    }
+                }
                 KeyCode::Char('r') => {
                     self.back = 0;
                     let Some(note) = self.write("what should change") else {

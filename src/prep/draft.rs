@@ -54,6 +54,16 @@ pub struct Draft {
     pub seed_tests: Vec<SeedTest>,
 }
 
+/// Files as the person reviews them: each after a `==> PATH` line (relative to the
+/// repository), which is also how an edited draft is read back.
+pub fn shown(files: &[(std::path::PathBuf, String)]) -> String {
+    let mut out = String::new();
+    for (path, text) in files {
+        let _ = writeln!(out, "==> {}\n{text}", path.display());
+    }
+    out
+}
+
 /// The `write_plan` tool the interview offers.
 pub fn schema() -> Value {
     let list = json!({"type": "array", "items": {"type": "string"}});

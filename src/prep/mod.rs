@@ -29,6 +29,8 @@ pub enum Decision {
     Accept,
     /// Send it back to the model with this note.
     Revise(String),
+    /// The person edited the draft's files by hand: this text, each file after `==> PATH`.
+    Edit(String),
     /// Write nothing.
     Reject,
 }

@@ -15,6 +15,8 @@ pub struct Written {
     pub files: Vec<String>,
     pub sha: String,
     pub branch: String,
+    /// How many task files the plan has.
+    pub tasks: usize,
 }
 
 /// Why the draft could not be written; one line each.
@@ -57,14 +59,72 @@ pub fn feature_dir(repo: &Path, feature: &str) -> PathBuf {
     repo.join(".harrow").join(feature)
 }
 
-/// Writes `draft` as the feature's plan and commits it — on `branch`, made from the current
-/// commit and checked out, when one is named. `session` is the interview's, named in the seed
-/// file so a run on the plan can say where it came from.
+/// The files a draft becomes, relative to the repository: the plan folder (its seed file
+/// naming the interview `session`, so a run on the plan can say where it came from) and the
+/// seed tests.
+pub fn planned(draft: &Draft, feature: &str, session: &str) -> Vec<(PathBuf, String)> {
+    let dir = Path::new(".harrow").join(feature);
+    let mut files: Vec<(PathBuf, String)> = draft
+        .files(feature, session)
+        .into_iter()
+        .map(|(name, text)| (dir.join(name), text))
+        .collect();
+    files.extend(draft.seed_tests.iter().map(|t| (PathBuf::from(&t.path), t.content.clone())));
+    files
+}
+
+/// Reads back the draft as the person edited it (`==> PATH` before each file), checking that
+/// every path stays inside the repository and that the plan folder is still a valid plan.
+pub fn parse_edited(text: &str, feature: &str) -> Result<Vec<(PathBuf, String)>, Vec<String>> {
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    for line in text.lines() {
+        if let Some(path) = line.strip_prefix("==> ") {
+            files.push((PathBuf::from(path.trim()), String::new()));
+        } else if let Some((_, body)) = files.last_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    let mut problems: Vec<String> = files
+        .iter()
+        .filter_map(|(p, _)| crate::harness::plan::check_test_path(&p.display().to_string()).err())
+        .collect();
+    let dir = Path::new(".harrow").join(feature);
+    let check = tempfile_dir().map_err(|e| vec![e.to_string()])?;
+    for (path, text) in &files {
+        if let Ok(name) = path.strip_prefix(&dir) {
+            let _ = std::fs::write(check.join(name), text.trim_end().to_owned() + "\n");
+        }
+    }
+    if let Err(plan) = crate::harness::plan::check(&check) {
+        problems.extend(plan.iter().map(|p| {
+            p.to_string().replace(&check.display().to_string(), &dir.display().to_string())
+        }));
+    }
+    let _ = std::fs::remove_dir_all(&check);
+    for (_, text) in &mut files {
+        *text = text.trim_end().to_owned() + "\n";
+    }
+    if problems.is_empty() { Ok(files) } else { Err(problems) }
+}
+
+/// A fresh private folder to check an edited plan in.
+fn tempfile_dir() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!(
+        "harrow-plan-check-{}-{}",
+        std::process::id(),
+        crate::session::timestamp::new_session_id()
+    ));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// Writes `files` (relative to the repository) as the feature's plan and commits them — on
+/// `branch`, made from the current commit and checked out, when one is named.
 pub fn write(
     repo_dir: &Path,
     feature: &str,
-    draft: &Draft,
-    session: &str,
+    planned: &[(PathBuf, String)],
     allow_dirty: bool,
     branch: Option<&str>,
 ) -> Result<Written, WriteError> {
@@ -91,18 +151,18 @@ pub fn write(
         repo.set_head(&format!("refs/heads/{name}")).map_err(git)?;
         repo.checkout_head(None).map_err(git)?;
     }
-    let mut planned: Vec<(PathBuf, String)> = draft
-        .files(feature, session)
-        .into_iter()
-        .map(|(name, text)| (dir.join(name), text))
-        .collect();
-    for seed in &draft.seed_tests {
-        let path = top.join(&seed.path);
-        if path.exists() {
-            return Err(WriteError::Exists(path.display().to_string()));
-        }
-        planned.push((path, seed.content.clone()));
+    let planned: Vec<(PathBuf, String)> =
+        planned.iter().map(|(p, t)| (top.join(p), t.clone())).collect();
+    if let Some((path, _)) = planned.iter().find(|(p, _)| p.exists()) {
+        return Err(WriteError::Exists(path.display().to_string()));
     }
+    let tasks = planned
+        .iter()
+        .filter(|(p, _)| {
+            p.starts_with(&dir)
+                && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("T-"))
+        })
+        .count();
     let mut files = Vec::new();
     for (path, text) in &planned {
         if let Some(parent) = path.parent() {
@@ -120,18 +180,33 @@ pub fn write(
         repo.signature().or_else(|_| Signature::now("harrow", "harrow@localhost")).map_err(git)?;
     let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     let parents: Vec<&git2::Commit> = parent.iter().collect();
-    let message = format!(
-        "Plan {feature} (harrow prep)\n\n{} task(s), written from an interview.",
-        draft.tasks.len()
-    );
+    let message =
+        format!("Plan {feature} (harrow prep)\n\n{tasks} task(s), written from an interview.");
     let oid = repo.commit(Some("HEAD"), &sig, &sig, &message, &tree, &parents).map_err(git)?;
     let branch =
         repo.head().ok().and_then(|h| h.shorthand().ok().map(str::to_owned)).unwrap_or_default();
-    Ok(Written { dir, files, sha: oid.to_string(), branch })
+    Ok(Written { dir, files, sha: oid.to_string(), branch, tasks })
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_edited_draft_is_read_back_and_checked() {
+        let text = "==> .harrow/f/overview.md\n# F\n\n==> .harrow/f/T-001-a.md\n---\nid: T-001\ntitle: A\n---\n## Acceptance criteria\n- x\n==> tests/t.py\ndef test(): pass\n";
+        let files = super::parse_edited(text, "f").unwrap();
+        assert_eq!(files.len(), 3);
+        assert_eq!(files[2].0, std::path::PathBuf::from("tests/t.py"));
+        let broken = text.replace("- x\n", "");
+        let problems = super::parse_edited(&broken, "f").unwrap_err().join("\n");
+        assert!(problems.contains("T-001 has no acceptance criteria"), "{problems}");
+        assert!(
+            problems.contains(".harrow/f/T-001-a.md"),
+            "named by its place in the repository: {problems}"
+        );
+        let outside = text.replace("tests/t.py", "../t.py");
+        assert!(super::parse_edited(&outside, "f").is_err(), "a path outside the repository");
+    }
+
     #[test]
     fn the_seed_file_names_its_interview() {
         assert_eq!(
