@@ -155,12 +155,9 @@ impl<'a> Interview<'a> {
         }
     }
 
+    /// The interview's events belong to no task: it is about the plan, not one of its tasks.
     fn scope(&self) -> Scope {
-        Scope {
-            task_id: Some(self.feature.clone()),
-            iter: Some(self.turn as u64),
-            ..Scope::default()
-        }
+        Scope { iter: Some(self.turn as u64), ..Scope::default() }
     }
 
     /// Carries the conversation on until the model writes a plan that holds together.
