@@ -418,10 +418,8 @@ impl App {
                     Err(why) => self.notice = Some(why),
                 }
             }
-            Action::Close => {
-                self.overlay = Overlay::None;
-                self.sel.zoom = false;
-            }
+            // Overlays take their own Esc; on the panes it leaves the zoom.
+            Action::Close => self.sel.zoom = false,
             // Keys of other modes: the main table never binds them.
             Action::Evidence(_)
             | Action::Submit
@@ -543,8 +541,9 @@ impl App {
         let previous = std::mem::take(&mut self.prepared);
         self.prepared = frame::prepare(&mut self.player, &mut self.sel, previous, area, at);
         let streaming = run_alive && self.at_end() && self.sel.stream_back == 0;
-        let waiting_on_a_model =
-            self.player.view.waiting().is_some_and(|w| w.what.starts_with("waiting on the"));
+        let waiting_on_a_model = self.player.view.waiting().is_some_and(|w| {
+            w.what == super::view::WORKER_WAIT || w.what == super::view::EVALUATOR_WAIT
+        });
         if streaming && waiting_on_a_model {
             self.prepared.live = crate::session::live::read(self.dir.root());
         }

@@ -220,6 +220,13 @@ impl Player {
         self.index.kind_at(pos)
     }
 
+    /// The whole stream as `filter` keeps it, beside the index to read its events from: a
+    /// search walks the one while fetching from the other, with no copy of the stream.
+    pub fn stream_and_index(&mut self, filter: super::view::Filter) -> (&[usize], &mut EventIndex) {
+        let Player { view, index, .. } = self;
+        (view.whole_stream(filter), index)
+    }
+
     /// Reads and decodes the event at `pos`.
     pub fn fetch(&mut self, pos: usize) -> Result<Event, FetchError> {
         self.index.fetch(pos)

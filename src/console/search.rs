@@ -22,9 +22,9 @@ fn find_from(
     forward: bool,
 ) -> Option<usize> {
     let needle = query.to_lowercase();
-    let rows = player.view.whole_stream(filter).to_vec();
+    let (rows, index) = player.stream_and_index(filter);
     let mut matches =
-        |pos: &usize| player.fetch(*pos).is_ok_and(|e| row(&e).to_lowercase().contains(&needle));
+        |pos: &usize| index.fetch(*pos).is_ok_and(|e| row(&e).to_lowercase().contains(&needle));
     if forward {
         rows[rows.partition_point(|p| *p < start)..].iter().copied().find(|p| matches(p))
     } else {

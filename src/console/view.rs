@@ -183,6 +183,9 @@ pub struct Waiting {
 /// a run is there to wait (in a replay it would crowd the status line at every other event).
 pub const WORKER_WAIT: &str = "waiting on the worker model";
 
+/// The wait on the evaluator's verdict.
+pub const EVALUATOR_WAIT: &str = "waiting on the evaluator";
+
 /// The wait on a person's decision about a held task.
 pub const OPERATOR_WAIT: &str = "waiting on you";
 
@@ -208,7 +211,7 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         },
         K::TaskState => match p.to.get() {
             Some("validating") => WaitChange::Begins("validators running".to_owned()),
-            Some("evaluating") => WaitChange::Begins("waiting on the evaluator".to_owned()),
+            Some("evaluating") => WaitChange::Begins(EVALUATOR_WAIT.to_owned()),
             Some("needs_operator") => WaitChange::Begins(OPERATOR_WAIT.to_owned()),
             _ => WaitChange::Over,
         },

@@ -7,7 +7,6 @@ use crate::harness::plan;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
-use std::path::Path;
 
 /// The overview's parts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -208,20 +207,6 @@ impl Draft {
                     let _ = writeln!(out, "- {}", item.trim());
                 }
             }
-        }
-        out
-    }
-
-    /// The draft as the person reviews it: every file with its path, then the seed tests.
-    pub fn shown(&self, feature_dir: &Path, session: &str) -> String {
-        let feature =
-            feature_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let mut out = String::new();
-        for (name, text) in self.files(&feature, session) {
-            let _ = writeln!(out, "==> {}/{name}\n{text}", feature_dir.display());
-        }
-        for seed in &self.seed_tests {
-            let _ = writeln!(out, "==> {}\n{}", seed.path, seed.content);
         }
         out
     }
