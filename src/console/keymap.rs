@@ -297,7 +297,7 @@ const MAIN: &[Binding] = &[
         &[K::Enter],
         "Enter",
         A::Inspect,
-        "inspect the verdict at the cursor: category, concern, evidence, case",
+        "Worker: the selected row in full; a verdict, elsewhere: inspect it",
         H::Always(4, "Enter inspect"),
     ),
     bind(&[K::Esc], "Esc", A::Close, "leave the zoom", H::No),
