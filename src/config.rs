@@ -94,6 +94,35 @@ pub struct ModelsSection {
     /// Ask for replies as a stream (default); `false` asks for whole replies only.
     #[serde(default = "default_stream")]
     pub stream: bool,
+    /// The most bytes one reply may have; past it the reply is cut and the call fails.
+    #[serde(default = "default_max_reply_bytes")]
+    pub max_reply_bytes: u64,
+    /// The longest one reply may take, first byte to last.
+    #[serde(default = "default_max_reply_secs")]
+    pub max_reply_secs: u64,
+    /// Tries per call when the server is busy (429, 5xx), unreachable, silent or unusable.
+    #[serde(default = "default_max_tries")]
+    pub max_tries: u32,
+    /// The first wait between two tries; each later one doubles (with jitter), unless the
+    /// server says how long to wait (`Retry-After`).
+    #[serde(default = "default_retry_base_ms")]
+    pub retry_base_ms: u64,
+}
+
+fn default_max_reply_bytes() -> u64 {
+    crate::brain::client::DEFAULT_MAX_REPLY_BYTES
+}
+
+fn default_max_reply_secs() -> u64 {
+    crate::brain::client::DEFAULT_MAX_REPLY_SECS
+}
+
+fn default_max_tries() -> u32 {
+    4
+}
+
+fn default_retry_base_ms() -> u64 {
+    2_000
 }
 
 fn default_stream() -> bool {
@@ -118,6 +147,10 @@ impl Default for ModelsSection {
             connect_timeout_secs: default_connect_timeout(),
             read_timeout_secs: default_read_timeout(),
             max_output_tokens: None,
+            max_reply_bytes: default_max_reply_bytes(),
+            max_reply_secs: default_max_reply_secs(),
+            max_tries: default_max_tries(),
+            retry_base_ms: default_retry_base_ms(),
             stream: default_stream(),
         }
     }
@@ -137,6 +170,10 @@ pub struct HandsSection {
     /// Linters run after an edit, by extension.
     #[serde(default)]
     pub post_edit: Vec<PostEditLinter>,
+    /// Environment variables the worker's commands may see besides the built-in allow-list
+    /// (credentials never pass).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
 }
 
 fn default_bash_timeout() -> u64 {
@@ -150,6 +187,7 @@ impl Default for HandsSection {
             sandbox: SandboxMode::Auto,
             deny: Vec::new(),
             post_edit: Vec::new(),
+            pass_env: Vec::new(),
         }
     }
 }
@@ -161,6 +199,7 @@ impl HandsSection {
             sandbox: self.sandbox,
             deny: self.deny.clone(),
             post_edit: self.post_edit.clone(),
+            pass_env: self.pass_env.clone(),
         }
     }
 }

@@ -13,4 +13,5 @@ pub mod hands;
 pub mod harness;
 pub mod keys;
 pub mod prep;
+pub mod printable;
 pub mod session;

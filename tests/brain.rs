@@ -111,7 +111,7 @@ async fn failures_are_classified_for_the_operator_and_never_show_the_key() {
             json!({"http_status": 400, "error_code": "context_length_exceeded"}),
             "context window is exceeded",
         ),
-        (json!({"http_status": 503}), "cannot be reached: 503 after retries"),
+        (json!({"http_status": 503}), "answered 503: scripted 503 Service Unavailable"),
         (json!({"http_status": 422}), "rejected the request (422)"),
     ];
     for (turn, needle) in cases {

@@ -195,3 +195,78 @@ fn the_plan_can_be_committed_on_a_branch_of_its_own() {
     assert_eq!(git(&repo, &["rev-parse", "HEAD^"]), start, "made from the current commit");
     assert!(git(&repo, &["status", "--porcelain"]).trim().is_empty(), "nothing left uncommitted");
 }
+
+/// The bytes no printed or written text may hold: ESC, BEL, DEL and the C1 controls.
+fn holds_controls(bytes: &[u8]) -> bool {
+    bytes.iter().any(|b| matches!(b, 0x1b | 0x07 | 0x7f))
+        || String::from_utf8_lossy(bytes).chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c))
+}
+
+#[test]
+fn a_draft_through_committed_links_or_into_git_is_refused_to_the_model_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = repo_and_plan(tmp.path(), 1);
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("docs")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join(".harrow")).unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "links"]);
+    let with_seed = |path: &str| {
+        let mut args = plan_args("T-002", &json!(["prints only matching items"]));
+        args["seed_tests"] = json!([{"path": path, "content": "#!/bin/sh\ntouch /tmp/pwned\n"}]);
+        args["tasks"][0]["tests"] = json!([path]);
+        json!({"tool_calls": [{"name": "write_plan", "arguments": args}]})
+    };
+    let script = json!({"prep": {"search": {"1": [
+        with_seed("docs/test_search.py"),
+        with_seed(".git/hooks/post-commit"),
+    ]}}});
+    let (_rt, server) = serve(&script, true);
+    let out = prep(tmp.path(), &server.base_url(), &repo, &["--accept"]);
+    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing written outside");
+    assert!(!repo.join(".git/hooks/post-commit").exists(), "no hook planted");
+    let told: String = server
+        .received()
+        .iter()
+        .filter(|r| r.role == "prep")
+        .map(|r| r.body["messages"].to_string())
+        .collect();
+    assert!(told.contains("through 'docs', a symbolic link"), "the model is told why: {told}");
+    assert!(told.contains("through '.harrow', a symbolic link"), "{told}");
+    assert!(told.contains("inside .git, which prep never writes"), "{told}");
+}
+
+#[test]
+fn hostile_text_in_questions_and_drafts_reaches_neither_the_terminal_nor_the_plan_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = repo_and_plan(tmp.path(), 1);
+    let evil = "\u{1b}]0;pwned\u{7}\u{1b}]52;c;cHduZWQ=\u{7}\u{9b}31m\u{7f}";
+    let mut args = plan_args("T-002", &json!([format!("prints matches {evil}")]));
+    args["overview"]["tldr"] = json!(format!("Search {evil}"));
+    args["seed_tests"][0]["content"] = json!(format!("def test_search():\n    assert '{evil}'\n"));
+    let script = json!({"prep": {"search": {"1": [
+        {"content": format!("Titles or notes? {evil}")},
+        {"tool_calls": [{"name": "write_plan", "arguments": args}]}
+    ]}}});
+    let (_rt, server) = serve(&script, true);
+    let out = prep(tmp.path(), &server.base_url(), &repo, &["--headless", "--accept"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!holds_controls(&out.stdout), "{:?}", String::from_utf8_lossy(&out.stdout));
+    assert!(!holds_controls(&out.stderr), "{:?}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\\u{1b}]0;pwned"), "shown, escaped");
+    let mut files = vec![repo.join("tests/test_search.py")];
+    files
+        .extend(std::fs::read_dir(repo.join(".harrow/search")).unwrap().map(|e| e.unwrap().path()));
+    assert!(files.len() >= 3);
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            !holds_controls(&bytes),
+            "{}: {:?}",
+            file.display(),
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+}

@@ -1,12 +1,15 @@
 //! Model calls over any OpenAI-compatible endpoint, one endpoint per role.
 //!
-//! async-openai carries each request and retries 429, 5xx and transport failures itself,
-//! honouring `Retry-After`. On top of that this module retries replies that arrived but are
-//! unusable — empty, or an error inside a 200 — with exponential backoff and jitter, measures
-//! usage and cost, and turns every failure into a [`BrainError`] that says what to do. API keys
-//! live only in the client's configuration: never in an event, a log line or an error.
+//! async-openai carries each request over [`transport`](super::transport), which never retries
+//! on its own: every try is made here and reported to the caller, so each is logged as its own
+//! `model_call`. A 429, a 5xx, a connection that fails, a silent or stalled model and a reply
+//! that arrives unusable (empty, or an error inside a 200) are tried again with exponential
+//! backoff and jitter, honouring `Retry-After`. A reply is bounded in size and in time. Every
+//! failure becomes a [`BrainError`] that says what to do. API keys live only in the client's
+//! configuration: never in an event, a log line or an error.
 
 use super::stream;
+use super::transport::{self, Notes, Transport};
 use crate::session::event::ToolCallRecord;
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
@@ -90,7 +93,16 @@ pub struct BrainConfig {
     pub max_output_tokens: Option<u64>,
     /// Ask for replies as a stream (falling back, per endpoint, where it is refused).
     pub stream: bool,
+    /// The most bytes one reply may have on the wire; past it the reply is cut.
+    pub max_reply_bytes: u64,
+    /// The longest one reply may take, from the request to its last byte.
+    pub max_reply_time: Duration,
 }
+
+/// The default bound on a reply's size: far above any real reply, far below a machine's memory.
+pub const DEFAULT_MAX_REPLY_BYTES: u64 = 16 * 1024 * 1024;
+/// The default bound on a reply's duration.
+pub const DEFAULT_MAX_REPLY_SECS: u64 = 600;
 
 impl BrainConfig {
     pub fn new(endpoints: BTreeMap<Role, Endpoint>) -> BrainConfig {
@@ -104,6 +116,8 @@ impl BrainConfig {
             prices: BTreeMap::new(),
             max_output_tokens: None,
             stream: true,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+            max_reply_time: Duration::from_secs(DEFAULT_MAX_REPLY_SECS),
         }
     }
 }
@@ -204,6 +218,12 @@ pub enum BrainError {
     Rejected { role: &'static str, base_url: String, status: u16, detail: String },
     #[error("the {role} endpoint {base_url} cannot be reached: {detail}")]
     Unreachable { role: &'static str, base_url: String, detail: String, status: Option<u16> },
+    #[error("the {role} endpoint {base_url} answered {status}: {detail}")]
+    Answered { role: &'static str, base_url: String, status: u16, detail: String },
+    #[error(
+        "the {role} reply from {base_url} was cut: {why}; raise [models] {setting} if such replies are expected"
+    )]
+    Cut { role: &'static str, base_url: String, why: String, setting: &'static str },
     #[error(
         "no answer from the {role} model at {base_url} in {secs} s: it may just be slow (a local model on a small machine can take minutes); raise [models] read_timeout_secs"
     )]
@@ -226,9 +246,24 @@ impl BrainError {
         matches!(
             self,
             BrainError::Unreachable { .. }
+                | BrainError::Answered { .. }
+                | BrainError::Cut { .. }
                 | BrainError::Unhealthy { .. }
                 | BrainError::Silent { .. }
                 | BrainError::Stalled { .. }
+        )
+    }
+
+    /// Whether the same request may work a moment later: the model was silent or stopped, the
+    /// server was busy (429, 5xx), or the connection failed. A cut reply is not asked again:
+    /// that would pay for the same runaway reply twice.
+    fn worth_another_try(&self) -> bool {
+        matches!(
+            self,
+            BrainError::Silent { .. }
+                | BrainError::Stalled { .. }
+                | BrainError::Answered { .. }
+                | BrainError::Unreachable { status: None, .. }
         )
     }
 
@@ -240,6 +275,9 @@ impl BrainError {
             BrainError::ContextExceeded { .. } => "context_exceeded",
             BrainError::Rejected { .. } => "rejected",
             BrainError::Unreachable { .. } => "unreachable",
+            BrainError::Answered { status: 429, .. } => "rate_limited",
+            BrainError::Answered { .. } => "server_error",
+            BrainError::Cut { .. } => "cut",
             BrainError::Silent { .. } => "timeout",
             BrainError::Stalled { .. } => "stalled",
             BrainError::Unhealthy { .. } => "unhealthy",
@@ -251,9 +289,9 @@ impl BrainError {
     /// The HTTP status the endpoint answered with, when it answered.
     pub fn http_status(&self) -> Option<u16> {
         match self {
-            BrainError::Unauthorized { status, .. } | BrainError::Rejected { status, .. } => {
-                Some(*status)
-            }
+            BrainError::Unauthorized { status, .. }
+            | BrainError::Rejected { status, .. }
+            | BrainError::Answered { status, .. } => Some(*status),
             BrainError::ModelNotFound { .. } => Some(404),
             BrainError::Unreachable { status, .. } => *status,
             _ => None,
@@ -270,6 +308,17 @@ pub struct Brain {
     pub(super) http: reqwest::Client,
     /// Base URLs that refused a streamed request: asked without streaming from then on.
     unstreamed: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+    /// What the transport noted about each call (`Retry-After`, a cut).
+    notes: Notes,
+    /// Numbers the calls, so a note finds its call.
+    calls: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// A request that failed, with the wait the server asked for.
+#[derive(Debug)]
+struct Failure {
+    error: BrainError,
+    retry_after: Option<Duration>,
 }
 
 impl std::fmt::Debug for Brain {
@@ -294,7 +343,9 @@ impl Brain {
     pub fn new(config: BrainConfig) -> Result<Brain, BrainError> {
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
-            .read_timeout(config.read_timeout)
+            // The silence timeouts are the brain's own (they tell a silent model from a stalled
+            // one); the transport's is a backstop behind them.
+            .read_timeout(config.read_timeout + Duration::from_secs(5))
             .build()
             .map_err(|e| BrainError::Unreachable {
                 role: "worker",
@@ -302,6 +353,8 @@ impl Brain {
                 detail: e.to_string(),
                 status: None,
             })?;
+        let notes = Notes::default();
+        let transport = Transport::new(http.clone(), config.max_reply_bytes, notes.clone());
         let clients = config
             .endpoints
             .iter()
@@ -309,10 +362,18 @@ impl Brain {
                 let cfg = OpenAIConfig::new()
                     .with_api_base(e.base_url.trim_end_matches('/'))
                     .with_api_key(e.api_key.clone().unwrap_or_default());
-                (*role, Client::build(http.clone(), cfg))
+                let client = Client::build(http.clone(), cfg).with_http_service(transport.clone());
+                (*role, client)
             })
             .collect();
-        Ok(Brain { config, clients, http, unstreamed: std::sync::Arc::default() })
+        Ok(Brain {
+            config,
+            clients,
+            http,
+            unstreamed: std::sync::Arc::default(),
+            notes,
+            calls: std::sync::Arc::default(),
+        })
     }
 
     pub fn endpoint(&self, role: Role) -> Option<&Endpoint> {
@@ -361,11 +422,49 @@ impl Brain {
         tag: &CallTag<'_>,
         request: &Value,
         on_chunk: &mut impl FnMut(&stream::Partial),
+    ) -> Result<Value, Failure> {
+        let role = tag.role.as_str();
+        let endpoint = self.endpoint(tag.role).ok_or(BrainError::NotConfigured(role));
+        let endpoint = endpoint.map_err(|error| Failure { error, retry_after: None })?;
+        let call = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed).to_string();
+        let limit = self.config.max_reply_time;
+        let answer =
+            tokio::time::timeout(limit, self.request_once(tag, request, &call, on_chunk)).await;
+        let note = self.notes.take(&call);
+        let cut = |why: String, setting| BrainError::Cut {
+            role,
+            base_url: endpoint.base_url.clone(),
+            why,
+            setting,
+        };
+        let result = match answer {
+            Err(_) => {
+                Err(cut(format!("it took longer than {} s", limit.as_secs()), "max_reply_secs"))
+            }
+            Ok(Err(_)) if note.cut_at.is_some() => Err(cut(
+                format!("it passed {}", megabytes(note.cut_at.unwrap_or_default())),
+                "max_reply_bytes",
+            )),
+            Ok(result) => result,
+        };
+        result.map_err(|error| Failure { error, retry_after: note.retry_after })
+    }
+
+    /// One request as [`Brain::request`] makes it, without the bounds on time.
+    async fn request_once(
+        &self,
+        tag: &CallTag<'_>,
+        request: &Value,
+        call: &str,
+        on_chunk: &mut impl FnMut(&stream::Partial),
     ) -> Result<Value, BrainError> {
         let role = tag.role.as_str();
         let endpoint = self.endpoint(tag.role).ok_or(BrainError::NotConfigured(role))?;
         let client = self.clients.get(&tag.role).ok_or(BrainError::NotConfigured(role))?;
-        let headers = Self::tag_headers(tag);
+        let mut headers = Self::tag_headers(tag);
+        if let Ok(v) = HeaderValue::from_str(call) {
+            headers.insert(transport::CALL_HEADER, v);
+        }
         let silent = || BrainError::Silent {
             role,
             base_url: endpoint.base_url.clone(),
@@ -376,8 +475,9 @@ impl Brain {
             streamed["stream"] = json!(true);
             streamed["stream_options"] = json!({"include_usage": true});
             let silence = self.config.read_timeout;
-            match stream::receive(client, headers.clone(), &streamed, silence, &mut *on_chunk).await
-            {
+            let mut asked = headers.clone();
+            asked.insert(transport::STREAM_HEADER, HeaderValue::from_static("1"));
+            match stream::receive(client, asked, &streamed, silence, &mut *on_chunk).await {
                 Ok(body) => return Ok(body),
                 Err(stream::StreamFailure::Refused) => {
                     if let Ok(mut set) = self.unstreamed.lock() {
@@ -395,10 +495,22 @@ impl Brain {
                 Err(stream::StreamFailure::Failed(e)) => {
                     return Err(classify(e, tag.role, endpoint, self.config.read_timeout));
                 }
+                Err(stream::StreamFailure::Cut(why)) => {
+                    return Err(BrainError::Cut {
+                        role,
+                        base_url: endpoint.base_url.clone(),
+                        why,
+                        setting: "max_reply_bytes",
+                    });
+                }
             }
         }
+        let chat = client.chat();
+        let chat = chat.headers(headers);
         let response: Result<Value, OpenAIError> =
-            client.chat().headers(headers).create_byot(request).await;
+            tokio::time::timeout(self.config.read_timeout, chat.create_byot(request))
+                .await
+                .map_err(|_| silent())?;
         response.map_err(|e| classify(e, tag.role, endpoint, self.config.read_timeout))
     }
 
@@ -427,13 +539,13 @@ impl Brain {
             let duration = started.elapsed();
             let body = match response {
                 Ok(body) => body,
-                Err(error) => {
-                    // A model that is only slow gets the same patience as one that answered
-                    // badly: tries with backoff, then the run stops resumably.
-                    let again =
-                        matches!(error, BrainError::Silent { .. } | BrainError::Stalled { .. })
-                            && number < self.config.max_attempts;
-                    let backoff = again.then(|| self.backoff(number));
+                Err(Failure { error, retry_after }) => {
+                    // A model that is slow or busy gets the same patience as one that answered
+                    // badly: tries with backoff (as long as the server asked, when it said),
+                    // each reported as it fails; then the run stops resumably.
+                    let again = error.worth_another_try() && number < self.config.max_attempts;
+                    let backoff =
+                        again.then(|| retry_after.unwrap_or_else(|| self.backoff(number)));
                     let failed = Attempt {
                         number,
                         health: "provider_error",
@@ -564,6 +676,24 @@ fn health(body: &Value, reply: &Reply) -> (&'static str, Option<String>) {
     ("ok", None)
 }
 
+/// The message of an OpenAI-style error body (`{"error": {"message": …}}`), which async-openai
+/// leaves as raw text for server errors; other text as it is.
+fn error_message(text: &str) -> String {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| v["error"]["message"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| text.to_owned())
+}
+
+/// `16 MB`, `512 KB`: a size as people say it.
+fn megabytes(bytes: u64) -> String {
+    if bytes >= 1024 * 1024 {
+        format!("{} MB", bytes / (1024 * 1024))
+    } else {
+        format!("{} KB", bytes.div_ceil(1024))
+    }
+}
+
 pub(super) fn classify(
     e: OpenAIError,
     r: Role,
@@ -585,12 +715,9 @@ pub(super) fn classify(
                 }
                 404 => BrainError::ModelNotFound { role, base_url, model: endpoint.model.clone() },
                 400 | 413 if context => BrainError::ContextExceeded { role, detail },
-                429 | 500..=599 => BrainError::Unreachable {
-                    role,
-                    base_url,
-                    detail: format!("{status} after retries: {detail}"),
-                    status: Some(status),
-                },
+                429 | 500..=599 => {
+                    BrainError::Answered { role, base_url, status, detail: error_message(&detail) }
+                }
                 _ => BrainError::Rejected { role, base_url, status, detail },
             }
         }

@@ -5,3 +5,4 @@ pub mod client;
 pub mod preflight;
 pub mod scripted;
 pub mod stream;
+pub mod transport;

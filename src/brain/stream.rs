@@ -13,6 +13,10 @@ use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
+/// The most tool calls one reply may make; an index past it cuts the reply (a server whose
+/// indices climb without end would otherwise grow the assembly without end).
+pub const MAX_TOOL_CALLS: usize = 128;
+
 /// A reply as far as it has arrived, for the console to show while it streams.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Partial {
@@ -35,8 +39,9 @@ pub struct Assembly {
 }
 
 impl Assembly {
-    /// Takes one chunk (`chat.completion.chunk`).
-    pub fn feed(&mut self, chunk: &Value) {
+    /// Takes one chunk (`chat.completion.chunk`); refuses a tool-call index past
+    /// [`MAX_TOOL_CALLS`], saying why.
+    pub fn feed(&mut self, chunk: &Value) -> Result<(), String> {
         self.partial.chunks += 1;
         for key in ["id", "model", "provider", "created"] {
             if let Some(v) = chunk.get(key).filter(|v| !v.is_null()) {
@@ -49,7 +54,9 @@ impl Assembly {
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             self.head.insert("error".into(), error.clone());
         }
-        let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) else { return };
+        let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) else {
+            return Ok(());
+        };
         if let Some(reason) = choice["finish_reason"].as_str() {
             self.finish_reason = Some(reason.to_owned());
         }
@@ -69,8 +76,10 @@ impl Assembly {
             let index = call["index"].as_u64().map_or(self.partial.tool_calls.len(), |i| {
                 usize::try_from(i).unwrap_or(usize::MAX)
             });
-            if index > self.partial.tool_calls.len() + 64 {
-                continue;
+            if index >= MAX_TOOL_CALLS {
+                return Err(format!(
+                    "it named tool call {index}, past the limit of {MAX_TOOL_CALLS} calls in one reply"
+                ));
             }
             while self.partial.tool_calls.len() <= index {
                 self.partial.tool_calls.push((String::new(), String::new()));
@@ -87,6 +96,7 @@ impl Assembly {
                 arguments.push_str(a);
             }
         }
+        Ok(())
     }
 
     pub fn partial(&self) -> &Partial {
@@ -137,6 +147,8 @@ pub enum StreamFailure {
     Stalled(u64),
     /// The first chunk never came within the silence timeout.
     Silent,
+    /// The reply broke a bound (see [`MAX_TOOL_CALLS`]).
+    Cut(String),
 }
 
 /// Whether an error to a streamed request says the server does not stream.
@@ -176,7 +188,7 @@ pub async fn receive(
             Err(_) => return Err(StreamFailure::Stalled(silence.as_secs())),
             Ok(None) => break,
             Ok(Some(Ok(chunk))) => {
-                assembly.feed(&chunk);
+                assembly.feed(&chunk).map_err(StreamFailure::Cut)?;
                 on_chunk(assembly.partial());
             }
             Ok(Some(Err(e))) if assembly.partial.chunks == 0 && refuses_streaming(&e) => {
@@ -212,7 +224,7 @@ mod tests {
         ];
         let mut a = Assembly::default();
         for c in &chunks {
-            a.feed(c);
+            a.feed(c).unwrap();
         }
         assert_eq!(a.partial().tool_calls[1].1, "{\"command\": \"ls\"}");
         let body = a.finish();

@@ -67,7 +67,7 @@ struct Scripted {
 
 impl crate::prep::Person for Scripted {
     fn answer(&mut self, question: &str) -> Option<String> {
-        println!("\nprep asks: {}", question.trim());
+        println!("\nprep asks: {}", crate::printable::text(question.trim()));
         std::thread::sleep(self.pause);
         let answer = self.answers.0.pop_front()?;
         println!("you answer: {answer}");

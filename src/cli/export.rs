@@ -25,13 +25,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let found = args.target.resolve()?;
     let text = render(&found.dir, &found.id, args.format)
         .wrap_err_with(|| format!("cannot read session {}", found.dir.display()))?;
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, text)
-                .wrap_err_with(|| format!("cannot write {}", path.display()))?;
-            eprintln!("harrow: wrote {}", path.display());
-        }
-        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+    if let Some(path) = &args.output {
+        std::fs::write(path, text).wrap_err_with(|| format!("cannot write {}", path.display()))?;
+        eprintln!("harrow: wrote {}", path.display());
+    } else {
+        let mut out = super::out::stdout();
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -70,16 +70,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 /// model text or tool output (escape sequences that could move the cursor, retitle the window
 /// or hide text) shown escaped instead of sent raw.
 pub fn terminal_line(text: &str) -> String {
-    let clean = crate::keys::scrub(text);
-    let mut out = String::with_capacity(clean.len());
-    for c in clean.chars() {
-        if c.is_control() && c != '\t' {
-            let _ = write!(out, "{}", c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::printable::line(&crate::keys::scrub(text))
 }
 
 #[cfg(test)]
@@ -90,7 +81,7 @@ mod tests {
     fn control_characters_are_shown_escaped() {
         assert_eq!(
             terminal_line("ok\x1b]0;pwned\x07 done\r\n"),
-            "ok\\u{1b}]0;pwned\\u{7} done\\r\\n"
+            "ok\\u{1b}]0;pwned\\u{7} done\\u{d}\\n"
         );
         assert_eq!(terminal_line("tab\tstays"), "tab\tstays");
     }

@@ -4,6 +4,7 @@ mod control;
 pub mod demo;
 mod export;
 mod format;
+mod out;
 mod plan_verbs;
 pub mod prep;
 mod replay;

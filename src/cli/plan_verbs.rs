@@ -76,7 +76,10 @@ pub fn check(args: &CheckArgs) -> ExitCode {
                 })
                 .collect();
             println!("{}: {} task(s), ready to run", p.source.display(), p.tasks.len());
-            print!("{}", table(&["TASK", "TITLE", "CRITERIA", "TESTS"], &rows));
+            print!(
+                "{}",
+                crate::printable::text(&table(&["TASK", "TITLE", "CRITERIA", "TESTS"], &rows))
+            );
             ExitCode::SUCCESS
         }
         Err(problems) => {

@@ -7,8 +7,8 @@ use super::UsageError;
 use super::run::{ModelArgs, brain_config};
 use crate::brain::client::Brain;
 use crate::config::Config;
-use crate::hands::Hands;
 use crate::hands::workspace::Workspace;
+use crate::hands::{Hands, HandsConfig};
 use crate::prep::{Answers, Decision, Interview, Person, write};
 use crate::session::discover;
 use crate::session::event::{PlanWritten, SeedCommitted, SessionStart, Stop};
@@ -58,7 +58,7 @@ struct Typed;
 
 impl Person for Typed {
     fn answer(&mut self, question: &str) -> Option<String> {
-        println!("\n{}\n", question.trim());
+        println!("\n{}\n", crate::printable::text(question.trim()));
         print!("> ");
         let _ = std::io::stdout().flush();
         let mut lines = Vec::new();
@@ -76,7 +76,7 @@ impl Person for Typed {
     }
 
     fn review(&mut self, shown: &str) -> Decision {
-        println!("\nThe plan, as it will be written:\n\n{shown}");
+        println!("\nThe plan, as it will be written:\n\n{}", crate::printable::text(shown));
         if !std::io::stdin().is_terminal() {
             return Decision::Reject;
         }
@@ -165,8 +165,13 @@ pub fn interview(
     let id = timestamp::new_session_id();
     let dir = sessions.join(&id);
     let mut writer = SessionWriter::create(&dir).wrap_err("cannot create the session folder")?;
-    let hands = Hands::new(top, Some(&dir), config.hands.to_hands_config())
-        .map_err(|e| UsageError(e.to_string()))?;
+    // The interview's tools only read files (never a command), so it needs no sandbox; it must
+    // not be refused on a machine that has none.
+    let reading_only = HandsConfig {
+        sandbox: crate::hands::isolation::SandboxMode::Off,
+        ..config.hands.to_hands_config()
+    };
+    let hands = Hands::new(top, Some(&dir), reading_only).map_err(|e| UsageError(e.to_string()))?;
     writer.append(&SessionStart {
         phase: Some("prep".into()),
         session_id: Some(id.clone()),

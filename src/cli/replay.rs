@@ -69,12 +69,13 @@ pub fn replay(args: &Args) -> Result<ExitCode> {
     let found = args.target.resolve()?;
     if args.headless {
         let mut index = EventIndex::build(&found.dir.join(EVENTS_FILE))?;
-        let mut out = std::io::stdout().lock();
+        let mut out = super::out::stdout();
         for i in 0..index.len() {
             if let Some(line) = index.fetch(i).ok().as_ref().and_then(|e: &Event| describe(e)) {
                 writeln!(out, "{}", terminal_line(&line))?;
             }
         }
+        out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
     let app =

@@ -217,6 +217,10 @@ pub fn brain_config(m: &ModelArgs, config: &Config) -> Result<BrainConfig, Usage
     brain.prices.clone_from(&config.prices);
     brain.max_output_tokens = config.models.max_output_tokens;
     brain.stream = config.models.stream;
+    brain.max_reply_bytes = config.models.max_reply_bytes.max(1024);
+    brain.max_reply_time = Duration::from_secs(config.models.max_reply_secs.max(1));
+    brain.max_attempts = config.models.max_tries.max(1);
+    brain.backoff_base = Duration::from_millis(config.models.retry_base_ms);
     Ok(brain)
 }
 
@@ -335,7 +339,10 @@ pub fn create_session(start: Start) -> Result<Run> {
     if let Some(prep) = run.plan.seed.as_deref().and_then(crate::prep::write::prep_session) {
         payload.extra.insert("prep_session".into(), serde_json::json!(prep));
     }
-    payload.extra.insert("sandbox".into(), serde_json::json!(run.hands.isolation.describe()));
+    payload.extra.insert("sandbox".into(), serde_json::json!(run.hands.isolation.kind()));
+    payload
+        .extra
+        .insert("sandbox_detail".into(), serde_json::json!(run.hands.isolation.describe()));
     payload.extra.insert("validators".into(), serde_json::json!(run.opts.validators));
     payload.extra.insert("notices".into(), serde_json::json!(notices));
     payload.extra.extend(start.extra);
@@ -353,13 +360,14 @@ pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::threa
     std::thread::spawn(move || {
         let tailer = follow(&path, from, 1, move |ev| {
             if let TailEvent::Lines(lines) = ev {
-                let mut out = std::io::stdout().lock();
+                let mut out = super::out::stdout();
                 for (at, line) in lines {
                     if let Some(text) = Event::decode(&line).ok().as_ref().and_then(describe) {
                         let _ = writeln!(out, "{}", terminal_line(&text));
                     }
                     seen.store(at.offset + u64::from(at.len) + 1, Ordering::SeqCst);
                 }
+                let _ = out.flush();
             }
         });
         loop {

@@ -32,10 +32,10 @@ pub fn browse() -> Result<ExitCode> {
 pub fn run(args: &Args) -> Result<ExitCode> {
     let roots = discover::roots(&args.dirs.dirs);
     let rows = rows(&roots);
-    let mut out = std::io::stdout().lock();
+    let mut out = super::out::stdout();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &rows)?;
-        writeln!(out)?;
+        writeln!(out, "{}", crate::printable::json_pretty(&rows)?)?;
+        out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {

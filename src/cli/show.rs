@@ -27,13 +27,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let found = args.target.resolve()?;
     let o = overview(&found.dir, &found.id)
         .wrap_err_with(|| format!("cannot read session {}", found.dir.display()))?;
-    let mut out = std::io::stdout().lock();
+    let mut out = super::out::stdout();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &o.summary)?;
-        writeln!(out)?;
+        writeln!(out, "{}", crate::printable::json_pretty(&o.summary)?)?;
     } else {
         out.write_all(render(&o).as_bytes())?;
     }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -87,6 +87,9 @@ pub fn render(o: &Overview) -> String {
     let _ = writeln!(out, "Session   {id}  ({} format)", h.format);
     let _ = writeln!(out, "Folder    {}", o.dir.display());
     let _ = writeln!(out, "Status    {}", status_sentence(o));
+    if let Some(sandbox) = &h.sandbox {
+        let _ = writeln!(out, "Sandbox   {}", crate::printable::line(sandbox));
+    }
     if h.no_eval {
         let _ =
             writeln!(out, "Review    none: this run had the evaluator switched off (unreviewed)");

@@ -187,7 +187,7 @@ impl Drop for InterviewScreen {
     fn drop(&mut self) {
         ratatui::restore();
         if let Some((Who::Harrow, last)) = self.said.last() {
-            println!("{last}");
+            println!("{}", crate::printable::text(last));
         }
     }
 }

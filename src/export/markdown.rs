@@ -5,9 +5,43 @@ use super::{Attempt, Export, TaskExport};
 use crate::session::timestamp::span;
 use std::fmt::Write as _;
 
-/// Text that cannot break a table cell or start a list.
+/// Model-written text as inert Markdown: on one line, so it cannot break a table cell or start
+/// a list; `<`, `>` and `&` as entities, so no HTML (`<script>`, `<img onerror>`, `<iframe>`)
+/// or autolink survives; `[`, `]` and `|` escaped, so it cannot make a link or image
+/// (`[x](javascript:…)`) or a new cell.
 fn cell(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::with_capacity(one_line.len());
+    for c in one_line.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '|' | '[' | ']' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Model-written text as a code span, fenced with more backticks than it contains. Text with
+/// markup characters is given as escaped plain text instead, so no renderer that treats code
+/// spans loosely ever sees a tag.
+fn code(text: &str) -> String {
+    if text.contains(['<', '>', '&', '[', ']']) {
+        return cell(text);
+    }
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let longest = one_line.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if one_line.starts_with('`') || one_line.ends_with('`') {
+        format!("{fence} {one_line} {fence}")
+    } else {
+        format!("{fence}{one_line}{fence}")
+    }
 }
 
 fn short(sha: &str) -> String {
@@ -17,11 +51,11 @@ fn short(sha: &str) -> String {
 /// The whole export as Markdown: a summary table, then each task with its attempts.
 pub fn render(e: &Export) -> String {
     let mut out = String::new();
-    let feature = e.feature.as_deref().map(|f| format!(": {f}")).unwrap_or_default();
+    let feature = e.feature.as_deref().map(|f| format!(": {}", cell(f))).unwrap_or_default();
     let _ = writeln!(out, "# harrow session {}{feature}\n", e.session);
     let models = match (&e.worker_model, &e.evaluator_model) {
-        (Some(w), Some(v)) => format!("worker `{w}`, evaluator `{v}` · "),
-        (Some(w), None) => format!("worker `{w}` · "),
+        (Some(w), Some(v)) => format!("worker {}, evaluator {} · ", code(w), code(v)),
+        (Some(w), None) => format!("worker {} · ", code(w)),
         _ => String::new(),
     };
     let _ = writeln!(
@@ -32,7 +66,7 @@ pub fn render(e: &Export) -> String {
         e.tokens,
         e.cost,
         e.status,
-        e.stop.as_deref().map(|s| format!(" (stopped: {s})")).unwrap_or_default()
+        e.stop.as_deref().map(|s| format!(" (stopped: {})", cell(s))).unwrap_or_default()
     );
     if e.written_by == "tilth" {
         out.push_str("_Written by Tilth: it kept less than harrow does (no validator output, no kept attempts)._\n\n");
@@ -42,7 +76,7 @@ pub fn render(e: &Export) -> String {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | ${:.3} |",
-            t.id,
+            cell(&t.id),
             cell(t.title.as_deref().unwrap_or("")),
             t.state,
             t.attempts.iter().filter(|a| a.verdict.is_some()).count(),
@@ -60,7 +94,13 @@ pub fn render(e: &Export) -> String {
         } else {
             out.push_str("| File | + | − |\n|---|---|---|\n");
             for f in changes {
-                let _ = writeln!(out, "| `{}` | {} | {} |", cell(&f.path), f.added, f.removed);
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} |",
+                    code(&f.path).replace('|', "\\|"),
+                    f.added,
+                    f.removed
+                );
             }
         }
     }
@@ -69,7 +109,7 @@ pub fn render(e: &Export) -> String {
 
 fn task(out: &mut String, t: &TaskExport) {
     let title = t.title.as_deref().map(|x| format!(" — {}", cell(x))).unwrap_or_default();
-    let _ = writeln!(out, "\n## {}{title}\n", t.id);
+    let _ = writeln!(out, "\n## {}{title}\n", cell(&t.id));
     let mut facts = vec![format!("**{}**", t.state)];
     if let Some(ms) = t.elapsed_ms {
         facts.push(span(ms));
@@ -97,7 +137,7 @@ fn attempt(out: &mut String, a: &Attempt) {
     if let Some(case) = &a.case {
         let _ = writeln!(out, "- Case: {}", cell(&case.summary));
         for (criterion, by) in &case.criteria {
-            let _ = writeln!(out, "  - {} → `{}`", cell(criterion), cell(by));
+            let _ = writeln!(out, "  - {} → {}", cell(criterion), code(by));
         }
     }
     if !a.validator_runs.is_empty() {
@@ -108,7 +148,7 @@ fn attempt(out: &mut String, a: &Attempt) {
         let score = v.score.map(|s| format!(", score {s}")).unwrap_or_default();
         let _ = writeln!(out, "- Verdict: **{}**{by}{score}: {}", v.verdict, cell(&v.concern));
         for pointer in &v.evidence {
-            let _ = writeln!(out, "  - Evidence: `{}`", cell(pointer));
+            let _ = writeln!(out, "  - Evidence: {}", code(pointer));
         }
         if let Some(next) = &v.next_step {
             let _ = writeln!(out, "  - Next step: {}", cell(next));

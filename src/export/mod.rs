@@ -154,20 +154,41 @@ pub fn render(dir: &Path, id: &str, format: Format) -> io::Result<String> {
     let text = match format {
         Format::Md => markdown::render(&export),
         Format::Html => html::render(&export),
-        Format::Json => serde_json::to_string_pretty(&export).map_err(io::Error::other)? + "\n",
+        Format::Json => crate::printable::json_pretty(&export).map_err(io::Error::other)? + "\n",
     };
-    Ok(redact(&text, &paths))
+    Ok(crate::printable::text(&redact(&text, &paths)).into_owned())
 }
 
-/// Takes the session's absolute paths and every known key out of `text`.
+/// Takes the machine's absolute paths and every known key out of `text`: the session's own
+/// folders first, then the folders harrow is configured with, then the user's home — the
+/// longest first, so a path inside another is named by the nearer place.
 fn redact(text: &str, paths: &[(String, &'static str)]) -> String {
     let mut out = crate::keys::scrub(text).into_owned();
-    for (path, name) in paths {
+    let mut all: Vec<(String, &'static str)> = paths.to_vec();
+    all.extend(machine_paths());
+    all.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
+    for (path, name) in &all {
         if path.len() > 1 {
             out = out.replace(path.as_str(), name);
         }
     }
     out
+}
+
+/// The folders of this machine an export must not reveal: the sessions folders, harrow's
+/// configuration folder and the user's home.
+fn machine_paths() -> Vec<(String, &'static str)> {
+    let mut paths: Vec<(String, &'static str)> = crate::session::discover::roots(&[])
+        .into_iter()
+        .map(|root| (root.path.display().to_string(), "<sessions>"))
+        .collect();
+    if let Some(dirs) = directories::ProjectDirs::from("", "", "harrow") {
+        paths.push((dirs.config_dir().display().to_string(), "<config>"));
+    }
+    if let Some(home) = directories::BaseDirs::new() {
+        paths.push((home.home_dir().display().to_string(), "~"));
+    }
+    paths
 }
 
 /// The parts of the log the export keeps, and the absolute paths to take out of it.

@@ -2,7 +2,7 @@
 //! file after it changes. Both are silent to the worker when they pass and precise when they
 //! do not; the caller logs every run.
 
-use super::process::{self, Spec};
+use super::process::ProcessOutcome;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path, PathBuf};
@@ -228,23 +228,15 @@ pub struct LintOutcome {
 /// Runs the linter configured for the edited file's extension, if any.
 pub fn post_edit(
     linters: &[PostEditLinter],
-    worktree: &Path,
     rel: &Path,
-    argv_for: impl Fn(&str) -> Vec<String>,
+    run: impl Fn(&str, Duration, usize) -> std::io::Result<ProcessOutcome>,
 ) -> Option<LintOutcome> {
     let ext = rel.extension()?.to_str()?;
     let linter = linters.iter().find(|l| l.ext.trim_start_matches('.') == ext)?;
     let quoted = format!("'{}'", rel.display().to_string().replace('\'', r"'\''"));
     let command = linter.command.replace("{file}", &quoted);
-    let spec = Spec {
-        argv: argv_for(&command),
-        cwd: worktree,
-        timeout: Duration::from_secs(linter.timeout_secs),
-        output_cap: 4000,
-        cancel: None,
-    };
     let name = linter.command.split_whitespace().next().unwrap_or("linter").to_owned();
-    Some(match process::run(&spec) {
+    Some(match run(&command, Duration::from_secs(linter.timeout_secs), 4000) {
         Ok(o) if o.success() => LintOutcome { linter: name, outcome: "silent", feedback: None },
         Ok(o) => {
             let why = if o.timed_out {

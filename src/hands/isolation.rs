@@ -1,35 +1,47 @@
-//! Optional stronger isolation for `bash`: bubblewrap, when it is installed and works here.
+//! The sandbox for every command the worker can influence (`bash`, hooks, validators).
 //!
-//! Under bubblewrap the command has no network, sees the filesystem read-only except the
-//! worktree (and the git folder the worktree needs), and cannot see the session folder's
-//! harness files. Without it, `bash` is still confined by its working directory, timeout,
-//! output cap, scrubbed environment and the `pre_tool` hook — and harrow says which applies.
+//! On by default: bubblewrap where it works (no network, read-only outside the worktree,
+//! private `/tmp`, `/run` and `/dev/shm`, private IPC and PID namespaces), else Landlock (writes
+//! only in the worktree and a private temp folder, signals and abstract sockets scoped). Both
+//! add a seccomp filter that refuses Unix sockets, so no daemon of the operator's — a tmux
+//! server, an SSH agent — can be asked to run something outside. Where neither is possible
+//! harrow refuses to run commands until the user says `sandbox = "off"`: running without one
+//! is a choice, never a silent fallback.
 
+use super::kernel_sandbox::{self, Policy};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 /// What the user asked for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SandboxMode {
-    /// bubblewrap when it works here, else none (and say so).
+    /// bubblewrap when it works here, else Landlock; refuse when neither does.
     #[default]
     Auto,
     /// bubblewrap, or refuse to run commands.
     Bwrap,
+    /// Landlock, or refuse to run commands.
+    Landlock,
     /// No sandbox.
     Off,
 }
 
 /// What is in force.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Isolation {
     Bwrap {
         program: PathBuf,
         hide: Option<PathBuf>,
         readable: Vec<PathBuf>,
         writable: Vec<PathBuf>,
+    },
+    Landlock {
+        policy: Policy,
+        /// The command's own temp folder (its `TMPDIR`), removed with the hands.
+        tmp: Arc<tempfile::TempDir>,
     },
     None {
         why: String,
@@ -45,37 +57,58 @@ impl Isolation {
         mode: SandboxMode,
         worktree: &Path,
         hide: Option<&Path>,
-        readable: Vec<PathBuf>,
+        readable: &[PathBuf],
         writable: Vec<PathBuf>,
     ) -> Result<Isolation, String> {
-        if mode == SandboxMode::Off {
-            return Ok(Isolation::None { why: "switched off in the configuration".into() });
-        }
-        let probe = find_bwrap().and_then(|program| {
-            let works = Command::new(&program)
-                .args(["--ro-bind", "/", "/", "--unshare-net", "--die-with-parent", "true"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if works { Ok(program) } else { Err("bubblewrap is installed but cannot create a sandbox here (user namespaces may be disabled)".into()) }
-        });
-        match (probe, mode) {
-            (Ok(program), _) => {
-                let mut writable = writable;
-                writable.insert(0, worktree.to_path_buf());
-                Ok(Isolation::Bwrap {
-                    program,
-                    hide: hide.map(Path::to_path_buf),
-                    readable,
-                    writable,
+        let mut writable = writable;
+        writable.insert(0, worktree.to_path_buf());
+        let hide = hide.map(Path::to_path_buf);
+        let bwrap = || {
+            usable_bwrap().map(|program| Isolation::Bwrap {
+                program,
+                hide: hide.clone(),
+                readable: readable.to_vec(),
+                writable: writable.clone(),
+            })
+        };
+        let landlock = || {
+            kernel_sandbox::landlock_support()?;
+            let tmp = tempfile::Builder::new()
+                .prefix("harrow-sandbox-")
+                .tempdir()
+                .map_err(|e| format!("cannot make the sandbox's temp folder: {e}"))?;
+            let mut writable = writable.clone();
+            writable.push(tmp.path().to_path_buf());
+            Ok::<_, String>(Isolation::Landlock {
+                policy: Policy { landlock: true, hide: hide.clone(), writable },
+                tmp: Arc::new(tmp),
+            })
+        };
+        match mode {
+            SandboxMode::Off => {
+                Ok(Isolation::None { why: "switched off in the configuration".into() })
+            }
+            SandboxMode::Bwrap => {
+                bwrap().map_err(|why| format!("sandbox = \"bwrap\" was asked for, but {why}"))
+            }
+            SandboxMode::Landlock => landlock()
+                .map_err(|why| format!("sandbox = \"landlock\" was asked for, but {why}")),
+            SandboxMode::Auto => bwrap().or_else(|no_bwrap| {
+                landlock().map_err(|no_landlock| {
+                    format!(
+                        "no sandbox can be made here ({no_bwrap}; {no_landlock}); install bubblewrap, or set sandbox = \"off\" under [hands] in the configuration to run the worker's commands unconfined"
+                    )
                 })
-            }
-            (Err(why), SandboxMode::Bwrap) => {
-                Err(format!("sandbox = \"bwrap\" was asked for, but {why}"))
-            }
-            (Err(why), _) => Ok(Isolation::None { why }),
+            }),
+        }
+    }
+
+    /// The sandbox's name, as `show` and the console print it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Isolation::Bwrap { .. } => "bubblewrap",
+            Isolation::Landlock { .. } => "landlock",
+            Isolation::None { .. } => "off",
         }
     }
 
@@ -83,16 +116,31 @@ impl Isolation {
     pub fn describe(&self) -> String {
         match self {
             Isolation::Bwrap { .. } => {
-                "bash runs under bubblewrap: no network, read-only outside the workspace (the repository's git folder included)".into()
+                "bash runs under bubblewrap: no network, read-only outside the workspace (the repository's git folder included), private /tmp, /run and IPC, no Unix sockets".into()
+            }
+            Isolation::Landlock { .. } => {
+                "bash runs under Landlock: writes only in the workspace and a private temp folder, no Unix sockets, signals kept inside; the network is open".into()
             }
             Isolation::None { why } => format!("bash runs without a sandbox ({why})"),
+        }
+    }
+
+    /// The temp folder a confined command gets as `TMPDIR`, when it has one of its own (under
+    /// bubblewrap, `/tmp` is a private tmpfs).
+    pub fn private_tmp(&self) -> Option<&Path> {
+        match self {
+            Isolation::Landlock { tmp, .. } => Some(tmp.path()),
+            Isolation::Bwrap { .. } => Some(Path::new("/tmp")),
+            Isolation::None { .. } => None,
         }
     }
 
     /// The argv that runs `command` in `cwd` under this isolation.
     pub fn wrap(&self, command: &str, cwd: &Path) -> Vec<String> {
         match self {
-            Isolation::None { .. } => crate::hands::process::shell(command),
+            Isolation::None { .. } | Isolation::Landlock { .. } => {
+                crate::hands::process::shell(command)
+            }
             Isolation::Bwrap { program, hide, readable, writable } => {
                 let mut argv: Vec<String> = vec![program.display().to_string()];
                 let s = |p: &Path| p.display().to_string();
@@ -100,6 +148,13 @@ impl Isolation {
                     ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
                         .map(String::from),
                 );
+                // The runtime folders where user daemons keep their sockets are empty inside.
+                for runtime in ["/run", "/var/run"] {
+                    let real = std::fs::symlink_metadata(runtime).is_ok_and(|m| m.is_dir());
+                    if real {
+                        argv.extend(["--tmpfs".into(), runtime.into()]);
+                    }
+                }
                 if let Some(h) = hide {
                     argv.extend(["--tmpfs".into(), s(h)]);
                 }
@@ -115,6 +170,8 @@ impl Isolation {
                     [
                         "--unshare-net",
                         "--unshare-pid",
+                        "--unshare-ipc",
+                        "--unshare-uts",
                         "--die-with-parent",
                         "--new-session",
                         "--chdir",
@@ -126,6 +183,51 @@ impl Isolation {
                 argv
             }
         }
+    }
+
+    /// Runs `work` (which starts a command and waits for it) where the commands it starts are
+    /// confined: the seccomp filter whenever there is a sandbox, Landlock when that is it.
+    pub fn confine<T: Send>(
+        &self,
+        work: impl FnOnce() -> std::io::Result<T> + Send,
+    ) -> std::io::Result<T> {
+        match self {
+            Isolation::None { .. } => work(),
+            Isolation::Bwrap { .. } => kernel_sandbox::within(&seccomp_only(), work),
+            Isolation::Landlock { policy, .. } => kernel_sandbox::within(policy, work),
+        }
+    }
+}
+
+/// Under bubblewrap, whose mounts confine the filesystem, only the socket filter is added.
+fn seccomp_only() -> Policy {
+    Policy { landlock: false, hide: None, writable: Vec::new() }
+}
+
+/// bubblewrap, if it is installed and can make a sandbox here (with the seccomp filter on, as
+/// it will run).
+fn usable_bwrap() -> Result<PathBuf, String> {
+    let program = find_bwrap()?;
+    let mut probe = Command::new(&program);
+    probe
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--die-with-parent",
+            "true",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let works = kernel_sandbox::within(&seccomp_only(), || probe.spawn()?.wait())
+        .is_ok_and(|s| s.success());
+    if works {
+        Ok(program)
+    } else {
+        Err("bubblewrap is installed but cannot create a sandbox here (user namespaces may be disabled)".into())
     }
 }
 

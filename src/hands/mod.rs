@@ -3,9 +3,11 @@
 //! confined to the worktree ([`confine`]); every process runs through [`process`].
 
 pub mod confine;
+pub mod environment;
 pub mod git_guard;
 pub mod hooks;
 pub mod isolation;
+pub mod kernel_sandbox;
 pub mod process;
 pub mod programs;
 pub mod tools;
@@ -35,6 +37,8 @@ pub struct HandsConfig {
     pub sandbox: SandboxMode,
     pub deny: Vec<DenyRule>,
     pub post_edit: Vec<PostEditLinter>,
+    /// Variables added to the commands' environment allow-list.
+    pub pass_env: Vec<String>,
 }
 
 impl Default for HandsConfig {
@@ -44,6 +48,7 @@ impl Default for HandsConfig {
             sandbox: SandboxMode::Auto,
             deny: Vec::new(),
             post_edit: Vec::new(),
+            pass_env: Vec::new(),
         }
     }
 }
@@ -116,9 +121,30 @@ impl Hands {
         let mut writable: Vec<PathBuf> = private_git.into_iter().collect();
         writable.extend(build_cache_dirs(jail.root()));
         let readable: Vec<PathBuf> = common_git.into_iter().collect();
-        let isolation = Isolation::choose(config.sandbox, jail.root(), hide, readable, writable)
+        let isolation = Isolation::choose(config.sandbox, jail.root(), hide, &readable, writable)
             .map_err(HandsError::Sandbox)?;
         Ok(Hands { jail, config, isolation, cancel: Arc::new(AtomicBool::new(false)), pre_tool })
+    }
+
+    /// Runs a shell command in the worktree, in the sandbox, with the allow-listed environment:
+    /// the one way `bash`, the hooks and the validators start a process.
+    pub fn run_command(
+        &self,
+        command: &str,
+        timeout: Duration,
+        output_cap: usize,
+        cancel: Option<&AtomicBool>,
+    ) -> std::io::Result<process::ProcessOutcome> {
+        let root = self.jail.root();
+        process::run(&process::Spec {
+            argv: self.isolation.wrap(command, root),
+            cwd: root,
+            timeout,
+            output_cap,
+            cancel,
+            sandbox: &self.isolation,
+            pass_env: &self.config.pass_env,
+        })
     }
 
     /// Whether a tool runs commands (and so can reach git, the network or anything else the
@@ -233,9 +259,8 @@ impl Hands {
     ) -> std::io::Result<()> {
         let Ok(checked) = args.string("path").map(|p| self.jail.check(p)) else { return Ok(()) };
         let Ok(checked) = checked else { return Ok(()) };
-        let root = self.jail.root();
-        let Some(lint) = hooks::post_edit(&self.config.post_edit, root, &checked.rel, |c| {
-            self.isolation.wrap(c, root)
+        let Some(lint) = hooks::post_edit(&self.config.post_edit, &checked.rel, |c, t, cap| {
+            self.run_command(c, t, cap, None)
         }) else {
             return Ok(());
         };

@@ -1,10 +1,12 @@
 //! Running a shell command for the worker, a hook or a validator.
 //!
-//! Every command runs in its own process group with stdin closed and the harness's secrets
-//! removed from its environment. At the timeout the whole group is killed — a test runner's
+//! Every command runs in its own process group with stdin closed, an allow-listed environment
+//! ([`environment`]) and the sandbox it is given. At the timeout the whole group is killed — a test runner's
 //! children included — and the outcome says so. Output is captured up to a cap, and the full
 //! length is kept so the model can be told how much it did not see.
 
+use super::environment;
+use super::isolation::Isolation;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::io::Read;
@@ -115,6 +117,10 @@ pub struct Spec<'a> {
     pub output_cap: usize,
     /// When raised, the command is stopped at once (its process group killed).
     pub cancel: Option<&'a AtomicBool>,
+    /// The sandbox the command starts in.
+    pub sandbox: &'a Isolation,
+    /// Variables the user added to the environment's allow-list (`[hands] pass_env`).
+    pub pass_env: &'a [String],
 }
 
 /// Runs a command to completion or timeout. Failing to start is an error; anything the
@@ -128,12 +134,19 @@ pub fn run(spec: &Spec<'_>) -> std::io::Result<ProcessOutcome> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0);
-    for (name, _) in std::env::vars_os() {
-        if is_secret(&name.to_string_lossy()) {
-            cmd.env_remove(name);
-        }
-    }
+        .process_group(0)
+        .env_clear()
+        .envs(environment::for_command(
+            std::env::vars_os(),
+            spec.pass_env,
+            spec.sandbox.private_tmp(),
+        ));
+    spec.sandbox.confine(|| supervise(spec, &mut cmd))
+}
+
+/// Starts the command and sees it to its end: output captured, the timeout and the operator's
+/// cancel obeyed, and whatever it left running killed.
+fn supervise(spec: &Spec<'_>, cmd: &mut Command) -> std::io::Result<ProcessOutcome> {
     let started = Instant::now();
     let mut child = cmd.spawn()?;
     let captured = Arc::new(Mutex::new(Captured::new(spec.output_cap)));
@@ -247,6 +260,8 @@ mod tests {
             timeout: Duration::from_millis(timeout_ms),
             output_cap: cap,
             cancel: None,
+            sandbox: &Isolation::None { why: "a test".into() },
+            pass_env: &[],
         })
         .unwrap()
     }

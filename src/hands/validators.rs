@@ -6,7 +6,7 @@
 //! first lines that say why — not the whole log.
 
 use super::Hands;
-use super::process::{self, ProcessOutcome, Spec};
+use super::process::ProcessOutcome;
 use crate::session::event::{Scope, ValidatorResult, ValidatorRun};
 use crate::session::sink::EventSink;
 use regex::Regex;
@@ -83,18 +83,16 @@ pub fn run_all<S: EventSink>(
     kept: Option<&str>,
     sink: &mut S,
 ) -> std::io::Result<Validation> {
-    let root = hands.jail.root();
     let mut results = Vec::new();
     let mut report = Vec::new();
     for spec in specs {
         let command = expand(&spec.command, tests);
-        let run = process::run(&Spec {
-            argv: hands.isolation.wrap(&command, root),
-            cwd: root,
-            timeout: Duration::from_secs(spec.timeout_secs),
-            output_cap: EVENT_OUTPUT_CAP,
-            cancel: Some(&hands.cancel),
-        });
+        let run = hands.run_command(
+            &command,
+            Duration::from_secs(spec.timeout_secs),
+            EVENT_OUTPUT_CAP,
+            Some(&hands.cancel),
+        );
         let outcome = run.unwrap_or_else(|e| ProcessOutcome {
             exit_code: None,
             timed_out: false,

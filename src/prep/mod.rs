@@ -43,12 +43,12 @@ pub trait Person {
 
     /// Tells the person something (what was written, where the session is).
     fn show(&mut self, text: &str) {
-        println!("{text}");
+        println!("{}", crate::printable::text(text));
     }
 
     /// Shows the draft and asks what to do with it; by default nothing is written.
     fn review(&mut self, shown: &str) -> Decision {
-        println!("\nThe plan, as it will be written:\n\n{shown}");
+        println!("\nThe plan, as it will be written:\n\n{}", crate::printable::text(shown));
         Decision::Reject
     }
 
@@ -219,7 +219,12 @@ impl<'a> Interview<'a> {
             let mut drafted = None;
             for call in &reply.tool_calls {
                 let output = if call.name == "write_plan" {
-                    match draft::parse(&call.arguments) {
+                    let checked = draft::parse(&call.arguments).and_then(|d| {
+                        let planned = write::planned(&d, &self.feature, "");
+                        let refused = write::refused(self.hands.jail.root(), &planned);
+                        if refused.is_empty() { Ok(d) } else { Err(refused) }
+                    });
+                    match checked {
                         Ok(d) => {
                             drafted = Some(d);
                             "The plan is with the person for review.".to_owned()

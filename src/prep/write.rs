@@ -34,6 +34,8 @@ pub enum WriteError {
     Exists(String),
     #[error("cannot write {0}: {1}")]
     Io(String, std::io::Error),
+    #[error("{0}; nothing was written")]
+    Unsafe(String),
     #[error("git: {0}")]
     Git(String),
 }
@@ -70,7 +72,88 @@ pub fn planned(draft: &Draft, feature: &str, session: &str) -> Vec<(PathBuf, Str
         .map(|(name, text)| (dir.join(name), text))
         .collect();
     files.extend(draft.seed_tests.iter().map(|t| (PathBuf::from(&t.path), t.content.clone())));
+    // A plan file holds no byte a terminal would obey when someone `cat`s it.
+    for (_, text) in &mut files {
+        if let std::borrow::Cow::Owned(clean) = crate::printable::text(text) {
+            *text = clean;
+        }
+    }
     files
+}
+
+/// Why `rel` may not be written in the repository at `top`, if it may not: it must be a plain
+/// relative path, name no `.git`, and no part of it that exists may be a symbolic link (a
+/// committed `docs -> /elsewhere` would carry the write outside) or anything but a folder on
+/// the way. Every path prep writes is checked so, when the model drafts it and again when it
+/// is written.
+pub fn refuse_path(top: &Path, rel: &Path) -> Option<String> {
+    use std::path::Component;
+    let shown = rel.display();
+    if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+        return Some(format!("'{shown}' is not a plain path inside the repository"));
+    }
+    if rel.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git")) {
+        return Some(format!("'{shown}' is inside .git, which prep never writes"));
+    }
+    let mut here = top.to_path_buf();
+    let parts: Vec<_> = rel.components().collect();
+    for (i, part) in parts.iter().enumerate() {
+        here.push(part);
+        let Ok(meta) = std::fs::symlink_metadata(&here) else { return None };
+        let at = here.strip_prefix(top).unwrap_or(&here).display().to_string();
+        if meta.file_type().is_symlink() {
+            return Some(format!(
+                "'{shown}' goes through '{at}', a symbolic link: write the plan where no link leads"
+            ));
+        }
+        if i + 1 < parts.len() && !meta.is_dir() {
+            return Some(format!("'{shown}' goes through '{at}', which is not a folder"));
+        }
+    }
+    None
+}
+
+/// Every planned path that may not be written, in words for the model.
+pub fn refused(top: &Path, planned: &[(PathBuf, String)]) -> Vec<String> {
+    planned.iter().filter_map(|(rel, _)| refuse_path(top, rel)).collect()
+}
+
+/// Creates `rel` under `top` with `text`: each missing folder made one at a time and no link
+/// followed on the way (a folder swapped for a link after the check is refused by `mkdir` and
+/// `O_NOFOLLOW`), and never over an existing file.
+fn create_inside(top: &Path, rel: &Path, text: &str) -> Result<(), WriteError> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(why) = refuse_path(top, rel) {
+        return Err(WriteError::Unsafe(why));
+    }
+    let mut here = top.to_path_buf();
+    let parts: Vec<_> = rel.components().collect();
+    let io = |p: &Path, e| WriteError::Io(p.display().to_string(), e);
+    for part in &parts[..parts.len().saturating_sub(1)] {
+        here.push(part);
+        match std::fs::create_dir(&here) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let meta = std::fs::symlink_metadata(&here).map_err(|e| io(&here, e))?;
+                if !meta.is_dir() {
+                    return Err(WriteError::Unsafe(format!(
+                        "'{}' changed into something that is not a folder",
+                        here.display()
+                    )));
+                }
+            }
+            Err(e) => return Err(io(&here, e)),
+        }
+    }
+    let path = top.join(rel);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(|e| io(&path, e))?;
+    file.write_all(text.as_bytes()).map_err(|e| io(&path, e))
 }
 
 /// Reads back the draft as the person edited it (`==> PATH` before each file), checking that
@@ -141,8 +224,11 @@ pub fn write(
             return Err(WriteError::Dirty);
         }
     }
+    if let Some(why) = refused(&top, planned).into_iter().next() {
+        return Err(WriteError::Unsafe(why));
+    }
     let dir = feature_dir(&top, feature);
-    if dir.exists() {
+    if dir.symlink_metadata().is_ok() {
         return Err(WriteError::Exists(dir.display().to_string()));
     }
     if let Some(name) = branch {
@@ -151,26 +237,20 @@ pub fn write(
         repo.set_head(&format!("refs/heads/{name}")).map_err(git)?;
         repo.checkout_head(None).map_err(git)?;
     }
-    let planned: Vec<(PathBuf, String)> =
-        planned.iter().map(|(p, t)| (top.join(p), t.clone())).collect();
-    if let Some((path, _)) = planned.iter().find(|(p, _)| p.exists()) {
-        return Err(WriteError::Exists(path.display().to_string()));
+    if let Some((rel, _)) = planned.iter().find(|(p, _)| top.join(p).symlink_metadata().is_ok()) {
+        return Err(WriteError::Exists(top.join(rel).display().to_string()));
     }
     let tasks = planned
         .iter()
         .filter(|(p, _)| {
-            p.starts_with(&dir)
+            top.join(p).starts_with(&dir)
                 && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("T-"))
         })
         .count();
     let mut files = Vec::new();
-    for (path, text) in &planned {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| WriteError::Io(parent.display().to_string(), e))?;
-        }
-        std::fs::write(path, text).map_err(|e| WriteError::Io(path.display().to_string(), e))?;
-        files.push(path.strip_prefix(&top).unwrap_or(path).display().to_string());
+    for (rel, text) in planned {
+        create_inside(&top, rel, text)?;
+        files.push(rel.display().to_string());
     }
     let mut index = repo.index().map_err(git)?;
     index.add_all(files.iter(), IndexAddOption::DEFAULT, None).map_err(git)?;

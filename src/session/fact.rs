@@ -61,6 +61,8 @@ pub struct FactPayload<'a> {
     pub action: LStr<'a>,
     pub sha: LStr<'a>,
     pub no_eval: LBool,
+    /// `session_start`: the sandbox the worker's commands ran in.
+    pub sandbox: LStr<'a>,
     pub control_offset: LInt,
     pub granted_attempt: LBool,
     pub set_aside: LStr<'a>,
@@ -137,6 +139,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for FactPayload<'a> {
                         "action" => p.action = map.next_value()?,
                         "sha" => p.sha = map.next_value()?,
                         "no_eval" => p.no_eval = map.next_value()?,
+                        "sandbox" => p.sandbox = map.next_value()?,
                         "control_offset" => p.control_offset = map.next_value()?,
                         "granted_attempt" => p.granted_attempt = map.next_value()?,
                         "set_aside" => p.set_aside = map.next_value()?,

@@ -187,6 +187,10 @@ pub struct HarrowFigures {
     pub unreviewed: Vec<String>,
     pub operator_actions: u64,
     pub no_eval: bool,
+    /// The sandbox the worker's commands ran in (`bubblewrap`, `landlock`, `off`), as the
+    /// latest start or resume recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// The reason of the last `stop` with no start or resume after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_stop: Option<String>,
@@ -421,6 +425,9 @@ impl SummaryFold {
                     sum.session_id = p.session_id.get().map(str::to_owned);
                 }
                 sum.harrow.no_eval |= p.no_eval.0 == Some(true);
+                if let Some(sandbox) = p.sandbox.get() {
+                    sum.harrow.sandbox = Some(sandbox.to_owned());
+                }
                 self.final_stop = None;
                 for (id, title) in plan_tasks(p.plan_tasks.as_ref()) {
                     let detail = tasks.detail(id);

@@ -3,7 +3,6 @@
 
 use super::args::{Args, ToolError};
 use crate::hands::Hands;
-use crate::hands::process::{self, Spec};
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -21,15 +20,8 @@ pub fn bash(hands: &Hands, args: &Args<'_>) -> Result<String, ToolError> {
         .opt_uint("timeout_seconds", 1..=MAX_TIMEOUT_SECS)?
         .map_or(hands.config.bash_timeout, Duration::from_secs)
         .min(hands.config.bash_timeout);
-    let root = hands.jail.root();
-    let spec = Spec {
-        argv: hands.isolation.wrap(command, root),
-        cwd: root,
-        timeout,
-        output_cap: MAX_OUTPUT_CHARS * 4,
-        cancel: Some(&hands.cancel),
-    };
-    let outcome = process::run(&spec)
+    let outcome = hands
+        .run_command(command, timeout, MAX_OUTPUT_CHARS * 4, Some(&hands.cancel))
         .map_err(|e| ToolError(format!("bash: could not start the shell: {e}")))?;
     let mut text = super::files::cap_chars(outcome.output.clone(), MAX_OUTPUT_CHARS);
     if outcome.output_len > outcome.output.len() && !text.contains("[truncated,") {
