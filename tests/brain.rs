@@ -296,3 +296,98 @@ async fn the_output_cap_is_sent_with_every_request() {
     assert_eq!(reply.finish_reason.as_deref(), Some("length"), "the cut is reported");
     assert_eq!(s.received()[0].body["max_tokens"], 512);
 }
+
+#[tokio::test]
+async fn a_server_error_tried_four_times_is_four_attempts_with_growing_waits() {
+    let s = server(json!({"worker": {"T-001": {"1": [{"http_status": 503}]}}})).await;
+    let b = brain_with(&s.base_url(), |c| {
+        c.max_attempts = 4;
+        c.backoff_base = Duration::from_millis(100);
+    });
+    let mut attempts = Vec::new();
+    let mut at = Vec::new();
+    let err = b
+        .chat(&tag(0), &user(), &[], |a, _| {
+            attempts.push(a.clone());
+            at.push(std::time::Instant::now());
+        })
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("answered 503"), "{err}");
+    assert!(!err.to_string().contains("cannot be reached"), "{err}");
+    assert!(err.is_transient(), "the run stops resumably");
+    assert_eq!(s.received().len(), 4, "four requests, none hidden in the client");
+    assert_eq!(attempts.len(), 4, "each try reported");
+    assert!(attempts.iter().all(|a| a.http_status == Some(503)));
+    assert!(attempts.iter().all(|a| a.error_class == Some("server_error")));
+    let waits: Vec<Duration> = attempts[..3].iter().map(|a| a.backoff.unwrap()).collect();
+    assert!(waits[0] < waits[1] && waits[1] < waits[2], "growing: {waits:?}");
+    assert!(attempts[3].backoff.is_none());
+    let gaps: Vec<Duration> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps[2] > gaps[0], "the waits were waited: {gaps:?}");
+}
+
+#[tokio::test]
+async fn retry_after_sets_the_wait_and_each_try_is_reported() {
+    let s = server(json!({"worker": {"T-001": {"1": [
+        {"http_status": 429, "retry_after": 1, "times": 1, "content": "after the limit"},
+    ]}}}))
+    .await;
+    let b = brain_with(&s.base_url(), |c| c.backoff_base = Duration::from_millis(5));
+    let mut attempts = Vec::new();
+    let reply = b.chat(&tag(0), &user(), &[], |a, _| attempts.push(a.clone())).await.unwrap();
+    assert_eq!(reply.content.as_deref(), Some("after the limit"));
+    assert_eq!(attempts.len(), 2);
+    assert_eq!(attempts[0].error_class, Some("rate_limited"));
+    assert_eq!(attempts[0].backoff, Some(Duration::from_secs(1)), "as long as the server asked");
+}
+
+#[tokio::test]
+async fn a_whole_reply_to_a_streamed_request_is_used_not_asked_again() {
+    let s = server(json!({"worker": {"T-001": {"1": [
+        {"content": "whole", "misbehave": "whole_body",
+         "tool_calls": [{"name": "read_file", "arguments": {"path": "a"}}]}
+    ]}}}))
+    .await;
+    let reply = brain(&s.base_url()).chat(&tag(0), &user(), &[], |_, _| {}).await.unwrap();
+    assert_eq!(reply.content.as_deref(), Some("whole"));
+    assert_eq!(reply.tool_calls[0].name, "read_file");
+    assert!(reply.usage.prompt > 0, "usage kept");
+    assert_eq!(s.received().len(), 1, "one paid call, not two");
+}
+
+#[tokio::test]
+async fn a_reply_that_never_ends_is_cut_at_the_size_limit_and_not_asked_again() {
+    let s = server(json!({"worker": {"T-001": {"1": [{"misbehave": "endless_text"}]}}})).await;
+    let b = brain_with(&s.base_url(), |c| c.max_reply_bytes = 1024 * 1024);
+    let mut attempts = Vec::new();
+    let started = std::time::Instant::now();
+    let err = b.chat(&tag(0), &user(), &[], |a, _| attempts.push(a.clone())).await.unwrap_err();
+    assert!(err.to_string().contains("was cut: it passed 1 MB"), "{err}");
+    assert!(err.to_string().contains("max_reply_bytes"), "says what to raise: {err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(attempts.len(), 1, "a runaway reply is not paid for twice");
+    assert_eq!(attempts[0].error_class, Some("cut"));
+    assert_eq!(s.received().len(), 1);
+}
+
+#[tokio::test]
+async fn tool_call_indices_that_climb_are_cut_at_the_limit() {
+    let s = server(json!({"worker": {"T-001": {"1": [{"misbehave": "climbing_indices"}]}}})).await;
+    let err = brain(&s.base_url()).chat(&tag(0), &user(), &[], |_, _| {}).await.unwrap_err();
+    assert!(err.to_string().contains("past the limit of 128 calls"), "{err}");
+}
+
+#[tokio::test]
+async fn a_reply_that_trickles_on_is_cut_at_the_time_limit() {
+    let s = server(
+        json!({"worker": {"T-001": {"1": [{"misbehave": "endless_text", "chunk_delay_ms": 50}]}}}),
+    )
+    .await;
+    let b = brain_with(&s.base_url(), |c| c.max_reply_time = Duration::from_secs(1));
+    let started = std::time::Instant::now();
+    let err = b.chat(&tag(0), &user(), &[], |_, _| {}).await.unwrap_err();
+    assert!(err.to_string().contains("took longer than 1 s"), "{err}");
+    assert!(err.to_string().contains("max_reply_secs"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+}

@@ -65,6 +65,21 @@ pub struct Turn {
     /// Streamed: send this many chunks, then nothing more while keeping the connection open.
     #[serde(default)]
     pub stall_after_chunks: Option<usize>,
+    /// Streamed: answer a request for a stream as a broken or hostile server would.
+    #[serde(default)]
+    pub misbehave: Option<Misbehaviour>,
+}
+
+/// How a streamed answer goes wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Misbehaviour {
+    /// Text chunks of 8 KB that never end.
+    EndlessText,
+    /// Tool-call deltas whose index climbs by 64 each chunk, without end.
+    ClimbingIndices,
+    /// The whole reply as one JSON body, as servers that ignore `stream: true` do.
+    WholeBody,
 }
 
 /// A tool call in a scripted reply. `arguments` is sent as JSON text; a string is sent as is,
@@ -301,6 +316,11 @@ async fn answer(
     }
     let whole = completion(&body, sent, &role, turn);
     if body["stream"] == json!(true) {
+        match scripted.misbehave {
+            Some(Misbehaviour::WholeBody) => return Json(whole).into_response(),
+            Some(kind) => return endless(kind, scripted.chunk_delay_ms),
+            None => {}
+        }
         if scripted.refuse_stream {
             let message = "streaming is not supported by this server; send stream: false";
             return error_response(StatusCode::BAD_REQUEST, "stream_unsupported", message, None);
@@ -385,6 +405,34 @@ fn streamed(whole: &Value, usage: bool, t: &Turn, spread: u64) -> Response {
             Some((Ok::<_, std::convert::Infallible>(line), (rest, sent + 1)))
         },
     );
+    let mut response = axum::body::Body::from_stream(stream).into_response();
+    response.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
+    response
+}
+
+/// A stream that never ends: chunk after chunk of `kind`, `pace` ms apart.
+fn endless(kind: Misbehaviour, pace: u64) -> Response {
+    let text = "x".repeat(8 * 1024);
+    let stream = futures_util::stream::unfold(0u64, move |n| {
+        let text = text.clone();
+        async move {
+            if pace > 0 {
+                tokio::time::sleep(Duration::from_millis(pace)).await;
+            } else if n % 64 == 0 {
+                tokio::task::yield_now().await;
+            }
+            let delta = match kind {
+                Misbehaviour::EndlessText | Misbehaviour::WholeBody => json!({"content": text}),
+                Misbehaviour::ClimbingIndices => {
+                    json!({"tool_calls": [{"index": n * 64, "id": format!("c{n}"),
+                    "type": "function", "function": {"name": "bash", "arguments": "{}"}}]})
+                }
+            };
+            let chunk = json!({"id": "endless", "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": null}]});
+            Some((Ok::<_, std::convert::Infallible>(format!("data: {chunk}\n\n")), n + 1))
+        }
+    });
     let mut response = axum::body::Body::from_stream(stream).into_response();
     response.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
     response

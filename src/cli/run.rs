@@ -495,5 +495,8 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     let _ = printer.join();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id} ({:.1} s): {}", started.elapsed().as_secs_f64(), dir.display());
+    if ended.reason == crate::session::state::StopReason::ProviderFailure {
+        println!("nothing is lost: go on with `harrow resume {id}` once the endpoint answers");
+    }
     Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -29,22 +29,16 @@ pub struct LiveReply {
     pub tool_calls: Vec<(String, String)>,
 }
 
-fn tail(text: &str) -> String {
-    let n = text.chars().count();
-    text.chars().skip(n.saturating_sub(TAIL)).collect()
-}
-
-impl LiveReply {
-    /// Cuts each text to its newest part.
-    #[must_use]
-    pub fn trimmed(mut self) -> LiveReply {
-        self.content = tail(&self.content);
-        self.reasoning = tail(&self.reasoning);
-        for (_, args) in &mut self.tool_calls {
-            *args = tail(args);
-        }
-        self
+/// The newest [`TAIL`] characters of `text`, in time bounded by the tail, not the text: a
+/// reply of 16 MB is cut this way several times a second while it streams.
+pub fn tail(text: &str) -> String {
+    let mut start = text.len().saturating_sub(TAIL * 4);
+    while !text.is_char_boundary(start) {
+        start += 1;
     }
+    let window = &text[start..];
+    let n = window.chars().count();
+    window.chars().skip(n.saturating_sub(TAIL)).collect()
 }
 
 /// Writes the reply in flight (keys taken out), replacing the file whole.

@@ -425,7 +425,10 @@ impl Run {
     ) -> io::Result<Result<Reply, BrainError>> {
         let (role, task, attempt) = (tag.role, tag.task, tag.attempt);
         let brain = self.brain.clone();
-        let mut tries: Vec<(Attempt, Option<Reply>)> = Vec::new();
+        let scope = scope(task, iter, attempt);
+        // Each try is logged the moment it ends, so a failure and the wait before the next try
+        // are on screen at once, not when the call gives up.
+        let mut logged: io::Result<()> = Ok(());
         let cancel = Arc::clone(&self.hands.cancel);
         let raised = async move {
             while !cancel.load(std::sync::atomic::Ordering::SeqCst) {
@@ -447,21 +450,23 @@ impl Run {
                 started_ms,
                 chunks: p.chunks,
                 chars: chars as u64,
-                content: p.content.clone(),
-                reasoning: p.reasoning.clone(),
-                tool_calls: p.tool_calls.clone(),
+                content: live::tail(&p.content),
+                reasoning: live::tail(&p.reasoning),
+                tool_calls: p.tool_calls.iter().map(|(n, a)| (n.clone(), live::tail(a))).collect(),
             };
-            let _ = live::write(&dir, &reply.trimmed());
+            let _ = live::write(&dir, &reply);
+        };
+        let record = |a: &Attempt, r: Option<&Reply>| {
+            if logged.is_ok() {
+                logged = self.record_call(role, &scope, a, r);
+            }
         };
         let result = tokio::select! {
-            r = brain.chat_streaming(&tag, messages, tools, |a, r| tries.push((a.clone(), r.cloned())), show) => r,
+            r = brain.chat_streaming(&tag, messages, tools, record, show) => r,
             () = raised => Err(BrainError::Cancelled(role.as_str())),
         };
         live::clear(&self.dir);
-        let scope = scope(task, iter, attempt);
-        for (a, r) in &tries {
-            self.record_call(role, &scope, a, r.as_ref())?;
-        }
+        logged?;
         Ok(result)
     }
 
