@@ -203,3 +203,54 @@ fn a_kill_while_the_evaluator_thinks_restarts_the_task_on_resume() {
     let ours: Vec<&str> = subjects.lines().filter(|l| l.starts_with("T-")).collect();
     assert_eq!(ours, ["T-002: Write file 2", "T-001: Write file 1"]);
 }
+
+#[test]
+fn a_kill_at_each_step_between_an_accept_and_its_commit_resumes_to_one_done_and_one_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let script = json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_runtime, server) = serve(&script, true);
+    let ok =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert!(ok.status.success());
+    let dir = session_dir(tmp.path());
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let log = dir.join("events.jsonl");
+    let full = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    let is = |l: &str, kind: &str| {
+        l.contains(&format!("\"type\":\"{kind}\"")) && l.contains("\"task_id\":\"T-002\"")
+    };
+    let verdict = lines.iter().position(|l| is(l, "evaluator_verdict")).unwrap();
+    let commit = lines.iter().position(|l| is(l, "commit")).unwrap();
+    let t1 = git(&repo, &["rev-parse", &format!("session/{id}~1")]).trim().to_owned();
+    let worktree = dir.join("workspace");
+    // The process dies after each line from the accepting verdict to the line before the
+    // commit: the log ends there, and the branch is where it was before T-002's commit.
+    for keep in verdict + 1..=commit {
+        let text: String = lines[..keep].iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&log, text).unwrap();
+        git(&worktree, &["reset", "-q", "--soft", &t1]);
+        let out = harrow_cmd(tmp.path(), &server.base_url())
+            .args(["resume", &id, "--headless"])
+            .output()
+            .unwrap();
+        let after = lines[keep - 1].chars().take(90).collect::<String>();
+        assert!(out.status.success(), "after {after}: {}", String::from_utf8_lossy(&out.stderr));
+        let events = support::strict_events(&dir);
+        for kind in ["task_done", "commit"] {
+            let of_t2: Vec<_> = events
+                .iter()
+                .filter(|e| e["type"] == kind && e["payload"]["task_id"] == "T-002")
+                .collect();
+            assert_eq!(of_t2.len(), 1, "after {after}: {kind} {of_t2:?}");
+            assert_eq!(of_t2[0]["payload"]["attempt"], 1, "the true attempt: {:?}", of_t2[0]);
+            assert!(of_t2[0]["payload"]["iter"].as_u64() > Some(0), "{:?}", of_t2[0]);
+        }
+        let subjects = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+        assert_eq!(subjects.lines().filter(|l| l.starts_with("T-002")).count(), 1, "{subjects}");
+    }
+}

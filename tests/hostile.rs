@@ -751,3 +751,34 @@ fn hostile_text_reaches_no_terminal_and_no_export_as_anything_live() {
         }
     }
 }
+
+#[test]
+fn a_key_echoed_in_a_verdict_reaches_no_file_of_the_session() {
+    const EVALUATOR_KEY: &str = "sk-evaluator-canary-77777777";
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let echo = format!("the keys are {KEY} and {EVALUATOR_KEY}");
+    let reject = json!({"tool_calls": [{"name": "submit_verdict", "arguments": {
+        "verdict": "reject", "rejection_category": "acceptance_gap", "concern": echo,
+        "evidence": [format!("f1.txt:1 {KEY}")], "next_step": format!("Use {EVALUATOR_KEY}.")}}]});
+    let script = json!({
+        "worker": {"T-001": {"*": [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
+            {"tool_calls": [{"name": "submit_case", "arguments": {"summary": echo, "ac_coverage": [{"criterion": "f1", "addressed_by": "f1.txt:1"}]}}]}
+        ]}},
+        "evaluator": {"T-001": {"1": [reject], "2": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
+    cmd.env("HARROW_API_KEY", KEY).env("HARROW_EVALUATOR_API_KEY", EVALUATOR_KEY);
+    let out = headless_run(cmd, &plan, &repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sessions = tmp.path().join("sessions");
+    let session = sessions.read_dir().unwrap().next().unwrap().unwrap().path();
+    assert!(session.join("ledger/T-001.jsonl").exists(), "the ledger was written");
+    let everything = all_text(&session.join("ledger")) + &all_text(&session);
+    for key in [KEY, EVALUATOR_KEY] {
+        assert!(!everything.contains(key), "{key} is in a file of the session folder");
+    }
+    assert!(all_text(&session.join("ledger")).contains("[redacted]"), "scrubbed, not dropped");
+}

@@ -4,7 +4,6 @@
 
 use crate::session::dir::LEARNINGS_FILE;
 use serde_json::Value;
-use std::io::Write;
 use std::path::Path;
 
 /// The learnings role's system prompt, embedded.
@@ -54,8 +53,7 @@ pub fn append(
         )
     };
     let text = format!("{header}\n## From {task_id} — {title}\n- {learning}\n");
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-    f.write_all(text.as_bytes())
+    crate::session::atomic::append_scrubbed(&path, &text)
 }
 
 #[cfg(test)]

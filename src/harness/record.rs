@@ -8,15 +8,13 @@ use crate::session::dir::{CHECKPOINT_FILE, SUMMARY_FILE, TASK_STATUS_FILE};
 use crate::session::dir::{LEDGER_DIR, PROGRESS_FILE};
 use crate::session::summary::{Summary, Usage};
 use std::collections::BTreeMap;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead};
 use std::path::Path;
 
 /// Appends one line to `progress.txt`: `<id>\t<outcome>\t<title>`, as Tilth writes it.
 pub fn append_progress(dir: &Path, task_id: &str, outcome: &str, title: &str) -> io::Result<()> {
-    let mut f =
-        std::fs::OpenOptions::new().create(true).append(true).open(dir.join(PROGRESS_FILE))?;
-    f.write_all(format!("{task_id}\t{outcome}\t{title}\n").as_bytes())?;
-    f.sync_data()
+    let line = format!("{task_id}\t{outcome}\t{title}\n");
+    crate::session::atomic::append_scrubbed(&dir.join(PROGRESS_FILE), &line)
 }
 
 /// The last lines of `progress.txt`, for the worker's context.
@@ -35,12 +33,8 @@ fn ledger_path(dir: &Path, task_id: &str) -> std::path::PathBuf {
 /// Appends a verdict to a task's ledger.
 pub fn append_ledger(dir: &Path, task_id: &str, entry: &LedgerEntry) -> io::Result<()> {
     std::fs::create_dir_all(dir.join(LEDGER_DIR))?;
-    let mut line = serde_json::to_vec(entry).map_err(io::Error::other)?;
-    line.push(b'\n');
-    let mut f =
-        std::fs::OpenOptions::new().create(true).append(true).open(ledger_path(dir, task_id))?;
-    f.write_all(&line)?;
-    f.sync_data()
+    let line = serde_json::to_string(entry).map_err(io::Error::other)? + "\n";
+    crate::session::atomic::append_scrubbed(&ledger_path(dir, task_id), &line)
 }
 
 /// Reads a task's ledger, skipping lines that do not parse (a crash mid-append).

@@ -262,6 +262,8 @@ struct TaskSlot {
     /// The times of the task's first and latest events, as written.
     first_ts: String,
     last_ts: String,
+    /// The latest iteration and attempt an event of the task named.
+    position: (u64, u64),
 }
 
 impl TaskSlot {
@@ -301,6 +303,16 @@ struct TaskTable {
 }
 
 impl TaskTable {
+    /// The latest (iteration, attempt) the task's events named.
+    fn position(&self, id: &str) -> Option<(u64, u64)> {
+        self.index.get(id).map(|&i| self.slots[i].position)
+    }
+
+    /// How many commits of the task the log holds.
+    fn commits(&self, id: &str) -> u64 {
+        self.index.get(id).map_or(0, |&i| self.slots[i].detail.commits)
+    }
+
     fn slot(&mut self, id: &str) -> &mut TaskSlot {
         if self.slots.get(self.last).is_none_or(|s| s.id != id) {
             self.last = if let Some(&i) = self.index.get(id) {
@@ -384,6 +396,17 @@ pub struct SummaryFold {
 }
 
 impl SummaryFold {
+    /// The latest (iteration, attempt) the events of `task` named, for events written after
+    /// them that belong to the same place (a task's `task_done` and `commit`).
+    pub fn position(&self, task: &str) -> Option<(u64, u64)> {
+        self.tasks.position(task)
+    }
+
+    /// How many commits of `task` the log holds.
+    pub fn commits(&self, task: &str) -> u64 {
+        self.tasks.commits(task)
+    }
+
     pub fn new(session_id: Option<String>) -> SummaryFold {
         let mut fold = SummaryFold::default();
         fold.s.session_id = session_id;
@@ -403,6 +426,21 @@ impl SummaryFold {
         }
         self.saw_seq |= fact.seq.value.is_some();
         let tid = p.task_id.get();
+        if let Some(tid) = tid {
+            let at = |v: &super::lenient::LInt| {
+                v.value.and_then(|n| u64::try_from(n).ok()).filter(|n| *n > 0)
+            };
+            let (iter, attempt) = (at(&p.iter), at(&p.attempt));
+            if iter.is_some() || attempt.is_some() {
+                let slot = tasks.slot(tid);
+                if let Some(iter) = iter {
+                    slot.position.0 = iter;
+                }
+                if let Some(attempt) = attempt {
+                    slot.position.1 = slot.position.1.max(attempt);
+                }
+            }
+        }
         if let (Some(tid), Some(ts)) = (tid, ts) {
             let slot = tasks.slot(tid);
             if slot.first_ts.is_empty() {

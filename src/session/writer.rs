@@ -157,6 +157,16 @@ impl SessionWriter {
     }
 
     /// The summary of everything in the log so far, without reading it again.
+    /// The latest (iteration, attempt) the log names for `task` (see [`SummaryFold::position`]).
+    pub fn position(&self, task: &str) -> (u64, u64) {
+        self.fold.position(task).unwrap_or_default()
+    }
+
+    /// How many commits of `task` the log holds.
+    pub fn commits_of(&self, task: &str) -> u64 {
+        self.fold.commits(task)
+    }
+
     pub fn summary(&self) -> Summary {
         self.fold.clone().finish(&self.report)
     }

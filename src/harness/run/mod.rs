@@ -624,8 +624,9 @@ impl Run {
     fn finish_accepted(&mut self, task: &Task, a: Acceptance) -> io::Result<()> {
         let below_bar = a.review == Review::BelowBar;
         let last = a.last.filter(|_| below_bar);
+        let (iter, attempt) = self.writer.position(&task.id);
         let done = TaskDone {
-            scope: scope(&task.id, 0, 0),
+            scope: scope(&task.id, iter, attempt),
             summary: Some(a.summary),
             below_bar: Some(below_bar),
             by_operator: a.by_operator.then_some(true),
@@ -642,7 +643,7 @@ impl Run {
             .commit_task(&task.id, &task.title, &self.id, a.review, Some(&base))
             .map_err(io::Error::other)?;
         self.emit(&Commit {
-            scope: scope(&task.id, 0, 0),
+            scope: scope(&task.id, iter, attempt),
             sha: sha.clone(),
             message: Some(format!("{}: {}", task.id, task.title)),
             ..Commit::default()

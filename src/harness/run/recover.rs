@@ -87,9 +87,11 @@ impl Run {
             .cloned()
             .collect();
         for task in &accepted {
-            if r.committed.contains(&task.id) {
+            // Committed before the crash, or just now by `honour_accepts`: once is enough.
+            if r.committed.contains(&task.id) || self.writer.commits_of(&task.id) > 0 {
                 continue;
             }
+            let (iter, attempt) = self.writer.position(&task.id);
             let review = match self.states.get(&task.id) {
                 Some(TaskState::DoneBelowBar) => Review::BelowBar,
                 Some(TaskState::DoneUnreviewed) => Review::Unreviewed,
@@ -97,7 +99,7 @@ impl Run {
             };
             if !r.done_logged.contains(&task.id) {
                 self.emit(&TaskDone {
-                    scope: scope(&task.id, 0, 0),
+                    scope: scope(&task.id, iter, attempt),
                     below_bar: Some(review == Review::BelowBar),
                     reviewed: (review == Review::Unreviewed).then_some(false),
                     ..TaskDone::default()
@@ -113,7 +115,7 @@ impl Run {
                     .map_err(io::Error::other)?
             };
             let mut commit = Commit {
-                scope: scope(&task.id, 0, 0),
+                scope: scope(&task.id, iter, attempt),
                 sha,
                 message: Some(format!("{}: {}", task.id, task.title)),
                 ..Commit::default()
