@@ -231,7 +231,7 @@ fn a_kill_at_each_step_between_an_accept_and_its_commit_resumes_to_one_done_and_
     // The process dies after each line from the accepting verdict to the line before the
     // commit: the log ends there, and the branch is where it was before T-002's commit.
     for keep in verdict + 1..=commit {
-        let text: String = lines[..keep].iter().map(|l| format!("{l}\n")).collect();
+        let text: String = lines[..keep].iter().flat_map(|l| [*l, "\n"]).collect();
         std::fs::write(&log, text).unwrap();
         git(&worktree, &["reset", "-q", "--soft", &t1]);
         let out = harrow_cmd(tmp.path(), &server.base_url())

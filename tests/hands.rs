@@ -87,6 +87,25 @@ fn err(hands: &Hands, name: &str, args: Value) -> String {
 }
 
 #[test]
+fn only_the_work_that_was_judged_lands() {
+    let f = Fixture::new();
+    let id = "20261122-000000-d00d00";
+    let (ws, _) = Workspace::create(&f.source(), &f.session().join("workspace"), id).unwrap();
+    let start = ws.tip().unwrap();
+    std::fs::write(ws.worktree.join("a.py"), "A = 1\n").unwrap();
+    let judged = ws.diff_from(&start).unwrap().digest;
+    std::fs::write(ws.worktree.join("a.py"), "A = 2  # changed after the verdict\n").unwrap();
+    let err = ws
+        .commit_task("T-001", "A", id, Review::Accepted, Some(&start), Some(&judged))
+        .unwrap_err();
+    assert!(matches!(err, WorkspaceError::ChangedSinceJudged), "{err}");
+    assert_eq!(ws.tip().unwrap(), start, "the branch did not move");
+    std::fs::write(ws.worktree.join("a.py"), "A = 1\n").unwrap();
+    let landed = ws.commit_task("T-001", "A", id, Review::Accepted, Some(&start), Some(&judged));
+    assert!(landed.unwrap().is_some(), "the judged work lands");
+}
+
+#[test]
 fn a_task_diff_holds_what_the_worker_committed_itself_and_the_branch_gets_one_commit() {
     let f = Fixture::new();
     let id = "20261122-000000-c0ffee";
@@ -98,7 +117,9 @@ fn a_task_diff_holds_what_the_worker_committed_itself_and_the_branch_gets_one_co
     std::fs::write(ws.worktree.join("b.py"), "B = 2\n").unwrap();
     let diff = ws.diff_from(&start).unwrap();
     assert_eq!(diff.summary(), "a.py (+1 -0); b.py (+1 -0)", "committed and uncommitted alike");
-    let sha = ws.commit_task("T-001", "Two files", id, Review::Accepted, Some(&start)).unwrap();
+    let sha = ws
+        .commit_task("T-001", "Two files", id, Review::Accepted, Some(&start), Some(&diff.digest))
+        .unwrap();
     let log = git(&f.source(), &["log", "--format=%s", &format!("session/{id}")]);
     assert_eq!(log.lines().next(), Some("T-001: Two files"));
     assert_eq!(log.lines().count(), 2, "one commit per accepted task on the base: {log}");
@@ -186,7 +207,14 @@ fn workspace_life_cycle_never_touches_the_source_tree() {
     assert_eq!(diff.summary(), "README.md (+0 -1); pkg/new.py (+1 -0)");
     assert!(diff.patch().contains("+X = 1"));
     let sha = ws
-        .commit_task("T-001", "Add new", "20261122-000000-abcdef", Review::Accepted, Some(&start))
+        .commit_task(
+            "T-001",
+            "Add new",
+            "20261122-000000-abcdef",
+            Review::Accepted,
+            Some(&start),
+            None,
+        )
         .unwrap()
         .unwrap();
     assert_eq!(ws.tip().unwrap(), sha);
@@ -197,7 +225,7 @@ fn workspace_life_cycle_never_touches_the_source_tree() {
         "the digest names the diff it was computed from"
     );
     assert_eq!(
-        ws.commit_task("T-002", "Nothing", "20261122-000000-abcdef", Review::Accepted, None)
+        ws.commit_task("T-002", "Nothing", "20261122-000000-abcdef", Review::Accepted, None, None)
             .unwrap(),
         None,
         "nothing new to commit"

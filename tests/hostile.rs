@@ -7,7 +7,7 @@
 //! for harrow's branch, every accepted commit on the session branch.
 
 // A test whose setup fails should panic there, helpers included.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/loop_fixture.rs"]
 mod loop_fixture;
@@ -781,4 +781,146 @@ fn a_key_echoed_in_a_verdict_reaches_no_file_of_the_session() {
         assert!(!everything.contains(key), "{key} is in a file of the session folder");
     }
     assert!(all_text(&session.join("ledger")).contains("[redacted]"), "scrubbed, not dropped");
+    // Every judged attempt is also kept in the session folder, out of the worker's reach.
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let kept = git(&session.join("attempts.git"), &["for-each-ref", "--format=%(refname)"]);
+    for attempt in ["1", "2"] {
+        assert!(kept.contains(&format!("refs/harrow/{id}/T-001/{attempt}\n")), "{kept}");
+    }
+}
+
+/// Runs one task whose evaluator takes `evaluator_ms` to answer, and calls `meanwhile` with
+/// the worktree once the task is being evaluated. Returns the exit code, stderr and the log.
+fn run_with_meanwhile(
+    worker: &Value,
+    config: &str,
+    meanwhile: impl FnOnce(&Path, &std::sync::atomic::AtomicBool) + Send,
+) -> (Option<i32>, String, Vec<Value>, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let mut slow = accept();
+    slow["delay_ms"] = json!(1500);
+    let script = json!({"worker": {"T-001": {"1": worker}}, "evaluator": {"*": {"*": [slow]}}});
+    let (_rt, server) = serve(&script, false);
+    let file = tmp.path().join("harrow.toml");
+    std::fs::write(&file, config).unwrap();
+    let mut cmd = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo);
+    let child = cmd
+        .arg("--config")
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sessions = tmp.path().join("sessions");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let session = loop {
+        let found =
+            std::fs::read_dir(&sessions).ok().and_then(|mut d| d.next()).map(|e| e.unwrap().path());
+        let evaluating = found.as_ref().is_some_and(|s| {
+            std::fs::read_to_string(s.join("events.jsonl"))
+                .is_ok_and(|t| t.contains("\"to\":\"evaluating\""))
+        });
+        if evaluating {
+            break found.unwrap();
+        }
+        assert!(std::time::Instant::now() < deadline, "the task never reached its review");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let out = std::thread::scope(|s| {
+        s.spawn(|| meanwhile(&session.join("workspace"), &stop));
+        let out = child.wait_with_output().unwrap();
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        out
+    });
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let branch = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        support::strict_events(&session),
+        branch,
+    )
+}
+
+fn held_because(events: &[Value]) -> String {
+    let stop = events.iter().rev().find(|e| e["type"] == "stop").expect("the run logged its stop");
+    assert_eq!(stop["payload"]["reason"], "needs_operator", "{stop}");
+    events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "task_state" && e["payload"]["to"] == "needs_operator")
+        .map(|e| e["payload"]["reason"].as_str().unwrap_or("").to_owned())
+        .expect("the task was held")
+}
+
+#[test]
+fn work_swapped_for_a_link_while_it_is_judged_is_held_never_committed() {
+    let worker = json!([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
+        {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
+    ]);
+    let (code, stderr, events, branch) = run_with_meanwhile(&worker, "", |worktree, stop| {
+        let file = worktree.join("f1.txt");
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = std::fs::remove_file(&file);
+            let _ = std::os::unix::fs::symlink("/etc/hostname", &file);
+            let _ = std::fs::remove_file(&file);
+            let _ = std::fs::write(&file, "1\n");
+        }
+    });
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.lines().count() <= 1, "no crash report: {stderr}");
+    let why = held_because(&events);
+    assert!(why.contains("could not be committed"), "{why}");
+    assert!(!branch.contains("T-001"), "nothing unjudged landed: {branch}");
+    assert!(!events.iter().any(|e| e["type"] == "commit"), "no commit logged");
+}
+
+#[test]
+fn a_guard_that_cannot_check_the_repository_holds_the_task() {
+    let worker = json!([
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "h=$(git rev-parse --git-common-dir); printf 'garbage\\n' > \"$h/packed-refs\"; echo done"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
+        {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let (_rt, server) = serve(
+        &json!({"worker": {"T-001": {"1": worker}}, "evaluator": {"*": {"*": [accept()]}}}),
+        true,
+    );
+    let file = tmp.path().join("harrow.toml");
+    std::fs::write(&file, "[hands]\nsandbox = \"off\"\n").unwrap();
+    let mut cmd = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo);
+    let out = cmd.arg("--config").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let session = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let events = support::strict_events(&session);
+    let why = held_because(&events);
+    assert!(why.contains("could not be checked after bash"), "{why}");
+    assert!(!events.iter().any(|e| e["type"] == "evaluator_verdict"), "the work went no further");
+}
+
+#[test]
+fn a_session_whose_log_is_a_folder_gets_one_line_from_every_verb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("sessions/20261124-000000-abcdef");
+    std::fs::create_dir_all(session.join("events.jsonl")).unwrap();
+    std::fs::write(session.join("checkpoint.json"), "{\"session_id\": \"x\"}\n").unwrap();
+    let dir = session.to_str().unwrap();
+    for args in [
+        vec!["show", dir],
+        vec!["show", dir, "--json"],
+        vec!["export", dir],
+        vec!["export", dir, "--format", "html"],
+        vec!["replay", dir, "--headless"],
+    ] {
+        let out = harrow_cmd(tmp.path(), "http://127.0.0.1:9/v1").args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
+        assert!(stderr.contains("events.jsonl is not a file"), "{args:?}: {stderr}");
+    }
 }

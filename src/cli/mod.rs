@@ -89,8 +89,19 @@ impl SessionArg {
     /// Finds the session, or says in one line what was looked for and where.
     pub fn resolve(&self) -> Result<crate::session::discover::Found, UsageError> {
         let roots = crate::session::discover::roots(&self.dirs.dirs);
-        crate::session::discover::resolve(&self.session, &roots)
-            .map_err(|e| UsageError(e.to_string()))
+        let found = crate::session::discover::resolve(&self.session, &roots)
+            .map_err(|e| UsageError(e.to_string()))?;
+        let files = crate::session::dir::SessionDir::new(&found.dir);
+        for file in [files.events(), files.checkpoint()] {
+            let kind = std::fs::metadata(&file).map(|m| m.file_type());
+            if kind.is_ok_and(|k| !k.is_file()) {
+                return Err(UsageError(format!(
+                    "{} is not a file: the session is damaged; move the folder aside, or put its log back",
+                    file.display()
+                )));
+            }
+        }
+        Ok(found)
     }
 }
 
@@ -119,7 +130,9 @@ pub fn main() -> ExitCode {
             if broken_pipe {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("harrow: {}", crate::keys::scrub(&format!("{report:?}")));
+            // An error is a line a person can act on: what failed and why, each cause after a
+            // colon. (A panic, which is a bug, still gets its full report.)
+            eprintln!("harrow: {}", format::terminal_line(&format!("{report:#}")));
             ExitCode::FAILURE
         }
     }

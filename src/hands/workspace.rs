@@ -37,6 +37,10 @@ pub enum WorkspaceError {
     Git { context: String, source: git2::Error },
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
+    #[error(
+        "the work changed after it was judged (its diff is no longer the one the verdict names); nothing was committed"
+    )]
+    ChangedSinceJudged,
 }
 
 fn git(context: impl Into<String>) -> impl FnOnce(git2::Error) -> WorkspaceError {
@@ -309,7 +313,9 @@ impl Workspace {
         session_id: &str,
         review: Review,
         parent: Option<&str>,
+        judged: Option<&str>,
     ) -> Result<Option<String>, WorkspaceError> {
+        self.refuse_special_files()?;
         let repo = self.repo()?;
         let tree_id = stage_all(&repo, true)?;
         let branch = format!("refs/heads/{}", self.branch);
@@ -318,6 +324,19 @@ impl Workspace {
             None => repo.find_reference(&branch).and_then(|r| r.peel_to_commit()),
         }
         .map_err(git("read the task's starting commit"))?;
+        // What lands must be what was judged: the staged tree's diff from the task's start is
+        // digested as the verdict's was, and anything else is refused, never committed.
+        if let Some(judged) = judged {
+            let staged = repo.find_tree(tree_id).map_err(git("find tree"))?;
+            let parent_tree = parent.tree().map_err(git("read the task's starting tree"))?;
+            let mut opts = DiffOptions::new();
+            let diff = repo
+                .diff_tree_to_tree(Some(&parent_tree), Some(&staged), Some(&mut opts))
+                .map_err(git("diff the staged work"))?;
+            if patches(&diff)?.1 != judged {
+                return Err(WorkspaceError::ChangedSinceJudged);
+            }
+        }
         if parent.tree_id() == tree_id {
             repo.reference(&branch, parent.id(), true, "harrow: accepted with no change")
                 .and_then(|_| repo.set_head(&branch))
@@ -364,28 +383,7 @@ impl Workspace {
         let diff = repo
             .diff_tree_to_workdir_with_index(Some(&from_tree), Some(&mut opts))
             .map_err(git("diff"))?;
-        let mut files = Vec::new();
-        let mut whole = Vec::new();
-        for i in 0..diff.deltas().len() {
-            let Ok(Some(mut patch)) = git2::Patch::from_diff(&diff, i) else { continue };
-            let delta = patch.delta();
-            let path = delta
-                .new_file()
-                .path()
-                .or_else(|| delta.old_file().path())
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
-            let binary = delta.flags().is_binary();
-            let (_, added, deleted) = patch.line_stats().unwrap_or((0, 0, 0));
-            let text = patch.to_buf().map_err(git(format!("diff {path}")))?;
-            whole.extend_from_slice(&text);
-            files.push(FileDiff {
-                stat: FileStat { path, added, deleted, binary },
-                patch: String::from_utf8_lossy(&text).into_owned(),
-            });
-        }
-        let digest =
-            Oid::hash_object(ObjectType::Blob, &whole).map_err(git("digest diff"))?.to_string();
+        let (files, digest) = patches(&diff)?;
         Ok(DiffInfo { base: from.to_owned(), files, digest })
     }
 
@@ -492,6 +490,23 @@ impl Workspace {
         Ok(oid.to_string())
     }
 
+    /// Copies every attempt this session kept (`refs/harrow/<session>/…`) with its objects into
+    /// the bare repository `into` (made when missing), outside the worktree's reach under a
+    /// sandbox, so the work a verdict names can still be shown and landed if the source
+    /// repository's copy is pruned or forged.
+    pub fn copy_kept(&self, into: &Path) -> Result<(), WorkspaceError> {
+        let source = self.repo()?;
+        let from = source.commondir().to_string_lossy().into_owned();
+        let copy = Repository::open_bare(into)
+            .or_else(|_| Repository::init_bare(into))
+            .map_err(git(format!("open {}", into.display())))?;
+        let session = self.branch.trim_start_matches("session/");
+        let spec = format!("+refs/harrow/{session}/*:refs/harrow/{session}/*");
+        copy.remote_anonymous(&from)
+            .and_then(|mut remote| remote.fetch(&[spec.as_str()], None, None))
+            .map_err(git("copy the kept attempts into the session folder"))
+    }
+
     /// Puts the worktree's files back as they were in `commit` (kept by [`Workspace::keep`]),
     /// on top of the last commit: what an interrupted rework restarts from.
     pub fn restore_files(&self, commit: &str) -> Result<(), WorkspaceError> {
@@ -573,6 +588,34 @@ fn find_worktree(repo: &Repository, path: &Path) -> Result<Option<git2::Worktree
 }
 
 /// A commit named by its id as text.
+/// Each file's patch, and a digest of them all (a verdict names the exact diff it judged by
+/// it): one function, so the diff shown, the diff judged and the diff landed are digested alike.
+fn patches(diff: &git2::Diff<'_>) -> Result<(Vec<FileDiff>, String), WorkspaceError> {
+    let mut files = Vec::new();
+    let mut whole = Vec::new();
+    for i in 0..diff.deltas().len() {
+        let Ok(Some(mut patch)) = git2::Patch::from_diff(diff, i) else { continue };
+        let delta = patch.delta();
+        let path = delta
+            .new_file()
+            .path()
+            .or_else(|| delta.old_file().path())
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let binary = delta.flags().is_binary();
+        let (_, added, deleted) = patch.line_stats().unwrap_or((0, 0, 0));
+        let text = patch.to_buf().map_err(git(format!("diff {path}")))?;
+        whole.extend_from_slice(&text);
+        files.push(FileDiff {
+            stat: FileStat { path, added, deleted, binary },
+            patch: String::from_utf8_lossy(&text).into_owned(),
+        });
+    }
+    let digest =
+        Oid::hash_object(ObjectType::Blob, &whole).map_err(git("digest diff"))?.to_string();
+    Ok((files, digest))
+}
+
 fn find_commit<'r>(repo: &'r Repository, sha: &str) -> Result<git2::Commit<'r>, git2::Error> {
     Oid::from_str(sha).and_then(|oid| repo.find_commit(oid))
 }

@@ -31,6 +31,9 @@ pub enum GateEvent {
     ForceAccepted,
     /// The evaluator could not be reached; a person decides.
     HeldForOperator,
+    /// Accepted work could not be committed (it changed after it was judged, or git refused):
+    /// the task waits for a person, its accept standing.
+    LandingFailed,
     Failed,
     Skipped,
 }
@@ -72,7 +75,8 @@ pub fn transition(from: TaskState, event: GateEvent) -> Result<TaskState, Illega
         (S::Validating | S::Evaluating | S::NeedsOperator | S::Rework, E::ForceAccepted) => {
             S::DoneBelowBar
         }
-        (S::Validating | S::Evaluating, E::HeldForOperator) => S::NeedsOperator,
+        (S::Validating | S::Evaluating | S::Running, E::HeldForOperator) => S::NeedsOperator,
+        (S::Done | S::DoneBelowBar | S::DoneUnreviewed, E::LandingFailed) => S::NeedsOperator,
         (S::NeedsOperator, E::EvaluatorRetried) => S::Evaluating,
         // The operator may still accept, force-accept or skip a task that failed at the cap.
         (S::Failed, E::Accepted) => S::Done,

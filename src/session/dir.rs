@@ -23,6 +23,9 @@ pub const LEDGER_DIR: &str = "ledger";
 pub const LIVE_FILE: &str = "live.json";
 /// What the learnings step proposed, for a person to review.
 pub const LEARNINGS_FILE: &str = "proposed-learnings.md";
+/// A bare repository holding a copy of every kept attempt (judged or checked), so the work a
+/// verdict names survives a worker that prunes or rewrites the source repository's objects.
+pub const ATTEMPTS_REPO: &str = "attempts.git";
 
 /// A session folder. The paths it hands out are the only spelling of its files' names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +73,10 @@ impl SessionDir {
     /// A task's ledger file.
     pub fn ledger(&self, task: &str) -> PathBuf {
         self.root.join(LEDGER_DIR).join(format!("{task}.jsonl"))
+    }
+
+    pub fn attempts(&self) -> PathBuf {
+        self.root.join(ATTEMPTS_REPO)
     }
 
     pub fn live(&self) -> PathBuf {

@@ -143,6 +143,19 @@ struct Acceptance {
     /// What last happened to the work, for an accept below the bar.
     last: Option<LastOutcome>,
     summary: String,
+    /// The digest of the diff that was judged, when one was: only that work may land.
+    judged: Option<String>,
+}
+
+/// What the git guard found after a tool call or validator run.
+#[derive(Debug)]
+enum Guarded {
+    /// Nothing to put back.
+    Clean,
+    /// Put back; the note tells the worker.
+    PutBack(String),
+    /// It could not look: the task is held for the operator.
+    Held(Ended),
 }
 
 /// A task's result, inside the loop.
@@ -193,6 +206,9 @@ pub struct Run {
     last_outcomes: BTreeMap<String, LastOutcome>,
     /// Puts back refs, HEAD, git config and hooks a tool call changed.
     guard: Option<GitGuard>,
+    /// Why the guard could not take the repository's state before the call in flight, if it
+    /// could not.
+    guard_blind: Option<String>,
     /// Attempts the operator granted beyond the cap, by task.
     granted: BTreeMap<String, u64>,
     /// Watches for `fail` and `stop --now` while a task is at work.
@@ -276,6 +292,7 @@ impl Run {
             task_bases: BTreeMap::new(),
             last_outcomes: BTreeMap::new(),
             guard: None,
+            guard_blind: None,
             granted: BTreeMap::new(),
             failed_because: BTreeMap::new(),
             set_aside: BTreeMap::new(),
@@ -548,7 +565,9 @@ impl Run {
                 }
                 match end? {
                     TaskEnd::Accepted(acceptance) => {
-                        self.finish_accepted(task, acceptance)?;
+                        if let Some(held) = self.finish_accepted(task, acceptance)? {
+                            break 'run held;
+                        }
                         if self.opts.learnings {
                             self.propose_learning(task).await?;
                         }
@@ -612,19 +631,67 @@ impl Run {
 
     /// Keeps the worktree as it is on a ref outside the branches (see
     /// [`Workspace::keep`]) and lets the git guard know the ref is harrow's.
-    fn keep_work(&mut self, name: &str, base: &str, message: &str) -> io::Result<String> {
-        let sha = self.workspace.keep(name, base, message).map_err(io::Error::other)?;
+    /// Holds `task` for the operator because of `why`, and the end the run stops with.
+    fn hold(&mut self, task: &str, why: &str, attempt: u64) -> io::Result<TaskEnd> {
+        self.gate(task, GateEvent::HeldForOperator, why, attempt)?;
+        Ok(TaskEnd::Stop(Ended {
+            reason: StopReason::NeedsOperator,
+            detail: Some(format!("task {task} waits for the operator: {why}")),
+        }))
+    }
+
+    /// Keeps the worktree as it is now as the attempt `name` (and a copy in the session
+    /// folder). A failure is returned as the reason, for the caller to hold the task on: the
+    /// work could not be pinned down, so it must not go further unwatched.
+    fn keep_work(
+        &mut self,
+        name: &str,
+        base: &str,
+        message: &str,
+    ) -> io::Result<Result<String, String>> {
+        let sha = match self.workspace.keep(name, base, message) {
+            Ok(sha) => sha,
+            Err(e) => return Ok(Err(format!("the work could not be kept as it was checked: {e}"))),
+        };
+        let copy = crate::session::dir::SessionDir::new(&self.dir).attempts();
+        if let Err(e) = self.workspace.copy_kept(&copy) {
+            return Ok(Err(format!("the kept work could not be copied: {e}")));
+        }
         if let Some(guard) = &mut self.guard {
             guard.record().map_err(io::Error::other)?;
         }
-        Ok(sha)
+        Ok(Ok(sha))
     }
 
-    /// Logs the accept, commits the work on the session branch and updates the side files.
-    fn finish_accepted(&mut self, task: &Task, a: Acceptance) -> io::Result<()> {
+    /// Lands an accepted task: its commit on the session branch (only the work that was
+    /// judged), then `task_done` and `commit`. Work that cannot land — it changed after it was
+    /// judged, or git refused — holds the task for the operator, its work kept, and the run
+    /// stops there with that reason (returned), never with an error.
+    fn finish_accepted(&mut self, task: &Task, a: Acceptance) -> io::Result<Option<Ended>> {
         let below_bar = a.review == Review::BelowBar;
         let last = a.last.filter(|_| below_bar);
         let (iter, attempt) = self.writer.position(&task.id);
+        let base = self.task_base(&task.id)?;
+        let landed = self.workspace.commit_task(
+            &task.id,
+            &task.title,
+            &self.id,
+            a.review,
+            Some(&base),
+            a.judged.as_deref(),
+        );
+        let sha = match landed {
+            Ok(sha) => sha,
+            Err(e) => {
+                let why = format!("its accepted work could not be committed: {e}");
+                self.gate(&task.id, GateEvent::LandingFailed, &why, attempt)?;
+                record::write_task_status(&self.dir, &self.status_map())?;
+                return Ok(Some(Ended {
+                    reason: StopReason::NeedsOperator,
+                    detail: Some(format!("task {} waits for the operator: {why}", task.id)),
+                }));
+            }
+        };
         let done = TaskDone {
             scope: scope(&task.id, iter, attempt),
             summary: Some(a.summary),
@@ -636,12 +703,6 @@ impl Run {
             ..TaskDone::default()
         };
         self.emit(&done)?;
-        self.writer.sync()?;
-        let base = self.task_base(&task.id)?;
-        let sha = self
-            .workspace
-            .commit_task(&task.id, &task.title, &self.id, a.review, Some(&base))
-            .map_err(io::Error::other)?;
         self.emit(&Commit {
             scope: scope(&task.id, iter, attempt),
             sha: sha.clone(),
@@ -659,7 +720,7 @@ impl Run {
         if let Some(last) = &last {
             self.warnings.push(below_bar_warning(&task.id, &task.title, last));
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Logs the user message a role was sent (whole: harrow keeps what Tilth capped).
@@ -676,22 +737,38 @@ impl Run {
     }
 
     /// Takes the user's part of the repository as it is just before a tool call or validator
-    /// run, so only what changes during it is put back afterwards.
-    fn guard_before(&mut self) -> io::Result<()> {
-        match &mut self.guard {
-            Some(guard) => guard.before_call().map_err(io::Error::other),
-            None => Ok(()),
-        }
+    /// run, so only what changes during it is put back afterwards. A guard that cannot take
+    /// it is blind: the reason is kept, and the check after the call holds the task.
+    fn guard_before(&mut self) {
+        self.guard_blind = match &mut self.guard {
+            Some(guard) => guard.before_call().err().map(|e| e.to_string()),
+            None => None,
+        };
     }
 
     /// Puts back any git state a tool call or validator changed (refs, HEAD, config, hooks),
-    /// logs it, and returns what the worker is told, if anything was put back.
-    fn guard_git(&mut self, sc: &Scope, tool: &str) -> io::Result<Option<String>> {
-        let Some(guard) = &mut self.guard else { return Ok(None) };
-        let restored = match guard.restore() {
-            Ok(r) if r.is_empty() => return Ok(None),
+    /// logs it, and says what the worker is told. A guard that could not look (before or after
+    /// the call) never lets the work go on unchecked: the task is held for the operator.
+    fn guard_git(&mut self, task: &str, sc: &Scope, tool: &str) -> io::Result<Guarded> {
+        let Some(guard) = &mut self.guard else { return Ok(Guarded::Clean) };
+        let looked = match self.guard_blind.take() {
+            Some(why) => Err(why),
+            None => guard.restore().map_err(|e| e.to_string()),
+        };
+        let restored = match looked {
+            Ok(r) if r.is_empty() => return Ok(Guarded::Clean),
             Ok(r) => r.join(", "),
-            Err(e) => format!("nothing (it could not be checked: {e})"),
+            Err(e) => {
+                let why = format!(
+                    "the repository's git state could not be checked after {tool} ({e}), so what the worker did to it is unknown"
+                );
+                let attempt = sc.attempt.unwrap_or(0);
+                self.gate(task, GateEvent::HeldForOperator, &why, attempt)?;
+                return Ok(Guarded::Held(Ended {
+                    reason: StopReason::NeedsOperator,
+                    detail: Some(format!("task {task} waits for the operator: {why}")),
+                }));
+            }
         };
         self.emit(&HookRun {
             scope: sc.clone(),
@@ -701,7 +778,7 @@ impl Run {
             reason: Some(restored.clone()),
             ..HookRun::default()
         })?;
-        Ok(Some(format!(
+        Ok(Guarded::PutBack(format!(
             "[The workspace's git history and settings are kept as they were; put back: {restored}. Do not move HEAD or branches, or change git configuration or hooks: commit nothing yourself, your changes are committed for you.]"
         )))
     }

@@ -259,6 +259,7 @@ impl Run {
                     if cmd.op == Op::ForceAccept { Review::BelowBar } else { Review::Operator };
                 let last =
                     self.last_outcomes.get(&task.id).cloned().unwrap_or(LastOutcome::NotReviewed);
+                // The person accepts the work as it stands now: no judged diff binds it.
                 self.finish_accepted(
                     &task,
                     Acceptance {
@@ -266,9 +267,9 @@ impl Run {
                         by_operator: true,
                         last: Some(last),
                         summary: format!("accepted by the operator: {reason}"),
+                        judged: None,
                     },
-                )?;
-                Ok(None)
+                )
             }
             Op::Skip => {
                 self.set_aside(&task, "skipped")?;
@@ -291,11 +292,14 @@ impl Run {
         let base = self.task_base(&task.id)?;
         let changed = self.task_diff(&base).map_or(true, |d| !d.is_empty());
         if changed {
-            let sha = self.keep_work(
-                &format!("{what}/{}", task.id),
-                &base,
-                &format!("{}: its work, set aside when the operator {what} it", task.id),
-            )?;
+            // Work that cannot be kept is not discarded: the action fails and the run says why.
+            let sha = self
+                .keep_work(
+                    &format!("{what}/{}", task.id),
+                    &base,
+                    &format!("{}: its work, set aside when the operator {what} it", task.id),
+                )?
+                .map_err(io::Error::other)?;
             self.set_aside.insert(task.id.clone(), sha.clone());
             let mut aside = OperatorAction {
                 action: Some("set_aside".into()),

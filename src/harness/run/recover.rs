@@ -43,11 +43,17 @@ impl Run {
             let summary = self
                 .last_case(&task.id)?
                 .map_or_else(|| "accepted before the interruption".into(), |(c, _)| c.summary);
-            self.finish_accepted(
-                task,
-                Acceptance { review: Review::Accepted, by_operator: false, last: None, summary },
-            )?;
-            honoured.push(task.id.clone());
+            let judged = Some(digest.clone());
+            let acceptance = Acceptance {
+                review: Review::Accepted,
+                by_operator: false,
+                last: None,
+                summary,
+                judged,
+            };
+            if self.finish_accepted(task, acceptance)?.is_none() {
+                honoured.push(task.id.clone());
+            }
         }
         Ok(honoured)
     }
@@ -111,7 +117,7 @@ impl Run {
             } else {
                 let base = self.task_base(&task.id)?;
                 self.workspace
-                    .commit_task(&task.id, &task.title, &self.id, review, Some(&base))
+                    .commit_task(&task.id, &task.title, &self.id, review, Some(&base), None)
                     .map_err(io::Error::other)?
             };
             let mut commit = Commit {

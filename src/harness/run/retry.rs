@@ -73,10 +73,7 @@ impl Run {
         let (feedback, end) =
             self.judged(&task, &case, &verdict, &diff, &sc, &mut attempt, iter)?;
         match end {
-            Some(TaskEnd::Accepted(acceptance)) => {
-                self.finish_accepted(&task, acceptance)?;
-                Ok(None)
-            }
+            Some(TaskEnd::Accepted(acceptance)) => self.finish_accepted(&task, acceptance),
             Some(TaskEnd::Failed(reason)) => self.fail_task(&task, reason).map(Some),
             Some(TaskEnd::Stop(end)) => Ok(Some(end)),
             None => {

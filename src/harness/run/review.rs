@@ -3,9 +3,9 @@
 
 use super::{
     Acceptance, BrainError, CallTag, Case, EVALUATOR_PROMPT, Ended, EvaluatorInputs, GateEvent,
-    LastOutcome, LedgerEntry, OnCap, ParseError, Review, Role, Run, Scope, Task, TaskEnd, ToolCall,
-    ToolCallRecord, Value, Verdict, VerdictEvent, case, io, json, memory, record, timestamp,
-    tool_message, validators, verdict,
+    Guarded, LastOutcome, LedgerEntry, OnCap, ParseError, Review, Role, Run, Scope, Task, TaskEnd,
+    ToolCall, ToolCallRecord, Value, Verdict, VerdictEvent, case, io, json, memory, record,
+    timestamp, tool_message, validators, verdict,
 };
 use crate::hands::workspace::{DiffInfo, WorkspaceError};
 use crate::session::event::{CaseParseError, EvaluatorParseError};
@@ -77,12 +77,18 @@ impl Run {
         }
         if !self.opts.validators.is_empty() {
             let tests = self.selected_tests(task);
-            let kept = self.keep_work(
+            let kept = match self.keep_work(
                 &format!("{}/{}-checks-{iter}", task.id, *attempt),
                 &diff.base,
                 &format!("{} attempt {}, as checked at iteration {iter}", task.id, *attempt),
-            )?;
-            self.guard_before()?;
+            )? {
+                Ok(kept) => kept,
+                Err(why) => {
+                    let end = self.hold(&task.id, &why, *attempt)?;
+                    return Ok(("The checks could not be completed; stop here.".into(), Some(end)));
+                }
+            };
+            self.guard_before();
             let v = validators::run_all(
                 &self.opts.validators,
                 &self.hands,
@@ -91,7 +97,16 @@ impl Run {
                 Some(&kept),
                 &mut self.writer,
             )?;
-            let put_back = self.guard_git(sc, "validators")?;
+            let put_back = match self.guard_git(&task.id, sc, "validators")? {
+                Guarded::Clean => None,
+                Guarded::PutBack(note) => Some(note),
+                Guarded::Held(end) => {
+                    return Ok((
+                        "The checks could not be completed; stop here.".into(),
+                        Some(TaskEnd::Stop(end)),
+                    ));
+                }
+            };
             if let Some(report) = v.report {
                 let report = match put_back {
                     Some(note) => format!("{report}\n\n{note}"),
@@ -129,6 +144,7 @@ impl Run {
                     by_operator: false,
                     last: None,
                     summary: case.summary,
+                    judged: Some(diff.digest.clone()),
                 })),
             ));
         }
@@ -215,11 +231,17 @@ impl Run {
         if diff.is_empty() {
             event.extra.insert("by_harness".into(), json!(true));
         } else {
-            let kept = self.keep_work(
+            let kept = match self.keep_work(
                 &format!("{}/{}", task.id, *attempt),
                 &diff.base,
                 &format!("{} attempt {}, as judged", task.id, *attempt),
-            )?;
+            )? {
+                Ok(kept) => kept,
+                Err(why) => {
+                    let end = self.hold(&task.id, &why, *attempt)?;
+                    return Ok(("The review could not be completed; stop here.".into(), Some(end)));
+                }
+            };
             event.extra.insert("attempt_commit".into(), json!(kept));
         }
         if verdict.below_threshold {
@@ -255,6 +277,7 @@ impl Run {
                     by_operator: false,
                     last: None,
                     summary: case.summary.clone(),
+                    judged: Some(diff.digest.clone()),
                 })),
             ));
         };
@@ -276,6 +299,7 @@ impl Run {
                         by_operator: false,
                         last: Some(outcome),
                         summary: case.summary.clone(),
+                        judged: Some(diff.digest.clone()),
                     });
                     ("Accepted below the bar.".into(), Some(end))
                 }

@@ -2,9 +2,9 @@
 //! the hands, nudges for quiet turns, and `submit_case` handed to the review.
 
 use super::{
-    Acceptance, CallTag, ContextReset, Ended, GateEvent, Hands, LedgerEntry, NUDGE, NUDGE_LENGTH,
-    Nudge, OnCap, Review, Role, Run, Scope, Task, TaskEnd, ToolCall, ToolCallRecord, Value,
-    WORKER_PROMPT, WorkerContext, case, io, json, memory, record, scope, tool_message,
+    Acceptance, CallTag, ContextReset, Ended, GateEvent, Guarded, Hands, LedgerEntry, NUDGE,
+    NUDGE_LENGTH, Nudge, OnCap, Review, Role, Run, Scope, Task, TaskEnd, ToolCall, ToolCallRecord,
+    Value, WORKER_PROMPT, WorkerContext, case, io, json, memory, record, scope, tool_message,
 };
 use crate::session::state::StopReason;
 
@@ -77,6 +77,7 @@ impl Run {
                         .and_then(|e| e.case.as_ref())
                         .map(|c| c.summary.clone())
                         .unwrap_or_default(),
+                    judged: None,
                 })
             }
         }))
@@ -147,7 +148,7 @@ impl Run {
                 // Only a command can reach git; the file tools are confined away from `.git`.
                 let guarded = Hands::runs_commands(&call.name);
                 if guarded {
-                    self.guard_before()?;
+                    self.guard_before();
                 }
                 let mut output = match serde_json::from_str::<Value>(&call.arguments) {
                     Ok(args) => {
@@ -176,8 +177,12 @@ impl Run {
                         }
                     }
                 };
-                if guarded && let Some(note) = self.guard_git(&sc, &call.name)? {
-                    output = format!("{output}\n{note}");
+                if guarded {
+                    match self.guard_git(&task.id, &sc, &call.name)? {
+                        Guarded::Clean => {}
+                        Guarded::PutBack(note) => output = format!("{output}\n{note}"),
+                        Guarded::Held(end) => return Ok(TaskEnd::Stop(end)),
+                    }
                 }
                 messages.push(tool_message(&call.id, &output));
                 if let Some(end) = self.act_now(&task.id)? {
