@@ -140,20 +140,28 @@ fn resume_after_kill_9_mid_task_finishes_with_one_commit_per_task() {
     );
 }
 
-#[test]
-fn an_accepted_task_whose_commit_missed_the_log_is_committed_once() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+/// A finished run of two tasks, each accepted at once: the repository, the session folder and
+/// id, and the scripted server (with its runtime) for a resume to talk to.
+fn two_accepted_tasks(
+    tmp: &Path,
+) -> (PathBuf, PathBuf, String, tokio::runtime::Runtime, harrow::brain::scripted::ScriptedServer) {
+    let (repo, plan) = repo_and_plan(tmp, 2);
     let script = json!({
         "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
         "evaluator": {"*": {"*": [accept()]}}
     });
-    let (_runtime, server) = serve(&script, true);
-    let ok =
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    let (runtime, server) = serve(&script, true);
+    let ok = headless_run(harrow_cmd(tmp, &server.base_url()), &plan, &repo).output().unwrap();
     assert!(ok.status.success());
-    let dir = session_dir(tmp.path());
+    let dir = session_dir(tmp);
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    (repo, dir, id, runtime, server)
+}
+
+#[test]
+fn an_accepted_task_whose_commit_missed_the_log_is_committed_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, dir, id, _runtime, server) = two_accepted_tasks(tmp.path());
     // Rewind the log to just after T-002's accept, as if the process died before its commit
     // was logged; the commit itself is on the branch.
     let log = dir.join("events.jsonl");
@@ -207,17 +215,7 @@ fn a_kill_while_the_evaluator_thinks_restarts_the_task_on_resume() {
 #[test]
 fn a_kill_at_each_step_between_an_accept_and_its_commit_resumes_to_one_done_and_one_commit() {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    let script = json!({
-        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
-        "evaluator": {"*": {"*": [accept()]}}
-    });
-    let (_runtime, server) = serve(&script, true);
-    let ok =
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
-    assert!(ok.status.success());
-    let dir = session_dir(tmp.path());
-    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let (repo, dir, id, _runtime, server) = two_accepted_tasks(tmp.path());
     let log = dir.join("events.jsonl");
     let full = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = full.lines().collect();

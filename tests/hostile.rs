@@ -17,7 +17,7 @@ use loop_fixture::{accept, all_text, case, harrow_cmd, headless_run, repo_and_pl
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use support::git;
+use support::{git, holds_controls};
 
 const KEY: &str = "sk-hostile-key-0123456789abcdef";
 const SECRET: &str = "VICTIM-SECRET-4242";
@@ -676,12 +676,6 @@ fn a_provider_error_that_echoes_the_key_is_scrubbed_everywhere() {
 
 /// Escape sequences and live HTML a model can put in what it writes.
 const EVIL: &str = "\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;pwned\u{7}\u{9b}31m\u{7f} <script>alert(1)</script> <img src=x onerror=alert(2)> <iframe src=//evil.example></iframe> [click](javascript:alert(3))";
-
-/// ESC, BEL, DEL or a C1 control anywhere in the bytes.
-fn holds_controls(bytes: &[u8]) -> bool {
-    bytes.iter().any(|b| matches!(b, 0x1b | 0x07 | 0x7f))
-        || String::from_utf8_lossy(bytes).chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c))
-}
 
 #[test]
 fn hostile_text_reaches_no_terminal_and_no_export_as_anything_live() {

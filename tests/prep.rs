@@ -13,7 +13,7 @@ mod support;
 use loop_fixture::{accept, harrow_cmd, headless_run, repo_and_plan, serve, write_and_submit};
 use serde_json::{Value, json};
 use std::path::Path;
-use support::git;
+use support::{git, holds_controls};
 
 fn plan_args(task: &str, criteria: &Value) -> Value {
     json!({"overview": {"tldr": "Search the todo list by word.", "why": "Lists grow long.",
@@ -194,12 +194,6 @@ fn the_plan_can_be_committed_on_a_branch_of_its_own() {
     assert_eq!(git(&repo, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(), "plan/search");
     assert_eq!(git(&repo, &["rev-parse", "HEAD^"]), start, "made from the current commit");
     assert!(git(&repo, &["status", "--porcelain"]).trim().is_empty(), "nothing left uncommitted");
-}
-
-/// The bytes no printed or written text may hold: ESC, BEL, DEL and the C1 controls.
-fn holds_controls(bytes: &[u8]) -> bool {
-    bytes.iter().any(|b| matches!(b, 0x1b | 0x07 | 0x7f))
-        || String::from_utf8_lossy(bytes).chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c))
 }
 
 #[test]

@@ -99,14 +99,20 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let (tokens, cost) = fold.tokens_and_cost();
     let tokens = compact(tokens);
     let id = fold.session_id().unwrap_or("");
+    // Which sandbox the worker's commands run in; none is never left unsaid.
+    let (sandbox, short_sandbox) = match fold.sandbox() {
+        Some("off") => ("  NO SANDBOX".to_owned(), "  NO SANDBOX"),
+        Some(kind) => (format!("  sandbox {kind}"), ""),
+        None => (String::new(), ""),
+    };
     let full = format!(
-        " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tokens} tok  ${cost:.3}"
+        " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tokens} tok  ${cost:.3}{sandbox}"
     );
     let text = if full.chars().count() <= usize::from(area.width) {
         full
     } else {
         format!(
-            " {mode}{waiting}  tasks {done}/{tasks}{at_task}  ev {at}/{total}  {tokens} tok  ${cost:.3}"
+            " {mode}{waiting}  tasks {done}/{tasks}{at_task}  ev {at}/{total}  {tokens} tok  ${cost:.3}{short_sandbox}"
         )
     };
     frame.render_widget(Paragraph::new(text).style(theme.status()), area);

@@ -395,6 +395,18 @@ pub struct SummaryFold {
     saw_seq: bool,
 }
 
+/// The sandbox a `session_start` names, in one word; earlier sessions wrote a sentence.
+fn sandbox_kind(recorded: &str) -> Option<&'static str> {
+    match recorded {
+        "bubblewrap" => Some("bubblewrap"),
+        "landlock" => Some("landlock"),
+        "off" => Some("off"),
+        s if s.starts_with("bash runs under bubblewrap") => Some("bubblewrap"),
+        s if s.starts_with("bash runs without a sandbox") => Some("off"),
+        _ => None,
+    }
+}
+
 impl SummaryFold {
     /// The latest (iteration, attempt) the events of `task` named, for events written after
     /// them that belong to the same place (a task's `task_done` and `commit`).
@@ -463,8 +475,8 @@ impl SummaryFold {
                     sum.session_id = p.session_id.get().map(str::to_owned);
                 }
                 sum.harrow.no_eval |= p.no_eval.0 == Some(true);
-                if let Some(sandbox) = p.sandbox.get() {
-                    sum.harrow.sandbox = Some(sandbox.to_owned());
+                if let Some(kind) = p.sandbox.get().and_then(sandbox_kind) {
+                    sum.harrow.sandbox = Some(kind.to_owned());
                 }
                 self.final_stop = None;
                 for (id, title) in plan_tasks(p.plan_tasks.as_ref()) {
@@ -673,6 +685,11 @@ impl SummaryFold {
     /// while it stays ended.
     pub fn ended(&self) -> Option<&str> {
         self.final_stop.as_deref()
+    }
+
+    /// The sandbox the worker's commands ran in: `bubblewrap`, `landlock` or `off`.
+    pub fn sandbox(&self) -> Option<&str> {
+        self.s.harrow.sandbox.as_deref()
     }
 
     /// Whether harrow wrote the log (its events carry sequence numbers; Tilth's do not).

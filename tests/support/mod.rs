@@ -73,3 +73,10 @@ pub fn demo_session(home: &Path) -> std::path::PathBuf {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::read_dir(home.join("sessions")).unwrap().next().unwrap().unwrap().path()
 }
+
+/// Whether bytes meant for a terminal or a file hold a control a terminal would obey: ESC,
+/// BEL, DEL or a C1 control.
+pub fn holds_controls(bytes: &[u8]) -> bool {
+    bytes.iter().any(|b| matches!(b, 0x1b | 0x07 | 0x7f))
+        || String::from_utf8_lossy(bytes).chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c))
+}
