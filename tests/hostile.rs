@@ -866,8 +866,9 @@ fn work_swapped_for_a_link_while_it_is_judged_is_held_never_committed() {
     });
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.lines().count() <= 1, "no crash report: {stderr}");
+    // The swap is seen where it lands first: keeping the judged work, or committing it.
     let why = held_because(&events);
-    assert!(why.contains("could not be committed"), "{why}");
+    assert!(why.contains("could not be committed") || why.contains("could not be kept"), "{why}");
     assert!(!branch.contains("T-001"), "nothing unjudged landed: {branch}");
     assert!(!events.iter().any(|e| e["type"] == "commit"), "no commit logged");
 }

@@ -228,22 +228,24 @@ impl Run {
             ..VerdictEvent::default()
         };
         event.extra.insert("diff_summary".into(), json!(diff.summary()));
-        if diff.is_empty() {
+        // The verdict is logged (and an accept stays durable, to land by its digest on a
+        // resume) even when the work it judged could not be kept; the task then waits.
+        let unkept = if diff.is_empty() {
             event.extra.insert("by_harness".into(), json!(true));
+            None
         } else {
-            let kept = match self.keep_work(
+            match self.keep_work(
                 &format!("{}/{}", task.id, *attempt),
                 &diff.base,
                 &format!("{} attempt {}, as judged", task.id, *attempt),
             )? {
-                Ok(kept) => kept,
-                Err(why) => {
-                    let end = self.hold(&task.id, &why, *attempt)?;
-                    return Ok(("The review could not be completed; stop here.".into(), Some(end)));
+                Ok(kept) => {
+                    event.extra.insert("attempt_commit".into(), json!(kept));
+                    None
                 }
-            };
-            event.extra.insert("attempt_commit".into(), json!(kept));
-        }
+                Err(why) => Some(why),
+            }
+        };
         if verdict.below_threshold {
             event.extra.insert("below_threshold".into(), json!(true));
         }
@@ -263,6 +265,10 @@ impl Run {
             ..Default::default()
         })?;
         self.writer.sync()?;
+        if let Some(why) = unkept {
+            let end = self.hold(&task.id, &why, *attempt)?;
+            return Ok(("The review could not be completed; stop here.".into(), Some(end)));
+        }
         let outcome = verdict.outcome();
         match &outcome {
             Some(o) => self.last_outcomes.insert(task.id.clone(), o.clone()),
