@@ -70,6 +70,7 @@ fn run_against(turn: &Value, config: &str) -> Seen {
         std::thread::sleep(Duration::from_millis(10));
     };
     let lines = reader.join().unwrap();
+    eprintln!("peak RSS of harrow: {} MB", peak_rss / MB);
     let session = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
     Seen { lines, peak_rss, code, events: support::strict_events(&session) }
 }

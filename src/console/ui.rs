@@ -105,16 +105,23 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Some(kind) => (format!("  sandbox {kind}"), ""),
         None => (String::new(), ""),
     };
-    let full = format!(
-        " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tokens} tok  ${cost:.3}{sandbox}"
-    );
-    let text = if full.chars().count() <= usize::from(area.width) {
-        full
-    } else {
+    // The longest that fits: the sandbox's name is dropped before the session's id, but
+    // "NO SANDBOX" never is.
+    let tail = format!("{tokens} tok  ${cost:.3}");
+    let candidates = [
         format!(
-            " {mode}{waiting}  tasks {done}/{tasks}{at_task}  ev {at}/{total}  {tokens} tok  ${cost:.3}{short_sandbox}"
-        )
-    };
+            " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tail}{sandbox}"
+        ),
+        format!(
+            " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tail}{short_sandbox}"
+        ),
+        format!(
+            " {mode}{waiting}  tasks {done}/{tasks}{at_task}  ev {at}/{total}  {tail}{short_sandbox}"
+        ),
+    ];
+    let width = usize::from(area.width);
+    let text =
+        candidates.iter().find(|c| c.chars().count() <= width).unwrap_or(&candidates[2]).clone();
     frame.render_widget(Paragraph::new(text).style(theme.status()), area);
 }
 
