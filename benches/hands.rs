@@ -80,6 +80,23 @@ fn hands_benches(c: &mut Criterion) {
         b.iter(|| black_box(std::fs::read_to_string(&small).expect("read")));
     });
     group.finish();
+
+    // What each sandbox adds to one `bash` call (`true`): the process, the confining thread,
+    // the Landlock ruleset or the bubblewrap namespaces.
+    let mut group = c.benchmark_group("bash_true");
+    group.sample_size(30);
+    for mode in [SandboxMode::Off, SandboxMode::Landlock, SandboxMode::Bwrap] {
+        let config = HandsConfig { sandbox: mode, ..HandsConfig::default() };
+        let Ok(hands) = Hands::new(tmp.path(), None, config) else { continue };
+        group.bench_function(hands.isolation.kind(), |b| {
+            b.iter(|| {
+                let mut sink: Vec<(String, Value)> = Vec::new();
+                let args = json!({"command": "true"});
+                black_box(hands.call(&scope, None, "bash", &args, &mut sink).expect("bash"))
+            });
+        });
+    }
+    group.finish();
 }
 
 criterion_group!(benches, hands_benches);

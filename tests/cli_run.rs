@@ -227,3 +227,29 @@ fn a_wrong_model_a_dead_url_or_a_rejected_key_is_exit_2_before_anything_is_made(
     let err = String::from_utf8_lossy(&ok.stderr);
     assert!(!err.contains("checked before starting"), "the right settings pass: {err}");
 }
+
+#[test]
+fn max_minutes_takes_a_fraction_and_refuses_what_is_not_a_number_of_minutes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let mut slow = write_and_submit(1);
+    slow[0]["delay_ms"] = json!(1500);
+    let script = json!({
+        "worker": {"T-001": {"1": slow}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let mut cmd = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo);
+    let out = cmd.args(["--max-minutes", "0.01"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("stopped: wall_clock"), "0.6 s is spent after T-001: {stdout}");
+    assert!(stdout.contains("T-001 done") && !stdout.contains("T-002 started"), "{stdout}");
+    for bad in ["-1", "soon", "NaN"] {
+        let mut cmd = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo);
+        let out = cmd.arg(format!("--max-minutes={bad}")).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("is not a number of minutes"), "{bad}: {stderr}");
+    }
+}

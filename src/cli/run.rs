@@ -93,9 +93,9 @@ pub struct RunFlags {
     /// Hold accepts to a score: an accept the evaluator scores below N (0–100) is a reject.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=100))]
     pub score_threshold: Option<u8>,
-    /// Stop between tasks after this many minutes.
-    #[arg(long, value_name = "MIN")]
-    pub max_minutes: Option<u64>,
+    /// Stop between tasks after this many minutes (fractions too: 0.5 is 30 s).
+    #[arg(long, value_name = "MIN", value_parser = minutes)]
+    pub max_minutes: Option<f64>,
     /// Stop between tasks after this many tokens.
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
@@ -109,6 +109,14 @@ pub struct RunFlags {
     /// Start without first checking each role's endpoint, key and model.
     #[arg(long)]
     pub no_preflight: bool,
+}
+
+/// A number of minutes: finite, not negative, at most a year.
+fn minutes(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(m) if m.is_finite() && (0.0..=525_600.0).contains(&m) => Ok(m),
+        _ => Err(format!("'{text}' is not a number of minutes (say 30, or 0.5 for 30 s)")),
+    }
 }
 
 impl RunFlags {
@@ -138,7 +146,7 @@ impl RunFlags {
                 .map(f64::from)
                 .or_else(|| recorded.and_then(|r| r["score_threshold"].as_f64())),
             caps: Caps {
-                wall_clock: self.max_minutes.map(|m| Duration::from_secs(m * 60)),
+                wall_clock: self.max_minutes.map(|m| Duration::from_secs_f64(m * 60.0)),
                 tokens: self.max_tokens,
                 dollars: self.max_dollars,
             },
@@ -296,7 +304,7 @@ pub fn create_session(start: Start) -> Result<Run> {
         "max_evaluator_calls_per_task": run.opts.max_attempts,
         "on_cap": run.opts.on_cap,
         "score_threshold": run.opts.score_threshold,
-        "max_wall_clock_minutes": run.opts.caps.wall_clock.map(|d| d.as_secs() / 60),
+        "max_wall_clock_minutes": run.opts.caps.wall_clock.map(|d| d.as_secs_f64() / 60.0),
         "max_tokens": run.opts.caps.tokens,
         "max_token_dollar_spend": run.opts.caps.dollars,
     });
