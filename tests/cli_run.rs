@@ -253,3 +253,24 @@ fn max_minutes_takes_a_fraction_and_refuses_what_is_not_a_number_of_minutes() {
         assert!(stderr.contains("is not a number of minutes"), "{bad}: {stderr}");
     }
 }
+
+#[test]
+fn the_next_task_hears_what_happened_in_words_never_the_harness_state_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let script = json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"T-001": {"*": [reject("weak_test")]}, "T-002": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let mut cmd = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo);
+    let out = cmd.args(["--on-cap", "force-accept", "--max-attempts", "1"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let t2 = server.received().into_iter().find(|r| r.role == "worker" && r.task == "T-002");
+    let prompt = t2.unwrap().body["messages"].to_string();
+    assert!(prompt.contains("- T-001 (Write file 1): accepted below the quality bar"), "{prompt}");
+    assert!(prompt.contains("[done, accepted below the quality bar]"), "{prompt}");
+    for name in ["failed:", "evaluator_cap", "done_below_bar", "done (below the bar)"] {
+        assert!(!prompt.contains(name), "the harness's name '{name}' reached the worker");
+    }
+}

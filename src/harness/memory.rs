@@ -9,6 +9,7 @@ use super::plan::{Plan, Task};
 use super::verdict::Verdict;
 use crate::hands::confine::Jail;
 use crate::hands::workspace::DiffInfo;
+use crate::session::state::TaskState;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -114,7 +115,7 @@ pub struct WorkerContext<'a> {
     pub project: Option<&'a str>,
     pub progress: Option<&'a str>,
     /// `(task, status)` for every task of the plan.
-    pub statuses: &'a [(String, String)],
+    pub statuses: &'a [(String, TaskState)],
     pub ledger: &'a [LedgerEntry],
     /// Warnings about earlier tasks accepted below the bar.
     pub warnings: &'a [String],
@@ -135,7 +136,7 @@ pub fn worker_prompt(plan: &Plan, task: &Task, ctx: &WorkerContext<'_>) -> Strin
         let _ = writeln!(out, "## Project context\n\n{p}\n");
     }
     if let Some(p) = ctx.progress.filter(|p| !p.trim().is_empty()) {
-        let _ = writeln!(out, "## Recent progress (this session)\n\n{p}\n");
+        let _ = writeln!(out, "## Recent progress (this session)\n\n{}\n", progress_in_words(p));
     }
     if let Some(o) = &plan.overview {
         let _ = writeln!(
@@ -153,8 +154,8 @@ pub fn worker_prompt(plan: &Plan, task: &Task, ctx: &WorkerContext<'_>) -> Strin
     }
     let mut full = String::new();
     for t in &plan.tasks {
-        let status =
-            ctx.statuses.iter().find(|(id, _)| *id == t.id).map_or("pending", |(_, s)| s.as_str());
+        let state = ctx.statuses.iter().find(|(id, _)| *id == t.id).map(|(_, s)| *s);
+        let status = state.map_or("not started", state_in_words);
         if t.id == task.id {
             let _ = writeln!(full, "### {} — {}  ← your task (full detail below)", t.id, t.title);
         } else {
@@ -261,6 +262,48 @@ pub fn evaluator_prompt(i: &EvaluatorInputs<'_>) -> String {
     }
     out.push_str("\nCall submit_verdict exactly once.");
     out
+}
+
+/// A task's state as the worker is told it: in words, never the harness's names.
+fn state_in_words(state: TaskState) -> &'static str {
+    match state {
+        TaskState::Pending => "not started",
+        TaskState::Running | TaskState::Validating | TaskState::Evaluating | TaskState::Rework => {
+            "in progress"
+        }
+        TaskState::Done => "done",
+        TaskState::DoneBelowBar => "done, accepted below the quality bar",
+        TaskState::DoneUnreviewed => "done, not reviewed",
+        TaskState::NeedsOperator => "waiting for a person",
+        TaskState::Failed => "not done",
+        TaskState::Skipped => "skipped",
+    }
+}
+
+/// `progress.txt`'s lines (`ID<TAB>OUTCOME<TAB>TITLE`) as sentences: the worker reads what
+/// happened, not how the harness files it.
+fn progress_in_words(tail: &str) -> String {
+    tail.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let mut parts = line.splitn(3, '\t');
+            let (id, outcome, title) = (parts.next(), parts.next(), parts.next());
+            let Some(outcome) = outcome else { return line.to_owned() };
+            let words = match outcome {
+                "done" => "accepted",
+                "done (below the bar)" => "accepted below the quality bar",
+                "done (unreviewed: --no-eval)" => "accepted without review",
+                "skipped" => "skipped",
+                "failed:operator_fail" => "stopped by a person",
+                o if o.starts_with("failed") => "not accepted",
+                o if o.starts_with("done") => "accepted",
+                _ => "ended",
+            };
+            let title = title.map(|t| format!(" ({t})")).unwrap_or_default();
+            format!("- {}{title}: {words}", id.unwrap_or("?"))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]

@@ -31,8 +31,8 @@ impl Run {
             memory::PROGRESS_TAIL_LINES,
             memory::PROGRESS_MAX_CHARS,
         );
-        let statuses: Vec<(String, String)> =
-            self.states.iter().map(|(k, s)| (k.clone(), s.to_string())).collect();
+        let statuses: Vec<(String, crate::session::state::TaskState)> =
+            self.states.iter().map(|(k, s)| (k.clone(), *s)).collect();
         let ctx = WorkerContext {
             project: project.as_ref().map(|(t, _)| t.as_str()),
             progress: progress.as_deref(),
