@@ -14,7 +14,6 @@
 //! errors printed to the terminal: a provider error that echoes a request header must not
 //! carry the key onward.
 
-use crate::hands::process::is_secret;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -22,6 +21,20 @@ use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::sync::OnceLock;
+
+/// Whether an environment variable may hold a credential the worker must not see.
+pub fn is_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.starts_with("HARROW_")
+        || upper.starts_with("TILTH_")
+        || ["_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY", "_SECRET_KEY"]
+            .iter()
+            .any(|s| upper.ends_with(s))
+        || matches!(
+            upper.as_str(),
+            "API_KEY" | "TOKEN" | "GITHUB_TOKEN" | "GH_TOKEN" | "OPENAI_API_KEY"
+        )
+}
 
 /// The variables harrow reads keys from.
 pub const KEY_VARS: &[&str] =
@@ -134,6 +147,24 @@ pub fn scrub(text: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_are_recognised() {
+        for name in [
+            "OPENAI_API_KEY",
+            "HARROW_API_KEY",
+            "HARROW_EVALUATOR_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "TILTH_API_KEY",
+            "my_service_token",
+        ] {
+            assert!(is_secret(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "CARGO_HOME", "TOKENIZERS_PARALLELISM", "LANG"] {
+            assert!(!is_secret(name), "{name}");
+        }
+    }
 
     #[test]
     fn credentials_are_keys_and_tokens_not_settings() {

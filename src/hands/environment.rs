@@ -7,7 +7,7 @@
 //! a credential with a name nobody thought of is not handed over either. The user extends it
 //! with `[hands] pass_env`; a credential stays out even then.
 
-use crate::hands::process::is_secret;
+use crate::keys::is_secret;
 use std::ffi::OsString;
 use std::path::Path;
 
