@@ -1435,3 +1435,35 @@ fn esc_in_the_interview_stops_it_and_writes_nothing() {
     assert_eq!(support::git(&repo, &["rev-parse", "HEAD"]), head, "no commit");
     assert_eq!(server.received().len(), 1, "nothing more was asked of the model");
 }
+
+#[test]
+fn a_replay_whose_log_is_truncated_under_it_shows_a_notice_and_stays_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("events.jsonl");
+    std::fs::copy(harrow_fixture().join("events.jsonl"), &log).unwrap();
+    let cmd = format!("{} replay {} --speed 0.5", env!("CARGO_BIN_EXE_harrow"), dir.display());
+    let t = Tmux::start(&cmd, 160, 45);
+    t.wait_for("REPLAY 0.5×");
+    t.keys(&["space"]);
+    t.wait_for("PAUSED");
+    // The log shrinks to a few lines while the console holds an index of all of them.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let head: String = text.lines().take(3).flat_map(|l| [l, "\n"]).collect();
+    std::fs::write(&log, head).unwrap();
+    t.keys(&["["]);
+    let s = t.wait_for("shrank from");
+    assert!(s.contains("showing what was read"), "{s}");
+    t.keys(&["G"]);
+    t.wait_for("shrank from");
+    t.keys(&["?"]);
+    let s = t.wait_for("help");
+    assert!(!s.contains("[exit "), "the console is still up: {s}");
+    // Escape then q at once reads as Alt-q: one key at a time.
+    t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["q"]);
+    let s = t.wait_for("[exit ");
+    assert!(s.contains("[exit 0]"), "{s}");
+}

@@ -242,6 +242,22 @@ fn start_resume(dir: &Path, id: &str) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The result of reading the session for the screen. A failure — the log truncated or removed
+/// under a replay, a file gone — becomes a notice on the screen and stops playback; the
+/// console stays up with what it has shown.
+fn kept_up<T>(result: std::io::Result<T>, app: &mut App) -> Option<T> {
+    match result {
+        Ok(value) => Some(value),
+        Err(e) => {
+            app.player.clock.playing = false;
+            app.notice = Some(format!(
+                "the session's log could not be read ({e}); it may have been truncated or removed — showing what was read"
+            ));
+            None
+        }
+    }
+}
+
 fn event_loop_inner(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
@@ -285,25 +301,25 @@ fn event_loop_inner(
             match msg {
                 Msg::Term(TermEvent::Key(key)) if key.kind == KeyEventKind::Press => {
                     schedule.pressed();
-                    let effects = app.key(key)?;
+                    let effects = kept_up(app.key(key), app).unwrap_or_default();
                     perform(app, effects);
                 }
                 Msg::Term(TermEvent::Mouse(m)) => {
                     let size = terminal.size()?;
-                    if app.mouse_event(m, size.into())? {
+                    if kept_up(app.mouse_event(m, size.into()), app).unwrap_or(true) {
                         schedule.pressed();
                     }
                 }
                 Msg::Term(TermEvent::Resize(..)) => schedule.changed(),
                 Msg::Tail(TailEvent::Lines(lines)) => {
-                    if app.take_lines(lines)? {
+                    if kept_up(app.take_lines(lines), app).unwrap_or(true) {
                         schedule.changed();
                     }
                     let effects = app.take_effects();
                     perform(app, effects);
                 }
                 Msg::Tail(TailEvent::Restarted { .. }) => {
-                    app.reload()?;
+                    kept_up(app.reload(), app);
                     schedule.changed();
                 }
                 Msg::Tail(TailEvent::Polling { reason } | TailEvent::Error(reason)) => {
@@ -316,11 +332,22 @@ fn event_loop_inner(
         }
         let now = Instant::now();
         if let Some(ms) = schedule.tick(now, app.player.clock.playing)
-            && app.tick(ms)?
+            && kept_up(app.tick(ms), app).unwrap_or(true)
         {
             schedule.changed();
         }
         schedule.count(now, app.counting());
+        // A log cut back or removed under the console is said on screen, not discovered
+        // later as a stale picture (a live log that is replaced is reloaded by the tailer).
+        if let Some(why) = app.player.log_shrank() {
+            let notice =
+                format!("{why}; showing what was read — reopen the session to see it as it is now");
+            if app.notice.as_deref() != Some(notice.as_str()) {
+                app.player.clock.playing = false;
+                app.notice = Some(notice);
+                schedule.changed();
+            }
+        }
         if watching && app.liveness_changed() {
             schedule.changed();
         }

@@ -26,6 +26,12 @@ pub struct Player {
 }
 
 impl Player {
+    /// Why the log no longer holds what was indexed, if it does not (see
+    /// [`EventIndex::shrank`]).
+    pub fn log_shrank(&self) -> Option<String> {
+        self.index.shrank()
+    }
+
     /// Reads the log once: the index, the replay times, where each event belongs (stream,
     /// trails, timeline markers), and the fold with its snapshots; with `at_end` the cursor
     /// stays at the newest event, else it goes back to the start and plays at `speed`.

@@ -153,6 +153,20 @@ impl EventIndex {
         self.tasks.name(id)
     }
 
+    /// Whether the file is shorter than what was indexed (truncated or replaced under us), or
+    /// gone: the reason, in words.
+    pub fn shrank(&self) -> Option<String> {
+        let indexed = self.entries.last().map_or(0, |e| e.offset + u64::from(e.len));
+        match std::fs::metadata(&self.path) {
+            Err(e) => Some(format!("the session's log cannot be read ({e})")),
+            Ok(m) if m.len() < indexed => Some(format!(
+                "the session's log shrank from {indexed} to {} bytes under the console",
+                m.len()
+            )),
+            Ok(_) => None,
+        }
+    }
+
     /// Reads and decodes event `i` from disk.
     pub fn fetch(&mut self, i: usize) -> Result<Event, FetchError> {
         let entry = *self.entries.get(i).ok_or(FetchError::OutOfRange(i))?;
