@@ -91,29 +91,30 @@ fn no_module_uses_one_above_its_layer() {
     assert!(wrong.is_empty(), "edges up the layers:\n{}", wrong.join("\n"));
 }
 
+// Depth-first, with colours: a node met again while still open closes a cycle.
+fn visit(
+    node: &str,
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    open: &mut Vec<String>,
+    done: &mut BTreeSet<String>,
+) {
+    if done.contains(node) {
+        return;
+    }
+    if let Some(at) = open.iter().position(|n| n == node) {
+        panic!("the modules use each other in a cycle: {} → {node}", open[at..].join(" → "));
+    }
+    open.push(node.to_owned());
+    for dep in graph.get(node).into_iter().flatten() {
+        visit(dep, graph, open, done);
+    }
+    open.pop();
+    done.insert(node.to_owned());
+}
+
 #[test]
 fn the_modules_form_no_cycle() {
     let graph = graph();
-    // Depth-first, with colours: a node met again while still open closes a cycle.
-    fn visit(
-        node: &str,
-        graph: &BTreeMap<String, BTreeSet<String>>,
-        open: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-    ) {
-        if done.contains(node) {
-            return;
-        }
-        if let Some(at) = open.iter().position(|n| n == node) {
-            panic!("the modules use each other in a cycle: {} → {node}", open[at..].join(" → "));
-        }
-        open.push(node.to_owned());
-        for dep in graph.get(node).into_iter().flatten() {
-            visit(dep, graph, open, done);
-        }
-        open.pop();
-        done.insert(node.to_owned());
-    }
     let mut done = BTreeSet::new();
     for node in graph.keys() {
         visit(node, &graph, &mut Vec::new(), &mut done);
