@@ -8,7 +8,7 @@
 //! harrow refuses to run commands until the user says `sandbox = "off"`: running without one
 //! is a choice, never a silent fallback.
 
-use super::kernel_sandbox::{self, Policy};
+use super::kernel_sandbox::{self, Policy, Prepared};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -37,9 +37,12 @@ pub enum Isolation {
         hide: Option<PathBuf>,
         readable: Vec<PathBuf>,
         writable: Vec<PathBuf>,
+        /// The socket filter every command gets.
+        seccomp: Arc<Prepared>,
     },
     Landlock {
-        policy: Policy,
+        /// The ruleset and the filter, made once for every command.
+        prepared: Arc<Prepared>,
         /// The command's own temp folder (its `TMPDIR`), removed with the hands.
         tmp: Arc<tempfile::TempDir>,
     },
@@ -64,11 +67,15 @@ impl Isolation {
         writable.insert(0, worktree.to_path_buf());
         let hide = hide.map(Path::to_path_buf);
         let bwrap = || {
-            usable_bwrap().map(|program| Isolation::Bwrap {
+            let program = usable_bwrap()?;
+            let seccomp = kernel_sandbox::prepare(&seccomp_only())
+                .map_err(|e| format!("cannot make the socket filter: {e}"))?;
+            Ok::<_, String>(Isolation::Bwrap {
                 program,
                 hide: hide.clone(),
                 readable: readable.to_vec(),
                 writable: writable.clone(),
+                seccomp: Arc::new(seccomp),
             })
         };
         let landlock = || {
@@ -79,8 +86,11 @@ impl Isolation {
                 .map_err(|e| format!("cannot make the sandbox's temp folder: {e}"))?;
             let mut writable = writable.clone();
             writable.push(tmp.path().to_path_buf());
+            let policy = Policy { landlock: true, hide: hide.clone(), writable };
+            let prepared = kernel_sandbox::prepare(&policy)
+                .map_err(|e| format!("cannot make the Landlock ruleset: {e}"))?;
             Ok::<_, String>(Isolation::Landlock {
-                policy: Policy { landlock: true, hide: hide.clone(), writable },
+                prepared: Arc::new(prepared),
                 tmp: Arc::new(tmp),
             })
         };
@@ -141,7 +151,7 @@ impl Isolation {
             Isolation::None { .. } | Isolation::Landlock { .. } => {
                 crate::hands::process::shell(command)
             }
-            Isolation::Bwrap { program, hide, readable, writable } => {
+            Isolation::Bwrap { program, hide, readable, writable, .. } => {
                 let mut argv: Vec<String> = vec![program.display().to_string()];
                 let s = |p: &Path| p.display().to_string();
                 argv.extend(
@@ -193,8 +203,8 @@ impl Isolation {
     ) -> std::io::Result<T> {
         match self {
             Isolation::None { .. } => work(),
-            Isolation::Bwrap { .. } => kernel_sandbox::within(&seccomp_only(), work),
-            Isolation::Landlock { policy, .. } => kernel_sandbox::within(policy, work),
+            Isolation::Bwrap { seccomp, .. } => kernel_sandbox::within(seccomp, work),
+            Isolation::Landlock { prepared, .. } => kernel_sandbox::within(prepared, work),
         }
     }
 }
@@ -222,7 +232,8 @@ fn usable_bwrap() -> Result<PathBuf, String> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let works = kernel_sandbox::within(&seccomp_only(), || probe.spawn()?.wait())
+    let works = kernel_sandbox::prepare(&seccomp_only())
+        .and_then(|filter| kernel_sandbox::within(&filter, || probe.spawn()?.wait()))
         .is_ok_and(|s| s.success());
     if works {
         Ok(program)

@@ -55,14 +55,29 @@ pub struct Policy {
     pub writable: Vec<PathBuf>,
 }
 
-/// Runs `work` — which starts the command and waits for it — on a thread confined by
-/// `policy`. A failure to confine is an error, never an unconfined command.
-pub fn within<T: Send>(
-    policy: &Policy,
-    work: impl FnOnce() -> std::io::Result<T> + Send,
-) -> std::io::Result<T> {
+/// A policy made ready once: the Landlock ruleset (its path rules opened and added) and the
+/// compiled seccomp filter, so each command costs only the restriction itself.
+#[derive(Debug)]
+pub struct Prepared {
+    ruleset: Option<landlock::RulesetCreated>,
+    filter: BpfProgram,
+}
+
+/// Builds the ruleset and the filter for `policy`.
+pub fn prepare(policy: &Policy) -> std::io::Result<Prepared> {
     let filter = socket_filter().map_err(std::io::Error::other)?;
     let ruleset = if policy.landlock { Some(landlock_rules(policy)?) } else { None };
+    Ok(Prepared { ruleset, filter })
+}
+
+/// Runs `work` — which starts the command and waits for it — on a thread confined by
+/// `prepared`. A failure to confine is an error, never an unconfined command.
+pub fn within<T: Send>(
+    prepared: &Prepared,
+    work: impl FnOnce() -> std::io::Result<T> + Send,
+) -> std::io::Result<T> {
+    let ruleset = prepared.ruleset.as_ref().map(landlock::RulesetCreated::try_clone).transpose()?;
+    let filter = &prepared.filter;
     std::thread::scope(|s| {
         s.spawn(move || {
             if let Some(ruleset) = ruleset {
@@ -71,7 +86,7 @@ pub fn within<T: Send>(
                     return Err(std::io::Error::other("Landlock is not enforced by this kernel"));
                 }
             }
-            seccompiler::apply_filter(&filter).map_err(std::io::Error::other)?;
+            seccompiler::apply_filter(filter).map_err(std::io::Error::other)?;
             work()
         })
         .join()
