@@ -274,3 +274,46 @@ fn the_next_task_hears_what_happened_in_words_never_the_harness_state_names() {
         assert!(!prompt.contains(name), "the harness's name '{name}' reached the worker");
     }
 }
+
+#[test]
+fn ctrl_c_on_a_headless_run_stops_it_resumable_within_a_second() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let mut slow = write_and_submit(1);
+    slow[0]["delay_ms"] = json!(20_000);
+    let script = json!({
+        "worker": {"T-001": {"*": slow}, "T-002": {"*": write_and_submit(2)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let mut cmd = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo);
+    let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let child = child.spawn().unwrap();
+    let sessions = tmp.path().join("sessions");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_dir(&sessions).ok().and_then(|mut d| d.next()).is_some_and(|e| {
+        std::fs::read_to_string(e.unwrap().path().join("events.jsonl"))
+            .is_ok_and(|t| t.contains("prompt_assembled"))
+    }) {
+        assert!(std::time::Instant::now() < deadline, "the run never reached its first call");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = child.id().to_string();
+    let sent = std::time::Instant::now();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    assert!(sent.elapsed() < std::time::Duration::from_secs(3), "took {:?}", sent.elapsed());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.lines().last().unwrap_or("").contains("harrow resume"), "{stdout}");
+    let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let events = support::strict_events(&session);
+    let stop = events.iter().rev().find(|e| e["type"] == "stop").unwrap();
+    assert_eq!(stop["payload"]["reason"], "interrupted", "{stop}");
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let shown = harrow_cmd(tmp.path(), &server.base_url()).args(["sessions"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&shown.stdout);
+    let row = listed.lines().find(|l| l.contains(&id)).unwrap_or_default();
+    assert!(row.contains("paused") && !row.contains("crashed"), "{listed}");
+}

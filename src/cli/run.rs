@@ -495,6 +495,20 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     let printer = print_log(&dir, from, &finished);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    // Ctrl-C: the call or command in flight is cancelled and the run stops resumable; a
+    // second Ctrl-C leaves at once.
+    let (interrupted, cancel) = (Arc::clone(&run.interrupted), Arc::clone(&run.hands.cancel));
+    runtime.spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        interrupted.store(true, Ordering::SeqCst);
+        cancel.store(true, Ordering::SeqCst);
+        eprintln!("harrow: stopping (the work in flight is cancelled); Ctrl-C again quits at once");
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(130);
+        }
+    });
     let started = Instant::now();
     let ended = runtime.block_on(run.run());
     drop(run);
@@ -503,8 +517,14 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     let _ = printer.join();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id} ({:.1} s): {}", started.elapsed().as_secs_f64(), dir.display());
-    if ended.reason == crate::session::state::StopReason::ProviderFailure {
-        println!("nothing is lost: go on with `harrow resume {id}` once the endpoint answers");
+    match ended.reason {
+        crate::session::state::StopReason::ProviderFailure => {
+            println!("nothing is lost: go on with `harrow resume {id}` once the endpoint answers");
+        }
+        crate::session::state::StopReason::Interrupted => {
+            println!("stopped (resumable): go on with `harrow resume {id}`");
+        }
+        _ => {}
     }
     Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

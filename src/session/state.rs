@@ -110,6 +110,8 @@ pub enum StopReason {
     CostCap,
     /// A model endpoint kept failing.
     ProviderFailure,
+    /// The person pressed Ctrl-C (resumable; the task at work restarts).
+    Interrupted,
     /// Something the run could not go on from.
     Error,
     /// A name this build does not know.
@@ -131,6 +133,7 @@ impl StopReason {
             StopReason::TokenCap => "token_cap",
             StopReason::CostCap => "cost_cap",
             StopReason::ProviderFailure => "provider_failure",
+            StopReason::Interrupted => "interrupted",
             StopReason::Error => "error",
             StopReason::Other(name) => name,
         }
@@ -150,6 +153,7 @@ impl StopReason {
             StopReason::TokenCap,
             StopReason::CostCap,
             StopReason::ProviderFailure,
+            StopReason::Interrupted,
             StopReason::Error,
         ]
         .into_iter()

@@ -206,6 +206,9 @@ pub struct Run {
     last_outcomes: BTreeMap<String, LastOutcome>,
     /// Puts back refs, HEAD, git config and hooks a tool call changed.
     guard: Option<GitGuard>,
+    /// Raised by Ctrl-C on a headless run: the call or tool in flight is cancelled (through
+    /// the hands' cancel flag) and the run stops, resumable.
+    pub interrupted: Arc<std::sync::atomic::AtomicBool>,
     /// Why the guard could not take the repository's state before the call in flight, if it
     /// could not.
     guard_blind: Option<String>,
@@ -293,6 +296,7 @@ impl Run {
             last_outcomes: BTreeMap::new(),
             guard: None,
             guard_blind: None,
+            interrupted: Arc::default(),
             granted: BTreeMap::new(),
             failed_because: BTreeMap::new(),
             set_aside: BTreeMap::new(),
@@ -419,6 +423,14 @@ impl Run {
         }
         if let Some(end) = self.poll_control()? {
             return Ok(Some(TaskEnd::Stop(end)));
+        }
+        if self.interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(Some(TaskEnd::Stop(Ended {
+                reason: StopReason::Interrupted,
+                detail: Some(format!(
+                    "interrupted (Ctrl-C); {task} is unfinished and restarts on resume"
+                )),
+            })));
         }
         if self.control.stop_now {
             let why = self.control.stop.clone().unwrap_or_default();

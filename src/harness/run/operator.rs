@@ -30,6 +30,10 @@ impl Run {
             }
         }
         loop {
+            if self.interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+                let detail = Some("interrupted (Ctrl-C) between tasks".to_owned());
+                return Ok(Some(Ended { reason: StopReason::Interrupted, detail }));
+            }
             if let Some(end) = self.poll_control()? {
                 return Ok(Some(end));
             }
