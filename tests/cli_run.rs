@@ -317,3 +317,21 @@ fn ctrl_c_on_a_headless_run_stops_it_resumable_within_a_second() {
     let row = listed.lines().find(|l| l.contains(&id)).unwrap_or_default();
     assert!(row.contains("paused") && !row.contains("crashed"), "{listed}");
 }
+
+#[test]
+fn a_headless_run_says_what_it_waits_on_every_ten_seconds_of_silence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let mut slow = write_and_submit(1);
+    // Streamed: half the delay before the first piece, the rest spread between the pieces.
+    slow[0]["delay_ms"] = json!(14_000);
+    let script = json!({"worker": {"T-001": {"1": slow}}, "evaluator": {"*": {"*": [accept()]}}});
+    let (_rt, server) = serve(&script, false);
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let beat = stdout.lines().find(|l| l.contains("… worker on T-001: replying for"));
+    let beat = beat.unwrap_or_else(|| panic!("no heartbeat: {stdout}"));
+    assert!(beat.contains("chars so far"), "{beat}");
+}

@@ -358,30 +358,97 @@ pub fn create_session(start: Start) -> Result<Run> {
     Ok(run)
 }
 
+/// How long a headless run may be silent before it says what it is waiting on.
+const HEARTBEAT: Duration = Duration::from_secs(10);
+
+/// What the log said last, for the heartbeat.
+#[derive(Debug, Default)]
+struct LastSaid {
+    /// When the last line came (or the printer started).
+    at: Option<Instant>,
+    /// Its type, role and tool.
+    kind: String,
+    role: Option<String>,
+    tool: Option<String>,
+}
+
+/// The heartbeat line after `quiet` of silence: the reply streaming in (role, time, size so
+/// far), the model being waited on, or the tool at work.
+fn heartbeat(dir: &Path, last: &LastSaid, quiet: Duration) -> String {
+    let secs = quiet.as_secs();
+    if let Some(reply) = crate::session::live::read(dir) {
+        let elapsed = (jiff::Timestamp::now().as_millisecond() - reply.started_ms).max(0) / 1000;
+        return format!(
+            "  … {} on {}: replying for {elapsed} s, {} chars so far",
+            reply.role, reply.task, reply.chars
+        );
+    }
+    match last.kind.as_str() {
+        "prompt_assembled" | "model_call" => format!(
+            "  … waiting on the {} model for {secs} s (nothing received yet)",
+            last.role.as_deref().unwrap_or("worker")
+        ),
+        "tool_call" => {
+            format!("  … {} still running after {secs} s", last.tool.as_deref().unwrap_or("a tool"))
+        }
+        _ => format!("  … still working ({secs} s since the last event)"),
+    }
+}
+
 /// Prints the session's events as they are appended, until told the run is over and every
-/// byte written has been printed.
+/// byte written has been printed; after [`HEARTBEAT`] of silence, says what the run waits on.
 pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::thread::JoinHandle<()> {
     let path = dir.join(EVENTS_FILE);
+    let dir = dir.to_path_buf();
     let delivered = Arc::new(AtomicU64::new(from));
     let seen = Arc::clone(&delivered);
     let finished = Arc::clone(finished);
+    let last = Arc::new(std::sync::Mutex::new(LastSaid {
+        at: Some(Instant::now()),
+        ..LastSaid::default()
+    }));
+    let heard = Arc::clone(&last);
     std::thread::spawn(move || {
         let tailer = follow(&path, from, 1, move |ev| {
             if let TailEvent::Lines(lines) = ev {
                 let mut out = super::out::stdout();
                 for (at, line) in lines {
-                    if let Some(text) = Event::decode(&line).ok().as_ref().and_then(describe) {
-                        let _ = writeln!(out, "{}", terminal_line(&text));
+                    if let Ok(event) = Event::decode(&line) {
+                        if let Some(text) = describe(&event) {
+                            let _ = writeln!(out, "{}", terminal_line(&text));
+                        }
+                        if let Ok(mut said) = heard.lock() {
+                            let payload = event.payload_value();
+                            let text = |k: &str| payload[k].as_str().map(str::to_owned);
+                            *said = LastSaid {
+                                at: Some(Instant::now()),
+                                kind: event.kind.clone(),
+                                role: text("role").or_else(|| text("phase")),
+                                tool: text("tool"),
+                            };
+                        }
                     }
                     seen.store(at.offset + u64::from(at.len) + 1, Ordering::SeqCst);
                 }
                 let _ = out.flush();
             }
         });
+        let mut beat = Instant::now();
         loop {
             let end = finished.load(Ordering::SeqCst);
             if end != u64::MAX && delivered.load(Ordering::SeqCst) >= end {
                 break;
+            }
+            if end == u64::MAX
+                && let Ok(said) = last.lock()
+                && let Some(at) = said.at
+                && at.elapsed() >= HEARTBEAT
+                && beat.elapsed() >= HEARTBEAT
+            {
+                let mut out = super::out::stdout();
+                let _ = writeln!(out, "{}", terminal_line(&heartbeat(&dir, &said, at.elapsed())));
+                let _ = out.flush();
+                beat = Instant::now();
             }
             std::thread::sleep(Duration::from_millis(20));
         }
