@@ -4,6 +4,7 @@ mod control;
 pub mod demo;
 mod export;
 mod format;
+mod install;
 mod out;
 mod plan_verbs;
 pub mod prep;
@@ -60,6 +61,10 @@ pub enum Command {
     Reset(workspace_verbs::ResetArgs),
     /// Remove the worktrees of finished sessions; their branches and logs stay.
     Cleanse(workspace_verbs::CleanseArgs),
+    /// Print tab completion for bash, zsh or fish.
+    Completions(install::CompletionsArgs),
+    /// Print harrow's manual page (roff): `harrow man > harrow.1`.
+    Man,
 }
 
 /// A failure the user can fix, reported as one line with exit status 2.
@@ -175,6 +180,8 @@ fn dispatch(command: Command) -> color_eyre::Result<ExitCode> {
         Command::Export(args) => export::run(&args),
         Command::Init(args) => plan_verbs::init(&args),
         Command::Check(args) => Ok(plan_verbs::check(&args)),
+        Command::Completions(args) => install::completions(&args),
+        Command::Man => install::man(),
         Command::Prep(args) => prep::run(&args),
         Command::Reset(args) => workspace_verbs::reset(&args),
         Command::Cleanse(args) => workspace_verbs::cleanse(&args),
