@@ -94,5 +94,5 @@ fn crashed_session_is_crashed() {
     let o = overview(&fixture(id), id).unwrap();
     assert_eq!(o.status.as_str(), "crashed");
     assert_eq!(o.summary.stop, None);
-    assert_eq!(o.summary.harrow.tasks["T-001"].state, "running");
+    assert_eq!(o.summary.harrow.tasks["T-001"].state.as_str(), "running");
 }

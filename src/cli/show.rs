@@ -168,7 +168,7 @@ pub fn render(o: &Overview) -> String {
                 }
                 vec![
                     id.clone(),
-                    d.map_or_else(|| t.status.clone(), |d| d.state.clone()),
+                    d.map_or_else(|| t.status.clone(), |d| d.state.to_string()),
                     d.map_or(0, |d| d.attempts).to_string(),
                     t.iterations.to_string(),
                     d.and_then(|d| d.elapsed_ms).map_or_else(|| "-".into(), span),

@@ -2,6 +2,7 @@
 //! status, tasks, cost and age; `Enter` watches a running one or replays a finished one, and
 //! quitting that console comes back here.
 
+use crate::session::state::TaskState;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::text::Line;
@@ -113,12 +114,12 @@ impl Browser {
                     if e.cost == 0.0 { "$0".into() } else { format!("${:.3}", e.cost) },
                     age(e.last_event_at.as_deref(), now),
                 ])
-                .style(theme.state(match e.status.as_str() {
-                    "done" => "done",
-                    "failed" | "crashed" => "failed",
-                    "paused" => "needs_operator",
-                    "running" => "running",
-                    _ => "pending",
+                .style(theme.state(&match e.status.as_str() {
+                    "done" => TaskState::Done,
+                    "failed" | "crashed" => TaskState::Failed,
+                    "paused" => TaskState::NeedsOperator,
+                    "running" => TaskState::Running,
+                    _ => TaskState::Pending,
                 }))
             });
             let table = Table::new(

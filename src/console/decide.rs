@@ -19,7 +19,7 @@ impl App {
         self.player.view.held().map(str::to_owned).or_else(|| {
             (0..fold.task_count())
                 .filter_map(|i| fold.task_line(i))
-                .find(|t| TaskState::parse(t.state) == Some(TaskState::NeedsOperator))
+                .find(|t| t.state == TaskState::NeedsOperator)
                 .map(|t| t.id.to_owned())
         })
     }

@@ -3,6 +3,7 @@
 
 use crate::session::event::{Event, Payload};
 use crate::session::outcome::LastOutcome;
+use crate::session::state::TaskState as State;
 use serde_json::Value;
 
 fn short(text: &str, max: usize) -> String {
@@ -43,24 +44,16 @@ pub fn describe(e: &Event) -> Option<String> {
                 p.evaluator_model.as_deref().unwrap_or("?")
             }
         ),
-        Payload::TaskState(p)
-            if p.to.as_deref() == Some("running")
-                && p.from.as_deref() != Some("validating")
-                && p.from.as_deref() != Some("rework") =>
-        {
-            format!("▶ {task} started (attempt {})", p.scope.attempt.unwrap_or(1))
-        }
-        Payload::TaskState(p)
-            if p.to.as_deref() == Some("running") && p.from.as_deref() == Some("rework") =>
-        {
-            format!("↻ {task} rework (attempt {})", p.scope.attempt.unwrap_or(2))
-        }
-        Payload::TaskState(p)
-            if p.to.as_deref() == Some("running") && p.from.as_deref() == Some("validating") =>
-        {
-            format!("↩ {task} back to the worker: {}", p.reason.as_deref().unwrap_or(""))
-        }
-        Payload::TaskState(p) if p.to.as_deref() == Some("needs_operator") => {
+        Payload::TaskState(p) if p.to == Some(State::Running) => match p.from {
+            Some(State::Rework) => {
+                format!("↻ {task} rework (attempt {})", p.scope.attempt.unwrap_or(2))
+            }
+            Some(State::Validating) => {
+                format!("↩ {task} back to the worker: {}", p.reason.as_deref().unwrap_or(""))
+            }
+            _ => format!("▶ {task} started (attempt {})", p.scope.attempt.unwrap_or(1)),
+        },
+        Payload::TaskState(p) if p.to == Some(State::NeedsOperator) => {
             format!("⏸ {task} waits for the operator: {}", p.reason.as_deref().unwrap_or(""))
         }
         Payload::ToolCall(p) => {

@@ -133,9 +133,8 @@ pub fn prepare(
     }
     sel.plan_selected = sel.plan_selected.min(fold.task_count().saturating_sub(1));
     let line = fold.task_line(sel.plan_selected);
-    let task = line.map(|t| t.id.to_owned());
-    let unreviewed =
-        line.is_some_and(|t| TaskState::parse(t.state) == Some(TaskState::DoneUnreviewed));
+    let task = line.as_ref().map(|t| t.id.to_owned());
+    let unreviewed = line.is_some_and(|t| t.state == TaskState::DoneUnreviewed);
     if task != previous.task {
         sel.ledger_selected = None;
         sel.scroll[Pane::Exchange.index()] = 0;

@@ -51,7 +51,7 @@ impl App {
         let task_in = |state: TaskState| {
             (0..fold.task_count())
                 .filter_map(|i| fold.task_line(i))
-                .find(|t| TaskState::parse(t.state) == Some(state))
+                .find(|t| t.state == state)
                 .map(|t| t.id.to_owned())
         };
         match reason {

@@ -1,6 +1,7 @@
 //! Themes: named colours for each role on screen, read from TOML (`themes/*.toml` built in, more
 //! from the config dir's `themes/`). `NO_COLOR` turns every colour off whatever the theme.
 
+use crate::session::state::TaskState;
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -247,14 +248,18 @@ impl Theme {
     }
 
     /// A task state in the plan.
-    pub fn state(&self, state: &str) -> Style {
+    pub fn state(&self, state: &TaskState) -> Style {
         self.fg(match state {
-            "done" => self.colors.ok,
-            "done_below_bar" | "done_unreviewed" => self.colors.warn,
-            "failed" => self.colors.bad,
-            "needs_operator" => self.colors.waiting,
-            "pending" | "skipped" => self.colors.muted,
-            _ => self.colors.active,
+            TaskState::Done => self.colors.ok,
+            TaskState::DoneBelowBar | TaskState::DoneUnreviewed => self.colors.warn,
+            TaskState::Failed => self.colors.bad,
+            TaskState::NeedsOperator => self.colors.waiting,
+            TaskState::Pending | TaskState::Skipped => self.colors.muted,
+            TaskState::Running
+            | TaskState::Validating
+            | TaskState::Evaluating
+            | TaskState::Rework
+            | TaskState::Other(_) => self.colors.active,
         })
     }
 }

@@ -8,6 +8,7 @@ use super::layout::{Areas, MIN_SIZE, Pane, wrapped_rows};
 use super::modal::Overlay;
 use super::theme::Theme;
 use super::timeline::{Cell, Mark};
+use crate::session::state::TaskState;
 use crate::session::timestamp::span;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -168,7 +169,7 @@ fn pane_block(title: String, focused: bool, theme: &Theme) -> Block<'static> {
 fn task_stats(app: &App) -> String {
     let fold = app.player.view.fold();
     let line = app.prepared.task.as_deref().and_then(|t| fold.task_line(fold.task_position(t)?));
-    let Some(t) = line.filter(|t| t.state != "pending") else { return String::new() };
+    let Some(t) = line.filter(|t| t.state != TaskState::Pending) else { return String::new() };
     let time = t.elapsed_ms.map(|ms| format!(" · {}", span(ms))).unwrap_or_default();
     format!(
         "{time} · {} tok · ${:.3} · {} tool calls · {} validator runs",
@@ -197,7 +198,7 @@ fn draw_plan(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Th
         .map(|t| {
             let mut spans = vec![
                 Span::raw(format!("{} ", t.id)),
-                Span::styled(t.state.to_owned(), theme.state(t.state)),
+                Span::styled(t.state.to_string(), theme.state(&t.state)),
             ];
             if t.attempts > 0 {
                 spans.push(Span::raw(format!(" ×{}", t.attempts)));
@@ -205,7 +206,7 @@ fn draw_plan(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Th
             if let Some(c) = t.last_category {
                 spans.push(Span::styled(format!(" {c}"), theme.fg(theme.colors.muted)));
             }
-            if let Some(ms) = t.elapsed_ms.filter(|_| t.state != "pending") {
+            if let Some(ms) = t.elapsed_ms.filter(|_| t.state != TaskState::Pending) {
                 spans.push(Span::styled(format!(" {}", span(ms)), theme.fg(theme.colors.muted)));
             }
             if t.cost > 0.0 {

@@ -5,6 +5,7 @@
 use super::timeline::Timeline;
 use crate::session::event::EventKind;
 use crate::session::fact::Fact;
+use crate::session::state::TaskState;
 use crate::session::summary::{FoldSnapshot, Summary, SummaryFold};
 use std::collections::BTreeMap;
 
@@ -22,7 +23,10 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::LedgerAppended
         | K::FeedbackSent
         | K::OperatorWait => false,
-        K::TaskState => matches!(fact.payload.to.get(), Some("running" | "needs_operator")),
+        K::TaskState => matches!(
+            fact.payload.to.get().map(TaskState::read),
+            Some(TaskState::Running | TaskState::NeedsOperator)
+        ),
         K::TaskDone => {
             fact.payload.below_bar.0 == Some(true) || fact.payload.reviewed.0 == Some(false)
         }
@@ -119,7 +123,9 @@ impl Filter {
                 Some(K::JudgeVerdict) => p.accept.0 != Some(true),
                 Some(K::ValidatorRun) => p.passed.0 == Some(false),
                 Some(K::Stop) => p.reason.get() != Some("all_done"),
-                Some(K::TaskState) => p.to.get() == Some("needs_operator"),
+                Some(K::TaskState) => {
+                    p.to.get().map(TaskState::read) == Some(TaskState::NeedsOperator)
+                }
                 kind => matches!(
                     kind,
                     Some(
@@ -209,10 +215,10 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
             }
             _ => WaitChange::Over,
         },
-        K::TaskState => match p.to.get() {
-            Some("validating") => WaitChange::Begins("validators running".to_owned()),
-            Some("evaluating") => WaitChange::Begins(EVALUATOR_WAIT.to_owned()),
-            Some("needs_operator") => WaitChange::Begins(OPERATOR_WAIT.to_owned()),
+        K::TaskState => match p.to.get().map(TaskState::read) {
+            Some(TaskState::Validating) => WaitChange::Begins("validators running".to_owned()),
+            Some(TaskState::Evaluating) => WaitChange::Begins(EVALUATOR_WAIT.to_owned()),
+            Some(TaskState::NeedsOperator) => WaitChange::Begins(OPERATOR_WAIT.to_owned()),
             _ => WaitChange::Over,
         },
         K::OperatorWait => WaitChange::Begins(OPERATOR_WAIT.to_owned()),

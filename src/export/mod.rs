@@ -389,7 +389,7 @@ impl Collector {
                 t.title = title.or_else(|| detail.and_then(|d| d.title.clone()));
                 t.state = detail.map_or_else(
                     || s.tasks.get(&id).map_or_else(String::new, |t| t.status.clone()),
-                    |d| d.state.clone(),
+                    |d| d.state.to_string(),
                 );
                 t.elapsed_ms = detail.and_then(|d| d.elapsed_ms);
                 if let Some(tilth) = s.tasks.get(&id) {

@@ -50,10 +50,10 @@ pub struct IllegalTransition {
 // One row per (state, event) reads as the design's table; merging rows that share a target
 // state would hide which events lead there.
 #[allow(clippy::match_same_arms)]
-pub fn transition(from: TaskState, event: GateEvent) -> Result<TaskState, IllegalTransition> {
+pub fn transition(from: &TaskState, event: GateEvent) -> Result<TaskState, IllegalTransition> {
     use GateEvent as E;
     use TaskState as S;
-    let to = match (from, event) {
+    let to = match (from.clone(), event) {
         // A crash can leave a task in any unfinished state; resume starts it again from there.
         (
             S::Pending
@@ -84,7 +84,7 @@ pub fn transition(from: TaskState, event: GateEvent) -> Result<TaskState, Illega
         (S::Failed, E::Skipped) => S::Skipped,
         (s, E::Failed) if !s.is_terminal() => S::Failed,
         (s, E::Skipped) if !s.is_terminal() => S::Skipped,
-        _ => return Err(IllegalTransition { from, event }),
+        _ => return Err(IllegalTransition { from: from.clone(), event }),
     };
     Ok(to)
 }
@@ -110,42 +110,45 @@ mod tests {
             (E::ValidatorsPassed, S::Evaluating),
             (E::Accepted, S::Done),
         ] {
-            s = transition(s, event).unwrap();
+            s = transition(&s, event).unwrap();
             assert_eq!(s, want, "{event:?}");
         }
     }
 
     #[test]
     fn refuses_what_the_design_forbids() {
-        assert!(transition(S::Done, E::Start).is_err(), "a done task is never redone");
-        assert!(transition(S::DoneBelowBar, E::Start).is_err());
-        assert!(transition(S::DoneUnreviewed, E::Start).is_err());
-        assert_eq!(transition(S::Validating, E::AcceptedUnreviewed), Ok(S::DoneUnreviewed));
+        assert!(transition(&S::Done, E::Start).is_err(), "a done task is never redone");
+        assert!(transition(&S::DoneBelowBar, E::Start).is_err());
+        assert!(transition(&S::DoneUnreviewed, E::Start).is_err());
+        assert_eq!(transition(&S::Validating, E::AcceptedUnreviewed), Ok(S::DoneUnreviewed));
         assert!(
-            transition(S::Evaluating, E::AcceptedUnreviewed).is_err(),
+            transition(&S::Evaluating, E::AcceptedUnreviewed).is_err(),
             "only work that skipped review is accepted unreviewed"
         );
-        assert!(transition(S::Skipped, E::Start).is_err());
+        assert!(transition(&S::Skipped, E::Start).is_err());
         for crashed_in in [S::Running, S::Validating, S::Evaluating, S::Rework] {
-            assert_eq!(transition(crashed_in, E::Start), Ok(S::Running), "resume after a crash");
+            assert_eq!(transition(&crashed_in, E::Start), Ok(S::Running), "resume after a crash");
         }
-        assert!(transition(S::Done, E::Failed).is_err());
-        assert!(transition(S::Pending, E::Accepted).is_err(), "nothing is accepted without a case");
-        assert!(transition(S::Running, E::ValidatorsPassed).is_err());
-        assert_eq!(transition(S::Evaluating, E::HeldForOperator), Ok(S::NeedsOperator));
+        assert!(transition(&S::Done, E::Failed).is_err());
+        assert!(
+            transition(&S::Pending, E::Accepted).is_err(),
+            "nothing is accepted without a case"
+        );
+        assert!(transition(&S::Running, E::ValidatorsPassed).is_err());
+        assert_eq!(transition(&S::Evaluating, E::HeldForOperator), Ok(S::NeedsOperator));
         assert_eq!(
-            transition(S::NeedsOperator, E::Accepted),
+            transition(&S::NeedsOperator, E::Accepted),
             Ok(S::Done),
             "the operator may approve"
         );
-        assert_eq!(transition(S::Rework, E::ForceAccepted), Ok(S::DoneBelowBar));
+        assert_eq!(transition(&S::Rework, E::ForceAccepted), Ok(S::DoneBelowBar));
         assert_eq!(
-            transition(S::NeedsOperator, E::EvaluatorRetried),
+            transition(&S::NeedsOperator, E::EvaluatorRetried),
             Ok(S::Evaluating),
             "the operator may ask the evaluator again about a held task"
         );
         for s in [S::Running, S::Rework, S::Done, S::Failed] {
-            assert!(transition(s, E::EvaluatorRetried).is_err(), "only a held task is re-judged");
+            assert!(transition(&s, E::EvaluatorRetried).is_err(), "only a held task is re-judged");
         }
         for s in TaskState::ALL {
             assert_eq!(TaskState::parse(s.as_str()), Some(s));

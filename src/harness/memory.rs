@@ -154,7 +154,7 @@ pub fn worker_prompt(plan: &Plan, task: &Task, ctx: &WorkerContext<'_>) -> Strin
     }
     let mut full = String::new();
     for t in &plan.tasks {
-        let state = ctx.statuses.iter().find(|(id, _)| *id == t.id).map(|(_, s)| *s);
+        let state = ctx.statuses.iter().find(|(id, _)| *id == t.id).map(|(_, s)| s);
         let status = state.map_or("not started", state_in_words);
         if t.id == task.id {
             let _ = writeln!(full, "### {} — {}  ← your task (full detail below)", t.id, t.title);
@@ -265,7 +265,7 @@ pub fn evaluator_prompt(i: &EvaluatorInputs<'_>) -> String {
 }
 
 /// A task's state as the worker is told it: in words, never the harness's names.
-fn state_in_words(state: TaskState) -> &'static str {
+fn state_in_words(state: &TaskState) -> &'static str {
     match state {
         TaskState::Pending => "not started",
         TaskState::Running | TaskState::Validating | TaskState::Evaluating | TaskState::Rework => {
@@ -277,6 +277,7 @@ fn state_in_words(state: TaskState) -> &'static str {
         TaskState::NeedsOperator => "waiting for a person",
         TaskState::Failed => "not done",
         TaskState::Skipped => "skipped",
+        TaskState::Other(_) => "in an unknown state",
     }
 }
 

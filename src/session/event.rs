@@ -425,7 +425,7 @@ payload_struct!(
 );
 payload_struct!(
     /// harrow: a task state transition made by the gate.
-    TaskState { from: String, to: String, reason: String } scoped
+    TaskState { from: super::state::TaskState, to: super::state::TaskState, reason: String } scoped
 );
 payload_struct!(
     /// A task was accepted.

@@ -5,10 +5,11 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Where a task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Where a task stands. A log may name a state harrow does not know (Tilth's `in_progress`,
+/// a later writer's): it is kept as written in `Other`, so nothing read is lost or refused.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum TaskState {
+    #[default]
     Pending,
     Running,
     Validating,
@@ -21,10 +22,12 @@ pub enum TaskState {
     DoneUnreviewed,
     Failed,
     Skipped,
+    /// A name this build does not know, as written.
+    Other(String),
 }
 
 impl TaskState {
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             TaskState::Pending => "pending",
             TaskState::Running => "running",
@@ -37,27 +40,38 @@ impl TaskState {
             TaskState::DoneUnreviewed => "done_unreviewed",
             TaskState::Failed => "failed",
             TaskState::Skipped => "skipped",
+            TaskState::Other(name) => name,
         }
     }
 
+    /// One of harrow's states, by its written name; `None` for any other name.
     pub fn parse(s: &str) -> Option<TaskState> {
-        TaskState::ALL.iter().copied().find(|t| t.as_str() == s)
+        TaskState::ALL.iter().find(|t| t.as_str() == s).cloned()
+    }
+
+    /// Any written name: harrow's states as themselves, Tilth's `in_progress` as running, and
+    /// anything else kept in `Other`.
+    pub fn read(s: &str) -> TaskState {
+        match s {
+            "in_progress" => TaskState::Running,
+            _ => TaskState::parse(s).unwrap_or_else(|| TaskState::Other(s.to_owned())),
+        }
     }
 
     /// Accepted or skipped: a resumed run does not take the task up again (a failed one it
     /// does, since a resume is how a person retries it).
-    pub fn is_settled(self) -> bool {
-        self.is_accepted() || self == TaskState::Skipped
+    pub fn is_settled(&self) -> bool {
+        self.is_accepted() || *self == TaskState::Skipped
     }
 
     /// Accepted in any way: its work is (or is about to be) committed on the session branch.
-    pub fn is_accepted(self) -> bool {
+    pub fn is_accepted(&self) -> bool {
         matches!(self, TaskState::Done | TaskState::DoneBelowBar | TaskState::DoneUnreviewed)
     }
 
     /// No more work happens on the task in this run.
-    pub fn is_terminal(self) -> bool {
-        self.is_settled() || self == TaskState::Failed
+    pub fn is_terminal(&self) -> bool {
+        self.is_settled() || *self == TaskState::Failed
     }
 }
 
@@ -76,6 +90,19 @@ impl TaskState {
         TaskState::Failed,
         TaskState::Skipped,
     ];
+}
+
+impl Serialize for TaskState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskState {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Ok(TaskState::read(&name))
+    }
 }
 
 impl fmt::Display for TaskState {

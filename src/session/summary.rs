@@ -7,6 +7,7 @@
 
 use super::fact::Fact;
 use super::scan::ScanReport;
+use super::state::TaskState;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -122,9 +123,10 @@ pub struct StopInfo {
 #[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskDetail {
-    /// The task's state in harrow's vocabulary (pending, running, validating, evaluating,
-    /// rework, `needs_operator`, done, `done_below_bar`, failed, skipped).
-    pub state: String,
+    /// The task's state (written as harrow names it: pending, running, validating, evaluating,
+    /// rework, `needs_operator`, done, `done_below_bar`, failed, skipped; Tilth's names kept).
+    #[serde(default)]
+    pub state: TaskState,
     /// Evaluator rounds: each ends in a verdict; one still under way counts.
     pub attempts: u64,
     pub below_bar: bool,
@@ -264,19 +266,14 @@ struct TaskSlot {
     last_ts: String,
     /// The latest iteration and attempt an event of the task named.
     position: (u64, u64),
+    /// Whether harrow's own events gave the task a state (else Tilth's status stands for it).
+    known: bool,
 }
 
 impl TaskSlot {
-    /// The task's state in harrow's words, from Tilth's status when harrow's is not known.
-    fn state(&self) -> &str {
-        if self.detail.state.is_empty() {
-            match self.summary.status.as_str() {
-                "in_progress" => "running",
-                other => other,
-            }
-        } else {
-            &self.detail.state
-        }
+    /// The task's state, from Tilth's status when harrow's is not known.
+    fn state(&self) -> TaskState {
+        if self.known { self.detail.state.clone() } else { TaskState::read(&self.summary.status) }
     }
 
     /// Evaluator rounds, counting one still under way.
@@ -336,6 +333,13 @@ impl TaskTable {
     fn detail(&mut self, id: &str) -> &mut TaskDetail {
         &mut self.slot(id).detail
     }
+
+    /// Records the state harrow's events give a task.
+    fn set_state(&mut self, id: &str, state: TaskState) {
+        let slot = self.slot(id);
+        slot.detail.state = state;
+        slot.known = true;
+    }
 }
 
 /// The plan's tasks a `session_start` lists, as `(id, title)`; anything not shaped so is
@@ -350,10 +354,10 @@ fn plan_tasks(list: Option<&serde_json::Value>) -> impl Iterator<Item = (&str, &
 }
 
 /// One task as the console's plan shows it, read from a running fold without finishing it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TaskLine<'a> {
     pub id: &'a str,
-    pub state: &'a str,
+    pub state: TaskState,
     pub attempts: u64,
     pub last_category: Option<&'a str>,
     pub iterations: u64,
@@ -480,11 +484,10 @@ impl SummaryFold {
                 }
                 self.final_stop = None;
                 for (id, title) in plan_tasks(p.plan_tasks.as_ref()) {
-                    let detail = tasks.detail(id);
-                    if detail.state.is_empty() {
-                        "pending".clone_into(&mut detail.state);
+                    if !tasks.slot(id).known {
+                        tasks.set_state(id, TaskState::Pending);
                     }
-                    detail.title = Some(title.to_owned());
+                    tasks.detail(id).title = Some(title.to_owned());
                 }
             }
             Some(K::SessionResume) => {
@@ -560,12 +563,12 @@ impl SummaryFold {
                     if let Some(c) = p.last_category.get() {
                         d.last_category = Some(c.to_owned());
                     }
-                    d.state = match (d.below_bar, d.unreviewed) {
-                        (true, _) => "done_below_bar",
-                        (false, true) => "done_unreviewed",
-                        (false, false) => "done",
-                    }
-                    .into();
+                    let state = match (d.below_bar, d.unreviewed) {
+                        (true, _) => TaskState::DoneBelowBar,
+                        (false, true) => TaskState::DoneUnreviewed,
+                        (false, false) => TaskState::Done,
+                    };
+                    tasks.set_state(tid, state);
                 }
             }
             Some(K::TaskFailed) => {
@@ -579,20 +582,19 @@ impl SummaryFold {
                     if let Some(r) = reason {
                         t.failure_reason = Some(r.to_owned());
                     }
-                    let d = tasks.detail(tid);
-                    d.state = "failed".into();
+                    tasks.set_state(tid, TaskState::Failed);
                     if let Some(r) = reason {
-                        d.failure_reasons.push(r.to_owned());
+                        tasks.detail(tid).failure_reasons.push(r.to_owned());
                     }
                 }
             }
             Some(K::TaskState) => {
                 if let (Some(tid), Some(to)) = (tid, p.to.get()) {
                     tasks.tilth(tid);
-                    let d = tasks.detail(tid);
-                    to.clone_into(&mut d.state);
+                    let to = TaskState::read(to);
                     // Work on a new attempt starts here, before the worker's first call.
-                    d.working_since_verdict |= to == "running";
+                    tasks.detail(tid).working_since_verdict |= to == TaskState::Running;
+                    tasks.set_state(tid, to);
                 }
             }
             Some(K::Commit) => {
@@ -727,7 +729,7 @@ impl SummaryFold {
 
     /// Tasks finished, accepted above or below the bar.
     pub fn tasks_done(&self) -> u64 {
-        self.tasks.slots.iter().filter(|s| s.state().starts_with("done")).count() as u64
+        self.tasks.slots.iter().filter(|s| s.state().is_accepted()).count() as u64
     }
 
     /// Tasks in the plan, when the log says.
@@ -759,7 +761,7 @@ impl SummaryFold {
         s.harrow.blank_lines = report.blank;
         s.harrow.pending_bytes = report.pending_bytes;
         for slot in std::mem::take(&mut self.tasks.slots) {
-            let state = slot.state().to_owned();
+            let state = slot.state();
             let attempts = slot.attempts();
             let elapsed_ms = slot.elapsed_ms();
             let TaskSlot { id, summary, mut detail, in_tilth, .. } = Arc::unwrap_or_clone(slot);
@@ -772,7 +774,7 @@ impl SummaryFold {
             if detail.unreviewed {
                 s.harrow.unreviewed.push(id.clone());
             }
-            if detail.state.starts_with("done") {
+            if detail.state.is_accepted() {
                 s.harrow.tasks_done += 1;
             }
             if in_tilth {
@@ -867,9 +869,9 @@ mod tests {
         assert_eq!(t.failure_reason.as_deref(), Some("evaluator_cap"));
         assert_eq!(t.evaluator.rejection_categories["weak_test"], 1);
         assert_eq!(s.harrow.tasks["T-3"].attempts, 2);
-        assert_eq!(s.harrow.tasks["T-3"].state, "done");
+        assert_eq!(s.harrow.tasks["T-3"].state, TaskState::Done);
         assert_eq!(s.harrow.tasks["T-4"].attempts, 1);
-        assert_eq!(s.harrow.tasks["T-4"].state, "running");
+        assert_eq!(s.harrow.tasks["T-4"].state, TaskState::Running);
         assert_eq!(s.harrow.tasks_done, 1);
         assert_eq!(s.final_stop(), None, "the resume reopened the session");
         assert_eq!(s.stop.as_ref().and_then(|x| x.reason.as_deref()), Some("evaluator_cap"));
@@ -883,7 +885,7 @@ mod tests {
             r#"{"seq":3,"type":"stop","payload":{"reason":"all_done"}}"#,
         ]);
         assert_eq!(s.harrow.below_bar, vec!["T-2".to_string()]);
-        assert_eq!(s.harrow.tasks["T-2"].state, "done_below_bar");
+        assert_eq!(s.harrow.tasks["T-2"].state, TaskState::DoneBelowBar);
         assert_eq!(s.harrow.tasks["T-2"].last_category.as_deref(), Some("half_finished"));
         assert_eq!(s.harrow.format, "harrow");
         assert_eq!(s.final_stop(), Some("all_done"));

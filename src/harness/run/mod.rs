@@ -309,7 +309,7 @@ impl Run {
         let mut run = Run::new(p);
         for (task, state) in &r.states {
             if run.states.contains_key(task) {
-                run.states.insert(task.clone(), *state);
+                run.states.insert(task.clone(), state.clone());
             }
         }
         run.usage.clone_from(&r.usage);
@@ -334,7 +334,7 @@ impl Run {
         self.plan
             .tasks
             .iter()
-            .filter(|t| !self.states.get(&t.id).is_some_and(|s| s.is_settled()))
+            .filter(|t| !self.states.get(&t.id).is_some_and(TaskState::is_settled))
             .map(|t| t.id.clone())
             .collect()
     }
@@ -351,13 +351,13 @@ impl Run {
         reason: &str,
         attempt: u64,
     ) -> io::Result<TaskState> {
-        let from = self.states.get(task).copied().unwrap_or(TaskState::Pending);
-        let to = transition(from, event).map_err(io::Error::other)?;
-        self.states.insert(task.to_owned(), to);
+        let from = self.states.get(task).cloned().unwrap_or(TaskState::Pending);
+        let to = transition(&from, event).map_err(io::Error::other)?;
+        self.states.insert(task.to_owned(), to.clone());
         self.emit(&TaskStateEvent {
             scope: scope(task, 0, attempt),
-            from: Some(from.to_string()),
-            to: Some(to.to_string()),
+            from: Some(from),
+            to: Some(to.clone()),
             reason: Some(reason.to_owned()),
             ..TaskStateEvent::default()
         })?;
@@ -616,7 +616,7 @@ impl Run {
     }
 
     fn settled(&self, task: &str) -> bool {
-        self.states.get(task).is_some_and(|s| s.is_settled())
+        self.states.get(task).is_some_and(TaskState::is_settled)
     }
 
     fn fail_task(&mut self, task: &Task, reason: StopReason) -> io::Result<Ended> {

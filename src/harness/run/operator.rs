@@ -87,7 +87,7 @@ impl Run {
             ..OperatorWait::default()
         })?;
         self.checkpoint("needs_operator")?;
-        let hold = |run: &Run| (run.states.get(held).copied(), run.cap_for(held));
+        let hold = |run: &Run| (run.states.get(held).cloned(), run.cap_for(held));
         let before = hold(self);
         loop {
             if let Some(end) = self.poll_control()? {
@@ -205,7 +205,7 @@ impl Run {
             return Ok(None);
         };
         let reason = cmd.reason.clone().unwrap_or_default();
-        let state = self.states.get(&task.id).copied().unwrap_or(TaskState::Pending);
+        let state = self.states.get(&task.id).cloned().unwrap_or(TaskState::Pending);
         if state.is_settled() {
             let why =
                 format!("{} cannot be applied to {} while it is {state}", cmd.op.as_str(), task.id);
@@ -244,8 +244,8 @@ impl Run {
                 return Ok(None);
             }
         };
-        let from = self.states.get(&task.id).copied().unwrap_or(TaskState::Pending);
-        if transition(from, event).is_err() {
+        let from = self.states.get(&task.id).cloned().unwrap_or(TaskState::Pending);
+        if transition(&from, event).is_err() {
             let why =
                 format!("{} cannot be applied to {} while it is {from}", cmd.op.as_str(), task.id);
             self.refuse(Some(&task.id), &why)?;

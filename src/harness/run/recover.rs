@@ -29,7 +29,7 @@ impl Run {
         let tasks: Vec<Task> = self.plan.tasks.clone();
         for task in &tasks {
             let Some((digest, base)) = r.accepted.get(&task.id) else { continue };
-            let state = self.states.get(&task.id).copied().unwrap_or(TaskState::Pending);
+            let state = self.states.get(&task.id).cloned().unwrap_or(TaskState::Pending);
             if state.is_accepted() {
                 continue;
             }
@@ -65,7 +65,7 @@ impl Run {
         let Some(task) = self.unfinished().into_iter().next() else {
             return Ok(Restart::Kept);
         };
-        let state = self.states.get(&task).copied().unwrap_or(TaskState::Pending);
+        let state = self.states.get(&task).cloned().unwrap_or(TaskState::Pending);
         let reviews = record::read_ledger(&self.dir, &task).len() as u64;
         if state == TaskState::NeedsOperator || self.failed_waiting(&task, reviews).is_some() {
             return Ok(Restart::Kept);
@@ -89,7 +89,7 @@ impl Run {
             .plan
             .tasks
             .iter()
-            .filter(|t| self.states.get(&t.id).is_some_and(|s| s.is_accepted()))
+            .filter(|t| self.states.get(&t.id).is_some_and(TaskState::is_accepted))
             .cloned()
             .collect();
         for task in &accepted {

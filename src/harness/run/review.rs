@@ -187,10 +187,10 @@ impl Run {
     /// own, each once.
     fn selected_tests(&self, task: &Task) -> Vec<String> {
         let mut tests: Vec<String> = Vec::new();
-        let done =
-            self.plan.tasks.iter().filter(|t| {
-                t.id != task.id && self.states.get(&t.id).is_some_and(|s| s.is_accepted())
-            });
+        let done = self.plan.tasks.iter().filter(|t| {
+            t.id != task.id
+                && self.states.get(&t.id).is_some_and(crate::session::state::TaskState::is_accepted)
+        });
         for t in done.chain(std::iter::once(task)) {
             for path in &t.tests {
                 if !tests.contains(path) {

@@ -32,7 +32,7 @@ impl Run {
             memory::PROGRESS_MAX_CHARS,
         );
         let statuses: Vec<(String, crate::session::state::TaskState)> =
-            self.states.iter().map(|(k, s)| (k.clone(), *s)).collect();
+            self.states.iter().map(|(k, s)| (k.clone(), s.clone())).collect();
         let ctx = WorkerContext {
             project: project.as_ref().map(|(t, _)| t.as_str()),
             progress: progress.as_deref(),
