@@ -180,6 +180,8 @@ fn a_dirty_tree_or_an_existing_plan_is_refused_and_nothing_is_written() {
     let out = prep(tmp.path(), &server.base_url(), &repo, &["--accept"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("uncommitted changes"));
+    assert!(server.received().is_empty(), "refused before the first question, not after");
+    assert!(!tmp.path().join("sessions").exists(), "no interview session is left behind");
     assert!(!repo.join(".harrow/search").exists() && !repo.join("tests/test_search.py").exists());
 }
 

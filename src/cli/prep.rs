@@ -109,6 +109,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         ))
         .into());
     }
+    if !args.allow_dirty {
+        write::refuse_dirty(&top).map_err(|e| UsageError(e.to_string()))?;
+    }
     let mut person: Box<dyn Person> = match &args.answers {
         Some(file) => {
             let text = std::fs::read_to_string(file)

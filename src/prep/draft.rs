@@ -192,12 +192,15 @@ impl Draft {
     }
 
     /// The seed file: the part of the interview the worker later reads as context (TL;DR,
-    /// scope notes, blockers, open questions) — never the interview itself.
+    /// scope and what is out of it, blockers, open questions) — never the interview itself.
+    /// What is out of scope is said so, under its own heading: read as scope, it would invite
+    /// the very work it rules out.
     pub fn seed(&self) -> String {
         let o = &self.overview;
         let mut out = format!("# Seed\n\n## TL;DR\n\n{}\n", o.tldr.trim());
         for (heading, list) in [
-            ("Scope notes", &o.out_of_scope),
+            ("Scope", &o.scope),
+            ("Out of scope (do not build these)", &o.out_of_scope),
             ("Blockers", &o.blockers),
             ("Open questions", &o.open_questions),
         ] {
@@ -252,6 +255,10 @@ mod tests {
         assert_eq!(plan.tasks[0].title, "Add the search subcommand");
         assert_eq!(plan.tasks[0].tests, ["tests/test_search.py"]);
         assert!(d.seed().contains("## Open questions\n\n- case-sensitive?"));
+        let seed = d.seed();
+        let out = seed.find("## Out of scope (do not build these)\n\n- fuzzy matching").unwrap();
+        assert!(seed.find("## Scope\n\n- a search subcommand").unwrap() < out, "{seed}");
+        assert!(!seed.contains("Scope notes"), "{seed}");
     }
 
     #[test]

@@ -202,6 +202,22 @@ fn tempfile_dir() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
+/// Whether the repository's working tree has uncommitted changes (untracked files count,
+/// ignored ones do not).
+fn dirty(repo: &Repository) -> Result<bool, WriteError> {
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(true).include_ignored(false);
+    Ok(!repo.statuses(Some(&mut opts)).map_err(git)?.is_empty())
+}
+
+/// Refuses a dirty working tree before anything is asked: finding out after the last answer
+/// would waste the interview.
+pub fn refuse_dirty(repo_dir: &Path) -> Result<(), WriteError> {
+    let repo = Repository::discover(repo_dir)
+        .map_err(|_| WriteError::NotARepository(repo_dir.display().to_string()))?;
+    if dirty(&repo)? { Err(WriteError::Dirty) } else { Ok(()) }
+}
+
 /// Writes `files` (relative to the repository) as the feature's plan and commits them — on
 /// `branch`, made from the current commit and checked out, when one is named.
 pub fn write(
@@ -217,12 +233,8 @@ pub fn write(
         .workdir()
         .ok_or_else(|| WriteError::NotARepository(repo_dir.display().to_string()))?
         .to_path_buf();
-    if !allow_dirty {
-        let mut opts = StatusOptions::new();
-        opts.include_untracked(true).include_ignored(false);
-        if !repo.statuses(Some(&mut opts)).map_err(git)?.is_empty() {
-            return Err(WriteError::Dirty);
-        }
+    if !allow_dirty && dirty(&repo)? {
+        return Err(WriteError::Dirty);
     }
     if let Some(why) = refused(&top, planned).into_iter().next() {
         return Err(WriteError::Unsafe(why));
