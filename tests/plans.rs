@@ -66,19 +66,37 @@ fn init_then_check_round_trips_and_check_names_every_problem() {
     assert_eq!(again.status.code(), Some(2), "init never overwrites a plan");
 
     let checked = harrow().arg("check").arg(&plan).output().unwrap();
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    assert_eq!(checked.status.code(), Some(2), "the untouched skeleton is not ready: {stderr}");
+    assert!(stderr.contains("T-001-example.md:4: not ready: still the example text"), "{stderr}");
+    let example = plan.join("T-001-example.md");
+    let text = std::fs::read_to_string(&example).unwrap().replace("Replace this with", "Done:");
+    std::fs::write(&example, text).unwrap();
+    let checked = harrow().arg("check").arg(&plan).output().unwrap();
     let stdout = String::from_utf8_lossy(&checked.stdout);
-    assert!(checked.status.success(), "the skeleton is a valid plan: {stdout}");
+    assert!(checked.status.success(), "filled in, it is a valid plan: {stdout}");
     assert!(stdout.contains("1 task(s), ready to run") && stdout.contains("T-001"), "{stdout}");
 
     std::fs::rename(plan.join("T-001-example.md"), plan.join("t-001-example.md")).unwrap();
     std::fs::write(plan.join("T-002-second.md"), "---\nid: T-002\n---\n").unwrap();
+    std::fs::write(
+        plan.join("T-003-third.md"),
+        "---\nid: T-004\ntitle: Third\n---\n## Acceptance criteria\n- it works\n",
+    )
+    .unwrap();
     let checked = harrow().arg("check").arg(&plan).output().unwrap();
     let stderr = String::from_utf8_lossy(&checked.stderr);
     assert_eq!(checked.status.code(), Some(2));
     assert!(
-        stderr.contains("t-001-example.md looks like a task but is not read as one"),
+        stderr.contains(
+            "t-001-example.md:1: t-001-example.md looks like a task but is not read as one"
+        ),
         "{stderr}"
     );
     assert!(stderr.contains("T-002-second.md:2: T-002 has no title"), "{stderr}");
-    assert!(stderr.contains("2 problem(s)"), "every problem, not only the first: {stderr}");
+    assert!(
+        stderr.contains("T-003-third.md:2: the file is named for T-003 but its id is T-004"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("3 problem(s)"), "every problem, not only the first: {stderr}");
 }

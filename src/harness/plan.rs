@@ -93,6 +93,35 @@ pub fn check(path: &Path) -> Result<Plan, Vec<PlanError>> {
     if path.is_dir() { check_folder(path) } else { load(path).map_err(|e| vec![e]) }
 }
 
+/// The id a task file's name gives: `T-007-slug.md` → `T-007`.
+fn file_task_id(file: &Path) -> Option<String> {
+    let stem = file.file_stem()?.to_str()?;
+    let digits: String =
+        stem.strip_prefix("T-")?.chars().take_while(char::is_ascii_digit).collect();
+    (!digits.is_empty()).then(|| format!("T-{digits}"))
+}
+
+/// The line (from 1) of the first line of `file` that starts with `prefix`, else 1.
+fn line_of(file: &Path, prefix: &str) -> usize {
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|t| t.lines().position(|l| l.trim_start().starts_with(prefix)))
+        .map_or(1, |i| i + 1)
+}
+
+/// Where `init`'s example text is still in a task, if it is: its title or a criterion.
+fn example_text(file: &Path, task: &Task) -> Option<usize> {
+    const EXAMPLE: &str = "Replace this with";
+    let left =
+        task.title.starts_with(EXAMPLE) || task.criteria.iter().any(|c| c.starts_with(EXAMPLE));
+    left.then(|| {
+        std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| t.lines().position(|l| l.contains(EXAMPLE)))
+            .map_or(1, |i| i + 1)
+    })
+}
+
 /// Whether a file name is a task's: `T-<digits>-<slug>.md` or `T-<digits>.md`.
 fn task_file_name(name: &str) -> bool {
     let Some(stem) = name.strip_suffix(".md") else { return false };
@@ -171,7 +200,7 @@ fn check_folder(dir: &Path) -> Result<Plan, Vec<PlanError>> {
         } else if looks_like_a_task(&path, &name) {
             problems.push(err(
                 &path,
-                None,
+                Some(1),
                 format!("{name} looks like a task but is not read as one: task files are named T-<number>-<slug>.md"),
                 "rename it, for example to T-001-my-task.md (or move it out of the plan folder)",
             ));
@@ -190,6 +219,27 @@ fn check_folder(dir: &Path) -> Result<Plan, Vec<PlanError>> {
                 continue;
             }
         };
+        let named = file_task_id(&file);
+        if named.as_deref().is_some_and(|n| n != task.id) {
+            problems.push(err(
+                &file,
+                Some(line_of(&file, "id:")),
+                format!(
+                    "the file is named for {} but its id is {}",
+                    named.unwrap_or_default(),
+                    task.id
+                ),
+                "make the id and the file name agree (the file's number is the task's)",
+            ));
+        }
+        if let Some(line) = example_text(&file, &task) {
+            problems.push(err(
+                &file,
+                Some(line),
+                "not ready: still the example text",
+                "write the task's own title and acceptance criteria in place of the example",
+            ));
+        }
         if let Some((_, other)) = tasks.iter().find(|(t, _)| t.id == task.id) {
             problems.push(err(
                 &file,
@@ -537,11 +587,27 @@ mod tests {
     }
 
     #[test]
-    fn the_skeleton_is_a_valid_plan() {
+    fn the_skeleton_is_well_formed_but_not_ready_until_its_example_text_is_replaced() {
         let dir = tempfile::tempdir().unwrap();
         for (name, text) in SKELETON {
             std::fs::write(dir.path().join(name), text.replace("{feature}", "f")).unwrap();
         }
+        let problems = check(dir.path()).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].to_string().contains(":4: not ready: still the example text"),
+            "{}",
+            problems[0]
+        );
+        let task = dir.path().join(SKELETON[1].0);
+        let text = std::fs::read_to_string(&task).unwrap();
+        let filled = text
+            .replace("Replace this with what the task delivers, in a few words", "Add search")
+            .replace(
+                "Replace this with one observable fact",
+                "search prints matches; one observable fact",
+            );
+        std::fs::write(&task, filled).unwrap();
         let plan = check(dir.path()).unwrap();
         assert_eq!(plan.tasks.len(), 1);
         assert_eq!(plan.tasks[0].criteria.len(), 2);
