@@ -8,7 +8,8 @@ mod loop_fixture;
 mod support;
 
 use loop_fixture::{
-    accept, harrow_cmd, headless_run, reject, repo_and_plan, serve, write_and_submit,
+    accept, harrow_cmd, headless_run, reject, repo_and_plan, serve, slow_first_task,
+    write_and_submit,
 };
 use serde_json::json;
 use std::path::Path;
@@ -232,13 +233,7 @@ fn a_wrong_model_a_dead_url_or_a_rejected_key_is_exit_2_before_anything_is_made(
 fn max_minutes_takes_a_fraction_and_refuses_what_is_not_a_number_of_minutes() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    let mut slow = write_and_submit(1);
-    slow[0]["delay_ms"] = json!(1500);
-    let script = json!({
-        "worker": {"T-001": {"1": slow}, "T-002": {"1": write_and_submit(2)}},
-        "evaluator": {"*": {"*": [accept()]}}
-    });
-    let (_rt, server) = serve(&script, false);
+    let (_rt, server) = serve(&slow_first_task(2, 1500), false);
     let mut cmd = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo);
     let out = cmd.args(["--max-minutes", "0.01"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -279,13 +274,7 @@ fn the_next_task_hears_what_happened_in_words_never_the_harness_state_names() {
 fn ctrl_c_on_a_headless_run_stops_it_resumable_within_a_second() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    let mut slow = write_and_submit(1);
-    slow[0]["delay_ms"] = json!(20_000);
-    let script = json!({
-        "worker": {"T-001": {"*": slow}, "T-002": {"*": write_and_submit(2)}},
-        "evaluator": {"*": {"*": [accept()]}}
-    });
-    let (_rt, server) = serve(&script, false);
+    let (_rt, server) = serve(&slow_first_task(2, 20_000), false);
     let mut cmd = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo);
     let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let child = child.spawn().unwrap();
@@ -322,11 +311,8 @@ fn ctrl_c_on_a_headless_run_stops_it_resumable_within_a_second() {
 fn a_headless_run_says_what_it_waits_on_every_ten_seconds_of_silence() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
-    let mut slow = write_and_submit(1);
     // Streamed: half the delay before the first piece, the rest spread between the pieces.
-    slow[0]["delay_ms"] = json!(14_000);
-    let script = json!({"worker": {"T-001": {"1": slow}}, "evaluator": {"*": {"*": [accept()]}}});
-    let (_rt, server) = serve(&script, false);
+    let (_rt, server) = serve(&slow_first_task(1, 14_000), false);
     let out =
         headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -49,6 +49,20 @@ pub fn write_and_submit(n: usize) -> Value {
     ])
 }
 
+/// `tasks` tasks that write and submit at once, but the worker's first reply on T-001 takes
+/// `delay_ms` (on a server started with delays kept); every verdict accepts.
+pub fn slow_first_task(tasks: usize, delay_ms: u64) -> Value {
+    let mut worker = serde_json::Map::new();
+    for n in 1..=tasks {
+        let mut turns = write_and_submit(n);
+        if n == 1 {
+            turns[0]["delay_ms"] = json!(delay_ms);
+        }
+        worker.insert(format!("T-{n:03}"), json!({"*": turns}));
+    }
+    json!({"worker": worker, "evaluator": {"*": {"*": [accept()]}}})
+}
+
 pub fn case(n: usize) -> Value {
     json!({"summary": format!("Wrote f{n}.txt."), "ac_coverage": [{"criterion": format!("f{n}.txt exists and says {n}"), "addressed_by": format!("f{n}.txt:1")}]})
 }
