@@ -1387,6 +1387,9 @@ fn prep_on_a_terminal_is_an_interview_screen_with_a_revision_and_a_yes() {
     t.keys(&["Down", "End"]);
     t.literal(" and filters");
     t.keys(&["C-s"]);
+    t.wait_for("y writes and commits it");
+    // The review opens at the draft's end; its first lines are a few rows up.
+    t.keys(&["Up", "Up", "Up", "Up", "Up", "Up"]);
     let s = t.wait_for("# search and filters");
     assert!(s.contains("y writes and commits it"), "the edit is checked and shown again: {s}");
     t.keys(&["y"]);
