@@ -5,6 +5,8 @@
 // A test whose setup fails should panic there.
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/loop_fixture.rs"]
+mod loop_fixture;
 mod support;
 
 use std::path::Path;
@@ -92,4 +94,26 @@ fn a_tilth_session_exports_too() {
         assert!(md.contains(task), "{task} in {md}");
     }
     assert!(md.contains("rejected (acceptance_gap)"), "{md}");
+}
+
+#[test]
+fn a_task_that_failed_shows_why_and_its_rounds_and_html_names_both_models() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = loop_fixture::repo_and_plan(tmp.path(), 1);
+    let busy = serde_json::json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]});
+    let script =
+        serde_json::json!({"worker": {"T-001": {"*": [busy.clone(), busy.clone(), busy]}}});
+    let (_rt, server) = loop_fixture::serve(&script, true);
+    let cmd = loop_fixture::harrow_cmd(tmp.path(), &server.base_url());
+    let mut cmd = loop_fixture::headless_run(cmd, &plan, &repo);
+    let out = cmd.args(["--max-iterations", "2"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    let session = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let md = export(tmp.path(), &session, "md");
+    assert!(md.contains("| T-001 | Write file 1 | failed | 1 |"), "one round, not 0: {md}");
+    assert!(md.contains("**failed** · ran out of worker iterations"), "{md}");
+    assert!(md.ends_with('\n'), "Markdown ends with a newline");
+    let html = export(tmp.path(), &session, "html");
+    assert!(html.contains("evaluator <code>"), "the header names the evaluator's model: {html}");
+    assert!(html.contains("ran out of worker iterations"), "{html}");
 }

@@ -40,10 +40,13 @@ pub fn render(e: &Export) -> String {
     let _ = writeln!(
         out,
         "<p>{}{} of {} tasks done · {} tokens · ${:.3} · {}{}</p>",
-        e.worker_model
-            .as_deref()
-            .map(|w| format!("worker <code>{}</code> · ", esc(w)))
-            .unwrap_or_default(),
+        match (&e.worker_model, &e.evaluator_model) {
+            (Some(w), Some(v)) => {
+                format!("worker <code>{}</code>, evaluator <code>{}</code> · ", esc(w), esc(v))
+            }
+            (Some(w), None) => format!("worker <code>{}</code> · ", esc(w)),
+            _ => String::new(),
+        },
         e.tasks_done,
         e.tasks.len(),
         e.tokens,
@@ -58,7 +61,7 @@ pub fn render(e: &Export) -> String {
             "<tr><td><a href=\"#{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>${:.3}</td></tr>",
             esc(t.title.as_deref().unwrap_or("")),
             esc(&t.state),
-            t.attempts.iter().filter(|a| a.verdict.is_some()).count(),
+            t.rounds,
             t.elapsed_ms.map_or_else(|| "-".into(), span),
             t.cost,
             id = esc(&t.id),
@@ -90,8 +93,9 @@ fn task(out: &mut String, t: &TaskExport) {
     let _ = writeln!(out, "<section id=\"{id}\"><h2>{id}{title}</h2>", id = esc(&t.id));
     let _ = writeln!(
         out,
-        "<p><b>{}</b> · {} · {} tokens · ${:.3}{}</p>",
+        "<p><b>{}</b>{} · {} · {} tokens · ${:.3}{}</p>",
         esc(&t.state),
+        t.ended_because.as_deref().map(|w| format!(" · {}", esc(w))).unwrap_or_default(),
         t.elapsed_ms.map_or_else(|| "-".into(), span),
         t.tokens,
         t.cost,

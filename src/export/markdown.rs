@@ -79,7 +79,7 @@ pub fn render(e: &Export) -> String {
             cell(&t.id),
             cell(t.title.as_deref().unwrap_or("")),
             t.state,
-            t.attempts.iter().filter(|a| a.verdict.is_some()).count(),
+            t.rounds,
             t.elapsed_ms.map_or_else(|| "-".into(), span),
             t.cost
         );
@@ -111,6 +111,9 @@ fn task(out: &mut String, t: &TaskExport) {
     let title = t.title.as_deref().map(|x| format!(" — {}", cell(x))).unwrap_or_default();
     let _ = writeln!(out, "\n## {}{title}\n", cell(&t.id));
     let mut facts = vec![format!("**{}**", t.state)];
+    if let Some(why) = &t.ended_because {
+        facts.push(cell(why));
+    }
     if let Some(ms) = t.elapsed_ms {
         facts.push(span(ms));
     }

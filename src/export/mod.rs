@@ -46,6 +46,10 @@ pub struct TaskExport {
     pub tokens: i64,
     pub cost: f64,
     pub commit: Option<String>,
+    /// Rounds the task had (one still under way, or cut short before a verdict, counts).
+    pub rounds: u64,
+    /// Why a task that did not finish ended: its failure reason, or that it was skipped.
+    pub ended_because: Option<String>,
     pub attempts: Vec<Attempt>,
     pub decisions: Vec<Decision>,
 }
@@ -145,6 +149,19 @@ impl Format {
             Format::Html => "html",
             Format::Json => "json",
         }
+    }
+}
+
+/// A failure reason as the export says it.
+fn failure_words(reason: &str) -> String {
+    match crate::session::state::StopReason::parse(reason) {
+        crate::session::state::StopReason::EvaluatorCap => {
+            "rejected at the cap of review rounds".into()
+        }
+        crate::session::state::StopReason::IterCap => "ran out of worker iterations".into(),
+        crate::session::state::StopReason::NoCase => "the worker never submitted a case".into(),
+        crate::session::state::StopReason::OperatorFail => "failed by the operator".into(),
+        other => format!("failed ({other})"),
     }
 }
 
@@ -392,6 +409,19 @@ impl Collector {
                     |d| d.state.to_string(),
                 );
                 t.elapsed_ms = detail.and_then(|d| d.elapsed_ms);
+                let judged = t.attempts.iter().filter(|a| a.verdict.is_some()).count() as u64;
+                t.rounds = judged.max(detail.map_or(0, |d| d.attempts));
+                t.ended_because = detail.and_then(|d| match d.state {
+                    crate::session::state::TaskState::Failed => Some(
+                        d.failure_reasons
+                            .last()
+                            .map_or_else(|| "failed".to_owned(), |r| failure_words(r)),
+                    ),
+                    crate::session::state::TaskState::Skipped => {
+                        Some("skipped by the operator".to_owned())
+                    }
+                    _ => None,
+                });
                 if let Some(tilth) = s.tasks.get(&id) {
                     t.tokens = tilth.tokens.all.total;
                     t.cost = tilth.tokens.all.cost;
