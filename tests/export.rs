@@ -93,6 +93,10 @@ fn a_tilth_session_exports_too() {
     for task in ["## T-001", "## T-002", "## T-003", "## T-004"] {
         assert!(md.contains(task), "{task} in {md}");
     }
+    assert!(
+        md.contains("| T-002 | Implement the `add` subcommand |"),
+        "titles from progress.txt: {md}"
+    );
     assert!(md.contains("rejected (acceptance_gap)"), "{md}");
 }
 

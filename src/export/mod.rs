@@ -7,6 +7,7 @@
 pub mod html;
 pub mod markdown;
 
+use crate::session::dir::SessionDir;
 use crate::session::event::{Event, EventKind, Payload};
 use crate::session::fact::Fact;
 use crate::session::{Overview, overview};
@@ -152,6 +153,19 @@ impl Format {
     }
 }
 
+/// Task titles from `progress.txt` (`ID<TAB>OUTCOME<TAB>TITLE`, the latest line for a task
+/// winning): where a Tilth session, which logs no plan, keeps them.
+fn progress_titles(dir: &Path) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(SessionDir::new(dir).progress()).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, '\t');
+            let (id, _, title) = (parts.next()?, parts.next()?, parts.next()?);
+            (!title.trim().is_empty()).then(|| (id.to_owned(), title.trim().to_owned()))
+        })
+        .collect()
+}
+
 /// A failure reason as the export says it.
 fn failure_words(reason: &str) -> String {
     match crate::session::state::StopReason::parse(reason) {
@@ -226,7 +240,14 @@ fn collect(dir: &Path, id: &str) -> io::Result<(Export, Vec<(String, &'static st
     paths.extend(c.worktree.iter().map(|w| (w.clone(), "<worktree>")));
     paths.extend(c.source.iter().map(|s| (s.clone(), "<repository>")));
     let changes = c.changes();
-    Ok((c.finish(&o, changes), paths))
+    let titles = progress_titles(dir);
+    let mut export = c.finish(&o, changes);
+    for t in &mut export.tasks {
+        if t.title.is_none() {
+            t.title = titles.get(&t.id).cloned();
+        }
+    }
+    Ok((export, paths))
 }
 
 /// What one pass over the log gathers.
