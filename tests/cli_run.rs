@@ -321,3 +321,25 @@ fn a_headless_run_says_what_it_waits_on_every_ten_seconds_of_silence() {
     let beat = beat.unwrap_or_else(|| panic!("no heartbeat: {stdout}"));
     assert!(beat.contains("chars so far"), "{beat}");
 }
+
+#[test]
+fn a_validator_written_in_shell_is_not_mistaken_for_missing_programs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script = json!({"worker": {"T-001": {"1": write_and_submit(1)}}, "evaluator": {"*": {"*": [accept()]}}});
+    let (_rt, server) = serve(&script, true);
+    let config = tmp.path().join("harrow.toml");
+    let command =
+        "wait; VAR=1 true 2>&1 | cat >/dev/null; [ -d . ] && (cd . && true) & wait; time true";
+    std::fs::write(&config, format!("[[validators]]\nname = \"shell\"\ncommand = '{command}'\n"))
+        .unwrap();
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}\n{}", String::from_utf8_lossy(&out.stdout));
+    assert!(!stderr.contains("not installed"), "{stderr}");
+}

@@ -16,9 +16,12 @@ pub struct Missing {
 
 /// Shell words that are not programs to look for.
 const BUILTINS: &[&str] = &[
-    "cd", "test", "[", "echo", "printf", "true", "false", "exit", "export", "set", ":", "!",
-    "exec", "command", "eval", "source", ".", "if", "then", "else", "fi", "for", "do", "done",
-    "while", "case", "esac", "{", "}", "(", ")",
+    "cd", "test", "[", "[[", "]]", "echo", "printf", "true", "false", "exit", "export", "set", ":",
+    "!", "exec", "command", "eval", "source", ".", "if", "then", "else", "elif", "fi", "for", "in",
+    "do", "done", "while", "until", "case", "esac", "select", "function", "{", "}", "(", ")",
+    "wait", "time", "ulimit", "umask", "read", "trap", "shift", "unset", "local", "return",
+    "break", "continue", "type", "hash", "pwd", "pushd", "popd", "shopt", "declare", "typeset",
+    "readonly", "let", "builtin", "alias", "unalias", "jobs", "bg", "fg", "kill", "getopts",
 ];
 
 /// cargo's own subcommands; any other needs a `cargo-<name>` program.
@@ -77,15 +80,24 @@ pub fn first_missing(specs: &[ValidatorSpec], repo: &Path) -> Option<Missing> {
 /// The first program a command line needs that is not installed.
 fn missing_in(command: &str, repo: &Path) -> Option<String> {
     for segment in segments(command) {
+        // Assignments (`VAR=x`), redirections (`>log`, `2>`, `<in`) and a subshell's or a
+        // group's opening (`(cd`, `{`, `!`) come before the program.
         let words: Vec<&str> = segment
             .split_whitespace()
-            .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+            .map(|w| w.trim_start_matches(['(', '{', '!']))
+            .filter(|w| !w.is_empty())
+            .skip_while(|w| {
+                (w.contains('=') && !w.starts_with('-'))
+                    || w.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['>', '<'])
+            })
             .collect();
         let words: &[&str] = if words.first() == Some(&"env") { &words[1..] } else { &words };
-        let Some(program) = words.first().map(|w| w.trim_matches(['\'', '"'])) else {
+        let Some(program) =
+            words.first().map(|w| w.trim_end_matches([')', '}']).trim_matches(['\'', '"']))
+        else {
             continue;
         };
-        if BUILTINS.contains(&program) || program.starts_with('$') {
+        if program.is_empty() || BUILTINS.contains(&program) || program.starts_with('$') {
             continue;
         }
         if !installed(program, repo) {
@@ -118,6 +130,10 @@ fn segments(command: &str) -> Vec<&str> {
         match (quote, c) {
             (None, '\'' | '"') => quote = Some(c),
             (Some(q), _) if c == q => quote = None,
+            // `2>&1`, `>&2`, `&>file`, `>|file` redirect; they separate nothing.
+            (None, '&' | '|')
+                if command[..i].ends_with(['>', '<'])
+                    || (c == '&' && command[i + 1..].starts_with('>')) => {}
             (None, '&' | '|' | ';' | '\n') => {
                 out.push(&command[start..i]);
                 start = i + c.len_utf8();
@@ -179,6 +195,15 @@ mod tests {
             missing_in("RUST_LOG=1 cargo harrow-no-such-sub --all", here).as_deref(),
             Some("cargo-harrow-no-such-sub")
         );
+        assert_eq!(
+            missing_in(
+                "wait; cd . && VAR=1 cargo test 2>&1 | tee /dev/null; [ -f x ] || true; (cd . && true) & wait; time true >/dev/null; { true; }",
+                here
+            ),
+            None,
+            "shell builtins, redirections, pipelines, subshells and assignments are not programs"
+        );
+        assert_eq!(missing_in("true 2>&1 | harrow-nope-7", here), Some("harrow-nope-7".into()));
         assert_eq!(missing_in("cargo test --quiet", here), None);
         assert_eq!(
             missing_in("python3 -m harrow_no_such_module -q", here).as_deref(),
