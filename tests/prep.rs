@@ -59,6 +59,11 @@ fn an_interview_drafts_a_plan_that_is_written_only_when_accepted() {
     let stdout = String::from_utf8_lossy(&shown.stdout).into_owned();
     assert!(shown.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&shown.stderr));
     assert!(
+        stdout.contains("prep asks: What should search match: titles only, or notes too?")
+            && stdout.contains("answered (from the file): Titles only, ignoring case."),
+        "each question is printed as it is asked: {stdout}"
+    );
+    assert!(
         stdout.contains("The plan, as it will be written")
             && stdout.contains("T-002-add-the-search-subcommand.md"),
         "{stdout}"

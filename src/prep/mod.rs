@@ -82,8 +82,16 @@ impl Answers {
 }
 
 impl Person for Answers {
-    fn answer(&mut self, _question: &str) -> Option<String> {
-        self.0.pop_front()
+    /// The next answer from the file; the question and the answer are printed as they come,
+    /// so a headless interview can be followed.
+    fn answer(&mut self, question: &str) -> Option<String> {
+        println!("\nprep asks: {}", crate::printable::text(question.trim()));
+        let answer = self.0.pop_front();
+        match &answer {
+            Some(a) => println!("answered (from the file): {}", crate::printable::text(a.trim())),
+            None => println!("(the answers file has no more answers)"),
+        }
+        answer
     }
 }
 
