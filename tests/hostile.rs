@@ -490,7 +490,10 @@ fn hostile_run(mode: Mode) {
         Mode::Landlock => "613",
     };
     // Outside /tmp, which bubblewrap replaces: the socket's folder is visible in the sandbox.
-    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // A Unix socket's path is limited to about 100 bytes; a deep checkout uses /var/tmp.
+    let target_tmp = env!("CARGO_TARGET_TMPDIR");
+    let base = if target_tmp.len() < 70 { target_tmp } else { "/var/tmp" };
+    let scratch = tempfile::tempdir_in(base).unwrap();
     let tmux = OperatorTmux::start(scratch.path(), sleeper);
     let rows: Vec<Row> =
         table(&victim, sleeper, &tmux).into_iter().filter(|r| r.expect(mode) != Skip).collect();
