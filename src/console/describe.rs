@@ -204,8 +204,16 @@ pub fn row(e: &Event) -> String {
     let iter = e.payload.scope().and_then(|s| s.iter).map(|i| format!(" #{i}")).unwrap_or_default();
     match &e.payload {
         Payload::AssistantMessage(p) => {
-            if let Some(said) = p.content.as_deref().or(p.reasoning.as_deref()) {
-                format!("  {task}{iter} says: {}", short(said, 100))
+            // Whose words these are: the worker's are the stream's default; any other role
+            // (the evaluator above all) is named, so its reasoning is never read as the worker's.
+            let who = match p.role.as_deref() {
+                None | Some("worker") => String::new(),
+                Some(role) => format!("{role} "),
+            };
+            if let Some(said) = p.content.as_deref() {
+                format!("  {task}{iter} {who}says: {}", short(said, 100))
+            } else if let Some(thought) = p.reasoning.as_deref() {
+                format!("  {task}{iter} {who}thinks: {}", short(thought, 100))
             } else {
                 let names: Vec<&str> =
                     p.tool_calls.iter().flatten().map(|c| c.name.as_str()).collect();
@@ -237,5 +245,31 @@ mod tests {
         let line = r#"{"type":"commit","payload":{"task_id":"T-1","sha":"éééééééé"}}"#;
         let event = Event::decode(line.as_bytes()).unwrap();
         assert_eq!(describe(&event).unwrap(), "✔ T-1 done, committed ééééééé");
+    }
+
+    #[test]
+    fn the_evaluators_words_are_labelled_as_the_evaluators() {
+        let row_of = |payload: &str| {
+            let line = format!(r#"{{"type":"assistant_message","payload":{payload}}}"#);
+            row(&Event::decode(line.as_bytes()).unwrap())
+        };
+        assert_eq!(
+            row_of(
+                r#"{"task_id":"T-1","iter":5,"role":"evaluator","reasoning":"The test is weak."}"#
+            ),
+            "  T-1 #5 evaluator thinks: The test is weak."
+        );
+        assert_eq!(
+            row_of(r#"{"task_id":"T-1","iter":5,"role":"evaluator","content":"Rejecting."}"#),
+            "  T-1 #5 evaluator says: Rejecting."
+        );
+        assert_eq!(
+            row_of(r#"{"task_id":"T-1","iter":2,"role":"worker","content":"I will add it."}"#),
+            "  T-1 #2 says: I will add it."
+        );
+        assert_eq!(
+            row_of(r#"{"task_id":"T-1","iter":2,"role":"worker","reasoning":"Start small."}"#),
+            "  T-1 #2 thinks: Start small."
+        );
     }
 }
