@@ -1470,3 +1470,22 @@ fn a_replay_whose_log_is_truncated_under_it_shows_a_notice_and_stays_up() {
     let s = t.wait_for("[exit ");
     assert!(s.contains("[exit 0]"), "{s}");
 }
+
+#[test]
+fn while_the_run_is_paused_the_hint_line_offers_p_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(HARROW_SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(harrow_fixture().join("events.jsonl")).unwrap();
+    // The demo's log up to its first task's end, then the loop applying a pause: a live run
+    // paused at a task boundary.
+    let done = text.lines().position(|l| l.contains("\"type\":\"task_done\"")).unwrap();
+    let mut log: String = text.lines().take(done + 1).flat_map(|l| [l, "\n"]).collect();
+    log.push_str(r#"{"ts":"2026-11-22T08:06:20.000Z","seq":9999,"type":"operator_action","payload":{"action":"pause"}}"#);
+    log.push('\n');
+    std::fs::write(dir.join("events.jsonl"), log).unwrap();
+    let mut app = App::open_live(&dir, HARROW_SESSION, Look::built_in(true)).unwrap();
+    let s = screen(&mut app, 160, 45);
+    let hints = s.lines().last().unwrap_or("");
+    assert!(hints.contains("p resume") && !hints.contains("p pause"), "{hints}");
+}

@@ -437,11 +437,21 @@ fn draw_timeline(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
+/// A live run paused at a task boundary, still there to resume.
+fn resumable(app: &App) -> bool {
+    app.live && app.paused() && app.ended().is_none()
+}
+
 fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let (text, style) = match app.notice.as_deref() {
         Some(notice) => (notice.to_owned(), theme.fg(theme.colors.notice)),
+        // While the run is paused, the key that pauses is the key that resumes.
         None => (
-            hint_line(app.overlay.mode(), app.live, usize::from(area.width)),
+            hint_line(app.overlay.mode(), app.live, usize::from(area.width)).replacen(
+                "p pause",
+                if resumable(app) { "p resume" } else { "p pause" },
+                1,
+            ),
             theme.fg(theme.colors.muted),
         ),
     };
