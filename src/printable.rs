@@ -39,7 +39,8 @@ pub fn line(text: &str) -> String {
 }
 
 /// A writer that lets only allowed bytes through (see the module docs). Bytes that are not
-/// UTF-8 are shown as `\xNN`; a character split across two writes is held until its end comes.
+/// UTF-8 are shown as `\xNN`; a character split across two writes is held until its end comes,
+/// and a tail that never completes is written escaped when the writer is dropped.
 #[derive(Debug)]
 pub struct Writer<W: Write> {
     inner: W,
@@ -83,17 +84,14 @@ impl<W: Write> Writer<W> {
             }
         }
     }
+}
 
-    /// Writes out anything held back and returns the inner writer.
-    pub fn into_inner(mut self) -> io::Result<W> {
-        self.finish()?;
-        Ok(self.inner)
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
+impl<W: Write> Drop for Writer<W> {
+    fn drop(&mut self) {
         let pending = std::mem::take(&mut self.pending);
-        self.emit(&pending, true)?;
-        Ok(())
+        if !pending.is_empty() && self.emit(&pending, true).is_ok() {
+            let _ = self.inner.flush();
+        }
     }
 }
 
@@ -134,14 +132,7 @@ impl serde_json::ser::Formatter for SafeJson {
     }
 }
 
-/// `value` as compact JSON with [`SafeJson`].
-pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
-    let mut out = Vec::new();
-    value.serialize(&mut serde_json::Serializer::with_formatter(&mut out, SafeJson))?;
-    Ok(String::from_utf8(out).unwrap_or_default())
-}
-
-/// `value` as indented JSON with the same escapes as [`json`].
+/// `value` as indented JSON with [`SafeJson`]'s escapes.
 pub fn json_pretty<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     let mut out = Vec::new();
     let pretty = PrettySafe(serde_json::ser::PrettyFormatter::new());
@@ -208,25 +199,27 @@ mod tests {
     fn the_writer_holds_a_split_character_and_escapes_bad_bytes() {
         let bytes = HOSTILE.as_bytes();
         for split in 0..bytes.len() {
-            let mut w = Writer::new(Vec::new());
+            let mut out = Vec::new();
+            let mut w = Writer::new(&mut out);
             w.write_all(&bytes[..split]).unwrap();
             w.write_all(&bytes[split..]).unwrap();
-            let out = w.into_inner().unwrap();
+            drop(w);
             assert_eq!(String::from_utf8(out).unwrap(), text(HOSTILE), "split at {split}");
         }
-        let mut w = Writer::new(Vec::new());
+        let mut out = Vec::new();
+        let mut w = Writer::new(&mut out);
         w.write_all(b"a\xff\xc2").unwrap();
-        assert_eq!(w.into_inner().unwrap(), b"a\\xff\\xc2");
+        drop(w);
+        assert_eq!(out, b"a\\xff\\xc2", "a tail that never completes is written on drop");
     }
 
     #[test]
     fn json_escapes_c1_and_stays_json() {
         let value = serde_json::json!({"k": HOSTILE});
-        for out in [json(&value).unwrap(), json_pretty(&value).unwrap()] {
-            assert!(!forbidden(out.as_bytes()), "{out}");
-            assert!(out.contains("\\u009b") && out.contains("\\u001b") && out.contains("\\u007f"));
-            let back: serde_json::Value = serde_json::from_str(&out).unwrap();
-            assert_eq!(back, value);
-        }
+        let out = json_pretty(&value).unwrap();
+        assert!(!forbidden(out.as_bytes()), "{out}");
+        assert!(out.contains("\\u009b") && out.contains("\\u001b") && out.contains("\\u007f"));
+        let back: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(back, value);
     }
 }

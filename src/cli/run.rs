@@ -16,6 +16,7 @@ use crate::harness::plan;
 use crate::harness::run::{Caps, OnCap, Parts, Run, RunOptions};
 use crate::session::dir::EVENTS_FILE;
 use crate::session::event::{Event, SessionStart};
+use crate::session::fact::Fact;
 use crate::session::tail::{TailEvent, follow};
 use crate::session::writer::SessionWriter;
 use crate::session::{discover, timestamp};
@@ -362,10 +363,10 @@ pub fn create_session(start: Start) -> Result<Run> {
 const HEARTBEAT: Duration = Duration::from_secs(10);
 
 /// What the log said last, for the heartbeat.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct LastSaid {
     /// When the last line came (or the printer started).
-    at: Option<Instant>,
+    at: Instant,
     /// Its type, role and tool.
     kind: String,
     role: Option<String>,
@@ -404,8 +405,10 @@ pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::threa
     let seen = Arc::clone(&delivered);
     let finished = Arc::clone(finished);
     let last = Arc::new(std::sync::Mutex::new(LastSaid {
-        at: Some(Instant::now()),
-        ..LastSaid::default()
+        at: Instant::now(),
+        kind: String::new(),
+        role: None,
+        tool: None,
     }));
     let heard = Arc::clone(&last);
     std::thread::spawn(move || {
@@ -413,20 +416,18 @@ pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::threa
             if let TailEvent::Lines(lines) = ev {
                 let mut out = super::out::stdout();
                 for (at, line) in lines {
-                    if let Ok(event) = Event::decode(&line) {
-                        if let Some(text) = describe(&event) {
-                            let _ = writeln!(out, "{}", terminal_line(&text));
-                        }
-                        if let Ok(mut said) = heard.lock() {
-                            let payload = event.payload_value();
-                            let text = |k: &str| payload[k].as_str().map(str::to_owned);
-                            *said = LastSaid {
-                                at: Some(Instant::now()),
-                                kind: event.kind.clone(),
-                                role: text("role").or_else(|| text("phase")),
-                                tool: text("tool"),
-                            };
-                        }
+                    if let Some(text) = Event::decode(&line).ok().as_ref().and_then(describe) {
+                        let _ = writeln!(out, "{}", terminal_line(&text));
+                    }
+                    // The sparse read: only the few fields the heartbeat names.
+                    if let (Ok(fact), Ok(mut said)) = (Fact::decode(&line), heard.lock()) {
+                        let p = &fact.payload;
+                        *said = LastSaid {
+                            at: Instant::now(),
+                            kind: fact.kind().to_owned(),
+                            role: p.role.get().or(p.phase.get()).map(str::to_owned),
+                            tool: p.tool.get().map(str::to_owned),
+                        };
                     }
                     seen.store(at.offset + u64::from(at.len) + 1, Ordering::SeqCst);
                 }
@@ -441,12 +442,12 @@ pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::threa
             }
             if end == u64::MAX
                 && let Ok(said) = last.lock()
-                && let Some(at) = said.at
-                && at.elapsed() >= HEARTBEAT
+                && said.at.elapsed() >= HEARTBEAT
                 && beat.elapsed() >= HEARTBEAT
             {
                 let mut out = super::out::stdout();
-                let _ = writeln!(out, "{}", terminal_line(&heartbeat(&dir, &said, at.elapsed())));
+                let quiet = said.at.elapsed();
+                let _ = writeln!(out, "{}", terminal_line(&heartbeat(&dir, &said, quiet)));
                 let _ = out.flush();
                 beat = Instant::now();
             }

@@ -275,6 +275,8 @@ fn event_loop_inner(
     let opened = app.take_effects();
     perform(app, opened);
     let mut schedule = Schedule::new(Instant::now());
+    // When the log was last checked for shrinking: a stat, kept off every single iteration.
+    let mut shrink_checked = Instant::now();
     while !app.quit {
         let now = Instant::now();
         if schedule.should_draw(now) {
@@ -339,13 +341,17 @@ fn event_loop_inner(
         schedule.count(now, app.counting());
         // A log cut back or removed under the console is said on screen, not discovered
         // later as a stale picture (a live log that is replaced is reloaded by the tailer).
-        if let Some(why) = app.player.log_shrank() {
-            let notice =
-                format!("{why}; showing what was read — reopen the session to see it as it is now");
-            if app.notice.as_deref() != Some(notice.as_str()) {
-                app.player.clock.playing = false;
-                app.notice = Some(notice);
-                schedule.changed();
+        if shrink_checked.elapsed() >= Duration::from_millis(250) {
+            shrink_checked = Instant::now();
+            if let Some(why) = app.player.log_shrank() {
+                let notice = format!(
+                    "{why}; showing what was read — reopen the session to see it as it is now"
+                );
+                if app.notice.as_deref() != Some(notice.as_str()) {
+                    app.player.clock.playing = false;
+                    app.notice = Some(notice);
+                    schedule.changed();
+                }
             }
         }
         if watching && app.liveness_changed() {

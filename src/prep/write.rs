@@ -86,7 +86,7 @@ pub fn planned(draft: &Draft, feature: &str, session: &str) -> Vec<(PathBuf, Str
 /// committed `docs -> /elsewhere` would carry the write outside) or anything but a folder on
 /// the way. Every path prep writes is checked so, when the model drafts it and again when it
 /// is written.
-pub fn refuse_path(top: &Path, rel: &Path) -> Option<String> {
+fn refuse_path(top: &Path, rel: &Path) -> Option<String> {
     use std::path::Component;
     let shown = rel.display();
     if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
