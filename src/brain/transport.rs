@@ -191,5 +191,10 @@ mod tests {
         assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
         h.insert(RETRY_AFTER, HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
         assert_eq!(retry_after(&h), None);
+        // A hostile server cannot park the run for longer than an hour per try.
+        h.insert(RETRY_AFTER, HeaderValue::from_static("99999999"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(3_600)));
+        h.insert(RETRY_AFTER, HeaderValue::from_static("-5"));
+        assert_eq!(retry_after(&h), None);
     }
 }
