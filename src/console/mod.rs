@@ -275,7 +275,8 @@ fn event_loop_inner(
     let opened = app.take_effects();
     perform(app, opened);
     let mut schedule = Schedule::new(Instant::now());
-    // When the log was last checked for shrinking: a stat, kept off every single iteration.
+    // When the log was last checked for shrinking: a stat, kept off the frequent iterations of
+    // playback (idle, the loop only turns on input, and every turn checks).
     let mut shrink_checked = Instant::now();
     while !app.quit {
         let now = Instant::now();
@@ -341,7 +342,7 @@ fn event_loop_inner(
         schedule.count(now, app.counting());
         // A log cut back or removed under the console is said on screen, not discovered
         // later as a stale picture (a live log that is replaced is reloaded by the tailer).
-        if shrink_checked.elapsed() >= Duration::from_millis(250) {
+        if !app.player.clock.playing || shrink_checked.elapsed() >= Duration::from_millis(250) {
             shrink_checked = Instant::now();
             if let Some(why) = app.player.log_shrank() {
                 let notice = format!(
