@@ -91,7 +91,7 @@ fn run(iterations: usize) -> f64 {
             brain,
             opts: RunOptions::default(),
             sessions_dir: tmp.path().join("sessions"),
-            extra: serde_json::Map::new(),
+            demo: None,
         };
         let mut run = create_session(start).unwrap();
         let started = Instant::now();

@@ -181,10 +181,7 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
         brain: BrainConfig::new(endpoints(&server.base_url())),
         opts: RunOptions::default(),
         sessions_dir,
-        extra: serde_json::Map::from_iter([(
-            "demo".to_owned(),
-            serde_json::json!({"fast": args.fast}),
-        )]),
+        demo: Some(serde_json::json!({"fast": args.fast})),
     };
     println!("demo repository: {}", repo.display());
     let run = create_session(start)?;

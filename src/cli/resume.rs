@@ -30,7 +30,7 @@ pub struct Args {
 /// Keys are never recorded: each role's comes from its own variable, as at the start.
 fn recorded_models(flags: &ModelArgs, start: &SessionStart) -> (ModelArgs, Vec<String>) {
     let recorded = |role: &str, key: &str| {
-        start.extra.get("endpoints").and_then(|e| e[role][key].as_str()).map(str::to_owned)
+        start.endpoints.as_ref().and_then(|e| e[role][key].as_str()).map(str::to_owned)
     };
     let mut models = flags.clone();
     let mut overrides = Vec::new();
@@ -120,7 +120,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     let (models, overrides) = recorded_models(&args.flags.models, &start);
     // A demo session answers from the bundled script again, on a fresh loopback port; the
     // script is keyed by task and attempt, so it picks up where the log says the run was.
-    let demo = start.extra.get("demo").cloned();
+    let demo = start.demo.clone();
     let model = demo
         .as_ref()
         .map(|d| super::demo::start_model(d["fast"].as_bool().unwrap_or(false)))
@@ -135,7 +135,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     let hands = Hands::new(&workspace.worktree, Some(&found.dir), config.hands.to_hands_config())
         .map_err(|e| UsageError(e.to_string()))?;
     let recorded: Option<Vec<ValidatorSpec>> =
-        start.extra.get("validators").and_then(|v| serde_json::from_value(v.clone()).ok());
+        start.validators.as_ref().and_then(|v| serde_json::from_value(v.clone()).ok());
     let mut opts = args.flags.options(start.limits.as_ref());
     opts.no_eval |= start.no_eval == Some(true);
     opts.validators = if args.flags.no_validators {
@@ -185,12 +185,12 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         }),
         ..SessionResume::default()
     };
-    event.extra.insert("repaired_commits".into(), serde_json::json!(repaired));
-    event.extra.insert("honoured_accepts".into(), serde_json::json!(honoured));
+    event.repaired_commits = Some(serde_json::json!(repaired));
+    event.honoured_accepts = Some(serde_json::json!(honoured));
     if !overrides.is_empty() {
-        event.extra.insert("endpoint_overrides".into(), serde_json::json!(overrides));
+        event.endpoint_overrides = Some(serde_json::json!(overrides));
     }
-    event.extra.insert("discarded".into(), serde_json::json!(discarded));
+    event.discarded = Some(serde_json::json!(discarded));
     run.writer.append(&event)?;
     if args.flags.headless { drive(run, resumed_at) } else { super::run::drive_console(run) }
 }

@@ -243,8 +243,8 @@ pub struct Start {
     pub brain: BrainConfig,
     pub opts: RunOptions,
     pub sessions_dir: PathBuf,
-    /// More fields for `session_start` (the demo records itself here).
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// `harrow demo` records itself in `session_start` (`{"fast": bool}`).
+    pub demo: Option<serde_json::Value>,
 }
 
 /// Creates the session folder and worktree, logs `session_start`, and returns the run.
@@ -343,18 +343,16 @@ pub fn create_session(start: Start) -> Result<Run> {
             })
         })
         .collect();
-    payload.extra.insert("endpoints".into(), serde_json::Value::Object(roles));
+    payload.endpoints = Some(serde_json::Value::Object(roles));
     // A plan written by `harrow prep` names its interview: the run links back to it.
     if let Some(prep) = run.plan.seed.as_deref().and_then(crate::prep::write::prep_session) {
-        payload.extra.insert("prep_session".into(), serde_json::json!(prep));
+        payload.prep_session = Some(prep.to_owned());
     }
-    payload.extra.insert("sandbox".into(), serde_json::json!(run.hands.isolation.kind()));
-    payload
-        .extra
-        .insert("sandbox_detail".into(), serde_json::json!(run.hands.isolation.describe()));
-    payload.extra.insert("validators".into(), serde_json::json!(run.opts.validators));
-    payload.extra.insert("notices".into(), serde_json::json!(notices));
-    payload.extra.extend(start.extra);
+    payload.sandbox = Some(run.hands.isolation.kind().to_owned());
+    payload.sandbox_detail = Some(run.hands.isolation.describe());
+    payload.validators = Some(serde_json::json!(run.opts.validators));
+    payload.notices = Some(notices);
+    payload.demo = start.demo;
     run.writer.append(&payload)?;
     Ok(run)
 }
@@ -480,7 +478,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         brain,
         opts: flags.options(None),
         sessions_dir,
-        extra: serde_json::Map::new(),
+        demo: None,
     };
     let run = create_session(start)?;
     if flags.headless { drive(run, 0) } else { drive_console(run) }

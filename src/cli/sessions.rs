@@ -46,7 +46,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let mut status = r.status.clone();
+            let mut status = r.status.to_string();
             if r.archived {
                 status.push_str(" (archived)");
             }

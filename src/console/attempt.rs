@@ -10,13 +10,11 @@ use std::path::PathBuf;
 /// The kept commit and starting commit a verdict (or validator run) names.
 fn commits(player: &mut Player, pos: usize) -> Option<(Option<String>, Option<String>)> {
     let event = player.fetch(pos).ok()?;
-    let (extra, base) = match &event.payload {
-        Payload::Verdict(v) => (&v.extra, v.base_commit.clone()),
-        Payload::ValidatorRun(v) => (&v.extra, None),
-        _ => return None,
-    };
-    let kept = extra.get("attempt_commit").and_then(|v| v.as_str()).map(str::to_owned);
-    Some((kept, base))
+    match event.payload {
+        Payload::Verdict(v) => Some((v.attempt_commit, v.base_commit)),
+        Payload::ValidatorRun(v) => Some((v.attempt_commit, None)),
+        _ => None,
+    }
 }
 
 /// Where the session's commits can be read: its worktree, else the repository it came from.

@@ -3,6 +3,7 @@
 //! quitting that console comes back here.
 
 use crate::session::state::TaskState;
+use crate::session::status::SessionStatus;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::text::Line;
@@ -109,17 +110,17 @@ impl Browser {
                 Row::new(vec![
                     e.id.clone(),
                     e.origin.clone(),
-                    e.status.clone(),
+                    e.status.to_string(),
                     format!("{}/{}", e.tasks_done, e.tasks_total),
                     if e.cost == 0.0 { "$0".into() } else { format!("${:.3}", e.cost) },
                     age(e.last_event_at.as_deref(), now),
                 ])
-                .style(theme.state(&match e.status.as_str() {
-                    "done" => TaskState::Done,
-                    "failed" | "crashed" => TaskState::Failed,
-                    "paused" => TaskState::NeedsOperator,
-                    "running" => TaskState::Running,
-                    _ => TaskState::Pending,
+                .style(theme.state(&match e.status {
+                    SessionStatus::Done => TaskState::Done,
+                    SessionStatus::Failed | SessionStatus::Crashed => TaskState::Failed,
+                    SessionStatus::Paused => TaskState::NeedsOperator,
+                    SessionStatus::Running => TaskState::Running,
+                    SessionStatus::Empty => TaskState::Pending,
                 }))
             });
             let table = Table::new(
@@ -163,7 +164,7 @@ mod tests {
             id: id.into(),
             dir: PathBuf::from(id),
             origin: "harrow".into(),
-            status: "done".into(),
+            status: SessionStatus::Done,
             tasks_done: 1,
             tasks_total: 1,
             tokens: 0,

@@ -3,6 +3,7 @@
 
 use crate::session::event::{Event, Payload};
 use crate::session::outcome::LastOutcome;
+use crate::session::state::Ruling;
 use crate::session::state::TaskState as State;
 use serde_json::Value;
 
@@ -184,7 +185,7 @@ pub enum Tone {
 /// The tone of an event's stream row.
 pub fn tone(e: &Event) -> Tone {
     match &e.payload {
-        Payload::Verdict(v) if v.verdict.as_deref() != Some("accept") => Tone::Bad,
+        Payload::Verdict(v) if v.ruling() != Some(Ruling::Accept) => Tone::Bad,
         Payload::JudgeVerdict(v) if v.accept != Some(true) => Tone::Bad,
         Payload::TaskFailed(_) => Tone::Bad,
         Payload::Commit(_) => Tone::Good,

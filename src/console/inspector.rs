@@ -6,6 +6,7 @@ use super::evidence::Source;
 use super::panes::{case_lines, validator_lines, verdict_lines};
 use super::player::Player;
 use crate::session::event::{Event, Payload, Verdict};
+use crate::session::state::Ruling;
 use std::fmt::Write as _;
 
 /// What the inspector shows, built once when it opens.
@@ -117,7 +118,7 @@ pub fn open_at(player: &mut Player, pos: usize) -> Result<Inspector, String> {
     inspector.worktree = start.as_ref().and_then(|s| s.worktree.clone()).map(Into::into);
     inspector.source = start.and_then(|s| s.source).map(Into::into);
     let kept = match &verdict.payload {
-        Payload::Verdict(v) => v.extra.get("attempt_commit").and_then(|c| c.as_str()),
+        Payload::Verdict(v) => v.attempt_commit.as_deref(),
         _ => None,
     };
     inspector.commit = kept.map(str::to_owned);
@@ -131,9 +132,7 @@ pub fn open_at(player: &mut Player, pos: usize) -> Result<Inspector, String> {
             gone.display()
         ));
     }
-    if inspector.commit.is_none()
-        && matches!(&verdict.payload, Payload::Verdict(v) if v.verdict.as_deref() == Some("accept"))
-    {
+    if inspector.commit.is_none() && verdict.payload.ruling() == Some(Ruling::Accept) {
         inspector.commit = player.commit_after(pos);
     }
     Ok(inspector)

@@ -3,6 +3,7 @@
 
 use super::describe::Tone;
 use crate::session::event::{Event, Payload, ValidatorRun, Verdict};
+use crate::session::state::Ruling;
 use crate::session::state::category_meaning;
 use serde_json::Value;
 
@@ -123,7 +124,7 @@ pub fn ledger_row(e: &Event, attempt: usize) -> (Tone, String) {
             let outcome = v.verdict.as_deref().unwrap_or("?");
             let category =
                 v.rejection_category.as_deref().map(|c| format!(" ({c})")).unwrap_or_default();
-            let tone = if outcome == "accept" { Tone::Good } else { Tone::Bad };
+            let tone = if v.ruling() == Some(Ruling::Accept) { Tone::Good } else { Tone::Bad };
             (
                 tone,
                 format!("{attempt}. {outcome}{category}: {}", v.concern.as_deref().unwrap_or("")),

@@ -3,6 +3,7 @@
 
 use crate::session::event::EventKind;
 use crate::session::fact::Fact;
+use crate::session::state::Ruling;
 
 /// Something on the timeline worth a marker. Later variants win a shared cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -44,10 +45,11 @@ impl Timeline {
     /// Notes the event at `pos` if it earns a marker.
     pub fn note(&mut self, pos: usize, fact: &Fact<'_>) {
         let mark = match fact.event_kind() {
-            Some(EventKind::Verdict) if fact.payload.verdict.get() == Some("accept") => {
+            Some(EventKind::Verdict | EventKind::JudgeVerdict)
+                if fact.ruling() == Some(Ruling::Accept) =>
+            {
                 Mark::Accept
             }
-            Some(EventKind::JudgeVerdict) if fact.payload.accept.0 == Some(true) => Mark::Accept,
             Some(EventKind::Verdict | EventKind::JudgeVerdict) => Mark::Reject,
             Some(EventKind::ValidatorRun) if fact.payload.passed.0 == Some(false) => Mark::Failure,
             Some(EventKind::TaskFailed) => Mark::Failure,

@@ -6,6 +6,7 @@ use super::timeline::Timeline;
 use crate::session::event::EventKind;
 use crate::session::fact::Fact;
 use crate::session::state::TaskState;
+use crate::session::state::{Ruling, StopReason};
 use crate::session::summary::{FoldSnapshot, Summary, SummaryFold};
 use std::collections::BTreeMap;
 
@@ -119,10 +120,9 @@ impl Filter {
                 ),
             },
             Filter::Problems => match kind {
-                Some(K::Verdict) => p.verdict.get() != Some("accept"),
-                Some(K::JudgeVerdict) => p.accept.0 != Some(true),
+                Some(K::Verdict | K::JudgeVerdict) => fact.ruling() != Some(Ruling::Accept),
                 Some(K::ValidatorRun) => p.passed.0 == Some(false),
-                Some(K::Stop) => p.reason.get() != Some("all_done"),
+                Some(K::Stop) => fact.stop_reason() != Some(StopReason::AllDone),
                 Some(K::TaskState) => {
                     p.to.get().map(TaskState::read) == Some(TaskState::NeedsOperator)
                 }

@@ -124,7 +124,7 @@ fn task(out: &mut String, t: &TaskExport) {
 fn attempt(out: &mut String, a: &Attempt) {
     let outcome = a.outcome();
     let class = match &a.verdict {
-        Some(v) if v.verdict == "accept" => "accept",
+        Some(v) if v.accepted() => "accept",
         None if outcome == "not judged" => "muted",
         _ => "reject",
     };

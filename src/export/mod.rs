@@ -10,6 +10,7 @@ pub mod markdown;
 use crate::session::dir::SessionDir;
 use crate::session::event::{Event, EventKind, Payload};
 use crate::session::fact::Fact;
+use crate::session::state::Ruling;
 use crate::session::{Overview, overview};
 use serde::Serialize;
 use serde_json::Value;
@@ -69,7 +70,7 @@ impl Attempt {
     /// How the attempt ended, in a few words.
     pub fn outcome(&self) -> String {
         match &self.verdict {
-            Some(v) if v.verdict == "accept" => "accepted".to_owned(),
+            Some(v) if v.accepted() => "accepted".to_owned(),
             Some(v) => v
                 .category
                 .as_deref()
@@ -120,6 +121,12 @@ pub struct VerdictExport {
     pub score: Option<f64>,
     /// The harness decided it (an empty change, or an unreadable review), not the evaluator.
     pub by_harness: bool,
+}
+
+impl VerdictExport {
+    pub fn accepted(&self) -> bool {
+        Ruling::read(&self.verdict) == Some(Ruling::Accept)
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -363,14 +370,13 @@ impl Collector {
                     evidence: v.evidence.clone().unwrap_or_default(),
                     next_step: v.next_step.clone(),
                     score: v.score,
-                    by_harness: v.parse_failed == Some(true)
-                        || v.extra.get("by_harness").and_then(Value::as_bool) == Some(true),
+                    by_harness: v.parse_failed == Some(true) || v.by_harness == Some(true),
                 };
                 self.attempt(&task, number).verdict = Some(verdict);
             }
             (Payload::JudgeVerdict(v), Some(task)) => {
                 let verdict = VerdictExport {
-                    verdict: if v.accept == Some(true) { "accept" } else { "reject" }.into(),
+                    verdict: e.payload.ruling().unwrap_or(Ruling::Reject).as_str().to_owned(),
                     concern: v.reasoning.clone().unwrap_or_default(),
                     ..VerdictExport::default()
                 };

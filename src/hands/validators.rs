@@ -124,7 +124,7 @@ pub fn run_all<S: EventSink>(
         ..ValidatorRun::default()
     };
     if let Some(sha) = kept {
-        event.extra.insert("attempt_commit".into(), serde_json::json!(sha));
+        event.attempt_commit = Some(sha.to_owned());
     }
     sink.emit(&event)?;
     let report = (!passed).then(|| {

@@ -312,6 +312,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_worker_is_told_every_state_in_words() {
+        for state in TaskState::ALL {
+            let words = state_in_words(&state);
+            assert!(!words.contains('_') && words != "in an unknown state", "{state}: {words}");
+        }
+    }
+
+    #[test]
     fn a_resumed_workers_prompt_carries_its_review_history_in_the_projects_words() {
         let task = Task {
             id: "T-001".into(),
@@ -328,7 +336,7 @@ mod tests {
             seed: None,
         };
         let reject = Verdict {
-            verdict: "reject".into(),
+            verdict: crate::session::state::Ruling::Reject,
             rejection_category: Some("weak_test".into()),
             concern: "No test counts two words.".into(),
             evidence: vec!["tests/count.rs:3".into()],

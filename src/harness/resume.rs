@@ -11,6 +11,7 @@ use crate::session::dir::EVENTS_FILE;
 use crate::session::event::{Event, Payload, SessionStart};
 use crate::session::outcome::LastOutcome;
 use crate::session::scan::{LineAt, scan};
+use crate::session::state::Ruling;
 use crate::session::summary::Usage;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufRead};
@@ -103,7 +104,7 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
                     let attempt = u64::try_from(attempt).unwrap_or(0);
                     r.judged.entry(t.to_owned()).or_default().insert(attempt, sha.to_owned());
                 }
-                if f.payload.verdict.get() == Some("accept") {
+                if f.ruling() == Some(Ruling::Accept) {
                     let digest = f.payload.diff_digest.get().unwrap_or_default().to_owned();
                     let base = f.payload.base_commit.get().unwrap_or_default().to_owned();
                     r.accepted.insert(t.to_owned(), (digest, base));
@@ -114,7 +115,7 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
                     Some(LastOutcome::ReviewUnreadable)
                 } else if f.payload.below_threshold.0 == Some(true) {
                     Some(LastOutcome::BelowThreshold)
-                } else if f.payload.verdict.get() == Some("reject") {
+                } else if f.ruling() == Some(Ruling::Reject) {
                     Some(LastOutcome::Rejected(
                         f.payload.rejection_category.get().unwrap_or_default().to_owned(),
                     ))

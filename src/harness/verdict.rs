@@ -7,12 +7,13 @@ use serde_json::{Value, json};
 use std::fmt::Write as _;
 
 use crate::session::outcome::LastOutcome;
+use crate::session::state::Ruling;
 pub use crate::session::state::{CATEGORIES, category_meaning};
 
 /// A validated verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
-    pub verdict: String,
+    pub verdict: Ruling,
     pub rejection_category: Option<String>,
     pub concern: String,
     pub evidence: Vec<String>,
@@ -43,7 +44,7 @@ impl Verdict {
     }
 
     pub fn accepted(&self) -> bool {
-        self.verdict == "accept"
+        self.verdict == Ruling::Accept
     }
 
     /// The harness's own reject after two unparseable answers: fail closed. It is written for
@@ -51,7 +52,7 @@ impl Verdict {
     /// words; what went wrong with the answers is in the `evaluator_parse_error` events.
     pub fn parse_failed() -> Verdict {
         Verdict {
-            verdict: "reject".into(),
+            verdict: Ruling::Reject,
             rejection_category: None,
             concern: "The work was not accepted: the review could not confirm that it meets the acceptance criteria.".into(),
             evidence: Vec::new(),
@@ -68,7 +69,7 @@ impl Verdict {
     pub fn held_to(self, threshold: Option<f64>) -> Verdict {
         match (threshold, self.score) {
             (Some(bar), Some(score)) if self.accepted() && score < bar => Verdict {
-                verdict: "reject".into(),
+                verdict: Ruling::Reject,
                 rejection_category: None,
                 concern: format!("Scored {score:.0}, below the bar of {bar:.0}. {}", self.concern),
                 next_step: Some(format!(
@@ -85,7 +86,7 @@ impl Verdict {
     /// The harness's own reject of an empty diff, without asking the evaluator.
     pub fn empty_diff() -> Verdict {
         Verdict {
-            verdict: "reject".into(),
+            verdict: Ruling::Reject,
             rejection_category: Some("acceptance_gap".into()),
             concern: "No work was performed in this task: the diff is empty.".into(),
             evidence: Vec::new(),
@@ -98,8 +99,8 @@ impl Verdict {
 
     /// `accept`, `reject:<category>` or `reject`, as the ledger event says it.
     pub fn summary(&self) -> String {
-        match (&*self.verdict, &self.rejection_category) {
-            ("accept", _) => "accept".into(),
+        match (self.verdict, &self.rejection_category) {
+            (Ruling::Accept, _) => "accept".into(),
             (_, Some(c)) => format!("reject:{c}"),
             _ => "reject".into(),
         }
@@ -179,14 +180,18 @@ pub fn parse(arguments: &str) -> Result<Verdict, String> {
             problems.push(format!("unknown field '{key}'"));
         }
     }
-    let verdict = text("verdict").unwrap_or_default();
-    if verdict != "accept" && verdict != "reject" {
+    let verdict = text("verdict").as_deref().and_then(Ruling::read);
+    if verdict.is_none() {
         problems.push("'verdict' must be \"accept\" or \"reject\"".into());
     }
     let category = text("rejection_category");
-    match (&*verdict, &category) {
-        ("reject", None) => problems.push("a reject needs a 'rejection_category'".into()),
-        ("accept", Some(_)) => problems.push("an accept must have rejection_category null".into()),
+    match (verdict, &category) {
+        (Some(Ruling::Reject), None) => {
+            problems.push("a reject needs a 'rejection_category'".into());
+        }
+        (Some(Ruling::Accept), Some(_)) => {
+            problems.push("an accept must have rejection_category null".into());
+        }
         (_, Some(c)) if category_meaning(c).is_none() => {
             problems.push(format!(
                 "'rejection_category' must be one of {}",
@@ -213,7 +218,7 @@ pub fn parse(arguments: &str) -> Result<Verdict, String> {
         }
     };
     let next_step = text("next_step");
-    if verdict == "reject" && next_step.is_none() {
+    if verdict == Some(Ruling::Reject) && next_step.is_none() {
         problems.push("a reject needs a concrete 'next_step'".into());
     }
     let score = match map.get("score") {
@@ -229,6 +234,9 @@ pub fn parse(arguments: &str) -> Result<Verdict, String> {
     if !problems.is_empty() {
         return Err(problems.join("; "));
     }
+    let Some(verdict) = verdict else {
+        return Err("'verdict' must be \"accept\" or \"reject\"".into());
+    };
     Ok(Verdict {
         verdict,
         rejection_category: category,

@@ -5,6 +5,7 @@
 //! whose known fields have unexpected types, and any type this build does not know, are kept as
 //! [`Payload::Raw`] JSON so the console can still show them.
 
+use super::state::Ruling;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -68,6 +69,14 @@ macro_rules! payloads {
             pub fn name(self) -> &'static str {
                 match self {
                     $( EventKind::$variant => $name, )*
+                }
+            }
+
+            /// The payload field names written under this kind: what a sparse reader may
+            /// ask for.
+            pub fn fields(self) -> &'static [&'static str] {
+                match self {
+                    $( EventKind::$variant => $ty::FIELDS, )*
                 }
             }
 
@@ -200,7 +209,26 @@ impl Event {
     }
 }
 
+impl Verdict {
+    /// What the verdict decided; `None` for a word that is neither accept nor reject.
+    pub fn ruling(&self) -> Option<Ruling> {
+        self.verdict.as_deref().and_then(Ruling::read)
+    }
+}
+
 impl Payload {
+    /// What a verdict decided: the evaluator's (`evaluator_verdict`) or Tilth's judge's
+    /// (`judge_verdict`); `None` for any other event.
+    pub fn ruling(&self) -> Option<Ruling> {
+        match self {
+            Payload::Verdict(v) => v.ruling(),
+            Payload::JudgeVerdict(v) => {
+                Some(if v.accept == Some(true) { Ruling::Accept } else { Ruling::Reject })
+            }
+            _ => None,
+        }
+    }
+
     /// The task scope, for payload types that carry one.
     pub fn scope(&self) -> Option<&Scope> {
         Some(match self {
@@ -259,6 +287,13 @@ macro_rules! payload_struct {
             #[serde(flatten)]
             pub extra: Extra,
         }
+
+        impl $name {
+            /// The names the payload's own fields are written under (its scope's too).
+            pub const FIELDS: &'static [&'static str] = &[
+                "task_id", "trace_id", "span_id", "iter", "attempt", $( stringify!($field), )*
+            ];
+        }
     };
     ($(#[$meta:meta])* $name:ident { $( $(#[$fmeta:meta])* $field:ident : $ty:ty ),* $(,)? }) => {
         $(#[$meta])*
@@ -267,6 +302,11 @@ macro_rules! payload_struct {
             $( $(#[$fmeta])* #[serde(default, skip_serializing_if = "Option::is_none")] pub $field: Option<$ty>, )*
             #[serde(flatten)]
             pub extra: Extra,
+        }
+
+        impl $name {
+            /// The names the payload's fields are written under.
+            pub const FIELDS: &'static [&'static str] = &[$( stringify!($field), )*];
         }
     };
 }
@@ -279,6 +319,11 @@ macro_rules! payload_newtype {
         #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
         #[serde(transparent)]
         pub struct $name(pub $inner);
+
+        impl $name {
+            /// The same fields as the payload it is shaped like.
+            pub const FIELDS: &'static [&'static str] = $inner::FIELDS;
+        }
 
         impl std::ops::Deref for $name {
             type Target = $inner;
@@ -306,6 +351,21 @@ payload_struct!(
         /// harrow: the plan's tasks in order, `[{"id", "title"}]`, so readers can list the
         /// ones not yet begun.
         plan_tasks: Value,
+        /// harrow: each role's endpoint as recorded (`base_url`, `model`, `key_var`), so a
+        /// resume talks to the same models.
+        endpoints: Value,
+        /// harrow: the `prep` interview that wrote the plan, when one did.
+        prep_session: String,
+        /// harrow: the sandbox the worker's commands run in (`bubblewrap`, `landlock`, `off`).
+        sandbox: String,
+        /// harrow: the sandbox in a sentence, for `show`.
+        sandbox_detail: String,
+        /// harrow: the validator commands of the run, so a resume runs the same ones.
+        validators: Value,
+        /// harrow: what creating the session had to say (a reused branch, a cleaned folder).
+        notices: Vec<String>,
+        /// harrow: set by `harrow demo` (`{"fast": bool}`).
+        demo: Value,
     }
 );
 payload_struct!(
@@ -313,6 +373,14 @@ payload_struct!(
     SessionResume {
         session_id: String, last_stop: String, retried: Vec<String>, pending: Vec<String>,
         unwound_commit: bool, plan: String,
+        /// harrow: accepted tasks whose commit was made again on resume.
+        repaired_commits: Value,
+        /// harrow: accepts found in the log that were landed on resume.
+        honoured_accepts: Value,
+        /// harrow: endpoints given on the command line instead of the recorded ones.
+        endpoint_overrides: Value,
+        /// harrow: uncommitted work set aside when the run restarted a task.
+        discarded: Value,
     }
 );
 payload_struct!(
@@ -385,7 +453,11 @@ payload_struct!(
 );
 payload_struct!(
     /// A `submit_case` or `submit_verdict` call that could not be parsed.
-    ParseError { error: String, raw_tool_calls: Value } scoped
+    ParseError {
+        error: String, raw_tool_calls: Value,
+        /// harrow: which try at a readable verdict this was (1 for the first).
+        parse_attempt: u64,
+    } scoped
 );
 payload_newtype!(
     /// A hook refused a tool call: written like a tool's result, under its own name.
@@ -408,6 +480,14 @@ payload_struct!(
         diff_digest: String,
         /// harrow: the commit the judged diff sits on top of.
         base_commit: String,
+        /// harrow: the judged attempt, kept as a commit in the session's attempts.
+        attempt_commit: String,
+        /// harrow: the evaluator accepted, but scored under the bar, so the task is held.
+        below_threshold: bool,
+        /// harrow: the judged diff in a line (files, insertions, deletions).
+        diff_summary: String,
+        /// harrow: the harness judged (an empty diff), not the evaluator.
+        by_harness: bool,
     } scoped
 );
 payload_struct!(
@@ -417,7 +497,11 @@ payload_struct!(
 payload_struct!(
     /// Validators ran on a case. Tilth recorded only pass/fail per validator; harrow records the
     /// command, exit code, duration and capped output of each.
-    ValidatorRun { passed: bool, results: Vec<ValidatorResult> } scoped
+    ValidatorRun {
+        passed: bool, results: Vec<ValidatorResult>,
+        /// harrow: the attempt the validators ran on, kept as a commit.
+        attempt_commit: String,
+    } scoped
 );
 payload_struct!(
     /// harrow: the exact text returned to the worker as the `submit_case` result.
@@ -453,11 +537,23 @@ payload_struct!(
 );
 payload_struct!(
     /// The accepted work was committed on the session branch.
-    Commit { sha: String, message: String } scoped
+    Commit {
+        sha: String, message: String,
+        /// harrow: made again on resume, for an accept whose commit was lost.
+        recovered: bool,
+    } scoped
 );
 payload_struct!(
     /// harrow: something the operator did, with the reason they gave.
-    OperatorAction { action: String, reason: String, note: String, source: String } scoped
+    OperatorAction {
+        action: String, reason: String, note: String, source: String,
+        /// harrow: how far the control file had been read when the action was taken.
+        control_offset: u64,
+        /// harrow: a retry that granted the task one more attempt over the cap.
+        granted_attempt: bool,
+        /// harrow: the commit uncommitted work was set aside to.
+        set_aside: String,
+    } scoped
 );
 payload_struct!(
     /// harrow: a task is held for a person and the run waits for the decision instead of

@@ -4,7 +4,9 @@
 //! keeps from the line and lets serde skip everything else (prompts, tool output, reasoning), so
 //! folding a log runs at the speed of scanning it.
 
+use super::event::EventKind;
 use super::lenient::{LBool, LFloat, LInt, LStr};
+use super::state::{Ruling, StopReason};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use std::fmt;
@@ -22,52 +24,82 @@ pub struct Fact<'a> {
     pub payload: FactPayload<'a>,
 }
 
-/// The payload fields any fold reads, across every event type.
-#[derive(Debug, Default)]
-pub struct FactPayload<'a> {
-    pub task_id: LStr<'a>,
-    pub session_id: LStr<'a>,
-    pub iter: LInt,
-    pub attempt: LInt,
-    pub phase: LStr<'a>,
-    pub role: LStr<'a>,
-    pub prompt_tokens: LInt,
-    pub eval_tokens: LInt,
-    pub cached_tokens: LInt,
-    pub reasoning_tokens: LInt,
-    pub cost: LFloat,
-    pub tokens_used_total: LInt,
-    pub health: LStr<'a>,
-    pub tool: LStr<'a>,
-    pub hook: LStr<'a>,
-    pub outcome: LStr<'a>,
-    pub verdict: LStr<'a>,
-    pub rejection_category: LStr<'a>,
-    pub parse_failed: LBool,
-    pub below_threshold: LBool,
-    pub accept: LBool,
-    pub passed: LBool,
-    pub reason: LStr<'a>,
-    pub below_bar: LBool,
-    pub last_category: LStr<'a>,
-    pub by_operator: LBool,
-    pub reviewed: LBool,
-    pub last_outcome: LStr<'a>,
-    pub base_commit: LStr<'a>,
-    pub diff_digest: LStr<'a>,
-    pub attempt_commit: LStr<'a>,
-    pub task_count: LInt,
-    pub to: LStr<'a>,
-    pub action: LStr<'a>,
-    pub sha: LStr<'a>,
-    pub no_eval: LBool,
+/// Declares the sparse payload once: each field is named here only, and becomes both a
+/// struct field and the key the reader matches (a test checks every key is a field some typed
+/// payload in [`super::event`] writes).
+macro_rules! fact_fields {
+    ($( $(#[$doc:meta])* $field:ident : $ty:ty ),* $(,)?) => {
+        /// The payload fields any fold reads, across every event type.
+        #[derive(Debug, Default)]
+        pub struct FactPayload<'a> {
+            $( $(#[$doc])* pub $field: $ty, )*
+        }
+
+        impl<'a> FactPayload<'a> {
+            /// The keys the sparse reader keeps; every other key is skipped undecoded.
+            pub const FIELDS: &'static [&'static str] = &[$( stringify!($field), )*];
+
+            /// Reads the value of `key` into its field; `false` when the reader does not keep
+            /// the key (the caller skips its value).
+            fn read<'de: 'a, A: MapAccess<'de>>(
+                &mut self,
+                key: &str,
+                map: &mut A,
+            ) -> Result<bool, A::Error> {
+                match key {
+                    $( stringify!($field) => self.$field = map.next_value()?, )*
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            }
+        }
+    };
+}
+
+fact_fields! {
+    task_id: LStr<'a>,
+    session_id: LStr<'a>,
+    iter: LInt,
+    attempt: LInt,
+    phase: LStr<'a>,
+    role: LStr<'a>,
+    prompt_tokens: LInt,
+    eval_tokens: LInt,
+    cached_tokens: LInt,
+    reasoning_tokens: LInt,
+    cost: LFloat,
+    tokens_used_total: LInt,
+    health: LStr<'a>,
+    tool: LStr<'a>,
+    hook: LStr<'a>,
+    outcome: LStr<'a>,
+    verdict: LStr<'a>,
+    rejection_category: LStr<'a>,
+    parse_failed: LBool,
+    below_threshold: LBool,
+    accept: LBool,
+    passed: LBool,
+    reason: LStr<'a>,
+    below_bar: LBool,
+    last_category: LStr<'a>,
+    by_operator: LBool,
+    reviewed: LBool,
+    last_outcome: LStr<'a>,
+    base_commit: LStr<'a>,
+    diff_digest: LStr<'a>,
+    attempt_commit: LStr<'a>,
+    task_count: LInt,
+    to: LStr<'a>,
+    action: LStr<'a>,
+    sha: LStr<'a>,
+    no_eval: LBool,
     /// `session_start`: the sandbox the worker's commands ran in.
-    pub sandbox: LStr<'a>,
-    pub control_offset: LInt,
-    pub granted_attempt: LBool,
-    pub set_aside: LStr<'a>,
+    sandbox: LStr<'a>,
+    control_offset: LInt,
+    granted_attempt: LBool,
+    set_aside: LStr<'a>,
     /// `session_start`: the plan's tasks, `[{"id", "title"}]` (rare, so kept whole).
-    pub plan_tasks: Option<serde_json::Value>,
+    plan_tasks: Option<serde_json::Value>,
 }
 
 impl<'a> Fact<'a> {
@@ -82,8 +114,30 @@ impl<'a> Fact<'a> {
     }
 
     /// The kind, when this build knows the name.
-    pub fn event_kind(&self) -> Option<super::event::EventKind> {
-        super::event::EventKind::from_name(self.kind())
+    pub fn event_kind(&self) -> Option<EventKind> {
+        EventKind::from_name(self.kind())
+    }
+
+    /// What a verdict decided: the evaluator's or Tilth's judge's; `None` for other events
+    /// and for a verdict word that is neither accept nor reject.
+    pub fn ruling(&self) -> Option<Ruling> {
+        match self.event_kind()? {
+            EventKind::Verdict => self.payload.verdict.get().and_then(Ruling::read),
+            EventKind::JudgeVerdict => Some(if self.payload.accept.0 == Some(true) {
+                Ruling::Accept
+            } else {
+                Ruling::Reject
+            }),
+            _ => None,
+        }
+    }
+
+    /// Why a `stop` event says the run stopped.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        if self.event_kind()? != EventKind::Stop {
+            return None;
+        }
+        self.payload.reason.get().map(StopReason::parse)
     }
 }
 
@@ -102,51 +156,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for FactPayload<'a> {
                         map.next_value::<de::IgnoredAny>()?;
                         continue;
                     };
-                    match key.as_ref() {
-                        "task_id" => p.task_id = map.next_value()?,
-                        "session_id" => p.session_id = map.next_value()?,
-                        "iter" => p.iter = map.next_value()?,
-                        "attempt" => p.attempt = map.next_value()?,
-                        "phase" => p.phase = map.next_value()?,
-                        "role" => p.role = map.next_value()?,
-                        "prompt_tokens" => p.prompt_tokens = map.next_value()?,
-                        "eval_tokens" => p.eval_tokens = map.next_value()?,
-                        "cached_tokens" => p.cached_tokens = map.next_value()?,
-                        "reasoning_tokens" => p.reasoning_tokens = map.next_value()?,
-                        "cost" => p.cost = map.next_value()?,
-                        "tokens_used_total" => p.tokens_used_total = map.next_value()?,
-                        "health" => p.health = map.next_value()?,
-                        "tool" => p.tool = map.next_value()?,
-                        "hook" => p.hook = map.next_value()?,
-                        "outcome" => p.outcome = map.next_value()?,
-                        "verdict" => p.verdict = map.next_value()?,
-                        "rejection_category" => p.rejection_category = map.next_value()?,
-                        "parse_failed" => p.parse_failed = map.next_value()?,
-                        "below_threshold" => p.below_threshold = map.next_value()?,
-                        "accept" => p.accept = map.next_value()?,
-                        "passed" => p.passed = map.next_value()?,
-                        "reason" => p.reason = map.next_value()?,
-                        "below_bar" => p.below_bar = map.next_value()?,
-                        "last_category" => p.last_category = map.next_value()?,
-                        "by_operator" => p.by_operator = map.next_value()?,
-                        "reviewed" => p.reviewed = map.next_value()?,
-                        "last_outcome" => p.last_outcome = map.next_value()?,
-                        "base_commit" => p.base_commit = map.next_value()?,
-                        "diff_digest" => p.diff_digest = map.next_value()?,
-                        "attempt_commit" => p.attempt_commit = map.next_value()?,
-                        "task_count" => p.task_count = map.next_value()?,
-                        "to" => p.to = map.next_value()?,
-                        "action" => p.action = map.next_value()?,
-                        "sha" => p.sha = map.next_value()?,
-                        "no_eval" => p.no_eval = map.next_value()?,
-                        "sandbox" => p.sandbox = map.next_value()?,
-                        "control_offset" => p.control_offset = map.next_value()?,
-                        "granted_attempt" => p.granted_attempt = map.next_value()?,
-                        "set_aside" => p.set_aside = map.next_value()?,
-                        "plan_tasks" => p.plan_tasks = map.next_value()?,
-                        _ => {
-                            map.next_value::<de::IgnoredAny>()?;
-                        }
+                    if !p.read(key.as_ref(), &mut map)? {
+                        map.next_value::<de::IgnoredAny>()?;
                     }
                 }
                 Ok(p)
@@ -199,5 +210,21 @@ mod tests {
         assert_eq!(Fact::decode(br#"{"payload":{"task_id":1}}"#).unwrap().kind(), "");
         assert!(Fact::decode(br#"{"type":"stop""#).is_err());
         assert!(Fact::decode(b"\"just a string\"").is_err());
+    }
+
+    #[test]
+    fn every_key_the_sparse_reader_keeps_is_a_field_some_payload_writes() {
+        use crate::session::event::EventKind;
+        for key in FactPayload::FIELDS {
+            let writers: Vec<&str> = EventKind::ALL
+                .iter()
+                .filter(|k| k.fields().contains(key))
+                .map(|k| k.name())
+                .collect();
+            assert!(
+                !writers.is_empty(),
+                "the sparse reader keeps {key:?}, which no typed payload in event.rs writes"
+            );
+        }
     }
 }

@@ -213,6 +213,39 @@ impl PartialEq<&str> for StopReason {
     }
 }
 
+/// What a verdict decided. Written as `accept` / `reject`; a word this build does not know
+/// reads as no ruling at all, which every reader treats as "not accepted".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ruling {
+    Accept,
+    Reject,
+}
+
+impl Ruling {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ruling::Accept => "accept",
+            Ruling::Reject => "reject",
+        }
+    }
+
+    /// The ruling a written word names, if it names one.
+    pub fn read(word: &str) -> Option<Ruling> {
+        match word {
+            "accept" => Some(Ruling::Accept),
+            "reject" => Some(Ruling::Reject),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Ruling {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The closed set of rejection categories, with what each means.
 pub const CATEGORIES: &[(&str, &str)] = &[
     ("scope_creep", "work that belongs to another task, or changes to unrelated files"),

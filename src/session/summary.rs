@@ -7,6 +7,7 @@
 
 use super::fact::Fact;
 use super::scan::ScanReport;
+use super::state::Ruling;
 use super::state::TaskState;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -523,11 +524,7 @@ impl SummaryFold {
                 }
             }
             Some(K::Verdict | K::JudgeVerdict) => {
-                let accept = if fact.event_kind() == Some(K::JudgeVerdict) {
-                    p.accept.0 == Some(true)
-                } else {
-                    p.verdict.get() == Some("accept")
-                };
+                let accept = fact.ruling() == Some(Ruling::Accept);
                 let category = p.rejection_category.get();
                 sum.evaluator.add(accept, category);
                 if p.parse_failed.0 == Some(true) {
@@ -797,6 +794,31 @@ mod tests {
             fold.apply(&Fact::decode(l.as_bytes()).unwrap());
         }
         fold.finish(&ScanReport::default())
+    }
+
+    /// A state added to [`TaskState`] needs nothing else from the folds: written by the gate,
+    /// it is read back as itself by the summary (and so by `show`, the console and the fleet).
+    #[test]
+    fn every_task_state_is_written_and_read_back_as_itself() {
+        for state in TaskState::ALL {
+            let line = crate::session::event::encode_line(
+                "2026-11-24T00:00:00.000Z",
+                1,
+                &crate::session::event::TaskState {
+                    scope: crate::session::event::Scope {
+                        task_id: Some("T-1".into()),
+                        ..Default::default()
+                    },
+                    from: Some(TaskState::Pending),
+                    to: Some(state.clone()),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let s = fold(&[std::str::from_utf8(&line).unwrap()]);
+            assert_eq!(s.harrow.tasks["T-1"].state, state, "{state}");
+            assert_eq!(TaskState::parse(state.as_str()), Some(state.clone()));
+        }
     }
 
     #[test]

@@ -165,7 +165,7 @@ pub fn run(tmp: &Path, setup: Setup) -> Outcome {
             brain,
             opts: setup.opts,
             sessions_dir: tmp.join("sessions"),
-            extra: serde_json::Map::new(),
+            demo: None,
         };
         let mut run = create_session(start).unwrap();
         let dir = run.dir.clone();

@@ -2,7 +2,7 @@
 
 use super::{
     Acceptance, Duration, Ended, GateEvent, LastOutcome, Op, OperatorAction, Review, Run,
-    TaskState, control, io, json, record, transition,
+    TaskState, control, io, record, transition,
 };
 use crate::session::event::OperatorWait;
 use crate::session::state::StopReason;
@@ -120,8 +120,8 @@ impl Run {
         self.control.offset = end;
         let mut ended = None;
         for command in commands {
-            let mut action = OperatorAction::default();
-            action.extra.insert("control_offset".into(), json!(end));
+            let mut action =
+                OperatorAction { control_offset: Some(end), ..OperatorAction::default() };
             let cmd = match command {
                 Ok(c) => c,
                 Err(why) => {
@@ -238,7 +238,7 @@ impl Run {
                         ..OperatorAction::default()
                     };
                     granted.scope.task_id = Some(task.id.clone());
-                    granted.extra.insert("granted_attempt".into(), json!(true));
+                    granted.granted_attempt = Some(true);
                     self.emit(&granted)?;
                 }
                 return Ok(None);
@@ -311,10 +311,10 @@ impl Run {
                     "the task's work is kept on refs/harrow/{}/{what}/{}",
                     self.id, task.id
                 )),
+                set_aside: Some(sha.clone()),
                 ..OperatorAction::default()
             };
             aside.scope.task_id = Some(task.id.clone());
-            aside.extra.insert("set_aside".into(), json!(sha));
             self.emit(&aside)?;
         }
         self.workspace.discard_uncommitted().map_err(io::Error::other)?;
@@ -337,10 +337,10 @@ impl Run {
         let mut refused = OperatorAction {
             action: Some("refused".into()),
             reason: Some(why.to_owned()),
+            control_offset: Some(self.control.offset),
             ..OperatorAction::default()
         };
         refused.scope.task_id = task.map(str::to_owned);
-        refused.extra.insert("control_offset".into(), json!(self.control.offset));
         self.emit(&refused)
     }
 }

@@ -1,8 +1,8 @@
 //! Repairs a resumed run needs before it continues.
 
 use super::{
-    Acceptance, Commit, GateEvent, Review, Run, Task, TaskDone, TaskState, io, json,
-    progress_outcome, record, scope,
+    Acceptance, Commit, GateEvent, Review, Run, Task, TaskDone, TaskState, io, progress_outcome,
+    record, scope,
 };
 
 /// Where the first unfinished task picks up after a resume.
@@ -126,7 +126,7 @@ impl Run {
                 message: Some(format!("{}: {}", task.id, task.title)),
                 ..Commit::default()
             };
-            commit.extra.insert("recovered".into(), json!(true));
+            commit.recovered = Some(true);
             self.emit(&commit)?;
             record::append_progress(&self.dir, &task.id, progress_outcome(review), &task.title)?;
             repaired.push(task.id.clone());

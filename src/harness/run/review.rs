@@ -216,7 +216,7 @@ impl Run {
         let mut event = VerdictEvent {
             scope: sc.clone(),
             schema_version: Some(1),
-            verdict: Some(verdict.verdict.clone()),
+            verdict: Some(verdict.verdict.as_str().to_owned()),
             rejection_category: verdict.rejection_category.clone(),
             concern: Some(verdict.concern.clone()),
             evidence: Some(verdict.evidence.clone()),
@@ -227,11 +227,11 @@ impl Run {
             base_commit: Some(diff.base.clone()),
             ..VerdictEvent::default()
         };
-        event.extra.insert("diff_summary".into(), json!(diff.summary()));
+        event.diff_summary = Some(diff.summary());
         // The verdict is logged (and an accept stays durable, to land by its digest on a
         // resume) even when the work it judged could not be kept; the task then waits.
         let unkept = if diff.is_empty() {
-            event.extra.insert("by_harness".into(), json!(true));
+            event.by_harness = Some(true);
             None
         } else {
             match self.keep_work(
@@ -240,14 +240,14 @@ impl Run {
                 &format!("{} attempt {}, as judged", task.id, *attempt),
             )? {
                 Ok(kept) => {
-                    event.extra.insert("attempt_commit".into(), json!(kept));
+                    event.attempt_commit = Some(kept);
                     None
                 }
                 Err(why) => Some(why),
             }
         };
         if verdict.below_threshold {
-            event.extra.insert("below_threshold".into(), json!(true));
+            event.below_threshold = Some(true);
         }
         self.emit(&event)?;
         let entry = LedgerEntry {
@@ -400,7 +400,7 @@ impl Run {
                 raw_tool_calls: Some(Value::Array(raw)),
                 ..ParseError::default()
             };
-            event.extra.insert("parse_attempt".into(), json!(try_n + 1));
+            event.parse_attempt = Some(u64::try_from(try_n).unwrap_or(u64::MAX).saturating_add(1));
             self.emit(&EvaluatorParseError(event))?;
             messages.push(reply.history_message());
             let retry = format!(
