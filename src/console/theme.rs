@@ -253,7 +253,7 @@ impl Theme {
             TaskState::Done => self.colors.ok,
             TaskState::DoneBelowBar | TaskState::DoneUnreviewed => self.colors.warn,
             TaskState::Failed => self.colors.bad,
-            TaskState::NeedsOperator => self.colors.waiting,
+            TaskState::NeedsOperator | TaskState::Blocked => self.colors.waiting,
             TaskState::Pending | TaskState::Skipped => self.colors.muted,
             TaskState::Running
             | TaskState::Validating

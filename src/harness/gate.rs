@@ -34,6 +34,10 @@ pub enum GateEvent {
     /// Accepted work could not be committed (it changed after it was judged, or git refused):
     /// the task waits for a person, its accept standing.
     LandingFailed,
+    /// A task it depends on is not accepted yet: it waits without a worker.
+    Blocked,
+    /// What it waited on was accepted: it can be started.
+    Unblocked,
     Failed,
     Skipped,
 }
@@ -65,6 +69,8 @@ pub fn transition(from: &TaskState, event: GateEvent) -> Result<TaskState, Illeg
             | S::Failed,
             E::Start,
         ) => S::Running,
+        (S::Pending, E::Blocked) => S::Blocked,
+        (S::Blocked, E::Unblocked) => S::Pending,
         (S::Running, E::CaseSubmitted) => S::Validating,
         (S::Validating, E::ValidatorsFailed) => S::Running,
         (S::Validating, E::ValidatorsPassed) => S::Evaluating,
@@ -94,6 +100,16 @@ mod tests {
     use super::*;
     use GateEvent as E;
     use TaskState as S;
+
+    #[test]
+    fn a_blocked_task_waits_until_unblocked_and_can_still_be_skipped() {
+        let blocked = transition(&S::Pending, E::Blocked).unwrap();
+        assert_eq!(blocked, S::Blocked);
+        assert!(transition(&blocked, E::Start).is_err(), "a blocked task is not worked");
+        assert_eq!(transition(&blocked, E::Unblocked).unwrap(), S::Pending);
+        assert_eq!(transition(&blocked, E::Skipped).unwrap(), S::Skipped);
+        assert!(transition(&S::Running, E::Blocked).is_err());
+    }
 
     #[test]
     fn the_happy_path_and_rework() {

@@ -268,6 +268,7 @@ pub fn evaluator_prompt(i: &EvaluatorInputs<'_>) -> String {
 fn state_in_words(state: &TaskState) -> &'static str {
     match state {
         TaskState::Pending => "not started",
+        TaskState::Blocked => "waiting for a task it depends on",
         TaskState::Running | TaskState::Validating | TaskState::Evaluating | TaskState::Rework => {
             "in progress"
         }

@@ -11,6 +11,9 @@ use std::fmt;
 pub enum TaskState {
     #[default]
     Pending,
+    /// Waiting on a task it depends on that is not accepted yet (in rework, or held): with
+    /// lanes, rework holds only the tasks downstream of it.
+    Blocked,
     Running,
     Validating,
     Evaluating,
@@ -30,6 +33,7 @@ impl TaskState {
     pub fn as_str(&self) -> &str {
         match self {
             TaskState::Pending => "pending",
+            TaskState::Blocked => "blocked",
             TaskState::Running => "running",
             TaskState::Validating => "validating",
             TaskState::Evaluating => "evaluating",
@@ -77,8 +81,9 @@ impl TaskState {
 
 impl TaskState {
     /// Every state, in the order a task usually meets them.
-    pub const ALL: [TaskState; 11] = [
+    pub const ALL: [TaskState; 12] = [
         TaskState::Pending,
+        TaskState::Blocked,
         TaskState::Running,
         TaskState::Validating,
         TaskState::Evaluating,
