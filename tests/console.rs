@@ -50,7 +50,7 @@ fn harrow_at_end() -> App {
 /// notifications) are left out, so the test's own terminal is never written to.
 fn perform(app: &mut App, effects: Vec<Effect>) {
     let sends = effects.into_iter().filter(|e| matches!(e, Effect::Send(_))).collect();
-    harrow::console::perform(app, sends);
+    harrow::console::perform(app, sends, &harrow::console::jobs::Jobs::Inline);
 }
 
 /// The shell command that runs the binary with `args` against a scripted model at `base_url`,
@@ -1041,7 +1041,7 @@ fn check_mode(app: &mut App, mode: harrow::console::keymap::Mode) {
         let help_mode = harrow::console::keymap::Mode::Help;
         assert_eq!(hints, harrow::console::keymap::hint_line(help_mode, app.live, 200));
         for b in mode.bindings() {
-            assert!(help.contains(b.help), "{mode:?}'s help lacks {:?}: {help}", b.label);
+            assert!(help.contains(b.help), "{mode:?}'s help lacks {:?}: {help}", b.label());
         }
         press(app, key(KeyCode::Esc));
     }
@@ -1369,7 +1369,7 @@ fn prep_on_a_terminal_is_an_interview_screen_with_a_revision_and_a_yes() {
     t.keys(&["Enter"]);
     t.literal("ignoring case.");
     t.keys(&["C-s"]);
-    t.wait_for("y writes and commits it");
+    t.wait_for("y writes it");
     t.keys(&["PPage", "PPage"]);
     let s = t.wait_for("What should search match?");
     assert!(
@@ -1381,17 +1381,17 @@ fn prep_on_a_terminal_is_an_interview_screen_with_a_revision_and_a_yes() {
     t.literal("Say it ignores case.");
     t.keys(&["C-s"]);
     let s = t.wait_for("title: Add case-insensitive search");
-    assert!(s.contains("y writes and commits it"), "{s}");
+    assert!(s.contains("y writes it"), "{s}");
     t.keys(&["e"]);
     t.wait_for("Edit the plan");
     t.keys(&["Down", "End"]);
     t.literal(" and filters");
     t.keys(&["C-s"]);
-    t.wait_for("y writes and commits it");
+    t.wait_for("y writes it");
     // The review opens at the draft's end; its first lines are a few rows up.
     t.keys(&["Up", "Up", "Up", "Up", "Up", "Up"]);
     let s = t.wait_for("# search and filters");
-    assert!(s.contains("y writes and commits it"), "the edit is checked and shown again: {s}");
+    assert!(s.contains("y writes it"), "the edit is checked and shown again: {s}");
     t.keys(&["y"]);
     t.wait_for("[exit 0]");
     let written =
@@ -1437,6 +1437,44 @@ fn esc_in_the_interview_stops_it_and_writes_nothing() {
     assert!(!repo.join(".harrow/search").exists());
     assert_eq!(support::git(&repo, &["rev-parse", "HEAD"]), head, "no commit");
     assert_eq!(server.received().len(), 1, "nothing more was asked of the model");
+}
+
+#[test]
+fn the_interview_redraws_while_a_slow_model_thinks_shows_its_keys_and_esc_stops_the_call() {
+    use loop_fixture::{repo_and_plan, serve};
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = repo_and_plan(tmp.path(), 1);
+    let script = serde_json::json!({"prep": {"search": {"1": [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}]},
+        {"content": "What should search match?", "delay_ms": 60000}
+    ]}}});
+    let (_rt, server) = serve(&script, false);
+    let args = format!("prep --repo {} --feature search --brief 'a search'", repo.display());
+    let t = Tmux::start(&scripted_console(tmp.path(), &server.base_url(), &args), 120, 30);
+    let s = t.wait_for("the model is working (1 s)");
+    assert!(s.contains("prep reads: read_file README.md"), "the model's reads are shown: {s}");
+    assert!(s.contains("Esc stops") && s.contains("? keys"), "{s}");
+    t.wait_for("the model is working (2 s)");
+    t.keys(&["?"]);
+    let s = t.wait_for("Keys while the model works");
+    assert!(s.contains("stop the model and the interview"), "{s}");
+    let s = t.wait_for("the model is working (3 s)");
+    assert!(s.contains("Keys while the model works"), "the spinner goes on under the help: {s}");
+    t.keys(&["Escape"]);
+    t.keys(&["Escape"]);
+    t.wait_for("Stop the interview? Nothing is written.");
+    let started = Instant::now();
+    t.keys(&["y"]);
+    let s = t.wait_for("[exit ");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the call in flight was dropped, not waited for"
+    );
+    assert!(
+        s.contains("[exit 0]") && s.contains("The interview was stopped; nothing was written"),
+        "{s}"
+    );
+    assert!(!repo.join(".harrow/search").exists());
 }
 
 #[test]

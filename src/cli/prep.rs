@@ -112,17 +112,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     if !args.allow_dirty {
         write::refuse_dirty(&top).map_err(|e| UsageError(e.to_string()))?;
     }
+    let on_screen = args.answers.is_none()
+        && !args.headless
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal();
     let mut person: Box<dyn Person> = match &args.answers {
         Some(file) => {
             let text = std::fs::read_to_string(file)
                 .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
             Box::new(Answers::parse(&text))
-        }
-        None if !args.headless
-            && std::io::stdin().is_terminal()
-            && std::io::stdout().is_terminal() =>
-        {
-            Box::new(crate::console::interview::InterviewScreen::open()?)
         }
         None => Box::new(Typed),
     };
@@ -134,7 +132,41 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         allow_dirty: args.allow_dirty,
         branch: args.branch.clone(),
     };
+    if on_screen {
+        return on_the_screen(top, feature, args.brief.clone(), brain, config, how);
+    }
     interview(&top, &feature, args.brief.as_deref(), person.as_mut(), &brain, &config, &how)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The interview on the console's screen. The interview runs on a thread of its own and the
+/// screen in the console's loop, so the screen redraws while the model works and the person
+/// can stop it mid-call. harrow's last word is printed once the terminal is given back.
+fn on_the_screen(
+    top: PathBuf,
+    feature: String,
+    brief: Option<String>,
+    brain: Brain,
+    config: Config,
+    how: How,
+) -> Result<ExitCode> {
+    let mut console = crate::console::screen::Console::open()?;
+    let (screen, mut person) = crate::console::interview::InterviewScreen::new(console.sender());
+    let held = std::thread::Builder::new().name("harrow-prep".into()).spawn(move || {
+        let result =
+            interview(&top, &feature, brief.as_deref(), &mut person, &brain, &config, &how);
+        person.ended();
+        (result, person.last_said.take())
+    })?;
+    let shown = console.run(Box::new(screen));
+    drop(console);
+    let (result, last) =
+        held.join().map_err(|_| color_eyre::eyre::eyre!("the interview stopped unexpectedly"))?;
+    if let Some(last) = last {
+        println!("{}", crate::printable::text(&last));
+    }
+    shown?;
+    result?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -184,7 +216,8 @@ pub fn interview(
         ..SessionStart::default()
     })?;
     person.show(&format!(
-        "harrow prep: session {id}; the interview's questions follow (end each answer with an empty line)"
+        "harrow prep: session {id}; the interview's questions follow ({})",
+        person.how_to_answer()
     ));
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;

@@ -25,7 +25,7 @@ pub fn browse() -> Result<ExitCode> {
     }
     let roots = discover::roots(&[]);
     let searched: Vec<String> = roots.iter().map(|r| r.path.display().to_string()).collect();
-    crate::console::browse(|| rows(&roots), searched.join(" or "))?;
+    crate::console::browse(move || rows(&roots), searched.join(" or "))?;
     Ok(ExitCode::SUCCESS)
 }
 

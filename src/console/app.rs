@@ -434,6 +434,10 @@ impl App {
             | Action::Right
             | Action::PageDown
             | Action::PageUp
+            | Action::Accept
+            | Action::Edit
+            | Action::Revise
+            | Action::Discard
             | Action::Copy => {}
         }
         Ok(self.take_effects())

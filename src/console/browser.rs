@@ -153,6 +153,149 @@ impl Browser {
     }
 }
 
+/// The browser as a screen of the console's loop: `Enter` opens a session's console over the
+/// list, and the list is read again when that console closes.
+pub struct BrowserScreen {
+    list: Browser,
+    load: Box<dyn Fn() -> Vec<Entry>>,
+    look: super::theme::Look,
+    /// Showing the keys instead of the list.
+    help: bool,
+    dirty: bool,
+}
+
+impl BrowserScreen {
+    pub fn new(load: Box<dyn Fn() -> Vec<Entry>>, searched: String) -> BrowserScreen {
+        let list = Browser::new(load(), searched);
+        let look = super::theme::Look::from_user();
+        BrowserScreen { list, load, look, help: false, dirty: true }
+    }
+
+    fn theme(&self) -> &Theme {
+        &self.look.themes[self.look.theme.min(self.look.themes.len().saturating_sub(1))]
+    }
+
+    /// The console of the chosen session: watching it when a run holds it, else a replay.
+    fn open(&mut self, i: usize) -> super::screen::Flow {
+        use super::app::App;
+        let Some(entry) = self.list.entries.get(i).cloned() else {
+            return super::screen::Flow::Stay;
+        };
+        let opened = if entry.running {
+            App::open_live(&entry.dir, &entry.id, self.look.clone())
+        } else {
+            App::open(&entry.dir, &entry.id, 8.0, self.look.clone())
+        };
+        match opened {
+            Ok(app) => {
+                self.list.notice = None;
+                let follow = entry.running.then(|| entry.dir.clone());
+                super::screen::Flow::Open(Box::new(super::session_screen::SessionScreen::new(
+                    app, follow,
+                )))
+            }
+            Err(e) => {
+                self.list.notice = Some(format!("cannot open {}: {e}", entry.dir.display()));
+                super::screen::Flow::Stay
+            }
+        }
+    }
+
+    fn draw_help(&self, frame: &mut Frame) {
+        use super::keymap::Mode;
+        let theme = self.theme();
+        let mut lines = vec![Line::raw("")];
+        for b in Mode::Browser.bindings() {
+            lines.push(Line::from(vec![
+                ratatui::text::Span::styled(
+                    format!("{:>9}  ", b.label()),
+                    theme.fg(theme.colors.focus),
+                ),
+                ratatui::text::Span::raw(b.help),
+            ]));
+        }
+        let [area, hints] =
+            Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(frame.area());
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border(true))
+            .title(format!(" {} ", Mode::Browser.title()));
+        frame.render_widget(Paragraph::new(lines).block(block), area);
+        let hint = super::keymap::hint_line(Mode::Help, false, usize::from(hints.width));
+        frame.render_widget(Paragraph::new(hint).style(theme.fg(theme.colors.muted)), hints);
+    }
+}
+
+impl super::screen::Screen for BrowserScreen {
+    fn due(&self, _now: std::time::Instant) -> bool {
+        self.dirty
+    }
+
+    fn draw(&mut self, frame: &mut Frame) {
+        if self.help {
+            self.draw_help(frame);
+        } else {
+            self.list.draw(frame, self.theme(), jiff::Timestamp::now());
+        }
+    }
+
+    fn drawn(&mut self, _now: std::time::Instant) {
+        self.dirty = false;
+    }
+
+    fn wait(&self, _now: std::time::Instant) -> Option<std::time::Duration> {
+        // The ages in the list move on: a frame a minute keeps "3 min ago" true.
+        Some(std::time::Duration::from_secs(60))
+    }
+
+    fn on(&mut self, msg: super::screen::Msg, _cx: &super::screen::Cx) -> super::screen::Flow {
+        use super::keymap::{Action, Mode, action_for};
+        use super::screen::{Flow, Msg};
+        use crossterm::event::{Event, KeyEventKind};
+        self.dirty = true;
+        match msg {
+            Msg::Term(Event::Key(key)) if key.kind == KeyEventKind::Press => {
+                if self.help {
+                    if matches!(action_for(Mode::Help, &key), Some(Action::Close)) {
+                        self.help = false;
+                    }
+                    return Flow::Stay;
+                }
+                if matches!(action_for(Mode::Browser, &key), Some(Action::Help)) {
+                    self.help = true;
+                    return Flow::Stay;
+                }
+                match self.list.key(key) {
+                    Choice::Stay => Flow::Stay,
+                    Choice::Refresh => {
+                        self.list.refresh((self.load)());
+                        Flow::Stay
+                    }
+                    Choice::Quit => Flow::Close,
+                    Choice::Open(i) => self.open(i),
+                }
+            }
+            Msg::InputGone => Flow::Close,
+            _ => Flow::Stay,
+        }
+    }
+
+    fn turn(&mut self, _now: std::time::Instant, _cx: &super::screen::Cx) -> super::screen::Flow {
+        super::screen::Flow::Stay
+    }
+
+    fn back(&mut self, _cx: &super::screen::Cx) {
+        self.list.refresh((self.load)());
+        self.dirty = true;
+    }
+}
+
+impl std::fmt::Debug for BrowserScreen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrowserScreen").field("list", &self.list).finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,8 +86,13 @@ impl App {
             Err(e) => format!("could not start `harrow resume {}`: {e}", self.id),
         });
     }
-    /// What the event loop reports after writing the export.
-    pub fn exported(&mut self, result: io::Result<std::path::PathBuf>) {
+    /// How far the export running in the background has read the log.
+    pub fn exporting(&mut self, progress: crate::export::Progress) {
+        self.notice = Some(format!("exporting the session… {} %", progress.percent()));
+    }
+
+    /// What the export job reports when it has written the file, or failed.
+    pub fn exported(&mut self, result: Result<std::path::PathBuf, String>) {
         self.notice = Some(match result {
             Ok(path) => {
                 format!("exported to {} (harrow export has HTML and JSON too)", path.display())

@@ -1,15 +1,114 @@
-//! The interview screen of `harrow prep`: the conversation above, the answer being written
-//! below in a text area (Ctrl-S or Alt-Enter sends, Esc asks whether to stop), and the draft
-//! to review before anything is written (`y` writes it, `e` edits any part of it by hand, `r`
-//! sends it back with a note, `n` writes nothing). The terminal is restored when the screen is dropped, on error and on panic.
+//! The interview of `harrow prep` as a screen of the console's loop. The interview itself (the
+//! model's turns, the reads, writing the plan) runs on a thread of its own and talks to the
+//! screen through [`RemotePerson`]; the screen shows the conversation, a spinner while the
+//! model works (Esc stops it, mid-call), the answer being written, and the draft to review.
+//! Its keys are the tables of [`Mode::Answer`], [`Mode::Thinking`], [`Mode::Review`],
+//! [`Mode::PlanEditor`] and [`Mode::StopPrompt`], so `?` lists them and the hint line offers
+//! only keys that work.
 
+use super::jobs::Job;
+use super::keymap::{Action, Mode, action_for, hint_line};
+use super::screen::{Cx, Flow, Msg, Screen};
 use crate::prep::{Decision, Person};
-use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{Event, KeyEvent, KeyEventKind};
+use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Modifier, Style};
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
 use tui_textarea::TextArea;
+
+/// What the interview's thread tells the screen.
+#[derive(Debug)]
+pub enum FromInterview {
+    /// harrow says something (where the session is, what was written).
+    Said(String),
+    /// The model asks a question: the person writes the answer.
+    Asked(String),
+    /// The model reads the repository.
+    Reading(String),
+    /// The drafted plan, as the files it becomes: the person decides.
+    Review(String),
+    /// The interview is over.
+    Ended,
+}
+
+/// What the screen sends back.
+#[derive(Debug)]
+enum ToInterview {
+    /// The answer, or `None` when the person stopped.
+    Answer(Option<String>),
+    Decision(Decision),
+}
+
+/// The person, seen from the interview's thread: each question and draft goes to the screen
+/// and the thread waits for what the person sends back.
+#[derive(Debug)]
+pub struct RemotePerson {
+    tx: Sender<Msg>,
+    replies: Receiver<ToInterview>,
+    stop: Arc<tokio::sync::Notify>,
+    stopped: Arc<AtomicBool>,
+    /// The last thing harrow said, printed once the terminal is given back.
+    pub last_said: Option<String>,
+}
+
+impl RemotePerson {
+    fn send(&self, what: FromInterview) {
+        let _ = self.tx.send(Msg::Job(Job::Interview(what)));
+    }
+
+    /// Tells the screen the interview is over (the thread is about to end).
+    pub fn ended(&self) {
+        self.send(FromInterview::Ended);
+    }
+}
+
+impl Person for RemotePerson {
+    fn how_to_answer(&self) -> &'static str {
+        "Ctrl-S or Alt-Enter sends an answer; Enter starts a new line"
+    }
+
+    fn answer(&mut self, question: &str) -> Option<String> {
+        self.send(FromInterview::Asked(question.trim().to_owned()));
+        match self.replies.recv() {
+            Ok(ToInterview::Answer(answer)) => answer,
+            Ok(ToInterview::Decision(_)) | Err(_) => {
+                self.stopped.store(true, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    fn show(&mut self, text: &str) {
+        self.last_said = Some(text.trim().to_owned());
+        self.send(FromInterview::Said(text.trim().to_owned()));
+    }
+
+    fn review(&mut self, shown: &str) -> Decision {
+        self.send(FromInterview::Review(shown.to_owned()));
+        match self.replies.recv() {
+            Ok(ToInterview::Decision(d)) => d,
+            Ok(ToInterview::Answer(_)) | Err(_) => Decision::Reject,
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+
+    fn reading(&mut self, what: &str) {
+        self.send(FromInterview::Reading(what.to_owned()));
+    }
+
+    fn stop_signal(&self) -> Option<Arc<tokio::sync::Notify>> {
+        Some(self.stop.clone())
+    }
+}
 
 /// Who said a line of the conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,232 +116,373 @@ enum Who {
     Model,
     Person,
     Harrow,
+    Reads,
 }
+
+/// What the screen is doing.
+enum Step {
+    Answer(TextArea<'static>),
+    Thinking,
+    Review,
+    PlanEditor(TextArea<'static>),
+    /// Asked whether to stop; the step to go back to.
+    StopPrompt(Box<Step>),
+    /// Stopping: waiting for the interview's thread to end.
+    Stopping,
+}
+
+impl Step {
+    fn mode(&self) -> Mode {
+        match self {
+            Step::Answer(_) => Mode::Answer,
+            Step::Thinking | Step::Stopping => Mode::Thinking,
+            Step::Review => Mode::Review,
+            Step::PlanEditor(_) => Mode::PlanEditor,
+            Step::StopPrompt(_) => Mode::StopPrompt,
+        }
+    }
+
+    /// Whether nothing has been typed (or nothing can be).
+    fn nothing_typed(&self) -> bool {
+        match self {
+            Step::Answer(text) | Step::PlanEditor(text) => text.is_empty(),
+            _ => true,
+        }
+    }
+}
+
+/// Spinner frames, one per tick while the model works.
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const SPIN: Duration = Duration::from_millis(100);
 
 /// The interview on the whole terminal.
-#[derive(Debug)]
 pub struct InterviewScreen {
-    terminal: ratatui::DefaultTerminal,
     said: Vec<(Who, String)>,
-    stopped: bool,
-    /// Rows scrolled back from the newest, while reviewing a long draft.
+    step: Step,
+    /// The keys of this mode, shown over the conversation.
+    help: Option<Mode>,
+    /// Rows scrolled back from the newest.
     back: usize,
-}
-
-/// What a key did while writing.
-enum Typed {
-    Send,
-    Stop,
-    Edit,
-}
-
-fn typed(key: &KeyEvent) -> Typed {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
-    match key.code {
-        KeyCode::Char('s') if ctrl => Typed::Send,
-        KeyCode::Enter if alt => Typed::Send,
-        KeyCode::Esc => Typed::Stop,
-        KeyCode::Char('c') if ctrl => Typed::Stop,
-        _ => Typed::Edit,
-    }
+    /// The draft under review, for the editor.
+    draft: String,
+    /// The answer being written is a note sending the draft back, not an answer.
+    revising: bool,
+    replies: Sender<ToInterview>,
+    stop: Arc<tokio::sync::Notify>,
+    stopped: Arc<AtomicBool>,
+    /// When the model was last asked something, for the spinner's seconds.
+    started: Instant,
+    dirty: bool,
 }
 
 impl InterviewScreen {
-    /// Takes the terminal for the interview.
-    pub fn open() -> std::io::Result<InterviewScreen> {
-        Ok(InterviewScreen {
-            terminal: ratatui::try_init()?,
+    /// The screen and the person the interview's thread talks to.
+    pub fn new(tx: Sender<Msg>) -> (InterviewScreen, RemotePerson) {
+        let (replies, from_screen) = mpsc::channel();
+        let stop = Arc::new(tokio::sync::Notify::new());
+        let stopped = Arc::new(AtomicBool::new(false));
+        let person = RemotePerson {
+            tx,
+            replies: from_screen,
+            stop: stop.clone(),
+            stopped: stopped.clone(),
+            last_said: None,
+        };
+        let screen = InterviewScreen {
             said: Vec::new(),
-            stopped: false,
+            step: Step::Thinking,
+            help: None,
             back: 0,
-        })
+            draft: String::new(),
+            revising: false,
+            replies,
+            stop,
+            stopped,
+            started: Instant::now(),
+            dirty: true,
+        };
+        (screen, person)
     }
 
-    /// Draws the conversation, the text area (when writing) and the hint line.
-    fn draw(&mut self, text: Option<&TextArea<'static>>, hint: &str) {
-        let said = &self.said;
-        let back = self.back;
-        let _ = self.terminal.draw(|frame| {
-            let [talk, input, hints] = Layout::vertical([
-                Constraint::Min(3),
-                Constraint::Length(if text.is_some() { 7 } else { 0 }),
-                Constraint::Length(1),
-            ])
-            .areas(frame.area());
-            let mut lines = Vec::new();
-            for (who, text) in said {
-                let (label, style) = match who {
-                    Who::Model => ("prep", Style::default().add_modifier(Modifier::BOLD)),
-                    Who::Person => ("you", Style::default()),
-                    Who::Harrow => ("harrow", Style::default().add_modifier(Modifier::DIM)),
+    /// Stops the interview: an answer awaited gets none, a model call in flight is dropped.
+    fn stop_now(&mut self, was: &Step) {
+        self.stopped.store(true, Ordering::Relaxed);
+        self.stop.notify_one();
+        if matches!(was, Step::Answer(_)) {
+            let _ = self.replies.send(ToInterview::Answer(None));
+        }
+        self.said.push((Who::Harrow, "Stopping the interview; nothing is written.".into()));
+        self.step = Step::Stopping;
+    }
+
+    fn decide(&mut self, decision: Decision) {
+        let _ = self.replies.send(ToInterview::Decision(decision));
+        self.step = Step::Thinking;
+        self.started = Instant::now();
+    }
+
+    fn key(&mut self, key: KeyEvent) {
+        let mode = self.step.mode();
+        if self.help.take().is_some() {
+            return;
+        }
+        let mut action = action_for(mode, &key);
+        // `?` shows the keys while nothing is typed; inside an answer it is a character.
+        if action == Some(Action::Help) && !self.step.nothing_typed() {
+            action = None;
+        }
+        if action == Some(Action::Help) {
+            self.help = Some(mode);
+            return;
+        }
+        match (action, std::mem::replace(&mut self.step, Step::Thinking)) {
+            (Some(Action::Submit), Step::Answer(text)) => {
+                let answer = text.lines().join("\n").trim().to_owned();
+                if answer.is_empty() {
+                    self.step = Step::Answer(text);
+                    return;
+                }
+                self.said.push((Who::Person, answer.clone()));
+                let reply = if std::mem::take(&mut self.revising) {
+                    ToInterview::Decision(Decision::Revise(answer))
+                } else {
+                    ToInterview::Answer(Some(answer))
                 };
-                lines.push(Line::styled(format!("{label}:"), style));
-                lines.extend(text.lines().map(|l| Line::styled(format!("  {l}"), style)));
-                lines.push(Line::raw(""));
+                let _ = self.replies.send(reply);
+                self.back = 0;
+                self.started = Instant::now();
             }
-            let width = usize::from(talk.width.saturating_sub(2)).max(1);
-            let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(width)).sum();
-            let top = rows
-                .saturating_sub(usize::from(talk.height.saturating_sub(2)))
-                .saturating_sub(back);
-            let block =
-                Block::default().borders(Borders::ALL).title(" harrow prep — the interview ");
-            frame.render_widget(
-                Paragraph::new(lines)
-                    .wrap(Wrap { trim: false })
-                    .scroll((u16::try_from(top).unwrap_or(u16::MAX), 0))
-                    .block(block),
-                talk,
-            );
-            if let Some(text) = text {
-                let block = Block::default().borders(Borders::ALL).title(" Your answer ");
-                let inner = block.inner(input);
-                frame.render_widget(block, input);
-                frame.render_widget(text, inner);
+            (Some(Action::Submit), Step::PlanEditor(text)) => {
+                self.said.push((Who::Person, "(edited the plan by hand)".into()));
+                self.decide(Decision::Edit(text.lines().join("\n")));
             }
-            frame.render_widget(Paragraph::new(hint.to_owned()), hints);
-        });
-    }
-
-    /// The next key press.
-    fn key() -> Option<KeyEvent> {
-        loop {
-            match event::read().ok()? {
-                Event::Key(k) if k.kind == KeyEventKind::Press => return Some(k),
-                _ => {}
+            (Some(Action::Cancel), Step::PlanEditor(_)) => self.step = Step::Review,
+            (Some(Action::Cancel), Step::StopPrompt(was)) => self.step = *was,
+            (Some(Action::Cancel), Step::Stopping) => self.step = Step::Stopping,
+            (Some(Action::Cancel), step) => self.step = Step::StopPrompt(Box::new(step)),
+            (Some(Action::StopAndQuit), Step::StopPrompt(was)) => self.stop_now(&was),
+            (Some(Action::Accept), Step::Review) => self.decide(Decision::Accept),
+            (Some(Action::Discard), Step::Review) => self.decide(Decision::Reject),
+            (Some(Action::Edit), Step::Review) => {
+                self.step = Step::PlanEditor(TextArea::new(
+                    self.draft.lines().map(str::to_owned).collect(),
+                ));
             }
+            (Some(Action::Revise), Step::Review) => {
+                let mut text = TextArea::default();
+                text.set_placeholder_text("what should change");
+                self.step = Step::Answer(text);
+                self.revising = true;
+                self.said.push((Who::Harrow, "What should change in the plan?".into()));
+            }
+            (Some(Action::Up), step) => {
+                self.back += 1;
+                self.step = step;
+            }
+            (Some(Action::Down), step) => {
+                self.back = self.back.saturating_sub(1);
+                self.step = step;
+            }
+            (Some(Action::PageUp), step) => {
+                self.back += 20;
+                self.step = step;
+            }
+            (Some(Action::PageDown), step) => {
+                self.back = self.back.saturating_sub(20);
+                self.step = step;
+            }
+            (_, Step::Answer(mut text)) => {
+                text.input(key);
+                self.step = Step::Answer(text);
+            }
+            (_, Step::PlanEditor(mut text)) => {
+                text.input(key);
+                self.step = Step::PlanEditor(text);
+            }
+            (_, step) => self.step = step,
         }
     }
 
-    /// Edits `shown` (the draft's files) in the whole screen until Ctrl-S (`Some`) or Esc.
-    fn edit(&mut self, shown: &str) -> Option<String> {
-        let mut text = TextArea::new(shown.lines().map(str::to_owned).collect());
-        loop {
-            let _ = self.terminal.draw(|frame| {
-                let [area, hints] = Layout::vertical([Constraint::Min(3), Constraint::Length(1)])
-                    .areas(frame.area());
-                let block = Block::default()
-                    .borders(Borders::ALL)
-                    .title(" Edit the plan: each file follows its ==> line ");
-                let inner = block.inner(area);
-                frame.render_widget(block, area);
-                frame.render_widget(&text, inner);
-                frame.render_widget(
-                    Paragraph::new(
-                        "Ctrl-S keeps the edit (it is checked) · Esc goes back without it",
-                    ),
-                    hints,
-                );
-            });
-            let key = Self::key()?;
-            match typed(&key) {
-                Typed::Send => return Some(text.lines().join("\n")),
-                Typed::Stop => return None,
-                Typed::Edit => {
-                    text.input(key);
+    fn heard(&mut self, what: FromInterview) -> Flow {
+        let stopping = matches!(self.step, Step::Stopping);
+        match what {
+            FromInterview::Said(text) => self.said.push((Who::Harrow, text)),
+            FromInterview::Reading(what) => self.said.push((Who::Reads, what)),
+            FromInterview::Asked(question) => {
+                self.said.push((Who::Model, question));
+                if !stopping {
+                    let mut text = TextArea::default();
+                    text.set_placeholder_text("your answer");
+                    self.step = Step::Answer(text);
+                }
+                self.back = 0;
+            }
+            FromInterview::Review(shown) => {
+                self.said
+                    .push((Who::Harrow, format!("The plan, as it will be written:\n\n{shown}")));
+                self.draft = shown;
+                self.back = 0;
+                if !stopping {
+                    self.step = Step::Review;
                 }
             }
+            FromInterview::Ended => return Flow::Close,
         }
+        Flow::Stay
     }
 
-    /// Writes text in the area until it is sent (`Some`) or the person stops (`None`).
-    fn write(&mut self, placeholder: &str) -> Option<String> {
-        let mut text = TextArea::default();
-        text.set_placeholder_text(placeholder);
-        loop {
-            self.draw(
-                Some(&text),
-                "Ctrl-S or Alt-Enter sends · Enter starts a new line · Esc stops",
-            );
-            let key = Self::key()?;
-            match typed(&key) {
-                Typed::Send => {
-                    let answer = text.lines().join("\n").trim().to_owned();
-                    if !answer.is_empty() {
-                        return Some(answer);
-                    }
-                }
-                Typed::Stop => {
-                    self.draw(
-                        Some(&text),
-                        "Stop the interview? Nothing is written. y stops · any other key goes on",
-                    );
-                    if Self::key().is_some_and(|k| k.code == KeyCode::Char('y')) {
-                        self.stopped = true;
-                        return None;
-                    }
-                }
-                Typed::Edit => {
-                    text.input(key);
-                }
+    /// The line above the hints: the spinner while the model works, or the question asked.
+    fn status(&self) -> String {
+        match &self.step {
+            Step::Thinking => {
+                let elapsed = self.started.elapsed();
+                let frame = (elapsed.as_millis() / SPIN.as_millis()) as usize;
+                format!(
+                    "{} the model is working ({} s)",
+                    SPINNER[frame % SPINNER.len()],
+                    elapsed.as_secs()
+                )
             }
-        }
-    }
-}
-
-impl Drop for InterviewScreen {
-    /// Gives the terminal back, and leaves the last word (what was written, or that nothing
-    /// was) on it.
-    fn drop(&mut self) {
-        ratatui::restore();
-        if let Some((Who::Harrow, last)) = self.said.last() {
-            println!("{}", crate::printable::text(last));
+            Step::Stopping => "stopping…".into(),
+            Step::StopPrompt(_) => "Stop the interview? Nothing is written.".into(),
+            _ => String::new(),
         }
     }
 }
 
-impl Person for InterviewScreen {
-    fn answer(&mut self, question: &str) -> Option<String> {
-        self.said.push((Who::Model, question.trim().to_owned()));
-        let answer = self.write("your answer")?;
-        self.said.push((Who::Person, answer.clone()));
-        self.draw(None, "the model is working on it…");
-        Some(answer)
+impl Screen for InterviewScreen {
+    fn due(&self, _now: Instant) -> bool {
+        self.dirty
     }
 
-    fn show(&mut self, text: &str) {
-        self.said.push((Who::Harrow, text.trim().to_owned()));
-        self.draw(None, "");
+    fn draw(&mut self, frame: &mut Frame) {
+        let mode = self.step.mode();
+        let writing = matches!(self.step, Step::Answer(_));
+        let [talk, input, status, hints] = Layout::vertical([
+            Constraint::Min(3),
+            Constraint::Length(if writing { 7 } else { 0 }),
+            Constraint::Length(1),
+            Constraint::Length(1),
+        ])
+        .areas(frame.area());
+        if let Step::PlanEditor(text) = &self.step {
+            let block = Block::default()
+                .borders(Borders::ALL)
+                .title(" Edit the plan: each file follows its ==> line ");
+            let inner = block.inner(talk);
+            frame.render_widget(block, talk);
+            frame.render_widget(text, inner);
+        } else {
+            draw_talk(frame, talk, &self.said, self.back, self.help);
+        }
+        if let Step::Answer(text) = &self.step {
+            let block = Block::default().borders(Borders::ALL).title(" Your answer ");
+            let inner = block.inner(input);
+            frame.render_widget(block, input);
+            frame.render_widget(text, inner);
+        }
+        frame.render_widget(
+            Paragraph::new(self.status()).style(Style::default().add_modifier(Modifier::BOLD)),
+            status,
+        );
+        let hint_mode = if self.help.is_some() { Mode::Help } else { mode };
+        frame.render_widget(
+            Paragraph::new(hint_line(hint_mode, false, usize::from(hints.width)))
+                .style(Style::default().add_modifier(Modifier::DIM)),
+            hints,
+        );
     }
 
-    fn review(&mut self, shown: &str) -> Decision {
-        self.said.push((Who::Harrow, format!("The plan, as it will be written:\n\n{shown}")));
-        self.back = 0;
-        loop {
-            self.draw(
-                None,
-                "y writes and commits it · e edits it · r sends it back with a note · n writes nothing · ↑↓ PgUp PgDn scroll",
-            );
-            let Some(key) = Self::key() else { return Decision::Reject };
-            match key.code {
-                KeyCode::Up | KeyCode::Char('k') => self.back += 1,
-                KeyCode::Down | KeyCode::Char('j') => self.back = self.back.saturating_sub(1),
-                KeyCode::PageUp => self.back += 20,
-                KeyCode::PageDown => self.back = self.back.saturating_sub(20),
-                KeyCode::Char('y') => return Decision::Accept,
-                KeyCode::Char('n') | KeyCode::Esc => return Decision::Reject,
-                KeyCode::Char('e') => {
-                    if let Some(text) = self.edit(shown) {
-                        self.said.push((Who::Person, "(edited the plan by hand)".into()));
-                        return Decision::Edit(text);
-                    }
-                }
-                KeyCode::Char('r') => {
-                    self.back = 0;
-                    let Some(note) = self.write("what should change") else {
-                        return Decision::Reject;
-                    };
-                    self.said.push((Who::Person, note.clone()));
-                    self.draw(None, "the model is revising the plan…");
-                    return Decision::Revise(note);
-                }
-                _ => {}
+    fn drawn(&mut self, _now: Instant) {
+        self.dirty = false;
+    }
+
+    fn wait(&self, _now: Instant) -> Option<Duration> {
+        matches!(self.step, Step::Thinking | Step::Stopping).then_some(SPIN)
+    }
+
+    fn on(&mut self, msg: Msg, _cx: &Cx) -> Flow {
+        self.dirty = true;
+        match msg {
+            Msg::Term(Event::Key(key)) if key.kind == KeyEventKind::Press => {
+                self.key(key);
+                Flow::Stay
             }
+            Msg::Job(Job::Interview(what)) => self.heard(what),
+            Msg::InputGone => {
+                let was = std::mem::replace(&mut self.step, Step::Stopping);
+                self.stop_now(&was);
+                Flow::Close
+            }
+            _ => Flow::Stay,
         }
     }
 
-    fn stopped(&self) -> bool {
-        self.stopped
+    fn turn(&mut self, _now: Instant, _cx: &Cx) -> Flow {
+        self.dirty |= matches!(self.step, Step::Thinking | Step::Stopping);
+        Flow::Stay
     }
+}
+
+impl std::fmt::Debug for InterviewScreen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InterviewScreen")
+            .field("said", &self.said)
+            .field("mode", &self.step.mode())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The conversation, newest at the bottom, scrolled `back` rows; or the keys of `help`.
+fn draw_talk(
+    frame: &mut Frame,
+    area: ratatui::layout::Rect,
+    said: &[(Who, String)],
+    back: usize,
+    help: Option<Mode>,
+) {
+    if let Some(mode) = help {
+        let mut lines = vec![Line::raw("")];
+        for b in mode.bindings() {
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{:>16}  ", b.label()),
+                    Style::default().add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(b.help),
+            ]));
+        }
+        let block = Block::default().borders(Borders::ALL).title(format!(" {} ", mode.title()));
+        frame.render_widget(Paragraph::new(lines).block(block), area);
+        return;
+    }
+    let mut lines = Vec::new();
+    for (who, text) in said {
+        let (label, style) = match who {
+            Who::Model => ("prep", Style::default().add_modifier(Modifier::BOLD)),
+            Who::Person => ("you", Style::default()),
+            Who::Harrow => ("harrow", Style::default().add_modifier(Modifier::DIM)),
+            Who::Reads => ("prep reads", Style::default().add_modifier(Modifier::DIM)),
+        };
+        if *who == Who::Reads {
+            lines.push(Line::styled(format!("{label}: {}", crate::printable::line(text)), style));
+            continue;
+        }
+        lines.push(Line::styled(format!("{label}:"), style));
+        lines.extend(
+            text.lines().map(|l| Line::styled(format!("  {}", crate::printable::line(l)), style)),
+        );
+        lines.push(Line::raw(""));
+    }
+    let width = usize::from(area.width.saturating_sub(2)).max(1);
+    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(width)).sum();
+    let top = rows.saturating_sub(usize::from(area.height.saturating_sub(2))).saturating_sub(back);
+    let block = Block::default().borders(Borders::ALL).title(" harrow prep — the interview ");
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((u16::try_from(top).unwrap_or(u16::MAX), 0))
+            .block(block),
+        area,
+    );
 }

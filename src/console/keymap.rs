@@ -23,10 +23,20 @@ pub enum Mode {
     Row,
     /// The session list of `harrow` with no arguments.
     Browser,
+    /// `harrow prep`: writing the answer to the model's question.
+    Answer,
+    /// `harrow prep`: the model is working on the last answer.
+    Thinking,
+    /// `harrow prep`: the drafted plan, to write, edit, send back or drop.
+    Review,
+    /// `harrow prep`: editing the drafted plan's files by hand.
+    PlanEditor,
+    /// `harrow prep`: stop the interview?
+    StopPrompt,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 11] = [
+    pub const ALL: [Mode; 16] = [
         Mode::Main,
         Mode::Help,
         Mode::Inspector,
@@ -38,6 +48,11 @@ impl Mode {
         Mode::Diff,
         Mode::Row,
         Mode::Browser,
+        Mode::Answer,
+        Mode::Thinking,
+        Mode::Review,
+        Mode::PlanEditor,
+        Mode::StopPrompt,
     ];
 
     /// The name the help overlay gives the table.
@@ -54,12 +69,17 @@ impl Mode {
             Mode::Diff => "Keys of the diff view",
             Mode::Row => "Keys of the row view",
             Mode::Browser => "Keys of the session list",
+            Mode::Answer => "Keys of the interview",
+            Mode::Thinking => "Keys while the model works",
+            Mode::Review => "Keys of the drafted plan",
+            Mode::PlanEditor => "Keys of the plan editor",
+            Mode::StopPrompt => "Keys of the stop prompt",
         }
     }
 
     /// Modes where unbound keys are typed into a text box.
     pub fn takes_text(self) -> bool {
-        matches!(self, Mode::Editor | Mode::Search)
+        matches!(self, Mode::Editor | Mode::Search | Mode::Answer | Mode::PlanEditor)
     }
 
     /// The binding table of the mode, in the order the help lists it.
@@ -76,6 +96,11 @@ impl Mode {
             Mode::Diff => DIFF,
             Mode::Row => ROW,
             Mode::Browser => BROWSER,
+            Mode::Answer => ANSWER,
+            Mode::Thinking => THINKING,
+            Mode::Review => REVIEW,
+            Mode::PlanEditor => PLAN_EDITOR,
+            Mode::StopPrompt => STOP_PROMPT,
         }
     }
 
@@ -84,7 +109,15 @@ impl Mode {
         match self {
             Mode::Main | Mode::Browser => Action::Quit,
             Mode::Help | Mode::Inspector | Mode::FileView | Mode::Diff | Mode::Row => Action::Close,
-            Mode::Editor | Mode::Search | Mode::QuitPrompt | Mode::ResumePrompt => Action::Cancel,
+            Mode::Editor
+            | Mode::Search
+            | Mode::QuitPrompt
+            | Mode::ResumePrompt
+            | Mode::Answer
+            | Mode::Thinking
+            | Mode::PlanEditor => Action::Cancel,
+            Mode::Review => Action::Discard,
+            Mode::StopPrompt => Action::StopAndQuit,
         }
     }
 }
@@ -161,6 +194,14 @@ pub enum Action {
     Right,
     PageDown,
     PageUp,
+    /// The drafted plan: write its files and commit them.
+    Accept,
+    /// The drafted plan: edit it by hand.
+    Edit,
+    /// The drafted plan: send it back to the model with a note.
+    Revise,
+    /// The drafted plan: write nothing.
+    Discard,
 }
 
 /// When a binding earns a place on the hint line, and how high.
@@ -175,202 +216,239 @@ pub enum Hint {
     Replay(u8, &'static str),
 }
 
+/// A key with the modifiers it must be pressed with (Shift is part of a character, never
+/// required: `G` is `G` however the terminal reports it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+impl Key {
+    /// Whether a press is this key.
+    pub fn matches(self, press: &KeyEvent) -> bool {
+        let wanted = KeyModifiers::CONTROL | KeyModifiers::ALT;
+        self.code == press.code && press.modifiers.intersection(wanted) == self.mods
+    }
+
+    /// The key as the help and the hint line write it: `j`, `↓`, `Enter`, `Ctrl-S`.
+    pub fn label(self) -> String {
+        let name = match self.code {
+            KeyCode::Char(' ') => "space".to_owned(),
+            KeyCode::Char(c) if self.mods.is_empty() => c.to_string(),
+            KeyCode::Char(c) => c.to_ascii_uppercase().to_string(),
+            KeyCode::Down => "↓".into(),
+            KeyCode::Up => "↑".into(),
+            KeyCode::Left => "←".into(),
+            KeyCode::Right => "→".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::BackTab => "S-Tab".into(),
+            other => other.to_string(),
+        };
+        let mut out = String::new();
+        if self.mods.contains(KeyModifiers::CONTROL) {
+            out.push_str("Ctrl-");
+        }
+        if self.mods.contains(KeyModifiers::ALT) {
+            out.push_str("Alt-");
+        }
+        out + &name
+    }
+}
+
+/// A key pressed alone.
+const fn k(code: KeyCode) -> Key {
+    Key { code, mods: KeyModifiers::NONE }
+}
+
+/// A key pressed with Ctrl.
+const fn ctrl(code: KeyCode) -> Key {
+    Key { code, mods: KeyModifiers::CONTROL }
+}
+
+/// A key pressed with Alt.
+const fn alt(code: KeyCode) -> Key {
+    Key { code, mods: KeyModifiers::ALT }
+}
+
 /// One row of a table.
 #[derive(Debug, Clone, Copy)]
 pub struct Binding {
-    pub keys: &'static [KeyCode],
-    /// How the overlay writes the keys.
-    pub label: &'static str,
+    pub keys: &'static [Key],
     pub action: Action,
     pub help: &'static str,
     pub hint: Hint,
 }
 
-const fn bind(
-    keys: &'static [KeyCode],
-    label: &'static str,
-    action: Action,
-    help: &'static str,
-    hint: Hint,
-) -> Binding {
-    Binding { keys, label, action, help, hint }
+impl Binding {
+    /// How the overlay writes the keys: each key's own label, so it cannot disagree with them.
+    /// A run of digits is written as a range (`0–9`).
+    pub fn label(&self) -> String {
+        let digits: Vec<char> = self
+            .keys
+            .iter()
+            .filter_map(|key| match key.code {
+                KeyCode::Char(c) if c.is_ascii_digit() && key.mods.is_empty() => Some(c),
+                _ => None,
+            })
+            .collect();
+        if digits.len() > 2 && digits.len() == self.keys.len() {
+            return format!("{}–{}", digits[0], digits[digits.len() - 1]);
+        }
+        self.keys.iter().map(|key| key.label()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+const fn bind(keys: &'static [Key], action: Action, help: &'static str, hint: Hint) -> Binding {
+    Binding { keys, action, help, hint }
 }
 
 use Action as A;
 use Hint as H;
 use KeyCode as K;
 
-const DIGITS: &[KeyCode] = &[
-    K::Char('0'),
-    K::Char('1'),
-    K::Char('2'),
-    K::Char('3'),
-    K::Char('4'),
-    K::Char('5'),
-    K::Char('6'),
-    K::Char('7'),
-    K::Char('8'),
-    K::Char('9'),
+const DIGITS: &[Key] = &[
+    k(K::Char('0')),
+    k(K::Char('1')),
+    k(K::Char('2')),
+    k(K::Char('3')),
+    k(K::Char('4')),
+    k(K::Char('5')),
+    k(K::Char('6')),
+    k(K::Char('7')),
+    k(K::Char('8')),
+    k(K::Char('9')),
 ];
 
 const MAIN: &[Binding] = &[
-    bind(&[K::Char('?')], "?", A::Help, "show or hide this help", H::Always(0, "? help")),
-    bind(&[K::Char('q')], "q", A::Quit, "quit", H::Always(1, "q quit")),
+    bind(&[k(K::Char('?'))], A::Help, "show or hide this help", H::Always(0, "? help")),
+    bind(&[k(K::Char('q'))], A::Quit, "quit", H::Always(1, "q quit")),
     bind(
-        &[K::Tab],
-        "Tab",
+        &[k(K::Tab)],
         A::Focus,
         "focus the next pane (on small terminals: the next tab)",
         H::Always(5, "Tab pane"),
     ),
-    bind(&[K::BackTab], "S-Tab", A::FocusBack, "focus the previous pane", H::No),
+    bind(&[k(K::BackTab)], A::FocusBack, "focus the previous pane", H::No),
     bind(
-        &[K::Char('z')],
-        "z",
+        &[k(K::Char('z'))],
         A::Zoom,
         "zoom the focused pane to the whole screen, or back",
         H::Live(8, "z zoom"),
     ),
-    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "down (the stream: toward the newest)", H::No),
+    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "down (the stream: toward the newest)", H::No),
     bind(
-        &[K::Char('k'), K::Up],
-        "k ↑",
+        &[k(K::Char('k')), k(K::Up)],
         A::Up,
         "up (the stream: back in time; stops following)",
         H::No,
     ),
-    bind(&[K::Char('g'), K::Home], "g", A::Top, "to the top", H::No),
-    bind(&[K::Char('G'), K::End], "G", A::Bottom, "to the newest, and follow it again", H::No),
+    bind(&[k(K::Char('g')), k(K::Home)], A::Top, "to the top", H::No),
+    bind(&[k(K::Char('G')), k(K::End)], A::Bottom, "to the newest, and follow it again", H::No),
     bind(
-        &[K::Char('/')],
-        "/",
+        &[k(K::Char('/'))],
         A::Search,
         "search the worker stream (a tool, a path, a word)",
         H::Always(6, "/ search"),
     ),
     bind(
-        &[K::Char('f')],
-        "f",
+        &[k(K::Char('f'))],
         A::Filter,
         "worker stream: everything, worker ↔ evaluator only, problems only",
         H::No,
     ),
-    bind(&[K::Char('n')], "n", A::SearchNext, "next match of the search", H::No),
-    bind(&[K::Char('N')], "N", A::SearchPrev, "previous match of the search", H::No),
+    bind(&[k(K::Char('n'))], A::SearchNext, "next match of the search", H::No),
+    bind(&[k(K::Char('N'))], A::SearchPrev, "previous match of the search", H::No),
+    bind(&[k(K::Char(' '))], A::PlayPause, "play or pause the replay", H::Replay(2, "space play")),
     bind(
-        &[K::Char(' ')],
-        "space",
-        A::PlayPause,
-        "play or pause the replay",
-        H::Replay(2, "space play"),
-    ),
-    bind(
-        &[K::Char('+'), K::Char('=')],
-        "+",
+        &[k(K::Char('+')), k(K::Char('='))],
         A::Faster,
         "replay faster (up to as fast as possible)",
         H::Replay(7, "+/- speed"),
     ),
-    bind(&[K::Char('-')], "-", A::Slower, "replay slower (down to 0.5×)", H::No),
+    bind(&[k(K::Char('-'))], A::Slower, "replay slower (down to 0.5×)", H::No),
     bind(
-        &[K::Char('.')],
-        ".",
+        &[k(K::Char('.'))],
         A::StepForward,
         "step one event forward (pauses)",
         H::Replay(8, "./, step"),
     ),
-    bind(&[K::Char(',')], ",", A::StepBack, "step one event back (pauses)", H::No),
+    bind(&[k(K::Char(','))], A::StepBack, "step one event back (pauses)", H::No),
     bind(
-        &[K::Char('x')],
-        "x",
+        &[k(K::Char('x'))],
         A::NextFailure,
         "jump to the next failure: a reject, failed validators, a failed task",
         H::Replay(3, "x failure"),
     ),
-    bind(&[K::Char('X')], "X", A::PrevFailure, "jump to the previous failure", H::No),
-    bind(DIGITS, "0–9", A::Seek(0), "seek to 0–90 % (see the timeline)", H::No),
-    bind(&[K::Char('}')], "}", A::NextVerdict, "jump to the next verdict", H::No),
-    bind(&[K::Char('{')], "{", A::PrevVerdict, "jump to the previous verdict", H::No),
-    bind(&[K::Char(']')], "]", A::NextTask, "jump to the next task's start", H::No),
-    bind(&[K::Char('[')], "[", A::PrevTask, "jump to the previous task's start", H::No),
+    bind(&[k(K::Char('X'))], A::PrevFailure, "jump to the previous failure", H::No),
+    bind(DIGITS, A::Seek(0), "seek to 0–90 % (see the timeline)", H::No),
+    bind(&[k(K::Char('}'))], A::NextVerdict, "jump to the next verdict", H::No),
+    bind(&[k(K::Char('{'))], A::PrevVerdict, "jump to the previous verdict", H::No),
+    bind(&[k(K::Char(']'))], A::NextTask, "jump to the next task's start", H::No),
+    bind(&[k(K::Char('['))], A::PrevTask, "jump to the previous task's start", H::No),
     bind(
-        &[K::Enter],
-        "Enter",
+        &[k(K::Enter)],
         A::Inspect,
         "Worker: the selected row in full; a verdict, elsewhere: inspect it",
         H::Always(4, "Enter inspect"),
     ),
-    bind(&[K::Esc], "Esc", A::Close, "leave the zoom", H::No),
+    bind(&[k(K::Esc)], A::Close, "leave the zoom", H::No),
     bind(
-        &[K::Char('p')],
-        "p",
+        &[k(K::Char('p'))],
         A::Pause,
         "live: pause at the next task boundary, or resume",
         H::Live(2, "p pause"),
     ),
     bind(
-        &[K::Char('s')],
-        "s",
+        &[k(K::Char('s'))],
         A::Step,
         "live: run exactly one more task, then pause",
         H::Live(7, "s step"),
     ),
     bind(
-        &[K::Char('a')],
-        "a",
+        &[k(K::Char('a'))],
         A::Approve,
         "live: approve the waiting (or selected) task, with a reason",
         H::Live(9, "a/r/F decide"),
     ),
     bind(
-        &[K::Char('r')],
-        "r",
+        &[k(K::Char('r'))],
         A::Reject,
         "live: send it back with guidance for its next attempt",
         H::No,
     ),
+    bind(&[k(K::Char('F'))], A::ForceAccept, "live: accept it below the bar, with a reason", H::No),
     bind(
-        &[K::Char('F')],
-        "F",
-        A::ForceAccept,
-        "live: accept it below the bar, with a reason",
-        H::No,
-    ),
-    bind(
-        &[K::Char('v')],
-        "v",
+        &[k(K::Char('v'))],
         A::RetryEval,
         "live: ask the evaluator again about the held task's work",
         H::No,
     ),
-    bind(&[K::Char('S')], "S", A::Skip, "live: skip the task, with a reason", H::No),
+    bind(&[k(K::Char('S'))], A::Skip, "live: skip the task, with a reason", H::No),
     bind(
-        &[K::Char('K')],
-        "K",
+        &[k(K::Char('K'))],
         A::FailTask,
         "live: fail (kill) the task, with a reason; the run stops",
         H::No,
     ),
-    bind(&[K::Char('e')], "e", A::Note, "live: a note for the worker's next attempt", H::No),
+    bind(&[k(K::Char('e'))], A::Note, "live: a note for the worker's next attempt", H::No),
     bind(
-        &[K::Char('d')],
-        "d",
+        &[k(K::Char('d'))],
         A::Diff,
         "the diff of the attempt in focus as judged (against the task's start)",
         H::Always(7, "d diff"),
     ),
     bind(
-        &[K::Char('D')],
-        "D",
+        &[k(K::Char('D'))],
         A::DiffSincePrevious,
         "what a rework changed since the attempt before it",
         H::No,
     ),
-    bind(&[K::Char('E')], "E", A::Export, "export the session as Markdown into its folder", H::No),
-    bind(&[K::Char('t')], "t", A::Theme, "next theme (dark, light, high contrast, yours)", H::No),
+    bind(&[k(K::Char('E'))], A::Export, "export the session as Markdown into its folder", H::No),
+    bind(&[k(K::Char('t'))], A::Theme, "next theme (dark, light, high contrast, yours)", H::No),
     bind(
-        &[K::Char('m')],
-        "m",
+        &[k(K::Char('m'))],
         A::Mouse,
         "mouse capture on or off (off: select text as usual)",
         H::No,
@@ -378,11 +456,10 @@ const MAIN: &[Binding] = &[
 ];
 
 const HELP: &[Binding] = &[
-    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "scroll down", H::Always(1, "j/k scroll")),
-    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "scroll up", H::No),
+    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "scroll down", H::Always(1, "j/k scroll")),
+    bind(&[k(K::Char('k')), k(K::Up)], A::Up, "scroll up", H::No),
     bind(
-        &[K::Esc, K::Char('?'), K::Char('q')],
-        "Esc ? q",
+        &[k(K::Esc), k(K::Char('?')), k(K::Char('q'))],
         A::Close,
         "close the help",
         H::Always(0, "Esc closes"),
@@ -392,41 +469,32 @@ const HELP: &[Binding] = &[
 const INSPECTOR: &[Binding] = &[
     bind(
         &[
-            K::Char('1'),
-            K::Char('2'),
-            K::Char('3'),
-            K::Char('4'),
-            K::Char('5'),
-            K::Char('6'),
-            K::Char('7'),
-            K::Char('8'),
-            K::Char('9'),
+            k(K::Char('1')),
+            k(K::Char('2')),
+            k(K::Char('3')),
+            k(K::Char('4')),
+            k(K::Char('5')),
+            k(K::Char('6')),
+            k(K::Char('7')),
+            k(K::Char('8')),
+            k(K::Char('9')),
         ],
-        "1–9",
         A::Evidence(1),
         "open evidence pointer [n] at its file",
         H::Always(0, "1–9 evidence"),
     ),
-    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "scroll down", H::Always(1, "j/k scroll")),
-    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "scroll up", H::No),
+    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "scroll down", H::Always(1, "j/k scroll")),
+    bind(&[k(K::Char('k')), k(K::Up)], A::Up, "scroll up", H::No),
+    bind(&[k(K::Char('d'))], A::Diff, "the diff of this attempt as judged", H::Always(3, "d diff")),
     bind(
-        &[K::Char('d')],
-        "d",
-        A::Diff,
-        "the diff of this attempt as judged",
-        H::Always(3, "d diff"),
-    ),
-    bind(
-        &[K::Char('D')],
-        "D",
+        &[k(K::Char('D'))],
         A::DiffSincePrevious,
         "what changed since the attempt before it",
         H::No,
     ),
-    bind(&[K::Char('?')], "?", A::Help, "the keys of the inspector", H::No),
+    bind(&[k(K::Char('?'))], A::Help, "the keys of the inspector", H::No),
     bind(
-        &[K::Esc, K::Char('q')],
-        "Esc q",
+        &[k(K::Esc), k(K::Char('q'))],
         A::Close,
         "close the inspector",
         H::Always(2, "Esc closes"),
@@ -434,11 +502,10 @@ const INSPECTOR: &[Binding] = &[
 ];
 
 const FILE_VIEW: &[Binding] = &[
-    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "scroll down", H::Always(0, "j/k scroll")),
-    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "scroll up", H::No),
+    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "scroll down", H::Always(0, "j/k scroll")),
+    bind(&[k(K::Char('k')), k(K::Up)], A::Up, "scroll up", H::No),
     bind(
-        &[K::Esc, K::Char('q')],
-        "Esc q",
+        &[k(K::Esc), k(K::Char('q'))],
         A::Close,
         "back to the verdict",
         H::Always(1, "Esc back to the verdict"),
@@ -447,55 +514,44 @@ const FILE_VIEW: &[Binding] = &[
 
 const EDITOR: &[Binding] = &[
     bind(
-        &[K::Enter],
-        "Enter",
+        &[k(K::Enter)],
         A::Submit,
         "send the decision with this text",
         H::Always(0, "Enter sends"),
     ),
-    bind(&[K::Esc], "Esc", A::Cancel, "cancel: nothing is sent", H::Always(1, "Esc cancels")),
+    bind(&[k(K::Esc)], A::Cancel, "cancel: nothing is sent", H::Always(1, "Esc cancels")),
 ];
 
 const SEARCH: &[Binding] = &[
-    bind(
-        &[K::Enter],
-        "Enter",
-        A::Submit,
-        "search the worker stream",
-        H::Always(0, "Enter searches"),
-    ),
-    bind(&[K::Esc], "Esc", A::Cancel, "cancel the search", H::Always(1, "Esc cancels")),
+    bind(&[k(K::Enter)], A::Submit, "search the worker stream", H::Always(0, "Enter searches")),
+    bind(&[k(K::Esc)], A::Cancel, "cancel the search", H::Always(1, "Esc cancels")),
 ];
 
 const QUIT_PROMPT: &[Binding] = &[
     bind(
-        &[K::Char('y')],
-        "y",
+        &[k(K::Char('y'))],
         A::StopAndQuit,
         "stop the run at the next task boundary (resumable), and quit",
         H::Always(0, "y stop it"),
     ),
     bind(
-        &[K::Char('n')],
-        "n",
+        &[k(K::Char('n'))],
         A::LeaveRunning,
         "leave the run going, printing its events here",
         H::Always(1, "n leave it running"),
     ),
-    bind(&[K::Esc], "Esc", A::Cancel, "stay in the console", H::Always(2, "Esc stay")),
+    bind(&[k(K::Esc)], A::Cancel, "stay in the console", H::Always(2, "Esc stay")),
 ];
 
 const RESUME_PROMPT: &[Binding] = &[
     bind(
-        &[K::Enter],
-        "Enter",
+        &[k(K::Enter)],
         A::Submit,
         "resume the session in the background, so the run acts on the decision",
         H::Always(0, "Enter resumes the run"),
     ),
     bind(
-        &[K::Esc],
-        "Esc",
+        &[k(K::Esc)],
         A::Cancel,
         "not now: the decision waits for the next `harrow resume`",
         H::Always(1, "Esc not now"),
@@ -503,61 +559,156 @@ const RESUME_PROMPT: &[Binding] = &[
 ];
 
 const DIFF: &[Binding] = &[
-    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "scroll down", H::Always(1, "j/k scroll")),
-    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "scroll up", H::No),
-    bind(&[K::PageDown, K::Char(' ')], "PgDn space", A::PageDown, "a page down", H::No),
-    bind(&[K::PageUp], "PgUp", A::PageUp, "a page up", H::No),
-    bind(&[K::Char('n')], "n", A::NextFile, "the next file", H::Always(0, "n/N file")),
-    bind(&[K::Char('N')], "N", A::PrevFile, "the previous file", H::No),
+    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "scroll down", H::Always(1, "j/k scroll")),
+    bind(&[k(K::Char('k')), k(K::Up)], A::Up, "scroll up", H::No),
+    bind(&[k(K::PageDown), k(K::Char(' '))], A::PageDown, "a page down", H::No),
+    bind(&[k(K::PageUp)], A::PageUp, "a page up", H::No),
+    bind(&[k(K::Char('n'))], A::NextFile, "the next file", H::Always(0, "n/N file")),
+    bind(&[k(K::Char('N'))], A::PrevFile, "the previous file", H::No),
     bind(
-        &[K::Char('l'), K::Right],
-        "l →",
+        &[k(K::Char('l')), k(K::Right)],
         A::Right,
         "scroll right (long lines)",
         H::Always(2, "h/l sideways"),
     ),
-    bind(&[K::Char('h'), K::Left], "h ←", A::Left, "scroll left", H::No),
-    bind(&[K::Char('g'), K::Home], "g", A::Top, "to the top", H::No),
-    bind(&[K::Char('G'), K::End], "G", A::Bottom, "to the end", H::No),
-    bind(&[K::Char('?')], "?", A::Help, "the keys of the diff view", H::No),
-    bind(&[K::Esc, K::Char('q')], "Esc q", A::Close, "close the diff", H::Always(3, "Esc closes")),
+    bind(&[k(K::Char('h')), k(K::Left)], A::Left, "scroll left", H::No),
+    bind(&[k(K::Char('g')), k(K::Home)], A::Top, "to the top", H::No),
+    bind(&[k(K::Char('G')), k(K::End)], A::Bottom, "to the end", H::No),
+    bind(&[k(K::Char('?'))], A::Help, "the keys of the diff view", H::No),
+    bind(&[k(K::Esc), k(K::Char('q'))], A::Close, "close the diff", H::Always(3, "Esc closes")),
 ];
 
 const ROW: &[Binding] = &[
-    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "scroll down", H::Always(1, "j/k scroll")),
-    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "scroll up", H::No),
-    bind(&[K::PageDown, K::Char(' ')], "PgDn space", A::PageDown, "a page down", H::No),
-    bind(&[K::PageUp], "PgUp", A::PageUp, "a page up", H::No),
-    bind(&[K::Char('g'), K::Home], "g", A::Top, "to the top", H::No),
-    bind(&[K::Char('G'), K::End], "G", A::Bottom, "to the end", H::No),
-    bind(&[K::Char('/')], "/", A::Search, "find a word in this row", H::Always(2, "/ find")),
-    bind(&[K::Char('n')], "n", A::SearchNext, "the next line holding it", H::No),
-    bind(&[K::Char('N')], "N", A::SearchPrev, "the previous line holding it", H::No),
+    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "scroll down", H::Always(1, "j/k scroll")),
+    bind(&[k(K::Char('k')), k(K::Up)], A::Up, "scroll up", H::No),
+    bind(&[k(K::PageDown), k(K::Char(' '))], A::PageDown, "a page down", H::No),
+    bind(&[k(K::PageUp)], A::PageUp, "a page up", H::No),
+    bind(&[k(K::Char('g')), k(K::Home)], A::Top, "to the top", H::No),
+    bind(&[k(K::Char('G')), k(K::End)], A::Bottom, "to the end", H::No),
+    bind(&[k(K::Char('/'))], A::Search, "find a word in this row", H::Always(2, "/ find")),
+    bind(&[k(K::Char('n'))], A::SearchNext, "the next line holding it", H::No),
+    bind(&[k(K::Char('N'))], A::SearchPrev, "the previous line holding it", H::No),
     bind(
-        &[K::Char('y')],
-        "y",
+        &[k(K::Char('y'))],
         A::Copy,
         "copy the whole text to the clipboard (OSC 52: works over SSH and in tmux)",
         H::Always(3, "y copy"),
     ),
-    bind(&[K::Char('?')], "?", A::Help, "the keys of the row view", H::No),
-    bind(&[K::Esc, K::Char('q')], "Esc q", A::Close, "close the row", H::Always(0, "Esc closes")),
+    bind(&[k(K::Char('?'))], A::Help, "the keys of the row view", H::No),
+    bind(&[k(K::Esc), k(K::Char('q'))], A::Close, "close the row", H::Always(0, "Esc closes")),
 ];
 
 const BROWSER: &[Binding] = &[
-    bind(&[K::Char('j'), K::Down], "j ↓", A::Down, "next session", H::Always(2, "j/k move")),
-    bind(&[K::Char('k'), K::Up], "k ↑", A::Up, "previous session", H::No),
-    bind(&[K::Char('g'), K::Home], "g", A::Top, "the newest session", H::No),
-    bind(&[K::Char('G'), K::End], "G", A::Bottom, "the oldest session", H::No),
+    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "next session", H::Always(2, "j/k move")),
+    bind(&[k(K::Char('k')), k(K::Up)], A::Up, "previous session", H::No),
+    bind(&[k(K::Char('g')), k(K::Home)], A::Top, "the newest session", H::No),
+    bind(&[k(K::Char('G')), k(K::End)], A::Bottom, "the oldest session", H::No),
     bind(
-        &[K::Enter],
-        "Enter",
+        &[k(K::Enter)],
         A::Open,
         "watch it if a run holds it, else replay it",
         H::Always(0, "Enter watch or replay"),
     ),
-    bind(&[K::Char('r')], "r", A::Refresh, "read the list again", H::Always(3, "r refresh")),
-    bind(&[K::Char('q'), K::Esc], "q Esc", A::Quit, "quit", H::Always(1, "q quit")),
+    bind(&[k(K::Char('r'))], A::Refresh, "read the list again", H::Always(3, "r refresh")),
+    bind(&[k(K::Char('?'))], A::Help, "these keys", H::Always(4, "? keys")),
+    bind(&[k(K::Char('q')), k(K::Esc)], A::Quit, "quit", H::Always(1, "q quit")),
+];
+
+const ANSWER: &[Binding] = &[
+    bind(
+        &[ctrl(K::Char('s')), alt(K::Enter)],
+        A::Submit,
+        "send the answer (Enter starts a new line)",
+        H::Always(0, "Ctrl-S sends"),
+    ),
+    bind(
+        &[k(K::Esc)],
+        A::Cancel,
+        "stop the interview (asks first); nothing is written",
+        H::Always(2, "Esc stops"),
+    ),
+    bind(&[k(K::PageUp)], A::PageUp, "scroll the conversation back", H::No),
+    bind(&[k(K::PageDown)], A::PageDown, "scroll the conversation forward", H::No),
+    bind(
+        &[k(K::Char('?'))],
+        A::Help,
+        "these keys (while the answer is empty; otherwise ? is typed)",
+        H::Always(3, "? keys"),
+    ),
+];
+
+const THINKING: &[Binding] = &[
+    bind(
+        &[k(K::Esc)],
+        A::Cancel,
+        "stop the model and the interview (asks first); nothing is written",
+        H::Always(0, "Esc stops"),
+    ),
+    bind(&[k(K::Char('k')), k(K::Up), k(K::PageUp)], A::PageUp, "scroll back", H::No),
+    bind(&[k(K::Char('j')), k(K::Down), k(K::PageDown)], A::PageDown, "scroll forward", H::No),
+    bind(&[k(K::Char('?'))], A::Help, "these keys", H::Always(1, "? keys")),
+];
+
+const REVIEW: &[Binding] = &[
+    bind(
+        &[k(K::Char('y'))],
+        A::Accept,
+        "write the plan's files and commit them",
+        H::Always(0, "y writes it"),
+    ),
+    bind(
+        &[k(K::Char('e'))],
+        A::Edit,
+        "edit the plan by hand (the edit is checked)",
+        H::Always(1, "e edits"),
+    ),
+    bind(
+        &[k(K::Char('r'))],
+        A::Revise,
+        "send it back to the model with a note",
+        H::Always(2, "r revises"),
+    ),
+    bind(
+        &[k(K::Char('n')), k(K::Esc)],
+        A::Discard,
+        "write nothing and end the interview",
+        H::Always(3, "n writes nothing"),
+    ),
+    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "scroll down", H::Always(4, "j/k scroll")),
+    bind(&[k(K::Char('k')), k(K::Up)], A::Up, "scroll up", H::No),
+    bind(&[k(K::PageDown), k(K::Char(' '))], A::PageDown, "a page down", H::No),
+    bind(&[k(K::PageUp)], A::PageUp, "a page up", H::No),
+    bind(&[k(K::Char('?'))], A::Help, "these keys", H::Always(5, "? keys")),
+];
+
+const PLAN_EDITOR: &[Binding] = &[
+    bind(
+        &[ctrl(K::Char('s'))],
+        A::Submit,
+        "keep the edit (it is checked before anything is written)",
+        H::Always(0, "Ctrl-S keeps it"),
+    ),
+    bind(
+        &[k(K::Esc)],
+        A::Cancel,
+        "back to the plan without the edit",
+        H::Always(1, "Esc drops the edit"),
+    ),
+];
+
+const STOP_PROMPT: &[Binding] = &[
+    bind(
+        &[k(K::Char('y'))],
+        A::StopAndQuit,
+        "stop the interview; nothing is written",
+        H::Always(0, "y stops"),
+    ),
+    bind(
+        &[k(K::Char('n')), k(K::Esc)],
+        A::Cancel,
+        "go on with the interview",
+        H::Always(1, "n goes on"),
+    ),
 ];
 
 /// The action a key press asks for in `mode`. Ctrl-C always leaves: the console, or the
@@ -566,10 +717,8 @@ pub fn action_for(mode: Mode, key: &KeyEvent) -> Option<Action> {
     if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
         return Some(mode.interrupt());
     }
-    if mode.takes_text() && key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) {
-        return None;
-    }
-    let action = mode.bindings().iter().find(|b| b.keys.contains(&key.code)).map(|b| b.action)?;
+    let action =
+        mode.bindings().iter().find(|b| b.keys.iter().any(|k| k.matches(key))).map(|b| b.action)?;
     let digit = match key.code {
         KeyCode::Char(c) => c.to_digit(10).map(|d| d as u8),
         _ => None,
@@ -628,12 +777,12 @@ mod tests {
         for mode in Mode::ALL {
             for b in mode.bindings() {
                 for k in b.keys {
-                    let got = action_for(mode, &KeyEvent::new(*k, KeyModifiers::NONE));
+                    let got = action_for(mode, &KeyEvent::new(k.code, k.mods));
                     assert_eq!(
                         got.map(|a| std::mem::discriminant(&a)),
                         Some(std::mem::discriminant(&b.action)),
                         "{mode:?} {}",
-                        b.label
+                        b.label()
                     );
                 }
             }
@@ -653,6 +802,16 @@ mod tests {
             action_for(Mode::Editor, &KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE)),
             None
         );
+        let press = |code, mods| action_for(Mode::Answer, &KeyEvent::new(code, mods));
+        assert_eq!(press(KeyCode::Char('s'), KeyModifiers::CONTROL), Some(Action::Submit));
+        assert_eq!(press(KeyCode::Enter, KeyModifiers::ALT), Some(Action::Submit));
+        assert_eq!(press(KeyCode::Char('s'), KeyModifiers::NONE), None, "a plain s is typed");
+        assert_eq!(press(KeyCode::Enter, KeyModifiers::NONE), None, "Enter is a new line");
+        assert_eq!(
+            action_for(Mode::Main, &KeyEvent::new(KeyCode::Char('G'), KeyModifiers::SHIFT)),
+            Some(Action::Bottom),
+            "Shift is part of the character"
+        );
     }
 
     #[test]
@@ -667,7 +826,7 @@ mod tests {
                         if keys == "/" { vec![keys] } else { keys.split('/').collect() };
                     for key in pieces {
                         assert!(
-                            mode.bindings().iter().any(|b| b.label.split(' ').any(|l| l == key)),
+                            mode.bindings().iter().any(|b| b.label().split(' ').any(|l| l == key)),
                             "{mode:?}: the hint {hint:?} names {key:?}, which the table does not bind"
                         );
                     }

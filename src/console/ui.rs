@@ -632,7 +632,7 @@ fn draw_help(frame: &mut Frame, area: Rect, theme: &Theme, of: Mode, top: u16) {
         .iter()
         .map(|b| {
             Line::from(vec![
-                Span::styled(format!("{:>7}  ", b.label), theme.fg(theme.colors.focus)),
+                Span::styled(format!("{:>7}  ", b.label()), theme.fg(theme.colors.focus)),
                 Span::raw(b.help),
             ])
         })

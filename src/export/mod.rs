@@ -188,13 +188,38 @@ fn failure_words(reason: &str) -> String {
 
 /// Reads the session in `dir` and renders it, with keys and the machine's paths taken out.
 pub fn render(dir: &Path, id: &str, format: Format) -> io::Result<String> {
-    let (export, paths) = collect(dir, id)?;
+    render_reporting(dir, id, format, &mut |_| {})
+}
+
+/// [`render`], telling `progress` how far through the log it is (bytes read, of the size the
+/// log had when it was opened) about every mebibyte, so a console can show it.
+pub fn render_reporting(
+    dir: &Path,
+    id: &str,
+    format: Format,
+    progress: &mut dyn FnMut(Progress),
+) -> io::Result<String> {
+    let (export, paths) = collect(dir, id, progress)?;
     let text = match format {
         Format::Md => markdown::render(&export),
         Format::Html => html::render(&export),
         Format::Json => crate::printable::json_pretty(&export).map_err(io::Error::other)? + "\n",
     };
     Ok(crate::printable::text(&redact(&text, &paths)).into_owned())
+}
+
+/// How far an export has read the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub read: u64,
+    pub total: u64,
+}
+
+impl Progress {
+    /// Whole percent read.
+    pub fn percent(self) -> u64 {
+        (self.read.saturating_mul(100)).checked_div(self.total).unwrap_or(100).min(100)
+    }
 }
 
 /// Takes the machine's absolute paths and every known key out of `text`: the session's own
@@ -230,12 +255,23 @@ fn machine_paths() -> Vec<(String, &'static str)> {
 }
 
 /// The parts of the log the export keeps, and the absolute paths to take out of it.
-fn collect(dir: &Path, id: &str) -> io::Result<(Export, Vec<(String, &'static str)>)> {
+fn collect(
+    dir: &Path,
+    id: &str,
+    progress: &mut dyn FnMut(Progress),
+) -> io::Result<(Export, Vec<(String, &'static str)>)> {
     let o = overview(dir, id)?;
     let mut c = Collector::default();
     let file = std::fs::File::open(dir.join(crate::session::dir::EVENTS_FILE))?;
+    let total = file.metadata()?.len();
+    let (mut read, mut told) = (0u64, 0u64);
     for line in io::BufReader::with_capacity(1 << 20, file).split(b'\n') {
         let line = line?;
+        read += line.len() as u64 + 1;
+        if read - told >= 1 << 20 {
+            told = read;
+            progress(Progress { read: read.min(total), total });
+        }
         let Ok(fact) = Fact::decode(&line) else { continue };
         if Collector::wants(&fact)
             && let Ok(event) = Event::decode(&line)

@@ -56,6 +56,32 @@ pub trait Person {
     fn stopped(&self) -> bool {
         false
     }
+
+    /// How this person sends an answer, for the interview's first line.
+    fn how_to_answer(&self) -> &'static str {
+        "end each answer with an empty line"
+    }
+
+    /// The model is reading the repository (`read_file src/lib.rs`): shown as it happens.
+    fn reading(&mut self, what: &str) {
+        println!("prep reads: {}", crate::printable::text(what));
+    }
+
+    /// Notified when the person stops the interview while the model works: the call in
+    /// flight is dropped. `None` when the person cannot stop it mid-call.
+    fn stop_signal(&self) -> Option<std::sync::Arc<tokio::sync::Notify>> {
+        None
+    }
+}
+
+/// A tool call in a few words, for the person watching: the tool and the path or pattern it
+/// was given.
+fn reading_words(tool: &str, args: &Value) -> String {
+    let what = ["path", "pattern", "glob"]
+        .iter()
+        .find_map(|k| args.get(*k).and_then(Value::as_str))
+        .unwrap_or("");
+    format!("{tool} {}", crate::printable::line(what)).trim_end().to_owned()
 }
 
 /// Answers given in advance, one per question, in order.
@@ -82,6 +108,10 @@ impl Answers {
 }
 
 impl Person for Answers {
+    fn how_to_answer(&self) -> &'static str {
+        "answered from the file, in order"
+    }
+
     /// The next answer from the file; the question and the answer are printed as they come,
     /// so a headless interview can be followed.
     fn answer(&mut self, question: &str) -> Option<String> {
@@ -176,10 +206,16 @@ impl<'a> Interview<'a> {
             let tag =
                 CallTag { role: Role::Prep, task: &self.feature, attempt: 1, turn: self.turn };
             let mut tries = Vec::new();
-            let result = self
-                .brain
-                .chat(&tag, &self.messages, &tools, |a, r| tries.push((a.clone(), r.cloned())))
-                .await;
+            let call = self.brain.chat(&tag, &self.messages, &tools, |a, r| {
+                tries.push((a.clone(), r.cloned()));
+            });
+            let result = match person.stop_signal() {
+                Some(stop) => tokio::select! {
+                    result = call => result,
+                    () = stop.notified() => return Err(PrepError::Stopped),
+                },
+                None => call.await,
+            };
             let scope = self.scope();
             for (a, r) in &tries {
                 self.tokens_total += a.usage.prompt + a.usage.completion;
@@ -245,6 +281,7 @@ impl<'a> Interview<'a> {
                 } else if tools::find(&call.name).is_some_and(|t| t.kind == ToolKind::Read) {
                     let args =
                         serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
+                    person.reading(&reading_words(&call.name, &args));
                     self.hands
                         .call(&self.scope(), Some(&call.id), &call.name, &args, &mut *self.writer)?
                         .output

@@ -1,0 +1,225 @@
+//! The one event loop every screen runs in: the console over a session, the session browser
+//! and the prep interview. One input thread and one channel feed it; tailed lines, jobs that
+//! finished off the UI thread and the interview's model all report on the same channel, so a
+//! screen never blocks on anything but that channel.
+//!
+//! Screens form a stack: the browser opens a session's console over itself and is shown again
+//! when that console closes.
+
+use super::jobs::Job;
+use crate::session::tail::TailEvent;
+use crossterm::event::{self, Event as TermEvent};
+use ratatui::Frame;
+use ratatui::layout::Size;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+/// Everything the loop can be told.
+#[derive(Debug)]
+pub enum Msg {
+    Term(TermEvent),
+    /// The terminal can no longer be read.
+    InputGone,
+    Tail(TailEvent),
+    Job(Job),
+}
+
+/// What a screen asks of the loop after a message.
+pub enum Flow {
+    Stay,
+    /// Show this screen over the current one until it closes.
+    Open(Box<dyn Screen>),
+    /// Close the current screen (the last one closing ends the loop).
+    Close,
+}
+
+/// What a screen may use of the loop: a sender for its jobs and tailers, and the terminal's
+/// size (for the mouse).
+#[derive(Debug, Clone)]
+pub struct Cx {
+    pub tx: Sender<Msg>,
+    pub size: Size,
+}
+
+/// One screen of the console.
+pub trait Screen {
+    /// Shown for the first time: start what feeds it (a tailer, the opening effects).
+    fn open(&mut self, _cx: &Cx) {}
+    /// Whether a frame is due now.
+    fn due(&self, now: Instant) -> bool;
+    fn draw(&mut self, frame: &mut Frame);
+    /// A frame was drawn at `now`.
+    fn drawn(&mut self, now: Instant);
+    /// How long the loop may wait for a message before the screen needs a turn; `None` waits
+    /// until one comes (an idle screen uses no CPU).
+    fn wait(&self, now: Instant) -> Option<Duration>;
+    /// One message.
+    fn on(&mut self, msg: Msg, cx: &Cx) -> Flow;
+    /// After the messages that were waiting (or a timeout): clocks and checks.
+    fn turn(&mut self, _now: Instant, _cx: &Cx) -> Flow {
+        Flow::Stay
+    }
+    /// Shown again after the screen opened over it closed.
+    fn back(&mut self, _cx: &Cx) {}
+    /// Closing: give back what the screen took of the terminal (mouse capture).
+    fn close(&mut self) {}
+}
+
+/// How often the input thread looks up from waiting to see whether it should stop.
+const INPUT_POLL: Duration = Duration::from_millis(200);
+
+/// The thread that reads the terminal into the channel; stopped and joined when dropped.
+struct Input {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Input {
+    fn start(tx: Sender<Msg>) -> std::io::Result<Input> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new().name("harrow-input".into()).spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                match event::poll(INPUT_POLL) {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        let Ok(e) = event::read() else { break };
+                        if tx.send(Msg::Term(e)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(_) => {
+                        let _ = tx.send(Msg::InputGone);
+                        break;
+                    }
+                }
+            }
+        })?;
+        Ok(Input { stop, thread: Some(thread) })
+    }
+}
+
+impl Drop for Input {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The terminal, taken for the console, with the one channel and the one input thread. The
+/// terminal is given back when it is dropped; a panic gives it back too (ratatui's hook).
+pub struct Console {
+    terminal: ratatui::DefaultTerminal,
+    tx: Sender<Msg>,
+    rx: Receiver<Msg>,
+    input: Option<Input>,
+}
+
+impl Console {
+    /// Takes the terminal and starts reading it.
+    pub fn open() -> std::io::Result<Console> {
+        let terminal = ratatui::try_init()?;
+        let (tx, rx) = mpsc::channel();
+        let input = match Input::start(tx.clone()) {
+            Ok(input) => input,
+            Err(e) => {
+                ratatui::restore();
+                return Err(e);
+            }
+        };
+        Ok(Console { terminal, tx, rx, input: Some(input) })
+    }
+
+    /// A sender into the loop's channel, for work started before the loop runs.
+    pub fn sender(&self) -> Sender<Msg> {
+        self.tx.clone()
+    }
+
+    /// Runs `first` (and whatever it opens) until the last screen closes.
+    pub fn run(&mut self, first: Box<dyn Screen>) -> std::io::Result<()> {
+        let mut stack = vec![first];
+        let cx = |terminal: &ratatui::DefaultTerminal, tx: &Sender<Msg>| Cx {
+            tx: tx.clone(),
+            size: terminal.size().unwrap_or_default(),
+        };
+        if let Some(top) = stack.last_mut() {
+            top.open(&cx(&self.terminal, &self.tx));
+        }
+        while let Some(top) = stack.last_mut() {
+            let now = Instant::now();
+            if top.due(now) {
+                self.terminal.draw(|f| top.draw(f))?;
+                top.drawn(now);
+            }
+            let first = match top.wait(Instant::now()) {
+                Some(wait) => match self.rx.recv_timeout(wait) {
+                    Ok(m) => Some(m),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                },
+                None => match self.rx.recv() {
+                    Ok(m) => Some(m),
+                    Err(_) => break,
+                },
+            };
+            let cx = cx(&self.terminal, &self.tx);
+            let mut flow = Flow::Stay;
+            for msg in first.into_iter().chain(self.rx.try_iter()) {
+                flow = top.on(msg, &cx);
+                if !matches!(flow, Flow::Stay) {
+                    break;
+                }
+            }
+            if matches!(flow, Flow::Stay) {
+                flow = top.turn(Instant::now(), &cx);
+            }
+            match flow {
+                Flow::Stay => {}
+                Flow::Open(mut screen) => {
+                    self.terminal.clear()?;
+                    screen.open(&cx);
+                    stack.push(screen);
+                }
+                Flow::Close => {
+                    top.close();
+                    stack.pop();
+                    self.terminal.clear()?;
+                    if let Some(under) = stack.last_mut() {
+                        under.back(&cx);
+                    }
+                }
+            }
+        }
+        for screen in stack.iter_mut().rev() {
+            screen.close();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        self.input.take();
+        ratatui::restore();
+    }
+}
+
+impl std::fmt::Debug for Flow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Flow::Stay => "Stay",
+            Flow::Open(_) => "Open",
+            Flow::Close => "Close",
+        })
+    }
+}
+
+impl std::fmt::Debug for Console {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Console").finish_non_exhaustive()
+    }
+}
