@@ -690,6 +690,34 @@ fn seeking_by_tenths_either_way_matches_a_plain_fold_of_the_log_up_to_there() {
 }
 
 #[test]
+fn export_of_a_big_session_runs_as_a_job_the_console_answers_keys_meanwhile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("big");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("events.jsonl")).unwrap());
+    harrow::session::synth::generate(&mut out, 100_000, harrow::session::synth::Dialect::Harrow, 3)
+        .unwrap();
+    drop(out);
+    let cmd = format!("{} replay {} --speed 0.5", env!("CARGO_BIN_EXE_harrow"), dir.display());
+    let t = Tmux::start(&cmd, 160, 45);
+    t.wait_long("REPLAY", 60);
+    t.keys(&["E"]);
+    let s = t.wait_for("exporting the session… ");
+    assert!(!s.contains("exported to"), "{s}");
+    t.keys(&["?"]);
+    let s = t.wait_for("Keys");
+    assert!(
+        s.contains("exporting the session…") && !s.contains("exported to"),
+        "the help opened while the export still ran: {s}"
+    );
+    t.keys(&["Escape"]);
+    let s = t.wait_long("exported to", 120);
+    assert!(s.contains("export.md"), "{s}");
+    let md = std::fs::read_to_string(dir.join("export.md")).unwrap();
+    assert!(md.starts_with('#'), "{}", &md[..md.len().min(200)]);
+}
+
+#[test]
 fn harrow_alone_browses_sessions_opens_one_and_comes_back() {
     let tmp = tempfile::tempdir().unwrap();
     let sessions = tmp.path().join("sessions");
