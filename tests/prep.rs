@@ -32,6 +32,7 @@ fn script() -> Value {
     json!({"prep": {"search": {"1": [
         {"content": "What should search match: titles only, or notes too?"},
         {"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": "{\"path\": \"README"}]},
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "no"}}]},
         {"tool_calls": [{"name": "write_plan", "arguments": plan_args("T-001", &json!([]))}]},
         {"tool_calls": [{"name": "write_plan", "arguments": plan_args("T-002", &json!(["prints only matching items"]))}]}
@@ -85,10 +86,16 @@ fn an_interview_drafts_a_plan_that_is_written_only_when_accepted() {
     }
     let asked = serde_json::to_string(&requests[1].body["messages"]).unwrap();
     assert!(asked.contains("Titles only, ignoring case."), "the answer reaches the model");
-    let refused = serde_json::to_string(&requests[3].body["messages"]).unwrap();
+    assert!(stdout.contains("prep reads: list_dir ."), "the model's reads are shown: {stdout}");
+    let unparseable = serde_json::to_string(&requests[3].body["messages"]).unwrap();
+    assert!(
+        unparseable.contains("ERROR: read_file: the arguments are not valid JSON"),
+        "bad arguments get the worker's answer: {unparseable}"
+    );
+    let refused = serde_json::to_string(&requests[4].body["messages"]).unwrap();
     assert!(refused.contains("can only read the repository"), "a write is refused: {refused}");
     assert!(!repo.join("x.txt").exists());
-    let sent_back = serde_json::to_string(&requests[4].body["messages"]).unwrap();
+    let sent_back = serde_json::to_string(&requests[5].body["messages"]).unwrap();
     assert!(
         sent_back.contains("the plan was not written")
             && sent_back.contains("T-001 is used twice")

@@ -23,7 +23,7 @@ pub struct DiffView {
     pub lines: Vec<(DiffLine, String)>,
     pub files: Vec<FileStat>,
     /// First line and first column shown.
-    pub scroll: u16,
+    pub scroll: super::scroll::Scroll,
     pub column: u16,
 }
 
@@ -153,20 +153,20 @@ fn finish(mut lines: Vec<(DiffLine, String)>, files: Vec<FileStat>, title: &str)
     let added: usize = files.iter().map(|f| f.added).sum();
     let removed: usize = files.iter().map(|f| f.removed).sum();
     let title = format!(" {title} · {} file(s) +{added} −{removed} ", files.len());
-    DiffView { title, lines, files, scroll: 0, column: 0 }
+    DiffView { title, lines, files, scroll: super::scroll::Scroll::default(), column: 0 }
 }
 
 impl DiffView {
     /// Scrolls to the next file's header (or the previous one's), going round at either end.
     pub fn to_file(&mut self, forward: bool) {
-        let at = usize::from(self.scroll);
+        let at = usize::from(self.scroll.top);
         let next = if forward {
             self.files.iter().find(|f| f.line > at).or_else(|| self.files.first())
         } else {
             self.files.iter().rev().find(|f| f.line < at).or_else(|| self.files.last())
         };
         if let Some(f) = next {
-            self.scroll = u16::try_from(f.line).unwrap_or(u16::MAX);
+            self.scroll.top = u16::try_from(f.line).unwrap_or(u16::MAX);
         }
     }
 }
@@ -232,12 +232,12 @@ mod tests {
         assert!(view.lines.iter().any(|(k, t)| *k == DiffLine::Added && t == "+2"));
         assert!(view.lines.iter().any(|(k, t)| *k == DiffLine::Removed && t == "-two"));
         view.to_file(true);
-        assert_eq!(usize::from(view.scroll), view.files[1].line);
+        assert_eq!(usize::from(view.scroll.top), view.files[1].line);
         view.to_file(true);
         view.to_file(true);
-        assert_eq!(usize::from(view.scroll), view.files[0].line, "round at the end");
+        assert_eq!(usize::from(view.scroll.top), view.files[0].line, "round at the end");
         view.to_file(false);
-        assert_eq!(usize::from(view.scroll), view.files[2].line);
+        assert_eq!(usize::from(view.scroll.top), view.files[2].line);
         let tilth = from_patch(
             "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1,2 @@\n a\n+b\n",
             "Tilth",

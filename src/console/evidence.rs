@@ -19,7 +19,7 @@ pub struct Source {
     /// The 0-based line the pointer names, if it names one that exists.
     pub target: Option<usize>,
     /// First line shown.
-    pub scroll: u16,
+    pub scroll: super::scroll::Scroll,
 }
 
 /// A pointer split into its path and what follows the last `:`: a line, a range, a symbol.
@@ -119,7 +119,8 @@ pub fn open(
             format!("{mark}{:>width$} │ {l}", i + 1)
         })
         .collect();
-    let scroll = target.map_or(0, |t| t.saturating_sub(CONTEXT_ABOVE)) as u16;
+    let scroll =
+        super::scroll::Scroll::at(target.map_or(0, |t| t.saturating_sub(CONTEXT_ABOVE)) as u16);
     Ok(Source { title: format!(" {pointer} "), origin, lines, target, scroll })
 }
 

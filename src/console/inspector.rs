@@ -17,7 +17,7 @@ pub struct Inspector {
     /// The verdict's evidence pointers, in the order the lines number them.
     pub evidence: Vec<String>,
     /// First line shown.
-    pub scroll: u16,
+    pub scroll: super::scroll::Scroll,
     /// Where the session's worktree was, to open evidence from.
     pub worktree: Option<std::path::PathBuf>,
     /// The repository the session came from, for when the worktree is gone.
@@ -87,7 +87,7 @@ pub fn build(verdict: &Event, earlier: &[Event]) -> Inspector {
         title: format!(" Verdict on {task}{attempt} "),
         lines,
         evidence: v.evidence.clone().unwrap_or_default(),
-        scroll: 0,
+        scroll: super::scroll::Scroll::default(),
         worktree: None,
         source: None,
         commit: None,

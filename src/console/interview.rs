@@ -6,7 +6,7 @@
 //! [`Mode::PlanEditor`] and [`Mode::StopPrompt`], so `?` lists them and the hint line offers
 //! only keys that work.
 
-use super::jobs::Job;
+use super::jobs::{FromInterview, Job};
 use super::keymap::{Action, Mode, action_for, hint_line};
 use super::screen::{Cx, Flow, Msg, Screen};
 use crate::prep::{Decision, Person};
@@ -21,21 +21,6 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 use tui_textarea::TextArea;
-
-/// What the interview's thread tells the screen.
-#[derive(Debug)]
-pub enum FromInterview {
-    /// harrow says something (where the session is, what was written).
-    Said(String),
-    /// The model asks a question: the person writes the answer.
-    Asked(String),
-    /// The model reads the repository.
-    Reading(String),
-    /// The drafted plan, as the files it becomes: the person decides.
-    Review(String),
-    /// The interview is over.
-    Ended,
-}
 
 /// What the screen sends back.
 #[derive(Debug)]

@@ -2,11 +2,9 @@
 //! messages on the loop's channel, so the screen keeps drawing and answering keys while it
 //! runs: exporting a session, the interview's model turns.
 
-use super::interview::FromInterview;
-use super::screen::Msg;
 use crate::export::Progress;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Sender;
+use std::sync::Arc;
 
 /// What a job reports.
 #[derive(Debug)]
@@ -19,12 +17,39 @@ pub enum Job {
     Interview(FromInterview),
 }
 
-/// Where the console's slow work goes: a thread reporting on the loop's channel, or (for
-/// tests without a loop) done in place and reported to the caller at once.
-#[derive(Debug, Clone)]
+/// What the interview's thread tells its screen.
+#[derive(Debug)]
+pub enum FromInterview {
+    /// harrow says something (where the session is, what was written).
+    Said(String),
+    /// The model asks a question: the person writes the answer.
+    Asked(String),
+    /// The model reads the repository.
+    Reading(String),
+    /// The drafted plan, as the files it becomes: the person decides.
+    Review(String),
+    /// The interview is over.
+    Ended,
+}
+
+/// Where a job's reports go: into the console loop's channel.
+pub type Report = Arc<dyn Fn(Job) + Send + Sync>;
+
+/// Where the console's slow work goes: a thread reporting to the loop, or (for tests without
+/// a loop) done in place and reported to the caller at once.
+#[derive(Clone)]
 pub enum Jobs {
-    Spawned(Sender<Msg>),
+    Spawned(Report),
     Inline,
+}
+
+impl std::fmt::Debug for Jobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Jobs::Spawned(_) => "Jobs::Spawned",
+            Jobs::Inline => "Jobs::Inline",
+        })
+    }
 }
 
 impl Jobs {
@@ -33,15 +58,12 @@ impl Jobs {
         let (dir, id) = (dir.to_owned(), id.to_owned());
         match self {
             Jobs::Inline => Some(Job::Exported(export(&dir, &id, &mut |_| {}))),
-            Jobs::Spawned(tx) => {
-                let tx = tx.clone();
+            Jobs::Spawned(report) => {
+                let report = report.clone();
                 let spawned =
                     std::thread::Builder::new().name("harrow-export".into()).spawn(move || {
-                        let progress = tx.clone();
-                        let result = export(&dir, &id, &mut |p| {
-                            let _ = progress.send(Msg::Job(Job::Exporting(p)));
-                        });
-                        let _ = tx.send(Msg::Job(Job::Exported(result)));
+                        let result = export(&dir, &id, &mut |p| report(Job::Exporting(p)));
+                        report(Job::Exported(result));
                     });
                 match spawned {
                     Ok(_) => None,

@@ -28,6 +28,7 @@ pub mod player;
 pub mod row;
 pub mod schedule;
 pub mod screen;
+pub mod scroll;
 pub mod search;
 pub mod session_screen;
 pub mod status;

@@ -8,6 +8,7 @@ use super::evidence::Source;
 use super::inspector::Inspector;
 use super::keymap::{Action, Mode, action_for};
 use super::row::RowView;
+use super::scroll::Scroll;
 use crate::session::control::Op;
 use crossterm::event::KeyEvent;
 use tui_textarea::TextArea;
@@ -17,10 +18,10 @@ use tui_textarea::TextArea;
 pub enum Overlay {
     #[default]
     None,
-    /// The key table of `of`, scrolled to row `top`; Esc goes back to `back`.
+    /// The key table of `of`, scrolled; Esc goes back to `back`.
     Help {
         of: Mode,
-        top: u16,
+        scroll: Scroll,
         back: Box<Overlay>,
     },
     Inspector(Inspector),
@@ -97,7 +98,7 @@ impl Overlay {
 
     /// The help over the panes (`back` none) or over an overlay.
     pub fn help(of: Mode, back: Overlay) -> Overlay {
-        Overlay::Help { of, top: 0, back: Box::new(back) }
+        Overlay::Help { of, scroll: Scroll::default(), back: Box::new(back) }
     }
 
     /// A text box with a placeholder, and text already in it.
@@ -137,11 +138,9 @@ impl Overlay {
                 *self = *back;
                 Outcome::Stay
             }
-            (Overlay::Help { of, top, back }, Some(a @ (Action::Down | Action::Up))) => {
-                let rows = of.bindings().len() as u16;
-                let top =
-                    if a == Action::Down { (top + 1).min(rows) } else { top.saturating_sub(1) };
-                *self = Overlay::Help { of, top, back };
+            (Overlay::Help { of, mut scroll, back }, Some(a)) => {
+                scroll.act(a, of.bindings().len());
+                *self = Overlay::Help { of, scroll, back };
                 Outcome::Stay
             }
             (Overlay::Inspector(i), Some(Action::Evidence(n))) => {
@@ -158,14 +157,9 @@ impl Overlay {
                 Outcome::Stay
             }
             (Overlay::Diff(mut view, back), Some(a)) => {
-                let last = u16::try_from(view.lines.len().saturating_sub(1)).unwrap_or(u16::MAX);
+                let rows = view.lines.len();
                 match a {
-                    Action::Down => view.scroll = view.scroll.saturating_add(1).min(last),
-                    Action::Up => view.scroll = view.scroll.saturating_sub(1),
-                    Action::PageDown => view.scroll = view.scroll.saturating_add(20).min(last),
-                    Action::PageUp => view.scroll = view.scroll.saturating_sub(20),
-                    Action::Top => view.scroll = 0,
-                    Action::Bottom => view.scroll = last,
+                    _ if view.scroll.act(a, rows) => {}
                     Action::NextFile => view.to_file(true),
                     Action::PrevFile => view.to_file(false),
                     Action::Right => view.column = view.column.saturating_add(8),
@@ -180,12 +174,13 @@ impl Overlay {
                 Outcome::Stay
             }
             (Overlay::Inspector(mut i), Some(a @ (Action::Down | Action::Up))) => {
-                i.scroll = step(i.scroll, a);
+                i.scroll.act(a, usize::MAX);
                 *self = Overlay::Inspector(i);
                 Outcome::Stay
             }
             (Overlay::Source(mut s), Some(a @ (Action::Down | Action::Up))) => {
-                s.0.scroll = step(s.0.scroll, a);
+                let rows = s.0.lines.len();
+                s.0.scroll.act(a, rows);
                 *self = Overlay::Source(s);
                 Outcome::Stay
             }
@@ -218,16 +213,8 @@ impl Overlay {
                 }
             }
             (Overlay::Row(mut row), Some(a)) if a != Action::Close => {
-                let last = u16::try_from(row.lines.len().saturating_sub(1)).unwrap_or(u16::MAX);
-                row.scroll = match a {
-                    Action::Down => row.scroll.saturating_add(1).min(last),
-                    Action::Up => row.scroll.saturating_sub(1),
-                    Action::PageDown => row.scroll.saturating_add(20).min(last),
-                    Action::PageUp => row.scroll.saturating_sub(20),
-                    Action::Top => 0,
-                    Action::Bottom => last,
-                    _ => row.scroll,
-                };
+                let rows = row.lines.len();
+                row.scroll.act(a, rows);
                 *self = Overlay::Row(row);
                 Outcome::Stay
             }
@@ -275,9 +262,4 @@ impl Overlay {
             }
         }
     }
-}
-
-/// One line down or up.
-fn step(scroll: u16, action: Action) -> u16 {
-    if action == Action::Down { scroll.saturating_add(1) } else { scroll.saturating_sub(1) }
 }

@@ -14,7 +14,7 @@ const RESULT_LOOKAHEAD: usize = 400;
 pub struct RowView {
     pub title: String,
     pub lines: Vec<String>,
-    pub scroll: u16,
+    pub scroll: super::scroll::Scroll,
     /// The line the last search landed on.
     pub found: Option<usize>,
     pub query: String,
@@ -164,7 +164,7 @@ impl RowView {
         };
         self.found = found;
         if let Some(line) = found {
-            self.scroll = u16::try_from(line.saturating_sub(3)).unwrap_or(u16::MAX);
+            self.scroll.top = u16::try_from(line.saturating_sub(3)).unwrap_or(u16::MAX);
         }
         found.is_some()
     }

@@ -43,6 +43,16 @@ pub struct Cx {
     pub size: Size,
 }
 
+impl Cx {
+    /// Where the screen's slow work reports: this loop's channel.
+    pub fn jobs(&self) -> super::jobs::Jobs {
+        let tx = self.tx.clone();
+        super::jobs::Jobs::Spawned(Arc::new(move |job| {
+            let _ = tx.send(Msg::Job(job));
+        }))
+    }
+}
+
 /// One screen of the console.
 pub trait Screen {
     /// Shown for the first time: start what feeds it (a tailer, the opening effects).

@@ -3,7 +3,7 @@
 //! of the console.
 
 use super::app::App;
-use super::jobs::{Job, Jobs};
+use super::jobs::Job;
 use super::schedule::Schedule;
 use super::screen::{Cx, Flow, Msg, Screen};
 use crate::session::tail::{self, TailEvent};
@@ -39,7 +39,7 @@ impl SessionScreen {
 
     fn perform(&mut self, cx: &Cx) {
         let effects = self.app.take_effects();
-        super::perform(&mut self.app, effects, &Jobs::Spawned(cx.tx.clone()));
+        super::perform(&mut self.app, effects, &cx.jobs());
     }
 
     /// A log cut back or removed under the console is said on screen, not discovered later as
@@ -114,7 +114,7 @@ impl Screen for SessionScreen {
             Msg::Term(TermEvent::Key(key)) if key.kind == KeyEventKind::Press => {
                 self.schedule.pressed();
                 let effects = kept_up(app.key(key), app).unwrap_or_default();
-                super::perform(app, effects, &Jobs::Spawned(cx.tx.clone()));
+                super::perform(app, effects, &cx.jobs());
             }
             Msg::Term(TermEvent::Mouse(m)) => {
                 if kept_up(app.mouse_event(m, cx.size.into()), app).unwrap_or(true) {

@@ -6,6 +6,7 @@ use super::frame::Prepared;
 use super::keymap::{Mode, hint_line};
 use super::layout::{Areas, MIN_SIZE, Pane, wrapped_rows};
 use super::modal::Overlay;
+use super::scroll::Scroll;
 use super::theme::Theme;
 use super::timeline::{Cell, Mark};
 use crate::session::state::TaskState;
@@ -58,9 +59,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
 fn draw_overlay(frame: &mut Frame, area: Rect, overlay: &Overlay, theme: &Theme) {
     match overlay {
         Overlay::None => {}
-        Overlay::Help { of, top, back } => {
+        Overlay::Help { of, scroll, back } => {
             draw_overlay(frame, area, back, theme);
-            draw_help(frame, area, theme, *of, *top);
+            draw_help(frame, area, theme, *of, *scroll);
         }
         Overlay::Inspector(inspector) => draw_inspector(frame, area, inspector),
         Overlay::QuitPrompt => draw_quit_prompt(frame, area),
@@ -488,9 +489,7 @@ fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::I
         Block::default().borders(Borders::ALL).title(inspector.title.clone()).title_bottom(hint);
     let rows =
         wrapped_rows(inspector.lines.iter().map(String::as_str), rect.width.saturating_sub(2));
-    let top = inspector
-        .scroll
-        .min(rows.saturating_sub(usize::from(rect.height.saturating_sub(2))) as u16);
+    let top = inspector.scroll.shown_from(rows, usize::from(rect.height.saturating_sub(2)));
     frame.render_widget(
         Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((top, 0)).block(block),
         rect,
@@ -500,7 +499,7 @@ fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::I
 fn draw_diff(frame: &mut Frame, area: Rect, view: &super::diff::DiffView, theme: &Theme) {
     let rect = popup(frame, area, area.width.saturating_sub(2), area.height.saturating_sub(2), 1);
     let height = usize::from(rect.height.saturating_sub(2));
-    let top = usize::from(view.scroll).min(view.lines.len().saturating_sub(1));
+    let top = usize::from(view.scroll.top).min(view.lines.len().saturating_sub(1));
     let lines: Vec<Line> = view.lines[top..view.lines.len().min(top + height)]
         .iter()
         .map(|(kind, text)| {
@@ -539,7 +538,7 @@ fn draw_row(frame: &mut Frame, area: Rect, row: &super::row::RowView, theme: &Th
         .title(row.title.clone())
         .title_bottom(footer(Mode::Row, rect.width));
     frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((row.scroll, 0)).block(block),
+        Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((row.scroll.top, 0)).block(block),
         rect,
     );
 }
@@ -558,7 +557,7 @@ fn draw_source(frame: &mut Frame, area: Rect, source: &super::evidence::Source, 
             }
         })
         .collect();
-    let top = source.scroll.min(source.lines.len().saturating_sub(1) as u16);
+    let top = source.scroll.top.min(source.lines.len().saturating_sub(1) as u16);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(format!("{}— {} ", source.title, source.origin))
@@ -619,14 +618,13 @@ fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
     );
 }
 
-/// The key list of `of`; when it is taller than the terminal it scrolls with the arrow keys
-/// from `top`.
-fn draw_help(frame: &mut Frame, area: Rect, theme: &Theme, of: Mode, top: u16) {
+/// The key list of `of`; when it is taller than the terminal it scrolls with the arrow keys.
+fn draw_help(frame: &mut Frame, area: Rect, theme: &Theme, of: Mode, scroll: Scroll) {
     let bindings = of.bindings();
     let rows = bindings.len() as u16;
     let height = (rows + 2).min(area.height);
     let hidden = rows.saturating_sub(height.saturating_sub(2));
-    let top = top.min(hidden);
+    let top = scroll.shown_from(usize::from(rows), usize::from(height.saturating_sub(2)));
     let rect = popup(frame, area, 86, height, (area.height - height) / 2);
     let lines: Vec<Line> = bindings
         .iter()

@@ -10,5 +10,6 @@ pub mod plan;
 pub mod record;
 pub mod resume;
 pub mod run;
+pub mod turns;
 pub mod urgent;
 pub mod verdict;

@@ -7,10 +7,11 @@
 pub mod draft;
 pub mod write;
 
-use crate::brain::client::{Brain, CallTag, Role};
+use crate::brain::client::{Brain, CallTag, Reply, Role};
 use crate::hands::Hands;
 use crate::hands::tools::{self, ToolKind};
 use crate::harness::record;
+use crate::harness::turns::{self, Agent, Turn};
 use crate::session::event::{OperatorAction, Scope};
 use crate::session::writer::SessionWriter;
 use draft::Draft;
@@ -201,104 +202,12 @@ impl<'a> Interview<'a> {
     /// Carries the conversation on until the model writes a plan that holds together.
     pub async fn draft(&mut self, person: &mut dyn Person) -> Result<Draft, PrepError> {
         let tools = tool_schemas();
-        let mut out_of_answers = None;
-        while self.turn < MAX_TURNS {
-            let tag =
-                CallTag { role: Role::Prep, task: &self.feature, attempt: 1, turn: self.turn };
-            let mut tries = Vec::new();
-            let call = self.brain.chat(&tag, &self.messages, &tools, |a, r| {
-                tries.push((a.clone(), r.cloned()));
-            });
-            let result = match person.stop_signal() {
-                Some(stop) => tokio::select! {
-                    result = call => result,
-                    () = stop.notified() => return Err(PrepError::Stopped),
-                },
-                None => call.await,
-            };
-            let scope = self.scope();
-            for (a, r) in &tries {
-                self.tokens_total += a.usage.prompt + a.usage.completion;
-                self.writer.append(&record::model_call(
-                    Role::Prep,
-                    &scope,
-                    a,
-                    self.tokens_total,
-                ))?;
-                if let Some(r) = r {
-                    self.writer.append(&record::assistant_message(Role::Prep, &scope, r))?;
-                }
-            }
-            let reply = result?;
-            self.turn += 1;
-            self.messages.push(reply.history_message());
-            if reply.tool_calls.is_empty() {
-                let question = reply.content.clone().unwrap_or_default();
-                let answered = person.answer(&question);
-                if person.stopped() {
-                    return Err(PrepError::Stopped);
-                }
-                match answered {
-                    Some(answer) => {
-                        self.writer.append(&OperatorAction {
-                            scope: self.scope(),
-                            action: Some("answer".into()),
-                            note: Some(answer.clone()),
-                            source: Some("prep".into()),
-                            ..OperatorAction::default()
-                        })?;
-                        self.messages.push(json!({"role": "user", "content": answer}));
-                    }
-                    None if out_of_answers.is_none() => {
-                        out_of_answers = Some(question);
-                        let text = "The person has nothing more to add. Write the plan now with what you know; put what is still unclear under open questions.";
-                        self.messages.push(json!({"role": "user", "content": text}));
-                    }
-                    None => {
-                        return Err(PrepError::NoMoreAnswers(out_of_answers.unwrap_or_default()));
-                    }
-                }
-                continue;
-            }
-            let mut drafted = None;
-            for call in &reply.tool_calls {
-                let output = if call.name == "write_plan" {
-                    let checked = draft::parse(&call.arguments).and_then(|d| {
-                        let planned = write::planned(&d, &self.feature, "");
-                        let refused = write::refused(self.hands.jail.root(), &planned);
-                        if refused.is_empty() { Ok(d) } else { Err(refused) }
-                    });
-                    match checked {
-                        Ok(d) => {
-                            drafted = Some(d);
-                            "The plan is with the person for review.".to_owned()
-                        }
-                        Err(problems) => format!(
-                            "ERROR: the plan was not written: {}. Fix these and call write_plan again.",
-                            problems.join("; ")
-                        ),
-                    }
-                } else if tools::find(&call.name).is_some_and(|t| t.kind == ToolKind::Read) {
-                    let args =
-                        serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
-                    person.reading(&reading_words(&call.name, &args));
-                    self.hands
-                        .call(&self.scope(), Some(&call.id), &call.name, &args, &mut *self.writer)?
-                        .output
-                } else {
-                    format!(
-                        "ERROR: {}: the interview can only read the repository (list_dir, glob, grep, read_file) and call write_plan",
-                        call.name
-                    )
-                };
-                self.messages
-                    .push(json!({"role": "tool", "tool_call_id": call.id, "content": output}));
-            }
-            if let Some(d) = drafted {
-                return Ok(d);
-            }
-        }
-        Err(PrepError::TooLong)
+        let mut messages = std::mem::take(&mut self.messages);
+        let left = (MAX_TURNS - self.turn.min(MAX_TURNS)) as u64;
+        let mut prep = PrepTurns { interview: self, person, out_of_answers: None };
+        let drafted = turns::drive(&mut prep, &mut messages, &tools, left).await;
+        self.messages = messages;
+        drafted?
     }
 
     /// Asks the model to revise its draft with the person's note, and returns the new one.
@@ -310,6 +219,153 @@ impl<'a> Interview<'a> {
         self.messages
             .push(json!({"role": "user", "content": format!("Please revise the plan: {note}")}));
         self.draft(person).await
+    }
+}
+
+/// The interviewer in the shared turn loop: a reply without tools is a question for the
+/// person; `write_plan` ends the loop with a draft that holds together.
+struct PrepTurns<'i, 'a> {
+    interview: &'i mut Interview<'a>,
+    person: &'i mut dyn Person,
+    /// The question the person had no answer for (asked once more to write the plan).
+    out_of_answers: Option<String>,
+}
+
+impl Agent for PrepTurns<'_, '_> {
+    type Done = Result<Draft, PrepError>;
+
+    async fn ask(
+        &mut self,
+        _iter: u64,
+        messages: &[Value],
+        tools: &[Value],
+    ) -> std::io::Result<Result<Reply, Self::Done>> {
+        let me = &mut *self.interview;
+        let tag = CallTag { role: Role::Prep, task: &me.feature, attempt: 1, turn: me.turn };
+        let mut tries = Vec::new();
+        let call = me.brain.chat(&tag, messages, tools, |a, r| {
+            tries.push((a.clone(), r.cloned()));
+        });
+        let result = match self.person.stop_signal() {
+            Some(stop) => tokio::select! {
+                result = call => result,
+                () = stop.notified() => return Ok(Err(Err(PrepError::Stopped))),
+            },
+            None => call.await,
+        };
+        let scope = me.scope();
+        for (a, r) in &tries {
+            me.tokens_total += a.usage.prompt + a.usage.completion;
+            me.writer.append(&record::model_call(Role::Prep, &scope, a, me.tokens_total))?;
+            if let Some(r) = r {
+                me.writer.append(&record::assistant_message(Role::Prep, &scope, r))?;
+            }
+        }
+        match result {
+            Ok(reply) => {
+                me.turn += 1;
+                Ok(Ok(reply))
+            }
+            Err(e) => Ok(Err(Err(PrepError::Brain(e)))),
+        }
+    }
+
+    fn owns(&self, tool: &str) -> bool {
+        tool == "write_plan"
+    }
+
+    fn refuses(&self, tool: &str) -> Option<String> {
+        (!tools::find(tool).is_some_and(|t| t.kind == ToolKind::Read)).then(|| {
+            "the interview can only read the repository (list_dir, glob, grep, read_file) and call write_plan".into()
+        })
+    }
+
+    fn scope(&self, _iter: u64) -> Scope {
+        self.interview.scope()
+    }
+
+    fn writer(&mut self) -> &mut SessionWriter {
+        self.interview.writer
+    }
+
+    async fn run_tool(
+        &mut self,
+        _iter: u64,
+        call: &crate::session::event::ToolCallRecord,
+        args: &Value,
+    ) -> std::io::Result<Result<String, Self::Done>> {
+        self.person.reading(&reading_words(&call.name, args));
+        let me = &mut *self.interview;
+        let scope = me.scope();
+        Ok(Ok(me.hands.call(&scope, Some(&call.id), &call.name, args, &mut *me.writer)?.output))
+    }
+
+    async fn quiet(
+        &mut self,
+        _iter: u64,
+        reply: &Reply,
+        messages: &mut Vec<Value>,
+    ) -> std::io::Result<Turn<Self::Done>> {
+        let question = reply.content.clone().unwrap_or_default();
+        let answered = self.person.answer(&question);
+        if self.person.stopped() {
+            return Ok(Turn::Done(Err(PrepError::Stopped)));
+        }
+        match answered {
+            Some(answer) => {
+                let scope = self.interview.scope();
+                self.interview.writer.append(&OperatorAction {
+                    scope,
+                    action: Some("answer".into()),
+                    note: Some(answer.clone()),
+                    source: Some("prep".into()),
+                    ..OperatorAction::default()
+                })?;
+                messages.push(json!({"role": "user", "content": answer}));
+            }
+            None if self.out_of_answers.is_none() => {
+                self.out_of_answers = Some(question);
+                let text = "The person has nothing more to add. Write the plan now with what you know; put what is still unclear under open questions.";
+                messages.push(json!({"role": "user", "content": text}));
+            }
+            None => {
+                let asked = self.out_of_answers.take().unwrap_or_default();
+                return Ok(Turn::Done(Err(PrepError::NoMoreAnswers(asked))));
+            }
+        }
+        Ok(Turn::Continue)
+    }
+
+    async fn own(
+        &mut self,
+        _iter: u64,
+        calls: &[&crate::session::event::ToolCallRecord],
+        messages: &mut Vec<Value>,
+    ) -> std::io::Result<Turn<Self::Done>> {
+        let mut drafted = None;
+        for call in calls {
+            let checked = draft::parse(&call.arguments).and_then(|d| {
+                let planned = write::planned(&d, &self.interview.feature, "");
+                let refused = write::refused(self.interview.hands.jail.root(), &planned);
+                if refused.is_empty() { Ok(d) } else { Err(refused) }
+            });
+            let output = match checked {
+                Ok(d) => {
+                    drafted = Some(d);
+                    "The plan is with the person for review.".to_owned()
+                }
+                Err(problems) => format!(
+                    "ERROR: the plan was not written: {}. Fix these and call write_plan again.",
+                    problems.join("; ")
+                ),
+            };
+            messages.push(turns::tool_message(&call.id, &output));
+        }
+        Ok(drafted.map_or(Turn::Continue, |d| Turn::Done(Ok(d))))
+    }
+
+    fn out_of_turns(&mut self) -> Self::Done {
+        Err(PrepError::TooLong)
     }
 }
 

@@ -17,6 +17,7 @@ use super::learnings;
 use super::memory::{self, EvaluatorInputs, LedgerEntry, WorkerContext};
 use super::plan::{Plan, Task};
 use super::record::{self, CheckpointFacts};
+use super::turns::tool_message;
 use super::urgent::Urgent;
 use super::verdict::{self, Verdict};
 use crate::brain::client::{Attempt, Brain, BrainError, CallTag, Reply, Role};
@@ -267,10 +268,6 @@ fn progress_outcome(review: Review) -> &'static str {
         Review::Unreviewed => "done (unreviewed: --no-eval)",
         Review::Accepted | Review::Operator => "done",
     }
-}
-
-fn tool_message(id: &str, content: &str) -> Value {
-    json!({"role": "tool", "tool_call_id": id, "content": content})
 }
 
 impl Run {

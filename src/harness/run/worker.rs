@@ -3,9 +3,10 @@
 
 use super::{
     Acceptance, CallTag, ContextReset, Ended, GateEvent, Guarded, Hands, LedgerEntry, NUDGE,
-    NUDGE_LENGTH, Nudge, OnCap, Review, Role, Run, Scope, Task, TaskEnd, ToolCall, ToolCallRecord,
-    Value, WORKER_PROMPT, WorkerContext, case, io, json, memory, record, scope, tool_message,
+    NUDGE_LENGTH, Nudge, OnCap, Reply, Review, Role, Run, Scope, Task, TaskEnd, ToolCallRecord,
+    Value, WORKER_PROMPT, WorkerContext, case, io, json, memory, record, scope,
 };
+use crate::harness::turns::{self, Agent, Turn, tool_message};
 use crate::session::state::StopReason;
 
 impl Run {
@@ -89,7 +90,7 @@ impl Run {
         if let Some(end) = self.at_the_cap(task, &ledger)? {
             return Ok(end);
         }
-        let mut attempt = ledger.len() as u64 + 1;
+        let attempt = ledger.len() as u64 + 1;
         self.gate(&task.id, GateEvent::Start, "task started", attempt)?;
         let base = match self.task_bases.get(&task.id) {
             Some(base) => base.clone(),
@@ -114,127 +115,153 @@ impl Run {
         ];
         let mut tools = Hands::schemas();
         tools.push(case::schema());
-        let mut quiet = 0u64;
-        let mut turn = 0usize;
-        for iter in 1..=self.opts.max_iterations {
-            let answer = self
-                .call(
-                    CallTag { role: Role::Worker, task: &task.id, attempt, turn },
-                    iter,
-                    &messages,
-                    &tools,
-                )
-                .await?;
-            if let Some(end) = self.act_now(&task.id)? {
-                return Ok(end);
+        let max_turns = self.opts.max_iterations;
+        let mut worker = WorkerTurns { run: self, task, attempt, turn: 0, quiet: 0 };
+        turns::drive(&mut worker, &mut messages, &tools, max_turns).await
+    }
+}
+
+/// The worker in the shared turn loop: one task's conversation, from its first turn to
+/// accept, failure or a stop.
+struct WorkerTurns<'r> {
+    run: &'r mut Run,
+    task: &'r Task,
+    /// The evaluator round the worker is on (a reject moves it on).
+    attempt: u64,
+    /// Model turns within the attempt.
+    turn: usize,
+    /// Turns in a row that called no tool.
+    quiet: u64,
+}
+
+impl Agent for WorkerTurns<'_> {
+    type Done = TaskEnd;
+
+    async fn ask(
+        &mut self,
+        iter: u64,
+        messages: &[Value],
+        tools: &[Value],
+    ) -> io::Result<Result<Reply, TaskEnd>> {
+        let (task, attempt, turn) = (&self.task.id, self.attempt, self.turn);
+        let tag = CallTag { role: Role::Worker, task, attempt, turn };
+        let answer = self.run.call(tag, iter, messages, tools).await?;
+        if let Some(end) = self.run.act_now(task)? {
+            return Ok(Err(end));
+        }
+        match answer {
+            Ok(reply) => {
+                self.turn += 1;
+                Ok(Ok(reply))
             }
-            let reply = match answer {
-                Ok(r) => r,
-                Err(e) => {
-                    let reason = if e.is_transient() {
-                        StopReason::ProviderFailure
-                    } else {
-                        StopReason::Error
-                    };
-                    return Ok(TaskEnd::Stop(Ended { reason, detail: Some(e.to_string()) }));
-                }
-            };
-            turn += 1;
-            messages.push(reply.history_message());
-            let (cases, work): (Vec<&ToolCallRecord>, Vec<&ToolCallRecord>) =
-                reply.tool_calls.iter().partition(|c| c.name == "submit_case");
-            let sc = scope(&task.id, iter, attempt);
-            for call in &work {
-                // Only a command can reach git; the file tools are confined away from `.git`.
-                let guarded = Hands::runs_commands(&call.name);
-                if guarded {
-                    self.guard_before();
-                }
-                let mut output = match serde_json::from_str::<Value>(&call.arguments) {
-                    Ok(args) => {
-                        self.hands
-                            .call(&sc, Some(&call.id), &call.name, &args, &mut self.writer)?
-                            .output
-                    }
-                    Err(e) => {
-                        self.emit(&ToolCall {
-                            scope: sc.clone(),
-                            tool: Some(call.name.clone()),
-                            args: Some(json!("(unparseable JSON)")),
-                            call_id: Some(call.id.clone()),
-                            ..ToolCall::default()
-                        })?;
-                        if reply.finish_reason.as_deref() == Some("length") {
-                            format!(
-                                "ERROR: {}: your reply was cut off by the output length limit before these arguments were complete; nothing was run. Send a smaller change, one tool call at a time.",
-                                call.name
-                            )
-                        } else {
-                            format!(
-                                "ERROR: {}: the arguments are not valid JSON ({e}); send one JSON object",
-                                call.name
-                            )
-                        }
-                    }
-                };
-                if guarded {
-                    match self.guard_git(&task.id, &sc, &call.name)? {
-                        Guarded::Clean => {}
-                        Guarded::PutBack(note) => output = format!("{output}\n{note}"),
-                        Guarded::Held(end) => return Ok(TaskEnd::Stop(end)),
-                    }
-                }
-                messages.push(tool_message(&call.id, &output));
-                if let Some(end) = self.act_now(&task.id)? {
-                    return Ok(end);
-                }
-            }
-            let Some(first) = cases.first() else {
-                if work.is_empty() {
-                    quiet += 1;
-                    if quiet >= self.opts.max_quiet_turns {
-                        return Ok(TaskEnd::Failed(StopReason::NoCase));
-                    }
-                    let (kind, text) = if reply.finish_reason.as_deref() == Some("length") {
-                        ("length", NUDGE_LENGTH)
-                    } else {
-                        ("no_case", NUDGE)
-                    };
-                    self.emit(&Nudge {
-                        scope: sc.clone(),
-                        kind: Some(kind.into()),
-                        streak: Some(quiet),
-                        content: Some(text.into()),
-                        ..Nudge::default()
-                    })?;
-                    messages.push(json!({"role": "user", "content": text}));
-                } else {
-                    quiet = 0;
-                }
-                continue;
-            };
-            quiet = 0;
-            for dup in cases.iter().skip(1) {
-                messages.push(tool_message(
-                    &dup.id,
-                    "Duplicate submit_case ignored; the first one in this reply is being reviewed.",
-                ));
-            }
-            let before = attempt;
-            let (result, end) = self.review(task, first, &sc, &mut attempt, iter).await?;
-            if end.is_none()
-                && let Some(now) = self.act_now(&task.id)?
-            {
-                return Ok(now);
-            }
-            if attempt != before {
-                turn = 0;
-            }
-            messages.push(tool_message(&first.id, &result));
-            if let Some(end) = end {
-                return Ok(end);
+            Err(e) => {
+                let reason =
+                    if e.is_transient() { StopReason::ProviderFailure } else { StopReason::Error };
+                Ok(Err(TaskEnd::Stop(Ended { reason, detail: Some(e.to_string()) })))
             }
         }
-        Ok(TaskEnd::Failed(StopReason::IterCap))
+    }
+
+    fn owns(&self, tool: &str) -> bool {
+        tool == "submit_case"
+    }
+
+    fn scope(&self, iter: u64) -> Scope {
+        scope(&self.task.id, iter, self.attempt)
+    }
+
+    fn writer(&mut self) -> &mut crate::session::writer::SessionWriter {
+        &mut self.run.writer
+    }
+
+    async fn run_tool(
+        &mut self,
+        iter: u64,
+        call: &ToolCallRecord,
+        args: &Value,
+    ) -> io::Result<Result<String, TaskEnd>> {
+        // Only a command can reach git; the file tools are confined away from `.git`.
+        let guarded = Hands::runs_commands(&call.name);
+        if guarded {
+            self.run.guard_before();
+        }
+        let sc = self.scope(iter);
+        let run = &mut *self.run;
+        let mut output =
+            run.hands.call(&sc, Some(&call.id), &call.name, args, &mut run.writer)?.output;
+        if guarded {
+            match self.run.guard_git(&self.task.id, &sc, &call.name)? {
+                Guarded::Clean => {}
+                Guarded::PutBack(note) => output = format!("{output}\n{note}"),
+                Guarded::Held(end) => return Ok(Err(TaskEnd::Stop(end))),
+            }
+        }
+        if let Some(end) = self.run.act_now(&self.task.id)? {
+            return Ok(Err(end));
+        }
+        Ok(Ok(output))
+    }
+
+    async fn quiet(
+        &mut self,
+        iter: u64,
+        reply: &Reply,
+        messages: &mut Vec<Value>,
+    ) -> io::Result<Turn<TaskEnd>> {
+        self.quiet += 1;
+        if self.quiet >= self.run.opts.max_quiet_turns {
+            return Ok(Turn::Done(TaskEnd::Failed(StopReason::NoCase)));
+        }
+        let (kind, text) = if reply.finish_reason.as_deref() == Some("length") {
+            ("length", NUDGE_LENGTH)
+        } else {
+            ("no_case", NUDGE)
+        };
+        self.run.emit(&Nudge {
+            scope: self.scope(iter),
+            kind: Some(kind.into()),
+            streak: Some(self.quiet),
+            content: Some(text.into()),
+            ..Nudge::default()
+        })?;
+        messages.push(json!({"role": "user", "content": text}));
+        Ok(Turn::Continue)
+    }
+
+    fn worked(&mut self) {
+        self.quiet = 0;
+    }
+
+    async fn own(
+        &mut self,
+        iter: u64,
+        cases: &[&ToolCallRecord],
+        messages: &mut Vec<Value>,
+    ) -> io::Result<Turn<TaskEnd>> {
+        self.quiet = 0;
+        let Some((first, dups)) = cases.split_first() else { return Ok(Turn::Continue) };
+        for dup in dups {
+            messages.push(tool_message(
+                &dup.id,
+                "Duplicate submit_case ignored; the first one in this reply is being reviewed.",
+            ));
+        }
+        let before = self.attempt;
+        let sc = self.scope(iter);
+        let (result, end) = self.run.review(self.task, first, &sc, &mut self.attempt, iter).await?;
+        if end.is_none()
+            && let Some(now) = self.run.act_now(&self.task.id)?
+        {
+            return Ok(Turn::Done(now));
+        }
+        if self.attempt != before {
+            self.turn = 0;
+        }
+        messages.push(tool_message(&first.id, &result));
+        Ok(end.map_or(Turn::Continue, Turn::Done))
+    }
+
+    fn out_of_turns(&mut self) -> TaskEnd {
+        TaskEnd::Failed(StopReason::IterCap)
     }
 }
