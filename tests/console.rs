@@ -46,10 +46,14 @@ fn harrow_at_end() -> App {
     app
 }
 
-/// Carries out what the app asked to write (operator commands); the terminal effects (mouse,
-/// notifications) are left out, so the test's own terminal is never written to.
+/// Carries out what the app asked to write (operator commands) and to read (diffs, done in
+/// place); the terminal effects (mouse, notifications) are left out, so the test's own
+/// terminal is never written to.
 fn perform(app: &mut App, effects: Vec<Effect>) {
-    let sends = effects.into_iter().filter(|e| matches!(e, Effect::Send(_))).collect();
+    let sends = effects
+        .into_iter()
+        .filter(|e| matches!(e, Effect::Send(_) | Effect::LoadDiff(_) | Effect::LoadEvidence(..)))
+        .collect();
     harrow::console::perform(app, sends, &harrow::console::jobs::Jobs::Inline);
 }
 

@@ -232,14 +232,7 @@ impl App {
             Outcome::Notice(text) => self.notice = Some(text),
             Outcome::OpenEvidence(n) => {
                 if let Overlay::Inspector(i) = &self.overlay {
-                    match inspector::open_evidence(i, n) {
-                        Ok(source) => {
-                            if let Overlay::Inspector(i) = std::mem::take(&mut self.overlay) {
-                                self.overlay = Overlay::Source(Box::new((source, i)));
-                            }
-                        }
-                        Err(why) => self.notice = Some(why),
-                    }
+                    self.effects.push(Effect::LoadEvidence(Box::new(i.clone()), n));
                 }
             }
             Outcome::Search(query) => {
@@ -471,9 +464,36 @@ impl App {
     }
 
     /// Opens the diff of the attempt the verdict at `pos` judged, over what is open now.
+    /// Asks for the diff of the verdict at `pos`; git reads it as a job and [`App::diff_loaded`]
+    /// shows it.
     fn open_diff(&mut self, pos: usize, since_previous: bool) {
         match super::attempt::judged_diff(&mut self.player, pos, since_previous) {
+            Ok(source) => {
+                self.notice = Some("reading the diff…".into());
+                self.effects.push(Effect::LoadDiff(Box::new(source)));
+            }
+            Err(why) => self.notice = Some(why),
+        }
+    }
+
+    /// Shows the evidence file a job read, over the inspector it was opened from (if that is
+    /// still open).
+    pub fn evidence_loaded(&mut self, result: Result<super::evidence::Source, String>) {
+        match result {
+            Ok(source) => {
+                if let Overlay::Inspector(i) = std::mem::take(&mut self.overlay) {
+                    self.overlay = Overlay::Source(Box::new((source, i)));
+                }
+            }
+            Err(why) => self.notice = Some(why),
+        }
+    }
+
+    /// Shows a diff the job read, over what is open now.
+    pub fn diff_loaded(&mut self, result: Result<super::diff::DiffView, String>) {
+        match result {
             Ok(view) => {
+                self.notice = None;
                 let back = std::mem::take(&mut self.overlay);
                 self.overlay = Overlay::Diff(Box::new(view), Box::new(back));
             }

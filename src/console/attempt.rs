@@ -24,17 +24,37 @@ fn repositories(player: &mut Player) -> Vec<PathBuf> {
     })
 }
 
+/// A diff to show: read from the log already, or two commits git must compare (which can
+/// take a while on a big repository, so the console does it as a job).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffSource {
+    Ready(DiffView),
+    Commits { repositories: Vec<PathBuf>, from: String, to: String, title: String },
+}
+
+impl DiffSource {
+    /// The diff itself; git's work happens here.
+    pub fn load(self) -> Result<DiffView, String> {
+        match self {
+            DiffSource::Ready(view) => Ok(view),
+            DiffSource::Commits { repositories, from, to, title } => {
+                diff::between(&repositories, &from, &to, &title)
+            }
+        }
+    }
+}
+
 /// The diff of the attempt the verdict at `pos` judged: against the task's start, or with
 /// `since_previous` against the task's attempt judged before it.
 pub fn judged_diff(
     player: &mut Player,
     pos: usize,
     since_previous: bool,
-) -> Result<DiffView, String> {
+) -> Result<DiffSource, String> {
     let task = player.task_of(pos).unwrap_or_default().to_owned();
     let (kept, base) = commits(player, pos).ok_or("that row is not a verdict")?;
     let Some(kept) = kept else {
-        return tilth_diff(player, pos, &task);
+        return tilth_diff(player, pos, &task).map(DiffSource::Ready);
     };
     let attempt = player.fetch(pos).ok().and_then(|e| e.payload.scope()?.attempt).unwrap_or(1);
     if since_previous {
@@ -50,11 +70,16 @@ pub fn judged_diff(
             "the attempt before it was not kept (a session from before harrow kept attempts)",
         )?;
         let title = format!("{task} attempt {attempt} since the attempt before it");
-        return diff::between(&repositories(player), &before, &kept, &title);
+        return Ok(DiffSource::Commits {
+            repositories: repositories(player),
+            from: before,
+            to: kept,
+            title,
+        });
     }
     let base = base.ok_or("the verdict does not name the task's starting commit")?;
     let title = format!("{task} attempt {attempt} as judged");
-    diff::between(&repositories(player), &base, &kept, &title)
+    Ok(DiffSource::Commits { repositories: repositories(player), from: base, to: kept, title })
 }
 
 /// The diff Tilth showed its evaluator before the verdict at `pos`: the `diff` block of the

@@ -17,7 +17,7 @@ pub struct FileStat {
 }
 
 /// A diff ready to scroll: its lines with their tone, and its files.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiffView {
     pub title: String,
     pub lines: Vec<(DiffLine, String)>,

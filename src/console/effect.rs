@@ -21,6 +21,10 @@ pub enum Effect {
     Export,
     /// Put text on the terminal's clipboard (OSC 52).
     Copy(String),
+    /// Read evidence pointer n of this inspector's verdict (a file of the worktree): a job.
+    LoadEvidence(Box<super::inspector::Inspector>, usize),
+    /// Read a diff (git may take a while): a job, shown when it is read.
+    LoadDiff(Box<super::attempt::DiffSource>),
 }
 
 /// An operator command as the console sends it.

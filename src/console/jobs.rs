@@ -13,6 +13,10 @@ pub enum Job {
     Exporting(Progress),
     /// An export finished: where it was written, or why not.
     Exported(Result<PathBuf, String>),
+    /// An evidence file was read, or could not be.
+    Evidence(Result<super::evidence::Source, String>),
+    /// A diff was read, or could not be.
+    Diff(Result<super::diff::DiffView, String>),
     /// The interview's side of `harrow prep` said something.
     Interview(FromInterview),
 }
@@ -53,24 +57,53 @@ impl std::fmt::Debug for Jobs {
 }
 
 impl Jobs {
-    /// Exports the session in `dir` as Markdown into `export.md` beside its log.
-    pub fn export(&self, dir: &Path, id: &str) -> Option<Job> {
-        let (dir, id) = (dir.to_owned(), id.to_owned());
+    /// Runs `work` on a thread named `name` that reports what it returns; inline, returns it.
+    /// A thread that cannot be started is reported as `failed` says.
+    fn run(
+        &self,
+        name: &str,
+        work: impl FnOnce(&dyn Fn(Job)) -> Job + Send + 'static,
+        failed: impl FnOnce(String) -> Job,
+    ) -> Option<Job> {
         match self {
-            Jobs::Inline => Some(Job::Exported(export(&dir, &id, &mut |_| {}))),
+            Jobs::Inline => Some(work(&|_| {})),
             Jobs::Spawned(report) => {
                 let report = report.clone();
-                let spawned =
-                    std::thread::Builder::new().name("harrow-export".into()).spawn(move || {
-                        let result = export(&dir, &id, &mut |p| report(Job::Exporting(p)));
-                        report(Job::Exported(result));
-                    });
-                match spawned {
-                    Ok(_) => None,
-                    Err(e) => Some(Job::Exported(Err(format!("cannot start the export: {e}")))),
-                }
+                let spawned = std::thread::Builder::new()
+                    .name(name.into())
+                    .spawn(move || report(work(&|progress| report(progress))));
+                spawned.err().map(|e| failed(e.to_string()))
             }
         }
+    }
+
+    /// Exports the session in `dir` as Markdown into `export.md` beside its log, reporting
+    /// how far it has read.
+    pub fn export(&self, dir: &Path, id: &str) -> Option<Job> {
+        let (dir, id) = (dir.to_owned(), id.to_owned());
+        self.run(
+            "harrow-export",
+            move |report| Job::Exported(export(&dir, &id, &mut |p| report(Job::Exporting(p)))),
+            |e| Job::Exported(Err(format!("cannot start the export: {e}"))),
+        )
+    }
+
+    /// Reads the file an evidence pointer names.
+    pub fn evidence(&self, inspector: super::inspector::Inspector, n: usize) -> Option<Job> {
+        self.run(
+            "harrow-evidence",
+            move |_| Job::Evidence(super::inspector::open_evidence(&inspector, n)),
+            |e| Job::Evidence(Err(format!("cannot open the evidence: {e}"))),
+        )
+    }
+
+    /// Reads a diff (git can take a while on a big repository).
+    pub fn diff(&self, source: super::attempt::DiffSource) -> Option<Job> {
+        self.run(
+            "harrow-diff",
+            move |_| Job::Diff(source.load()),
+            |e| Job::Diff(Err(format!("cannot read the diff: {e}"))),
+        )
     }
 }
 

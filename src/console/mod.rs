@@ -100,6 +100,16 @@ pub fn perform(app: &mut App, effects: Vec<Effect>, jobs: &Jobs) {
                 let _ = write!(out, "\x1b]52;c;{encoded}\x07");
                 let _ = out.flush();
             }
+            Effect::LoadEvidence(inspector, n) => {
+                if let Some(Job::Evidence(result)) = jobs.evidence(*inspector, n) {
+                    app.evidence_loaded(result);
+                }
+            }
+            Effect::LoadDiff(source) => {
+                if let Some(Job::Diff(result)) = jobs.diff(*source) {
+                    app.diff_loaded(result);
+                }
+            }
             Effect::Export => {
                 app.notice = Some("exporting the session…".into());
                 if let Some(Job::Exported(result)) = jobs.export(app.dir.root(), &app.id) {

@@ -141,6 +141,14 @@ impl Screen for SessionScreen {
                 app.exporting(progress);
                 self.schedule.changed();
             }
+            Msg::Job(Job::Evidence(result)) => {
+                app.evidence_loaded(result);
+                self.schedule.changed();
+            }
+            Msg::Job(Job::Diff(result)) => {
+                app.diff_loaded(result);
+                self.schedule.changed();
+            }
             Msg::Job(Job::Exported(result)) => {
                 app.exported(result);
                 self.schedule.changed();
