@@ -21,6 +21,8 @@ pub enum Turn<T> {
 pub(crate) trait Agent {
     /// What the role ends with.
     type Done;
+    /// What the role's own failures are (the loop's log writes convert into it).
+    type Error: From<io::Error>;
 
     /// Asks the model for its next reply; `Err` ends the loop (a failed call, a stop).
     async fn ask(
@@ -28,7 +30,7 @@ pub(crate) trait Agent {
         iter: u64,
         messages: &[Value],
         tools: &[Value],
-    ) -> io::Result<Result<Reply, Self::Done>>;
+    ) -> Result<Result<Reply, Self::Done>, Self::Error>;
 
     /// Whether the role answers this tool itself rather than the hands.
     fn owns(&self, tool: &str) -> bool;
@@ -51,7 +53,7 @@ pub(crate) trait Agent {
         iter: u64,
         call: &ToolCallRecord,
         args: &Value,
-    ) -> io::Result<Result<String, Self::Done>>;
+    ) -> Result<Result<String, Self::Done>, Self::Error>;
 
     /// A reply that called no tool at all: a question for a person, or a quiet turn to nudge.
     async fn quiet(
@@ -59,7 +61,7 @@ pub(crate) trait Agent {
         iter: u64,
         reply: &Reply,
         messages: &mut Vec<Value>,
-    ) -> io::Result<Turn<Self::Done>>;
+    ) -> Result<Turn<Self::Done>, Self::Error>;
 
     /// A reply that used the hands' tools and none of the role's own.
     fn worked(&mut self) {}
@@ -70,7 +72,7 @@ pub(crate) trait Agent {
         iter: u64,
         calls: &[&ToolCallRecord],
         messages: &mut Vec<Value>,
-    ) -> io::Result<Turn<Self::Done>>;
+    ) -> Result<Turn<Self::Done>, Self::Error>;
 
     /// What the role ends with when the turns run out.
     fn out_of_turns(&mut self) -> Self::Done;
@@ -103,7 +105,7 @@ pub(crate) async fn drive<A: Agent>(
     messages: &mut Vec<Value>,
     tools: &[Value],
     max_turns: u64,
-) -> io::Result<A::Done> {
+) -> Result<A::Done, A::Error> {
     for iter in 1..=max_turns {
         let reply = match agent.ask(iter, messages, tools).await? {
             Ok(reply) => reply,

@@ -233,6 +233,7 @@ struct PrepTurns<'i, 'a> {
 
 impl Agent for PrepTurns<'_, '_> {
     type Done = Result<Draft, PrepError>;
+    type Error = std::io::Error;
 
     async fn ask(
         &mut self,

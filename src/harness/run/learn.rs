@@ -1,13 +1,13 @@
 //! The optional learnings step after an accepted task.
 
 use super::{
-    CallTag, ProposedLearnings, Role, Run, Task, io, json, learnings, memory, record, scope,
+    CallTag, ProposedLearnings, Result, Role, Run, Task, json, learnings, memory, record, scope,
 };
 use std::fmt::Write as _;
 
 impl Run {
     /// The learnings step for an accepted task. Never stops the run.
-    pub(super) async fn propose_learning(&mut self, task: &Task) -> io::Result<()> {
+    pub(super) async fn propose_learning(&mut self, task: &Task) -> Result<()> {
         let ledger = record::read_ledger(&self.dir, &task.id);
         let project = memory::project_context(&self.hands.jail, &self.opts.context_files);
         let mut prompt = format!("# Task {} — {}\n\n", task.id, task.title);

@@ -53,6 +53,31 @@ pub const EVALUATOR_PROMPT: &str = include_str!("../../../prompts/evaluator.md")
 const NUDGE: &str = "You replied without calling a tool. If the task is done and verified, call submit_case; otherwise continue with the tools.";
 const NUDGE_LENGTH: &str = "Your reply was cut off by the length limit. Continue in smaller steps, calling one tool at a time.";
 
+/// Why the loop could not go on: the harness's own failures, kept by kind (the session
+/// folder, git, a task move the design forbids) rather than flattened into I/O errors, so a
+/// caller can tell them apart and the person reads which part failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// The session folder (log, ledger, checkpoint, control file) could not be read or written.
+    #[error(transparent)]
+    Session(#[from] io::Error),
+    /// The worktree refused what the loop needed of it.
+    #[error(transparent)]
+    Workspace(#[from] crate::hands::workspace::WorkspaceError),
+    /// git itself failed, doing `what`.
+    #[error("{what}: {source}")]
+    Git { what: &'static str, source: git2::Error },
+    /// A task state move the design does not allow.
+    #[error(transparent)]
+    Transition(#[from] super::gate::IllegalTransition),
+    /// Work the loop had to keep could not be kept (why, in words).
+    #[error("{0}")]
+    NotKept(String),
+}
+
+/// The loop's results.
+pub type Result<T, E = HarnessError> = std::result::Result<T, E>;
+
 /// What to do when a task is still rejected at the rework cap.
 #[derive(
     Debug,
@@ -336,8 +361,9 @@ impl Run {
             .collect()
     }
 
-    fn emit<P: crate::session::event::Record>(&mut self, payload: &P) -> io::Result<()> {
-        self.writer.append(payload).map(|_| ())
+    fn emit<P: crate::session::event::Record>(&mut self, payload: &P) -> Result<()> {
+        self.writer.append(payload)?;
+        Ok(())
     }
 
     /// Moves a task through the gate and logs the move.
@@ -347,9 +373,9 @@ impl Run {
         event: GateEvent,
         reason: &str,
         attempt: u64,
-    ) -> io::Result<TaskState> {
+    ) -> Result<TaskState> {
         let from = self.states.get(task).cloned().unwrap_or(TaskState::Pending);
-        let to = transition(&from, event).map_err(io::Error::other)?;
+        let to = transition(&from, event)?;
         self.states.insert(task.to_owned(), to.clone());
         self.emit(&TaskStateEvent {
             scope: scope(task, 0, attempt),
@@ -369,7 +395,7 @@ impl Run {
             .collect()
     }
 
-    fn checkpoint(&self, status: &str) -> io::Result<()> {
+    fn checkpoint(&self, status: &str) -> Result<()> {
         record::write_checkpoint(
             &self.dir,
             &CheckpointFacts {
@@ -382,7 +408,8 @@ impl Run {
                 usage: &self.usage,
                 status,
             },
-        )
+        )?;
+        Ok(())
     }
 
     fn record_call(
@@ -391,7 +418,7 @@ impl Run {
         scope: &Scope,
         a: &Attempt,
         reply: Option<&Reply>,
-    ) -> io::Result<()> {
+    ) -> Result<()> {
         let u = a.usage;
         self.tokens_total += u.prompt + u.completion;
         let entry = self.usage.entry(role.as_str().to_owned()).or_default();
@@ -411,7 +438,7 @@ impl Run {
     /// Acts on `fail` or `stop --now` for the task at work, once the watcher raised the flag:
     /// reads the control file as at a boundary (decisions about the task at work other than
     /// `fail` wait for the boundary) and says how the task ends, if it does.
-    fn act_now(&mut self, task: &str) -> io::Result<Option<TaskEnd>> {
+    fn act_now(&mut self, task: &str) -> Result<Option<TaskEnd>> {
         if !self.urgent.as_ref().is_some_and(Urgent::raised) {
             return Ok(None);
         }
@@ -448,13 +475,13 @@ impl Run {
         iter: u64,
         messages: &[Value],
         tools: &[Value],
-    ) -> io::Result<Result<Reply, BrainError>> {
+    ) -> Result<Result<Reply, BrainError>> {
         let (role, task, attempt) = (tag.role, tag.task, tag.attempt);
         let brain = self.brain.clone();
         let scope = scope(task, iter, attempt);
         // Each try is logged the moment it ends, so a failure and the wait before the next try
         // are on screen at once, not when the call gives up.
-        let mut logged: io::Result<()> = Ok(());
+        let mut logged: Result<()> = Ok(());
         let cancel = Arc::clone(&self.hands.cancel);
         let raised = async move {
             while !cancel.load(std::sync::atomic::Ordering::SeqCst) {
@@ -512,13 +539,16 @@ impl Run {
     }
 
     /// Runs every pending task in order until the plan is done or something stops it.
-    pub async fn run(&mut self) -> io::Result<Ended> {
+    pub async fn run(&mut self) -> Result<Ended> {
         self.checkpoint("running")?;
-        let mut guard = GitGuard::new(&self.workspace.worktree, &self.workspace.branch)
-            .map_err(|e| io::Error::other(format!("cannot read the worktree's git state: {e}")))?;
-        guard
-            .restore()
-            .map_err(|e| io::Error::other(format!("cannot put HEAD on the session branch: {e}")))?;
+        let mut guard =
+            GitGuard::new(&self.workspace.worktree, &self.workspace.branch).map_err(|source| {
+                HarnessError::Git { what: "cannot read the worktree's git state", source }
+            })?;
+        guard.restore().map_err(|source| HarnessError::Git {
+            what: "cannot put HEAD on the session branch",
+            source,
+        })?;
         self.guard = Some(guard);
         self.urgent =
             Some(Urgent::watch(&self.dir, self.control.offset, Arc::clone(&self.hands.cancel)));
@@ -549,7 +579,7 @@ impl Run {
     }
 
     /// Works through the plan's unsettled tasks in order until one ends the run.
-    async fn work(&mut self) -> io::Result<Ended> {
+    async fn work(&mut self) -> Result<Ended> {
         let tasks = self.plan.tasks.clone();
         let ended = 'run: {
             for task in &tasks {
@@ -616,7 +646,7 @@ impl Run {
         self.states.get(task).is_some_and(TaskState::is_settled)
     }
 
-    fn fail_task(&mut self, task: &Task, reason: StopReason) -> io::Result<Ended> {
+    fn fail_task(&mut self, task: &Task, reason: StopReason) -> Result<Ended> {
         self.gate(&task.id, GateEvent::Failed, reason.as_str(), 0)?;
         self.failed_because.insert(task.id.clone(), reason.as_str().to_owned());
         self.emit(&TaskFailed {
@@ -631,17 +661,17 @@ impl Run {
 
     /// The commit `task` started from, as recorded when it started; the branch tip when the
     /// log does not say (a session from before harrow recorded it).
-    fn task_base(&self, task: &str) -> io::Result<String> {
+    fn task_base(&self, task: &str) -> Result<String> {
         match self.task_bases.get(task) {
             Some(base) => Ok(base.clone()),
-            None => self.workspace.tip().map_err(io::Error::other),
+            None => self.workspace.tip().map_err(HarnessError::from),
         }
     }
 
     /// Keeps the worktree as it is on a ref outside the branches (see
     /// [`Workspace::keep`]) and lets the git guard know the ref is harrow's.
     /// Holds `task` for the operator because of `why`, and the end the run stops with.
-    fn hold(&mut self, task: &str, why: &str, attempt: u64) -> io::Result<TaskEnd> {
+    fn hold(&mut self, task: &str, why: &str, attempt: u64) -> Result<TaskEnd> {
         self.gate(task, GateEvent::HeldForOperator, why, attempt)?;
         Ok(TaskEnd::Stop(Ended {
             reason: StopReason::NeedsOperator,
@@ -657,7 +687,7 @@ impl Run {
         name: &str,
         base: &str,
         message: &str,
-    ) -> io::Result<Result<String, String>> {
+    ) -> Result<Result<String, String>> {
         let sha = match self.workspace.keep(name, base, message) {
             Ok(sha) => sha,
             Err(e) => return Ok(Err(format!("the work could not be kept as it was checked: {e}"))),
@@ -667,7 +697,10 @@ impl Run {
             return Ok(Err(format!("the kept work could not be copied: {e}")));
         }
         if let Some(guard) = &mut self.guard {
-            guard.record().map_err(io::Error::other)?;
+            guard.record().map_err(|source| HarnessError::Git {
+                what: "cannot record the worktree's git state",
+                source,
+            })?;
         }
         Ok(Ok(sha))
     }
@@ -676,7 +709,7 @@ impl Run {
     /// judged), then `task_done` and `commit`. Work that cannot land — it changed after it was
     /// judged, or git refused — holds the task for the operator, its work kept, and the run
     /// stops there with that reason (returned), never with an error.
-    fn finish_accepted(&mut self, task: &Task, a: Acceptance) -> io::Result<Option<Ended>> {
+    fn finish_accepted(&mut self, task: &Task, a: Acceptance) -> Result<Option<Ended>> {
         let below_bar = a.review == Review::BelowBar;
         let last = a.last.filter(|_| below_bar);
         let (iter, attempt) = self.writer.position(&task.id);
@@ -720,7 +753,10 @@ impl Run {
         })?;
         self.writer.sync()?;
         if let Some(guard) = &mut self.guard {
-            guard.record().map_err(io::Error::other)?;
+            guard.record().map_err(|source| HarnessError::Git {
+                what: "cannot record the worktree's git state",
+                source,
+            })?;
         }
         record::append_progress(&self.dir, &task.id, progress_outcome(a.review), &task.title)?;
         record::write_task_status(&self.dir, &self.status_map())?;
@@ -733,7 +769,7 @@ impl Run {
     }
 
     /// Logs the user message a role was sent (whole: harrow keeps what Tilth capped).
-    fn log_prompt(&mut self, sc: &Scope, role: &str, prompt: &str) -> io::Result<()> {
+    fn log_prompt(&mut self, sc: &Scope, role: &str, prompt: &str) -> Result<()> {
         let event = PromptAssembled {
             scope: sc.clone(),
             role: Some(role.into()),
@@ -758,7 +794,7 @@ impl Run {
     /// Puts back any git state a tool call or validator changed (refs, HEAD, config, hooks),
     /// logs it, and says what the worker is told. A guard that could not look (before or after
     /// the call) never lets the work go on unchecked: the task is held for the operator.
-    fn guard_git(&mut self, task: &str, sc: &Scope, tool: &str) -> io::Result<Guarded> {
+    fn guard_git(&mut self, task: &str, sc: &Scope, tool: &str) -> Result<Guarded> {
         let Some(guard) = &mut self.guard else { return Ok(Guarded::Clean) };
         let looked = match self.guard_blind.take() {
             Some(why) => Err(why),
@@ -792,7 +828,7 @@ impl Run {
         )))
     }
 
-    fn feedback(&mut self, sc: &Scope, kind: &str, content: &str) -> io::Result<()> {
+    fn feedback(&mut self, sc: &Scope, kind: &str, content: &str) -> Result<()> {
         self.emit(&FeedbackSent {
             scope: sc.clone(),
             kind: Some(kind.into()),

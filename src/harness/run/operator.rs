@@ -1,8 +1,8 @@
 //! Operator commands at task boundaries: pause, step, stop, notes, and decisions on a task.
 
 use super::{
-    Acceptance, Duration, Ended, GateEvent, LastOutcome, Op, OperatorAction, Review, Run,
-    TaskState, control, io, record, transition,
+    Acceptance, Duration, Ended, GateEvent, HarnessError, LastOutcome, Op, OperatorAction, Result,
+    Review, Run, TaskState, control, record, transition,
 };
 use crate::session::event::OperatorWait;
 use crate::session::state::StopReason;
@@ -22,7 +22,7 @@ impl Run {
 
     /// A safe point between tasks: read operator commands, apply them, honour caps, and wait
     /// while paused. Returns how the run ends, if it ends here.
-    pub(super) async fn boundary(&mut self) -> io::Result<Option<Ended>> {
+    pub(super) async fn boundary(&mut self) -> Result<Option<Ended>> {
         let mut announced = false;
         for cmd in std::mem::take(&mut self.control.deferred) {
             if let Some(end) = self.decide(&cmd)? {
@@ -80,7 +80,7 @@ impl Run {
         &mut self,
         held: &str,
         why: &Ended,
-    ) -> io::Result<Option<Ended>> {
+    ) -> Result<Option<Ended>> {
         self.emit(&OperatorWait {
             scope: super::scope(held, 0, 0),
             reason: why.detail.clone(),
@@ -112,7 +112,7 @@ impl Run {
     }
 
     /// Reads and applies new operator commands, logging each. A `fail` decision ends the run.
-    pub(super) fn poll_control(&mut self) -> io::Result<Option<Ended>> {
+    pub(super) fn poll_control(&mut self) -> Result<Option<Ended>> {
         let (commands, end) = control::read_new(&self.dir, self.control.offset)?;
         if end == self.control.offset {
             return Ok(None);
@@ -182,7 +182,7 @@ impl Run {
 
     /// Applies a decision on a task: the one named, else the one waiting for the operator. A
     /// decision about the task at work (other than `fail`) waits for the next boundary.
-    pub(super) fn decide(&mut self, cmd: &control::Command) -> io::Result<Option<Ended>> {
+    pub(super) fn decide(&mut self, cmd: &control::Command) -> Result<Option<Ended>> {
         let about_working = self.control.working.is_some()
             && (cmd.task.is_none() || cmd.task == self.control.working);
         if about_working && cmd.op != Op::Fail {
@@ -292,7 +292,7 @@ impl Run {
     /// Sets a skipped or failed task's work aside — a commit on
     /// `refs/harrow/<session>/<what>/<task>`, so nothing is lost — and puts the worktree back
     /// at the last accepted commit, so the next task starts clean.
-    fn set_aside(&mut self, task: &super::Task, what: &str) -> io::Result<()> {
+    fn set_aside(&mut self, task: &super::Task, what: &str) -> Result<()> {
         let base = self.task_base(&task.id)?;
         let changed = self.task_diff(&base).map_or(true, |d| !d.is_empty());
         if changed {
@@ -303,7 +303,7 @@ impl Run {
                     &base,
                     &format!("{}: its work, set aside when the operator {what} it", task.id),
                 )?
-                .map_err(io::Error::other)?;
+                .map_err(HarnessError::NotKept)?;
             self.set_aside.insert(task.id.clone(), sha.clone());
             let mut aside = OperatorAction {
                 action: Some("set_aside".into()),
@@ -317,23 +317,23 @@ impl Run {
             aside.scope.task_id = Some(task.id.clone());
             self.emit(&aside)?;
         }
-        self.workspace.discard_uncommitted().map_err(io::Error::other)?;
+        self.workspace.discard_uncommitted()?;
         Ok(())
     }
 
     /// Before an approve or force-accept of a task whose work was set aside, puts that work
     /// back in the worktree: it is what the decision is about.
-    fn take_back_set_aside(&mut self, task: &super::Task) -> io::Result<()> {
+    fn take_back_set_aside(&mut self, task: &super::Task) -> Result<()> {
         let Some(sha) = self.set_aside.get(&task.id).cloned() else { return Ok(()) };
         let base = self.task_base(&task.id)?;
         if self.task_diff(&base).is_ok_and(|d| d.is_empty()) {
-            self.workspace.restore_files(&sha).map_err(io::Error::other)?;
+            self.workspace.restore_files(&sha)?;
         }
         Ok(())
     }
 
     /// Records that an operator command could not be applied, and why.
-    pub(super) fn refuse(&mut self, task: Option<&str>, why: &str) -> io::Result<()> {
+    pub(super) fn refuse(&mut self, task: Option<&str>, why: &str) -> Result<()> {
         let mut refused = OperatorAction {
             action: Some("refused".into()),
             reason: Some(why.to_owned()),

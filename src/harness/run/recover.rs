@@ -1,8 +1,8 @@
 //! Repairs a resumed run needs before it continues.
 
 use super::{
-    Acceptance, Commit, GateEvent, Review, Run, Task, TaskDone, TaskState, io, progress_outcome,
-    record, scope,
+    Acceptance, Commit, GateEvent, Result, Review, Run, Task, TaskDone, TaskState,
+    progress_outcome, record, scope,
 };
 
 /// Where the first unfinished task picks up after a resume.
@@ -21,10 +21,7 @@ impl Run {
     /// between the verdict and the commit): the accept is durable from its verdict. The
     /// worktree must hold exactly what was judged (the verdict's diff digest); when it does
     /// not, the task waits for the operator rather than commit something else or redo it.
-    pub fn honour_accepts(
-        &mut self,
-        r: &crate::harness::resume::Restored,
-    ) -> io::Result<Vec<String>> {
+    pub fn honour_accepts(&mut self, r: &crate::harness::resume::Restored) -> Result<Vec<String>> {
         let mut honoured = Vec::new();
         let tasks: Vec<Task> = self.plan.tasks.clone();
         for task in &tasks {
@@ -61,7 +58,7 @@ impl Run {
     /// Readies the worktree for the first unfinished task: keeps a held or capped task's
     /// work for the decision, restarts an interrupted rework from the work its last reject
     /// judged, and anything else from the last commit.
-    pub fn prepare_restart(&mut self, r: &crate::harness::resume::Restored) -> io::Result<Restart> {
+    pub fn prepare_restart(&mut self, r: &crate::harness::resume::Restored) -> Result<Restart> {
         let Some(task) = self.unfinished().into_iter().next() else {
             return Ok(Restart::Kept);
         };
@@ -71,19 +68,16 @@ impl Run {
             return Ok(Restart::Kept);
         }
         if let Some(sha) = r.judged.get(&task).and_then(|j| j.get(&reviews)) {
-            self.workspace.restore_files(sha).map_err(io::Error::other)?;
+            self.workspace.restore_files(sha)?;
             return Ok(Restart::FromJudged { attempt: reviews });
         }
-        let discarded = self.workspace.discard_uncommitted().map_err(io::Error::other)?;
+        let discarded = self.workspace.discard_uncommitted()?;
         Ok(Restart::FromLastCommit { discarded })
     }
 
     /// Makes sure every accepted task has its `task_done` and exactly one commit: a crash can
     /// fall between the accept and the commit. Returns the tasks it repaired.
-    pub fn repair_accepted(
-        &mut self,
-        r: &crate::harness::resume::Restored,
-    ) -> io::Result<Vec<String>> {
+    pub fn repair_accepted(&mut self, r: &crate::harness::resume::Restored) -> Result<Vec<String>> {
         let mut repaired = Vec::new();
         let accepted: Vec<Task> = self
             .plan
@@ -111,14 +105,19 @@ impl Run {
                     ..TaskDone::default()
                 })?;
             }
-            let found = self.workspace.find_task_commit(&task.id).map_err(io::Error::other)?;
+            let found = self.workspace.find_task_commit(&task.id)?;
             let sha = if found.is_some() {
                 found
             } else {
                 let base = self.task_base(&task.id)?;
-                self.workspace
-                    .commit_task(&task.id, &task.title, &self.id, review, Some(&base), None)
-                    .map_err(io::Error::other)?
+                self.workspace.commit_task(
+                    &task.id,
+                    &task.title,
+                    &self.id,
+                    review,
+                    Some(&base),
+                    None,
+                )?
             };
             let mut commit = Commit {
                 scope: scope(&task.id, iter, attempt),

@@ -1,7 +1,7 @@
 //! The operator's `retry_eval` on a task held for the operator: ask the evaluator again about
 //! the task's last case, on the work as it stands, and let the gate act on the answer.
 
-use super::{Case, Ended, GateEvent, Run, TaskEnd, Verdict, io, record, scope};
+use super::{Case, Ended, GateEvent, Result, Run, TaskEnd, Verdict, record, scope};
 use crate::session::dir::EVENTS_FILE;
 use crate::session::event::{Event, Payload};
 use crate::session::state::StopReason;
@@ -9,7 +9,7 @@ use crate::session::state::StopReason;
 impl Run {
     /// The task's last case, read from where the resumed run found it in the log, with the
     /// iteration that submitted it.
-    pub(super) fn last_case(&self, task: &str) -> io::Result<Option<(Case, u64)>> {
+    pub(super) fn last_case(&self, task: &str) -> Result<Option<(Case, u64)>> {
         let Some(at) = self.last_cases.get(task) else { return Ok(None) };
         let mut line = vec![0; at.len as usize];
         let file = std::fs::File::open(self.dir.join(EVENTS_FILE))?;
@@ -23,7 +23,7 @@ impl Run {
 
     /// Asks the evaluator again about `task`'s last case. Returns how the run ends, if it does:
     /// an evaluator still out of reach holds the task again.
-    pub(super) async fn retry_evaluation(&mut self, task_id: &str) -> io::Result<Option<Ended>> {
+    pub(super) async fn retry_evaluation(&mut self, task_id: &str) -> Result<Option<Ended>> {
         let Some(task) = self.plan.tasks.iter().find(|t| t.id == task_id).cloned() else {
             return Ok(None);
         };

@@ -3,8 +3,8 @@
 
 use super::{
     Acceptance, BrainError, CallTag, Case, EVALUATOR_PROMPT, Ended, EvaluatorInputs, GateEvent,
-    Guarded, LastOutcome, LedgerEntry, OnCap, ParseError, Review, Role, Run, Scope, Task, TaskEnd,
-    ToolCall, ToolCallRecord, Value, Verdict, VerdictEvent, case, io, json, memory, record,
+    Guarded, LastOutcome, LedgerEntry, OnCap, ParseError, Result, Review, Role, Run, Scope, Task,
+    TaskEnd, ToolCall, ToolCallRecord, Value, Verdict, VerdictEvent, case, json, memory, record,
     timestamp, tool_message, validators, verdict,
 };
 use crate::hands::workspace::{DiffInfo, WorkspaceError};
@@ -21,7 +21,7 @@ impl Run {
         sc: &Scope,
         attempt: &mut u64,
         iter: u64,
-    ) -> io::Result<(String, Option<TaskEnd>)> {
+    ) -> Result<(String, Option<TaskEnd>)> {
         let case = match case::parse(&call.arguments) {
             Ok(c) => c,
             Err(error) => {
@@ -212,7 +212,7 @@ impl Run {
         sc: &Scope,
         attempt: &mut u64,
         iter: u64,
-    ) -> io::Result<(String, Option<TaskEnd>)> {
+    ) -> Result<(String, Option<TaskEnd>)> {
         let mut event = VerdictEvent {
             scope: sc.clone(),
             schema_version: Some(1),
@@ -331,7 +331,7 @@ impl Run {
         sc: &Scope,
         attempt: u64,
         iter: u64,
-    ) -> io::Result<Result<Verdict, BrainError>> {
+    ) -> Result<Result<Verdict, BrainError>> {
         let project = memory::project_context(&self.hands.jail, &self.opts.context_files);
         let ledger = record::read_ledger(&self.dir, &task.id);
         let seed_tests: Vec<(String, String)> = task
@@ -345,7 +345,7 @@ impl Run {
                     .map(|c| (t.clone(), c))
             })
             .collect();
-        let earlier_files = self.workspace.earlier_files().map_err(io::Error::other)?;
+        let earlier_files = self.workspace.earlier_files()?;
         let prompt = memory::evaluator_prompt(&EvaluatorInputs {
             plan: &self.plan,
             task,

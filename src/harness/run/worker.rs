@@ -2,9 +2,9 @@
 //! the hands, nudges for quiet turns, and `submit_case` handed to the review.
 
 use super::{
-    Acceptance, CallTag, ContextReset, Ended, GateEvent, Guarded, Hands, LedgerEntry, NUDGE,
-    NUDGE_LENGTH, Nudge, OnCap, Reply, Review, Role, Run, Scope, Task, TaskEnd, ToolCallRecord,
-    Value, WORKER_PROMPT, WorkerContext, case, io, json, memory, record, scope,
+    Acceptance, CallTag, ContextReset, Ended, GateEvent, Guarded, Hands, HarnessError, LedgerEntry,
+    NUDGE, NUDGE_LENGTH, Nudge, OnCap, Reply, Result, Review, Role, Run, Scope, Task, TaskEnd,
+    ToolCallRecord, Value, WORKER_PROMPT, WorkerContext, case, json, memory, record, scope,
 };
 use crate::harness::turns::{self, Agent, Turn, tool_message};
 use crate::session::state::StopReason;
@@ -49,7 +49,7 @@ impl Run {
     /// when a crash fell between the last reject and its consequence (the cap policy is
     /// applied now), or on a task that failed at the cap and waits for a decision (the run
     /// stops and says which decisions there are).
-    fn at_the_cap(&mut self, task: &Task, ledger: &[LedgerEntry]) -> io::Result<Option<TaskEnd>> {
+    fn at_the_cap(&mut self, task: &Task, ledger: &[LedgerEntry]) -> Result<Option<TaskEnd>> {
         if let Some(why) = self.failed_waiting(&task.id, ledger.len() as u64) {
             return Ok(Some(TaskEnd::Stop(Ended {
                 reason: StopReason::NeedsOperator,
@@ -85,7 +85,7 @@ impl Run {
     }
 
     /// One task, from a fresh conversation to accept, failure or a stop.
-    pub(super) async fn run_task(&mut self, task: &Task) -> io::Result<TaskEnd> {
+    pub(super) async fn run_task(&mut self, task: &Task) -> Result<TaskEnd> {
         let ledger = record::read_ledger(&self.dir, &task.id);
         if let Some(end) = self.at_the_cap(task, &ledger)? {
             return Ok(end);
@@ -94,7 +94,7 @@ impl Run {
         self.gate(&task.id, GateEvent::Start, "task started", attempt)?;
         let base = match self.task_bases.get(&task.id) {
             Some(base) => base.clone(),
-            None => self.workspace.tip().map_err(io::Error::other)?,
+            None => self.workspace.tip()?,
         };
         self.task_bases.insert(task.id.clone(), base.clone());
         self.emit(&ContextReset {
@@ -136,13 +136,14 @@ struct WorkerTurns<'r> {
 
 impl Agent for WorkerTurns<'_> {
     type Done = TaskEnd;
+    type Error = HarnessError;
 
     async fn ask(
         &mut self,
         iter: u64,
         messages: &[Value],
         tools: &[Value],
-    ) -> io::Result<Result<Reply, TaskEnd>> {
+    ) -> Result<Result<Reply, TaskEnd>> {
         let (task, attempt, turn) = (&self.task.id, self.attempt, self.turn);
         let tag = CallTag { role: Role::Worker, task, attempt, turn };
         let answer = self.run.call(tag, iter, messages, tools).await?;
@@ -179,7 +180,7 @@ impl Agent for WorkerTurns<'_> {
         iter: u64,
         call: &ToolCallRecord,
         args: &Value,
-    ) -> io::Result<Result<String, TaskEnd>> {
+    ) -> Result<Result<String, TaskEnd>> {
         // Only a command can reach git; the file tools are confined away from `.git`.
         let guarded = Hands::runs_commands(&call.name);
         if guarded {
@@ -207,7 +208,7 @@ impl Agent for WorkerTurns<'_> {
         iter: u64,
         reply: &Reply,
         messages: &mut Vec<Value>,
-    ) -> io::Result<Turn<TaskEnd>> {
+    ) -> Result<Turn<TaskEnd>> {
         self.quiet += 1;
         if self.quiet >= self.run.opts.max_quiet_turns {
             return Ok(Turn::Done(TaskEnd::Failed(StopReason::NoCase)));
@@ -237,7 +238,7 @@ impl Agent for WorkerTurns<'_> {
         iter: u64,
         cases: &[&ToolCallRecord],
         messages: &mut Vec<Value>,
-    ) -> io::Result<Turn<TaskEnd>> {
+    ) -> Result<Turn<TaskEnd>> {
         self.quiet = 0;
         let Some((first, dups)) = cases.split_first() else { return Ok(Turn::Continue) };
         for dup in dups {
