@@ -228,7 +228,7 @@ impl App {
     fn follow_up(&mut self, outcome: Outcome) -> io::Result<Vec<Effect>> {
         self.notice = None;
         match outcome {
-            Outcome::Stay | Outcome::Closed => {}
+            Outcome::Stay | Outcome::Unbound | Outcome::Closed => {}
             Outcome::Notice(text) => self.notice = Some(text),
             Outcome::OpenEvidence(n) => {
                 if let Overlay::Inspector(i) = &self.overlay {
@@ -471,31 +471,6 @@ impl App {
             Ok(source) => {
                 self.notice = Some("reading the diff…".into());
                 self.effects.push(Effect::LoadDiff(Box::new(source)));
-            }
-            Err(why) => self.notice = Some(why),
-        }
-    }
-
-    /// Shows the evidence file a job read, over the inspector it was opened from (if that is
-    /// still open).
-    pub fn evidence_loaded(&mut self, result: Result<super::evidence::Source, String>) {
-        match result {
-            Ok(source) => {
-                if let Overlay::Inspector(i) = std::mem::take(&mut self.overlay) {
-                    self.overlay = Overlay::Source(Box::new((source, i)));
-                }
-            }
-            Err(why) => self.notice = Some(why),
-        }
-    }
-
-    /// Shows a diff the job read, over what is open now.
-    pub fn diff_loaded(&mut self, result: Result<super::diff::DiffView, String>) {
-        match result {
-            Ok(view) => {
-                self.notice = None;
-                let back = std::mem::take(&mut self.overlay);
-                self.overlay = Overlay::Diff(Box::new(view), Box::new(back));
             }
             Err(why) => self.notice = Some(why),
         }

@@ -100,4 +100,29 @@ impl App {
             Err(e) => format!("could not export the session: {e}"),
         });
     }
+
+    /// Shows the evidence file a job read, over the inspector it was opened from (if that is
+    /// still open).
+    pub fn evidence_loaded(&mut self, result: Result<super::evidence::Source, String>) {
+        match result {
+            Ok(source) => {
+                if let Overlay::Inspector(i) = std::mem::take(&mut self.overlay) {
+                    self.overlay = Overlay::Source(Box::new((source, i)));
+                }
+            }
+            Err(why) => self.notice = Some(why),
+        }
+    }
+
+    /// Shows a diff the job read, over what is open now.
+    pub fn diff_loaded(&mut self, result: Result<super::diff::DiffView, String>) {
+        match result {
+            Ok(view) => {
+                self.notice = None;
+                let back = std::mem::take(&mut self.overlay);
+                self.overlay = Overlay::Diff(Box::new(view), Box::new(back));
+            }
+            Err(why) => self.notice = Some(why),
+        }
+    }
 }

@@ -2,8 +2,13 @@
 //! starting commit), or what a rework changed since the attempt before it. Read with git from
 //! the commits harrow kept, so it shows the work as judged even after the worktree moved on.
 
+use super::chrome::{footer, popup, tone_style};
 use super::describe::Tone;
+use super::keymap::Mode;
 use git2::{DiffFormat, DiffOptions, Repository};
+use ratatui::style::Modifier;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph};
 use std::path::PathBuf;
 
 /// One file of the diff: where its header line is and how much changed.
@@ -25,6 +30,54 @@ pub struct DiffView {
     /// First line and first column shown.
     pub scroll: super::scroll::Scroll,
     pub column: u16,
+}
+
+impl DiffView {
+    /// Scrolls, moves between files and sideways.
+    pub fn act(&mut self, action: super::keymap::Action) -> super::outcome::Outcome {
+        use super::keymap::Action;
+        use super::outcome::Outcome;
+        let rows = self.lines.len();
+        match action {
+            _ if self.scroll.act(action, rows) => {}
+            Action::NextFile => self.to_file(true),
+            Action::PrevFile => self.to_file(false),
+            Action::Right => self.column = self.column.saturating_add(8),
+            Action::Left => self.column = self.column.saturating_sub(8),
+            _ => return Outcome::Unbound,
+        }
+        Outcome::Stay
+    }
+
+    /// Draws the diff over `area`.
+    pub fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        theme: &super::theme::Theme,
+    ) {
+        let rect =
+            popup(frame, area, area.width.saturating_sub(2), area.height.saturating_sub(2), 1);
+        let height = usize::from(rect.height.saturating_sub(2));
+        let top = usize::from(self.scroll.top).min(self.lines.len().saturating_sub(1));
+        let lines: Vec<Line> = self.lines[top..self.lines.len().min(top + height)]
+            .iter()
+            .map(|(kind, text)| {
+                let style = tone_style(kind.tone(), theme);
+                let style = if *kind == super::diff::DiffLine::File {
+                    style.add_modifier(Modifier::BOLD)
+                } else {
+                    style
+                };
+                Line::styled(text.clone(), style)
+            })
+            .collect();
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(self.title.clone())
+            .title_bottom(footer(Mode::Diff, rect.width));
+        frame.render_widget(Paragraph::new(lines).scroll((0, self.column)).block(block), rect);
+    }
 }
 
 /// What a line of a diff is.

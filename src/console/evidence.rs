@@ -2,7 +2,11 @@
 //! place it points: from the commit the verdict judged when there is one, else from the
 //! session's worktree as it is now — and saying which, or why it cannot be opened.
 
+use super::chrome::{footer, popup};
+use super::keymap::Mode;
 use crate::hands::confine::Jail;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph};
 use std::path::Path;
 
 /// Lines shown above the line a pointer names.
@@ -20,6 +24,46 @@ pub struct Source {
     pub target: Option<usize>,
     /// First line shown.
     pub scroll: super::scroll::Scroll,
+}
+
+impl Source {
+    /// Scrolls the file.
+    pub fn act(&mut self, action: super::keymap::Action) -> super::outcome::Outcome {
+        if self.scroll.act(action, self.lines.len()) {
+            super::outcome::Outcome::Stay
+        } else {
+            super::outcome::Outcome::Unbound
+        }
+    }
+
+    /// Draws the file over `area`.
+    pub fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        theme: &super::theme::Theme,
+    ) {
+        let rect =
+            popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
+        let lines: Vec<Line> = self
+            .lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                if Some(i) == self.target {
+                    Line::styled(l.clone(), theme.matched())
+                } else {
+                    Line::raw(l.clone())
+                }
+            })
+            .collect();
+        let top = self.scroll.top.min(self.lines.len().saturating_sub(1) as u16);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(format!("{}— {} ", self.title, self.origin))
+            .title_bottom(footer(Mode::FileView, rect.width));
+        frame.render_widget(Paragraph::new(lines).scroll((top, 0)).block(block), rect);
+    }
 }
 
 /// A pointer split into its path and what follows the last `:`: a line, a range, a symbol.

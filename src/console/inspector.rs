@@ -2,11 +2,16 @@
 //! means, the concern, the evidence, the next step, the case it judged, the validators of that
 //! attempt, and the task's earlier verdicts and whether their concerns came back.
 
+use super::chrome::{footer, popup};
 use super::evidence::Source;
+use super::keymap::Mode;
+use super::layout::wrapped_rows;
 use super::panes::{case_lines, validator_lines, verdict_lines};
 use super::player::Player;
 use crate::session::event::{Event, Payload, Verdict};
 use crate::session::state::Ruling;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use std::fmt::Write as _;
 
 /// What the inspector shows, built once when it opens.
@@ -26,6 +31,44 @@ pub struct Inspector {
     pub commit: Option<String>,
     /// Where the verdict is in the log.
     pub pos: usize,
+}
+
+impl Inspector {
+    /// Scrolls, or asks for an evidence pointer's file or the judged diff.
+    pub fn act(&mut self, action: super::keymap::Action) -> super::outcome::Outcome {
+        use super::keymap::Action;
+        use super::outcome::Outcome;
+        match action {
+            Action::Evidence(n) => Outcome::OpenEvidence(usize::from(n)),
+            Action::Diff | Action::DiffSincePrevious => Outcome::OpenDiff {
+                pos: self.pos,
+                since_previous: action == Action::DiffSincePrevious,
+            },
+            _ if self.scroll.act(action, usize::MAX) => Outcome::Stay,
+            _ => Outcome::Unbound,
+        }
+    }
+
+    /// Draws the self over `area`.
+    pub fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect) {
+        let rect =
+            popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
+        let lines: Vec<Line> = self.lines.iter().map(|l| Line::raw(l.clone())).collect();
+        // The table says 1–9; the footer says how many pointers this verdict has.
+        let hint = match self.evidence.len() {
+            0 => footer(Mode::Inspector, rect.width).replace("1–9 evidence  ", "no evidence  "),
+            n => footer(Mode::Inspector, rect.width).replacen("1–9", &format!("1–{}", n.min(9)), 1),
+        };
+        let block =
+            Block::default().borders(Borders::ALL).title(self.title.clone()).title_bottom(hint);
+        let rows =
+            wrapped_rows(self.lines.iter().map(String::as_str), rect.width.saturating_sub(2));
+        let top = self.scroll.shown_from(rows, usize::from(rect.height.saturating_sub(2)));
+        frame.render_widget(
+            Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((top, 0)).block(block),
+            rect,
+        );
+    }
 }
 
 fn verdict_of(e: &Event) -> Option<&Verdict> {

@@ -10,6 +10,7 @@
 pub mod app;
 pub mod attempt;
 pub mod browser;
+pub mod chrome;
 pub mod decide;
 pub mod describe;
 pub mod diff;
@@ -23,6 +24,7 @@ pub mod keymap;
 pub mod layout;
 pub mod modal;
 pub mod navigate;
+pub mod outcome;
 pub mod panes;
 pub mod player;
 pub mod row;

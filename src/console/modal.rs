@@ -50,30 +50,7 @@ pub struct Editor {
     pub text: TextArea<'static>,
 }
 
-/// What a key did in an overlay.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// Handled inside the overlay (scrolled, typed), or meant nothing here.
-    Stay,
-    /// The overlay closed.
-    Closed,
-    /// Open evidence pointer n of the inspector.
-    OpenEvidence(usize),
-    /// The editor's command, ready to send.
-    Decide { op: Op, task: Option<String>, text: String },
-    /// Search for this.
-    Search(String),
-    /// Quit, stopping the run first or not.
-    Quit { stop: bool },
-    /// A one-line answer for the hint line.
-    Notice(String),
-    /// Start the stopped run again so it acts on the decision.
-    Resume,
-    /// Open the diff of the verdict at this position, since the attempt before it or not.
-    OpenDiff { pos: usize, since_previous: bool },
-    /// Put this text on the clipboard.
-    Copy(String),
-}
+pub use super::outcome::Outcome;
 
 impl Overlay {
     /// The key table in force while this overlay is open.
@@ -143,46 +120,31 @@ impl Overlay {
                 *self = Overlay::Help { of, scroll, back };
                 Outcome::Stay
             }
-            (Overlay::Inspector(i), Some(Action::Evidence(n))) => {
-                *self = Overlay::Inspector(i);
-                Outcome::OpenEvidence(usize::from(n))
-            }
-            (Overlay::Inspector(i), Some(a @ (Action::Diff | Action::DiffSincePrevious))) => {
-                let pos = i.pos;
-                *self = Overlay::Inspector(i);
-                Outcome::OpenDiff { pos, since_previous: a == Action::DiffSincePrevious }
-            }
+
             (Overlay::Diff(view, back), Some(Action::Help)) => {
                 *self = Overlay::help(Mode::Diff, Overlay::Diff(view, back));
                 Outcome::Stay
             }
             (Overlay::Diff(mut view, back), Some(a)) => {
-                let rows = view.lines.len();
-                match a {
-                    _ if view.scroll.act(a, rows) => {}
-                    Action::NextFile => view.to_file(true),
-                    Action::PrevFile => view.to_file(false),
-                    Action::Right => view.column = view.column.saturating_add(8),
-                    Action::Left => view.column = view.column.saturating_sub(8),
-                    _ => {}
-                }
+                let outcome = view.act(a);
                 *self = Overlay::Diff(view, back);
-                Outcome::Stay
+                outcome
             }
             (Overlay::Inspector(i), Some(Action::Help)) => {
                 *self = Overlay::help(Mode::Inspector, Overlay::Inspector(i));
                 Outcome::Stay
             }
-            (Overlay::Inspector(mut i), Some(a @ (Action::Down | Action::Up))) => {
-                i.scroll.act(a, usize::MAX);
+            (Overlay::Inspector(mut i), Some(a))
+                if !matches!(a, Action::Close | Action::Cancel) =>
+            {
+                let outcome = i.act(a);
                 *self = Overlay::Inspector(i);
-                Outcome::Stay
+                outcome
             }
-            (Overlay::Source(mut s), Some(a @ (Action::Down | Action::Up))) => {
-                let rows = s.0.lines.len();
-                s.0.scroll.act(a, rows);
+            (Overlay::Source(mut s), Some(a)) if a != Action::Close => {
+                let outcome = s.0.act(a);
                 *self = Overlay::Source(s);
-                Outcome::Stay
+                outcome
             }
             (Overlay::Source(s), Some(Action::Close)) => {
                 *self = Overlay::Inspector(s.1);
@@ -197,26 +159,10 @@ impl Overlay {
                 *self = Overlay::help(Mode::Row, Overlay::Row(row));
                 Outcome::Stay
             }
-            (Overlay::Row(row), Some(Action::Copy)) => {
-                let text = row.text();
-                *self = Overlay::Row(row);
-                Outcome::Copy(text)
-            }
-            (Overlay::Row(mut row), Some(a @ (Action::SearchNext | Action::SearchPrev))) => {
-                let query = row.query.clone();
-                let found = !query.is_empty() && row.find(&query, a == Action::SearchNext);
-                *self = Overlay::Row(row);
-                if found {
-                    Outcome::Stay
-                } else {
-                    Outcome::Notice("nothing to find: / searches this row first".into())
-                }
-            }
             (Overlay::Row(mut row), Some(a)) if a != Action::Close => {
-                let rows = row.lines.len();
-                row.scroll.act(a, rows);
+                let outcome = row.act(a);
                 *self = Overlay::Row(row);
-                Outcome::Stay
+                outcome
             }
             (
                 Overlay::Inspector(_) | Overlay::Row(_) | Overlay::QuitPrompt,
@@ -258,7 +204,100 @@ impl Overlay {
             }
             (other, _) => {
                 *self = other;
-                Outcome::Stay
+                Outcome::Unbound
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::console::diff::DiffView;
+    use crate::console::evidence::Source;
+    use crate::console::inspector::Inspector;
+
+    fn inspector() -> Inspector {
+        Inspector {
+            title: "verdict".into(),
+            lines: vec!["a line".into()],
+            evidence: vec!["src/lib.rs:1".into()],
+            scroll: Scroll::default(),
+            worktree: None,
+            source: None,
+            commit: None,
+            pos: 3,
+        }
+    }
+
+    /// One overlay of each kind, in the mode whose table it takes.
+    fn one_of_each() -> Vec<Overlay> {
+        let source = Source {
+            title: "file".into(),
+            origin: "the worktree".into(),
+            lines: vec!["1 fn main() {}".into()],
+            target: Some(0),
+            scroll: Scroll::default(),
+        };
+        let diff = DiffView {
+            title: "diff".into(),
+            lines: Vec::new(),
+            files: Vec::new(),
+            scroll: Scroll::default(),
+            column: 0,
+        };
+        vec![
+            Overlay::help(Mode::Main, Overlay::None),
+            Overlay::Inspector(inspector()),
+            Overlay::QuitPrompt,
+            Overlay::Editor(Box::new(Editor {
+                op: Op::Approve,
+                task: Some("T-001".into()),
+                title: "approve".into(),
+                text: Overlay::text_box("why", "because"),
+            })),
+            Overlay::Source(Box::new((source, inspector()))),
+            Overlay::Search(Box::new(Overlay::text_box("find", "word")), Box::new(Overlay::None)),
+            Overlay::Row(Box::new(RowView {
+                lines: vec!["a word".into()],
+                query: "word".into(),
+                ..RowView::default()
+            })),
+            Overlay::ResumeOffer(Op::Approve),
+            Overlay::Diff(Box::new(diff), Box::new(Overlay::None)),
+        ]
+    }
+
+    #[test]
+    fn every_action_an_overlays_table_binds_is_handled_by_the_overlay() {
+        let overlays = one_of_each();
+        let modes: Vec<Mode> = overlays.iter().map(Overlay::mode).collect();
+        for mode in Mode::ALL {
+            let covered = matches!(
+                mode,
+                Mode::Main
+                    | Mode::Browser
+                    | Mode::Answer
+                    | Mode::Thinking
+                    | Mode::Review
+                    | Mode::PlanEditor
+                    | Mode::StopPrompt
+            );
+            assert!(covered || modes.contains(&mode), "{mode:?} has no overlay in this test");
+        }
+        let mut row = one_of_each().swap_remove(6);
+        assert_eq!(row.act(Action::Pause), Outcome::Unbound, "the check can see a miss");
+        for (i, mode) in modes.iter().enumerate() {
+            for b in mode.bindings() {
+                let mut overlay = one_of_each().swap_remove(i);
+                let outcome = overlay.act(b.action);
+                assert_ne!(
+                    outcome,
+                    Outcome::Unbound,
+                    "{mode:?} binds {} to {:?}, which its overlay does not handle",
+                    b.label(),
+                    b.action
+                );
             }
         }
     }

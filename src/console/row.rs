@@ -2,8 +2,12 @@
 //! arguments pretty-printed with its complete result, a validator's whole output, a note's
 //! text, a prompt's content — read from the log, scrollable and searchable.
 
+use super::chrome::{footer, popup};
+use super::keymap::Mode;
 use super::player::Player;
 use crate::session::event::{Event, EventKind, Payload};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use serde_json::Value;
 
 /// How far ahead of a tool call its result is looked for.
@@ -148,6 +152,59 @@ pub fn open(player: &mut Player, pos: usize) -> Result<RowView, String> {
 }
 
 impl RowView {
+    /// Scrolls, finds the next or previous line holding the search, copies the text.
+    pub fn act(&mut self, action: super::keymap::Action) -> super::outcome::Outcome {
+        use super::keymap::Action;
+        use super::outcome::Outcome;
+        match action {
+            Action::Copy => Outcome::Copy(self.text()),
+            Action::SearchNext | Action::SearchPrev => {
+                let query = self.query.clone();
+                if !query.is_empty() && self.find(&query, action == Action::SearchNext) {
+                    Outcome::Stay
+                } else {
+                    Outcome::Notice("nothing to find: / searches this row first".into())
+                }
+            }
+            _ if self.scroll.act(action, self.lines.len()) => Outcome::Stay,
+            _ => Outcome::Unbound,
+        }
+    }
+
+    /// Draws the self over `area`.
+    pub fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        theme: &super::theme::Theme,
+    ) {
+        let rect =
+            popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
+        let lines: Vec<Line> = self
+            .lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                if self.found == Some(i) {
+                    Line::styled(l.clone(), theme.matched())
+                } else {
+                    Line::raw(l.clone())
+                }
+            })
+            .collect();
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(self.title.clone())
+            .title_bottom(footer(Mode::Row, rect.width));
+        frame.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .scroll((self.scroll.top, 0))
+                .block(block),
+            rect,
+        );
+    }
+
     /// Moves to the next line (or the previous one) holding `query`, ignoring case, going
     /// round at either end. Returns whether any line holds it.
     pub fn find(&mut self, query: &str, forward: bool) -> bool {

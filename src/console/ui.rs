@@ -1,10 +1,10 @@
 //! Render functions: they read the app's prepared state and draw; nothing else.
 
 use super::app::App;
-use super::describe::Tone;
+use super::chrome::{footer, popup, tone_style};
 use super::frame::Prepared;
 use super::keymap::{Mode, hint_line};
-use super::layout::{Areas, MIN_SIZE, Pane, wrapped_rows};
+use super::layout::{Areas, MIN_SIZE, Pane};
 use super::modal::Overlay;
 use super::scroll::Scroll;
 use super::theme::Theme;
@@ -13,12 +13,10 @@ use crate::session::state::TaskState;
 use crate::session::timestamp::span;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Color;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
-    Block, Borders, Clear, List, ListItem, ListState, Paragraph, Sparkline, SparklineBar, Tabs,
-    Wrap,
+    Block, Borders, List, ListItem, ListState, Paragraph, Sparkline, SparklineBar, Tabs, Wrap,
 };
 
 /// Draws the whole console.
@@ -63,17 +61,17 @@ fn draw_overlay(frame: &mut Frame, area: Rect, overlay: &Overlay, theme: &Theme)
             draw_overlay(frame, area, back, theme);
             draw_help(frame, area, theme, *of, *scroll);
         }
-        Overlay::Inspector(inspector) => draw_inspector(frame, area, inspector),
+        Overlay::Inspector(inspector) => inspector.draw(frame, area),
         Overlay::QuitPrompt => draw_quit_prompt(frame, area),
         Overlay::ResumeOffer(op) => draw_resume_offer(frame, area, op.as_str()),
-        Overlay::Diff(view, _) => draw_diff(frame, area, view, theme),
+        Overlay::Diff(view, _) => view.draw(frame, area, theme),
         Overlay::Editor(editor) => draw_editor(frame, area, editor),
         Overlay::Search(text, back) => {
             draw_overlay(frame, area, back, theme);
             draw_search(frame, area, text);
         }
-        Overlay::Row(row) => draw_row(frame, area, row, theme),
-        Overlay::Source(source) => draw_source(frame, area, &source.0, theme),
+        Overlay::Row(row) => row.draw(frame, area, theme),
+        Overlay::Source(source) => source.0.draw(frame, area, theme),
     }
 }
 
@@ -148,17 +146,6 @@ fn compact(n: i64) -> String {
 }
 
 /// The style of a row's tone.
-fn tone_style(tone: Tone, theme: &Theme) -> Style {
-    let color: Option<Color> = match tone {
-        Tone::Plain => None,
-        Tone::Good => Some(theme.colors.ok),
-        Tone::Bad => Some(theme.colors.bad),
-        Tone::Warn => Some(theme.colors.warn),
-        Tone::Waiting => Some(theme.colors.waiting),
-    };
-    color.map_or_else(Style::default, |c| theme.fg(c))
-}
-
 fn pane_block(title: String, focused: bool, theme: &Theme) -> Block<'static> {
     Block::default()
         .borders(Borders::ALL)
@@ -460,111 +447,6 @@ fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 /// An overlay's key hints, from its mode's table, for the bottom of its box.
-fn footer(mode: Mode, width: u16) -> String {
-    format!(" {} ", hint_line(mode, false, usize::from(width.saturating_sub(4))))
-}
-
-/// A cleared box of at most `width`×`height`, centred across `area` and `top` rows down it.
-fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16, top: u16) -> Rect {
-    let width = width.min(area.width);
-    let rect = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + top,
-        width,
-        height: height.min(area.height),
-    };
-    frame.render_widget(Clear, rect);
-    rect
-}
-
-fn draw_inspector(frame: &mut Frame, area: Rect, inspector: &super::inspector::Inspector) {
-    let rect = popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
-    let lines: Vec<Line> = inspector.lines.iter().map(|l| Line::raw(l.clone())).collect();
-    // The table says 1–9; the footer says how many pointers this verdict has.
-    let hint = match inspector.evidence.len() {
-        0 => footer(Mode::Inspector, rect.width).replace("1–9 evidence  ", "no evidence  "),
-        n => footer(Mode::Inspector, rect.width).replacen("1–9", &format!("1–{}", n.min(9)), 1),
-    };
-    let block =
-        Block::default().borders(Borders::ALL).title(inspector.title.clone()).title_bottom(hint);
-    let rows =
-        wrapped_rows(inspector.lines.iter().map(String::as_str), rect.width.saturating_sub(2));
-    let top = inspector.scroll.shown_from(rows, usize::from(rect.height.saturating_sub(2)));
-    frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((top, 0)).block(block),
-        rect,
-    );
-}
-
-fn draw_diff(frame: &mut Frame, area: Rect, view: &super::diff::DiffView, theme: &Theme) {
-    let rect = popup(frame, area, area.width.saturating_sub(2), area.height.saturating_sub(2), 1);
-    let height = usize::from(rect.height.saturating_sub(2));
-    let top = usize::from(view.scroll.top).min(view.lines.len().saturating_sub(1));
-    let lines: Vec<Line> = view.lines[top..view.lines.len().min(top + height)]
-        .iter()
-        .map(|(kind, text)| {
-            let style = tone_style(kind.tone(), theme);
-            let style = if *kind == super::diff::DiffLine::File {
-                style.add_modifier(Modifier::BOLD)
-            } else {
-                style
-            };
-            Line::styled(text.clone(), style)
-        })
-        .collect();
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(view.title.clone())
-        .title_bottom(footer(Mode::Diff, rect.width));
-    frame.render_widget(Paragraph::new(lines).scroll((0, view.column)).block(block), rect);
-}
-
-fn draw_row(frame: &mut Frame, area: Rect, row: &super::row::RowView, theme: &Theme) {
-    let rect = popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
-    let lines: Vec<Line> = row
-        .lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            if row.found == Some(i) {
-                Line::styled(l.clone(), theme.matched())
-            } else {
-                Line::raw(l.clone())
-            }
-        })
-        .collect();
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(row.title.clone())
-        .title_bottom(footer(Mode::Row, rect.width));
-    frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((row.scroll.top, 0)).block(block),
-        rect,
-    );
-}
-
-fn draw_source(frame: &mut Frame, area: Rect, source: &super::evidence::Source, theme: &Theme) {
-    let rect = popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
-    let lines: Vec<Line> = source
-        .lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            if Some(i) == source.target {
-                Line::styled(l.clone(), theme.matched())
-            } else {
-                Line::raw(l.clone())
-            }
-        })
-        .collect();
-    let top = source.scroll.top.min(source.lines.len().saturating_sub(1) as u16);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(format!("{}— {} ", source.title, source.origin))
-        .title_bottom(footer(Mode::FileView, rect.width));
-    frame.render_widget(Paragraph::new(lines).scroll((top, 0)).block(block), rect);
-}
-
 fn draw_editor(frame: &mut Frame, area: Rect, editor: &super::modal::Editor) {
     let rect = popup(frame, area, 80, 5, area.height / 3);
     let block = Block::default()
