@@ -198,7 +198,7 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
 /// Why a demo run left its script, when it did: the scripted model had no answer for where
 /// the run went, and the likeliest cause is the last thing that failed.
 fn off_script(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join(crate::session::dir::EVENTS_FILE)).ok()?;
+    let text = std::fs::read_to_string(crate::session::dir::SessionDir::new(dir).events()).ok()?;
     let events: Vec<serde_json::Value> =
         text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let stop = events.iter().rev().find(|e| e["type"] == "stop")?;

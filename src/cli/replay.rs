@@ -4,7 +4,6 @@ use super::SessionArg;
 use super::format::terminal_line;
 use crate::console::app::App;
 use crate::console::describe::describe;
-use crate::session::dir::EVENTS_FILE;
 use crate::session::event::Event;
 use crate::session::index::EventIndex;
 use color_eyre::eyre::{Result, WrapErr};
@@ -54,7 +53,7 @@ pub fn watch(args: &WatchArgs, headless: bool) -> Result<ExitCode> {
         while crate::session::lock::is_locked(&found.dir) {
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
-        let end = std::fs::metadata(found.dir.join(EVENTS_FILE)).map_or(0, |m| m.len());
+        let end = std::fs::metadata(crate::session::dir::SessionDir::new(&found.dir).events()).map_or(0, |m| m.len());
         finished.store(end, std::sync::atomic::Ordering::SeqCst);
         let _ = printer.join();
         return Ok(ExitCode::SUCCESS);
@@ -68,7 +67,7 @@ pub fn watch(args: &WatchArgs, headless: bool) -> Result<ExitCode> {
 pub fn replay(args: &Args) -> Result<ExitCode> {
     let found = args.target.resolve()?;
     if args.headless {
-        let mut index = EventIndex::build(&found.dir.join(EVENTS_FILE))?;
+        let mut index = EventIndex::build(&crate::session::dir::SessionDir::new(&found.dir).events())?;
         let mut out = super::out::stdout();
         for i in 0..index.len() {
             if let Some(line) = index.fetch(i).ok().as_ref().and_then(|e: &Event| describe(e)) {

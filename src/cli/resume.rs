@@ -10,7 +10,6 @@ use crate::hands::workspace::Workspace;
 use crate::harness::plan;
 use crate::harness::resume::restore;
 use crate::harness::run::{Parts, Restart, Run};
-use crate::session::dir::EVENTS_FILE;
 use crate::session::event::{LogRepaired, SessionResume, SessionStart};
 use crate::session::writer::{SessionWriter, WriterError};
 use color_eyre::eyre::Result;
@@ -83,7 +82,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         WriterError::Lock(l) => UsageError(l.to_string()),
         other => UsageError(other.to_string()),
     })?;
-    let resumed_at = std::fs::metadata(found.dir.join(EVENTS_FILE)).map_or(0, |m| m.len());
+    let resumed_at = std::fs::metadata(crate::session::dir::SessionDir::new(&found.dir).events()).map_or(0, |m| m.len());
     if let Some(r) = repair {
         writer.append(&LogRepaired {
             cut_bytes: Some(r.cut_bytes),

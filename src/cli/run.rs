@@ -14,7 +14,6 @@ use crate::hands::workspace::Workspace;
 use crate::hands::{Hands, HandsConfig};
 use crate::harness::plan;
 use crate::harness::run::{Caps, OnCap, Parts, Run, RunOptions};
-use crate::session::dir::EVENTS_FILE;
 use crate::session::event::{Event, SessionStart};
 use crate::session::fact::Fact;
 use crate::session::tail::{TailEvent, follow};
@@ -397,7 +396,7 @@ fn heartbeat(dir: &Path, last: &LastSaid, quiet: Duration) -> String {
 /// Prints the session's events as they are appended, until told the run is over and every
 /// byte written has been printed; after [`HEARTBEAT`] of silence, says what the run waits on.
 pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::thread::JoinHandle<()> {
-    let path = dir.join(EVENTS_FILE);
+    let path = crate::session::dir::SessionDir::new(dir).events();
     let dir = dir.to_path_buf();
     let delivered = Arc::new(AtomicU64::new(from));
     let seen = Arc::clone(&delivered);
@@ -539,13 +538,13 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
     if active.load(Ordering::SeqCst) {
         println!("harrow: the run goes on; watch it again with `harrow watch {id}`");
     }
-    let from = std::fs::metadata(dir.join(EVENTS_FILE)).map_or(0, |m| m.len());
+    let from = std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events()).map_or(0, |m| m.len());
     let finished = Arc::new(AtomicU64::new(u64::MAX));
     let printer = print_log(&dir, from, &finished);
     let ended =
         loop_thread.join().map_err(|_| color_eyre::eyre::eyre!("the run's thread panicked"))?;
     finished
-        .store(std::fs::metadata(dir.join(EVENTS_FILE)).map_or(0, |m| m.len()), Ordering::SeqCst);
+        .store(std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events()).map_or(0, |m| m.len()), Ordering::SeqCst);
     let _ = printer.join();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id}: {} — {}", terminal_line(ended.reason.as_str()), dir.display());
@@ -578,7 +577,7 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     let started = Instant::now();
     let ended = runtime.block_on(run.run());
     drop(run);
-    let len = std::fs::metadata(dir.join(EVENTS_FILE)).map_or(0, |m| m.len());
+    let len = std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events()).map_or(0, |m| m.len());
     finished.store(len, Ordering::SeqCst);
     let _ = printer.join();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;

@@ -3,8 +3,6 @@
 use super::{DirArgs, SessionArg, UsageError};
 use crate::hands::workspace::Workspace;
 use crate::session::checkpoint::{CheckpointRead, read_checkpoint};
-use crate::session::dir::CHECKPOINT_FILE;
-use crate::session::dir::EVENTS_FILE;
 use crate::session::discover::{self, Found};
 use crate::session::event::{Archived, Event, Payload};
 use crate::session::status::SessionStatus;
@@ -53,7 +51,7 @@ fn placement(found: &Found) -> Placement {
     let mut worktree = c.and_then(|c| c.workspace.clone()).map(PathBuf::from);
     let mut branch = c.and_then(|c| c.branch.clone());
     let incomplete = source.is_none() || worktree.is_none() || branch.is_none();
-    if let Some(start) = first_session_start(&found.dir.join(EVENTS_FILE)).filter(|_| incomplete) {
+    if let Some(start) = first_session_start(&crate::session::dir::SessionDir::new(&found.dir).events()).filter(|_| incomplete) {
         source = source.or(start.source.map(PathBuf::from));
         worktree = worktree.or(start.worktree.map(PathBuf::from));
         branch = branch.or(start.branch);
@@ -219,7 +217,7 @@ fn mark_archived(found: &Found, place: &Placement) -> Result<()> {
     writer.sync()?;
     if let CheckpointRead::Ok(mut c) = read_checkpoint(&found.dir) {
         c.archived = true;
-        atomic::write_json_atomic(&found.dir.join(CHECKPOINT_FILE), &c)?;
+        atomic::write_json_atomic(&crate::session::dir::SessionDir::new(&found.dir).checkpoint(), &c)?;
     }
     Ok(())
 }

@@ -108,7 +108,7 @@ impl Jobs {
 }
 
 fn export(dir: &Path, id: &str, progress: &mut dyn FnMut(Progress)) -> Result<PathBuf, String> {
-    let path = dir.join("export.md");
+    let path = crate::session::dir::SessionDir::new(dir).export_md();
     crate::export::render_reporting(dir, id, crate::export::Format::Md, progress)
         .and_then(|text| crate::session::atomic::write_atomic(&path, text.as_bytes()))
         .map(|()| path)

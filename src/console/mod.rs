@@ -126,7 +126,7 @@ pub fn perform(app: &mut App, effects: Vec<Effect>, jobs: &Jobs) {
 /// folder; the console goes on watching the log it appends to.
 fn start_resume(dir: &Path, id: &str) -> std::io::Result<()> {
     let exe = std::env::current_exe()?;
-    let log = std::fs::File::create(dir.join("resume.log"))?;
+    let log = std::fs::File::create(crate::session::dir::SessionDir::new(dir).resume_log())?;
     let mut resume = std::process::Command::new(exe);
     resume
         .args(["resume", id, "--headless", "--wait-for-operator"])

@@ -262,7 +262,7 @@ fn collect(
 ) -> io::Result<(Export, Vec<(String, &'static str)>)> {
     let o = overview(dir, id)?;
     let mut c = Collector::default();
-    let file = std::fs::File::open(dir.join(crate::session::dir::EVENTS_FILE))?;
+    let file = std::fs::File::open(crate::session::dir::SessionDir::new(dir).events())?;
     let total = file.metadata()?.len();
     let (mut read, mut told) = (0u64, 0u64);
     for line in io::BufReader::with_capacity(1 << 20, file).split(b'\n') {

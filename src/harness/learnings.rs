@@ -2,7 +2,6 @@
 //! about the project. A proposal goes to `proposed-learnings.md` for a person to review; no
 //! model ever reads that file back, and nothing is written into the project.
 
-use crate::session::dir::LEARNINGS_FILE;
 use serde_json::Value;
 use std::path::Path;
 
@@ -44,7 +43,7 @@ pub fn append(
     title: &str,
     learning: &str,
 ) -> std::io::Result<()> {
-    let path = dir.join(LEARNINGS_FILE);
+    let path = crate::session::dir::SessionDir::new(dir).learnings();
     let header = if path.exists() {
         String::new()
     } else {
@@ -75,7 +74,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         append(dir.path(), "s1", "T-001", "Add", "One.").unwrap();
         append(dir.path(), "s1", "T-002", "List", "Two.").unwrap();
-        let text = std::fs::read_to_string(dir.path().join(LEARNINGS_FILE)).unwrap();
+        let text = std::fs::read_to_string(crate::session::dir::SessionDir::new(dir.path()).learnings()).unwrap();
         assert_eq!(text.matches("# Proposed learnings — session s1").count(), 1);
         assert!(text.contains("## From T-002 — List\n- Two.\n"));
     }

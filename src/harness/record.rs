@@ -4,8 +4,7 @@
 
 use super::memory::LedgerEntry;
 use crate::session::checkpoint::Checkpoint;
-use crate::session::dir::{CHECKPOINT_FILE, SUMMARY_FILE, TASK_STATUS_FILE};
-use crate::session::dir::{LEDGER_DIR, PROGRESS_FILE};
+use crate::session::dir::SessionDir;
 use crate::session::summary::{Summary, Usage};
 use std::collections::BTreeMap;
 use std::io::{self, BufRead};
@@ -14,12 +13,12 @@ use std::path::Path;
 /// Appends one line to `progress.txt`: `<id>\t<outcome>\t<title>`, as Tilth writes it.
 pub fn append_progress(dir: &Path, task_id: &str, outcome: &str, title: &str) -> io::Result<()> {
     let line = format!("{task_id}\t{outcome}\t{title}\n");
-    crate::session::atomic::append_scrubbed(&dir.join(PROGRESS_FILE), &line)
+    crate::session::atomic::append_scrubbed(&SessionDir::new(dir).progress(), &line)
 }
 
 /// The last lines of `progress.txt`, for the worker's context.
 pub fn progress_tail(dir: &Path, lines: usize, max_chars: usize) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join(PROGRESS_FILE)).ok()?;
+    let text = std::fs::read_to_string(SessionDir::new(dir).progress()).ok()?;
     let all: Vec<&str> = text.lines().collect();
     let tail = all[all.len().saturating_sub(lines)..].join("\n");
     let chars = tail.chars().count();
@@ -32,7 +31,7 @@ fn ledger_path(dir: &Path, task_id: &str) -> std::path::PathBuf {
 
 /// Appends a verdict to a task's ledger.
 pub fn append_ledger(dir: &Path, task_id: &str, entry: &LedgerEntry) -> io::Result<()> {
-    std::fs::create_dir_all(dir.join(LEDGER_DIR))?;
+    std::fs::create_dir_all(crate::session::dir::SessionDir::new(dir).ledger_dir())?;
     let line = serde_json::to_string(entry).map_err(io::Error::other)? + "\n";
     crate::session::atomic::append_scrubbed(&ledger_path(dir, task_id), &line)
 }
@@ -49,7 +48,7 @@ pub fn read_ledger(dir: &Path, task_id: &str) -> Vec<LedgerEntry> {
 
 /// Writes `task-status.json`: every task that has finished, with its state.
 pub fn write_task_status(dir: &Path, states: &BTreeMap<String, String>) -> io::Result<()> {
-    crate::session::atomic::write_json_atomic(&dir.join(TASK_STATUS_FILE), states)
+    crate::session::atomic::write_json_atomic(&SessionDir::new(dir).task_status(), states)
 }
 
 /// Writes `summary.json` from the writer's running fold, with the session's status.
@@ -62,7 +61,7 @@ pub fn write_summary(dir: &Path, mut summary: Summary) -> io::Result<()> {
         true,
     );
     status.as_str().clone_into(&mut summary.harrow.status);
-    crate::session::atomic::write_json_atomic(&dir.join(SUMMARY_FILE), &summary)
+    crate::session::atomic::write_json_atomic(&SessionDir::new(dir).summary(), &summary)
 }
 
 /// What `checkpoint.json` records for a harrow session.
@@ -100,7 +99,7 @@ pub fn write_checkpoint(dir: &Path, f: &CheckpointFacts<'_>) -> io::Result<()> {
         archived: false,
         extra,
     };
-    crate::session::atomic::write_json_atomic(&dir.join(CHECKPOINT_FILE), &c)
+    crate::session::atomic::write_json_atomic(&SessionDir::new(dir).checkpoint(), &c)
 }
 
 /// The `model_call` event of one try: its usage, health and what the reply said of itself;

@@ -7,7 +7,6 @@
 //! and the task restarts from the last commit with a fresh conversation, its ledger intact.
 
 use super::gate::TaskState;
-use crate::session::dir::EVENTS_FILE;
 use crate::session::event::{Event, Payload, SessionStart};
 use crate::session::outcome::LastOutcome;
 use crate::session::scan::{LineAt, scan};
@@ -57,7 +56,7 @@ pub struct Restored {
 
 /// Reads a session's first `session_start`.
 pub fn first_start(dir: &Path) -> io::Result<Option<SessionStart>> {
-    let file = match std::fs::File::open(dir.join(EVENTS_FILE)) {
+    let file = match std::fs::File::open(crate::session::dir::SessionDir::new(dir).events()) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
@@ -83,7 +82,7 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
         )
     })?;
     let mut r = Restored { start, ..Restored::default() };
-    scan(&dir.join(EVENTS_FILE), |at, f| {
+    scan(&crate::session::dir::SessionDir::new(dir).events(), |at, f| {
         let task = f.payload.task_id.get();
         match (f.kind(), task) {
             ("tool_call", Some(t)) if f.payload.tool.get() == Some("submit_case") => {

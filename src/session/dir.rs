@@ -4,28 +4,34 @@
 use std::path::{Path, PathBuf};
 
 /// The event log: the single source of truth.
-pub const EVENTS_FILE: &str = "events.jsonl";
+pub(super) const EVENTS_FILE: &str = "events.jsonl";
 /// Operator commands for the loop, appended by the console and `harrow control`.
-pub const CONTROL_FILE: &str = "control.jsonl";
+pub(super) const CONTROL_FILE: &str = "control.jsonl";
 /// Where the loop stood at its last safe point.
-pub const CHECKPOINT_FILE: &str = "checkpoint.json";
+pub(super) const CHECKPOINT_FILE: &str = "checkpoint.json";
 /// Held by the run that writes the log.
-pub const LOCK_FILE: &str = "lock";
+pub(super) const LOCK_FILE: &str = "lock";
 /// The fold of the log, in Tilth's format with harrow's figures beside it.
-pub const SUMMARY_FILE: &str = "summary.json";
+pub(super) const SUMMARY_FILE: &str = "summary.json";
 /// Each task's state, for tools that read Tilth's folders.
-pub const TASK_STATUS_FILE: &str = "task-status.json";
+pub(super) const TASK_STATUS_FILE: &str = "task-status.json";
 /// One line per settled task, as Tilth kept it.
-pub const PROGRESS_FILE: &str = "progress.txt";
+pub(super) const PROGRESS_FILE: &str = "progress.txt";
 /// The per-task ledgers both sides read across attempts.
-pub const LEDGER_DIR: &str = "ledger";
+pub(super) const LEDGER_DIR: &str = "ledger";
 /// The model reply in flight, while it streams in (see `session::live`).
-pub const LIVE_FILE: &str = "live.json";
+pub(super) const LIVE_FILE: &str = "live.json";
 /// What the learnings step proposed, for a person to review.
-pub const LEARNINGS_FILE: &str = "proposed-learnings.md";
+pub(super) const LEARNINGS_FILE: &str = "proposed-learnings.md";
 /// A bare repository holding a copy of every kept attempt (judged or checked), so the work a
 /// verdict names survives a worker that prunes or rewrites the source repository's objects.
-pub const ATTEMPTS_REPO: &str = "attempts.git";
+pub(super) const ATTEMPTS_REPO: &str = "attempts.git";
+/// The console's Markdown export.
+pub(super) const EXPORT_FILE: &str = "export.md";
+/// The output of a `harrow resume` started from the console.
+pub(super) const RESUME_LOG: &str = "resume.log";
+/// An old-era Tilth session's copy of its `prd.json`.
+pub(super) const PRD_FILE: &str = "prd.json";
 
 /// A session folder. The paths it hands out are the only spelling of its files' names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +87,26 @@ impl SessionDir {
 
     pub fn live(&self) -> PathBuf {
         self.root.join(LIVE_FILE)
+    }
+
+    /// Where the task ledgers are kept.
+    pub fn ledger_dir(&self) -> PathBuf {
+        self.root.join(LEDGER_DIR)
+    }
+
+    /// The Markdown the console's export writes.
+    pub fn export_md(&self) -> PathBuf {
+        self.root.join(EXPORT_FILE)
+    }
+
+    /// The output of a `harrow resume` the console started.
+    pub fn resume_log(&self) -> PathBuf {
+        self.root.join(RESUME_LOG)
+    }
+
+    /// An old-era Tilth session's copy of its plan.
+    pub fn prd(&self) -> PathBuf {
+        self.root.join(PRD_FILE)
     }
 
     pub fn learnings(&self) -> PathBuf {

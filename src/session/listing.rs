@@ -32,7 +32,7 @@ pub fn tasks_total(o: &Overview) -> u64 {
     if let Some(n) = o.summary.harrow.task_count {
         return n;
     }
-    let prd = std::fs::read(o.dir.join("prd.json")).ok();
+    let prd = std::fs::read(super::dir::SessionDir::new(&o.dir).prd()).ok();
     if let Some(serde_json::Value::Array(tasks)) = prd.and_then(|b| serde_json::from_slice(&b).ok())
     {
         return tasks.len() as u64;

@@ -2,7 +2,6 @@
 //! the task's last case, on the work as it stands, and let the gate act on the answer.
 
 use super::{Case, Ended, GateEvent, Result, Run, TaskEnd, Verdict, record, scope};
-use crate::session::dir::EVENTS_FILE;
 use crate::session::event::{Event, Payload};
 use crate::session::state::StopReason;
 
@@ -12,7 +11,7 @@ impl Run {
     pub(super) fn last_case(&self, task: &str) -> Result<Option<(Case, u64)>> {
         let Some(at) = self.last_cases.get(task) else { return Ok(None) };
         let mut line = vec![0; at.len as usize];
-        let file = std::fs::File::open(self.dir.join(EVENTS_FILE))?;
+        let file = std::fs::File::open(crate::session::dir::SessionDir::new(&self.dir).events())?;
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut line, at.offset)?;
         let Ok(Event { payload: Payload::ToolCall(call), .. }) = Event::decode(&line) else {
             return Ok(None);
