@@ -104,6 +104,11 @@ fn resume_after_kill_9_mid_task_finishes_with_one_commit_per_task() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("log repaired: cut 22 torn bytes"), "{stdout}");
     assert!(
+        stdout.contains(&format!("(pid {} on ", child.id()))
+            && stdout.contains("is gone; this resume takes over"),
+        "the dead run whose lock is taken over is named: {stdout}"
+    );
+    assert!(
         stdout.contains("▶ T-002 started")
             && stdout.contains("✔ T-003 done")
             && stdout.contains("■ stopped: all_done"),

@@ -2,7 +2,7 @@
 //! endpoint, and the scripted endpoint that stands in for a real model in tests and the demo.
 
 pub mod client;
-pub mod preflight;
+pub(crate) mod preflight;
 pub mod scripted;
-pub mod stream;
-pub mod transport;
+pub(crate) mod stream;
+pub(crate) mod transport;

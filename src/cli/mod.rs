@@ -1,13 +1,13 @@
 //! Command-line verbs. Each verb lives in its own file; this one parses and dispatches.
 
 mod control;
-pub mod demo;
+pub(crate) mod demo;
 mod export;
 mod format;
 mod install;
 mod out;
 mod plan_verbs;
-pub mod prep;
+pub(crate) mod prep;
 mod replay;
 mod resume;
 pub mod run;

@@ -53,7 +53,8 @@ pub fn watch(args: &WatchArgs, headless: bool) -> Result<ExitCode> {
         while crate::session::lock::is_locked(&found.dir) {
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
-        let end = std::fs::metadata(crate::session::dir::SessionDir::new(&found.dir).events()).map_or(0, |m| m.len());
+        let end = std::fs::metadata(crate::session::dir::SessionDir::new(&found.dir).events())
+            .map_or(0, |m| m.len());
         finished.store(end, std::sync::atomic::Ordering::SeqCst);
         let _ = printer.join();
         return Ok(ExitCode::SUCCESS);
@@ -67,7 +68,8 @@ pub fn watch(args: &WatchArgs, headless: bool) -> Result<ExitCode> {
 pub fn replay(args: &Args) -> Result<ExitCode> {
     let found = args.target.resolve()?;
     if args.headless {
-        let mut index = EventIndex::build(&crate::session::dir::SessionDir::new(&found.dir).events())?;
+        let mut index =
+            EventIndex::build(&crate::session::dir::SessionDir::new(&found.dir).events())?;
         let mut out = super::out::stdout();
         for i in 0..index.len() {
             if let Some(line) = index.fetch(i).ok().as_ref().and_then(|e: &Event| describe(e)) {

@@ -82,7 +82,21 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         WriterError::Lock(l) => UsageError(l.to_string()),
         other => UsageError(other.to_string()),
     })?;
-    let resumed_at = std::fs::metadata(crate::session::dir::SessionDir::new(&found.dir).events()).map_or(0, |m| m.len());
+    if let Some(dead) = writer.took_over_from() {
+        println!(
+            "The run that held session {} (pid {} on {}, started {}) is gone; this resume takes over.",
+            found.id,
+            dead.pid,
+            if dead.host.is_empty() { "this machine" } else { dead.host.as_str() },
+            if dead.started_at.is_empty() {
+                "at an unknown time"
+            } else {
+                dead.started_at.as_str()
+            }
+        );
+    }
+    let resumed_at = std::fs::metadata(crate::session::dir::SessionDir::new(&found.dir).events())
+        .map_or(0, |m| m.len());
     if let Some(r) = repair {
         writer.append(&LogRepaired {
             cut_bytes: Some(r.cut_bytes),

@@ -538,13 +538,17 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
     if active.load(Ordering::SeqCst) {
         println!("harrow: the run goes on; watch it again with `harrow watch {id}`");
     }
-    let from = std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events()).map_or(0, |m| m.len());
+    let from = std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events())
+        .map_or(0, |m| m.len());
     let finished = Arc::new(AtomicU64::new(u64::MAX));
     let printer = print_log(&dir, from, &finished);
     let ended =
         loop_thread.join().map_err(|_| color_eyre::eyre::eyre!("the run's thread panicked"))?;
-    finished
-        .store(std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events()).map_or(0, |m| m.len()), Ordering::SeqCst);
+    finished.store(
+        std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events())
+            .map_or(0, |m| m.len()),
+        Ordering::SeqCst,
+    );
     let _ = printer.join();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id}: {} — {}", terminal_line(ended.reason.as_str()), dir.display());
@@ -577,7 +581,8 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     let started = Instant::now();
     let ended = runtime.block_on(run.run());
     drop(run);
-    let len = std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events()).map_or(0, |m| m.len());
+    let len = std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events())
+        .map_or(0, |m| m.len());
     finished.store(len, Ordering::SeqCst);
     let _ = printer.join();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;

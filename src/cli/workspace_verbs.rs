@@ -51,7 +51,10 @@ fn placement(found: &Found) -> Placement {
     let mut worktree = c.and_then(|c| c.workspace.clone()).map(PathBuf::from);
     let mut branch = c.and_then(|c| c.branch.clone());
     let incomplete = source.is_none() || worktree.is_none() || branch.is_none();
-    if let Some(start) = first_session_start(&crate::session::dir::SessionDir::new(&found.dir).events()).filter(|_| incomplete) {
+    if let Some(start) =
+        first_session_start(&crate::session::dir::SessionDir::new(&found.dir).events())
+            .filter(|_| incomplete)
+    {
         source = source.or(start.source.map(PathBuf::from));
         worktree = worktree.or(start.worktree.map(PathBuf::from));
         branch = branch.or(start.branch);
@@ -217,7 +220,10 @@ fn mark_archived(found: &Found, place: &Placement) -> Result<()> {
     writer.sync()?;
     if let CheckpointRead::Ok(mut c) = read_checkpoint(&found.dir) {
         c.archived = true;
-        atomic::write_json_atomic(&crate::session::dir::SessionDir::new(&found.dir).checkpoint(), &c)?;
+        atomic::write_json_atomic(
+            &crate::session::dir::SessionDir::new(&found.dir).checkpoint(),
+            &c,
+        )?;
     }
     Ok(())
 }

@@ -4,8 +4,8 @@
 //! that decodes only the events it keeps (memory grows with attempts, not events), and written
 //! as Markdown, a standalone HTML page or JSON. Keys and the machine's paths are never written.
 
-pub mod html;
-pub mod markdown;
+pub(crate) mod html;
+pub(crate) mod markdown;
 
 use crate::session::dir::SessionDir;
 use crate::session::event::{Event, EventKind, Payload};

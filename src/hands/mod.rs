@@ -3,14 +3,14 @@
 //! confined to the worktree ([`confine`]); every process runs through [`process`].
 
 pub mod confine;
-pub mod environment;
-pub mod git_guard;
+pub(crate) mod environment;
+pub(crate) mod git_guard;
 pub mod hooks;
 pub mod isolation;
-pub mod kernel_sandbox;
+pub(crate) mod kernel_sandbox;
 pub mod process;
-pub mod programs;
-pub mod tools;
+pub(crate) mod programs;
+pub(crate) mod tools;
 pub mod validators;
 pub mod workspace;
 

@@ -74,7 +74,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         append(dir.path(), "s1", "T-001", "Add", "One.").unwrap();
         append(dir.path(), "s1", "T-002", "List", "Two.").unwrap();
-        let text = std::fs::read_to_string(crate::session::dir::SessionDir::new(dir.path()).learnings()).unwrap();
+        let text =
+            std::fs::read_to_string(crate::session::dir::SessionDir::new(dir.path()).learnings())
+                .unwrap();
         assert_eq!(text.matches("# Proposed learnings — session s1").count(), 1);
         assert!(text.contains("## From T-002 — List\n- Two.\n"));
     }

@@ -3,13 +3,13 @@
 //! memory across attempts, caps, and resume.
 
 pub mod case;
-pub mod gate;
-pub mod learnings;
-pub mod memory;
+pub(crate) mod gate;
+pub(crate) mod learnings;
+pub(crate) mod memory;
 pub mod plan;
-pub mod record;
-pub mod resume;
+pub(crate) mod record;
+pub(crate) mod resume;
 pub mod run;
-pub mod turns;
-pub mod urgent;
+pub(crate) mod turns;
+pub(crate) mod urgent;
 pub mod verdict;

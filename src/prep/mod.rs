@@ -4,8 +4,8 @@
 //! session of its own — every model and tool call, every answer, the plan written, the commit
 //! — so `show`, `replay` and `export` read it like any other.
 
-pub mod draft;
-pub mod write;
+pub(crate) mod draft;
+pub(crate) mod write;
 
 use crate::brain::client::{Brain, CallTag, Reply, Role};
 use crate::hands::Hands;

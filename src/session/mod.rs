@@ -4,28 +4,28 @@
 //! the console, `show`, `sessions`, replay — reads the folder through [`scan`], [`index`] and
 //! [`tail`], and derives what it shows by folding events.
 
-pub mod atomic;
-pub mod checkpoint;
-pub mod control;
-pub mod dir;
-pub mod discover;
+pub(crate) mod atomic;
+pub(crate) mod checkpoint;
+pub(crate) mod control;
+pub(crate) mod dir;
+pub(crate) mod discover;
 pub mod event;
 pub mod fact;
 pub mod index;
-pub mod lenient;
-pub mod listing;
-pub mod live;
-pub mod lock;
-pub mod outcome;
+pub(crate) mod lenient;
+pub(crate) mod listing;
+pub(crate) mod live;
+pub(crate) mod lock;
+pub(crate) mod outcome;
 pub mod scan;
-pub mod sink;
-pub mod state;
-pub mod status;
+pub(crate) mod sink;
+pub(crate) mod state;
+pub(crate) mod status;
 pub mod strict;
 pub mod summary;
 pub mod synth;
 pub mod tail;
-pub mod timestamp;
+pub(crate) mod timestamp;
 pub mod writer;
 
 use checkpoint::{CheckpointRead, read_checkpoint};

@@ -49,7 +49,7 @@ pub struct SessionWriter {
     /// Test aid: die as `kill -9` would right after this many appends in this process.
     crash_after: Option<u64>,
     appended: u64,
-    _lock: SessionLock,
+    lock: SessionLock,
 }
 
 /// The variable that makes a writer abort after that many appends: how the tests kill a run
@@ -85,8 +85,13 @@ impl SessionWriter {
             line: Vec::new(),
             crash_after: crash_after(),
             appended: 0,
-            _lock: lock,
+            lock,
         })
+    }
+
+    /// The run whose lock this writer took over because that run had died, if one had.
+    pub fn took_over_from(&self) -> Option<&super::lock::LockHolder> {
+        self.lock.took_over_from.as_ref()
     }
 
     /// Opens an existing session to continue it. A torn last line is cut back to the last
@@ -123,7 +128,7 @@ impl SessionWriter {
             line: Vec::new(),
             crash_after: crash_after(),
             appended: 0,
-            _lock: lock,
+            lock,
         };
         Ok((writer, repair))
     }
