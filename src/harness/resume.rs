@@ -82,21 +82,22 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
         )
     })?;
     let mut r = Restored { start, ..Restored::default() };
+    use crate::session::event::EventKind as K;
     scan(&crate::session::dir::SessionDir::new(dir).events(), |at, f| {
         let task = f.payload.task_id.get();
-        match (f.kind(), task) {
-            ("tool_call", Some(t)) if f.payload.tool.get() == Some("submit_case") => {
+        match (f.event_kind(), task) {
+            (Some(K::ToolCall), Some(t)) if f.payload.tool.get() == Some("submit_case") => {
                 r.last_cases.insert(t.to_owned(), at);
             }
-            ("context_reset", Some(t)) => {
+            (Some(K::ContextReset), Some(t)) => {
                 if let Some(base) = f.payload.base_commit.get() {
                     r.task_bases.insert(t.to_owned(), base.to_owned());
                 }
             }
-            ("validator_run", Some(t)) if f.payload.passed.0 == Some(false) => {
+            (Some(K::ValidatorRun), Some(t)) if f.payload.passed.0 == Some(false) => {
                 r.last_outcomes.insert(t.to_owned(), LastOutcome::ValidatorsFailed);
             }
-            ("evaluator_verdict", Some(t)) => {
+            (Some(K::Verdict), Some(t)) => {
                 if let (Some(attempt), Some(sha)) =
                     (f.payload.attempt.value, f.payload.attempt_commit.get())
                 {
@@ -126,15 +127,15 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
                     None => r.last_outcomes.remove(t),
                 };
             }
-            ("task_state", Some(t)) => {
+            (Some(K::TaskState), Some(t)) => {
                 if let Some(to) = f.payload.to.get().and_then(TaskState::parse) {
                     r.states.insert(t.to_owned(), to);
                 }
             }
-            ("commit", Some(t)) => {
+            (Some(K::Commit), Some(t)) => {
                 r.committed.insert(t.to_owned());
             }
-            ("task_done", Some(t)) => {
+            (Some(K::TaskDone), Some(t)) => {
                 r.done_logged.insert(t.to_owned());
                 r.accepted.remove(t);
                 if f.payload.below_bar.0 == Some(true) {
@@ -145,12 +146,12 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
                     r.below_bar.push((t.to_owned(), last));
                 }
             }
-            ("task_failed", Some(t)) => {
+            (Some(K::TaskFailed), Some(t)) => {
                 let why = f.payload.reason.get().unwrap_or_default().to_owned();
                 r.failed_because.insert(t.to_owned(), why);
             }
-            ("stop", _) => r.last_stop = f.payload.reason.get().map(str::to_owned),
-            ("operator_action", _) => {
+            (Some(K::Stop), _) => r.last_stop = f.payload.reason.get().map(str::to_owned),
+            (Some(K::OperatorAction), _) => {
                 if let Some(o) = f.payload.control_offset.value.and_then(|o| u64::try_from(o).ok())
                 {
                     r.control_offset = r.control_offset.max(o);
@@ -162,7 +163,7 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
                     r.set_aside.insert(t.to_owned(), sha.to_owned());
                 }
             }
-            ("session_resume", _) => r.last_stop = None,
+            (Some(K::SessionResume), _) => r.last_stop = None,
             _ => {}
         }
     })?;
