@@ -7,6 +7,7 @@
 //! and the task restarts from the last commit with a fresh conversation, its ledger intact.
 
 use super::gate::TaskState;
+use crate::session::event::EventKind as K;
 use crate::session::event::{Event, Payload, SessionStart};
 use crate::session::outcome::LastOutcome;
 use crate::session::scan::{LineAt, scan};
@@ -82,7 +83,6 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
         )
     })?;
     let mut r = Restored { start, ..Restored::default() };
-    use crate::session::event::EventKind as K;
     scan(&crate::session::dir::SessionDir::new(dir).events(), |at, f| {
         let task = f.payload.task_id.get();
         match (f.event_kind(), task) {
