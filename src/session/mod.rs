@@ -25,7 +25,7 @@ pub mod strict;
 pub mod summary;
 pub mod synth;
 pub mod tail;
-pub(crate) mod timestamp;
+pub mod timestamp;
 pub mod writer;
 
 use checkpoint::{CheckpointRead, read_checkpoint};
