@@ -64,21 +64,32 @@ pub fn check(args: &CheckArgs) -> ExitCode {
     match plan::check(&args.plan) {
         Ok(p) => {
             let rows: Vec<Vec<String>> = p
-                .tasks
+                .in_order()
                 .iter()
                 .map(|t| {
+                    let after = p.dependencies(&t.id);
                     vec![
                         t.id.clone(),
                         t.title.clone(),
+                        if after.is_empty() { "-".into() } else { after.join(", ") },
                         t.criteria.len().to_string(),
                         if t.tests.is_empty() { "-".into() } else { t.tests.join(", ") },
                     ]
                 })
                 .collect();
-            println!("{}: {} task(s), ready to run", p.source.display(), p.tasks.len());
+            let shape = if p.is_graph() {
+                let free = p.tasks.iter().filter(|t| p.dependencies(&t.id).is_empty()).count();
+                format!("a graph: {free} can start at once, the rest after what they depend on")
+            } else {
+                "each after the one before it (no task declares depends_on)".to_owned()
+            };
+            println!("{}: {} task(s), ready to run, {shape}", p.source.display(), p.tasks.len());
             print!(
                 "{}",
-                crate::printable::text(&table(&["TASK", "TITLE", "CRITERIA", "TESTS"], &rows))
+                crate::printable::text(&table(
+                    &["TASK", "TITLE", "AFTER", "CRITERIA", "TESTS"],
+                    &rows
+                ))
             );
             ExitCode::SUCCESS
         }

@@ -328,6 +328,7 @@ mod tests {
             description: String::new(),
             criteria: vec!["counts words".into()],
             tests: vec!["tests/count.rs".into()],
+            depends_on: None,
         };
         let plan = Plan {
             source: "plan".into(),

@@ -4,6 +4,7 @@
 
 pub mod case;
 pub(crate) mod gate;
+pub(crate) mod graph;
 pub(crate) mod learnings;
 pub(crate) mod memory;
 pub mod plan;

@@ -17,6 +17,10 @@ pub struct Task {
     /// Test files this task's acceptance rests on (frontmatter `tests:`), relative to the repo.
     #[serde(default)]
     pub tests: Vec<String>,
+    /// The tasks that must be done before this one starts (frontmatter `depends_on:`); `None`
+    /// when the task does not say (see [`Plan::is_graph`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depends_on: Option<Vec<String>>,
 }
 
 /// A whole plan.
@@ -251,10 +255,25 @@ fn check_folder(dir: &Path) -> Result<Plan, Vec<PlanError>> {
         }
         tasks.push((task, file));
     }
+    tasks.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+    let files: Vec<(String, PathBuf)> =
+        tasks.iter().map(|(t, f)| (t.id.clone(), f.clone())).collect();
+    let plan = Plan {
+        source: dir.to_path_buf(),
+        feature: String::new(),
+        overview: None,
+        tasks: tasks.iter().map(|(t, _)| t.clone()).collect(),
+        seed: None,
+    };
+    for g in plan.graph_problems() {
+        let file = files.iter().find(|(id, _)| *id == g.task).map(|(_, f)| f.clone());
+        let file = file.unwrap_or_else(|| dir.to_path_buf());
+        let line = line_of(&file, "depends_on:");
+        problems.push(err(&file, Some(line), g.problem, g.fix));
+    }
     if !problems.is_empty() {
         return Err(problems);
     }
-    tasks.sort_by(|a, b| a.0.id.cmp(&b.0.id));
     Ok(Plan {
         source: dir.to_path_buf(),
         feature: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -291,7 +310,7 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
             "end it with a line holding only ---",
         ));
     };
-    let (mut id, mut title, mut tests) = (None, None, Vec::new());
+    let (mut id, mut title, mut tests, mut depends_on) = (None, None, Vec::new(), None);
     for (n, line) in lines.iter().enumerate().take(close).skip(1) {
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
@@ -315,6 +334,11 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
             "title" => title = Some(value),
             "tests" => {
                 tests = test_list(&value).map_err(|why| err(file, Some(n + 1), why, TESTS_FIX))?;
+            }
+            "depends_on" | "depends-on" | "dependson" => {
+                depends_on = Some(id_list(&value).map_err(|why| {
+                    err(file, Some(n + 1), why, "list task ids: `depends_on: [T-001, T-003]`")
+                })?);
             }
             _ => {}
         }
@@ -387,7 +411,28 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
             "add a `## Acceptance criteria` section with one `- ` bullet per criterion",
         ));
     }
-    Ok(Task { id, title, description: description.join("\n\n"), criteria, tests })
+    Ok(Task { id, title, description: description.join("\n\n"), criteria, tests, depends_on })
+}
+
+/// Reads a `depends_on:` value: task ids separated by commas, optionally in brackets and
+/// quotes; `[]` (or nothing) is a task that waits for nothing.
+fn id_list(value: &str) -> Result<Vec<String>, String> {
+    let inner = value.trim();
+    let inner = inner.strip_prefix('[').and_then(|v| v.strip_suffix(']')).unwrap_or(inner);
+    let mut out = Vec::new();
+    for item in inner.split(',') {
+        let item = item.trim().trim_matches(['"', '\'']).trim();
+        if item.is_empty() {
+            continue;
+        }
+        if !valid_id(item) {
+            return Err(format!(
+                "depends_on entry '{item}' is not a task id of the form T-<digits>"
+            ));
+        }
+        out.push(item.to_owned());
+    }
+    Ok(out)
 }
 
 const TESTS_FIX: &str = "list the task's test files as paths inside the repository, separated by commas: `tests: tests/test_a.py, tests/test_b.py` (a file that does not exist yet is fine)";
@@ -433,6 +478,8 @@ struct PrdEntry {
     acceptance_criteria: Vec<String>,
     #[serde(default)]
     tests: Vec<String>,
+    #[serde(default, rename = "dependsOn", alias = "depends_on")]
+    depends_on: Option<Vec<String>>,
 }
 
 fn load_prd(file: &Path) -> Result<Plan, PlanError> {
@@ -483,9 +530,22 @@ fn load_prd(file: &Path) -> Result<Plan, PlanError> {
             description: e.description,
             criteria: e.acceptance_criteria,
             tests: e.tests,
+            depends_on: e.depends_on,
         });
     }
+    let entry_order: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
     tasks.sort_by(|a, b| a.id.cmp(&b.id));
+    let plan = Plan {
+        source: file.to_path_buf(),
+        feature: String::new(),
+        overview: None,
+        tasks: tasks.clone(),
+        seed: None,
+    };
+    if let Some(g) = plan.graph_problems().into_iter().next() {
+        let at = entry_order.iter().position(|id| *id == g.task).unwrap_or(0);
+        return Err(err(file, line_of_entry(&text, at), g.problem, g.fix));
+    }
     Ok(Plan {
         source: file.to_path_buf(),
         feature: file

@@ -144,6 +144,8 @@ pub enum StopReason {
     ProviderFailure,
     /// The person pressed Ctrl-C (resumable; the task at work restarts).
     Interrupted,
+    /// Every task that could run is done; the rest wait on a task that was not accepted.
+    Blocked,
     /// Something the run could not go on from.
     Error,
     /// A name this build does not know.
@@ -166,6 +168,7 @@ impl StopReason {
             StopReason::CostCap => "cost_cap",
             StopReason::ProviderFailure => "provider_failure",
             StopReason::Interrupted => "interrupted",
+            StopReason::Blocked => "blocked",
             StopReason::Error => "error",
             StopReason::Other(name) => name,
         }
@@ -186,6 +189,7 @@ impl StopReason {
             StopReason::CostCap,
             StopReason::ProviderFailure,
             StopReason::Interrupted,
+            StopReason::Blocked,
             StopReason::Error,
         ]
         .into_iter()

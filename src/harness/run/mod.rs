@@ -580,10 +580,15 @@ impl Run {
 
     /// Works through the plan's unsettled tasks in order until one ends the run.
     async fn work(&mut self) -> Result<Ended> {
-        let tasks = self.plan.tasks.clone();
+        let tasks: Vec<Task> = self.plan.in_order().into_iter().cloned().collect();
+        let mut blocked: Vec<String> = Vec::new();
         let ended = 'run: {
             for task in &tasks {
                 if self.settled(&task.id) {
+                    continue;
+                }
+                if let Some(why) = self.waits_on(&task.id)? {
+                    blocked.push(why);
                     continue;
                 }
                 if let Some(end) = self.boundary().await? {
@@ -616,9 +621,44 @@ impl Run {
                 }
                 self.count_step();
             }
-            Ended { reason: StopReason::AllDone, detail: None }
+            if blocked.is_empty() {
+                Ended { reason: StopReason::AllDone, detail: None }
+            } else {
+                Ended { reason: StopReason::Blocked, detail: Some(blocked.join("; ")) }
+            }
         };
         Ok(ended)
+    }
+
+    /// In a graph plan, why `task` cannot start: a task it depends on was not accepted
+    /// (skipped, or left failed). It is then marked blocked, once; a blocked task whose
+    /// dependencies were accepted since (a resume after a decision) is unblocked.
+    fn waits_on(&mut self, task: &str) -> Result<Option<String>> {
+        if !self.plan.is_graph() {
+            return Ok(None);
+        }
+        let missing: Vec<String> = self
+            .plan
+            .dependencies(task)
+            .into_iter()
+            .filter(|d| !self.states.get(*d).is_some_and(TaskState::is_accepted))
+            .map(|d| {
+                let state = self.states.get(d).cloned().unwrap_or_default();
+                format!("{d} ({state})")
+            })
+            .collect();
+        let state = self.states.get(task).cloned().unwrap_or_default();
+        if missing.is_empty() {
+            if state == TaskState::Blocked {
+                self.gate(task, GateEvent::Unblocked, "what it waited on is accepted", 0)?;
+            }
+            return Ok(None);
+        }
+        let why = format!("{task} waits on {}", missing.join(", "));
+        if state != TaskState::Blocked {
+            self.gate(task, GateEvent::Blocked, &why, 0)?;
+        }
+        Ok(Some(why))
     }
 
     /// Evaluator rounds `task` may have: the cap, plus any the operator granted.
