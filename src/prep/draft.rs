@@ -33,6 +33,9 @@ pub struct DraftTask {
     pub acceptance_criteria: Vec<String>,
     #[serde(default)]
     pub tests: Vec<String>,
+    /// The tasks that must be done first; `None` when the model did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depends_on: Option<Vec<String>>,
 }
 
 /// A seed test file: a test the worker must make pass, written before the run.
@@ -78,7 +81,8 @@ pub fn schema() -> Value {
                 "id": {"type": "string", "description": "T-001, T-002, … in order"},
                 "title": {"type": "string"}, "description": {"type": "string"},
                 "acceptance_criteria": list,
-                "tests": {"type": "array", "items": {"type": "string"}, "description": "test files inside the repository this task's acceptance rests on"}}}},
+                "tests": {"type": "array", "items": {"type": "string"}, "description": "test files inside the repository this task's acceptance rests on"},
+                "depends_on": {"type": "array", "items": {"type": "string"}, "description": "ids of the tasks that must be done before this one; [] when it needs none, so independent tasks can be worked at the same time"}}}},
             "seed_tests": {"type": "array", "items": {"type": "object", "additionalProperties": false,
                 "required": ["path", "content"], "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}
         }}
@@ -145,6 +149,25 @@ impl Draft {
                 }
             }
         }
+        let graph = plan::Plan {
+            source: std::path::PathBuf::new(),
+            feature: String::new(),
+            overview: None,
+            seed: None,
+            tasks: self
+                .tasks
+                .iter()
+                .map(|t| plan::Task {
+                    id: t.id.clone(),
+                    title: t.title.clone(),
+                    description: String::new(),
+                    criteria: Vec::new(),
+                    tests: Vec::new(),
+                    depends_on: t.depends_on.clone(),
+                })
+                .collect(),
+        };
+        out.extend(graph.graph_problems().into_iter().map(|g| format!("{}: {}", g.problem, g.fix)));
         for seed in &self.seed_tests {
             if let Err(why) = plan::check_test_path(&seed.path) {
                 out.push(format!("seed test '{}': {why}", seed.path));
@@ -177,6 +200,9 @@ impl Draft {
             let mut text = format!("---\nid: {}\ntitle: {}\n", t.id, t.title.trim());
             if !t.tests.is_empty() {
                 let _ = writeln!(text, "tests: {}", t.tests.join(", "));
+            }
+            if let Some(deps) = &t.depends_on {
+                let _ = writeln!(text, "depends_on: [{}]", deps.join(", "));
             }
             let _ = write!(
                 text,
@@ -235,12 +261,31 @@ mod tests {
                 description: "todo search WORD prints matching items.".into(),
                 acceptance_criteria: vec!["prints only matching items".into()],
                 tests: vec!["tests/test_search.py".into()],
+                depends_on: Some(Vec::new()),
             }],
             seed_tests: vec![SeedTest {
                 path: "tests/test_search.py".into(),
                 content: "def test(): pass\n".into(),
             }],
         }
+    }
+
+    #[test]
+    fn a_drafted_graph_is_written_and_a_cycle_goes_back_to_the_model() {
+        let mut d = draft();
+        let mut second = d.tasks[0].clone();
+        second.id = "T-002".into();
+        second.depends_on = Some(vec!["T-001".into()]);
+        d.tasks.push(second);
+        let files = d.files("search", "s");
+        let t2 = files.iter().find(|(n, _)| n.starts_with("T-002")).map(|(_, t)| t.as_str());
+        assert!(t2.unwrap_or("").contains("depends_on: [T-001]\n"), "{files:?}");
+        d.tasks[0].depends_on = Some(vec!["T-002".into()]);
+        assert!(
+            d.problems().iter().any(|p| p.contains("wait for each other in a circle")),
+            "{:?}",
+            d.problems()
+        );
     }
 
     #[test]
