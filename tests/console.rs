@@ -820,3 +820,53 @@ fn while_the_run_is_paused_the_hint_line_offers_p_resume() {
     let hints = s.lines().last().unwrap_or("");
     assert!(hints.contains("p resume") && !hints.contains("p pause"), "{hints}");
 }
+
+/// `k`/`j` move a cursor over the Worker rows; `Enter` opens the row under it (not the newest),
+/// `d` the diff of that row's attempt, and `G` follows the newest again.
+#[test]
+fn a_row_cursor_picks_a_worker_row_for_enter_and_d() {
+    let mut app = harrow_at_end();
+    app.sel.focus = Pane::Worker;
+    screen(&mut app, 200, 60);
+    let newest = app.selected_row().unwrap();
+    act(&mut app, Action::Up);
+    act(&mut app, Action::Up);
+    let picked = app.selected_row().unwrap();
+    assert!(picked < newest, "the cursor moved to an older row");
+    let text = screen(&mut app, 200, 60);
+    assert!(text.contains("2 newer below ↓ (G)"), "{text}");
+    act(&mut app, Action::Inspect);
+    let opened = match &app.overlay {
+        Overlay::Row(row) => row.pos,
+        Overlay::Inspector(verdict) => Some(verdict.pos),
+        other => panic!("Enter opened {other:?}"),
+    };
+    assert_eq!(opened, Some(picked), "Enter opened the picked row, not the newest");
+    act(&mut app, Action::Close);
+    // Walk back to a row of T-002's first (rejected) attempt; `d` shows that attempt's diff.
+    loop {
+        let at = app.selected_row().unwrap();
+        let event = app.player.fetch(at).unwrap();
+        let attempt = event.payload.scope().and_then(|s| s.attempt);
+        if event.task_id() == Some("T-002") && attempt == Some(1) {
+            break;
+        }
+        assert!(at > 0, "no row of T-002 attempt 1");
+        act(&mut app, Action::Up);
+        screen(&mut app, 200, 60);
+    }
+    act(&mut app, Action::Diff);
+    match &app.overlay {
+        Overlay::Diff(view, _) => assert!(view.title.contains("T-002"), "{}", view.title),
+        other => panic!("d opened {other:?}: {:?}", app.notice),
+    }
+    act(&mut app, Action::Close);
+    act(&mut app, Action::Bottom);
+    assert_eq!(app.selected_row(), Some(newest), "G follows the newest again");
+    assert!(!screen(&mut app, 200, 60).contains("newer below"));
+    act(&mut app, Action::Diff);
+    match &app.overlay {
+        Overlay::Diff(view, _) => assert!(view.title.contains("T-003"), "{}", view.title),
+        other => panic!("d opened {other:?}: {:?}", app.notice),
+    }
+}

@@ -188,7 +188,7 @@ impl App {
 
     /// The verdict the focused pane points at: the picked ledger row, the selected task's
     /// latest verdict, or the last verdict at or before the cursor.
-    fn verdict_in_focus(&self) -> Result<usize, String> {
+    fn verdict_in_focus(&mut self) -> Result<usize, String> {
         match self.sel.focus {
             Pane::Ledger => {
                 let rows = &self.prepared.side.ledger;
@@ -201,6 +201,7 @@ impl App {
                     || format!("no verdict on {} yet", task.unwrap_or("the selected task")),
                 )
             }
+            Pane::Worker if self.sel.picked.is_some() => self.verdict_of_picked_row(),
             Pane::Worker | Pane::Validators => {
                 let cursor = self.player.view.applied().checked_sub(1).ok_or("no verdict yet")?;
                 self.player
@@ -454,13 +455,16 @@ impl App {
         }
     }
 
-    /// The Worker pane's selected row: the search's match while it is on screen, else the
-    /// newest row shown.
+    /// The Worker pane's selected row: the row the cursor was moved to, else the search's
+    /// match while it is on screen, else the newest row shown.
     pub fn selected_row(&self) -> Option<usize> {
         let rows = &self.prepared.worker;
         let stream = self.player.view.stream(self.sel.filter);
         let newest = stream.len().checked_sub(1 + self.sel.stream_back).map(|i| stream[i]);
-        self.search.at.filter(|at| rows.iter().any(|(p, _)| p == at)).or(newest)
+        self.sel
+            .picked
+            .or_else(|| self.search.at.filter(|at| rows.iter().any(|(p, _)| p == at)))
+            .or(newest)
     }
 
     /// Opens the diff of the attempt the verdict at `pos` judged, over what is open now.

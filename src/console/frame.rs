@@ -26,6 +26,9 @@ pub struct Selection {
     pub plan_follow: bool,
     /// Rows scrolled back from the newest; 0 follows the newest.
     pub stream_back: usize,
+    /// The worker row the operator moved the cursor to (its event's position); `None`
+    /// selects the newest row shown and follows it.
+    pub picked: Option<usize>,
     /// The ledger row picked for `Enter`; `None` is the latest.
     pub ledger_selected: Option<usize>,
     /// First line shown, per pane, for the panes that scroll by line.
@@ -44,6 +47,7 @@ impl Default for Selection {
             plan_selected: 0,
             plan_follow: true,
             stream_back: 0,
+            picked: None,
             ledger_selected: None,
             scroll: [0; 5],
             filter: Filter::All,
@@ -192,6 +196,16 @@ fn worker_rows(
 ) -> Vec<(usize, Row)> {
     sel.worker_height = height;
     let stream = player.view.stream(sel.filter);
+    // The picked row stays on screen, and stays picked, however many rows arrive.
+    if let Some(pos) = sel.picked {
+        let i = stream.partition_point(|p| *p < pos);
+        let end = stream.len().saturating_sub(sel.stream_back);
+        if i < end.saturating_sub(height) {
+            sel.stream_back = stream.len().saturating_sub(i + height.max(1));
+        } else if i >= end {
+            sel.stream_back = stream.len().saturating_sub(i + 1);
+        }
+    }
     sel.stream_back = sel.stream_back.min(stream.len().saturating_sub(height));
     let end = stream.len().saturating_sub(sel.stream_back);
     let positions = stream[end.saturating_sub(height)..end].to_vec();

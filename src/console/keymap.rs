@@ -337,11 +337,16 @@ const MAIN: &[Binding] = &[
         "zoom the focused pane to the whole screen, or back",
         H::Live(8, "z zoom"),
     ),
-    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "down (the stream: toward the newest)", H::No),
+    bind(
+        &[k(K::Char('j')), k(K::Down)],
+        A::Down,
+        "down (the worker cursor: a newer row; past the newest it follows again)",
+        H::No,
+    ),
     bind(
         &[k(K::Char('k')), k(K::Up)],
         A::Up,
-        "up (the stream: back in time; stops following)",
+        "up (the worker cursor: an older row, which stays picked as rows arrive)",
         H::No,
     ),
     bind(&[k(K::Char('g')), k(K::Home)], A::Top, "to the top", H::No),
@@ -390,7 +395,7 @@ const MAIN: &[Binding] = &[
     bind(
         &[k(K::Enter)],
         A::Inspect,
-        "Worker: the selected row in full; a verdict, elsewhere: inspect it",
+        "Worker: the row under the cursor in full; a verdict, elsewhere: inspect it",
         H::Always(4, "Enter inspect"),
     ),
     bind(&[k(K::Esc)], A::Close, "leave the zoom", H::No),
@@ -436,7 +441,7 @@ const MAIN: &[Binding] = &[
     bind(
         &[k(K::Char('d'))],
         A::Diff,
-        "the diff of the attempt in focus as judged (against the task's start)",
+        "the diff of the attempt in focus as judged (Worker: the picked row's)",
         H::Always(7, "d diff"),
     ),
     bind(

@@ -9,7 +9,6 @@ impl App {
     /// Moves the selection or scroll of the focused pane.
     pub(super) fn move_in_pane(&mut self, action: Action) -> io::Result<()> {
         let s = &mut self.sel;
-        let stream = self.player.view.stream(s.filter).len();
         let last_ledger = self.prepared.side.ledger.len().saturating_sub(1);
         match (s.focus, action) {
             (Pane::Plan, Action::Down | Action::Up | Action::Top) => {
@@ -22,13 +21,28 @@ impl App {
                 };
             }
             (Pane::Plan, _) => s.plan_follow = true,
-            (Pane::Worker, Action::Down) => s.stream_back = s.stream_back.saturating_sub(1),
-            (Pane::Worker, Action::Up) => {
-                s.stream_back = (s.stream_back + 1).min(stream.saturating_sub(1));
+            (Pane::Worker, Action::Down | Action::Up | Action::Top) => {
+                let rows = self.player.view.stream(s.filter);
+                let at = match s.picked {
+                    Some(pos) => rows.partition_point(|p| *p < pos),
+                    None => rows.len().saturating_sub(1 + s.stream_back),
+                };
+                let to = match action {
+                    Action::Down => at + 1,
+                    Action::Up => at.saturating_sub(1),
+                    _ => 0,
+                };
+                // Down past the newest row follows the stream again.
+                s.picked = (to < rows.len() && !(to + 1 == rows.len() && action == Action::Down))
+                    .then(|| rows.get(to).copied())
+                    .flatten();
+                if s.picked.is_none() {
+                    s.stream_back = 0;
+                }
             }
-            (Pane::Worker, Action::Top) => s.stream_back = stream.saturating_sub(1),
             (Pane::Worker, _) => {
                 s.stream_back = 0;
+                s.picked = None;
                 if self.live {
                     self.player.apply_until(self.player.total())?;
                 }
@@ -53,6 +67,32 @@ impl App {
         Ok(())
     }
 
+    /// How many worker rows are newer than the selected one: 0 while following the newest.
+    pub fn rows_newer_than_selected(&self) -> usize {
+        let stream = self.player.view.stream(self.sel.filter);
+        match self.sel.picked {
+            Some(pos) => stream.len().saturating_sub(stream.partition_point(|p| *p <= pos)),
+            None => self.sel.stream_back,
+        }
+    }
+
+    /// The verdict on the attempt the picked worker row belongs to (`d` on a row).
+    pub(super) fn verdict_of_picked_row(&mut self) -> Result<usize, String> {
+        let pos = self.sel.picked.ok_or("no row is picked")?;
+        let event = self.player.fetch(pos).map_err(|e| e.to_string())?;
+        let task = event.task_id().ok_or("that row belongs to no task")?.to_owned();
+        let attempt = event.payload.scope().and_then(|s| s.attempt).unwrap_or(1);
+        let verdicts =
+            self.player.view.trail(&task).map(|t| t.verdicts.clone()).unwrap_or_default();
+        for v in verdicts {
+            let judged = self.player.fetch(v).ok().and_then(|e| e.payload.scope()?.attempt);
+            if judged.unwrap_or(1) == attempt {
+                return Ok(v);
+            }
+        }
+        Err(format!("{task} attempt {attempt} has no verdict yet"))
+    }
+
     /// A mouse event, when the mouse is captured: the wheel scrolls the pane under the
     /// pointer, a click focuses it.
     pub fn mouse_event(
@@ -69,6 +109,17 @@ impl App {
             return Ok(false);
         };
         self.sel.focus = pane;
+        if pane == Pane::Worker {
+            // The wheel scrolls the stream itself; the selection is then the newest row shown.
+            let rows = self.player.view.stream(self.sel.filter).len();
+            self.sel.picked = None;
+            self.sel.stream_back = match m.kind {
+                MouseEventKind::ScrollUp => (self.sel.stream_back + 3).min(rows.saturating_sub(1)),
+                MouseEventKind::ScrollDown => self.sel.stream_back.saturating_sub(3),
+                _ => return Ok(matches!(m.kind, MouseEventKind::Down(MouseButton::Left))),
+            };
+            return Ok(true);
+        }
         let action = match m.kind {
             MouseEventKind::ScrollUp => Action::Up,
             MouseEventKind::ScrollDown => Action::Down,

@@ -21,6 +21,8 @@ pub struct RowView {
     pub scroll: super::scroll::Scroll,
     /// The line the last search landed on.
     pub found: Option<usize>,
+    /// Where in the log the event shown is.
+    pub pos: Option<usize>,
     pub query: String,
 }
 
@@ -148,7 +150,7 @@ pub fn open(player: &mut Player, pos: usize) -> Result<RowView, String> {
     if lines.is_empty() {
         lines.push("(nothing more was logged)".into());
     }
-    Ok(RowView { title: format!(" {title} "), lines, ..RowView::default() })
+    Ok(RowView { title: format!(" {title} "), lines, pos: Some(pos), ..RowView::default() })
 }
 
 impl RowView {

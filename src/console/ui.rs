@@ -222,8 +222,9 @@ fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &
         super::view::Filter::All => String::new(),
         f => format!(" · {}", f.name()),
     };
-    let title = if app.sel.stream_back > 0 {
-        format!(" Worker{filter} — {} newer below ↓ (G) ", app.sel.stream_back)
+    let newer = app.rows_newer_than_selected();
+    let title = if newer > 0 {
+        format!(" Worker{filter} — {newer} newer below ↓ (G) ")
     } else {
         format!(" Worker{filter} ")
     };
