@@ -635,3 +635,26 @@ fn a_replay_whose_log_is_truncated_under_it_shows_a_notice_and_stays_up() {
     let s = t.wait_for("[exit ");
     assert!(s.contains("[exit 0]"), "{s}");
 }
+
+/// `y` says what it did: inside tmux with `set-clipboard off` the copy cannot reach the
+/// clipboard, and the console says how to turn it on rather than claiming it worked.
+#[test]
+fn y_says_where_the_copy_went_and_how_to_let_tmux_pass_it() {
+    let cmd = format!(
+        "{} replay {} --speed 1000",
+        env!("CARGO_BIN_EXE_harrow"),
+        harrow_fixture().display()
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    t.wait_for("event 1");
+    t.command(&["set", "-g", "set-clipboard", "off"]);
+    t.keys(&["G"]);
+    t.keys(&["Enter"]);
+    t.wait_for("y copy");
+    t.keys(&["y"]);
+    let s = t.wait_for("set-clipboard is off");
+    assert!(s.contains("tmux set -g set-clipboard on"), "{s}");
+    t.command(&["set", "-g", "set-clipboard", "on"]);
+    t.keys(&["y"]);
+    t.wait_for("to the clipboard through tmux");
+}

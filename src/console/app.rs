@@ -249,11 +249,7 @@ impl App {
                 self.effects.push(Effect::Send(command(op, task, reason, body)));
             }
             Outcome::OpenDiff { pos, since_previous } => self.open_diff(pos, since_previous),
-            Outcome::Copy(text) => {
-                self.notice =
-                    Some(format!("copied {} lines to the clipboard", text.lines().count()));
-                self.effects.push(Effect::Copy(text));
-            }
+            Outcome::Copy(text) => self.effects.push(Effect::Copy(text)),
             Outcome::Resume => {
                 self.overlay = Overlay::None;
                 self.effects.push(Effect::Resume);

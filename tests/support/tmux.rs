@@ -47,6 +47,12 @@ impl Tmux {
             .unwrap();
     }
 
+    /// Runs a tmux command on this test's server (`set -g set-clipboard off`).
+    pub fn command(&self, args: &[&str]) {
+        let ok = Command::new("tmux").args(["-L", &self.socket]).args(args).status().unwrap();
+        assert!(ok.success(), "tmux {args:?}");
+    }
+
     /// Types text literally (tmux would read `{` and the like as its own syntax).
     pub fn literal(&self, text: &str) {
         Command::new("tmux")
