@@ -111,9 +111,15 @@ fn the_demo_live_pause_inspect_resume_and_quit() {
         s.contains("T-001 done") && !s.contains("T-002 running"),
         "paused at the boundary after T-001: {s}"
     );
+    let s = t.screen();
+    assert!(
+        !s.contains("pausing at the next task boundary"),
+        "a pause on its way is gone once PAUSED: {s}"
+    );
     t.keys(&["p"]);
     let s = t.wait_long("■ stopped: all_done", 120);
     assert!(s.contains("T-003 done"), "{s}");
+    assert!(!s.lines().any(|l| l.trim() == "resuming"), "no 'resuming' after the run ended: {s}");
     for _ in 0..3 {
         t.literal("{");
     }
@@ -467,7 +473,11 @@ fn demo_prep_in_tmux_from_the_first_question_to_the_runs_first_task() {
     t.keys(&["q"]);
     t.wait_for("Quit");
     t.keys(&["y"]);
-    t.wait_long("[exit ", 60);
+    let s = t.wait_long("[exit ", 60);
+    assert!(
+        s.contains("the run stops at the next task boundary") && !s.contains("the run goes on"),
+        "after choosing to stop, the console does not say the run goes on: {s}"
+    );
 }
 
 #[test]

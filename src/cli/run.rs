@@ -534,9 +534,15 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
     let mut app =
         crate::console::app::App::open_live(&dir, &id, crate::console::theme::Look::from_user())?;
     app.run_active = Some(Arc::clone(&active));
+    let stop_asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    app.stop_asked = Some(Arc::clone(&stop_asked));
     crate::console::run(app, Some(&dir))?;
     if active.load(Ordering::SeqCst) {
-        println!("harrow: the run goes on; watch it again with `harrow watch {id}`");
+        if stop_asked.load(Ordering::SeqCst) {
+            println!("harrow: the run stops at the next task boundary; its last events follow");
+        } else {
+            println!("harrow: the run goes on; watch it again with `harrow watch {id}`");
+        }
     }
     let from = std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events())
         .map_or(0, |m| m.len());

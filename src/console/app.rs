@@ -48,6 +48,8 @@ pub struct App {
     pub dir: SessionDir,
     /// Set when this process runs the loop: true while it runs.
     pub run_active: Option<Arc<AtomicBool>>,
+    /// Set when the person quit asking the run this process drives to stop.
+    pub stop_asked: Option<Arc<AtomicBool>>,
     /// A pause or resume sent and not yet applied by the loop.
     pub pending: Option<Op>,
     /// When the session's lock was last looked at, and whether a run held it.
@@ -90,6 +92,7 @@ impl App {
             live,
             dir: SessionDir::new(dir),
             run_active: None,
+            stop_asked: None,
             pending: None,
             lock_checked: None,
             called_for: None,
@@ -120,6 +123,7 @@ impl App {
     ) -> io::Result<bool> {
         let changed = self.player.take_lines(lines)?;
         self.call_if_held();
+        self.retire_stale_notice();
         Ok(changed)
     }
 
@@ -258,6 +262,9 @@ impl App {
                 if stop {
                     let why = Some("the operator quit the console".into());
                     self.effects.push(Effect::Send(command(Op::Stop, None, why, None)));
+                    if let Some(asked) = &self.stop_asked {
+                        asked.store(true, Ordering::SeqCst);
+                    }
                 }
                 self.quit = true;
             }

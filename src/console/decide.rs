@@ -63,8 +63,8 @@ impl App {
             return;
         }
         self.notice = Some(match cmd.op {
-            Op::Pause => "pausing at the next task boundary".into(),
-            Op::Resume => "resuming".into(),
+            Op::Pause => PAUSING.into(),
+            Op::Resume => RESUMING.into(),
             Op::Step => "one more task, then a pause".into(),
             Op::RetryEval => format!(
                 "sent retry_eval for {}; the run asks the evaluator again",
@@ -125,4 +125,26 @@ impl App {
             Err(why) => self.notice = Some(why),
         }
     }
+
+    /// A notice about a pause or resume on its way is taken down once the run has acted on
+    /// it (the status line says PAUSED, or the run moved on) or has ended: it never outlives
+    /// its truth.
+    pub(super) fn retire_stale_notice(&mut self) {
+        let pausing = self.notice.as_deref() == Some(PAUSING);
+        let resuming = self.notice.as_deref() == Some(RESUMING);
+        if !pausing && !resuming {
+            return;
+        }
+        let applied = self.player.view.operator();
+        let ended = self.ended().is_some();
+        if ended || (pausing && applied == Some("pause")) || (resuming && applied != Some("pause"))
+        {
+            self.notice = None;
+        }
+    }
 }
+
+/// What the console says while a pause is on its way to the run.
+const PAUSING: &str = "pausing at the next task boundary";
+/// What the console says while a resume is on its way to the run.
+const RESUMING: &str = "resuming";
