@@ -870,3 +870,28 @@ fn a_row_cursor_picks_a_worker_row_for_enter_and_d() {
         other => panic!("d opened {other:?}: {:?}", app.notice),
     }
 }
+
+/// `T` cycles the worker rows' time: the clock's, then since the session began, then none.
+#[test]
+fn t_gives_worker_rows_their_time_and_takes_it_away() {
+    let mut app = harrow_at_end();
+    screen(&mut app, 200, 60);
+    let first = |app: &App| app.prepared.worker.last().map(|(_, (_, t))| t.clone()).unwrap();
+    let plain = first(&app);
+    act(&mut app, Action::RowTime);
+    screen(&mut app, 200, 60);
+    let clock = first(&app);
+    let b = clock.as_bytes();
+    assert!(
+        b.len() > 9 && b[2] == b':' && b[5] == b':' && b[8] == b' ' && clock.ends_with(&plain),
+        "hh:mm:ss before the row: {clock:?}"
+    );
+    act(&mut app, Action::RowTime);
+    screen(&mut app, 200, 60);
+    let since = first(&app);
+    assert!(since.trim_start().starts_with('+') && since.ends_with(&plain), "{since:?}");
+    assert!(since.contains("s ") || since.contains("m "), "a duration: {since:?}");
+    act(&mut app, Action::RowTime);
+    screen(&mut app, 200, 60);
+    assert_eq!(first(&app), plain, "and back to none");
+}

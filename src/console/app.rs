@@ -343,6 +343,21 @@ impl App {
                 self.theme = (self.theme + 1) % self.themes.len().max(1);
                 self.notice = Some(format!("theme: {} (t for the next)", self.theme().name));
             }
+            Action::RowTime => {
+                self.sel.row_time = self.sel.row_time.next();
+                self.notice = Some(
+                    match self.sel.row_time {
+                        super::frame::RowTime::Off => "rows without their time (T for the clock)",
+                        super::frame::RowTime::Clock => {
+                            "rows show the clock's time (T: since the start)"
+                        }
+                        super::frame::RowTime::Since => {
+                            "rows show the time since the start (T: none)"
+                        }
+                    }
+                    .into(),
+                );
+            }
             Action::Mouse => {
                 self.mouse = !self.mouse;
                 self.effects.push(Effect::Mouse(self.mouse));

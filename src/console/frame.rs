@@ -37,6 +37,65 @@ pub struct Selection {
     pub filter: Filter,
     /// Rows the worker pane showed last frame.
     pub worker_height: usize,
+    /// Whether worker rows carry their time, and how.
+    pub row_time: RowTime,
+}
+
+/// The time a worker row carries: none, the clock's, or how long after the session began.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RowTime {
+    #[default]
+    Off,
+    /// `14:02:31`, in the machine's time zone.
+    Clock,
+    /// `+12.4s` (or `+3m05s`, `+1h02m`) since the session's first event.
+    Since,
+}
+
+impl RowTime {
+    /// The next setting, as `T` cycles them.
+    pub fn next(self) -> RowTime {
+        match self {
+            RowTime::Off => RowTime::Clock,
+            RowTime::Clock => RowTime::Since,
+            RowTime::Since => RowTime::Off,
+        }
+    }
+
+    /// The row's time as it prefixes the row, from its event's timestamp and the session's
+    /// first one; blank when either cannot be read.
+    pub fn prefix(self, ts: Option<&str>, start: Option<&str>) -> String {
+        let at = ts.and_then(crate::session::timestamp::parse);
+        match self {
+            RowTime::Off => String::new(),
+            RowTime::Clock => at.map_or_else(
+                || format!("{:8} ", ""),
+                |t| format!("{} ", t.to_zoned(jiff::tz::TimeZone::system()).strftime("%H:%M:%S")),
+            ),
+            RowTime::Since => {
+                let start = start.and_then(crate::session::timestamp::parse);
+                match (at, start) {
+                    (Some(at), Some(start)) => {
+                        let ms = (at.as_millisecond() - start.as_millisecond()).max(0);
+                        format!("{:>8} ", since(ms))
+                    }
+                    _ => format!("{:8} ", ""),
+                }
+            }
+        }
+    }
+}
+
+/// Milliseconds since the start, short: `+12.4s`, `+3m05s`, `+1h02m`.
+fn since(ms: i64) -> String {
+    let secs = ms / 1000;
+    if secs < 60 {
+        format!("+{}.{}s", secs, (ms % 1000) / 100)
+    } else if secs < 3600 {
+        format!("+{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("+{}h{:02}m", secs / 3600, (secs % 3600) / 60)
+    }
 }
 
 impl Default for Selection {
@@ -52,6 +111,7 @@ impl Default for Selection {
             scroll: [0; 5],
             filter: Filter::All,
             worker_height: 0,
+            row_time: RowTime::Off,
         }
     }
 }
@@ -95,6 +155,8 @@ pub struct Prepared {
     pub waiting: Option<String>,
     /// The model's reply in flight, while one streams in and the cursor is at the newest.
     pub live: Option<crate::session::live::LiveReply>,
+    /// The time setting the worker rows were made with.
+    row_time: RowTime,
 }
 
 /// The text of the panes about the selected task.
@@ -144,6 +206,9 @@ pub fn prepare(
         sel.scroll[Pane::Exchange.index()] = 0;
         sel.scroll[Pane::Validators.index()] = 0;
     }
+    if previous.row_time != sel.row_time {
+        previous.worker.clear();
+    }
     let worker = worker_rows(player, sel, areas.inner_height(Pane::Worker), &mut previous.worker);
     let trail = task.as_deref().and_then(|t| player.view.trail(t)).unwrap_or_default();
     let key = SideKey {
@@ -183,6 +248,7 @@ pub fn prepare(
         run_alive: at.run_alive,
         waiting,
         live: None,
+        row_time: sel.row_time,
     }
 }
 
@@ -209,12 +275,18 @@ fn worker_rows(
     sel.stream_back = sel.stream_back.min(stream.len().saturating_sub(height));
     let end = stream.len().saturating_sub(sel.stream_back);
     let positions = stream[end.saturating_sub(height)..end].to_vec();
+    let timed = sel.row_time;
+    let start =
+        (timed == RowTime::Since).then(|| player.fetch(0).ok().and_then(|e| e.ts)).flatten();
     positions
         .into_iter()
         .map(|pos| match previous.binary_search_by_key(&pos, |(p, _)| *p) {
             Ok(i) => (pos, std::mem::take(&mut previous[i].1)),
             Err(_) => match player.fetch(pos) {
-                Ok(event) => (pos, (tone(&event), row(&event))),
+                Ok(event) => {
+                    let time = timed.prefix(event.ts.as_deref(), start.as_deref());
+                    (pos, (tone(&event), format!("{time}{}", row(&event))))
+                }
                 Err(e) => (pos, (Tone::Warn, format!("  (event {pos} cannot be read: {e})"))),
             },
         })

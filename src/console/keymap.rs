@@ -162,6 +162,8 @@ pub enum Action {
     SearchPrev,
     Theme,
     Mouse,
+    /// Worker rows carry their time: off, the clock's, since the start.
+    RowTime,
     /// Seek to this many tenths of the log.
     Seek(u8),
     /// Open the inspector's evidence pointer number n.
@@ -452,6 +454,12 @@ const MAIN: &[Binding] = &[
     ),
     bind(&[k(K::Char('E'))], A::Export, "export the session as Markdown into its folder", H::No),
     bind(&[k(K::Char('t'))], A::Theme, "next theme (dark, light, high contrast, yours)", H::No),
+    bind(
+        &[k(K::Char('T'))],
+        A::RowTime,
+        "worker rows show their time: the clock's, since the start, or none",
+        H::No,
+    ),
     bind(
         &[k(K::Char('m'))],
         A::Mouse,
