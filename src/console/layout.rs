@@ -76,8 +76,10 @@ impl Areas {
             vec![(focus, body)]
         } else {
             let wide = area.width >= 160;
+            // The Plan and Ledger column grows with the terminal (a quarter of it, 30 to 60
+            // columns), so task titles are not cut where there is room for them.
             let [left, rest] = Layout::horizontal([
-                Constraint::Length(if wide { 36 } else { 30 }),
+                Constraint::Length((area.width / 4).clamp(30, 60)),
                 Constraint::Min(30),
             ])
             .areas(body);
