@@ -70,6 +70,12 @@ fn an_interview_drafts_a_plan_that_is_written_only_when_accepted() {
         "{stdout}"
     );
     assert!(!repo.join(".harrow/search").exists(), "nothing is written before acceptance");
+    let listed = harrow_cmd(tmp.path(), &server.base_url()).arg("sessions").output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(
+        listed.lines().any(|l| l.contains(" search ") && l.contains(" prep ")),
+        "the interview is listed as one, with its feature (not 0/0): {listed}"
+    );
     let requests: Vec<_> = server.received().into_iter().filter(|r| r.role == "prep").collect();
     for r in &requests {
         let names: Vec<&str> = r.body["tools"]

@@ -53,8 +53,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             vec![
                 r.id.clone(),
                 r.origin.clone(),
+                r.feature_cell(),
                 status,
-                format!("{}/{}", r.tasks_done, r.tasks_total),
+                r.tasks_cell(),
                 thousands(r.tokens),
                 dollars(r.cost),
                 short_ts(r.started_at.as_deref()),
@@ -64,7 +65,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     write!(
         out,
         "{}",
-        table(&["ID", "FORMAT", "STATUS", "TASKS", "TOKENS", "COST", "STARTED"], &cells)
+        table(&["ID", "FORMAT", "FEATURE", "STATUS", "TASKS", "TOKENS", "COST", "STARTED"], &cells)
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -110,8 +110,9 @@ impl Browser {
                 Row::new(vec![
                     e.id.clone(),
                     e.origin.clone(),
+                    e.feature_cell(),
                     e.status.to_string(),
-                    format!("{}/{}", e.tasks_done, e.tasks_total),
+                    e.tasks_cell(),
                     if e.cost == 0.0 { "$0".into() } else { format!("${:.3}", e.cost) },
                     age(e.last_event_at.as_deref(), now),
                 ])
@@ -128,13 +129,14 @@ impl Browser {
                 [
                     Constraint::Length(24),
                     Constraint::Length(7),
+                    Constraint::Length(16),
                     Constraint::Length(9),
                     Constraint::Length(6),
                     Constraint::Length(9),
                     Constraint::Min(10),
                 ],
             )
-            .header(Row::new(["ID", "FORMAT", "STATUS", "TASKS", "COST", "LAST EVENT"]))
+            .header(Row::new(["ID", "FORMAT", "FEATURE", "STATUS", "TASKS", "COST", "LAST EVENT"]))
             .row_highlight_style(theme.selected())
             .block(block);
             let mut state = TableState::default().with_selected(Some(self.selected));
@@ -307,6 +309,8 @@ mod tests {
             id: id.into(),
             dir: PathBuf::from(id),
             origin: "harrow".into(),
+            feature: Some("textstats".into()),
+            prep: false,
             status: SessionStatus::Done,
             tasks_done: 1,
             tasks_total: 1,

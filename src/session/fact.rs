@@ -62,6 +62,7 @@ fact_fields! {
     iter: LInt,
     attempt: LInt,
     phase: LStr<'a>,
+    feature: LStr<'a>,
     role: LStr<'a>,
     prompt_tokens: LInt,
     eval_tokens: LInt,

@@ -12,6 +12,10 @@ pub struct Row {
     pub id: String,
     pub dir: PathBuf,
     pub origin: String,
+    /// The feature the session is about, when its start says.
+    pub feature: Option<String>,
+    /// A `harrow prep` interview: it writes a plan and works no tasks.
+    pub prep: bool,
     pub status: super::status::SessionStatus,
     pub tasks_done: u64,
     pub tasks_total: u64,
@@ -24,6 +28,18 @@ pub struct Row {
     /// A run holds the session's lock.
     #[serde(skip)]
     pub running: bool,
+}
+
+impl Row {
+    /// The TASKS cell: done of total, or `prep` for an interview, which works no tasks.
+    pub fn tasks_cell(&self) -> String {
+        if self.prep { "prep".into() } else { format!("{}/{}", self.tasks_done, self.tasks_total) }
+    }
+
+    /// The FEATURE cell.
+    pub fn feature_cell(&self) -> String {
+        self.feature.clone().unwrap_or_else(|| "-".into())
+    }
 }
 
 /// Tasks in the plan: the log's own count, else an old-era `prd.json` beside it, else the
@@ -47,6 +63,8 @@ fn row(found: &Found, o: &Overview) -> Row {
         id: found.id.clone(),
         dir: found.dir.clone(),
         origin: s.harrow.format.clone(),
+        feature: s.harrow.feature.clone(),
+        prep: s.harrow.phase.as_deref() == Some("prep"),
         status: o.status,
         tasks_done: s.harrow.tasks_done,
         tasks_total: tasks_total(o),

@@ -194,6 +194,12 @@ pub struct HarrowFigures {
     /// latest start or resume recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// The feature the session is about, as its first start recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature: Option<String>,
+    /// `prep` for a `harrow prep` interview (which works no tasks), else absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
     /// The reason of the last `stop` with no start or resume after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_stop: Option<String>,
@@ -472,6 +478,12 @@ impl SummaryFold {
                     sum.prep_started_at = ts.map(str::to_owned);
                 } else {
                     sum.started_at = ts.map(str::to_owned);
+                }
+                if sum.harrow.feature.is_none() {
+                    sum.harrow.feature = p.feature.get().map(str::to_owned);
+                }
+                if p.phase.get() == Some("prep") {
+                    sum.harrow.phase = Some("prep".into());
                 }
                 if let Some(n) = p.task_count.value {
                     sum.harrow.task_count = u64::try_from(n).ok();
