@@ -52,10 +52,10 @@ fn headless_run_prints_one_line_per_significant_event_and_exits_zero() {
         .env("HOME", tmp.path())
         .output()
         .unwrap();
+    let listed = String::from_utf8_lossy(&sessions.stdout);
     assert!(
-        String::from_utf8_lossy(&sessions.stdout).contains("harrow  done"),
-        "{}",
-        String::from_utf8_lossy(&sessions.stdout)
+        listed.lines().any(|l| l.contains(" harrow ") && l.contains(" done ") && l.contains("2/2")),
+        "{listed}"
     );
 }
 

@@ -471,3 +471,69 @@ fn draw_talk(
         area,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::{KeyCode, KeyModifiers};
+
+    /// A screen at `step`, scrolled back a little, with the receiving end of its replies.
+    fn at(step: Step) -> (InterviewScreen, std::sync::mpsc::Receiver<ToInterview>) {
+        let (tx, _rx) = mpsc::channel();
+        let (mut screen, person) = InterviewScreen::new(tx);
+        screen.step = step;
+        screen.back = 5;
+        screen.draft = "==> .harrow/f/overview.md\n# F\n".into();
+        (screen, person.replies)
+    }
+
+    fn typed(text: &str) -> TextArea<'static> {
+        let mut area = TextArea::default();
+        area.insert_str(text);
+        area
+    }
+
+    /// What a screen shows of itself: its mode, whether the keys are shown, how far it is
+    /// scrolled, and what it has sent.
+    fn seen(screen: &InterviewScreen, replies: &std::sync::mpsc::Receiver<ToInterview>) -> String {
+        let sent: Vec<String> = replies.try_iter().map(|r| format!("{r:?}")).collect();
+        format!("{:?} {:?} {} {sent:?}", screen.step.mode(), screen.help, screen.back)
+    }
+
+    /// Every key every interview table binds does something on its step: a key bound but not
+    /// handled would leave the screen as it was.
+    #[test]
+    fn every_key_of_every_interview_table_does_something() {
+        let steps: [(Mode, fn() -> Step); 5] = [
+            (Mode::Answer, || Step::Answer(TextArea::default())),
+            (Mode::Thinking, || Step::Thinking),
+            (Mode::Review, || Step::Review),
+            (Mode::PlanEditor, || Step::PlanEditor(typed("# F"))),
+            (Mode::StopPrompt, || Step::StopPrompt(Box::new(Step::Thinking))),
+        ];
+        for (mode, step) in steps {
+            for b in mode.bindings() {
+                for key in b.keys {
+                    let (mut screen, replies) = at(step());
+                    if mode == Mode::Answer && b.action == Action::Submit {
+                        screen.step = Step::Answer(typed("an answer"));
+                    }
+                    let before = seen(&screen, &replies);
+                    screen.key(KeyEvent::new(key.code, key.mods));
+                    let after = seen(&screen, &replies);
+                    assert_ne!(
+                        before,
+                        after,
+                        "{mode:?}: {} ({:?}) did nothing",
+                        key.label(),
+                        b.action
+                    );
+                }
+            }
+        }
+        let (mut screen, replies) = at(Step::Thinking);
+        let before = seen(&screen, &replies);
+        screen.key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
+        assert_eq!(before, seen(&screen, &replies), "the check sees a key that does nothing");
+    }
+}
