@@ -455,36 +455,6 @@ impl App {
         Ok(self.take_effects())
     }
 
-    /// Opens the Worker pane's selected row in full — the search's match while it is on
-    /// screen, else the newest row shown; a verdict opens in the inspector.
-    fn open_row(&mut self) {
-        let Some(pos) = self.selected_row() else {
-            self.notice = Some("the worker stream is empty here".into());
-            return;
-        };
-        let opened = if matches!(self.player.kind_at(pos), Some(EventKind::Verdict)) {
-            inspector::open_at(&mut self.player, pos).map(Overlay::Inspector)
-        } else {
-            super::row::open(&mut self.player, pos).map(|r| Overlay::Row(Box::new(r)))
-        };
-        match opened {
-            Ok(overlay) => self.overlay = overlay,
-            Err(why) => self.notice = Some(why),
-        }
-    }
-
-    /// The Worker pane's selected row: the row the cursor was moved to, else the search's
-    /// match while it is on screen, else the newest row shown.
-    pub fn selected_row(&self) -> Option<usize> {
-        let rows = &self.prepared.worker;
-        let stream = self.player.view.stream(self.sel.filter);
-        let newest = stream.len().checked_sub(1 + self.sel.stream_back).map(|i| stream[i]);
-        self.sel
-            .picked
-            .or_else(|| self.search.at.filter(|at| rows.iter().any(|(p, _)| p == at)))
-            .or(newest)
-    }
-
     /// Opens the diff of the attempt the verdict at `pos` judged, over what is open now.
     /// Asks for the diff of the verdict at `pos`; git reads it as a job and [`App::diff_loaded`]
     /// shows it.

@@ -1,8 +1,11 @@
 //! Moving about the panes: the selection or scroll of the focused pane, by key or by mouse.
 
 use super::app::App;
+use super::inspector;
 use super::keymap::Action;
 use super::layout::{Areas, Pane};
+use super::modal::Overlay;
+use crate::session::event::EventKind;
 use std::io;
 
 impl App {
@@ -65,6 +68,36 @@ impl App {
             (pane, _) => s.scroll[pane.index()] = u16::MAX,
         }
         Ok(())
+    }
+
+    /// Opens the Worker pane's selected row in full (see [`App::selected_row`]); a verdict
+    /// opens in the inspector.
+    pub(super) fn open_row(&mut self) {
+        let Some(pos) = self.selected_row() else {
+            self.notice = Some("the worker stream is empty here".into());
+            return;
+        };
+        let opened = if matches!(self.player.kind_at(pos), Some(EventKind::Verdict)) {
+            inspector::open_at(&mut self.player, pos).map(Overlay::Inspector)
+        } else {
+            super::row::open(&mut self.player, pos).map(|r| Overlay::Row(Box::new(r)))
+        };
+        match opened {
+            Ok(overlay) => self.overlay = overlay,
+            Err(why) => self.notice = Some(why),
+        }
+    }
+
+    /// The Worker pane's selected row: the row the cursor was moved to, else the search's
+    /// match while it is on screen, else the newest row shown.
+    pub fn selected_row(&self) -> Option<usize> {
+        let rows = &self.prepared.worker;
+        let stream = self.player.view.stream(self.sel.filter);
+        let newest = stream.len().checked_sub(1 + self.sel.stream_back).map(|i| stream[i]);
+        self.sel
+            .picked
+            .or_else(|| self.search.at.filter(|at| rows.iter().any(|(p, _)| p == at)))
+            .or(newest)
     }
 
     /// How many worker rows are newer than the selected one: 0 while following the newest.
