@@ -668,3 +668,40 @@ fn y_says_where_the_copy_went_and_how_to_let_tmux_pass_it() {
     t.keys(&["y"]);
     t.wait_for("to the clipboard through tmux");
 }
+
+/// The Worker pane's cursor and row times in a real terminal: `k` moves the selection up (the
+/// title counts the rows below it), `T` puts each row's time before it, `Enter` opens the row
+/// under the cursor, and `G` follows the newest again.
+#[test]
+fn the_row_cursor_and_row_times_in_a_real_terminal() {
+    let cmd = format!(
+        "{} replay {} --speed 1000",
+        env!("CARGO_BIN_EXE_harrow"),
+        harrow_fixture().display()
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    t.wait_for("event 1");
+    t.keys(&["G"]);
+    t.keys(&["k", "k", "k"]);
+    t.wait_for("3 newer below ↓ (G)");
+    t.keys(&["T"]);
+    let s = t.wait_for("rows show the clock's time");
+    let timed = s.lines().filter(|l| {
+        let worker = l.split('│').nth(3).unwrap_or("");
+        let b = worker.as_bytes();
+        b.len() > 9 && b[2] == b':' && b[5] == b':'
+    });
+    assert!(timed.count() > 10, "worker rows carry hh:mm:ss: {s}");
+    t.keys(&["T"]);
+    let s = t.wait_for("time since the start");
+    assert!(s.contains("s   T-002 #") && s.contains("   +"), "rows carry +seconds: {s}");
+    t.keys(&["T"]);
+    t.wait_for("rows without their time");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("Esc closes");
+    assert!(s.contains("T-003"), "the row under the cursor opened: {s}");
+    t.keys(&["Escape"]);
+    t.keys(&["G"]);
+    let s = t.wait_for(" Worker ");
+    assert!(!s.contains("newer below"), "G follows the newest again: {s}");
+}
