@@ -17,6 +17,7 @@ pub mod diff;
 pub(crate) mod effect;
 pub(crate) mod evidence;
 pub(crate) mod frame;
+pub(crate) mod help;
 pub(crate) mod inspector;
 pub(crate) mod interview;
 pub mod jobs;

@@ -5,10 +5,10 @@
 
 use super::diff::DiffView;
 use super::evidence::Source;
+use super::help::HelpView;
 use super::inspector::Inspector;
 use super::keymap::{Action, Mode, action_for};
 use super::row::RowView;
-use super::scroll::Scroll;
 use crate::session::control::Op;
 use crossterm::event::KeyEvent;
 use tui_textarea::TextArea;
@@ -18,10 +18,9 @@ use tui_textarea::TextArea;
 pub enum Overlay {
     #[default]
     None,
-    /// The key table of `of`, scrolled; Esc goes back to `back`.
+    /// The key table of a mode; Esc goes back to `back`.
     Help {
-        of: Mode,
-        scroll: Scroll,
+        view: HelpView,
         back: Box<Overlay>,
     },
     Inspector(Inspector),
@@ -75,7 +74,7 @@ impl Overlay {
 
     /// The help over the panes (`back` none) or over an overlay.
     pub fn help(of: Mode, back: Overlay) -> Overlay {
-        Overlay::Help { of, scroll: Scroll::default(), back: Box::new(back) }
+        Overlay::Help { view: HelpView::new(of), back: Box::new(back) }
     }
 
     /// A text box with a placeholder, and text already in it.
@@ -115,10 +114,10 @@ impl Overlay {
                 *self = *back;
                 Outcome::Stay
             }
-            (Overlay::Help { of, mut scroll, back }, Some(a)) => {
-                scroll.act(a, of.bindings().len());
-                *self = Overlay::Help { of, scroll, back };
-                Outcome::Stay
+            (Overlay::Help { mut view, back }, Some(a)) => {
+                let outcome = view.act(a);
+                *self = Overlay::Help { view, back };
+                outcome
             }
 
             (Overlay::Diff(view, back), Some(Action::Help)) => {
@@ -216,6 +215,7 @@ mod tests {
     use crate::console::diff::DiffView;
     use crate::console::evidence::Source;
     use crate::console::inspector::Inspector;
+    use crate::console::scroll::Scroll;
 
     fn inspector() -> Inspector {
         Inspector {

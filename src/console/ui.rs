@@ -6,7 +6,6 @@ use super::frame::Prepared;
 use super::keymap::{Mode, hint_line};
 use super::layout::{Areas, MIN_SIZE, Pane};
 use super::modal::Overlay;
-use super::scroll::Scroll;
 use super::theme::Theme;
 use super::timeline::{Cell, Mark};
 use crate::session::state::TaskState;
@@ -57,9 +56,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
 fn draw_overlay(frame: &mut Frame, area: Rect, overlay: &Overlay, theme: &Theme) {
     match overlay {
         Overlay::None => {}
-        Overlay::Help { of, scroll, back } => {
+        Overlay::Help { view, back } => {
             draw_overlay(frame, area, back, theme);
-            draw_help(frame, area, theme, *of, *scroll);
+            view.draw(frame, area, theme);
         }
         Overlay::Inspector(inspector) => inspector.draw(frame, area),
         Overlay::QuitPrompt => draw_quit_prompt(frame, area),
@@ -497,35 +496,6 @@ fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
     let rect = popup(frame, area, 58, 7, area.height / 3);
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Quit ")),
-        rect,
-    );
-}
-
-/// The key list of `of`; when it is taller than the terminal it scrolls with the arrow keys.
-fn draw_help(frame: &mut Frame, area: Rect, theme: &Theme, of: Mode, scroll: Scroll) {
-    let bindings = of.bindings();
-    let rows = bindings.len() as u16;
-    let height = (rows + 2).min(area.height);
-    let hidden = rows.saturating_sub(height.saturating_sub(2));
-    let top = scroll.shown_from(usize::from(rows), usize::from(height.saturating_sub(2)));
-    let rect = popup(frame, area, 86, height, (area.height - height) / 2);
-    let lines: Vec<Line> = bindings
-        .iter()
-        .map(|b| {
-            Line::from(vec![
-                Span::styled(format!("{:>7}  ", b.label()), theme.fg(theme.colors.focus)),
-                Span::raw(b.help),
-            ])
-        })
-        .collect();
-    frame.render_widget(
-        Paragraph::new(lines).scroll((top, 0)).block(Block::default().borders(Borders::ALL).title(
-            if hidden == 0 {
-                format!(" {} ", of.title())
-            } else {
-                format!(" {} (↑↓ scroll) ", of.title())
-            },
-        )),
         rect,
     );
 }

@@ -1,0 +1,64 @@
+//! The help overlay: the key table of a mode, each row written from its keys, scrolling when
+//! it is taller than the terminal.
+
+use super::chrome::popup;
+use super::keymap::{Action, Mode};
+use super::outcome::Outcome;
+use super::scroll::Scroll;
+use super::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+/// The keys of one mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelpView {
+    pub of: Mode,
+    pub scroll: Scroll,
+}
+
+impl HelpView {
+    pub fn new(of: Mode) -> HelpView {
+        HelpView { of, scroll: Scroll::default() }
+    }
+
+    /// Scrolls the list.
+    pub fn act(&mut self, action: Action) -> Outcome {
+        if self.scroll.act(action, self.of.bindings().len()) {
+            Outcome::Stay
+        } else {
+            Outcome::Unbound
+        }
+    }
+
+    /// Draws the list centred over `area`.
+    pub fn draw(&self, frame: &mut Frame, area: Rect, theme: &Theme) {
+        let bindings = self.of.bindings();
+        let rows = bindings.len() as u16;
+        let height = (rows + 2).min(area.height);
+        let hidden = rows.saturating_sub(height.saturating_sub(2));
+        let top = self.scroll.shown_from(usize::from(rows), usize::from(height.saturating_sub(2)));
+        let rect = popup(frame, area, 86, height, (area.height - height) / 2);
+        let lines: Vec<Line> = bindings
+            .iter()
+            .map(|b| {
+                Line::from(vec![
+                    Span::styled(format!("{:>7}  ", b.label()), theme.fg(theme.colors.focus)),
+                    Span::raw(b.help),
+                ])
+            })
+            .collect();
+        let title = if hidden == 0 {
+            format!(" {} ", self.of.title())
+        } else {
+            format!(" {} (↑↓ scroll) ", self.of.title())
+        };
+        frame.render_widget(
+            Paragraph::new(lines)
+                .scroll((top, 0))
+                .block(Block::default().borders(Borders::ALL).title(title)),
+            rect,
+        );
+    }
+}
