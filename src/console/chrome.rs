@@ -27,6 +27,26 @@ pub fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16, top: u16) -
     rect
 }
 
+/// Text lines with one of them marked (a search's match, an evidence pointer's line).
+pub fn marked_lines(
+    lines: &[String],
+    marked: Option<usize>,
+    theme: &Theme,
+) -> Vec<ratatui::text::Line<'static>> {
+    use ratatui::text::Line;
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if marked == Some(i) {
+                Line::styled(l.clone(), theme.matched())
+            } else {
+                Line::raw(l.clone())
+            }
+        })
+        .collect()
+}
+
 /// The colour a tone is drawn in.
 pub fn tone_style(tone: Tone, theme: &Theme) -> Style {
     let color: Option<Color> = match tone {

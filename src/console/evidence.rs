@@ -2,10 +2,9 @@
 //! place it points: from the commit the verdict judged when there is one, else from the
 //! session's worktree as it is now — and saying which, or why it cannot be opened.
 
-use super::chrome::{footer, popup};
+use super::chrome::{footer, marked_lines, popup};
 use super::keymap::Mode;
 use crate::hands::confine::Jail;
-use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph};
 use std::path::Path;
 
@@ -45,18 +44,7 @@ impl Source {
     ) {
         let rect =
             popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
-        let lines: Vec<Line> = self
-            .lines
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                if Some(i) == self.target {
-                    Line::styled(l.clone(), theme.matched())
-                } else {
-                    Line::raw(l.clone())
-                }
-            })
-            .collect();
+        let lines = marked_lines(&self.lines, self.target, theme);
         let top = self.scroll.top.min(self.lines.len().saturating_sub(1) as u16);
         let block = Block::default()
             .borders(Borders::ALL)

@@ -276,8 +276,11 @@ fn worker_rows(
     let end = stream.len().saturating_sub(sel.stream_back);
     let positions = stream[end.saturating_sub(height)..end].to_vec();
     let timed = sel.row_time;
-    let start =
-        (timed == RowTime::Since).then(|| player.fetch(0).ok().and_then(|e| e.ts)).flatten();
+    // The session's first timestamp: read only when a row not drawn before needs it.
+    let fresh = |pos: &usize| previous.binary_search_by_key(pos, |(p, _)| *p).is_err();
+    let start = (timed == RowTime::Since && positions.iter().any(fresh))
+        .then(|| player.fetch(0).ok().and_then(|e| e.ts))
+        .flatten();
     positions
         .into_iter()
         .map(|pos| match previous.binary_search_by_key(&pos, |(p, _)| *p) {

@@ -49,7 +49,7 @@ impl Inspector {
         }
     }
 
-    /// Draws the self over `area`.
+    /// Draws the inspector over `area`.
     pub fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect) {
         let rect =
             popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);

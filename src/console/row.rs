@@ -2,11 +2,10 @@
 //! arguments pretty-printed with its complete result, a validator's whole output, a note's
 //! text, a prompt's content — read from the log, scrollable and searchable.
 
-use super::chrome::{footer, popup};
+use super::chrome::{footer, marked_lines, popup};
 use super::keymap::Mode;
 use super::player::Player;
 use crate::session::event::{Event, EventKind, Payload};
-use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use serde_json::Value;
 
@@ -173,7 +172,7 @@ impl RowView {
         }
     }
 
-    /// Draws the self over `area`.
+    /// Draws the row over `area`.
     pub fn draw(
         &self,
         frame: &mut ratatui::Frame,
@@ -182,18 +181,7 @@ impl RowView {
     ) {
         let rect =
             popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
-        let lines: Vec<Line> = self
-            .lines
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                if self.found == Some(i) {
-                    Line::styled(l.clone(), theme.matched())
-                } else {
-                    Line::raw(l.clone())
-                }
-            })
-            .collect();
+        let lines = marked_lines(&self.lines, self.found, theme);
         let block = Block::default()
             .borders(Borders::ALL)
             .title(self.title.clone())

@@ -417,6 +417,21 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
 /// Reads a `depends_on:` value: task ids separated by commas, optionally in brackets and
 /// quotes; `[]` (or nothing) is a task that waits for nothing.
 fn id_list(value: &str) -> Result<Vec<String>, String> {
+    frontmatter_list(value, |item| {
+        if valid_id(item) {
+            Ok(())
+        } else {
+            Err(format!("depends_on entry '{item}' is not a task id of the form T-<digits>"))
+        }
+    })
+}
+
+/// A frontmatter list: items separated by commas, optionally in brackets and quotes, each
+/// held to `check`; empty items are left out.
+fn frontmatter_list(
+    value: &str,
+    check: impl Fn(&str) -> Result<(), String>,
+) -> Result<Vec<String>, String> {
     let inner = value.trim();
     let inner = inner.strip_prefix('[').and_then(|v| v.strip_suffix(']')).unwrap_or(inner);
     let mut out = Vec::new();
@@ -425,11 +440,7 @@ fn id_list(value: &str) -> Result<Vec<String>, String> {
         if item.is_empty() {
             continue;
         }
-        if !valid_id(item) {
-            return Err(format!(
-                "depends_on entry '{item}' is not a task id of the form T-<digits>"
-            ));
-        }
+        check(item)?;
         out.push(item.to_owned());
     }
     Ok(out)
@@ -441,18 +452,7 @@ const TESTS_FIX: &str = "list the task's test files as paths inside the reposito
 /// brackets and quotes. A file need not exist yet (the worker writes it); a path that leaves
 /// the repository, or several paths run together, is an error.
 fn test_list(value: &str) -> Result<Vec<String>, String> {
-    let inner = value.trim();
-    let inner = inner.strip_prefix('[').and_then(|v| v.strip_suffix(']')).unwrap_or(inner);
-    let mut out = Vec::new();
-    for item in inner.split(',') {
-        let item = item.trim().trim_matches(['"', '\'']).trim();
-        if item.is_empty() {
-            continue;
-        }
-        check_test_path(item)?;
-        out.push(item.to_owned());
-    }
-    Ok(out)
+    frontmatter_list(value, check_test_path)
 }
 
 /// Whether a `tests:` entry is a path inside the repository; the reason when it is not.

@@ -286,6 +286,12 @@ mod tests {
             "{:?}",
             d.problems()
         );
+        d.tasks[0].depends_on = Some(vec!["T-002]\nid: T-009\n---".into()]);
+        assert!(
+            d.problems().iter().any(|p| p.contains("which is not in the plan")),
+            "a depends_on entry that would write frontmatter goes back to the model: {:?}",
+            d.problems()
+        );
     }
 
     #[test]
