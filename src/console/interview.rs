@@ -536,4 +536,30 @@ mod tests {
         screen.key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
         assert_eq!(before, seen(&screen, &replies), "the check sees a key that does nothing");
     }
+
+    /// Model text on the interview screen is drawn as text: no cell holds an escape or a
+    /// control character, and the escapes are visible as what they are.
+    #[test]
+    fn hostile_model_text_on_the_interview_screen_is_only_text() {
+        let hostile = "ask\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\r\rmore";
+        let (mut screen, _replies) = at(Step::Thinking);
+        for what in [
+            FromInterview::Asked(hostile.into()),
+            FromInterview::Reading(hostile.into()),
+            FromInterview::Review(hostile.into()),
+        ] {
+            let _ = screen.heard(what);
+        }
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30)).unwrap();
+        terminal.draw(|f| screen.draw(f)).unwrap();
+        let cells = terminal.backend().buffer().content();
+        assert!(
+            cells.iter().all(|c| c.symbol().chars().all(|ch| !ch.is_control())),
+            "a control character reached the screen"
+        );
+        let text: String = cells.iter().map(ratatui::buffer::Cell::symbol).collect();
+        let shown = crate::printable::line("ask\u{1b}]0;pwned\u{7}");
+        assert!(text.contains(shown.as_str()), "the escapes are shown as text ({shown}): {text}");
+    }
 }
