@@ -28,6 +28,17 @@ pub struct Config {
     pub validators: Option<Vec<ValidatorSpec>>,
     #[serde(default)]
     pub console: ConsoleSection,
+    #[serde(default)]
+    pub run: RunSection,
+}
+
+/// `[run]`: how runs go when the command line does not say.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    /// How many ready tasks of a graph plan are worked at once (1–32).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lanes: Option<u64>,
 }
 
 /// `[console]`: how the console looks.

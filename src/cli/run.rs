@@ -109,6 +109,10 @@ pub struct RunFlags {
     /// Start without first checking each role's endpoint, key and model.
     #[arg(long)]
     pub no_preflight: bool,
+    /// Work up to N ready tasks of a graph plan at once, each in its own worktree [default:
+    /// `[run] lanes` in the config, else 1; on resume, the session's].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=32))]
+    pub lanes: Option<u64>,
 }
 
 /// A number of minutes: finite, not negative, at most a year.
@@ -150,6 +154,7 @@ impl RunFlags {
                 tokens: self.max_tokens,
                 dollars: self.max_dollars,
             },
+            lanes: self.lanes.or_else(|| at("lanes")).unwrap_or(defaults.lanes).clamp(1, 32),
             ..RunOptions::default()
         }
     }
@@ -307,6 +312,7 @@ pub fn create_session(start: Start) -> Result<Run> {
         "max_wall_clock_minutes": run.opts.caps.wall_clock.map(|d| d.as_secs_f64() / 60.0),
         "max_tokens": run.opts.caps.tokens,
         "max_token_dollar_spend": run.opts.caps.dollars,
+        "lanes": run.opts.lanes,
     });
     let mut payload = SessionStart {
         source: Some(run.workspace.source.display().to_string()),
@@ -475,7 +481,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         hands: config.hands.to_hands_config(),
         validators,
         brain,
-        opts: flags.options(None),
+        opts: RunOptions {
+            lanes: flags.lanes.or(config.run.lanes).unwrap_or(1).clamp(1, 32),
+            ..flags.options(None)
+        },
         sessions_dir,
         demo: None,
     };

@@ -66,6 +66,10 @@ pub struct GitGuard {
     common: PathBuf,
     private: PathBuf,
     snapshot: Snapshot,
+    /// In a lane: `refs/heads/session/<id>`, the prefix its sibling lanes' branches share.
+    /// Other lanes move these (and add kept attempts) while this lane's tool runs, so this
+    /// guard leaves them alone; a landing checks the session branch itself before moving it.
+    siblings: Option<String>,
 }
 
 fn hooks_of(common: &Path) -> BTreeMap<String, Mark> {
@@ -105,10 +109,14 @@ impl GitGuard {
         let repo = Repository::open(worktree)?;
         let common = repo.commondir().to_path_buf();
         let private = repo.path().to_path_buf();
+        let session = super::lanes::session_of_branch(branch);
+        let siblings = (branch != format!("session/{session}"))
+            .then(|| format!("refs/heads/session/{session}"));
         let mut guard = GitGuard {
+            siblings,
             repo,
             branch_ref: format!("refs/heads/{branch}"),
-            own_prefix: format!("refs/harrow/{}/", branch.trim_start_matches("session/")),
+            own_prefix: format!("refs/harrow/{}/", super::lanes::session_of_branch(branch)),
             common,
             private,
             snapshot: Snapshot {
@@ -131,12 +139,29 @@ impl GitGuard {
         name == self.branch_ref || name.starts_with(&self.own_prefix)
     }
 
+    /// Whether a ref is another lane's business (see [`GitGuard::siblings`]).
+    fn shared(&self, name: &str) -> bool {
+        self.siblings.as_deref().is_some_and(|session| {
+            name != self.branch_ref
+                && (name == session
+                    || name.strip_prefix(session).is_some_and(|rest| rest.starts_with("--"))
+                    || name.starts_with(&self.own_prefix))
+        })
+    }
+
+    /// The refs this guard holds, as they are now.
+    fn refs(&self) -> Result<BTreeMap<String, String>, git2::Error> {
+        let mut refs = refs_of(&self.repo)?;
+        refs.retain(|name, _| !self.shared(name));
+        Ok(refs)
+    }
+
     /// Takes the user's part of the repository as it is now, just before a tool call: only
     /// what changes *during* the call is the call's doing and put back, so a person working in
     /// their own checkout meanwhile (a commit, a branch switch, a config edit) is left alone.
     /// harrow's own refs keep what harrow last recorded.
     pub fn before_call(&mut self) -> Result<(), git2::Error> {
-        let now = refs_of(&self.repo)?;
+        let now = self.refs()?;
         let mut refs: BTreeMap<String, String> =
             now.into_iter().filter(|(name, _)| !self.owns(name)).collect();
         for (name, target) in &self.snapshot.refs {
@@ -179,7 +204,7 @@ impl GitGuard {
     /// Takes what is there now as what is expected: harrow moved something itself.
     pub fn record(&mut self) -> Result<(), git2::Error> {
         self.snapshot = Snapshot {
-            refs: refs_of(&self.repo)?,
+            refs: self.refs()?,
             config: Mark::of(&self.common.join("config")),
             worktree_config: Mark::of(&self.private.join("config.worktree")),
             hooks: hooks_of(&self.common),
@@ -192,10 +217,10 @@ impl GitGuard {
     /// Puts back whatever changed since the last record and says what, in words for the
     /// worker. Empty when nothing had changed.
     pub fn restore(&mut self) -> Result<Vec<String>, git2::Error> {
+        let now = self.refs()?;
         let repo = &self.repo;
         let mut restored = Vec::new();
         let mut kept = Vec::new();
-        let now = refs_of(repo)?;
         for (name, target) in &self.snapshot.refs {
             if now.get(name) != Some(target) {
                 if let Some(moved_to) = now.get(name) {

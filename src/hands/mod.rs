@@ -8,6 +8,7 @@ pub(crate) mod git_guard;
 pub mod hooks;
 pub mod isolation;
 pub(crate) mod kernel_sandbox;
+pub mod lanes;
 pub mod process;
 pub(crate) mod programs;
 pub(crate) mod tools;

@@ -43,7 +43,7 @@ pub enum WorkspaceError {
     ChangedSinceJudged,
 }
 
-fn git(context: impl Into<String>) -> impl FnOnce(git2::Error) -> WorkspaceError {
+pub(super) fn git(context: impl Into<String>) -> impl FnOnce(git2::Error) -> WorkspaceError {
     let context = context.into();
     move |source| WorkspaceError::Git { context, source }
 }
@@ -214,7 +214,7 @@ fn cut_at_line(patch: &str, max: usize, path: &str) -> String {
 }
 
 /// Finds the repository containing `path`, refusing bare repositories and missing ones.
-fn open_source(path: &Path) -> Result<Repository, WorkspaceError> {
+pub(super) fn open_source(path: &Path) -> Result<Repository, WorkspaceError> {
     let repo =
         Repository::discover(path).map_err(|_| WorkspaceError::NotARepo(path.to_path_buf()))?;
     if repo.is_bare() || repo.workdir().is_none() {
@@ -289,7 +289,7 @@ impl Workspace {
         Ok((ws, notices))
     }
 
-    fn repo(&self) -> Result<Repository, WorkspaceError> {
+    pub(super) fn repo(&self) -> Result<Repository, WorkspaceError> {
         Repository::open(&self.worktree)
             .map_err(git(format!("open worktree {}", self.worktree.display())))
     }
@@ -479,7 +479,7 @@ impl Workspace {
         let sig = Signature::now(SIGNATURE_NAME, SIGNATURE_EMAIL).map_err(git("signature"))?;
         let oid =
             repo.commit(None, &sig, &sig, message, &tree, &[&parent]).map_err(git("commit"))?;
-        let session = self.branch.trim_start_matches("session/");
+        let session = self.session_id();
         let mut refname = format!("refs/harrow/{session}/{name}");
         // A name met again (a check repeated at the same iteration after a resume) never
         // moves a ref that keeps other work: the new one gets its commit's id added.
@@ -500,7 +500,7 @@ impl Workspace {
         let copy = Repository::open_bare(into)
             .or_else(|_| Repository::init_bare(into))
             .map_err(git(format!("open {}", into.display())))?;
-        let session = self.branch.trim_start_matches("session/");
+        let session = self.session_id();
         let spec = format!("+refs/harrow/{session}/*:refs/harrow/{session}/*");
         copy.remote_anonymous(&from)
             .and_then(|mut remote| remote.fetch(&[spec.as_str()], None, None))
@@ -616,7 +616,10 @@ fn patches(diff: &git2::Diff<'_>) -> Result<(Vec<FileDiff>, String), WorkspaceEr
     Ok((files, digest))
 }
 
-fn find_commit<'r>(repo: &'r Repository, sha: &str) -> Result<git2::Commit<'r>, git2::Error> {
+pub(super) fn find_commit<'r>(
+    repo: &'r Repository,
+    sha: &str,
+) -> Result<git2::Commit<'r>, git2::Error> {
     Oid::from_str(sha).and_then(|oid| repo.find_commit(oid))
 }
 

@@ -34,6 +34,9 @@ pub enum GateEvent {
     /// Accepted work could not be committed (it changed after it was judged, or git refused):
     /// the task waits for a person, its accept standing.
     LandingFailed,
+    /// A lane's accepted change conflicts with, or fails the checks combined with, work that
+    /// landed meanwhile: it goes back to its worker.
+    MergeFailed,
     /// A task it depends on is not accepted yet: it waits without a worker.
     Blocked,
     /// What it waited on was accepted: it can be started.
@@ -83,6 +86,7 @@ pub fn transition(from: &TaskState, event: GateEvent) -> Result<TaskState, Illeg
         }
         (S::Validating | S::Evaluating | S::Running, E::HeldForOperator) => S::NeedsOperator,
         (S::Done | S::DoneBelowBar | S::DoneUnreviewed, E::LandingFailed) => S::NeedsOperator,
+        (S::Done | S::DoneBelowBar | S::DoneUnreviewed, E::MergeFailed) => S::Rework,
         (S::NeedsOperator, E::EvaluatorRetried) => S::Evaluating,
         // The operator may still accept, force-accept or skip a task that failed at the cap.
         (S::Failed, E::Accepted) => S::Done,

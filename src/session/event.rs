@@ -38,6 +38,9 @@ pub struct Event {
     pub ts: Option<String>,
     /// harrow's per-session sequence number; Tilth logs have none and file order is the order.
     pub seq: Option<u64>,
+    /// The lane that ran the task this event belongs to, in a run with lanes; absent in a
+    /// one-lane run, a session from before lanes and Tilth's logs.
+    pub lane: Option<u64>,
     /// The event name exactly as written.
     pub kind: String,
     pub payload: Payload,
@@ -167,6 +170,8 @@ struct Envelope<'a> {
     ts: Option<String>,
     #[serde(default)]
     seq: Option<u64>,
+    #[serde(default)]
+    lane: Option<u64>,
     #[serde(rename = "type")]
     kind: String,
     #[serde(borrow, default)]
@@ -192,7 +197,7 @@ impl Event {
             Some(raw) => Payload::decode(&env.kind, raw.get()),
             None => Payload::Raw(Value::Null),
         };
-        Ok(Event { ts: env.ts, seq: env.seq, kind: env.kind, payload })
+        Ok(Event { ts: env.ts, seq: env.seq, lane: env.lane, kind: env.kind, payload })
     }
 
     /// The payload as JSON, with unknown fields included, for raw display and re-encoding.
@@ -264,16 +269,23 @@ impl Payload {
 }
 
 /// Encodes an event as one `events.jsonl` line, without the newline.
-pub fn encode_line<P: Record>(ts: &str, seq: u64, payload: &P) -> serde_json::Result<Vec<u8>> {
+pub fn encode_line<P: Record>(
+    ts: &str,
+    seq: u64,
+    lane: Option<u64>,
+    payload: &P,
+) -> serde_json::Result<Vec<u8>> {
     #[derive(Serialize)]
     struct Out<'a, P> {
         ts: &'a str,
         seq: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        lane: Option<u64>,
         #[serde(rename = "type")]
         kind: &'a str,
         payload: &'a P,
     }
-    serde_json::to_vec(&Out { ts, seq, kind: P::KIND.name(), payload })
+    serde_json::to_vec(&Out { ts, seq, lane, kind: P::KIND.name(), payload })
 }
 
 macro_rules! payload_struct {
@@ -690,7 +702,7 @@ mod tests {
     #[test]
     fn encode_round_trips() {
         let stop = Stop { reason: Some("all_done".into()), ..Stop::default() };
-        let line = encode_line("2026-11-22T04:28:43.123Z", 7, &stop).unwrap();
+        let line = encode_line("2026-11-22T04:28:43.123Z", 7, None, &stop).unwrap();
         let ev = Event::decode(&line).unwrap();
         assert_eq!(ev.seq, Some(7));
         assert_eq!(ev.payload, Payload::Stop(stop));
@@ -704,7 +716,7 @@ mod tests {
         }
         assert_eq!(EventKind::from_name("from_the_future"), None);
         let block = PreToolBlock(ToolResult { tool: Some("bash".into()), ..ToolResult::default() });
-        let line = encode_line("t", 1, &block).unwrap();
+        let line = encode_line("t", 1, None, &block).unwrap();
         let ev = Event::decode(&line).unwrap();
         assert_eq!(ev.kind, "pre_tool_block");
         assert_eq!(ev.payload, Payload::PreToolBlock(block));

@@ -18,6 +18,9 @@ pub struct Fact<'a> {
     pub ts: LStr<'a>,
     #[serde(default)]
     pub seq: LInt,
+    /// The lane that ran the event's task (absent without lanes).
+    #[serde(default)]
+    pub lane: LInt,
     #[serde(rename = "type", borrow, default)]
     pub kind: LStr<'a>,
     #[serde(borrow, default)]

@@ -816,6 +816,7 @@ mod tests {
             let line = crate::session::event::encode_line(
                 "2026-11-24T00:00:00.000Z",
                 1,
+                None,
                 &crate::session::event::TaskState {
                     scope: crate::session::event::Scope {
                         task_id: Some("T-1".into()),

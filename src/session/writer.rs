@@ -17,6 +17,7 @@ use serde::Serialize;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Why a session could not be opened for writing.
 #[derive(Debug, thiserror::Error)]
@@ -37,9 +38,21 @@ pub struct Repair {
 }
 
 /// Appends events to one session, keeping the session's summary current as it goes.
-#[derive(Debug)]
+///
+/// Clones share one log: each lane of a run writes through its own clone, stamped with its
+/// lane number ([`SessionWriter::for_lane`]), and every append is one whole line in one
+/// `write`, in one sequence, under one lock.
+#[derive(Debug, Clone)]
 pub struct SessionWriter {
     dir: PathBuf,
+    /// Written into the envelope of every event this clone appends.
+    lane: Option<u64>,
+    log: Arc<Mutex<Log>>,
+}
+
+/// The open log all clones of a writer share.
+#[derive(Debug)]
+struct Log {
     file: File,
     next_seq: u64,
     /// The summary fold of every line in the log, so a summary never needs a re-read.
@@ -65,6 +78,10 @@ fn session_id_of(dir: &Path) -> Option<String> {
 }
 
 impl SessionWriter {
+    fn new(dir: &Path, log: Log) -> SessionWriter {
+        SessionWriter { dir: dir.to_path_buf(), lane: None, log: Arc::new(Mutex::new(log)) }
+    }
+
     /// Creates a new session folder and takes its lock.
     pub fn create(dir: &Path) -> Result<SessionWriter, WriterError> {
         if dir.exists() {
@@ -76,22 +93,24 @@ impl SessionWriter {
         let path = dir.join(EVENTS_FILE);
         let file = open_append(&path)?;
         let fold = SummaryFold::new(session_id_of(dir));
-        Ok(SessionWriter {
-            dir: dir.to_path_buf(),
-            file,
-            next_seq: 1,
-            fold,
-            report: ScanReport::default(),
-            line: Vec::new(),
-            crash_after: crash_after(),
-            appended: 0,
-            lock,
-        })
+        Ok(SessionWriter::new(
+            dir,
+            Log {
+                file,
+                next_seq: 1,
+                fold,
+                report: ScanReport::default(),
+                line: Vec::new(),
+                crash_after: crash_after(),
+                appended: 0,
+                lock,
+            },
+        ))
     }
 
     /// The run whose lock this writer took over because that run had died, if one had.
-    pub fn took_over_from(&self) -> Option<&super::lock::LockHolder> {
-        self.lock.took_over_from.as_ref()
+    pub fn took_over_from(&self) -> Option<super::lock::LockHolder> {
+        self.with(|log| log.lock.took_over_from.clone())
     }
 
     /// Opens an existing session to continue it. A torn last line is cut back to the last
@@ -119,8 +138,7 @@ impl SessionWriter {
         };
         let file = open_append(&path)?;
         report.pending_bytes = 0;
-        let writer = SessionWriter {
-            dir: dir.to_path_buf(),
+        let log = Log {
             file,
             next_seq: last_seq + 1,
             fold,
@@ -130,55 +148,72 @@ impl SessionWriter {
             appended: 0,
             lock,
         };
-        Ok((writer, repair))
+        Ok((SessionWriter::new(dir, log), repair))
+    }
+
+    /// A clone that marks every event it appends as run by `lane`.
+    #[must_use]
+    pub fn for_lane(&self, lane: u64) -> SessionWriter {
+        SessionWriter { lane: Some(lane), ..self.clone() }
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
-    /// Appends one event and returns its sequence number.
-    pub fn append<P: Record>(&mut self, payload: &P) -> io::Result<u64> {
-        let seq = self.next_seq;
-        self.line = encode_line(&timestamp::now(), seq, payload).map_err(io::Error::other)?;
-        if let Ok(text) = std::str::from_utf8(&self.line)
-            && let std::borrow::Cow::Owned(clean) = crate::keys::scrub(text)
-        {
-            self.line = clean.into_bytes();
-        }
-        if let Ok(fact) = Fact::decode(&self.line) {
-            self.fold.apply(&fact);
-        }
-        self.line.push(b'\n');
-        self.file.write_all(&self.line)?;
-        self.appended += 1;
-        if self.crash_after == Some(self.appended) {
-            std::process::abort();
-        }
-        self.next_seq += 1;
-        self.report.lines += 1;
-        self.report.events += 1;
-        Ok(seq)
+    /// Runs `f` on the shared log. A clone that panicked while holding it leaves the log as
+    /// whole as a crash would: every line it finished is in the file.
+    fn with<T>(&self, f: impl FnOnce(&mut Log) -> T) -> T {
+        let mut log = self.log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut log)
     }
 
-    /// The summary of everything in the log so far, without reading it again.
+    /// Appends one event and returns its sequence number.
+    pub fn append<P: Record>(&mut self, payload: &P) -> io::Result<u64> {
+        let lane = self.lane;
+        self.with(|log| {
+            let seq = log.next_seq;
+            log.line =
+                encode_line(&timestamp::now(), seq, lane, payload).map_err(io::Error::other)?;
+            if let Ok(text) = std::str::from_utf8(&log.line)
+                && let std::borrow::Cow::Owned(clean) = crate::keys::scrub(text)
+            {
+                log.line = clean.into_bytes();
+            }
+            if let Ok(fact) = Fact::decode(&log.line) {
+                log.fold.apply(&fact);
+            }
+            log.line.push(b'\n');
+            log.file.write_all(&log.line)?;
+            log.appended += 1;
+            if log.crash_after == Some(log.appended) {
+                std::process::abort();
+            }
+            log.next_seq += 1;
+            log.report.lines += 1;
+            log.report.events += 1;
+            Ok(seq)
+        })
+    }
+
     /// The latest (iteration, attempt) the log names for `task` (see [`SummaryFold::position`]).
     pub fn position(&self, task: &str) -> (u64, u64) {
-        self.fold.position(task).unwrap_or_default()
+        self.with(|log| log.fold.position(task).unwrap_or_default())
     }
 
     /// How many commits of `task` the log holds.
     pub fn commits_of(&self, task: &str) -> u64 {
-        self.fold.commits(task)
+        self.with(|log| log.fold.commits(task))
     }
 
+    /// The summary of everything in the log so far, without reading it again.
     pub fn summary(&self) -> Summary {
-        self.fold.clone().finish(&self.report)
+        self.with(|log| log.fold.clone().finish(&log.report))
     }
 
     /// Makes everything appended so far durable.
     pub fn sync(&self) -> io::Result<()> {
-        self.file.sync_data()
+        self.with(|log| log.file.sync_data())
     }
 }
 

@@ -2,6 +2,7 @@
 //! until it submits a case; validators, then the evaluator; the gate decides; a reject goes
 //! back into the same conversation. Everything that happens is appended to the session log.
 
+mod lanes;
 mod learn;
 mod operator;
 mod recover;
@@ -126,6 +127,8 @@ pub struct RunOptions {
     /// A task held for a person keeps the run waiting for the decision rather than ending
     /// it: a person is watching (the console) or has said they will answer.
     pub wait_for_operator: bool,
+    /// How many ready tasks of a graph plan are worked at once, each in its own worktree.
+    pub lanes: u64,
 }
 
 impl Default for RunOptions {
@@ -142,6 +145,7 @@ impl Default for RunOptions {
             learnings: false,
             score_threshold: None,
             wait_for_operator: false,
+            lanes: 1,
         }
     }
 }
@@ -187,6 +191,9 @@ enum Guarded {
 /// A task's result, inside the loop.
 enum TaskEnd {
     Accepted(Acceptance),
+    /// A lane's task whose accepted work is on the session branch; what later tasks must be
+    /// warned of, when it was accepted below the bar.
+    Landed(Option<String>),
     Failed(StopReason),
     Stop(Ended),
 }
@@ -246,6 +253,10 @@ pub struct Run {
     failed_because: BTreeMap<String, String>,
     /// Skipped or failed tasks' work, set aside on a ref: task → commit.
     set_aside: BTreeMap<String, String>,
+    /// In a lane's run: what ties it to the run that started it.
+    lane: Option<lanes::LaneLink>,
+    /// In a run with lanes: the lanes at work and those waiting for a decision.
+    book: lanes::LaneBook,
 }
 
 /// What the operator has asked for and the loop has not finished acting on.
@@ -323,6 +334,8 @@ impl Run {
             failed_because: BTreeMap::new(),
             set_aside: BTreeMap::new(),
             urgent: None,
+            lane: None,
+            book: lanes::LaneBook::default(),
         }
     }
 
@@ -395,6 +408,15 @@ impl Run {
             .collect()
     }
 
+    /// Writes `task_status.json`. A lane leaves it to the run that started it, which alone
+    /// knows every task's state.
+    fn write_status(&self) -> Result<()> {
+        if self.lane.is_none() {
+            record::write_task_status(&self.dir, &self.status_map())?;
+        }
+        Ok(())
+    }
+
     fn checkpoint(&self, status: &str) -> Result<()> {
         record::write_checkpoint(
             &self.dir,
@@ -439,6 +461,9 @@ impl Run {
     /// reads the control file as at a boundary (decisions about the task at work other than
     /// `fail` wait for the boundary) and says how the task ends, if it does.
     fn act_now(&mut self, task: &str) -> Result<Option<TaskEnd>> {
+        if self.lane.is_some() {
+            return self.lane_stopped(task);
+        }
         if !self.urgent.as_ref().is_some_and(Urgent::raised) {
             return Ok(None);
         }
@@ -550,17 +575,10 @@ impl Run {
             source,
         })?;
         self.guard = Some(guard);
-        self.urgent =
-            Some(Urgent::watch(&self.dir, self.control.offset, Arc::clone(&self.hands.cancel)));
-        let ended = loop {
-            let ended = self.work().await?;
-            if ended.reason != StopReason::NeedsOperator || !self.opts.wait_for_operator {
-                break ended;
-            }
-            let Some(held) = self.held_task() else { break ended };
-            if let Some(end) = self.wait_for_operator(&held, &ended).await? {
-                break end;
-            }
+        let ended = if self.opts.lanes > 1 && self.plan.is_graph() {
+            self.work_lanes().await?
+        } else {
+            self.work_in_one_lane().await?
         };
         self.emit(&Stop {
             reason: Some(ended.reason.as_str().to_owned()),
@@ -575,6 +593,24 @@ impl Run {
         };
         self.checkpoint(status)?;
         record::write_summary(&self.dir, self.writer.summary())?;
+        Ok(ended)
+    }
+
+    /// Works the plan one task at a time, waiting for a person on a held task when one is
+    /// watching.
+    async fn work_in_one_lane(&mut self) -> Result<Ended> {
+        self.urgent =
+            Some(Urgent::watch(&self.dir, self.control.offset, Arc::clone(&self.hands.cancel)));
+        let ended = loop {
+            let ended = self.work().await?;
+            if ended.reason != StopReason::NeedsOperator || !self.opts.wait_for_operator {
+                break ended;
+            }
+            let Some(held) = self.held_task() else { break ended };
+            if let Some(end) = self.wait_for_operator(&held, &ended).await? {
+                break end;
+            }
+        };
         Ok(ended)
     }
 
@@ -616,6 +652,7 @@ impl Run {
                             self.propose_learning(task).await?;
                         }
                     }
+                    TaskEnd::Landed(warning) => self.warnings.extend(warning),
                     TaskEnd::Failed(reason) => break 'run self.fail_task(task, reason)?,
                     TaskEnd::Stop(stop) => break 'run stop,
                 }
@@ -695,7 +732,7 @@ impl Run {
             ..TaskFailed::default()
         })?;
         record::append_progress(&self.dir, &task.id, &format!("failed:{reason}"), &task.title)?;
-        record::write_task_status(&self.dir, &self.status_map())?;
+        self.write_status()?;
         Ok(Ended { reason, detail: Some(format!("task {} failed", task.id)) })
     }
 
@@ -750,9 +787,9 @@ impl Run {
     /// judged, or git refused — holds the task for the operator, its work kept, and the run
     /// stops there with that reason (returned), never with an error.
     fn finish_accepted(&mut self, task: &Task, a: Acceptance) -> Result<Option<Ended>> {
-        let below_bar = a.review == Review::BelowBar;
-        let last = a.last.filter(|_| below_bar);
-        let (iter, attempt) = self.writer.position(&task.id);
+        if self.lane.is_some() {
+            return self.land_decided(task, a);
+        }
         let base = self.task_base(&task.id)?;
         let landed = self.workspace.commit_task(
             &task.id,
@@ -762,18 +799,39 @@ impl Run {
             Some(&base),
             a.judged.as_deref(),
         );
-        let sha = match landed {
-            Ok(sha) => sha,
-            Err(e) => {
-                let why = format!("its accepted work could not be committed: {e}");
-                self.gate(&task.id, GateEvent::LandingFailed, &why, attempt)?;
-                record::write_task_status(&self.dir, &self.status_map())?;
-                return Ok(Some(Ended {
-                    reason: StopReason::NeedsOperator,
-                    detail: Some(format!("task {} waits for the operator: {why}", task.id)),
-                }));
+        match landed {
+            Ok(sha) => {
+                self.record_landed(task, a, sha)?;
+                Ok(None)
             }
-        };
+            Err(e) => self
+                .landing_failed(task, &format!("its accepted work could not be committed: {e}"))
+                .map(Some),
+        }
+    }
+
+    /// Holds an accepted task whose work could not land, and says how the run stops.
+    fn landing_failed(&mut self, task: &Task, why: &str) -> Result<Ended> {
+        let (_, attempt) = self.writer.position(&task.id);
+        self.gate(&task.id, GateEvent::LandingFailed, why, attempt)?;
+        self.write_status()?;
+        Ok(Ended {
+            reason: StopReason::NeedsOperator,
+            detail: Some(format!("task {} waits for the operator: {why}", task.id)),
+        })
+    }
+
+    /// Logs an accepted task's `task_done` and `commit` once its commit is on the session
+    /// branch, and what later tasks must be warned of. Returns that warning.
+    fn record_landed(
+        &mut self,
+        task: &Task,
+        a: Acceptance,
+        sha: Option<String>,
+    ) -> Result<Option<String>> {
+        let below_bar = a.review == Review::BelowBar;
+        let last = a.last.filter(|_| below_bar);
+        let (iter, attempt) = self.writer.position(&task.id);
         let done = TaskDone {
             scope: scope(&task.id, iter, attempt),
             summary: Some(a.summary),
@@ -787,7 +845,7 @@ impl Run {
         self.emit(&done)?;
         self.emit(&Commit {
             scope: scope(&task.id, iter, attempt),
-            sha: sha.clone(),
+            sha,
             message: Some(format!("{}: {}", task.id, task.title)),
             ..Commit::default()
         })?;
@@ -799,13 +857,14 @@ impl Run {
             })?;
         }
         record::append_progress(&self.dir, &task.id, progress_outcome(a.review), &task.title)?;
-        record::write_task_status(&self.dir, &self.status_map())?;
-        record::write_summary(&self.dir, self.writer.summary())?;
-        self.checkpoint("running")?;
-        if let Some(last) = &last {
-            self.warnings.push(below_bar_warning(&task.id, &task.title, last));
+        let warning = last.as_ref().map(|last| below_bar_warning(&task.id, &task.title, last));
+        if self.lane.is_none() {
+            self.write_status()?;
+            record::write_summary(&self.dir, self.writer.summary())?;
+            self.checkpoint("running")?;
+            self.warnings.extend(warning.clone());
         }
-        Ok(None)
+        Ok(warning)
     }
 
     /// Logs the user message a role was sent (whole: harrow keeps what Tilth capped).

@@ -183,6 +183,12 @@ impl Run {
     /// Applies a decision on a task: the one named, else the one waiting for the operator. A
     /// decision about the task at work (other than `fail`) waits for the next boundary.
     pub(super) fn decide(&mut self, cmd: &control::Command) -> Result<Option<Ended>> {
+        if self.opts.lanes > 1
+            && self.lane.is_none()
+            && let super::lanes::LaneDecision::Decided(end) = self.decide_in_lane(cmd)?
+        {
+            return Ok(end);
+        }
         let about_working = self.control.working.is_some()
             && (cmd.task.is_none() || cmd.task == self.control.working);
         if about_working && cmd.op != Op::Fail {
@@ -279,7 +285,7 @@ impl Run {
                 self.set_aside(&task, "skipped")?;
                 self.gate(&task.id, event, &format!("operator: {reason}"), 0)?;
                 record::append_progress(&self.dir, &task.id, "skipped", &task.title)?;
-                record::write_task_status(&self.dir, &self.status_map())?;
+                self.write_status()?;
                 Ok(None)
             }
             _ => {
@@ -292,7 +298,7 @@ impl Run {
     /// Sets a skipped or failed task's work aside — a commit on
     /// `refs/harrow/<session>/<what>/<task>`, so nothing is lost — and puts the worktree back
     /// at the last accepted commit, so the next task starts clean.
-    fn set_aside(&mut self, task: &super::Task, what: &str) -> Result<()> {
+    pub(super) fn set_aside(&mut self, task: &super::Task, what: &str) -> Result<()> {
         let base = self.task_base(&task.id)?;
         let changed = self.task_diff(&base).map_or(true, |d| !d.is_empty());
         if changed {

@@ -73,6 +73,10 @@ impl Run {
             self.judged(&task, &case, &verdict, &diff, &sc, &mut attempt, iter)?;
         match end {
             Some(TaskEnd::Accepted(acceptance)) => self.finish_accepted(&task, acceptance),
+            Some(TaskEnd::Landed(warning)) => {
+                self.warnings.extend(warning);
+                Ok(None)
+            }
             Some(TaskEnd::Failed(reason)) => self.fail_task(&task, reason).map(Some),
             Some(TaskEnd::Stop(end)) => Ok(Some(end)),
             None => {

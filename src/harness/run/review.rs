@@ -185,7 +185,7 @@ impl Run {
 
     /// The tests the validators run for `task`: those of every task accepted so far, then its
     /// own, each once.
-    fn selected_tests(&self, task: &Task) -> Vec<String> {
+    pub(super) fn selected_tests(&self, task: &Task) -> Vec<String> {
         let mut tests: Vec<String> = Vec::new();
         let done = self.plan.tasks.iter().filter(|t| {
             t.id != task.id

@@ -1,6 +1,7 @@
 //! The worker's side of a task: a fresh conversation with its context, tool calls through
 //! the hands, nudges for quiet turns, and `submit_case` handed to the review.
 
+use super::lanes::Landing;
 use super::{
     Acceptance, CallTag, ContextReset, Ended, GateEvent, Guarded, Hands, HarnessError, LedgerEntry,
     NUDGE, NUDGE_LENGTH, Nudge, OnCap, Reply, Result, Review, Role, Run, Scope, Task, TaskEnd,
@@ -250,6 +251,19 @@ impl Agent for WorkerTurns<'_> {
         let before = self.attempt;
         let sc = self.scope(iter);
         let (result, end) = self.run.review(self.task, first, &sc, &mut self.attempt, iter).await?;
+        let (result, end) = match end {
+            Some(TaskEnd::Accepted(a)) if self.run.lane.is_some() => {
+                match self.run.land(self.task, a, &sc, &mut self.attempt)? {
+                    Landing::Landed(warning) => (result, Some(TaskEnd::Landed(warning))),
+                    Landing::Rework(text) => (text, None),
+                    Landing::Held(end) => (
+                        "The accepted work could not land; stop here.".into(),
+                        Some(TaskEnd::Stop(end)),
+                    ),
+                }
+            }
+            other => (result, other),
+        };
         if end.is_none()
             && let Some(now) = self.run.act_now(&self.task.id)?
         {

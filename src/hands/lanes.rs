@@ -1,0 +1,213 @@
+//! A lane's own worktree and branch, and how a task's accepted change reaches the session
+//! branch from there.
+//!
+//! In a run with lanes each running task has a worktree `lanes/<task>` in the session folder
+//! on a branch `session/<id>--<task>`, cut from the session branch as it stands when the task
+//! starts. Its accepted change lands on the session branch as one commit: a fast-forward when
+//! the session branch has not moved, else a three-way merge (git2, in memory) whose result is
+//! checked out in the lane before anything moves, so the validators judge the combination.
+
+use super::workspace::{Workspace, WorkspaceError, find_commit, git, open_source};
+use git2::build::CheckoutBuilder;
+use git2::{BranchType, Oid, WorktreeAddOptions};
+use std::path::Path;
+
+/// What separates the session id from the task in a lane's branch name.
+const LANE_MARK: &str = "--";
+
+/// The session a branch belongs to: `session/<id>`, or a lane's `session/<id>--<task>`.
+pub fn session_of_branch(branch: &str) -> &str {
+    let rest = branch.strip_prefix("session/").unwrap_or(branch);
+    rest.split_once(LANE_MARK).map_or(rest, |(id, _)| id)
+}
+
+/// A task id as it may appear in a branch and folder name: letters, digits, `_` and `-`;
+/// anything else becomes `_` (ids come from plan files a person or a model wrote, and a `.`
+/// could make `..` or `.lock`, which git refuses in a ref).
+pub fn lane_name(task: &str) -> String {
+    let name: String = task
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-') { c } else { '_' })
+        .collect();
+    if name.is_empty() { "task".to_owned() } else { name }
+}
+
+/// A three-way merge of a task's change onto the session branch, done in memory.
+pub struct Merged {
+    index: git2::Index,
+    /// The files both sides changed in ways git cannot combine.
+    pub conflicts: Vec<String>,
+}
+
+impl std::fmt::Debug for Merged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Merged").field("conflicts", &self.conflicts).finish_non_exhaustive()
+    }
+}
+
+impl Workspace {
+    /// The session this workspace belongs to.
+    pub fn session_id(&self) -> &str {
+        session_of_branch(&self.branch)
+    }
+
+    /// The session branch's name, from the session's worktree or any of its lanes.
+    pub fn session_branch(&self) -> String {
+        format!("session/{}", self.session_id())
+    }
+
+    /// The commit the session branch points at now.
+    pub fn session_tip(&self) -> Result<String, WorkspaceError> {
+        let repo = self.repo()?;
+        let name = format!("refs/heads/{}", self.session_branch());
+        let tip = repo
+            .find_reference(&name)
+            .and_then(|r| r.peel_to_commit())
+            .map_err(git(format!("read branch {}", self.session_branch())))?;
+        Ok(tip.id().to_string())
+    }
+
+    /// The lane where `task` is worked: `worktree` on `session/<id>--<task>`, cut from the
+    /// session branch as it stands now. One that exists already (a resume) is opened as it is.
+    pub fn lane_for(&self, task: &str, worktree: &Path) -> Result<Workspace, WorkspaceError> {
+        let name = lane_name(task);
+        let branch = format!("{}{LANE_MARK}{name}", self.session_branch());
+        let lane = Workspace {
+            source: self.source.clone(),
+            worktree: worktree.to_path_buf(),
+            branch: branch.clone(),
+            base: self.base.clone(),
+        };
+        let repo = open_source(&self.source)?;
+        if worktree.join(".git").exists() && repo.find_branch(&branch, BranchType::Local).is_ok() {
+            return Ok(lane);
+        }
+        if worktree.exists() {
+            std::fs::remove_dir_all(worktree)
+                .map_err(|e| WorkspaceError::Io(worktree.to_path_buf(), e))?;
+        }
+        let _ = repo.find_worktree(&format!("{}{LANE_MARK}{name}", self.session_id())).map(|wt| {
+            let mut prune = git2::WorktreePruneOptions::new();
+            prune.valid(true).working_tree(true);
+            wt.prune(Some(&mut prune))
+        });
+        if let Some(parent) = worktree.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| WorkspaceError::Io(parent.to_path_buf(), e))?;
+        }
+        let tip = find_commit(&repo, &self.session_tip()?).map_err(git("read the session tip"))?;
+        let created =
+            repo.branch(&branch, &tip, true).map_err(git(format!("create branch {branch}")))?;
+        let reference = created.into_reference();
+        let mut opts = WorktreeAddOptions::new();
+        opts.reference(Some(&reference));
+        repo.worktree(&format!("{}{LANE_MARK}{name}", self.session_id()), worktree, Some(&opts))
+            .map_err(git(format!("add worktree {}", worktree.display())))?;
+        Ok(lane)
+    }
+
+    /// Removes a lane's worktree and branch once its task has landed: the session branch holds
+    /// the work, and its judged attempts stay on their refs.
+    pub fn remove_lane(&self) -> Result<(), WorkspaceError> {
+        Workspace::remove_worktree(&self.source, &self.worktree)?;
+        Workspace::delete_branch(&self.source, &self.branch)?;
+        Ok(())
+    }
+
+    /// Merges the change from `base` to `change` onto `onto`, in memory. Nothing on disk moves.
+    pub fn merge_onto(
+        &self,
+        base: &str,
+        change: &str,
+        onto: &str,
+    ) -> Result<Merged, WorkspaceError> {
+        let repo = self.repo()?;
+        let tree = |sha: &str| find_commit(&repo, sha).and_then(|c| c.tree());
+        let ancestor = tree(base).map_err(git("read the task's starting tree"))?;
+        let ours = tree(onto).map_err(git("read the session branch's tree"))?;
+        let theirs = tree(change).map_err(git("read the task's accepted tree"))?;
+        let index =
+            repo.merge_trees(&ancestor, &ours, &theirs, None).map_err(git("merge the change"))?;
+        let mut conflicts = Vec::new();
+        if index.has_conflicts() {
+            for c in index.conflicts().map_err(git("read the merge's conflicts"))?.flatten() {
+                let entry = c.our.as_ref().or(c.their.as_ref()).or(c.ancestor.as_ref());
+                if let Some(e) = entry {
+                    let path = String::from_utf8_lossy(&e.path).into_owned();
+                    if !conflicts.contains(&path) {
+                        conflicts.push(path);
+                    }
+                }
+            }
+        }
+        Ok(Merged { index, conflicts })
+    }
+
+    /// Brings the lane up to `onto`: its branch moves there, and its files become the merge's
+    /// result — conflicting files with git's conflict markers in them — so the task's change is
+    /// measured from `onto` from now on.
+    pub fn bring_up(&self, onto: &str, merged: &mut Merged) -> Result<(), WorkspaceError> {
+        let repo = self.repo()?;
+        let target = find_commit(&repo, onto).map_err(git("read the session tip"))?;
+        repo.reference(
+            &format!("refs/heads/{}", self.branch),
+            target.id(),
+            true,
+            "harrow: lane brought up to the session branch",
+        )
+        .and_then(|_| repo.set_head(&format!("refs/heads/{}", self.branch)))
+        .map_err(git("move the lane to the session branch"))?;
+        let mut clean = CheckoutBuilder::new();
+        clean.force().remove_untracked(true);
+        repo.checkout_head(Some(&mut clean)).map_err(git("check out the session branch"))?;
+        let mut apply = CheckoutBuilder::new();
+        apply.force().allow_conflicts(true).conflict_style_merge(true);
+        repo.checkout_index(Some(&mut merged.index), Some(&mut apply))
+            .map_err(git("write the merged files"))?;
+        let mut index = repo.index().map_err(git("read index"))?;
+        index
+            .read_tree(&target.tree().map_err(git("read the session tree"))?)
+            .and_then(|()| index.write())
+            .map_err(git("reset the lane's index"))?;
+        Ok(())
+    }
+
+    /// Moves the session branch from `from` to `to`. It refuses when the branch is not at
+    /// `from`: only a landing moves it, so anything else moved it behind harrow's back.
+    pub fn advance_session(&self, from: &str, to: &str) -> Result<(), WorkspaceError> {
+        let repo = self.repo()?;
+        let name = format!("refs/heads/{}", self.session_branch());
+        let (from, to) = (
+            Oid::from_str(from).map_err(git("read the session tip"))?,
+            Oid::from_str(to).map_err(git("read the landed commit"))?,
+        );
+        repo.reference_matching(&name, to, true, from, "harrow: task landed")
+            .map_err(git(format!("move {} (it was expected at {from})", self.session_branch())))?;
+        Ok(())
+    }
+
+    /// Checks out the branch's tip in the worktree again, as it is now: the session's own
+    /// worktree follows the session branch while lanes move it.
+    pub fn refresh(&self) -> Result<(), WorkspaceError> {
+        let repo = self.repo()?;
+        let mut checkout = CheckoutBuilder::new();
+        checkout.force().remove_untracked(true);
+        repo.checkout_head(Some(&mut checkout)).map_err(git("check out the session branch"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lane_branch_names_its_session_and_a_hostile_task_id_stays_a_plain_name() {
+        assert_eq!(session_of_branch("session/20261124-1-abc"), "20261124-1-abc");
+        assert_eq!(session_of_branch("session/20261124-1-abc--T-002"), "20261124-1-abc");
+        assert_eq!(lane_name("T-002"), "T-002");
+        assert_eq!(lane_name("../../etc"), "______etc");
+        assert_eq!(lane_name("a b/c\u{1b}[2J"), "a_b_c__2J");
+        assert_eq!(lane_name("T.lock"), "T_lock");
+        assert_eq!(lane_name(""), "task");
+    }
+}

@@ -1,0 +1,742 @@
+//! Lanes: up to N ready tasks of a graph plan worked at once, each by a run of its own in its
+//! own worktree, their accepted work landed on the session branch one at a time.
+//!
+//! The run that starts the lanes keeps what belongs to the whole run — the plan's states, the
+//! operator's commands, the caps, the session branch — and starts a lane for each task whose
+//! dependencies are done. A lane is a [`Run`] with its own worktree, hands, conversation and
+//! git guard, writing to the same log through a clone of the writer that stamps its number on
+//! every event. It runs on a thread of its own, since tools and validators block.
+
+use super::{
+    Acceptance, Ended, GateEvent, HarnessError, Parts, Result, Run, Scope, Task, TaskEnd,
+    TaskState, record,
+};
+use crate::hands::Hands;
+use crate::hands::git_guard::GitGuard;
+use crate::hands::lanes::lane_name;
+use crate::hands::validators;
+use crate::hands::workspace::Workspace;
+use crate::session::control::{self, Op};
+use crate::session::event::{FeedbackSent, OperatorWait};
+use crate::session::state::StopReason;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What ties a lane's run to the run that started it.
+#[derive(Debug, Clone)]
+pub(super) struct LaneLink {
+    /// The lane's number, from 1: what its events are stamped with.
+    pub number: u64,
+    /// The session's own worktree, on the branch accepted work lands on.
+    session: Workspace,
+    /// Held while a task lands: the session branch moves under it, one landing at a time.
+    landing: Arc<Mutex<()>>,
+    /// Raised when the operator fails this lane's task.
+    fail: Arc<AtomicBool>,
+    /// Set when the whole run stops at once (`stop --now`, Ctrl-C, a lane that cannot go on):
+    /// how every lane's task ends.
+    halt: Arc<Mutex<Option<Ended>>>,
+    /// The lane's hands' cancel flag: raised, the call or tool in flight stops.
+    cancel: Arc<AtomicBool>,
+}
+
+/// The lanes of a run: those at work, and those whose task waits for a decision.
+#[derive(Debug, Default)]
+pub(super) struct LaneBook {
+    /// Tasks at work, by task.
+    running: BTreeMap<String, LaneLink>,
+    /// Lanes whose task is held for the operator or failed: kept whole, so a decision acts on
+    /// the task's own worktree and a reject goes on in it.
+    parked: BTreeMap<String, Box<Run>>,
+    /// Parked lanes a decision made workable again, to start as soon as a lane is free.
+    revived: Vec<String>,
+    /// Shared by every lane's link.
+    halt: Arc<Mutex<Option<Ended>>>,
+    landing: Arc<Mutex<()>>,
+}
+
+/// How an accepted task's landing went.
+pub(super) enum Landing {
+    /// On the session branch; the warning later tasks get, when it was below the bar.
+    Landed(Option<String>),
+    /// Sent back to the worker with this text: a conflict, or the combination fails the
+    /// validators.
+    Rework(String),
+    /// It could not land and waits for the operator, its work kept.
+    Held(Ended),
+}
+
+/// Whether a decision was about a lane's task, and how the run ends if it does.
+pub(super) enum LaneDecision {
+    /// The task is in no lane: the run decides as without lanes.
+    NotInLane,
+    Decided(Option<Ended>),
+}
+
+/// A lane job's result: the lane, its task and how the task ended.
+type LaneDone = (Box<Run>, Task, Result<TaskEnd>);
+
+impl Run {
+    /// A run of its own for `task` in lane `number`, in the task's worktree (cut from the
+    /// session branch as it stands now, or the one it already has).
+    fn open_lane(&mut self, task: &Task, number: u64) -> Result<Run> {
+        let worktree = self.dir.join("lanes").join(lane_name(&task.id));
+        let workspace = self.workspace.lane_for(&task.id, &worktree)?;
+        let hands = Hands::new(&workspace.worktree, Some(&self.dir), self.hands.config.clone())
+            .map_err(|e| {
+                HarnessError::NotKept(format!("the lane for {} cannot start: {e}", task.id))
+            })?;
+        let link = LaneLink {
+            number,
+            session: self.workspace.clone(),
+            landing: Arc::clone(&self.book.landing),
+            fail: Arc::default(),
+            halt: Arc::clone(&self.book.halt),
+            cancel: Arc::clone(&hands.cancel),
+        };
+        let mut lane = Run::new(Parts {
+            id: self.id.clone(),
+            dir: self.dir.clone(),
+            writer: self.writer.for_lane(number),
+            plan: self.plan.clone(),
+            workspace,
+            hands,
+            brain: self.brain.clone(),
+            opts: self.opts.clone(),
+        });
+        lane.states.clone_from(&self.states);
+        lane.warnings.clone_from(&self.warnings);
+        lane.tokens_total = self.tokens_total;
+        lane.interrupted = Arc::clone(&self.interrupted);
+        lane.control.offset = self.control.offset;
+        let id = &task.id;
+        let copy = |from: &BTreeMap<String, String>, to: &mut BTreeMap<String, String>| {
+            if let Some(v) = from.get(id) {
+                to.insert(id.clone(), v.clone());
+            }
+        };
+        copy(&self.task_bases, &mut lane.task_bases);
+        copy(&self.failed_because, &mut lane.failed_because);
+        copy(&self.set_aside, &mut lane.set_aside);
+        if let Some(v) = self.granted.get(id) {
+            lane.granted.insert(id.clone(), *v);
+        }
+        if let Some(v) = self.last_outcomes.get(id) {
+            lane.last_outcomes.insert(id.clone(), v.clone());
+        }
+        if let Some(v) = self.last_cases.get(id) {
+            lane.last_cases.insert(id.clone(), *v);
+        }
+        if let Some(note) = self.take_notes(id) {
+            lane.control.notes.push((Some(id.clone()), note));
+        }
+        lane.lane = Some(link);
+        Ok(lane)
+    }
+
+    /// A lane's work on its task: a re-evaluation the operator asked for, else the task's
+    /// conversation, from its start or from where a decision left it.
+    async fn lane_job(mut self: Box<Self>, task: Task) -> LaneDone {
+        let end = self.lane_work(&task).await;
+        (self, task, end)
+    }
+
+    async fn lane_work(&mut self, task: &Task) -> Result<TaskEnd> {
+        if self.guard.is_none() {
+            let mut guard =
+                GitGuard::new(&self.workspace.worktree, &self.workspace.branch).map_err(
+                    |source| HarnessError::Git { what: "cannot read the lane's git state", source },
+                )?;
+            guard.restore().map_err(|source| HarnessError::Git {
+                what: "cannot put HEAD on the lane's branch",
+                source,
+            })?;
+            self.guard = Some(guard);
+        }
+        if let Some(id) = self.control.retry_eval.take() {
+            match self.retry_evaluation(&id).await? {
+                Some(end) if end.reason.is_task_failure() => {
+                    return Ok(TaskEnd::Failed(end.reason));
+                }
+                Some(end) => return Ok(TaskEnd::Stop(end)),
+                None if self.settled(&task.id) => return Ok(TaskEnd::Landed(None)),
+                None => {}
+            }
+        }
+        let end = self.run_task(task).await?;
+        match end {
+            TaskEnd::Landed(_) if self.opts.learnings => {
+                self.propose_learning(task).await?;
+                Ok(end)
+            }
+            end => Ok(end),
+        }
+    }
+
+    /// How a lane's task ends at once, if the run or the operator said so: checked after every
+    /// call and tool, as the urgent watcher's flag is in a run without lanes.
+    pub(super) fn lane_stopped(&mut self, task: &str) -> Result<Option<TaskEnd>> {
+        let Some(link) = self.lane.clone() else { return Ok(None) };
+        if link.fail.swap(false, Ordering::SeqCst) {
+            link.cancel.store(false, Ordering::SeqCst);
+            if let Some(t) = self.plan.tasks.iter().find(|t| t.id == task).cloned() {
+                self.set_aside(&t, "failed")?;
+            }
+            return Ok(Some(TaskEnd::Failed(StopReason::OperatorFail)));
+        }
+        let halt = link.halt.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        Ok(halt.map(|end| {
+            TaskEnd::Stop(Ended {
+                reason: end.reason,
+                detail: Some(format!(
+                    "{}; {task} is unfinished and restarts on resume",
+                    end.detail.unwrap_or_default()
+                )),
+            })
+        }))
+    }
+
+    /// Lands a lane's accepted task on the session branch, from its conversation: a conflict
+    /// or a combination that fails the validators goes back to the worker (the returned text),
+    /// in the same conversation, as a new attempt.
+    pub(super) fn land(
+        &mut self,
+        task: &Task,
+        a: Acceptance,
+        sc: &Scope,
+        attempt: &mut u64,
+    ) -> Result<Landing> {
+        let landing = self.land_once(task, a)?;
+        if let Landing::Rework(text) = &landing {
+            let why = "the accepted change does not combine with work that landed meanwhile";
+            self.gate(&task.id, GateEvent::MergeFailed, why, *attempt)?;
+            *self.granted.entry(task.id.clone()).or_default() += 1;
+            *attempt += 1;
+            self.gate(
+                &task.id,
+                GateEvent::ReworkStarted,
+                "rework in the same conversation",
+                *attempt,
+            )?;
+            self.emit(&FeedbackSent {
+                scope: sc.clone(),
+                kind: Some("merge".into()),
+                content: Some(text.clone()),
+                ..FeedbackSent::default()
+            })?;
+        }
+        Ok(landing)
+    }
+
+    /// Lands a lane's task accepted by a decision (or by the cap policy): no conversation to
+    /// go back to, so work that does not combine waits for the operator.
+    pub(super) fn land_decided(&mut self, task: &Task, a: Acceptance) -> Result<Option<Ended>> {
+        match self.land_once(task, a)? {
+            Landing::Landed(_) => Ok(None),
+            Landing::Held(end) => Ok(Some(end)),
+            Landing::Rework(text) => {
+                let why = format!(
+                    "its accepted work does not combine with work that landed meanwhile ({}); reject it with guidance to have it reworked, or skip it",
+                    text.lines().next().unwrap_or_default()
+                );
+                self.landing_failed(task, &why).map(Some)
+            }
+        }
+    }
+
+    /// One landing, under the landing lock: the judged work committed on the lane's branch,
+    /// then onto the session branch — a fast-forward when it has not moved, else a three-way
+    /// merge, checked out in the lane and validated before the session branch moves.
+    fn land_once(&mut self, task: &Task, a: Acceptance) -> Result<Landing> {
+        let Some(link) = self.lane.clone() else {
+            return Ok(Landing::Held(self.landing_failed(task, "it was accepted outside a lane")?));
+        };
+        let _turn = link.landing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let base = self.task_base(&task.id)?;
+        let committed = self.workspace.commit_task(
+            &task.id,
+            &task.title,
+            &self.id,
+            a.review,
+            Some(&base),
+            a.judged.as_deref(),
+        );
+        let change = match committed {
+            Ok(change) => change,
+            Err(e) => {
+                let why = format!("its accepted work could not be committed: {e}");
+                return Ok(Landing::Held(self.landing_failed(task, &why)?));
+            }
+        };
+        self.record_guard()?;
+        let onto = link.session.session_tip()?;
+        let Some(change) = change else {
+            return self.record_landed(task, a, None).map(Landing::Landed);
+        };
+        let landed = if onto == base {
+            change
+        } else {
+            let mut merged = self.workspace.merge_onto(&base, &change, &onto)?;
+            self.workspace.bring_up(&onto, &mut merged)?;
+            self.task_bases.insert(task.id.clone(), onto.clone());
+            self.record_guard()?;
+            if !merged.conflicts.is_empty() {
+                return Ok(Landing::Rework(conflict_feedback(&merged.conflicts)));
+            }
+            if let Some(report) = self.validate_combined(task)? {
+                return Ok(Landing::Rework(format!(
+                    "Your change was accepted, but combined with work that landed meanwhile it fails the checks. Your worktree now holds the combination; make it pass, then submit again.\n\n{report}"
+                )));
+            }
+            let combined = self.workspace.commit_task(
+                &task.id,
+                &task.title,
+                &self.id,
+                a.review,
+                Some(&onto),
+                None,
+            );
+            match combined {
+                Ok(Some(sha)) => sha,
+                Ok(None) => return self.record_landed(task, a, None).map(Landing::Landed),
+                Err(e) => {
+                    let why = format!("its merged work could not be committed: {e}");
+                    return Ok(Landing::Held(self.landing_failed(task, &why)?));
+                }
+            }
+        };
+        if let Err(e) = link.session.advance_session(&onto, &landed) {
+            let why = format!(
+                "the session branch could not take its work ({e}); the work is on {}",
+                self.workspace.branch
+            );
+            return Ok(Landing::Held(self.landing_failed(task, &why)?));
+        }
+        self.record_guard()?;
+        // The session's own worktree shows the branch as it now is; a failure to refresh it
+        // loses nothing (the branch holds the work) and is not the task's.
+        let _ = link.session.refresh();
+        self.record_landed(task, a, Some(landed)).map(Landing::Landed)
+    }
+
+    /// Runs the validators on the merged tree in the lane; their report when they fail.
+    fn validate_combined(&mut self, task: &Task) -> Result<Option<String>> {
+        if self.opts.validators.is_empty() {
+            return Ok(None);
+        }
+        let (iter, attempt) = self.writer.position(&task.id);
+        let sc = super::scope(&task.id, iter, attempt);
+        let tests = self.selected_tests(task);
+        self.guard_before();
+        let v = validators::run_all(
+            &self.opts.validators,
+            &self.hands,
+            &tests,
+            &sc,
+            None,
+            &mut self.writer,
+        )?;
+        if let super::Guarded::Held(end) = self.guard_git(&task.id, &sc, "validators")? {
+            return Ok(Some(end.detail.unwrap_or_default()));
+        }
+        Ok(v.report)
+    }
+
+    fn record_guard(&mut self) -> Result<()> {
+        if let Some(guard) = &mut self.guard {
+            guard.record().map_err(|source| HarnessError::Git {
+                what: "cannot record the lane's git state",
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// A decision about a task that is at work in a lane or parked there.
+    pub(super) fn decide_in_lane(&mut self, cmd: &control::Command) -> Result<LaneDecision> {
+        let target = cmd.task.clone().or_else(|| {
+            self.states
+                .iter()
+                .find(|(_, s)| **s == TaskState::NeedsOperator)
+                .map(|(t, _)| t.clone())
+        });
+        let Some(task) = target else { return Ok(LaneDecision::NotInLane) };
+        if let Some(link) = self.book.running.get(&task) {
+            if cmd.op == Op::Fail {
+                link.fail.store(true, Ordering::SeqCst);
+                link.cancel.store(true, Ordering::SeqCst);
+            } else {
+                self.control.deferred.push(cmd.clone());
+            }
+            return Ok(LaneDecision::Decided(None));
+        }
+        let Some(mut lane) = self.book.parked.remove(&task) else {
+            return Ok(LaneDecision::NotInLane);
+        };
+        lane.control.offset = self.control.offset;
+        let end = lane.decide(cmd)?;
+        self.take_from_lane(&task, &mut lane);
+        let Some(t) = self.plan.tasks.iter().find(|t| t.id == task).cloned() else {
+            return Ok(LaneDecision::Decided(None));
+        };
+        if self.settled(&task) {
+            self.after_lane(&t, lane, None)?;
+        } else if cmd.op == Op::Fail {
+            self.book.parked.insert(task, lane);
+        } else {
+            self.book.parked.insert(task.clone(), lane);
+            if matches!(cmd.op, Op::Reject | Op::RetryEval) {
+                self.book.revived.push(task);
+            }
+        }
+        Ok(LaneDecision::Decided(
+            end.filter(|e| e.reason != StopReason::NeedsOperator && !e.reason.is_task_failure()),
+        ))
+    }
+
+    /// What the run keeps of a lane's task: its state, spend and the facts a later decision
+    /// or resume needs.
+    fn take_from_lane(&mut self, task: &str, lane: &mut Run) {
+        if let Some(state) = lane.states.get(task) {
+            self.states.insert(task.to_owned(), state.clone());
+        }
+        for (role, u) in std::mem::take(&mut lane.usage) {
+            let entry = self.usage.entry(role).or_default();
+            entry.prompt += u.prompt;
+            entry.eval += u.eval;
+            entry.total += u.total;
+            entry.cached += u.cached;
+            entry.reasoning += u.reasoning;
+            entry.cost += u.cost;
+            self.tokens_total += u.total.max(0) as u64;
+        }
+        let key = task.to_owned();
+        if let Some(v) = lane.task_bases.get(task) {
+            self.task_bases.insert(key.clone(), v.clone());
+        }
+        if let Some(v) = lane.failed_because.get(task) {
+            self.failed_because.insert(key.clone(), v.clone());
+        }
+        if let Some(v) = lane.set_aside.get(task) {
+            self.set_aside.insert(key.clone(), v.clone());
+        }
+        if let Some(v) = lane.granted.get(task) {
+            self.granted.insert(key.clone(), *v);
+        }
+        match lane.last_outcomes.get(task) {
+            Some(v) => self.last_outcomes.insert(key, v.clone()),
+            None => self.last_outcomes.remove(&key),
+        };
+    }
+
+    /// A lane whose task settled: the run records it, and the lane's worktree goes once its
+    /// work is on the session branch (a skipped task's work is on its set-aside ref).
+    fn after_lane(&mut self, task: &Task, lane: Box<Run>, warning: Option<String>) -> Result<()> {
+        self.warnings.extend(warning);
+        let workspace = lane.workspace.clone();
+        drop(lane);
+        if self.settled(&task.id) {
+            workspace.remove_lane()?;
+        }
+        self.write_status()?;
+        record::write_summary(&self.dir, self.writer.summary())?;
+        self.checkpoint("running")?;
+        Ok(())
+    }
+
+    /// Whether `task` may start in a lane now: unsettled, not at work or parked, and every
+    /// task it depends on done.
+    fn ready(&self, task: &Task) -> bool {
+        let id = &task.id;
+        !self.settled(id)
+            && !self.book.running.contains_key(id)
+            && !self.book.parked.contains_key(id)
+            && self.states.get(id) != Some(&TaskState::NeedsOperator)
+            && self.failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64).is_none()
+            && self
+                .plan
+                .dependencies(id)
+                .iter()
+                .all(|d| self.states.get(*d).is_some_and(TaskState::is_accepted))
+    }
+
+    /// Stops every lane at once with `end`: their calls and tools are cancelled, and their
+    /// tasks are left unfinished for a resume.
+    fn halt_lanes(&mut self, end: &Ended) {
+        *self.book.halt.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some(end.clone());
+        for link in self.book.running.values() {
+            link.cancel.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Works a graph plan in up to `lanes` lanes until every task is settled, what is left
+    /// waits on something that will not come, or something stops the run.
+    pub(super) async fn work_lanes(&mut self) -> Result<Ended> {
+        let handle = tokio::runtime::Handle::current();
+        let mut jobs: tokio::task::JoinSet<LaneDone> = tokio::task::JoinSet::new();
+        let mut free: BTreeSet<u64> = (1..=self.opts.lanes.max(1)).collect();
+        let mut numbers: BTreeMap<String, u64> = BTreeMap::new();
+        let mut stop: Option<Ended> = None;
+        let mut error: Option<HarnessError> = None;
+        let mut failures: Vec<Ended> = Vec::new();
+        let mut waiting_said = false;
+        *self.book.halt.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        loop {
+            if stop.is_none() && error.is_none() {
+                match self.lane_boundary().await {
+                    Ok(Some(end)) => {
+                        self.halt_lanes(&end);
+                        stop = Some(end);
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        let end = Ended { reason: StopReason::Error, detail: Some(e.to_string()) };
+                        self.halt_lanes(&end);
+                        error = Some(e);
+                    }
+                }
+            }
+            if stop.is_none() && error.is_none() && !self.control.paused {
+                let starts = self.startable();
+                for (task, lane) in starts {
+                    let Some(&number) = free.iter().next() else { break };
+                    let lane = match lane {
+                        Some(lane) => lane,
+                        None => match self.open_lane(&task, number) {
+                            Ok(lane) => Box::new(lane),
+                            Err(e) => {
+                                let end = Ended {
+                                    reason: StopReason::Error,
+                                    detail: Some(e.to_string()),
+                                };
+                                self.halt_lanes(&end);
+                                error = Some(e);
+                                break;
+                            }
+                        },
+                    };
+                    let number = lane.lane.as_ref().map_or(number, |l| l.number);
+                    if !free.remove(&number) {
+                        // A revived lane keeps its number; another lane took it meanwhile.
+                        self.book.parked.insert(task.id.clone(), lane);
+                        continue;
+                    }
+                    if let Some(link) = &lane.lane {
+                        self.book.running.insert(task.id.clone(), link.clone());
+                    }
+                    numbers.insert(task.id.clone(), number);
+                    let h = handle.clone();
+                    jobs.spawn_blocking(move || h.block_on(lane.lane_job(task)));
+                    self.count_step();
+                    waiting_said = false;
+                    if self.control.paused {
+                        break;
+                    }
+                }
+            }
+            if jobs.is_empty() {
+                if let Some(e) = error {
+                    return Err(e);
+                }
+                if let Some(end) = stop {
+                    return Ok(end);
+                }
+                let open =
+                    self.plan.tasks.iter().any(|t| self.ready(t)) || !self.book.revived.is_empty();
+                if self.control.paused && open {
+                    if !waiting_said {
+                        self.checkpoint("paused")?;
+                        waiting_said = true;
+                    }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+                if !open {
+                    let held = self
+                        .book
+                        .parked
+                        .keys()
+                        .find(|t| {
+                            self.states.get(*t) == Some(&TaskState::NeedsOperator)
+                                || self
+                                    .failed_waiting(
+                                        t,
+                                        record::read_ledger(&self.dir, t).len() as u64,
+                                    )
+                                    .is_some()
+                        })
+                        .cloned();
+                    if let Some(held) = held.as_ref().filter(|_| self.opts.wait_for_operator) {
+                        if !waiting_said {
+                            self.emit(&OperatorWait {
+                                scope: super::scope(held, 0, 0),
+                                reason: Some(format!("task {held} waits for the operator")),
+                                ..OperatorWait::default()
+                            })?;
+                            self.checkpoint("needs_operator")?;
+                            waiting_said = true;
+                        }
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        continue;
+                    }
+                    return self.lanes_ended(held, failures);
+                }
+            }
+            let joined = tokio::select! {
+                j = jobs.join_next(), if !jobs.is_empty() => j,
+                () = tokio::time::sleep(Duration::from_millis(200)) => None,
+            };
+            let Some(joined) = joined else { continue };
+            let (mut lane, task, end) = joined
+                .map_err(|e| HarnessError::NotKept(format!("a lane stopped unexpectedly: {e}")))?;
+            self.book.running.remove(&task.id);
+            if let Some(n) = numbers.remove(&task.id) {
+                free.insert(n);
+            }
+            self.take_from_lane(&task.id, &mut lane);
+            match end {
+                Err(e) => {
+                    if error.is_none() {
+                        let end = Ended { reason: StopReason::Error, detail: Some(e.to_string()) };
+                        self.halt_lanes(&end);
+                        error = Some(e);
+                    }
+                    self.book.parked.insert(task.id.clone(), lane);
+                }
+                Ok(TaskEnd::Landed(warning)) => self.after_lane(&task, lane, warning)?,
+                Ok(TaskEnd::Accepted(a)) => {
+                    let held = lane.finish_accepted(&task, a)?;
+                    self.take_from_lane(&task.id, &mut lane);
+                    match held {
+                        None => self.after_lane(&task, lane, None)?,
+                        Some(_) => {
+                            self.book.parked.insert(task.id.clone(), lane);
+                        }
+                    }
+                }
+                Ok(TaskEnd::Failed(reason)) => {
+                    let ended = lane.fail_task(&task, reason)?;
+                    self.take_from_lane(&task.id, &mut lane);
+                    self.write_status()?;
+                    failures.push(ended);
+                    self.book.parked.insert(task.id.clone(), lane);
+                }
+                Ok(TaskEnd::Stop(end)) if end.reason == StopReason::NeedsOperator => {
+                    self.write_status()?;
+                    self.book.parked.insert(task.id.clone(), lane);
+                }
+                Ok(TaskEnd::Stop(end)) => {
+                    if stop.is_none() {
+                        self.halt_lanes(&end);
+                        stop = Some(end);
+                    }
+                    self.book.parked.insert(task.id.clone(), lane);
+                }
+            }
+        }
+    }
+
+    /// The tasks to start now, in plan order: parked lanes a decision revived first (with
+    /// their lane), then ready tasks (a new lane each).
+    fn startable(&mut self) -> Vec<(Task, Option<Box<Run>>)> {
+        let mut out = Vec::new();
+        for id in std::mem::take(&mut self.book.revived) {
+            if let (Some(task), Some(lane)) =
+                (self.plan.tasks.iter().find(|t| t.id == id).cloned(), self.book.parked.remove(&id))
+            {
+                out.push((task, Some(lane)));
+            }
+        }
+        let ready: Vec<Task> =
+            self.plan.in_order().into_iter().filter(|t| self.ready(t)).cloned().collect();
+        out.extend(ready.into_iter().map(|t| (t, None)));
+        out
+    }
+
+    /// A task boundary for the whole run, without waiting: operator commands (decisions
+    /// about a task at work wait until it is no longer at work), a stop, the caps.
+    async fn lane_boundary(&mut self) -> Result<Option<Ended>> {
+        let deferred = std::mem::take(&mut self.control.deferred);
+        for cmd in deferred {
+            let at_work = cmd.task.as_ref().is_some_and(|t| self.book.running.contains_key(t));
+            if at_work {
+                self.control.deferred.push(cmd);
+            } else if let Some(end) = self.decide(&cmd)? {
+                return Ok(Some(end));
+            }
+        }
+        if self.interrupted.load(Ordering::SeqCst) {
+            return Ok(Some(Ended {
+                reason: StopReason::Interrupted,
+                detail: Some("interrupted (Ctrl-C)".to_owned()),
+            }));
+        }
+        if let Some(end) = self.poll_control()? {
+            return Ok(Some(end));
+        }
+        if self.control.stop_now {
+            let why = self.control.stop.take().unwrap_or_default();
+            return Ok(Some(Ended {
+                reason: StopReason::OperatorStop,
+                detail: Some(format!("stopped now by the operator ({why})")),
+            }));
+        }
+        if let Some(task) = self.control.retry_eval.take()
+            && let Some(end) = self.retry_evaluation(&task).await?
+        {
+            return Ok(Some(end));
+        }
+        if self.book.running.is_empty()
+            && let Some(why) = self.control.stop.take()
+        {
+            return Ok(Some(Ended { reason: StopReason::OperatorStop, detail: Some(why) }));
+        }
+        if self.control.stop.is_some() {
+            // A plain stop lets the tasks at work finish; no new one starts.
+            self.control.paused = true;
+        }
+        Ok(self.cap_reached().map(|cap| Ended { reason: cap, detail: None }))
+    }
+
+    /// How a run with lanes ends once nothing more can start: a task waiting for a person
+    /// first, then a failure, then tasks blocked by what they depend on.
+    fn lanes_ended(&mut self, held: Option<String>, failures: Vec<Ended>) -> Result<Ended> {
+        let tasks: Vec<Task> = self.plan.in_order().into_iter().cloned().collect();
+        let mut blocked = Vec::new();
+        for task in &tasks {
+            if self.settled(&task.id) || self.book.parked.contains_key(&task.id) {
+                continue;
+            }
+            if let Some(why) = self.waits_on(&task.id)? {
+                blocked.push(why);
+            }
+        }
+        self.write_status()?;
+        if let Some(task) = held {
+            return Ok(Ended {
+                reason: StopReason::NeedsOperator,
+                detail: Some(format!("task {task} waits for the operator")),
+            });
+        }
+        if let Some(first) = failures.into_iter().next() {
+            return Ok(first);
+        }
+        if blocked.is_empty() {
+            Ok(Ended { reason: StopReason::AllDone, detail: None })
+        } else {
+            Ok(Ended { reason: StopReason::Blocked, detail: Some(blocked.join("; ")) })
+        }
+    }
+}
+
+/// What a worker is told when its accepted change conflicts with work that landed meanwhile.
+fn conflict_feedback(files: &[String]) -> String {
+    let list: Vec<String> = files.iter().map(|f| format!("- {f}")).collect();
+    format!(
+        "Your change was accepted, but other work landed on the same lines meanwhile. Your worktree now holds that work with your change applied on top; these files have conflict markers (<<<<<<< ======= >>>>>>>) where both changed:\n{}\n\nResolve them so both changes hold, check, and submit again.",
+        list.join("\n")
+    )
+}
