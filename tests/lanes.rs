@@ -125,3 +125,155 @@ fn a_graph_plan_runs_in_three_lanes_and_lands_one_commit_per_task() {
     let branches = git(&repo, &["branch", "--list", &format!("session/{id}*")]);
     assert_eq!(branches.lines().count(), 1, "landed lanes leave no branch behind: {branches}");
 }
+
+/// The session branch's file `path`, as text.
+fn landed(repo: &Path, id: &str, path: &str) -> String {
+    git(repo, &["show", &format!("session/{id}:{path}")])
+}
+
+/// Two lanes change the same line of one file. The first lands; the second's accepted change
+/// conflicts, so it goes back to its worker in the same conversation — its worktree brought
+/// up to the new head with the conflict marked, the file named in the feedback, nothing about
+/// harness mechanics — and once resolved it is judged again and lands.
+#[test]
+fn two_lanes_on_the_same_line_the_later_reworks_the_conflict_and_lands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    depends(&plan, 1, "[]");
+    depends(&plan, 2, "[]");
+    let script = json!({
+        "worker": {
+            "T-001": {"*": write("README.md", "# one\n", 1, 0)},
+            "T-002": {
+                "1": write("README.md", "# two\n", 2, 900),
+                "2": write("README.md", "# one\n# two\n", 2, 0)
+            }
+        },
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+        .arg("--no-validators")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let (id, events) = events(tmp.path());
+    let merge: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "feedback_sent" && e["payload"]["kind"] == "merge")
+        .collect();
+    assert_eq!(merge.len(), 1, "one conflict, sent back once");
+    let told = merge[0]["payload"]["content"].as_str().unwrap();
+    assert!(told.contains("- README.md") && told.contains("conflict markers"), "{told}");
+    assert!(!told.contains("lane") && !told.contains("merge_trees"), "no mechanics: {told}");
+    assert_eq!(merge[0]["payload"]["task_id"], "T-002");
+    let second = server
+        .received()
+        .into_iter()
+        .find(|r| r.role == "worker" && r.task == "T-002" && r.attempt == "2")
+        .expect("the worker was asked again, in the same conversation");
+    let history = second.body["messages"].to_string();
+    assert!(history.contains("# two") && history.contains("conflict markers"), "{history}");
+    let verdicts = events
+        .iter()
+        .filter(|e| e["type"] == "evaluator_verdict" && e["payload"]["task_id"] == "T-002")
+        .count();
+    assert_eq!(verdicts, 2, "judged again after the rework");
+    assert_eq!(landed(&repo, &id, "README.md"), "# one\n# two\n");
+    let subjects = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+    let ours: Vec<&str> = subjects.lines().filter(|l| l.starts_with("T-")).collect();
+    assert_eq!(ours, ["T-002: Write file 2", "T-001: Write file 1"]);
+}
+
+/// Two changes that merge cleanly but together break the tests: the second is not committed
+/// — the validators run on the combination before the session branch moves — and goes back
+/// to its worker with the failing output; fixed, it lands.
+#[test]
+fn a_clean_merge_that_breaks_the_tests_is_not_committed_and_goes_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    depends(&plan, 1, "[]");
+    depends(&plan, 2, "[]");
+    let config = tmp.path().join("lanes.toml");
+    std::fs::write(
+        &config,
+        "[[validators]]\nname = \"together\"\ncommand = \"test -f ok.txt || test ! -f a.txt || test ! -f b.txt || { echo 'a.txt and b.txt need ok.txt'; exit 1; }\"\n",
+    )
+    .unwrap();
+    let script = json!({
+        "worker": {
+            "T-001": {"*": write("a.txt", "a\n", 1, 0)},
+            "T-002": {
+                "1": write("b.txt", "b\n", 2, 900),
+                "2": write("ok.txt", "ok\n", 2, 0)
+            }
+        },
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let (id, events) = events(tmp.path());
+    let merge: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "feedback_sent" && e["payload"]["kind"] == "merge")
+        .collect();
+    assert_eq!(merge.len(), 1);
+    let told = merge[0]["payload"]["content"].as_str().unwrap();
+    assert!(told.contains("a.txt and b.txt need ok.txt"), "the failing output: {told}");
+    let commits = events.iter().filter(|e| e["type"] == "commit").count();
+    assert_eq!(commits, 2, "one commit per task, none for the broken combination");
+    let tree = |rev: &str| git(&repo, &["ls-tree", "--name-only", rev]);
+    let history = git(&repo, &["rev-list", &format!("session/{id}")]);
+    for rev in history.lines() {
+        let files = tree(rev);
+        assert!(
+            !(files.contains("a.txt") && files.contains("b.txt")) || files.contains("ok.txt"),
+            "the branch never held the broken combination: {rev}: {files}"
+        );
+    }
+    assert_eq!(landed(&repo, &id, "ok.txt"), "ok\n");
+    assert_eq!(landed(&repo, &id, "b.txt"), "b\n");
+}
+
+/// A task in rework holds only the tasks that depend on it: the independent task runs and
+/// lands meanwhile, and the dependent starts only once the reworked task landed.
+#[test]
+fn a_task_in_rework_holds_its_dependents_and_nothing_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 3);
+    for (n, deps) in [(1, "[]"), (2, "[]"), (3, "[T-001]")] {
+        depends(&plan, n, deps);
+    }
+    let reject = loop_fixture::reject("acceptance_gap");
+    let script = json!({
+        "worker": {
+            "T-001": {"1": write("f1.txt", "1\n", 1, 300), "2": write("f1.txt", "1\nchecked\n", 1, 300)},
+            "T-002": {"*": write("f2.txt", "2\n", 2, 0)},
+            "T-003": {"*": write("f3.txt", "3\n", 3, 0)}
+        },
+        "evaluator": {"T-001": {"1": [reject], "2": [accept()]}, "*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "3")
+        .arg("--no-validators")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let (_, events) = events(tmp.path());
+    let rework = at(&events, "task_state", "T-001", |e| e["payload"]["to"] == "rework");
+    let t1_done = at(&events, "task_done", "T-001", |_| true);
+    let t2_done = at(&events, "task_done", "T-002", |_| true);
+    let t3_start = at(&events, "task_state", "T-003", |e| e["payload"]["to"] == "running");
+    assert!(t2_done < t1_done, "the independent task went on while T-001 was reworked");
+    assert!(rework < t1_done && t3_start > t1_done, "T-003 waited for T-001 to land");
+    let t3_asked = server.received().iter().any(|r| r.task == "T-003");
+    assert!(t3_asked);
+}
