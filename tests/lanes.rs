@@ -277,3 +277,90 @@ fn a_task_in_rework_holds_its_dependents_and_nothing_else() {
     let t3_asked = server.received().iter().any(|r| r.task == "T-003");
     assert!(t3_asked);
 }
+
+/// `kill -9` at every event boundary of a landing that needs a merge (from the later task's
+/// accept to its `commit`), then `resume`: every accepted task is committed exactly once —
+/// on the branch and in the log — and nothing is redone.
+#[test]
+fn a_crash_at_each_event_of_a_merge_then_resume_commits_every_task_exactly_once() {
+    let script = json!({
+        "worker": {
+            "T-001": {"*": write("a.txt", "a\n", 1, 0)},
+            "T-002": {"*": write("b.txt", "b\n", 2, 700)}
+        },
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let setup = |tmp: &Path| {
+        let (repo, plan) = repo_and_plan(tmp, 2);
+        depends(&plan, 1, "[]");
+        depends(&plan, 2, "[]");
+        let config = tmp.join("lanes.toml");
+        std::fs::write(
+            &config,
+            "[[validators]]\nname = \"readme\"\ncommand = \"test -f README.md\"\n",
+        )
+        .unwrap();
+        (repo, plan, config)
+    };
+    let whole = tempfile::tempdir().unwrap();
+    let (repo, plan, config) = setup(whole.path());
+    let out = lanes_run(whole.path(), &server.base_url(), &plan, &repo, "2")
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let (_, whole_log) = events(whole.path());
+    let from = at(&whole_log, "evaluator_verdict", "T-002", |_| true);
+    let to = at(&whole_log, "commit", "T-002", |_| true);
+    assert!(
+        whole_log[from..to].iter().any(|e| e["type"] == "validator_run"),
+        "the landing merged and validated the combination"
+    );
+    for boundary in from..=to {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, plan, config) = setup(tmp.path());
+        let crashed = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+            .arg("--config")
+            .arg(&config)
+            .env("HARROW_CRASH_AFTER_EVENTS", (boundary + 1).to_string())
+            .output()
+            .unwrap();
+        assert!(!crashed.status.success(), "the run died at event {boundary}");
+        let (id, _) = events(tmp.path());
+        let resumed = harrow_cmd(tmp.path(), &server.base_url())
+            .args(["resume", &id, "--headless", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&resumed.stdout);
+        assert!(
+            resumed.status.success(),
+            "resume after event {boundary} ({}): {stdout}\n{}",
+            whole_log[boundary]["type"],
+            String::from_utf8_lossy(&resumed.stderr)
+        );
+        let (_, after) = events(tmp.path());
+        for task in ["T-001", "T-002"] {
+            let logged = after
+                .iter()
+                .filter(|e| e["type"] == "commit" && e["payload"]["task_id"] == task)
+                .count();
+            assert_eq!(logged, 1, "{task} committed once in the log, crash after {boundary}");
+        }
+        let subjects = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+        for subject in ["T-001: Write file 1", "T-002: Write file 2"] {
+            let n = subjects.lines().filter(|l| *l == subject).count();
+            assert_eq!(n, 1, "{subject} once on the branch, crash after {boundary}: {subjects}");
+        }
+        assert_eq!(landed(&repo, &id, "a.txt"), "a\n");
+        assert_eq!(landed(&repo, &id, "b.txt"), "b\n");
+        let asked_again = after
+            .iter()
+            .skip(boundary + 1)
+            .any(|e| e["type"] == "model_call" && e["payload"]["task_id"] == "T-002");
+        let accepted_before = boundary >= at(&whole_log, "evaluator_verdict", "T-002", |_| true);
+        assert!(!(accepted_before && asked_again), "accepted work is never redone ({boundary})");
+    }
+}

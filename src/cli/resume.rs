@@ -167,12 +167,20 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         opts,
     };
     let mut run = Run::resumed(parts, &restored);
-    let honoured = run.honour_accepts(&restored)?;
-    let repaired = run.repair_accepted(&restored)?;
-    let restart = run.prepare_restart(&restored)?;
+    let lanes = run.opts.lanes > 1 && run.plan.is_graph();
+    let (honoured, repaired, restart) = if lanes {
+        // Each lane's task goes on in its own worktree; accepted work lands from its kept
+        // attempt, never from a worktree.
+        (Vec::new(), run.recover_lanes(&restored)?, Restart::Kept)
+    } else {
+        let honoured = run.honour_accepts(&restored)?;
+        let repaired = run.repair_accepted(&restored)?;
+        (honoured, repaired, run.prepare_restart(&restored)?)
+    };
     let pending = run.unfinished();
     let kept = restart == Restart::Kept;
     let (how, discarded) = match restart {
+        Restart::Kept if lanes => ("in lanes, each task in its own worktree".into(), Vec::new()),
         Restart::Kept => ("with its work as it stands, waiting for a decision".into(), Vec::new()),
         Restart::FromJudged { attempt } => {
             (format!("from the work its attempt {attempt} had when judged"), Vec::new())

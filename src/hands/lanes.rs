@@ -172,6 +172,21 @@ impl Workspace {
         Ok(())
     }
 
+    /// Puts the lane's branch back at `base` (where its task's change is measured from) with
+    /// the worktree's files as they are there: what a resumed task starts from before its
+    /// judged work is put back on top.
+    pub fn reset_lane(&self, base: &str) -> Result<(), WorkspaceError> {
+        let repo = self.repo()?;
+        let target = find_commit(&repo, base).map_err(git("read the task's starting commit"))?;
+        let name = format!("refs/heads/{}", self.branch);
+        repo.reference(&name, target.id(), true, "harrow: lane back at its task's start")
+            .and_then(|_| repo.set_head(&name))
+            .map_err(git("move the lane to its task's start"))?;
+        let mut clean = CheckoutBuilder::new();
+        clean.force().remove_untracked(true);
+        repo.checkout_head(Some(&mut clean)).map_err(git("check out the task's start"))
+    }
+
     /// Moves the session branch from `from` to `to`. It refuses when the branch is not at
     /// `from`: only a landing moves it, so anything else moved it behind harrow's back.
     pub fn advance_session(&self, from: &str, to: &str) -> Result<(), WorkspaceError> {

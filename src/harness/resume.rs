@@ -89,7 +89,7 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
             (Some(K::ToolCall), Some(t)) if f.payload.tool.get() == Some("submit_case") => {
                 r.last_cases.insert(t.to_owned(), at);
             }
-            (Some(K::ContextReset), Some(t)) => {
+            (Some(K::ContextReset | K::FeedbackSent), Some(t)) => {
                 if let Some(base) = f.payload.base_commit.get() {
                     r.task_bases.insert(t.to_owned(), base.to_owned());
                 }
@@ -129,6 +129,11 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
             }
             (Some(K::TaskState), Some(t)) => {
                 if let Some(to) = f.payload.to.get().and_then(TaskState::parse) {
+                    // Accepted work that went back to its worker (it did not combine with
+                    // work that landed meanwhile) is no longer an accept to honour.
+                    if to == TaskState::Rework {
+                        r.accepted.remove(t);
+                    }
                     r.states.insert(t.to_owned(), to);
                 }
             }

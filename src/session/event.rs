@@ -517,7 +517,13 @@ payload_struct!(
 );
 payload_struct!(
     /// harrow: the exact text returned to the worker as the `submit_case` result.
-    FeedbackSent { kind: String, content: String } scoped
+    FeedbackSent {
+        kind: String,
+        content: String,
+        /// A lane brought up to the session branch after a merge: the task's change is
+        /// measured from this commit from now on.
+        base_commit: String,
+    } scoped
 );
 payload_struct!(
     /// harrow: a task state transition made by the gate.

@@ -8,7 +8,7 @@
 //! every event. It runs on a thread of its own, since tools and validators block.
 
 use super::{
-    Acceptance, Ended, GateEvent, HarnessError, Parts, Result, Run, Scope, Task, TaskEnd,
+    Acceptance, Ended, GateEvent, HarnessError, Parts, Result, Review, Run, Scope, Task, TaskEnd,
     TaskState, record,
 };
 use crate::hands::Hands;
@@ -52,6 +52,8 @@ pub(super) struct LaneBook {
     parked: BTreeMap<String, Box<Run>>,
     /// Parked lanes a decision made workable again, to start as soon as a lane is free.
     revived: Vec<String>,
+    /// Accepted work a resume lands before anything starts.
+    pub to_land: BTreeMap<String, super::lane_recover::KeptAccept>,
     /// Shared by every lane's link.
     halt: Arc<Mutex<Option<Ended>>>,
     landing: Arc<Mutex<()>>,
@@ -224,6 +226,7 @@ impl Run {
                 scope: sc.clone(),
                 kind: Some("merge".into()),
                 content: Some(text.clone()),
+                base_commit: self.task_bases.get(&task.id).cloned(),
                 ..FeedbackSent::default()
             })?;
         }
@@ -243,6 +246,44 @@ impl Run {
                 );
                 self.landing_failed(task, &why).map(Some)
             }
+        }
+    }
+
+    /// Lands accepted work a crash cut off before it landed: the judged attempt, as kept on
+    /// its ref, put back in the lane on the commit it was judged against, then landed as a
+    /// decision's would be.
+    fn land_kept(
+        &mut self,
+        task: &Task,
+        k: &super::lane_recover::KeptAccept,
+    ) -> Result<Option<Ended>> {
+        self.workspace.reset_lane(&k.base)?;
+        self.workspace.restore_files(&k.kept)?;
+        self.task_bases.insert(task.id.clone(), k.base.clone());
+        let review = match self.states.get(&task.id) {
+            Some(TaskState::DoneBelowBar) => Review::BelowBar,
+            Some(TaskState::DoneUnreviewed) => Review::Unreviewed,
+            _ => Review::Accepted,
+        };
+        let summary = self
+            .last_case(&task.id)?
+            .map_or_else(|| "accepted before the interruption".into(), |(c, _)| c.summary);
+        let accepted = Acceptance {
+            review,
+            by_operator: false,
+            last: None,
+            summary,
+            judged: Some(k.digest.clone()),
+        };
+        self.land_decided(task, accepted)
+    }
+
+    /// Gives a lane another number: a lane revived by a decision starts in whichever lane is
+    /// free, and its events say so.
+    fn renumber(&mut self, number: u64) {
+        if let Some(link) = &mut self.lane {
+            link.number = number;
+            self.writer = self.writer.for_lane(number);
         }
     }
 
@@ -372,6 +413,14 @@ impl Run {
             }
             return Ok(LaneDecision::Decided(None));
         }
+        let has_lane = self.dir.join("lanes").join(lane_name(&task)).exists();
+        if !self.book.parked.contains_key(&task)
+            && has_lane
+            && let Some(t) = self.plan.tasks.iter().find(|t| t.id == task).cloned()
+        {
+            let lane = self.open_lane(&t, 0)?;
+            self.book.parked.insert(task.clone(), Box::new(lane));
+        }
         let Some(mut lane) = self.book.parked.remove(&task) else {
             return Ok(LaneDecision::NotInLane);
         };
@@ -484,6 +533,20 @@ impl Run {
         let mut failures: Vec<Ended> = Vec::new();
         let mut waiting_said = false;
         *self.book.halt.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        for (id, kept) in std::mem::take(&mut self.book.to_land) {
+            let Some(task) = self.plan.tasks.iter().find(|t| t.id == id).cloned() else {
+                continue;
+            };
+            let mut lane = Box::new(self.open_lane(&task, 1)?);
+            let held = lane.land_kept(&task, &kept)?;
+            self.take_from_lane(&task.id, &mut lane);
+            match held {
+                None => self.after_lane(&task, lane, None)?,
+                Some(_) => {
+                    self.book.parked.insert(task.id.clone(), lane);
+                }
+            }
+        }
         loop {
             if stop.is_none() && error.is_none() {
                 match self.lane_boundary().await {
@@ -502,8 +565,14 @@ impl Run {
             if stop.is_none() && error.is_none() && !self.control.paused {
                 let starts = self.startable();
                 for (task, lane) in starts {
-                    let Some(&number) = free.iter().next() else { break };
-                    let lane = match lane {
+                    let Some(&number) = free.iter().next() else {
+                        if let Some(lane) = lane {
+                            self.book.parked.insert(task.id.clone(), lane);
+                            self.book.revived.push(task.id.clone());
+                        }
+                        continue;
+                    };
+                    let mut lane = match lane {
                         Some(lane) => lane,
                         None => match self.open_lane(&task, number) {
                             Ok(lane) => Box::new(lane),
@@ -518,12 +587,8 @@ impl Run {
                             }
                         },
                     };
-                    let number = lane.lane.as_ref().map_or(number, |l| l.number);
-                    if !free.remove(&number) {
-                        // A revived lane keeps its number; another lane took it meanwhile.
-                        self.book.parked.insert(task.id.clone(), lane);
-                        continue;
-                    }
+                    lane.renumber(number);
+                    free.remove(&number);
                     if let Some(link) = &lane.lane {
                         self.book.running.insert(task.id.clone(), link.clone());
                     }

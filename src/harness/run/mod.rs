@@ -2,6 +2,7 @@
 //! until it submits a case; validators, then the evaluator; the gate decides; a reject goes
 //! back into the same conversation. Everything that happens is appended to the session log.
 
+mod lane_recover;
 mod lanes;
 mod learn;
 mod operator;

@@ -1,0 +1,117 @@
+//! Picking a run with lanes up again after a crash at any moment: every accepted task lands
+//! exactly once, and every lane's unfinished task goes on in its own worktree.
+//!
+//! An accepted task's landing can be cut anywhere between its verdict and its `commit` event.
+//! Its commit is looked for on the session branch first (it landed; only the log missed it);
+//! otherwise the judged work, kept on its attempt ref, is put back in its lane and landed
+//! again, as the verdict judged it. A lane's worktree is never trusted for accepted work.
+
+use super::{Commit, GateEvent, Result, Run, TaskDone, TaskState, progress_outcome, record, scope};
+use crate::hands::lanes::lane_name;
+use crate::hands::workspace::Review;
+use crate::harness::resume::Restored;
+
+/// Accepted work to land again on a resume: the kept commit of the judged attempt, the digest
+/// of the diff the verdict judged and the commit it was measured from.
+#[derive(Debug, Clone)]
+pub(super) struct KeptAccept {
+    pub kept: String,
+    pub digest: String,
+    pub base: String,
+}
+
+impl Run {
+    /// Readies a resumed run with lanes: logs the commits of tasks that landed before the
+    /// crash, queues accepted work that did not, and puts each unfinished lane back at its
+    /// task's start with its judged work. Returns the tasks whose commit it logged.
+    pub fn recover_lanes(&mut self, r: &Restored) -> Result<Vec<String>> {
+        let mut repaired = Vec::new();
+        for task in self.plan.tasks.clone() {
+            let state = self.states.get(&task.id).cloned().unwrap_or_default();
+            let accept = r.accepted.get(&task.id).cloned();
+            if r.committed.contains(&task.id) || (!state.is_accepted() && accept.is_none()) {
+                self.ready_lane(&task.id, r)?;
+                continue;
+            }
+            if let Some(sha) = self.workspace.find_task_commit(&task.id)? {
+                if !state.is_accepted() {
+                    self.gate(
+                        &task.id,
+                        GateEvent::Accepted,
+                        "accepted before the interruption",
+                        0,
+                    )?;
+                }
+                let review = match self.states.get(&task.id) {
+                    Some(TaskState::DoneBelowBar) => Review::BelowBar,
+                    Some(TaskState::DoneUnreviewed) => Review::Unreviewed,
+                    _ => Review::Accepted,
+                };
+                let (iter, attempt) = self.writer.position(&task.id);
+                if !r.done_logged.contains(&task.id) {
+                    self.emit(&TaskDone {
+                        scope: scope(&task.id, iter, attempt),
+                        below_bar: Some(review == Review::BelowBar),
+                        reviewed: (review == Review::Unreviewed).then_some(false),
+                        ..TaskDone::default()
+                    })?;
+                }
+                let mut commit = Commit {
+                    scope: scope(&task.id, iter, attempt),
+                    sha: Some(sha),
+                    message: Some(format!("{}: {}", task.id, task.title)),
+                    ..Commit::default()
+                };
+                commit.recovered = Some(true);
+                self.emit(&commit)?;
+                record::append_progress(
+                    &self.dir,
+                    &task.id,
+                    progress_outcome(review),
+                    &task.title,
+                )?;
+                repaired.push(task.id.clone());
+                continue;
+            }
+            let kept = accept.and_then(|(digest, base)| {
+                let judged = r.judged.get(&task.id)?.values().next_back()?.clone();
+                Some(KeptAccept { kept: judged, digest, base })
+            });
+            if let Some(k) = kept {
+                if !state.is_accepted() {
+                    let why = "accepted before the interruption";
+                    self.gate(&task.id, GateEvent::Accepted, why, 0)?;
+                }
+                self.book.to_land.insert(task.id.clone(), k);
+            } else {
+                let why = "its accepted work had not landed when the run was interrupted, and no judged attempt of it is kept; approve it again to land the work in its lane as it stands";
+                self.gate(&task.id, GateEvent::LandingFailed, why, 0)?;
+            }
+        }
+        record::write_task_status(&self.dir, &self.status_map())?;
+        self.writer.sync()?;
+        Ok(repaired)
+    }
+
+    /// Puts an unfinished task's lane back at the task's start, with the work its last
+    /// judged attempt had on top (as a run without lanes restarts a rework). A task that waits
+    /// for a decision keeps its worktree as it is.
+    fn ready_lane(&mut self, task: &str, r: &Restored) -> Result<()> {
+        let worktree = self.dir.join("lanes").join(lane_name(task));
+        if self.settled(task) || !worktree.exists() {
+            return Ok(());
+        }
+        let reviews = record::read_ledger(&self.dir, task).len() as u64;
+        let state = self.states.get(task).cloned().unwrap_or_default();
+        if state == TaskState::NeedsOperator || self.failed_waiting(task, reviews).is_some() {
+            return Ok(());
+        }
+        let Some(base) = self.task_bases.get(task).cloned() else { return Ok(()) };
+        let lane = self.workspace.lane_for(task, &worktree)?;
+        lane.reset_lane(&base)?;
+        if let Some(sha) = r.judged.get(task).and_then(|j| j.get(&reviews)) {
+            lane.restore_files(sha)?;
+        }
+        Ok(())
+    }
+}
