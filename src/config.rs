@@ -211,6 +211,7 @@ impl HandsSection {
             deny: self.deny.clone(),
             post_edit: self.post_edit.clone(),
             pass_env: self.pass_env.clone(),
+            lane: None,
         }
     }
 }

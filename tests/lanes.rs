@@ -364,3 +364,49 @@ fn a_crash_at_each_event_of_a_merge_then_resume_commits_every_task_exactly_once(
         assert!(!(accepted_before && asked_again), "accepted work is never redone ({boundary})");
     }
 }
+
+/// Worker turns that run `command`, then write `f{n}.txt` and submit.
+fn run_then_write(command: &str, n: usize, delay_ms: u64) -> Value {
+    json!([
+        {"delay_ms": delay_ms, "tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]},
+        {"tool_calls": [{"name": "submit_case", "arguments": case(n)}]}
+    ])
+}
+
+/// Two lanes' commands at once, one of them leaving a detached job behind: the job is ended
+/// when its command ends (as without lanes), and the other lane's command — still at work —
+/// is not taken for an orphan: it finishes and its output reaches its worker.
+#[test]
+fn a_lane_that_leaves_a_job_behind_never_kills_another_lanes_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    depends(&plan, 1, "[]");
+    depends(&plan, 2, "[]");
+    let seconds = "37.25";
+    let script = json!({
+        "worker": {
+            "T-001": {"*": run_then_write("sleep 1.5; echo survived-$((20+22))", 1, 0)},
+            "T-002": {"*": run_then_write(&format!("setsid sleep {seconds} >/dev/null 2>&1 </dev/null & echo left"), 2, 400)}
+        },
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+        .arg("--no-validators")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let (_, events) = events(tmp.path());
+    let result = |task: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == "tool_result" && e["payload"]["task_id"] == task)
+            .map(|e| e["payload"].to_string())
+            .unwrap_or_default()
+    };
+    assert!(result("T-001").contains("survived-42"), "{}", result("T-001"));
+    assert!(result("T-002").contains("left"), "{}", result("T-002"));
+    assert_eq!(support::sleepers(seconds), 0, "the detached job ended with its command");
+}

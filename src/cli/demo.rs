@@ -179,7 +179,8 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
         hands: config.hands.to_hands_config(),
         validators: Some(vec![tests]),
         brain: BrainConfig::new(endpoints(&server.base_url())),
-        opts: RunOptions::default(),
+        // T-002 and T-003 depend only on T-001: after it, they are worked side by side.
+        opts: RunOptions { lanes: 2, ..RunOptions::default() },
         sessions_dir,
         demo: Some(serde_json::json!({"fast": args.fast})),
     };

@@ -35,9 +35,15 @@ pub fn describe(e: &Event) -> Option<String> {
     let iter = e.payload.scope().and_then(|s| s.iter).map(|i| format!(" #{i}")).unwrap_or_default();
     Some(match &e.payload {
         Payload::SessionStart(p) => format!(
-            "session started: {} ({} tasks), worker {}, evaluator {}",
+            "session started: {} ({} tasks{}), worker {}, evaluator {}",
             p.feature.as_deref().unwrap_or("plan"),
             p.task_count.unwrap_or(0),
+            p.limits
+                .as_ref()
+                .and_then(|l| l["lanes"].as_u64())
+                .filter(|n| *n > 1)
+                .map(|n| format!(", up to {n} at once"))
+                .unwrap_or_default(),
             p.worker_model.as_deref().unwrap_or("?"),
             if p.no_eval == Some(true) {
                 "off (unreviewed)"

@@ -77,10 +77,18 @@ pub fn for_command(
     from: impl IntoIterator<Item = (OsString, OsString)>,
     extra: &[String],
     tmp: Option<&Path>,
+    lane: Option<u64>,
 ) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = from
         .into_iter()
         .filter(|(name, _)| name.to_str().is_some_and(|n| passes(n, extra)))
+        .map(|(name, value)| match lane {
+            Some(n) if name == "CARGO_TARGET_DIR" => {
+                let own = Path::new(&value).join(format!("harrow-lane-{n}"));
+                (name, own.into_os_string())
+            }
+            _ => (name, value),
+        })
         .collect();
     env.push(("TERM".into(), "dumb".into()));
     if let Some(tmp) = tmp {
@@ -95,6 +103,18 @@ mod tests {
 
     fn names(env: &[(OsString, OsString)]) -> Vec<String> {
         env.iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn a_lane_builds_in_its_own_part_of_a_shared_target_folder() {
+        let from =
+            [("CARGO_TARGET_DIR".into(), "/cache/target".into()), ("PATH".into(), "/bin".into())];
+        let env = for_command(from.clone(), &[], None, Some(2));
+        let target = env.iter().find(|(k, _)| k == "CARGO_TARGET_DIR").map(|(_, v)| v.clone());
+        assert_eq!(target, Some("/cache/target/harrow-lane-2".into()));
+        let alone = for_command(from, &[], None, None);
+        let target = alone.iter().find(|(k, _)| k == "CARGO_TARGET_DIR").map(|(_, v)| v.clone());
+        assert_eq!(target, Some("/cache/target".into()), "without lanes it is left as it is");
     }
 
     #[test]
@@ -117,7 +137,7 @@ mod tests {
             "TMPDIR",
         ]
         .map(|n| (OsString::from(n), OsString::from("v")));
-        let env = for_command(from, &[], Some(Path::new("/private/tmp")));
+        let env = for_command(from, &[], Some(Path::new("/private/tmp")), None);
         assert_eq!(names(&env), ["PATH", "HOME", "LC_ALL", "TERM", "TMPDIR"]);
         assert_eq!(env.last().map(|(_, v)| v.clone()), Some(OsString::from("/private/tmp")));
     }
@@ -126,6 +146,6 @@ mod tests {
     fn the_users_additions_pass_but_never_a_credential() {
         let from = ["MY_TOOL_HOME", "MY_TOKEN"].map(|n| (OsString::from(n), OsString::from("v")));
         let extra = vec!["MY_TOOL_HOME".to_owned(), "MY_TOKEN".to_owned()];
-        assert_eq!(names(&for_command(from, &extra, None)), ["MY_TOOL_HOME", "TERM"]);
+        assert_eq!(names(&for_command(from, &extra, None, None)), ["MY_TOOL_HOME", "TERM"]);
     }
 }

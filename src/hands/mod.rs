@@ -40,6 +40,10 @@ pub struct HandsConfig {
     pub post_edit: Vec<PostEditLinter>,
     /// Variables added to the commands' environment allow-list.
     pub pass_env: Vec<String>,
+    /// The lane these hands work in, in a run with lanes: a build folder shared through
+    /// `CARGO_TARGET_DIR` gets a subfolder per lane, so two lanes' builds never overwrite
+    /// each other's artifacts (a folder inside the worktree is the lane's own already).
+    pub lane: Option<u64>,
 }
 
 impl Default for HandsConfig {
@@ -50,6 +54,7 @@ impl Default for HandsConfig {
             deny: Vec::new(),
             post_edit: Vec::new(),
             pass_env: Vec::new(),
+            lane: None,
         }
     }
 }
@@ -145,6 +150,7 @@ impl Hands {
             cancel,
             sandbox: &self.isolation,
             pass_env: &self.config.pass_env,
+            lane: self.config.lane,
         })
     }
 

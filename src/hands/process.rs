@@ -50,11 +50,39 @@ impl ProcessOutcome {
 /// Set once this process adopts the orphans its commands leave behind (see [`adopt_orphans`]).
 static ADOPTS_ORPHANS: AtomicBool = AtomicBool::new(false);
 
+/// The commands at work now, by pid: in a run with lanes several run at once, and one that
+/// ends must not take another's process for an orphan.
+static LIVE: Mutex<std::collections::BTreeSet<i32>> = Mutex::new(std::collections::BTreeSet::new());
+
+/// Held to start a command (shared) or to look for orphans (alone): a child just forked has
+/// this process as its parent before its pid is known, so it must not be seen meanwhile.
+static STARTING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A command at work, listed in [`LIVE`] until it is reaped.
+struct Live(i32);
+
+impl Live {
+    fn start(cmd: &mut Command) -> std::io::Result<(std::process::Child, Live)> {
+        let _starting = STARTING.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let child = cmd.spawn()?;
+        let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+        LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(pid);
+        Ok((child, Live(pid)))
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.0);
+    }
+}
+
 /// Makes this process the reaper of its commands' orphans, so a job started with `setsid` or
 /// `nohup … &` cannot outlive the tool call that started it: when the command ends, whatever
-/// it left running is a child of this process and is killed. Only the binary calls this: it
-/// runs one command at a time, so every child left when a command has ended is such an
-/// orphan. (Under bubblewrap the sandbox's PID namespace already ends them all.)
+/// it left running is a child of this process and is killed. Only the binary calls this:
+/// every child it has when a command has ended is such an orphan, or another command still at
+/// work, which [`LIVE`] lists. (Under bubblewrap the sandbox's PID namespace already ends them
+/// all.)
 pub fn adopt_orphans() {
     if nix::sys::prctl::set_child_subreaper(true).is_ok() {
         ADOPTS_ORPHANS.store(true, Ordering::SeqCst);
@@ -68,20 +96,22 @@ fn parent_of(pid: i32) -> Option<u32> {
     after.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Kills every child this process has once a command has ended (they can only be orphans it
-/// adopted), and reaps them.
+/// Kills every child this process has once a command has ended, except the commands still at
+/// work (they can only be orphans it adopted), and reaps them.
 fn end_orphans() {
     if !ADOPTS_ORPHANS.load(Ordering::SeqCst) {
         return;
     }
+    let _alone = STARTING.write().unwrap_or_else(std::sync::PoisonError::into_inner);
     let me = std::process::id();
     for _ in 0..16 {
+        let live = LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         let orphans: Vec<i32> = std::fs::read_dir("/proc")
             .into_iter()
             .flatten()
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|pid| parent_of(*pid) == Some(me))
+            .filter(|pid| !live.contains(pid) && parent_of(*pid) == Some(me))
             .collect();
         if orphans.is_empty() {
             return;
@@ -107,6 +137,8 @@ pub struct Spec<'a> {
     pub sandbox: &'a Isolation,
     /// Variables the user added to the environment's allow-list (`[hands] pass_env`).
     pub pass_env: &'a [String],
+    /// The lane the command runs for, in a run with lanes (see [`super::HandsConfig::lane`]).
+    pub lane: Option<u64>,
 }
 
 /// Runs a command to completion or timeout. Failing to start is an error; anything the
@@ -126,6 +158,7 @@ pub fn run(spec: &Spec<'_>) -> std::io::Result<ProcessOutcome> {
             std::env::vars_os(),
             spec.pass_env,
             spec.sandbox.private_tmp(),
+            spec.lane,
         ));
     spec.sandbox.confine(|| supervise(spec, &mut cmd))
 }
@@ -134,7 +167,7 @@ pub fn run(spec: &Spec<'_>) -> std::io::Result<ProcessOutcome> {
 /// cancel obeyed, and whatever it left running killed.
 fn supervise(spec: &Spec<'_>, cmd: &mut Command) -> std::io::Result<ProcessOutcome> {
     let started = Instant::now();
-    let mut child = cmd.spawn()?;
+    let (mut child, live) = Live::start(cmd)?;
     let captured = Arc::new(Mutex::new(Captured::new(spec.output_cap)));
     let readers: Vec<_> = [
         child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
@@ -177,6 +210,7 @@ fn supervise(spec: &Spec<'_>, cmd: &mut Command) -> std::io::Result<ProcessOutco
         }
         std::thread::sleep(poll_interval(started.elapsed()));
     };
+    drop(live);
     // The leader is gone; its children may still hold the pipes open. They belong to the
     // worker's command, so they go with it.
     let _ = killpg(pgid, Signal::SIGKILL);
@@ -248,6 +282,7 @@ mod tests {
             cancel: None,
             sandbox: &Isolation::None { why: "a test".into() },
             pass_env: &[],
+            lane: None,
         })
         .unwrap()
     }

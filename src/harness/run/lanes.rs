@@ -86,10 +86,10 @@ impl Run {
     fn open_lane(&mut self, task: &Task, number: u64) -> Result<Run> {
         let worktree = self.dir.join("lanes").join(lane_name(&task.id));
         let workspace = self.workspace.lane_for(&task.id, &worktree)?;
-        let hands = Hands::new(&workspace.worktree, Some(&self.dir), self.hands.config.clone())
-            .map_err(|e| {
-                HarnessError::NotKept(format!("the lane for {} cannot start: {e}", task.id))
-            })?;
+        let config = crate::hands::HandsConfig { lane: Some(number), ..self.hands.config.clone() };
+        let hands = Hands::new(&workspace.worktree, Some(&self.dir), config).map_err(|e| {
+            HarnessError::NotKept(format!("the lane for {} cannot start: {e}", task.id))
+        })?;
         let link = LaneLink {
             number,
             session: self.workspace.clone(),
@@ -370,13 +370,24 @@ impl Run {
         let (iter, attempt) = self.writer.position(&task.id);
         let sc = super::scope(&task.id, iter, attempt);
         let tests = self.selected_tests(task);
+        // The combination is kept like every checked attempt, so what the validators ran on
+        // can be shown later.
+        let base = self.task_base(&task.id)?;
+        let kept = match self.keep_work(
+            &format!("{}/{attempt}-combined", task.id),
+            &base,
+            &format!("{} attempt {attempt}, combined with the session branch", task.id),
+        )? {
+            Ok(kept) => kept,
+            Err(why) => return Ok(Some(why)),
+        };
         self.guard_before();
         let v = validators::run_all(
             &self.opts.validators,
             &self.hands,
             &tests,
             &sc,
-            None,
+            Some(&kept),
             &mut self.writer,
         )?;
         if let super::Guarded::Held(end) = self.guard_git(&task.id, &sc, "validators")? {
