@@ -644,7 +644,7 @@ fn check_mode(app: &mut App, mode: harrow::console::keymap::Mode) {
     assert_eq!(hints, harrow::console::keymap::hint_line(mode, app.live, 200), "{mode:?}: {text}");
     press(app, key(KeyCode::Char('?')));
     if matches!(app.overlay, Overlay::Help { .. }) {
-        let help = screen(app, 200, 60);
+        let help = screen(app, 200, 70);
         let hints = help.lines().last().unwrap_or("").trim_matches(|c| c == '"' || c == ' ');
         let help_mode = harrow::console::keymap::Mode::Help;
         assert_eq!(hints, harrow::console::keymap::hint_line(help_mode, app.live, 200));

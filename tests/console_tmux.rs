@@ -707,3 +707,42 @@ fn the_row_cursor_and_row_times_in_a_real_terminal() {
     let s = t.wait_for(" Worker ");
     assert!(!s.contains("newer below"), "G follows the newest again: {s}");
 }
+
+/// The demo works T-002 and T-003 in two lanes. Replayed at 160×45 in tmux: the lane strip
+/// names each lane's task, the Plan shows the graph (each task's lane, what it depends on,
+/// indented under it), every lane's rows are marked with their lane, and `L` follows one lane:
+/// its rows only, and the Exchange follows its task.
+#[test]
+fn the_demo_in_two_lanes_shows_the_lane_strip_the_graph_and_follows_a_lane() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = support::demo_session(tmp.path());
+    let cmd = format!(
+        "HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} replay {} --speed 64",
+        tmp.path().join("sessions").display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow"),
+        session.display()
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    let s = t.wait_for("stopped: all_done");
+    let strip = s.lines().nth(1).unwrap_or("");
+    assert!(strip.contains("all lanes") && strip.contains("L1 T-002"), "{s}");
+    assert!(strip.contains("L2 T-003"), "{s}");
+    assert!(s.contains("└ T-003 done L2 ←T-001"), "the graph: {s}");
+    assert!(s.contains("└ T-002 done L1 ←T-001"), "what a task depends on: {s}");
+    assert!(s.contains("L2   T-003 #") || s.contains("L2 ✔ T-003"), "rows carry their lane: {s}");
+    t.keys(&["L"]);
+    let s = t.wait_for("following lane 1");
+    assert!(s.lines().nth(1).unwrap_or("").contains("▸L1 T-002"), "{s}");
+    assert!(s.contains("Exchange · T-002"), "the side panes follow the lane's task: {s}");
+    assert!(!s.contains("T-003 #1 grep"), "only lane 1's rows: {s}");
+    t.keys(&["L"]);
+    let s = t.wait_for("following lane 2");
+    assert!(s.contains("Exchange · T-003") && s.contains("T-003 #1 grep"), "{s}");
+    assert!(!s.contains("T-002 #5 verdict"), "only lane 2's rows: {s}");
+    t.keys(&["L"]);
+    let s = t.wait_for("every lane's rows");
+    assert!(s.lines().nth(1).unwrap_or("").contains("all lanes"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("[exit 0]");
+}

@@ -534,6 +534,7 @@ fn validators_pass_fail_and_time_out() {
         &["tests/test_t001.py".into()],
         &scope(),
         Some("0123abcd"),
+        false,
         &mut events,
     )
     .unwrap();
@@ -552,6 +553,7 @@ fn validators_pass_fail_and_time_out() {
         &[],
         &scope(),
         None,
+        false,
         &mut events,
     )
     .unwrap();

@@ -334,7 +334,12 @@ pub fn create_session(start: Start) -> Result<Run> {
             run.plan
                 .tasks
                 .iter()
-                .map(|t| serde_json::json!({"id": t.id, "title": t.title}))
+                .map(|t| match &t.depends_on {
+                    Some(deps) => {
+                        serde_json::json!({"id": t.id, "title": t.title, "depends_on": deps})
+                    }
+                    None => serde_json::json!({"id": t.id, "title": t.title}),
+                })
                 .collect(),
         ),
         ..SessionStart::default()

@@ -358,6 +358,15 @@ impl App {
                     .into(),
                 );
             }
+            Action::Lane => {
+                self.sel.lane = self.player.view.lanes().after(self.sel.lane);
+                (self.sel.stream_back, self.sel.picked, self.sel.plan_follow) = (0, None, true);
+                self.notice = Some(match self.sel.lane {
+                    Some(n) => format!("following lane {n} (L for the next)"),
+                    None if self.player.view.lanes().is_empty() => "this run has no lanes".into(),
+                    None => "every lane's rows, marked L1, L2 … (L follows one)".into(),
+                });
+            }
             Action::Mouse => {
                 self.mouse = !self.mouse;
                 self.effects.push(Effect::Mouse(self.mouse));

@@ -121,7 +121,8 @@ pub fn describe(e: &Event) -> Option<String> {
                 })
                 .collect();
             let verdict = if p.passed == Some(true) { "passed" } else { "failed" };
-            format!("  {task}{iter} validators {verdict}: {}", parts.join(", "))
+            let on = if p.combined == Some(true) { " merged with the session branch" } else { "" };
+            format!("  {task}{iter} validators {verdict}{on}: {}", parts.join(", "))
         }
         Payload::Verdict(p) => {
             let v = p.verdict.as_deref().unwrap_or("?");

@@ -39,6 +39,8 @@ pub struct Selection {
     pub worker_height: usize,
     /// Whether worker rows carry their time, and how.
     pub row_time: RowTime,
+    /// The lane the Worker pane and the plan's selection follow (`None`: every lane).
+    pub lane: Option<u64>,
 }
 
 /// The time a worker row carries: none, the clock's, or how long after the session began.
@@ -112,6 +114,7 @@ impl Default for Selection {
             filter: Filter::All,
             worker_height: 0,
             row_time: RowTime::Off,
+            lane: None,
         }
     }
 }
@@ -157,6 +160,23 @@ pub struct Prepared {
     pub live: Option<crate::session::live::LiveReply>,
     /// The time setting the worker rows were made with.
     row_time: RowTime,
+    /// The lane the worker rows were made for.
+    lane: Option<u64>,
+    /// Each lane's task, in a run with lanes: the lane strip.
+    pub lanes: Vec<LaneCell>,
+}
+
+/// One lane in the lane strip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaneCell {
+    pub number: u64,
+    pub task: String,
+    pub attempt: u64,
+    pub iteration: u64,
+    pub state: TaskState,
+    /// How long the lane has had its task (to the run's newest event, or to now while a run
+    /// holds the session), in milliseconds.
+    pub for_ms: Option<i64>,
 }
 
 /// The text of the panes about the selected task.
@@ -190,13 +210,18 @@ pub fn prepare(
     area: Rect,
     at: Moment,
 ) -> Prepared {
-    let areas = Areas::new(area, sel.focus, sel.zoom);
+    let areas = Areas::new(area, sel.focus, sel.zoom, !player.view.lanes().is_empty());
     let fold = player.view.fold();
+    let followed = match sel.lane {
+        Some(n) => player.view.lanes().get(n).map(|m| m.task.as_str()),
+        None => player.view.current_task(),
+    };
     if sel.plan_follow
-        && let Some(i) = player.view.current_task().and_then(|c| fold.task_position(c))
+        && let Some(i) = followed.and_then(|c| fold.task_position(c))
     {
         sel.plan_selected = i;
     }
+    let lanes = lane_cells(player, at);
     sel.plan_selected = sel.plan_selected.min(fold.task_count().saturating_sub(1));
     let line = fold.task_line(sel.plan_selected);
     let task = line.as_ref().map(|t| t.id.to_owned());
@@ -206,7 +231,7 @@ pub fn prepare(
         sel.scroll[Pane::Exchange.index()] = 0;
         sel.scroll[Pane::Validators.index()] = 0;
     }
-    if previous.row_time != sel.row_time {
+    if previous.row_time != sel.row_time || previous.lane != sel.lane {
         previous.worker.clear();
     }
     let worker = worker_rows(player, sel, areas.inner_height(Pane::Worker), &mut previous.worker);
@@ -249,7 +274,35 @@ pub fn prepare(
         waiting,
         live: None,
         row_time: sel.row_time,
+        lane: sel.lane,
+        lanes,
     }
+}
+
+/// The lane strip: each lane's task with its attempt, iteration and state, and how long the
+/// lane has had it.
+fn lane_cells(player: &Player, at: Moment) -> Vec<LaneCell> {
+    let view = &player.view;
+    let fold = view.fold();
+    let newest = fold
+        .last_ts()
+        .and_then(crate::session::timestamp::parse)
+        .map(jiff::Timestamp::as_millisecond);
+    let now = if at.run_alive { Some(at.now_ms) } else { newest };
+    view.lanes()
+        .iter()
+        .filter_map(|(number, mark)| {
+            let line = fold.task_position(&mark.task).and_then(|i| fold.task_line(i))?;
+            Some(LaneCell {
+                number,
+                task: mark.task.clone(),
+                attempt: line.attempts.max(1),
+                iteration: line.iterations,
+                state: line.state,
+                for_ms: now.zip(mark.since_ms).map(|(now, since)| (now - since).max(0)),
+            })
+        })
+        .collect()
 }
 
 /// The worker stream's rows that fit in `height` lines, taking each from `previous` when
@@ -261,7 +314,9 @@ fn worker_rows(
     previous: &mut [(usize, Row)],
 ) -> Vec<(usize, Row)> {
     sel.worker_height = height;
-    let stream = player.view.stream(sel.filter);
+    let stream = player.view.stream_in(sel.filter, sel.lane);
+    // With every lane's rows together, each row says which lane it came from.
+    let marked = sel.lane.is_none() && !player.view.lanes().is_empty();
     // The picked row stays on screen, and stays picked, however many rows arrive.
     if let Some(pos) = sel.picked {
         let i = stream.partition_point(|p| *p < pos);
@@ -288,7 +343,12 @@ fn worker_rows(
             Err(_) => match player.fetch(pos) {
                 Ok(event) => {
                     let time = timed.prefix(event.ts.as_deref(), start.as_deref());
-                    (pos, (tone(&event), format!("{time}{}", row(&event))))
+                    let lane = match event.lane {
+                        Some(n) if marked => format!("L{n} "),
+                        _ if marked => "   ".to_owned(),
+                        _ => String::new(),
+                    };
+                    (pos, (tone(&event), format!("{time}{lane}{}", row(&event))))
                 }
                 Err(e) => (pos, (Tone::Warn, format!("  (event {pos} cannot be read: {e})"))),
             },

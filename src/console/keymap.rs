@@ -164,6 +164,9 @@ pub enum Action {
     Mouse,
     /// Worker rows carry their time: off, the clock's, since the start.
     RowTime,
+    /// In a run with lanes: follow the next lane (Worker rows, the plan's selection), then
+    /// every lane again.
+    Lane,
     /// Seek to this many tenths of the log.
     Seek(u8),
     /// Open the inspector's evidence pointer number n.
@@ -458,6 +461,12 @@ const MAIN: &[Binding] = &[
         &[k(K::Char('T'))],
         A::RowTime,
         "worker rows show their time: the clock's, since the start, or none",
+        H::No,
+    ),
+    bind(
+        &[k(K::Char('L'))],
+        A::Lane,
+        "with lanes: follow one lane's task and rows, the next, then all lanes together",
         H::No,
     ),
     bind(

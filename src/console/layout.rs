@@ -51,6 +51,8 @@ const COLUMNS_FROM: (u16, u16) = (120, 30);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Areas {
     pub status: Rect,
+    /// The lane strip, in a run with lanes.
+    pub lanes: Option<Rect>,
     /// The tab bar, when the terminal is too small for columns.
     pub tabs: Option<Rect>,
     pub panes: Vec<(Pane, Rect)>,
@@ -61,10 +63,11 @@ pub struct Areas {
 }
 
 impl Areas {
-    pub fn new(area: Rect, focus: Pane, zoom: bool) -> Areas {
+    pub fn new(area: Rect, focus: Pane, zoom: bool, lanes: bool) -> Areas {
         let columns = area.width >= COLUMNS_FROM.0 && area.height >= COLUMNS_FROM.1;
-        let [status, tabs, body, context, timeline, hints] = Layout::vertical([
+        let [status, strip, tabs, body, context, timeline, hints] = Layout::vertical([
             Constraint::Length(1),
+            Constraint::Length(u16::from(lanes)),
             Constraint::Length(u16::from(!columns)),
             Constraint::Min(3),
             Constraint::Length(u16::from(columns)),
@@ -113,6 +116,7 @@ impl Areas {
         };
         Areas {
             status,
+            lanes: lanes.then_some(strip),
             tabs: (!columns).then_some(tabs),
             panes,
             context: columns.then_some(context),

@@ -22,6 +22,7 @@ pub(crate) mod inspector;
 pub(crate) mod interview;
 pub mod jobs;
 pub mod keymap;
+pub(crate) mod lanes;
 pub mod layout;
 pub mod modal;
 pub(crate) mod navigate;

@@ -137,7 +137,9 @@ impl App {
         if self.overlay.is_open() {
             return Ok(false);
         }
-        let Some(pane) = Areas::new(area, self.sel.focus, self.sel.zoom).pane_at(m.column, m.row)
+        let Some(pane) =
+            Areas::new(area, self.sel.focus, self.sel.zoom, !self.prepared.lanes.is_empty())
+                .pane_at(m.column, m.row)
         else {
             return Ok(false);
         };

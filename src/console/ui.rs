@@ -30,8 +30,11 @@ pub fn draw(frame: &mut Frame, app: &App) {
         return;
     }
     let theme = app.theme();
-    let areas = Areas::new(area, app.sel.focus, app.sel.zoom);
+    let areas = Areas::new(area, app.sel.focus, app.sel.zoom, !app.prepared.lanes.is_empty());
     draw_status(frame, areas.status, app, theme);
+    if let Some(strip) = areas.lanes {
+        draw_lanes(frame, strip, app, theme);
+    }
     if let Some(tabs) = areas.tabs {
         draw_tabs(frame, tabs, app.sel.focus, theme);
     }
@@ -124,6 +127,29 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(text).style(theme.status()), area);
 }
 
+/// The lane strip: each lane's task, attempt, iteration, state and time; the lane the panes
+/// follow is marked.
+fn draw_lanes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let mut spans = vec![Span::styled(
+        if app.sel.lane.is_none() { " all lanes ▸ " } else { " lanes " },
+        theme.fg(theme.colors.muted),
+    )];
+    for cell in &app.prepared.lanes {
+        let time =
+            cell.for_ms.map(|ms| format!(" {}", span(ms.unsigned_abs()))).unwrap_or_default();
+        let label =
+            format!(" L{} {} #{} it{} ", cell.number, cell.task, cell.attempt, cell.iteration);
+        let picked = app.sel.lane == Some(cell.number);
+        let style = if picked { theme.selected() } else { Style::default() };
+        let label = if picked { format!("▸{}", label.trim_start()) } else { label };
+        spans.push(Span::styled(label, style));
+        spans.push(Span::styled(cell.state.to_string(), theme.state(&cell.state)));
+        spans.push(Span::styled(format!("{time} │"), theme.fg(theme.colors.muted)));
+    }
+    spans.push(Span::styled(" L follows a lane", theme.fg(theme.colors.muted)));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
 fn draw_tabs(frame: &mut Frame, area: Rect, focus: Pane, theme: &Theme) {
     let titles: Vec<String> = Pane::ALL.iter().map(|p| p.name().to_owned()).collect();
     let selected = Pane::ALL.iter().position(|p| *p == focus);
@@ -180,13 +206,27 @@ fn draw_plan(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Th
     let selected = app.sel.plan_selected.min(count.saturating_sub(1));
     let top = selected.saturating_sub(height / 2).min(count.saturating_sub(height));
     let title = if app.sel.plan_follow { " Plan " } else { " Plan (G follows the run) " };
+    let depths = plan_depths(fold);
     let items: Vec<ListItem> = (top..count.min(top + height))
         .filter_map(|i| fold.task_line(i))
         .map(|t| {
+            let depth = depths.get(t.id).copied().unwrap_or(0);
+            let indent =
+                if depth == 0 { String::new() } else { format!("{}└ ", "  ".repeat(depth - 1)) };
             let mut spans = vec![
+                Span::styled(indent, theme.fg(theme.colors.muted)),
                 Span::raw(format!("{} ", t.id)),
                 Span::styled(t.state.to_string(), theme.state(&t.state)),
             ];
+            if let Some(lane) = t.lane {
+                spans.push(Span::styled(format!(" L{lane}"), theme.fg(theme.colors.muted)));
+            }
+            // What it depends on comes before the figures, so a narrow pane still shows it.
+            if !t.depends_on.is_empty() {
+                let on = t.depends_on.join(",");
+                let said = if t.state == TaskState::Blocked { " waits on " } else { " ←" };
+                spans.push(Span::styled(format!("{said}{on}"), theme.fg(theme.colors.muted)));
+            }
             if t.attempts > 0 {
                 spans.push(Span::raw(format!(" ×{}", t.attempts)));
             }
@@ -214,6 +254,29 @@ fn draw_plan(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Th
     let list =
         List::new(items).block(pane_block(title.into(), focused, theme)).highlight_style(highlight);
     frame.render_stateful_widget(list, area, &mut state);
+}
+
+/// How deep each task sits in the plan's graph: 0 for a task that depends on nothing, else
+/// one more than the deepest task it depends on (at most 4, so a long chain stays readable
+/// and a cycle in a hostile log ends).
+fn plan_depths(
+    fold: &crate::session::summary::SummaryFold,
+) -> std::collections::BTreeMap<&str, usize> {
+    let lines: Vec<_> = (0..fold.task_count()).filter_map(|i| fold.task_line(i)).collect();
+    let mut depths: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for _ in 0..4 {
+        for t in &lines {
+            let d = t
+                .depends_on
+                .iter()
+                .map(|d| depths.get(d.as_str()).map_or(1, |x| x + 1))
+                .max()
+                .unwrap_or(0)
+                .min(4);
+            depths.insert(t.id, d);
+        }
+    }
+    depths
 }
 
 fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {

@@ -78,7 +78,7 @@ impl Filter {
         }
     }
 
-    fn index(self) -> usize {
+    pub(super) fn index(self) -> usize {
         match self {
             Filter::All => 0,
             Filter::Dialogue => 1,
@@ -174,6 +174,8 @@ struct Marks {
     waiting: Option<Waiting>,
     /// The task the run waits on a person's decision about, while it waits.
     held: Option<String>,
+    /// Each lane's task, in a run with lanes.
+    lanes: super::lanes::LaneMarks,
 }
 
 /// What the run is waiting on, and since when: the status line says so ("waiting on the
@@ -279,6 +281,8 @@ pub struct View {
     trails: BTreeMap<String, Trail>,
     /// The accepts, rejections and failures over the whole log.
     timeline: Timeline,
+    /// Each lane's rows, in a run with lanes.
+    lane_streams: super::lanes::LaneStreams,
     summary: Summary,
     dirty: bool,
 }
@@ -349,6 +353,7 @@ impl View {
             pressure_task: None,
             trails: BTreeMap::new(),
             timeline: Timeline::default(),
+            lane_streams: super::lanes::LaneStreams::default(),
             dirty: false,
         }
     }
@@ -358,11 +363,13 @@ impl View {
     pub fn note(&mut self, pos: usize, fact: &Fact<'_>) {
         self.timeline.note(pos, fact);
         if shown(fact) {
-            for filter in Filter::ALL {
-                if filter.keeps(fact) {
-                    self.streams[filter.index()].push(pos);
+            let keeps = Filter::ALL.map(|f| f.keeps(fact));
+            for (stream, kept) in self.streams.iter_mut().zip(keeps) {
+                if kept {
+                    stream.push(pos);
                 }
             }
+            self.lane_streams.note(pos, super::lanes::lane_of(fact), keeps);
         }
         let kind = fact.event_kind();
         if kind == Some(EventKind::ModelCall)
@@ -412,6 +419,7 @@ impl View {
     pub fn apply(&mut self, pos: usize, fact: &Fact<'_>) {
         let m = &mut self.marks;
         self.fold.apply(fact);
+        m.lanes.apply(fact);
         let kind = fact.event_kind();
         if let (
             Some(EventKind::OperatorAction),
@@ -465,6 +473,21 @@ impl View {
     pub fn stream(&self, filter: Filter) -> &[usize] {
         let all = self.whole_stream(filter);
         &all[..all.partition_point(|p| *p < self.marks.applied)]
+    }
+
+    /// The stream's positions up to the cursor in one lane (its rows and the run's), or in
+    /// every lane when `lane` is `None`.
+    pub fn stream_in(&self, filter: Filter, lane: Option<u64>) -> &[usize] {
+        let all = match lane.and_then(|n| self.lane_streams.of(n, filter.index())) {
+            Some(rows) => rows,
+            None => self.whole_stream(filter),
+        };
+        &all[..all.partition_point(|p| *p < self.marks.applied)]
+    }
+
+    /// Each lane's task as of the cursor (empty without lanes).
+    pub fn lanes(&self) -> &super::lanes::LaneMarks {
+        &self.marks.lanes
     }
 
     /// The stream's positions over the whole log, as `filter` keeps them: what a search

@@ -81,6 +81,7 @@ pub fn run_all<S: EventSink>(
     tests: &[String],
     scope: &Scope,
     kept: Option<&str>,
+    combined: bool,
     sink: &mut S,
 ) -> std::io::Result<Validation> {
     let mut results = Vec::new();
@@ -126,6 +127,7 @@ pub fn run_all<S: EventSink>(
     if let Some(sha) = kept {
         event.attempt_commit = Some(sha.to_owned());
     }
+    event.combined = combined.then_some(true);
     sink.emit(&event)?;
     let report = (!passed).then(|| {
         format!("Validators failed; fix these before submitting again.\n\n{}", report.join("\n\n"))

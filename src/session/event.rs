@@ -513,6 +513,9 @@ payload_struct!(
         passed: bool, results: Vec<ValidatorResult>,
         /// harrow: the attempt the validators ran on, kept as a commit.
         attempt_commit: String,
+        /// harrow: they ran on an accepted change merged with work that landed meanwhile,
+        /// before it lands (a run with lanes).
+        combined: bool,
     } scoped
 );
 payload_struct!(

@@ -148,6 +148,12 @@ pub struct TaskDetail {
     /// resume in between count too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_ms: Option<u64>,
+    /// harrow: the lane that last worked the task, in a run with lanes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lane: Option<u64>,
+    /// harrow: the tasks it depends on, from the plan the run started with (a graph plan).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
     #[serde(skip)]
     working_since_verdict: bool,
 }
@@ -349,13 +355,16 @@ impl TaskTable {
     }
 }
 
-/// The plan's tasks a `session_start` lists, as `(id, title)`; anything not shaped so is
-/// passed over.
-fn plan_tasks(list: Option<&serde_json::Value>) -> impl Iterator<Item = (&str, &str)> {
+/// The plan's tasks a `session_start` lists, as `(id, title, depends_on)`; anything not
+/// shaped so is passed over.
+fn plan_tasks(list: Option<&serde_json::Value>) -> impl Iterator<Item = (&str, &str, Vec<String>)> {
     list.and_then(serde_json::Value::as_array).into_iter().flatten().filter_map(|t| {
+        let deps = t.get("depends_on").and_then(serde_json::Value::as_array);
+        let deps = deps.into_iter().flatten().filter_map(|d| d.as_str().map(str::to_owned));
         Some((
             t.get("id")?.as_str()?,
             t.get("title").and_then(serde_json::Value::as_str).unwrap_or(""),
+            deps.collect(),
         ))
     })
 }
@@ -375,6 +384,9 @@ pub struct TaskLine<'a> {
     pub cost: f64,
     pub tool_calls: u64,
     pub validator_runs: u64,
+    /// The lane that last worked it, in a run with lanes.
+    pub lane: Option<u64>,
+    pub depends_on: &'a [String],
 }
 
 /// A running fold's copy for seeking back to: the tasks shared with the fold until either
@@ -449,6 +461,13 @@ impl SummaryFold {
         }
         self.saw_seq |= fact.seq.value.is_some();
         let tid = p.task_id.get();
+        if let (Some(tid), Some(lane)) = (tid, fact.lane.value.and_then(|l| u64::try_from(l).ok()))
+        {
+            let detail = tasks.detail(tid);
+            if detail.lane != Some(lane) {
+                detail.lane = Some(lane);
+            }
+        }
         if let Some(tid) = tid {
             let at = |v: &super::lenient::LInt| {
                 v.value.and_then(|n| u64::try_from(n).ok()).filter(|n| *n > 0)
@@ -496,11 +515,13 @@ impl SummaryFold {
                     sum.harrow.sandbox = Some(kind.to_owned());
                 }
                 self.final_stop = None;
-                for (id, title) in plan_tasks(p.plan_tasks.as_ref()) {
+                for (id, title, depends_on) in plan_tasks(p.plan_tasks.as_ref()) {
                     if !tasks.slot(id).known {
                         tasks.set_state(id, TaskState::Pending);
                     }
-                    tasks.detail(id).title = Some(title.to_owned());
+                    let detail = tasks.detail(id);
+                    detail.title = Some(title.to_owned());
+                    detail.depends_on = depends_on;
                 }
             }
             Some(K::SessionResume) => {
@@ -728,7 +749,14 @@ impl SummaryFold {
             cost: slot.summary.tokens.all.cost,
             tool_calls: slot.summary.tool_calls.values().sum(),
             validator_runs: slot.detail.validator_runs,
+            lane: slot.detail.lane,
+            depends_on: &slot.detail.depends_on,
         })
+    }
+
+    /// The time of the latest event folded, as written.
+    pub fn last_ts(&self) -> Option<&str> {
+        (!self.last_ts.is_empty()).then_some(self.last_ts.as_str())
     }
 
     /// Where a task is in order of first appearance.

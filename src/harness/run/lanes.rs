@@ -388,6 +388,7 @@ impl Run {
             &tests,
             &sc,
             Some(&kept),
+            true,
             &mut self.writer,
         )?;
         if let super::Guarded::Held(end) = self.guard_git(&task.id, &sc, "validators")? {

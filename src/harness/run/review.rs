@@ -95,6 +95,7 @@ impl Run {
                 &tests,
                 sc,
                 Some(&kept),
+                false,
                 &mut self.writer,
             )?;
             let put_back = match self.guard_git(&task.id, sc, "validators")? {
