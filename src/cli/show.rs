@@ -169,6 +169,10 @@ pub fn render(o: &Overview) -> String {
                 vec![
                     id.clone(),
                     d.map_or_else(|| t.status.clone(), |d| d.state.to_string()),
+                    d.and_then(|d| d.lane).map_or_else(|| "-".into(), |n| n.to_string()),
+                    d.map(|d| d.depends_on.join(","))
+                        .filter(|a| !a.is_empty())
+                        .unwrap_or_else(|| "-".into()),
                     d.map_or(0, |d| d.attempts).to_string(),
                     t.iterations.to_string(),
                     d.and_then(|d| d.elapsed_ms).map_or_else(|| "-".into(), span),
@@ -181,13 +185,23 @@ pub fn render(o: &Overview) -> String {
                 ]
             })
             .collect();
-        out.push_str(&table(
-            &[
-                "TASK", "STATE", "ATTEMPTS", "ITERS", "TIME", "TOKENS", "COST", "TOOLS", "BLOCKED",
-                "VERDICTS", "NOTE",
-            ],
-            &rows,
-        ));
+        let mut header = vec![
+            "TASK", "STATE", "LANE", "AFTER", "ATTEMPTS", "ITERS", "TIME", "TOKENS", "COST",
+            "TOOLS", "BLOCKED", "VERDICTS", "NOTE",
+        ];
+        let mut rows = rows;
+        // The lane and what a task waits for are columns only for a run that had them.
+        let graph = h.tasks.values().any(|d| !d.depends_on.is_empty());
+        let lanes = h.tasks.values().any(|d| d.lane.is_some());
+        for (column, keep) in [(3, graph), (2, lanes)] {
+            if !keep {
+                header.remove(column);
+                for row in &mut rows {
+                    row.remove(column);
+                }
+            }
+        }
+        out.push_str(&table(&header, &rows));
     }
     out.push('\n');
     match &s.stop {

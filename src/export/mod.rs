@@ -391,11 +391,16 @@ impl Collector {
                     Some(Case { summary: text(&args, "summary"), criteria });
             }
             (Payload::ValidatorRun(run), Some(task)) => {
+                let merged = if run.combined == Some(true) {
+                    " (merged with the session branch)"
+                } else {
+                    ""
+                };
                 let checks = run
                     .results
                     .iter()
                     .flatten()
-                    .map(|r| Check { name: r.name.clone(), passed: r.passed });
+                    .map(|r| Check { name: format!("{}{merged}", r.name), passed: r.passed });
                 self.attempt(&task, number).validator_runs.push(checks.collect());
             }
             (Payload::Verdict(v), Some(task)) => {

@@ -63,6 +63,16 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("fork bomb", r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"),
 ];
 
+/// Compiles `(label, pattern)` pairs into rules.
+fn compile(pairs: impl Iterator<Item = (String, String)>) -> Result<Vec<Rule>, BadRule> {
+    pairs
+        .map(|(label, pattern)| match Regex::new(&pattern) {
+            Ok(re) => Ok(Rule { label, re }),
+            Err(e) => Err(BadRule { label, error: e.to_string() }),
+        })
+        .collect()
+}
+
 /// A compiled rule.
 #[derive(Debug, Clone)]
 struct Rule {
@@ -95,7 +105,7 @@ pub struct PreTool {
 }
 
 /// A configured rule that is not a valid regular expression.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("hook rule '{label}': pattern is not a valid regular expression: {error}")]
 pub struct BadRule {
     pub label: String,
@@ -105,16 +115,15 @@ pub struct BadRule {
 impl PreTool {
     /// The built-in rules plus the user's.
     pub fn new(worktree: &Path, extra: &[DenyRule]) -> Result<PreTool, BadRule> {
-        let mut rules = Vec::new();
-        for (label, pattern) in BUILT_IN
-            .iter()
-            .map(|(l, p)| ((*l).to_owned(), (*p).to_owned()))
-            .chain(extra.iter().map(|r| (r.label.clone(), r.pattern.clone())))
-        {
-            let re = Regex::new(&pattern)
-                .map_err(|e| BadRule { label: label.clone(), error: e.to_string() })?;
-            rules.push(Rule { label, re });
-        }
+        // The built-in rules are compiled once per process: a run with lanes makes hands for
+        // every task.
+        static BUILT: std::sync::OnceLock<Result<Vec<Rule>, BadRule>> = std::sync::OnceLock::new();
+        let built = BUILT.get_or_init(|| {
+            let pairs = BUILT_IN.iter().map(|(l, p)| ((*l).to_owned(), (*p).to_owned()));
+            compile(pairs)
+        });
+        let mut rules = built.clone()?;
+        rules.extend(compile(extra.iter().map(|r| (r.label.clone(), r.pattern.clone())))?);
         Ok(PreTool { rules, worktree: worktree.to_path_buf() })
     }
 

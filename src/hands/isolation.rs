@@ -215,8 +215,14 @@ fn seccomp_only() -> Policy {
 }
 
 /// bubblewrap, if it is installed and can make a sandbox here (with the seccomp filter on, as
-/// it will run).
+/// it will run). Probed once per process: a run with lanes makes hands for every task.
 fn usable_bwrap() -> Result<PathBuf, String> {
+    static PROBED: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    PROBED.get_or_init(probe_bwrap).clone()
+}
+
+/// Starts bubblewrap once, sandboxed as a command would be, to see whether it works here.
+fn probe_bwrap() -> Result<PathBuf, String> {
     let program = find_bwrap()?;
     let mut probe = Command::new(&program);
     probe

@@ -495,6 +495,10 @@ impl Workspace {
     /// sandbox, so the work a verdict names can still be shown and landed if the source
     /// repository's copy is pruned or forged.
     pub fn copy_kept(&self, into: &Path) -> Result<(), WorkspaceError> {
+        // Lanes of one run copy into the same repository at once; git's lock files would
+        // refuse all but one of them.
+        static COPYING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one_at_a_time = COPYING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let source = self.repo()?;
         let from = source.commondir().to_string_lossy().into_owned();
         let copy = Repository::open_bare(into)

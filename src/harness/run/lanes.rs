@@ -356,9 +356,6 @@ impl Run {
             return Ok(Landing::Held(self.landing_failed(task, &why)?));
         }
         self.record_guard()?;
-        // The session's own worktree shows the branch as it now is; a failure to refresh it
-        // loses nothing (the branch holds the work) and is not the task's.
-        let _ = link.session.refresh();
         self.record_landed(task, a, Some(landed)).map(Landing::Landed)
     }
 
@@ -515,7 +512,10 @@ impl Run {
             && !self.book.running.contains_key(id)
             && !self.book.parked.contains_key(id)
             && self.states.get(id) != Some(&TaskState::NeedsOperator)
-            && self.failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64).is_none()
+            && (self.states.get(id) != Some(&TaskState::Failed)
+                || self
+                    .failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64)
+                    .is_none())
             && self
                 .plan
                 .dependencies(id)
@@ -536,6 +536,14 @@ impl Run {
     /// Works a graph plan in up to `lanes` lanes until every task is settled, what is left
     /// waits on something that will not come, or something stops the run.
     pub(super) async fn work_lanes(&mut self) -> Result<Ended> {
+        let ended = self.work_in_lanes().await;
+        // The session's own worktree shows the branch as the lanes left it; a failure to
+        // check it out loses nothing (the branch holds the work).
+        let _ = self.workspace.refresh();
+        ended
+    }
+
+    async fn work_in_lanes(&mut self) -> Result<Ended> {
         let handle = tokio::runtime::Handle::current();
         let mut jobs: tokio::task::JoinSet<LaneDone> = tokio::task::JoinSet::new();
         let mut free: BTreeSet<u64> = (1..=self.opts.lanes.max(1)).collect();

@@ -1,0 +1,171 @@
+//! Lanes against one lane, as a whole process: a plan of 12 tasks in 3 independent chains of
+//! 4, a scripted model that answers every call after 300 ms, `harrow run --lanes 1` then
+//! `--lanes 3`. Reports each run's wall time, the harness's CPU per model call (the whole
+//! `harrow` process, start-up included) and its peak memory, and checks that both runs gave
+//! every task the same verdicts and ended with the same tree. `cargo bench --bench lanes`
+
+// A bench that cannot set up its input has nothing to measure: failing loudly is right.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use harrow::brain::scripted::{ScriptedServer, parse_script};
+use nix::sys::resource::{UsageWho, getrusage};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+const CHAINS: usize = 3;
+const PER_CHAIN: usize = 4;
+const DELAY_MS: u64 = 300;
+
+/// What one run measured.
+struct Measured {
+    wall_s: f64,
+    cpu_s: f64,
+    max_rss_mb: f64,
+    model_calls: usize,
+    verdicts: Vec<(String, String)>,
+    tree: String,
+}
+
+/// Set in the copy of this bench that measures one run: how many lanes it runs with.
+const ONE_RUN: &str = "HARROW_LANES_BENCH_RUN";
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let server = runtime
+        .block_on(ScriptedServer::start(parse_script(&script().to_string()).unwrap(), false))
+        .unwrap();
+    if let Ok(lanes) = std::env::var(ONE_RUN) {
+        let m = run(&server.base_url(), lanes.parse().unwrap());
+        println!("{}", json!([m.wall_s, m.cpu_s, m.max_rss_mb, m.model_calls, m.verdicts, m.tree]));
+        return;
+    }
+    // Each run is measured in a copy of this process of its own, so the peak memory of its
+    // children is that run's `harrow` alone.
+    let measure = |lanes: u64| {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .env(ONE_RUN, lanes.to_string())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let line = String::from_utf8_lossy(&out.stdout);
+        let v: Value = serde_json::from_str(line.trim().lines().last().unwrap()).unwrap();
+        Measured {
+            wall_s: v[0].as_f64().unwrap(),
+            cpu_s: v[1].as_f64().unwrap(),
+            max_rss_mb: v[2].as_f64().unwrap(),
+            model_calls: usize::try_from(v[3].as_u64().unwrap()).unwrap(),
+            verdicts: serde_json::from_value(v[4].clone()).unwrap(),
+            tree: v[5].as_str().unwrap().to_owned(),
+        }
+    };
+    let one = measure(1);
+    let three = measure(3);
+    assert_eq!(one.verdicts, three.verdicts, "the same verdicts per task");
+    assert_eq!(one.tree, three.tree, "the same final tree");
+    for (lanes, m) in [(1, &one), (3, &three)] {
+        println!(
+            "--lanes {lanes}: {:.2} s wall, {:.2} ms harness CPU per model call ({} calls), peak {:.1} MB",
+            m.wall_s,
+            m.cpu_s * 1000.0 / m.model_calls as f64,
+            m.model_calls,
+            m.max_rss_mb
+        );
+    }
+    println!(
+        "--lanes 3 takes {:.2}× the wall time of --lanes 1; memory {:+.1} MB per extra lane; same verdicts and tree",
+        three.wall_s / one.wall_s,
+        (three.max_rss_mb - one.max_rss_mb) / 2.0
+    );
+}
+
+/// Task `n` of the plan: the first of a chain depends on nothing, the others on the one before.
+fn depends(n: usize) -> String {
+    if (n - 1).is_multiple_of(PER_CHAIN) { "[]".into() } else { format!("[T-{:03}]", n - 1) }
+}
+
+fn script() -> Value {
+    let mut worker = serde_json::Map::new();
+    for n in 1..=CHAINS * PER_CHAIN {
+        let case = json!({"summary": format!("Wrote f{n}.txt."), "ac_coverage": [{"criterion": format!("f{n}.txt exists"), "addressed_by": format!("f{n}.txt:1")}]});
+        worker.insert(
+            format!("T-{n:03}"),
+            json!({"*": [
+                {"delay_ms": DELAY_MS, "tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]},
+                {"delay_ms": DELAY_MS, "tool_calls": [{"name": "submit_case", "arguments": case}]}
+            ]}),
+        );
+    }
+    let accept = json!({"delay_ms": DELAY_MS, "tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Meets it.", "evidence": ["f1.txt:1"], "next_step": null}}]});
+    json!({"worker": worker, "evaluator": {"*": {"*": [accept]}}})
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=b", "-c", "user.email=b@b"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn run(base_url: &str, lanes: u64) -> Measured {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("README.md"), "# bench\n").unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "init"]);
+    let plan = tmp.path().join("plan");
+    std::fs::create_dir_all(&plan).unwrap();
+    std::fs::write(plan.join("overview.md"), "# Lanes bench\n").unwrap();
+    for n in 1..=CHAINS * PER_CHAIN {
+        let text = format!(
+            "---\nid: T-{n:03}\ntitle: Write file {n}\ndepends_on: {}\n---\n## Description\nCreate f{n}.txt.\n\n## Acceptance criteria\n- f{n}.txt exists\n",
+            depends(n)
+        );
+        std::fs::write(plan.join(format!("T-{n:03}.md")), text).unwrap();
+    }
+    let before = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
+    let started = Instant::now();
+    let status = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+        .args(["--headless", "--no-validators", "--no-preflight", "--lanes", &lanes.to_string()])
+        .env("HARROW_BASE_URL", base_url)
+        .env("HARROW_WORKER_MODEL", "scripted/worker")
+        .env("HARROW_API_KEY", "sk-bench")
+        .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))
+        .env("XDG_CONFIG_HOME", tmp.path())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    let wall_s = started.elapsed().as_secs_f64();
+    assert!(status.success(), "the run failed");
+    let after = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
+    let secs = |u: &nix::sys::resource::Usage| {
+        let t = |v: nix::sys::time::TimeVal| v.tv_sec() as f64 + v.tv_usec() as f64 / 1e6;
+        t(u.user_time()) + t(u.system_time())
+    };
+    let cpu_s = secs(&after) - secs(&before);
+    let max_rss_mb = after.max_rss() as f64 / 1024.0;
+    let session = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let log = std::fs::read_to_string(session.join("events.jsonl")).unwrap();
+    let events: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let model_calls = events.iter().filter(|e| e["type"] == "model_call").count();
+    let mut verdicts: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| e["type"] == "evaluator_verdict")
+        .map(|e| {
+            let p = &e["payload"];
+            (p["task_id"].as_str().unwrap().to_owned(), p["verdict"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    verdicts.sort();
+    let tree = git(&repo, &["rev-parse", &format!("session/{id}^{{tree}}")]);
+    Measured { wall_s, cpu_s, max_rss_mb, model_calls, verdicts, tree }
+}
