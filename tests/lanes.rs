@@ -410,3 +410,68 @@ fn a_lane_that_leaves_a_job_behind_never_kills_another_lanes_command() {
     assert!(result("T-002").contains("left"), "{}", result("T-002"));
     assert_eq!(support::sleepers(seconds), 0, "the detached job ended with its command");
 }
+
+/// `harrow control ID fail --task T-001` while it works in one lane: that task fails (its call
+/// cancelled at once), the other lane's task goes on and lands, the failed task's dependent is
+/// blocked and never starts, and the run ends with the failure (exit 1).
+#[test]
+fn failing_one_lanes_task_fails_that_task_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 3);
+    for (n, deps) in [(1, "[]"), (2, "[]"), (3, "[T-001]")] {
+        depends(&plan, n, deps);
+    }
+    let script = json!({
+        "worker": {
+            "T-001": {"*": write("f1.txt", "1\n", 1, 20_000)},
+            "T-002": {"*": write("f2.txt", "2\n", 2, 1_500)},
+            "T-003": {"*": write("f3.txt", "3\n", 3, 0)}
+        },
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let child = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+        .arg("--no-validators")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let dir = loop {
+        let found = tmp.path().join("sessions").read_dir().ok().and_then(|mut d| d.next());
+        if let Some(Ok(entry)) = found
+            && std::fs::read_to_string(entry.path().join("events.jsonl"))
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l.contains("\"task_id\":\"T-001\"") && l.contains("\"to\":\"running\""))
+        {
+            break entry.path();
+        }
+        assert!(std::time::Instant::now() < deadline, "T-001 never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let started = std::time::Instant::now();
+    let failed = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "fail", "--task", "T-001", "--reason", "not now"])
+        .output()
+        .unwrap();
+    assert!(failed.status.success(), "{}", String::from_utf8_lossy(&failed.stderr));
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(started.elapsed() < std::time::Duration::from_secs(15), "the call was cancelled");
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("✔ T-002 done"), "the other lane went on: {stdout}");
+    assert!(stdout.contains("■ stopped: operator_fail"), "{stdout}");
+    let (_, events) = events(tmp.path());
+    let t1 = at(&events, "task_failed", "T-001", |_| true);
+    assert_eq!(events[t1]["payload"]["reason"], "operator_fail");
+    assert!(
+        events.iter().any(|e| e["type"] == "task_state"
+            && e["payload"]["task_id"] == "T-003"
+            && e["payload"]["to"] == "blocked"),
+        "T-003 is blocked on the failed task"
+    );
+    assert!(server.received().iter().all(|r| r.task != "T-003"), "T-003 never started");
+    let subjects = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+    assert!(subjects.contains("T-002: Write file 2") && !subjects.contains("T-001"), "{subjects}");
+}

@@ -251,7 +251,7 @@ pub fn prepare(
     };
     clamp_scroll(sel, &areas, &side);
     let width = usize::from(areas.timeline.width.saturating_sub(8));
-    let timeline = player.timeline_cells(width);
+    let timeline = player.timeline_cells(width, sel.lane);
     let room = areas.context.map_or(0, |r| usize::from(r.width.saturating_sub(30)));
     let pressure = player.view.pressure();
     let context = pressure[pressure.len().saturating_sub(room)..]

@@ -245,10 +245,14 @@ impl Player {
     }
 
     /// The timeline strip's cells at `width`, banded by task.
-    pub fn timeline_cells(&mut self, width: usize) -> Vec<super::timeline::Cell> {
+    pub fn timeline_cells(
+        &mut self,
+        width: usize,
+        lane: Option<u64>,
+    ) -> Vec<super::timeline::Cell> {
         let entries = self.index.entries();
         let applied = self.view.applied();
-        self.view.timeline_mut().cells(entries.len(), applied, width, |p| entries[p].task)
+        self.view.timeline_mut().cells(entries.len(), applied, width, lane, |p| entries[p].task)
     }
 
     /// The session's first `session_start`: where it ran, on what.

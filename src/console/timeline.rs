@@ -28,7 +28,9 @@ pub enum Cell {
 #[derive(Debug, Default)]
 pub struct Timeline {
     marks: Vec<(usize, Mark)>,
-    /// The worst marker per cell for the last (events, width) drawn: the log's markers are
+    /// The lane of each mark (same order), in a run with lanes.
+    lanes: Vec<Option<u64>>,
+    /// The worst marker per cell for the last (events, width, lane) drawn: the log's markers are
     /// walked again only when the log grows or the strip changes width, not every frame.
     columns: Option<Columns>,
 }
@@ -38,6 +40,7 @@ pub struct Timeline {
 struct Columns {
     events: usize,
     width: usize,
+    lane: Option<u64>,
     worst: Vec<Option<Mark>>,
 }
 
@@ -56,6 +59,7 @@ impl Timeline {
             _ => return,
         };
         self.marks.push((pos, mark));
+        self.lanes.push(super::lanes::lane_of(fact));
     }
 
     /// The nearest marker that `want` picks, from `start` on (forward) or at or before it:
@@ -70,9 +74,13 @@ impl Timeline {
         }
     }
 
-    fn columns(&mut self, total: usize, width: usize) -> &[Option<Mark>] {
-        if self.columns.as_ref().is_none_or(|c| (c.events, c.width) != (total, width)) {
-            let mut marks = self.marks.iter().peekable();
+    /// The worst mark in each column; with `lane`, only that lane's marks and the run's.
+    fn columns(&mut self, total: usize, width: usize, lane: Option<u64>) -> &[Option<Mark>] {
+        if self.columns.as_ref().is_none_or(|c| (c.events, c.width, c.lane) != (total, width, lane))
+        {
+            let lanes = &self.lanes;
+            let kept = |i: &usize| lane.is_none() || lanes[*i].is_none_or(|l| Some(l) == lane);
+            let mut marks = (0..self.marks.len()).filter(kept).map(|i| &self.marks[i]).peekable();
             let worst = (0..width)
                 .map(|col| {
                     let end = ((col + 1) * total / width).max(col * total / width + 1);
@@ -83,7 +91,7 @@ impl Timeline {
                     best
                 })
                 .collect();
-            self.columns = Some(Columns { events: total, width, worst });
+            self.columns = Some(Columns { events: total, width, lane, worst });
         }
         self.columns.as_ref().map_or(&[], |c| c.worst.as_slice())
     }
@@ -95,13 +103,14 @@ impl Timeline {
         total: usize,
         applied: usize,
         width: usize,
+        lane: Option<u64>,
         task_of: impl Fn(usize) -> u16,
     ) -> Vec<Cell> {
         if total == 0 || width == 0 {
             return Vec::new();
         }
         let cursor = applied.saturating_sub(1) * width / total;
-        let columns = self.columns(total, width).to_vec();
+        let columns = self.columns(total, width, lane).to_vec();
         columns
             .into_iter()
             .enumerate()
@@ -135,7 +144,7 @@ mod tests {
         ] {
             t.note(pos, &Fact::decode(line.as_bytes()).unwrap_or_else(|e| panic!("{e}")));
         }
-        let cells = t.cells(10, 6, 5, |p| u16::from(p >= 4));
+        let cells = t.cells(10, 6, 5, None, |p| u16::from(p >= 4));
         assert_eq!(
             cells,
             [
@@ -146,5 +155,29 @@ mod tests {
                 Cell::Mark(Mark::Failure),
             ]
         );
+    }
+
+    #[test]
+    fn following_a_lane_shows_its_marks_and_the_runs_only() {
+        let mut t = Timeline::default();
+        for (pos, line) in [
+            (1, r#"{"lane":1,"type":"evaluator_verdict","payload":{"verdict":"reject"}}"#),
+            (5, r#"{"lane":2,"type":"evaluator_verdict","payload":{"verdict":"accept"}}"#),
+            (8, r#"{"type":"task_failed","payload":{}}"#),
+        ] {
+            t.note(pos, &Fact::decode(line.as_bytes()).unwrap_or_else(|e| panic!("{e}")));
+        }
+        let marks = |cells: Vec<Cell>| -> Vec<Mark> {
+            cells
+                .into_iter()
+                .filter_map(|c| if let Cell::Mark(m) = c { Some(m) } else { None })
+                .collect()
+        };
+        assert_eq!(
+            marks(t.cells(10, 10, 10, None, |_| 0)),
+            [Mark::Reject, Mark::Accept, Mark::Failure]
+        );
+        assert_eq!(marks(t.cells(10, 10, 10, Some(2), |_| 0)), [Mark::Accept, Mark::Failure]);
+        assert_eq!(marks(t.cells(10, 10, 10, Some(1), |_| 0)), [Mark::Reject, Mark::Failure]);
     }
 }

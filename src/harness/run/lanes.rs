@@ -667,7 +667,7 @@ impl Run {
                         tokio::time::sleep(Duration::from_millis(200)).await;
                         continue;
                     }
-                    return self.lanes_ended(held, failures);
+                    return self.lanes_ended(failures);
                 }
             }
             let joined = tokio::select! {
@@ -786,9 +786,16 @@ impl Run {
         Ok(self.cap_reached().map(|cap| Ended { reason: cap, detail: None }))
     }
 
-    /// How a run with lanes ends once nothing more can start: a task waiting for a person
-    /// first, then a failure, then tasks blocked by what they depend on.
-    fn lanes_ended(&mut self, held: Option<String>, failures: Vec<Ended>) -> Result<Ended> {
+    /// How a run with lanes ends once nothing more can start: a task held for a person
+    /// first, then a failure (one failed by the person included), then tasks blocked by what
+    /// they depend on.
+    fn lanes_ended(&mut self, failures: Vec<Ended>) -> Result<Ended> {
+        let held = self
+            .plan
+            .in_order()
+            .into_iter()
+            .map(|t| t.id.clone())
+            .find(|t| self.states.get(t) == Some(&TaskState::NeedsOperator));
         let tasks: Vec<Task> = self.plan.in_order().into_iter().cloned().collect();
         let mut blocked = Vec::new();
         for task in &tasks {
