@@ -644,7 +644,10 @@ fn check_mode(app: &mut App, mode: harrow::console::keymap::Mode) {
     assert_eq!(hints, harrow::console::keymap::hint_line(mode, app.live, 200), "{mode:?}: {text}");
     press(app, key(KeyCode::Char('?')));
     if matches!(app.overlay, Overlay::Help { .. }) {
-        let help = screen(app, 200, 70);
+        // The whole table: its first screen, then scrolled to its end.
+        let mut help = screen(app, 200, 60);
+        press(app, key(KeyCode::End));
+        help.push_str(&screen(app, 200, 60));
         let hints = help.lines().last().unwrap_or("").trim_matches(|c| c == '"' || c == ' ');
         let help_mode = harrow::console::keymap::Mode::Help;
         assert_eq!(hints, harrow::console::keymap::hint_line(help_mode, app.live, 200));
@@ -795,8 +798,8 @@ fn the_plan_lists_every_task_with_its_title_before_the_first_starts() {
     let s = screen(&mut app, 160, 45);
     for row in [
         "T-001 pending  Count words",
-        "T-002 pending  Count character fre",
-        "T-003 pending  Find the longest wo",
+        "└ T-002 pending ←T-001  Count characte",
+        "└ T-003 pending ←T-001  Find the longe",
     ] {
         assert!(s.contains(row), "{row} in {s}");
     }

@@ -466,7 +466,7 @@ const MAIN: &[Binding] = &[
     bind(
         &[k(K::Char('L'))],
         A::Lane,
-        "with lanes: follow one lane's task and rows, the next, then all lanes together",
+        "follow one lane's rows and task, then the next, then all lanes",
         H::No,
     ),
     bind(
