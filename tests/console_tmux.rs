@@ -102,7 +102,7 @@ fn the_demo_live_pause_inspect_resume_and_quit() {
     let t = Tmux::start(&cmd, 140, 40);
     let s = t.wait_for("LIVE");
     assert!(
-        s.contains("T-002 pending  Count charact") && s.contains("T-003 pending  Find the long"),
+        s.contains("T-002 pending ←T-001  Count") && s.contains("T-003 pending ←T-001  Find"),
         "the whole plan, with titles, before its later tasks start: {s}"
     );
     t.keys(&["p"]);
@@ -120,7 +120,9 @@ fn the_demo_live_pause_inspect_resume_and_quit() {
     let s = t.wait_long("■ stopped: all_done", 120);
     assert!(s.contains("T-003 done"), "{s}");
     assert!(!s.lines().any(|l| l.trim() == "resuming"), "no 'resuming' after the run ended: {s}");
-    for _ in 0..3 {
+    // Back from the end: T-002's accept, then its reject (T-003, in the other lane, was
+    // judged before it).
+    for _ in 0..2 {
         t.literal("{");
     }
     t.keys(&["Enter"]);
@@ -388,7 +390,9 @@ fn the_diff_of_the_demos_rejected_attempt_and_what_its_rework_added() {
     );
     let t = Tmux::start(&cmd, 160, 45);
     t.wait_long("■ stopped: all_done", 60);
-    for _ in 0..3 {
+    // Back from the end: T-002's accept, then its reject (T-003, in the other lane, was
+    // judged before it).
+    for _ in 0..2 {
         t.literal("{");
     }
     t.keys(&["Enter"]);

@@ -36,9 +36,28 @@ impl App {
             Some(task) => format!("pausing after {task}"),
             None => "pausing at the next task boundary".into(),
         };
+        // With lanes a pause is applied at once: nothing new starts, and the tasks at work
+        // finish first.
+        let fold = self.player.view.fold();
+        let at_work: Vec<String> = (0..fold.task_count())
+            .filter_map(|i| fold.task_line(i))
+            .filter(|t| {
+                matches!(
+                    t.state,
+                    TaskState::Running
+                        | TaskState::Validating
+                        | TaskState::Evaluating
+                        | TaskState::Rework
+                )
+            })
+            .map(|t| t.id.to_owned())
+            .collect();
         match (self.pending, applied) {
             (Some(Op::Pause), Some(op)) if op != "pause" => pausing(),
             (Some(Op::Pause), None) => pausing(),
+            _ if applied == Some("pause") && !at_work.is_empty() => {
+                format!("pausing after {}", at_work.join(", "))
+            }
             _ if applied == Some("pause") => "PAUSED (p resumes)".into(),
             _ if self.running_here() => "LIVE".into(),
             _ => "WATCH".into(),
