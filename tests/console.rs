@@ -898,3 +898,38 @@ fn t_gives_worker_rows_their_time_and_takes_it_away() {
     screen(&mut app, 200, 60);
     assert_eq!(first(&app), plain, "and back to none");
 }
+
+/// A hostile log names a lane's task with escape sequences: the lane strip, the Plan and the
+/// rows show them as text, and no cell of the screen holds a control character.
+#[test]
+fn a_lane_task_named_with_escapes_reaches_no_cell_as_a_control_character() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("20261125-000000-aaaaaa");
+    std::fs::create_dir_all(&dir).unwrap();
+    let evil = "T-\u{1b}]0;pwned\u{7}\u{9b}31m";
+    let lines = [
+        serde_json::json!({"ts": "2026-11-25T00:00:00.000Z", "seq": 1, "type": "session_start",
+            "payload": {"session_id": "20261125-000000-aaaaaa", "plan_tasks": [{"id": evil, "title": "x", "depends_on": [evil]}]}}),
+        serde_json::json!({"ts": "2026-11-25T00:00:01.000Z", "seq": 2, "lane": 1, "type": "task_state",
+            "payload": {"task_id": evil, "attempt": 1, "from": "pending", "to": "running"}}),
+        serde_json::json!({"ts": "2026-11-25T00:00:02.000Z", "seq": 3, "lane": 2, "type": "tool_call",
+            "payload": {"task_id": evil, "iter": 1, "tool": "bash", "args": {"command": "ls"}}}),
+    ];
+    let text = lines.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n") + "\n";
+    std::fs::write(dir.join("events.jsonl"), text).unwrap();
+    let mut app =
+        App::open(&dir, "20261125-000000-aaaaaa", f64::INFINITY, Look::built_in(true)).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    let mut terminal = Terminal::new(TestBackend::new(160, 45)).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, 160, 45));
+    terminal.draw(|f| draw(f, &app)).unwrap();
+    let cells = terminal.backend().buffer().content();
+    assert!(
+        cells.iter().all(|c| c.symbol().chars().all(|ch| !ch.is_control())),
+        "no control character in any cell"
+    );
+    let shown = format!("{}", terminal.backend());
+    assert!(shown.contains("L1") && shown.contains("L2"), "the lane strip is drawn: {shown}");
+}

@@ -40,6 +40,14 @@ fn lanes_run(
     cmd
 }
 
+/// Runs `cmd` to its end and returns what it printed, failing the test if the run failed.
+fn succeeds(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
 /// The session's events, strictly parsed.
 fn events(tmp: &Path) -> (String, Vec<Value>) {
     let dir = tmp.join("sessions").read_dir().unwrap().flatten().next().unwrap().path();
@@ -84,12 +92,7 @@ fn a_graph_plan_runs_in_three_lanes_and_lands_one_commit_per_task() {
         .collect();
     let script = json!({"worker": worker, "evaluator": {"*": {"*": [accept()]}}});
     let (_rt, server) = serve(&script, false);
-    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "3")
-        .arg("--no-validators")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    succeeds(lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "3").arg("--no-validators"));
     let (id, events) = events(tmp.path());
     let running = |t: &str| at(&events, "task_state", t, |e| e["payload"]["to"] == "running");
     let done = |t: &str| at(&events, "task_done", t, |_| true);
@@ -152,12 +155,7 @@ fn two_lanes_on_the_same_line_the_later_reworks_the_conflict_and_lands() {
         "evaluator": {"*": {"*": [accept()]}}
     });
     let (_rt, server) = serve(&script, false);
-    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
-        .arg("--no-validators")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    succeeds(lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--no-validators"));
     let (id, events) = events(tmp.path());
     let merge: Vec<&Value> = events
         .iter()
@@ -212,13 +210,9 @@ fn a_clean_merge_that_breaks_the_tests_is_not_committed_and_goes_back() {
         "evaluator": {"*": {"*": [accept()]}}
     });
     let (_rt, server) = serve(&script, false);
-    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    succeeds(
+        lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--config").arg(&config),
+    );
     let (id, events) = events(tmp.path());
     let merge: Vec<&Value> = events
         .iter()
@@ -261,12 +255,7 @@ fn a_task_in_rework_holds_its_dependents_and_nothing_else() {
         "evaluator": {"T-001": {"1": [reject], "2": [accept()]}, "*": {"*": [accept()]}}
     });
     let (_rt, server) = serve(&script, false);
-    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "3")
-        .arg("--no-validators")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    succeeds(lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "3").arg("--no-validators"));
     let (_, events) = events(tmp.path());
     let rework = at(&events, "task_state", "T-001", |e| e["payload"]["to"] == "rework");
     let t1_done = at(&events, "task_done", "T-001", |_| true);
@@ -392,12 +381,7 @@ fn a_lane_that_leaves_a_job_behind_never_kills_another_lanes_command() {
         "evaluator": {"*": {"*": [accept()]}}
     });
     let (_rt, server) = serve(&script, false);
-    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
-        .arg("--no-validators")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    succeeds(lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--no-validators"));
     let (_, events) = events(tmp.path());
     let result = |task: &str| {
         events

@@ -6,9 +6,8 @@
 //! otherwise the judged work, kept on its attempt ref, is put back in its lane and landed
 //! again, as the verdict judged it. A lane's worktree is never trusted for accepted work.
 
-use super::{Commit, GateEvent, Result, Run, TaskDone, TaskState, progress_outcome, record, scope};
+use super::{GateEvent, Result, Run, TaskState, record};
 use crate::hands::lanes::lane_name;
-use crate::hands::workspace::Review;
 use crate::harness::resume::Restored;
 
 /// Accepted work to land again on a resume: the kept commit of the judged attempt, the digest
@@ -42,34 +41,7 @@ impl Run {
                         0,
                     )?;
                 }
-                let review = match self.states.get(&task.id) {
-                    Some(TaskState::DoneBelowBar) => Review::BelowBar,
-                    Some(TaskState::DoneUnreviewed) => Review::Unreviewed,
-                    _ => Review::Accepted,
-                };
-                let (iter, attempt) = self.writer.position(&task.id);
-                if !r.done_logged.contains(&task.id) {
-                    self.emit(&TaskDone {
-                        scope: scope(&task.id, iter, attempt),
-                        below_bar: Some(review == Review::BelowBar),
-                        reviewed: (review == Review::Unreviewed).then_some(false),
-                        ..TaskDone::default()
-                    })?;
-                }
-                let mut commit = Commit {
-                    scope: scope(&task.id, iter, attempt),
-                    sha: Some(sha),
-                    message: Some(format!("{}: {}", task.id, task.title)),
-                    ..Commit::default()
-                };
-                commit.recovered = Some(true);
-                self.emit(&commit)?;
-                record::append_progress(
-                    &self.dir,
-                    &task.id,
-                    progress_outcome(review),
-                    &task.title,
-                )?;
+                self.log_recovered(&task, r, Some(sha))?;
                 repaired.push(task.id.clone());
                 continue;
             }

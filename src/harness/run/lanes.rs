@@ -8,7 +8,7 @@
 //! every event. It runs on a thread of its own, since tools and validators block.
 
 use super::{
-    Acceptance, Ended, GateEvent, HarnessError, Parts, Result, Review, Run, Scope, Task, TaskEnd,
+    Acceptance, Ended, GateEvent, HarnessError, Parts, Result, Run, Scope, Task, TaskEnd,
     TaskState, record,
 };
 use crate::hands::Hands;
@@ -260,11 +260,7 @@ impl Run {
         self.workspace.reset_lane(&k.base)?;
         self.workspace.restore_files(&k.kept)?;
         self.task_bases.insert(task.id.clone(), k.base.clone());
-        let review = match self.states.get(&task.id) {
-            Some(TaskState::DoneBelowBar) => Review::BelowBar,
-            Some(TaskState::DoneUnreviewed) => Review::Unreviewed,
-            _ => Review::Accepted,
-        };
+        let review = self.review_of(&task.id);
         let summary = self
             .last_case(&task.id)?
             .map_or_else(|| "accepted before the interruption".into(), |(c, _)| c.summary);
@@ -296,15 +292,7 @@ impl Run {
         };
         let _turn = link.landing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let base = self.task_base(&task.id)?;
-        let committed = self.workspace.commit_task(
-            &task.id,
-            &task.title,
-            &self.id,
-            a.review,
-            Some(&base),
-            a.judged.as_deref(),
-        );
-        let change = match committed {
+        let change = match self.commit_judged(task, &a, &base) {
             Ok(change) => change,
             Err(e) => {
                 let why = format!("its accepted work could not be committed: {e}");

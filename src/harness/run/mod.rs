@@ -792,15 +792,7 @@ impl Run {
             return self.land_decided(task, a);
         }
         let base = self.task_base(&task.id)?;
-        let landed = self.workspace.commit_task(
-            &task.id,
-            &task.title,
-            &self.id,
-            a.review,
-            Some(&base),
-            a.judged.as_deref(),
-        );
-        match landed {
+        match self.commit_judged(task, &a, &base) {
             Ok(sha) => {
                 self.record_landed(task, a, sha)?;
                 Ok(None)
@@ -809,6 +801,18 @@ impl Run {
                 .landing_failed(task, &format!("its accepted work could not be committed: {e}"))
                 .map(Some),
         }
+    }
+
+    /// Commits the worktree as `task`'s accepted work on top of `base` — only the work that
+    /// was judged, when a verdict judged it — on the worktree's branch.
+    fn commit_judged(
+        &self,
+        task: &Task,
+        a: &Acceptance,
+        base: &str,
+    ) -> std::result::Result<Option<String>, crate::hands::workspace::WorkspaceError> {
+        let judged = a.judged.as_deref();
+        self.workspace.commit_task(&task.id, &task.title, &self.id, a.review, Some(base), judged)
     }
 
     /// Holds an accepted task whose work could not land, and says how the run stops.

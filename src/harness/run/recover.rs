@@ -17,6 +17,46 @@ pub enum Restart {
 }
 
 impl Run {
+    /// How an accepted task's work was let through, as its state says.
+    pub(super) fn review_of(&self, task: &str) -> Review {
+        match self.states.get(task) {
+            Some(TaskState::DoneBelowBar) => Review::BelowBar,
+            Some(TaskState::DoneUnreviewed) => Review::Unreviewed,
+            _ => Review::Accepted,
+        }
+    }
+
+    /// Logs what a crash kept out of the log for an accepted task whose commit is on the
+    /// branch: its `task_done` (unless logged), the `commit` marked recovered, and its line in
+    /// `progress.txt`.
+    pub(super) fn log_recovered(
+        &mut self,
+        task: &Task,
+        r: &crate::harness::resume::Restored,
+        sha: Option<String>,
+    ) -> Result<()> {
+        let review = self.review_of(&task.id);
+        let (iter, attempt) = self.writer.position(&task.id);
+        if !r.done_logged.contains(&task.id) {
+            self.emit(&TaskDone {
+                scope: scope(&task.id, iter, attempt),
+                below_bar: Some(review == Review::BelowBar),
+                reviewed: (review == Review::Unreviewed).then_some(false),
+                ..TaskDone::default()
+            })?;
+        }
+        let mut commit = Commit {
+            scope: scope(&task.id, iter, attempt),
+            sha,
+            message: Some(format!("{}: {}", task.id, task.title)),
+            ..Commit::default()
+        };
+        commit.recovered = Some(true);
+        self.emit(&commit)?;
+        record::append_progress(&self.dir, &task.id, progress_outcome(review), &task.title)?;
+        Ok(())
+    }
+
     /// Commits the work of every task whose accept was logged but not finished (a crash fell
     /// between the verdict and the commit): the accept is durable from its verdict. The
     /// worktree must hold exactly what was judged (the verdict's diff digest); when it does
@@ -91,25 +131,12 @@ impl Run {
             if r.committed.contains(&task.id) || self.writer.commits_of(&task.id) > 0 {
                 continue;
             }
-            let (iter, attempt) = self.writer.position(&task.id);
-            let review = match self.states.get(&task.id) {
-                Some(TaskState::DoneBelowBar) => Review::BelowBar,
-                Some(TaskState::DoneUnreviewed) => Review::Unreviewed,
-                _ => Review::Accepted,
-            };
-            if !r.done_logged.contains(&task.id) {
-                self.emit(&TaskDone {
-                    scope: scope(&task.id, iter, attempt),
-                    below_bar: Some(review == Review::BelowBar),
-                    reviewed: (review == Review::Unreviewed).then_some(false),
-                    ..TaskDone::default()
-                })?;
-            }
             let found = self.workspace.find_task_commit(&task.id)?;
             let sha = if found.is_some() {
                 found
             } else {
                 let base = self.task_base(&task.id)?;
+                let review = self.review_of(&task.id);
                 self.workspace.commit_task(
                     &task.id,
                     &task.title,
@@ -119,15 +146,7 @@ impl Run {
                     None,
                 )?
             };
-            let mut commit = Commit {
-                scope: scope(&task.id, iter, attempt),
-                sha,
-                message: Some(format!("{}: {}", task.id, task.title)),
-                ..Commit::default()
-            };
-            commit.recovered = Some(true);
-            self.emit(&commit)?;
-            record::append_progress(&self.dir, &task.id, progress_outcome(review), &task.title)?;
+            self.log_recovered(task, r, sha)?;
             repaired.push(task.id.clone());
         }
         record::write_task_status(&self.dir, &self.status_map())?;
