@@ -22,6 +22,8 @@ const DELAY_MS: u64 = 300;
 struct Measured {
     wall_s: f64,
     cpu_s: f64,
+    /// The part of `cpu_s` spent in harrow's own code and libraries, not the kernel.
+    user_s: f64,
     max_rss_mb: f64,
     model_calls: usize,
     verdicts: Vec<(String, String)>,
@@ -38,7 +40,10 @@ fn main() {
         .unwrap();
     if let Ok(lanes) = std::env::var(ONE_RUN) {
         let m = run(&server.base_url(), lanes.parse().unwrap());
-        println!("{}", json!([m.wall_s, m.cpu_s, m.max_rss_mb, m.model_calls, m.verdicts, m.tree]));
+        println!(
+            "{}",
+            json!([m.wall_s, m.cpu_s, m.user_s, m.max_rss_mb, m.model_calls, m.verdicts, m.tree])
+        );
         return;
     }
     // Each run is measured in a copy of this process of its own, so the peak memory of its
@@ -54,10 +59,11 @@ fn main() {
         Measured {
             wall_s: v[0].as_f64().unwrap(),
             cpu_s: v[1].as_f64().unwrap(),
-            max_rss_mb: v[2].as_f64().unwrap(),
-            model_calls: usize::try_from(v[3].as_u64().unwrap()).unwrap(),
-            verdicts: serde_json::from_value(v[4].clone()).unwrap(),
-            tree: v[5].as_str().unwrap().to_owned(),
+            user_s: v[2].as_f64().unwrap(),
+            max_rss_mb: v[3].as_f64().unwrap(),
+            model_calls: usize::try_from(v[4].as_u64().unwrap()).unwrap(),
+            verdicts: serde_json::from_value(v[5].clone()).unwrap(),
+            tree: v[6].as_str().unwrap().to_owned(),
         }
     };
     let one = measure(1);
@@ -66,9 +72,10 @@ fn main() {
     assert_eq!(one.tree, three.tree, "the same final tree");
     for (lanes, m) in [(1, &one), (3, &three)] {
         println!(
-            "--lanes {lanes}: {:.2} s wall, {:.2} ms harness CPU per model call ({} calls), peak {:.1} MB",
+            "--lanes {lanes}: {:.2} s wall, {:.2} ms harness CPU per model call ({:.2} ms of it in user space; {} calls), peak {:.1} MB",
             m.wall_s,
             m.cpu_s * 1000.0 / m.model_calls as f64,
+            m.user_s * 1000.0 / m.model_calls as f64,
             m.model_calls,
             m.max_rss_mb
         );
@@ -132,7 +139,7 @@ fn run(base_url: &str, lanes: u64) -> Measured {
     }
     let before = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
     let started = Instant::now();
-    let status = Command::new(env!("CARGO_BIN_EXE_harrow"))
+    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
         .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
         .args(["--headless", "--no-validators", "--no-preflight", "--lanes", &lanes.to_string()])
         .env("HARROW_BASE_URL", base_url)
@@ -140,17 +147,28 @@ fn run(base_url: &str, lanes: u64) -> Measured {
         .env("HARROW_API_KEY", "sk-bench")
         .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))
         .env("XDG_CONFIG_HOME", tmp.path())
-        .stdout(std::process::Stdio::null())
-        .status()
+        .output()
         .unwrap();
     let wall_s = started.elapsed().as_secs_f64();
-    assert!(status.success(), "the run failed");
+    if !out.status.success() {
+        let kept = tmp.keep();
+        panic!(
+            "the run failed (its folders are kept in {}): {}{}",
+            kept.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     let after = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
     let secs = |u: &nix::sys::resource::Usage| {
         let t = |v: nix::sys::time::TimeVal| v.tv_sec() as f64 + v.tv_usec() as f64 / 1e6;
         t(u.user_time()) + t(u.system_time())
     };
     let cpu_s = secs(&after) - secs(&before);
+    let user = |u: &nix::sys::resource::Usage| {
+        u.user_time().tv_sec() as f64 + u.user_time().tv_usec() as f64 / 1e6
+    };
+    let user_s = user(&after) - user(&before);
     let max_rss_mb = after.max_rss() as f64 / 1024.0;
     let session = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
@@ -167,5 +185,5 @@ fn run(base_url: &str, lanes: u64) -> Measured {
         .collect();
     verdicts.sort();
     let tree = git(&repo, &["rev-parse", &format!("session/{id}^{{tree}}")]);
-    Measured { wall_s, cpu_s, max_rss_mb, model_calls, verdicts, tree }
+    Measured { wall_s, cpu_s, user_s, max_rss_mb, model_calls, verdicts, tree }
 }

@@ -82,7 +82,7 @@ fn a_graph_plan_runs_in_three_lanes_and_lands_one_commit_per_task() {
     for (n, deps) in [(1, "[]"), (2, "[]"), (3, "[]"), (4, "[T-001, T-002]")] {
         depends(&plan, n, deps);
     }
-    let worker: serde_json::Map<String, Value> = (1..=4)
+    let mut worker: serde_json::Map<String, Value> = (1..=3)
         .map(|n| {
             (
                 format!("T-00{n}"),
@@ -90,10 +90,39 @@ fn a_graph_plan_runs_in_three_lanes_and_lands_one_commit_per_task() {
             )
         })
         .collect();
+    worker.insert("T-004".into(), json!({"*": run_then_write("pwd; ls", 4, 0)}));
     let script = json!({"worker": worker, "evaluator": {"*": {"*": [accept()]}}});
     let (_rt, server) = serve(&script, false);
     succeeds(lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "3").arg("--no-validators"));
     let (id, events) = events(tmp.path());
+    let listing = events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["payload"]["task_id"] == "T-004")
+        .map(|e| e["payload"].to_string())
+        .unwrap_or_default();
+    assert!(
+        ["worktree-1", "worktree-2", "worktree-3"].iter().any(|w| listing.contains(w)),
+        "the fourth task reuses the worktree of a task that landed: {listing}"
+    );
+    assert!(
+        listing.contains("f1.txt") && listing.contains("f2.txt"),
+        "it starts from the session branch with both its dependencies: {listing}"
+    );
+    let t3_landed_first = at(&events, "commit", "T-003", |_| true)
+        < at(&events, "task_state", "T-004", |e| e["payload"]["to"] == "running");
+    assert_eq!(
+        listing.contains("f3.txt"),
+        t3_landed_first,
+        "a reused worktree holds the session branch as it stood, nothing more: {listing}"
+    );
+    let worktrees = git(&repo, &["worktree", "list", "--porcelain"]);
+    assert_eq!(
+        worktrees.matches("worktree ").count(),
+        2,
+        "the lanes' worktrees go when the run ends; the repository's and the session's stay: {worktrees}"
+    );
+    let lanes = tmp.path().join("sessions").join(&id).join("lanes");
+    assert!(lanes.read_dir().map_or(true, |mut d| d.next().is_none()), "lanes/ is left empty");
     let running = |t: &str| at(&events, "task_state", t, |e| e["payload"]["to"] == "running");
     let done = |t: &str| at(&events, "task_done", t, |_| true);
     let first_done = ["T-001", "T-002", "T-003"].iter().map(|t| done(t)).min().unwrap();

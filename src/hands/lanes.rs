@@ -7,9 +7,12 @@
 //! the session branch has not moved, else a three-way merge (git2, in memory) whose result is
 //! checked out in the lane before anything moves, so the validators judge the combination.
 
-use super::workspace::{Workspace, WorkspaceError, find_commit, git, open_source};
+use super::workspace::{
+    Review, SIGNATURE_EMAIL, SIGNATURE_NAME, Workspace, WorkspaceError, find_commit, git,
+    open_source, task_message,
+};
 use git2::build::CheckoutBuilder;
-use git2::{BranchType, Oid, WorktreeAddOptions};
+use git2::{Oid, Signature, WorktreeAddOptions};
 use std::path::Path;
 
 /// What separates the session id from the task in a lane's branch name.
@@ -67,50 +70,96 @@ impl Workspace {
         Ok(tip.id().to_string())
     }
 
-    /// The lane where `task` is worked: `worktree` on `session/<id>--<task>`, cut from the
-    /// session branch as it stands now. One that exists already (a resume) is opened as it is.
-    pub fn lane_for(&self, task: &str, worktree: &Path) -> Result<Workspace, WorkspaceError> {
-        let name = lane_name(task);
-        let branch = format!("{}{LANE_MARK}{name}", self.session_branch());
-        let lane = Workspace {
-            source: self.source.clone(),
-            worktree: worktree.to_path_buf(),
-            branch: branch.clone(),
-            base: self.base.clone(),
-        };
-        let repo = open_source(&self.source)?;
-        if worktree.join(".git").exists() && repo.find_branch(&branch, BranchType::Local).is_ok() {
+    /// The lane branch of `task`: `session/<id>--<task>`.
+    fn lane_branch(&self, task: &str) -> String {
+        format!("{}{LANE_MARK}{}", self.session_branch(), lane_name(task))
+    }
+
+    /// The lane worktree under `lanes` where `task` is at work or waits for a decision: the
+    /// one whose `HEAD` is on the task's branch.
+    pub fn lane_of(&self, task: &str, lanes: &Path) -> Option<Workspace> {
+        let branch = self.lane_branch(task);
+        let want = format!("refs/heads/{branch}");
+        lane_worktrees(lanes).into_iter().find_map(|(path, head)| {
+            (head.as_deref() == Some(want.as_str())).then(|| self.in_lane(&path, &branch))
+        })
+    }
+
+    /// The lane where `task` is worked: the worktree it already has (a resume, a decision on a
+    /// parked task), else a free one of the lanes' worktrees — one whose task has landed — or
+    /// a new one, put on a branch `session/<id>--<task>` cut from the session branch as it
+    /// stands now. A worktree is reused from task to task, so starting a task rewrites only
+    /// the files that differ and keeps the build caches git ignores, as the session's own
+    /// worktree does without lanes.
+    pub fn lane_for(&self, task: &str, lanes: &Path) -> Result<Workspace, WorkspaceError> {
+        if let Some(lane) = self.lane_of(task, lanes) {
             return Ok(lane);
         }
-        if worktree.exists() {
-            std::fs::remove_dir_all(worktree)
-                .map_err(|e| WorkspaceError::Io(worktree.to_path_buf(), e))?;
-        }
-        let _ = repo.find_worktree(&format!("{}{LANE_MARK}{name}", self.session_id())).map(|wt| {
-            let mut prune = git2::WorktreePruneOptions::new();
-            prune.valid(true).working_tree(true);
-            wt.prune(Some(&mut prune))
-        });
-        if let Some(parent) = worktree.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| WorkspaceError::Io(parent.to_path_buf(), e))?;
-        }
+        let branch = self.lane_branch(task);
+        let repo = open_source(&self.source)?;
         let tip = find_commit(&repo, &self.session_tip()?).map_err(git("read the session tip"))?;
+        let worktrees = lane_worktrees(lanes);
+        let free = worktrees.iter().find(|(_, head)| head.is_none()).map(|(p, _)| p.clone());
         let created =
             repo.branch(&branch, &tip, true).map_err(git(format!("create branch {branch}")))?;
         let reference = created.into_reference();
+        if let Some(path) = free {
+            let lane = self.in_lane(&path, &branch);
+            let wt = lane.repo()?;
+            wt.set_head(&format!("refs/heads/{branch}"))
+                .map_err(git(format!("put {} on {branch}", path.display())))?;
+            let mut checkout = CheckoutBuilder::new();
+            checkout.force().remove_untracked(true);
+            wt.checkout_head(Some(&mut checkout)).map_err(git(format!("check out {branch}")))?;
+            return Ok(lane);
+        }
+        // Among one more names than the folder holds entries, one is free.
+        let taken = std::fs::read_dir(lanes).map_or(0, Iterator::count) + 1;
+        let number =
+            (1..=taken).find(|k| !lanes.join(format!("worktree-{k}")).exists()).unwrap_or(taken);
+        let path = lanes.join(format!("worktree-{number}"));
+        let name = format!("{}{LANE_MARK}worktree-{number}", self.session_id());
+        if let Ok(stale) = repo.find_worktree(&name) {
+            let mut prune = git2::WorktreePruneOptions::new();
+            prune.valid(true).working_tree(true);
+            stale.prune(Some(&mut prune)).map_err(git(format!("prune worktree {name}")))?;
+        }
+        std::fs::create_dir_all(lanes).map_err(|e| WorkspaceError::Io(lanes.to_path_buf(), e))?;
         let mut opts = WorktreeAddOptions::new();
         opts.reference(Some(&reference));
-        repo.worktree(&format!("{}{LANE_MARK}{name}", self.session_id()), worktree, Some(&opts))
-            .map_err(git(format!("add worktree {}", worktree.display())))?;
-        Ok(lane)
+        repo.worktree(&name, &path, Some(&opts))
+            .map_err(git(format!("add worktree {}", path.display())))?;
+        Ok(self.in_lane(&path, &branch))
     }
 
-    /// Removes a lane's worktree and branch once its task has landed: the session branch holds
-    /// the work, and its judged attempts stay on their refs.
-    pub fn remove_lane(&self) -> Result<(), WorkspaceError> {
-        Workspace::remove_worktree(&self.source, &self.worktree)?;
+    fn in_lane(&self, worktree: &Path, branch: &str) -> Workspace {
+        Workspace {
+            source: self.source.clone(),
+            worktree: worktree.to_path_buf(),
+            branch: branch.to_owned(),
+            base: self.base.clone(),
+        }
+    }
+
+    /// Frees a lane's worktree once its task has landed (or was set aside): `HEAD` lets go of
+    /// the task's branch, which goes — the session branch holds the work, and its judged
+    /// attempts stay on their refs — and the worktree waits for the next task.
+    pub fn release_lane(&self) -> Result<(), WorkspaceError> {
+        let repo = self.repo()?;
+        let at =
+            repo.head().and_then(|h| h.peel_to_commit()).map_err(git("read the lane's HEAD"))?;
+        repo.set_head_detached(at.id()).map_err(git("let the lane's worktree go of its branch"))?;
         Workspace::delete_branch(&self.source, &self.branch)?;
+        Ok(())
+    }
+
+    /// Removes the lanes' worktrees no task holds: what is left of them when a run ends.
+    pub fn remove_free_lanes(&self, lanes: &Path) -> Result<(), WorkspaceError> {
+        for (path, head) in lane_worktrees(lanes) {
+            if head.is_none() {
+                Workspace::remove_worktree(&self.source, &path)?;
+            }
+        }
         Ok(())
     }
 
@@ -141,6 +190,29 @@ impl Workspace {
             }
         }
         Ok(Merged { index, conflicts })
+    }
+
+    /// Commits a clean merge's result on top of `onto` as the task's commit, straight from
+    /// the merge: nothing in the lane's worktree moves, since nothing will run on it. Refs
+    /// stay where they are; the landing moves the session branch.
+    pub fn commit_merged(
+        &self,
+        merged: &mut Merged,
+        onto: &str,
+        message: (&str, &str, &str, Review),
+    ) -> Result<String, WorkspaceError> {
+        let repo = self.repo()?;
+        let parent = find_commit(&repo, onto).map_err(git("read the session tip"))?;
+        let tree = merged
+            .index
+            .write_tree_to(&repo)
+            .and_then(|id| repo.find_tree(id))
+            .map_err(git("write the merged tree"))?;
+        let sig = Signature::now(SIGNATURE_NAME, SIGNATURE_EMAIL).map_err(git("signature"))?;
+        let (task, title, session, review) = message;
+        let text = task_message(task, title, session, review);
+        let oid = repo.commit(None, &sig, &sig, &text, &tree, &[&parent]).map_err(git("commit"))?;
+        Ok(oid.to_string())
     }
 
     /// Brings the lane up to `onto`: its branch moves there, and its files become the merge's
@@ -209,6 +281,25 @@ impl Workspace {
         checkout.force().remove_untracked(true);
         repo.checkout_head(Some(&mut checkout)).map_err(git("check out the session branch"))
     }
+}
+
+/// The worktrees under `lanes`, each with the branch its `HEAD` is on (`None`: detached, the
+/// worktree is free). A folder that is not a worktree is no lane's.
+fn lane_worktrees(lanes: &Path) -> Vec<(std::path::PathBuf, Option<String>)> {
+    let mut out: Vec<_> = std::fs::read_dir(lanes)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join(".git").is_file())
+        .filter_map(|e| {
+            let repo = git2::Repository::open(e.path()).ok()?;
+            let head = repo.find_reference("HEAD").ok()?;
+            let branch = head.symbolic_target().ok().flatten().map(str::to_owned);
+            Some((e.path(), branch))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 #[cfg(test)]

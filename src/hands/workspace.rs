@@ -339,21 +339,17 @@ impl Workspace {
         }
         if parent.tree_id() == tree_id {
             repo.reference(&branch, parent.id(), true, "harrow: accepted with no change")
-                .and_then(|_| repo.set_head(&branch))
+                .and_then(|_| head_on(&repo, &branch))
                 .map_err(git("point the session branch at the task's start"))?;
             return Ok(None);
         }
         let tree = repo.find_tree(tree_id).map_err(git("find tree"))?;
         let sig = Signature::now(SIGNATURE_NAME, SIGNATURE_EMAIL).map_err(git("signature"))?;
-        let message = format!(
-            "{task_id}: {title}\n\n{}\n\nSession: {session_id}\nReviewed-by: {}\n",
-            review.sentence(),
-            review.trailer()
-        );
+        let message = task_message(task_id, title, session_id, review);
         let oid =
             repo.commit(None, &sig, &sig, &message, &tree, &[&parent]).map_err(git("commit"))?;
         repo.reference(&branch, oid, true, "harrow: task accepted")
-            .and_then(|_| repo.set_head(&branch))
+            .and_then(|_| head_on(&repo, &branch))
             .map_err(git("move the session branch to the accepted commit"))?;
         Ok(Some(oid.to_string()))
     }
@@ -495,10 +491,7 @@ impl Workspace {
     /// sandbox, so the work a verdict names can still be shown and landed if the source
     /// repository's copy is pruned or forged.
     pub fn copy_kept(&self, into: &Path) -> Result<(), WorkspaceError> {
-        // Lanes of one run copy into the same repository at once; git's lock files would
-        // refuse all but one of them.
-        static COPYING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _one_at_a_time = COPYING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _one_at_a_time = copying();
         let source = self.repo()?;
         let from = source.commondir().to_string_lossy().into_owned();
         let copy = Repository::open_bare(into)
@@ -506,8 +499,14 @@ impl Workspace {
             .map_err(git(format!("open {}", into.display())))?;
         let session = self.session_id();
         let spec = format!("+refs/harrow/{session}/*:refs/harrow/{session}/*");
-        copy.remote_anonymous(&from)
-            .and_then(|mut remote| remote.fetch(&[spec.as_str()], None, None))
+        let fetch = || {
+            copy.remote_anonymous(&from)
+                .and_then(|mut remote| remote.fetch(&[spec.as_str()], None, None))
+        };
+        // The fetch lists every ref of the source first; one deleted before it is read (a
+        // branch the user removes meanwhile) fails it, and a second listing no longer has it.
+        fetch()
+            .or_else(|e| if e.code() == git2::ErrorCode::NotFound { fetch() } else { Err(e) })
             .map_err(git("copy the kept attempts into the session folder"))
     }
 
@@ -567,12 +566,41 @@ impl Workspace {
 
     /// Deletes a session's branch from the source repository.
     pub fn delete_branch(source: &Path, branch: &str) -> Result<bool, WorkspaceError> {
+        let _not_while_copying = copying();
         let repo = open_source(source)?;
         match repo.find_branch(branch, BranchType::Local) {
             Ok(mut b) => b.delete().map(|()| true).map_err(git(format!("delete branch {branch}"))),
             Err(_) => Ok(false),
         }
     }
+}
+
+/// A task's commit message: its title, how it was reviewed, and the trailers that find it.
+pub(super) fn task_message(task_id: &str, title: &str, session_id: &str, review: Review) -> String {
+    format!(
+        "{task_id}: {title}\n\n{}\n\nSession: {session_id}\nReviewed-by: {}\n",
+        review.sentence(),
+        review.trailer()
+    )
+}
+
+/// Puts `HEAD` on `branch` unless it is there already: each move writes `HEAD` and its log
+/// again, once per accepted task.
+fn head_on(repo: &Repository, branch: &str) -> Result<(), git2::Error> {
+    let there = repo
+        .find_reference("HEAD")
+        .ok()
+        .and_then(|h| h.symbolic_target().ok().flatten().map(str::to_owned))
+        .is_some_and(|t| t == branch);
+    if there { Ok(()) } else { repo.set_head(branch) }
+}
+
+/// Held while kept attempts are copied, and while a branch is deleted: lanes of one run copy
+/// into the same repository at once (git's lock files would refuse all but one), and a copy
+/// lists every ref of the source, so a lane's branch must not vanish in the middle of it.
+fn copying() -> std::sync::MutexGuard<'static, ()> {
+    static COPYING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    COPYING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The worktree registered at `path`, found by path so Tilth's worktrees (named after the

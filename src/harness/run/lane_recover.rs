@@ -7,7 +7,6 @@
 //! again, as the verdict judged it. A lane's worktree is never trusted for accepted work.
 
 use super::{GateEvent, Result, Run, TaskState, record};
-use crate::hands::lanes::lane_name;
 use crate::harness::resume::Restored;
 
 /// Accepted work to land again on a resume: the kept commit of the judged attempt, the digest
@@ -69,17 +68,18 @@ impl Run {
     /// judged attempt had on top (as a run without lanes restarts a rework). A task that waits
     /// for a decision keeps its worktree as it is.
     fn ready_lane(&mut self, task: &str, r: &Restored) -> Result<()> {
-        let worktree = self.dir.join("lanes").join(lane_name(task));
-        if self.settled(task) || !worktree.exists() {
+        if self.settled(task) {
             return Ok(());
         }
+        let Some(lane) = self.workspace.lane_of(task, &self.dir.join("lanes")) else {
+            return Ok(());
+        };
         let reviews = record::read_ledger(&self.dir, task).len() as u64;
         let state = self.states.get(task).cloned().unwrap_or_default();
         if state == TaskState::NeedsOperator || self.failed_waiting(task, reviews).is_some() {
             return Ok(());
         }
         let Some(base) = self.task_bases.get(task).cloned() else { return Ok(()) };
-        let lane = self.workspace.lane_for(task, &worktree)?;
         lane.reset_lane(&base)?;
         if let Some(sha) = r.judged.get(task).and_then(|j| j.get(&reviews)) {
             lane.restore_files(sha)?;

@@ -13,7 +13,6 @@ use super::{
 };
 use crate::hands::Hands;
 use crate::hands::git_guard::GitGuard;
-use crate::hands::lanes::lane_name;
 use crate::hands::validators;
 use crate::hands::workspace::Workspace;
 use crate::session::control::{self, Op};
@@ -84,8 +83,7 @@ impl Run {
     /// A run of its own for `task` in lane `number`, in the task's worktree (cut from the
     /// session branch as it stands now, or the one it already has).
     fn open_lane(&mut self, task: &Task, number: u64) -> Result<Run> {
-        let worktree = self.dir.join("lanes").join(lane_name(&task.id));
-        let workspace = self.workspace.lane_for(&task.id, &worktree)?;
+        let workspace = self.workspace.lane_for(&task.id, &self.dir.join("lanes"))?;
         let config = crate::hands::HandsConfig { lane: Some(number), ..self.hands.config.clone() };
         let hands = Hands::new(&workspace.worktree, Some(&self.dir), config).map_err(|e| {
             HarnessError::NotKept(format!("the lane for {} cannot start: {e}", task.id))
@@ -308,31 +306,22 @@ impl Run {
             change
         } else {
             let mut merged = self.workspace.merge_onto(&base, &change, &onto)?;
-            self.workspace.bring_up(&onto, &mut merged)?;
-            self.task_bases.insert(task.id.clone(), onto.clone());
-            self.record_guard()?;
-            if !merged.conflicts.is_empty() {
-                return Ok(Landing::Rework(conflict_feedback(&merged.conflicts)));
-            }
-            if let Some(report) = self.validate_combined(task)? {
-                return Ok(Landing::Rework(format!(
-                    "Your change was accepted, but combined with work that landed meanwhile it fails the checks. Your worktree now holds the combination; make it pass, then submit again.\n\n{report}"
-                )));
-            }
-            let combined = self.workspace.commit_task(
-                &task.id,
-                &task.title,
-                &self.id,
-                a.review,
-                Some(&onto),
-                None,
-            );
-            match combined {
-                Ok(Some(sha)) => sha,
-                Ok(None) => return self.record_landed(task, a, None).map(Landing::Landed),
-                Err(e) => {
-                    let why = format!("its merged work could not be committed: {e}");
-                    return Ok(Landing::Held(self.landing_failed(task, &why)?));
+            if merged.conflicts.is_empty() && self.opts.validators.is_empty() {
+                // Nothing would run on the combination: it is committed as merged, and the
+                // worktree, which the next task resets, is left as it is.
+                let message = (task.id.as_str(), task.title.as_str(), self.id.as_str(), a.review);
+                match self.workspace.commit_merged(&mut merged, &onto, message) {
+                    Ok(sha) => sha,
+                    Err(e) => {
+                        let why = format!("its merged work could not be committed: {e}");
+                        return Ok(Landing::Held(self.landing_failed(task, &why)?));
+                    }
+                }
+            } else {
+                match self.bring_up_and_check(task, a.review, &onto, &mut merged)? {
+                    Ok(Some(sha)) => sha,
+                    Ok(None) => return self.record_landed(task, a, None).map(Landing::Landed),
+                    Err(landing) => return Ok(landing),
                 }
             }
         };
@@ -345,6 +334,37 @@ impl Run {
         }
         self.record_guard()?;
         self.record_landed(task, a, Some(landed)).map(Landing::Landed)
+    }
+
+    /// Brings the lane up to the merge of its task's change onto `onto` and runs the
+    /// validators there; the combination's commit when they pass (`None`: it changes
+    /// nothing), else how the landing ends.
+    fn bring_up_and_check(
+        &mut self,
+        task: &Task,
+        review: crate::hands::workspace::Review,
+        onto: &str,
+        merged: &mut crate::hands::lanes::Merged,
+    ) -> Result<std::result::Result<Option<String>, Landing>> {
+        self.workspace.bring_up(onto, merged)?;
+        self.task_bases.insert(task.id.clone(), onto.to_owned());
+        self.record_guard()?;
+        if !merged.conflicts.is_empty() {
+            return Ok(Err(Landing::Rework(conflict_feedback(&merged.conflicts))));
+        }
+        if let Some(report) = self.validate_combined(task)? {
+            return Ok(Err(Landing::Rework(format!(
+                "Your change was accepted, but combined with work that landed meanwhile it fails the checks. Your worktree now holds the combination; make it pass, then submit again.\n\n{report}"
+            ))));
+        }
+        match self.workspace.commit_task(&task.id, &task.title, &self.id, review, Some(onto), None)
+        {
+            Ok(sha) => Ok(Ok(sha)),
+            Err(e) => {
+                let why = format!("its merged work could not be committed: {e}");
+                Ok(Err(Landing::Held(self.landing_failed(task, &why)?)))
+            }
+        }
     }
 
     /// Runs the validators on the merged tree in the lane; their report when they fail.
@@ -410,7 +430,7 @@ impl Run {
             }
             return Ok(LaneDecision::Decided(None));
         }
-        let has_lane = self.dir.join("lanes").join(lane_name(&task)).exists();
+        let has_lane = self.workspace.lane_of(&task, &self.dir.join("lanes")).is_some();
         if !self.book.parked.contains_key(&task)
             && has_lane
             && let Some(t) = self.plan.tasks.iter().find(|t| t.id == task).cloned()
@@ -477,14 +497,15 @@ impl Run {
         };
     }
 
-    /// A lane whose task settled: the run records it, and the lane's worktree goes once its
-    /// work is on the session branch (a skipped task's work is on its set-aside ref).
+    /// A lane whose task settled: the run records it, and the lane's worktree is freed for
+    /// the next task once its work is on the session branch (a skipped task's work is on its
+    /// set-aside ref).
     fn after_lane(&mut self, task: &Task, lane: Box<Run>, warning: Option<String>) -> Result<()> {
         self.warnings.extend(warning);
         let workspace = lane.workspace.clone();
         drop(lane);
         if self.settled(&task.id) {
-            workspace.remove_lane()?;
+            workspace.release_lane()?;
         }
         self.write_status()?;
         record::write_summary(&self.dir, self.writer.summary())?;
@@ -525,9 +546,11 @@ impl Run {
     /// waits on something that will not come, or something stops the run.
     pub(super) async fn work_lanes(&mut self) -> Result<Ended> {
         let ended = self.work_in_lanes().await;
-        // The session's own worktree shows the branch as the lanes left it; a failure to
-        // check it out loses nothing (the branch holds the work).
+        // The session's own worktree shows the branch as the lanes left it, and the lanes'
+        // worktrees no task holds go; a failure at either loses nothing (the branch holds
+        // the work).
         let _ = self.workspace.refresh();
+        let _ = self.workspace.remove_free_lanes(&self.dir.join("lanes"));
         ended
     }
 
