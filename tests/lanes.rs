@@ -488,3 +488,46 @@ fn failing_one_lanes_task_fails_that_task_only() {
     let subjects = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
     assert!(subjects.contains("T-002: Write file 2") && !subjects.contains("T-001"), "{subjects}");
 }
+
+/// The caps are the whole run's, counted as each lane's calls are made: T-001's first call
+/// spends past `--max-dollars` while it is still at work, so when T-002 lands a moment later
+/// T-003 does not start (counting a lane's spend only when its task ends would start it);
+/// the task at work finishes and lands, as a task does at a cap without lanes, and the run
+/// ends on the cap.
+#[test]
+fn a_cap_counts_every_lanes_calls_as_they_are_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 3);
+    for n in 1..=3 {
+        depends(&plan, n, "[]");
+    }
+    let script = json!({
+        "worker": {
+            "T-001": {"*": [
+                {"delay_ms": 100, "cost": 1.0, "tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
+                {"delay_ms": 2500, "tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
+            ]},
+            "T-002": {"*": write("f2.txt", "2\n", 2, 900)},
+            "T-003": {"*": write("f3.txt", "3\n", 3, 0)}
+        },
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+        .args(["--no-validators", "--max-dollars", "0.5"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("■ stopped: cost_cap"), "{stdout}");
+    let (id, events) = events(tmp.path());
+    assert!(
+        !events.iter().any(|e| e["type"] == "task_state" && e["payload"]["task_id"] == "T-003"
+            && e["payload"]["to"] == "running"),
+        "no task starts once the run's spend is past the cap"
+    );
+    let t2 = at(&events, "commit", "T-002", |_| true);
+    let t1 = at(&events, "commit", "T-001", |_| true);
+    assert!(t2 < t1, "T-002 landed while T-001 was still at work");
+    assert!(landed(&repo, &id, "f1.txt").contains('1'), "the task at work finished and landed");
+}

@@ -108,7 +108,7 @@ impl Run {
         });
         lane.states.clone_from(&self.states);
         lane.warnings.clone_from(&self.warnings);
-        lane.tokens_total = self.tokens_total;
+        lane.spent = Arc::clone(&self.spent);
         lane.interrupted = Arc::clone(&self.interrupted);
         lane.control.offset = self.control.offset;
         let id = &task.id;
@@ -476,7 +476,6 @@ impl Run {
             entry.cached += u.cached;
             entry.reasoning += u.reasoning;
             entry.cost += u.cost;
-            self.tokens_total += u.total.max(0) as u64;
         }
         let key = task.to_owned();
         if let Some(v) = lane.task_bases.get(task) {
@@ -794,7 +793,14 @@ impl Run {
             // A plain stop lets the tasks at work finish; no new one starts.
             self.control.paused = true;
         }
-        Ok(self.cap_reached().map(|cap| Ended { reason: cap, detail: None }))
+        // A cap, like a plain stop, lets the tasks at work finish — as without lanes, where it
+        // is read between tasks — and the run ends on it once none is at work.
+        let Some(cap) = self.cap_reached() else { return Ok(None) };
+        if self.book.running.is_empty() {
+            return Ok(Some(Ended { reason: cap, detail: None }));
+        }
+        self.control.paused = true;
+        Ok(None)
     }
 
     /// How a run with lanes ends once nothing more can start: a task held for a person

@@ -189,6 +189,28 @@ enum Guarded {
     Held(Ended),
 }
 
+/// Tokens and dollars spent so far by a run and all its lanes.
+#[derive(Debug, Default)]
+struct Spent(std::sync::Mutex<(u64, f64)>);
+
+impl Spent {
+    fn from(tokens: u64, dollars: f64) -> Spent {
+        Spent(std::sync::Mutex::new((tokens, dollars)))
+    }
+
+    /// Adds one call's spend; the run's tokens so far.
+    fn add(&self, tokens: u64, dollars: f64) -> u64 {
+        let mut spent = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        spent.0 += tokens;
+        spent.1 += dollars;
+        spent.0
+    }
+
+    fn now(&self) -> (u64, f64) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// A task's result, inside the loop.
 enum TaskEnd {
     Accepted(Acceptance),
@@ -225,7 +247,9 @@ pub struct Run {
     pub opts: RunOptions,
     states: BTreeMap<String, TaskState>,
     usage: BTreeMap<String, Usage>,
-    tokens_total: u64,
+    /// What the whole run has spent, shared by its lanes, so the caps see every lane's calls
+    /// as they are made.
+    spent: Arc<Spent>,
     started: Instant,
     warnings: Vec<String>,
     control: ControlState,
@@ -321,7 +345,7 @@ impl Run {
             opts: p.opts,
             states,
             usage: BTreeMap::new(),
-            tokens_total: 0,
+            spent: Arc::default(),
             started: Instant::now(),
             warnings: Vec::new(),
             control: ControlState::default(),
@@ -349,7 +373,7 @@ impl Run {
             }
         }
         run.usage.clone_from(&r.usage);
-        run.tokens_total = r.tokens_total;
+        run.spent = Arc::new(Spent::from(r.tokens_total, r.usage.values().map(|u| u.cost).sum()));
         run.control.offset = r.control_offset;
         run.last_cases.clone_from(&r.last_cases);
         run.task_bases.clone_from(&r.task_bases);
@@ -443,7 +467,7 @@ impl Run {
         reply: Option<&Reply>,
     ) -> Result<()> {
         let u = a.usage;
-        self.tokens_total += u.prompt + u.completion;
+        let tokens_total = self.spent.add(u.prompt + u.completion, u.cost);
         let entry = self.usage.entry(role.as_str().to_owned()).or_default();
         entry.prompt += u.prompt as i64;
         entry.eval += u.completion as i64;
@@ -451,7 +475,7 @@ impl Run {
         entry.cached += u.cached as i64;
         entry.reasoning += u.reasoning as i64;
         entry.cost += u.cost;
-        self.emit(&record::model_call(role, scope, a, self.tokens_total))?;
+        self.emit(&record::model_call(role, scope, a, tokens_total))?;
         if let Some(r) = reply {
             self.emit(&record::assistant_message(role, scope, r))?;
         }
@@ -554,10 +578,10 @@ impl Run {
         if caps.wall_clock.is_some_and(|w| self.started.elapsed() >= w) {
             return Some(StopReason::WallClock);
         }
-        if caps.tokens.is_some_and(|t| self.tokens_total >= t) {
+        let (tokens, dollars) = self.spent.now();
+        if caps.tokens.is_some_and(|t| tokens >= t) {
             return Some(StopReason::TokenCap);
         }
-        let dollars: f64 = self.usage.values().map(|u| u.cost).sum();
         if caps.dollars.is_some_and(|d| dollars >= d) {
             return Some(StopReason::CostCap);
         }
