@@ -522,7 +522,8 @@ fn a_cap_counts_every_lanes_calls_as_they_are_made() {
     assert!(stdout.contains("■ stopped: cost_cap"), "{stdout}");
     let (id, events) = events(tmp.path());
     assert!(
-        !events.iter().any(|e| e["type"] == "task_state" && e["payload"]["task_id"] == "T-003"
+        !events.iter().any(|e| e["type"] == "task_state"
+            && e["payload"]["task_id"] == "T-003"
             && e["payload"]["to"] == "running"),
         "no task starts once the run's spend is past the cap"
     );

@@ -604,7 +604,12 @@ impl Run {
                     };
                     let mut lane = match lane {
                         Some(lane) => lane,
-                        None => match self.open_lane(&task, number) {
+                        // A task marked blocked before (a resume after a decision on what it
+                        // waits on) is unblocked as it starts.
+                        None => match self
+                            .waits_on(&task.id)
+                            .and_then(|_| self.open_lane(&task, number))
+                        {
                             Ok(lane) => Box::new(lane),
                             Err(e) => {
                                 let end = Ended {
@@ -745,8 +750,13 @@ impl Run {
                 out.push((task, Some(lane)));
             }
         }
-        let ready: Vec<Task> =
-            self.plan.in_order().into_iter().filter(|t| self.ready(t)).cloned().collect();
+        let ready: Vec<Task> = self
+            .plan
+            .in_order()
+            .into_iter()
+            .filter(|t| self.ready(t) && !out.iter().any(|(r, _)| r.id == t.id))
+            .cloned()
+            .collect();
         out.extend(ready.into_iter().map(|t| (t, None)));
         out
     }
