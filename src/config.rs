@@ -30,6 +30,32 @@ pub struct Config {
     pub console: ConsoleSection,
     #[serde(default)]
     pub run: RunSection,
+    #[serde(default)]
+    pub sessions: SessionsSection,
+    #[serde(default)]
+    pub notify: NotifySection,
+}
+
+/// `[sessions]`: where the fleet and `harrow sessions` look for runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionsSection {
+    /// More folders of session folders, beside harrow's and Tilth's: a shared mount where
+    /// other machines' runs write theirs is one more entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dirs: Vec<PathBuf>,
+}
+
+/// `[notify]`: a program of yours told when a run needs a person or is done.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifySection {
+    /// The program and its arguments; it gets the change as one JSON line on its stdin.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// How long it may take before it is stopped (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
 }
 
 /// `[run]`: how runs go when the command line does not say.

@@ -3,6 +3,7 @@
 mod control;
 pub(crate) mod demo;
 mod export;
+mod follow;
 mod format;
 mod install;
 mod out;

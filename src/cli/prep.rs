@@ -210,6 +210,7 @@ pub fn interview(
     writer.append(&SessionStart {
         phase: Some("prep".into()),
         session_id: Some(id.clone()),
+        host: Some(crate::session::lock::hostname()),
         source: Some(top.display().to_string()),
         feature: Some(feature.to_owned()),
         worker_model: model,

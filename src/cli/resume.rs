@@ -196,6 +196,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         .collect();
     let mut event = SessionResume {
         session_id: Some(found.id.clone()),
+        host: Some(crate::session::lock::hostname()),
         last_stop: restored.last_stop.clone(),
         retried: Some(retried),
         pending: Some(pending.clone()),

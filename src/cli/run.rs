@@ -328,6 +328,7 @@ pub fn create_session(start: Start) -> Result<Run> {
         task_count: Some(run.plan.tasks.len() as u64),
         plan: Some(run.plan.source.display().to_string()),
         session_id: Some(id),
+        host: Some(crate::session::lock::hostname()),
         base_commit: Some(run.workspace.base.clone()),
         no_eval: Some(run.opts.no_eval),
         plan_tasks: Some(

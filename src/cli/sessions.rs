@@ -12,25 +12,64 @@ use std::process::ExitCode;
 pub struct Args {
     #[command(flatten)]
     pub dirs: DirArgs,
-    /// Print a JSON array instead of a table (keys documented in the README).
+    /// Print a JSON array instead of a table (keys documented in the README); with
+    /// `--follow`, one JSON object per line.
     #[arg(long)]
     pub json: bool,
+    /// Keep going: one line per change of any run's state (held, crashed, done …), and the
+    /// `[notify] command` run for each run that comes to need a person or ends.
+    #[arg(long)]
+    pub follow: bool,
+    /// The live fleet view, as `harrow` alone opens it on a terminal.
+    #[arg(long, conflicts_with_all = ["json", "follow"])]
+    pub live: bool,
+}
+
+/// The folders to look in: those given, else harrow's, Tilth's and the config's
+/// `[sessions] dirs`.
+fn roots_for(given: &[std::path::PathBuf], config: &crate::config::Config) -> Vec<discover::Root> {
+    let mut roots = discover::roots(given);
+    if given.is_empty() {
+        for dir in &config.sessions.dirs {
+            if !roots.iter().any(|r| &r.path == dir) {
+                roots.push(discover::Root { path: dir.clone(), origin: discover::Origin::Given });
+            }
+        }
+    }
+    roots
+}
+
+fn config() -> Result<crate::config::Config> {
+    let (config, _) =
+        crate::config::Config::load(None).map_err(|e| super::UsageError(e.to_string()))?;
+    Ok(config)
 }
 
 /// `harrow` alone: the session browser on a terminal; the list when output is not a terminal.
 pub fn browse() -> Result<ExitCode> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        return run(&Args { dirs: DirArgs::default(), json: false });
+        return run(&Args { dirs: DirArgs::default(), json: false, follow: false, live: false });
     }
-    let roots = discover::roots(&[]);
+    live(roots_for(&[], &config()?))
+}
+
+/// The fleet on this terminal.
+fn live(roots: Vec<discover::Root>) -> Result<ExitCode> {
     let searched: Vec<String> = roots.iter().map(|r| r.path.display().to_string()).collect();
-    crate::console::browse(move || rows(&roots), searched.join(" or "))?;
+    crate::console::browse(roots, searched.join(" or "))?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let roots = discover::roots(&args.dirs.dirs);
+    let config = config()?;
+    let roots = roots_for(&args.dirs.dirs, &config);
+    if args.follow {
+        return super::follow::follow(roots, args.json, &config.notify);
+    }
+    if args.live {
+        return live(roots);
+    }
     let rows = rows(&roots);
     let mut out = super::out::stdout();
     if args.json {

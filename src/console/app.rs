@@ -448,7 +448,10 @@ impl App {
             | Action::StopAndQuit
             | Action::LeaveRunning
             | Action::Open
-            | Action::Refresh
+            | Action::NextWaiting
+            | Action::Show(_)
+            | Action::Sort
+            | Action::ResumeRun
             | Action::NextFile
             | Action::PrevFile
             | Action::Left

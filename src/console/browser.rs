@@ -1,36 +1,114 @@
-//! The session browser (`harrow` with no arguments): every harrow and Tilth session with its
-//! status, tasks, cost and age; `Enter` watches a running one or replays a finished one, and
-//! quitting that console comes back here.
+//! The fleet (`harrow` with no arguments, `harrow sessions --live`): every run under the
+//! session folders in one live list, what needs a person first, with a preview of the selected
+//! one; decisions, pause, notes and resume sent to a run without attaching; `Enter` attaches
+//! and quitting that console comes back here.
 
+use crate::session::control::{Command, Op};
+use crate::session::fleet::{FleetRow, RunState};
 use crate::session::state::TaskState;
-use crate::session::status::SessionStatus;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState, Wrap};
 
 use super::theme::Theme;
 
-/// One session in the list: the same row `harrow sessions` prints.
-pub type Entry = crate::session::listing::Row;
+/// One run in the list.
+pub type Entry = FleetRow;
+
+/// Which runs the list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Show {
+    All,
+    /// Held, crashed or failed.
+    Waiting,
+    /// Running, paused or silent.
+    Live,
+    Stopped,
+    Done,
+}
+
+impl Show {
+    fn keeps(self, state: RunState) -> bool {
+        match self {
+            Show::All => true,
+            Show::Waiting => state.needs_person(),
+            Show::Live => matches!(state, RunState::Running | RunState::Paused | RunState::Silent),
+            Show::Stopped => state == RunState::Stopped,
+            Show::Done => matches!(state, RunState::Done | RunState::Empty),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Show::All => "",
+            Show::Waiting => ", needing a person",
+            Show::Live => ", running",
+            Show::Stopped => ", stopped",
+            Show::Done => ", finished",
+        }
+    }
+}
+
+/// The list's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sort {
+    /// Held, crashed, failed, then running, then the rest; newest first within each.
+    Attention,
+    Newest,
+    /// The latest event first.
+    Active,
+}
+
+/// What a line typed at the bottom is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Purpose {
+    Filter,
+    /// A decision on the task of the run in `dir`, needing a reason (guidance for a reject).
+    Decide {
+        op: Op,
+        task: String,
+        dir: std::path::PathBuf,
+    },
+    Note {
+        task: Option<String>,
+        dir: std::path::PathBuf,
+    },
+}
+
+/// A line being typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    pub purpose: Purpose,
+    pub text: String,
+}
 
 /// The list and the selection: no terminal here, so it is testable.
 #[derive(Debug)]
 pub struct Browser {
     pub entries: Vec<Entry>,
-    pub selected: usize,
+    /// The selected run, by id, so it stays selected as rows move.
+    pub selected: Option<String>,
     /// Where the sessions were looked for, to say so when there are none.
     pub searched: String,
-    /// Why the last session picked could not be opened.
     pub notice: Option<String>,
+    pub show: Show,
+    pub sort: Sort,
+    pub filter: String,
+    pub prompt: Option<Prompt>,
+    /// Whether the first look at every session is done.
+    pub loaded: bool,
 }
 
 /// What a key asked of the browser.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Choice {
     Stay,
-    Open(usize),
-    Refresh,
+    Open(Box<Entry>),
+    /// Write this command to the run in that folder.
+    Send(std::path::PathBuf, Command),
+    Resume(Box<Entry>),
+    Export(Box<Entry>),
     Quit,
 }
 
@@ -47,104 +125,398 @@ pub fn age(ts: Option<&str>, now: jiff::Timestamp) -> String {
     }
 }
 
+fn command(op: Op, task: Option<String>, reason: Option<String>, text: Option<String>) -> Command {
+    Command { op, task, reason, text, ts: crate::session::timestamp::now(), source: "fleet".into() }
+}
+
 impl Browser {
     pub fn new(entries: Vec<Entry>, searched: String) -> Browser {
-        Browser { entries, selected: 0, searched, notice: None }
+        let mut b = Browser {
+            entries: Vec::new(),
+            selected: None,
+            searched,
+            notice: None,
+            show: Show::All,
+            sort: Sort::Attention,
+            filter: String::new(),
+            prompt: None,
+            loaded: true,
+        };
+        b.refresh(entries);
+        b
     }
 
-    /// Moves the selection or picks a session, by the browser's key table.
-    pub fn key(&mut self, key: crossterm::event::KeyEvent) -> Choice {
-        use super::keymap::{Action, Mode, action_for};
-        let last = self.entries.len().saturating_sub(1);
-        match action_for(Mode::Browser, &key) {
-            Some(Action::Quit) => Choice::Quit,
-            Some(Action::Down) => {
-                self.selected = (self.selected + 1).min(last);
-                Choice::Stay
+    /// The rows shown, in the list's order.
+    pub fn visible(&self) -> Vec<&Entry> {
+        let word = self.filter.to_lowercase();
+        let mut rows: Vec<&Entry> = self
+            .entries
+            .iter()
+            .filter(|e| self.show.keeps(e.state))
+            .filter(|e| {
+                word.is_empty()
+                    || [
+                        Some(&e.id),
+                        e.feature.as_ref(),
+                        e.repo.as_ref(),
+                        e.host.as_ref(),
+                        e.held_task.as_ref(),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .any(|s| s.to_lowercase().contains(&word))
+            })
+            .collect();
+        match self.sort {
+            Sort::Attention => {
+                rows.sort_by(|a, b| a.state.cmp(&b.state).then_with(|| b.id.cmp(&a.id)));
             }
-            Some(Action::Up) => {
-                self.selected = self.selected.saturating_sub(1);
-                Choice::Stay
-            }
-            Some(Action::Top) => {
-                self.selected = 0;
-                Choice::Stay
-            }
-            Some(Action::Bottom) => {
-                self.selected = last;
-                Choice::Stay
-            }
-            Some(Action::Refresh) => Choice::Refresh,
-            Some(Action::Open) if !self.entries.is_empty() => Choice::Open(self.selected),
-            _ => Choice::Stay,
+            Sort::Newest => rows.sort_by(|a, b| b.id.cmp(&a.id)),
+            Sort::Active => rows.sort_by(|a, b| b.last_event_at.cmp(&a.last_event_at)),
+        }
+        rows
+    }
+
+    /// The selected row's place among the visible ones.
+    pub fn cursor(&self) -> usize {
+        let rows = self.visible();
+        self.selected.as_ref().and_then(|id| rows.iter().position(|e| &e.id == id)).unwrap_or(0)
+    }
+
+    pub fn current(&self) -> Option<&Entry> {
+        self.visible().get(self.cursor()).copied()
+    }
+
+    fn select(&mut self, at: usize) {
+        let id = self.visible().get(at).map(|e| e.id.clone());
+        if id.is_some() {
+            self.selected = id;
         }
     }
 
-    /// Takes a fresh list, keeping the selection on the same session when it is still there.
+    /// Takes the latest rows, keeping the selection on the same run.
     pub fn refresh(&mut self, entries: Vec<Entry>) {
-        let keep = self.entries.get(self.selected).map(|e| e.id.clone());
         self.entries = entries;
-        self.selected = keep
-            .and_then(|id| self.entries.iter().position(|e| e.id == id))
-            .unwrap_or(0)
-            .min(self.entries.len().saturating_sub(1));
+        if self.current().is_none_or(|e| Some(&e.id) != self.selected.as_ref()) {
+            let at = self.cursor();
+            self.select(at);
+        }
+    }
+
+    /// Handles a key, by the fleet's key table (or the line being typed).
+    pub fn key(&mut self, key: crossterm::event::KeyEvent) -> Choice {
+        use super::keymap::{Action, Mode, action_for};
+        if self.prompt.is_some() {
+            return self.type_key(key);
+        }
+        let rows = self.visible().len();
+        let at = self.cursor();
+        match action_for(Mode::Browser, &key) {
+            Some(Action::Quit) => return Choice::Quit,
+            Some(Action::Down) => self.select((at + 1).min(rows.saturating_sub(1))),
+            Some(Action::Up) => self.select(at.saturating_sub(1)),
+            Some(Action::Top) => self.select(0),
+            Some(Action::Bottom) => self.select(rows.saturating_sub(1)),
+            Some(Action::NextWaiting) => self.next_waiting(),
+            Some(Action::Show(n)) => {
+                self.show = match n {
+                    1 => Show::Waiting,
+                    2 => Show::Live,
+                    3 => Show::Stopped,
+                    4 => Show::Done,
+                    _ => Show::All,
+                };
+                self.select(0);
+            }
+            Some(Action::Sort) => {
+                self.sort = match self.sort {
+                    Sort::Attention => Sort::Newest,
+                    Sort::Newest => Sort::Active,
+                    Sort::Active => Sort::Attention,
+                };
+            }
+            Some(Action::Filter) => {
+                self.prompt = Some(Prompt { purpose: Purpose::Filter, text: self.filter.clone() });
+            }
+            Some(Action::Open) => {
+                if let Some(e) = self.current() {
+                    return Choice::Open(Box::new(e.clone()));
+                }
+            }
+            Some(Action::ResumeRun) => {
+                return self.on_current(|e| {
+                    if matches!(e.state, RunState::Running | RunState::Paused) {
+                        Err(format!("{} is running", e.id))
+                    } else {
+                        Ok(Choice::Resume(Box::new(e.clone())))
+                    }
+                });
+            }
+            Some(Action::Export) => {
+                return self.on_current(|e| Ok(Choice::Export(Box::new(e.clone()))));
+            }
+            Some(Action::Pause) => {
+                return self.on_current(|e| match e.state {
+                    RunState::Paused => {
+                        Ok(Choice::Send(e.dir.clone(), command(Op::Resume, None, None, None)))
+                    }
+                    RunState::Running | RunState::Held | RunState::Silent => {
+                        Ok(Choice::Send(e.dir.clone(), command(Op::Pause, None, None, None)))
+                    }
+                    _ => Err(format!("{} is not running; R resumes it", e.id)),
+                });
+            }
+            Some(Action::Note) => {
+                let target = self.current().map(|e| {
+                    let task =
+                        e.held_task.clone().or_else(|| e.at_work.first().map(|w| w.task.clone()));
+                    (task, e.dir.clone())
+                });
+                if let Some((task, dir)) = target {
+                    self.prompt =
+                        Some(Prompt { purpose: Purpose::Note { task, dir }, text: String::new() });
+                }
+            }
+            Some(
+                a @ (Action::Approve
+                | Action::Reject
+                | Action::ForceAccept
+                | Action::Skip
+                | Action::FailTask),
+            ) => {
+                let op = match a {
+                    Action::Approve => Op::Approve,
+                    Action::Reject => Op::Reject,
+                    Action::ForceAccept => Op::ForceAccept,
+                    Action::Skip => Op::Skip,
+                    _ => Op::Fail,
+                };
+                self.decide(op);
+            }
+            _ => {}
+        }
+        Choice::Stay
+    }
+
+    fn on_current(&mut self, f: impl FnOnce(&Entry) -> Result<Choice, String>) -> Choice {
+        let Some(e) = self.current() else { return Choice::Stay };
+        match f(e) {
+            Ok(c) => c,
+            Err(why) => {
+                self.notice = Some(why);
+                Choice::Stay
+            }
+        }
+    }
+
+    /// Asks for the reason of a decision on the selected run's held task (a fail may also be
+    /// of the task at work).
+    fn decide(&mut self, op: Op) {
+        let Some(e) = self.current() else { return };
+        let task = match (&e.held_task, op) {
+            (Some(t), _) => Some(t.clone()),
+            (None, Op::Fail) => e.at_work.first().map(|w| w.task.clone()),
+            (None, _) => None,
+        };
+        let Some(task) = task else {
+            self.notice = Some(format!("{} has no task waiting for a decision", e.id));
+            return;
+        };
+        let dir = e.dir.clone();
+        self.prompt =
+            Some(Prompt { purpose: Purpose::Decide { op, task, dir }, text: String::new() });
+    }
+
+    fn next_waiting(&mut self) {
+        let rows = self.visible();
+        let at = self.cursor();
+        let n = rows.len();
+        let next = (1..=n).map(|i| (at + i) % n.max(1)).find(|i| rows[*i].state.needs_person());
+        match next {
+            Some(i) => self.select(i),
+            None => self.notice = Some("no run needs a person".into()),
+        }
+    }
+
+    /// A key while a line is typed: Enter sends it, Esc drops it.
+    fn type_key(&mut self, key: crossterm::event::KeyEvent) -> Choice {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let Some(prompt) = self.prompt.as_mut() else { return Choice::Stay };
+        match key.code {
+            KeyCode::Esc => {
+                if prompt.purpose == Purpose::Filter {
+                    self.filter.clear();
+                }
+                self.prompt = None;
+            }
+            KeyCode::Backspace => {
+                prompt.text.pop();
+            }
+            KeyCode::Char(c)
+                if !key.modifiers.contains(KeyModifiers::CONTROL) && !c.is_control() =>
+            {
+                prompt.text.push(c);
+            }
+            KeyCode::Enter => return self.submit(),
+            _ => {}
+        }
+        if let Some(p) = &self.prompt
+            && p.purpose == Purpose::Filter
+        {
+            self.filter = p.text.clone();
+            self.select(0);
+        }
+        Choice::Stay
+    }
+
+    fn submit(&mut self) -> Choice {
+        let Some(prompt) = self.prompt.take() else { return Choice::Stay };
+        let text = prompt.text.trim().to_owned();
+        match prompt.purpose {
+            Purpose::Filter => Choice::Stay,
+            Purpose::Decide { .. } | Purpose::Note { .. } if text.is_empty() => {
+                self.notice = Some("nothing was sent: it needs a few words".into());
+                Choice::Stay
+            }
+            Purpose::Decide { op, task, dir } => {
+                let guidance = (op == Op::Reject).then(|| text.clone());
+                Choice::Send(dir, command(op, Some(task), Some(text), guidance))
+            }
+            Purpose::Note { task, dir } => {
+                Choice::Send(dir, command(Op::Note, task, None, Some(text)))
+            }
+        }
+    }
+
+    /// The list's title: how many runs, and how many wait for a person.
+    pub fn title(&self) -> String {
+        use std::fmt::Write as _;
+        let waiting = self.entries.iter().filter(|e| e.state.needs_person()).count();
+        let shown = self.visible().len();
+        let runs = if shown == 1 { "run" } else { "runs" };
+        let mut t = format!(" Fleet: {shown} {runs}{}", self.show.name());
+        if !self.filter.is_empty() {
+            let _ = write!(t, " matching \"{}\"", crate::printable::line(&self.filter));
+        }
+        if waiting > 0 {
+            let _ = write!(t, " — {waiting} waiting");
+        }
+        if !self.loaded {
+            t.push_str(" (reading…)");
+        }
+        t.push(' ');
+        t
     }
 
     pub fn draw(&self, frame: &mut Frame, theme: &Theme, now: jiff::Timestamp) {
         let area = frame.area();
-        let [list, hints] =
+        let [body, hints] =
             Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
+        let wide = body.width >= 120;
+        let [list, preview] = if wide {
+            Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(body)
+        } else {
+            Layout::vertical([Constraint::Min(3), Constraint::Length(9)]).areas(body)
+        };
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border(true))
-            .title(format!(" Sessions ({}) ", self.entries.len()));
-        if self.entries.is_empty() {
-            let text = vec![
-                Line::raw(format!("No sessions in {}.", self.searched)),
-                Line::raw(""),
-                Line::raw("Try `harrow demo`: it needs no key and no network."),
-            ];
+            .title(self.title());
+        let rows = self.visible();
+        if rows.is_empty() {
+            let text = if self.entries.is_empty() {
+                vec![
+                    Line::raw(format!("No sessions in {}.", self.searched)),
+                    Line::raw(""),
+                    Line::raw("Try `harrow demo`: it needs no key and no network."),
+                ]
+            } else {
+                vec![Line::raw("No run matches; 0 shows every run, Esc on / clears the filter.")]
+            };
             frame.render_widget(Paragraph::new(text).block(block), list);
         } else {
-            let rows = self.entries.iter().map(|e| {
+            let table_rows = rows.iter().map(|e| {
+                let state = match (&e.held_task, e.state) {
+                    (Some(t), RunState::Held) => format!("held {t}"),
+                    (_, s) => s.to_string(),
+                };
+                let work = match e.at_work.as_slice() {
+                    [] => "-".to_owned(),
+                    [one] => format!("{} it{}", one.task, one.iter),
+                    many => format!("{} lanes", many.len()),
+                };
+                let short = &e.id[e.id.len().saturating_sub(6)..];
+                let name =
+                    e.feature.as_ref().map_or_else(|| e.id.clone(), |f| format!("{f} {short}"));
                 Row::new(vec![
-                    e.id.clone(),
-                    e.origin.clone(),
-                    e.feature_cell(),
-                    e.status.to_string(),
-                    e.tasks_cell(),
-                    if e.cost == 0.0 { "$0".into() } else { format!("${:.3}", e.cost) },
+                    crate::printable::line(&name),
+                    state,
+                    format!("{}/{}", e.tasks_done, e.tasks_total),
+                    work,
+                    super::ui::compact(i64::try_from(e.tokens).unwrap_or(i64::MAX)),
+                    if e.cost == 0.0 { "$0".into() } else { format!("${:.2}", e.cost) },
                     age(e.last_event_at.as_deref(), now),
+                    crate::printable::line(e.host.as_deref().unwrap_or("-")),
                 ])
-                .style(theme.state(&match e.status {
-                    SessionStatus::Done => TaskState::Done,
-                    SessionStatus::Failed | SessionStatus::Crashed => TaskState::Failed,
-                    SessionStatus::Paused => TaskState::NeedsOperator,
-                    SessionStatus::Running => TaskState::Running,
-                    SessionStatus::Empty => TaskState::Pending,
+                .style(theme.state(&match e.state {
+                    RunState::Done => TaskState::Done,
+                    RunState::Failed | RunState::Crashed => TaskState::Failed,
+                    RunState::Held | RunState::Silent => TaskState::NeedsOperator,
+                    RunState::Running | RunState::Paused => TaskState::Running,
+                    RunState::Stopped | RunState::Empty => TaskState::Pending,
                 }))
             });
             let table = Table::new(
-                rows,
+                table_rows,
                 [
-                    Constraint::Length(24),
-                    Constraint::Length(7),
-                    Constraint::Length(16),
-                    Constraint::Length(9),
+                    Constraint::Min(12),
+                    Constraint::Length(14),
                     Constraint::Length(6),
-                    Constraint::Length(9),
-                    Constraint::Min(10),
+                    Constraint::Length(12),
+                    Constraint::Length(7),
+                    Constraint::Length(7),
+                    Constraint::Length(11),
+                    Constraint::Length(10),
                 ],
             )
-            .header(Row::new(["ID", "FORMAT", "FEATURE", "STATUS", "TASKS", "COST", "LAST EVENT"]))
+            .header(Row::new([
+                "RUN",
+                "STATE",
+                "TASKS",
+                "AT WORK",
+                "TOKENS",
+                "COST",
+                "LAST EVENT",
+                "HOST",
+            ]))
             .row_highlight_style(theme.selected())
             .block(block);
-            let mut state = TableState::default().with_selected(Some(self.selected));
+            let mut state = TableState::default().with_selected(Some(self.cursor()));
             frame.render_stateful_widget(table, list, &mut state);
         }
-        let hint = match &self.notice {
-            Some(notice) => Paragraph::new(notice.as_str()).style(theme.fg(theme.colors.notice)),
-            None => Paragraph::new(super::keymap::hint_line(
+        self.draw_preview(frame, theme, preview);
+        let hint = match (&self.prompt, &self.notice) {
+            (Some(p), _) => {
+                let label = match &p.purpose {
+                    Purpose::Filter => "filter".to_owned(),
+                    Purpose::Decide { op, task, .. } => match op {
+                        Op::Reject => format!("reject {task}, guidance for its next attempt"),
+                        op => format!("{} {task}, reason", op.as_str()),
+                    },
+                    Purpose::Note { task, .. } => {
+                        format!("note for {}", task.as_deref().unwrap_or("the next task"))
+                    }
+                };
+                Paragraph::new(format!(
+                    "{label}: {}▏  Enter sends · Esc drops",
+                    crate::printable::line(&p.text)
+                ))
+                .style(theme.fg(theme.colors.focus))
+            }
+            (None, Some(notice)) => {
+                Paragraph::new(crate::printable::line(notice)).style(theme.fg(theme.colors.notice))
+            }
+            (None, None) => Paragraph::new(super::keymap::hint_line(
                 super::keymap::Mode::Browser,
                 false,
                 usize::from(hints.width),
@@ -153,37 +525,118 @@ impl Browser {
         };
         frame.render_widget(hint, hints);
     }
+
+    /// The selected run in more words: where it runs, what it waits on, its latest rows.
+    fn draw_preview(&self, frame: &mut Frame, theme: &Theme, area: ratatui::layout::Rect) {
+        let block = Block::default().borders(Borders::ALL).border_style(theme.border(false));
+        let Some(e) = self.current() else {
+            frame.render_widget(block.title(" Preview "), area);
+            return;
+        };
+        let clean = |s: &str| crate::printable::line(s);
+        let mut lines = vec![Line::raw(format!("{} · {}", clean(&e.id), e.state))];
+        if let Some(repo) = &e.repo {
+            lines.push(Line::raw(format!("repo {}", clean(repo))));
+        }
+        if let Some(host) = &e.host {
+            lines.push(Line::raw(format!("on {}", clean(host))));
+        }
+        if let Some(t) = &e.held_task {
+            lines.push(Line::styled(
+                format!("waits: {t} — {}", clean(e.held_reason.as_deref().unwrap_or("a decision"))),
+                theme.fg(theme.colors.notice),
+            ));
+        }
+        for w in &e.at_work {
+            let lane = w.lane.map(|l| format!("L{l} ")).unwrap_or_default();
+            lines.push(Line::raw(format!("{lane}{} #{} it{}", clean(&w.task), w.attempt, w.iter)));
+        }
+        lines.push(Line::raw(""));
+        lines.extend(e.recent.iter().rev().map(|r| Line::raw(clean(r))));
+        let title = format!(" {} ", clean(e.feature.as_deref().unwrap_or("Preview")));
+        frame.render_widget(
+            Paragraph::new(lines).block(block.title(title)).wrap(Wrap { trim: false }),
+            area,
+        );
+    }
 }
 
-/// The browser as a screen of the console's loop: `Enter` opens a session's console over the
-/// list, and the list is read again when that console closes.
+/// The fleet as a screen of the console's loop: `Enter` opens a run's console over the list,
+/// which comes back, cursor in place, when that console closes.
 pub struct BrowserScreen {
     list: Browser,
-    load: Box<dyn Fn() -> Vec<Entry>>,
+    feed: super::fleet_feed::FleetFeed,
+    /// The feed's generation last shown.
+    seen: u64,
     look: super::theme::Look,
     /// Showing the keys instead of the list.
     help: bool,
     dirty: bool,
+    /// Whether the terminal's title says how many runs wait, as last written.
+    title_waiting: Option<usize>,
 }
 
 impl BrowserScreen {
-    pub fn new(load: Box<dyn Fn() -> Vec<Entry>>, searched: String) -> BrowserScreen {
-        let list = Browser::new(load(), searched);
+    pub fn new(roots: Vec<crate::session::discover::Root>, searched: String) -> BrowserScreen {
+        let mut list = Browser::new(Vec::new(), searched);
+        list.loaded = false;
         let look = super::theme::Look::from_user();
-        BrowserScreen { list, load, look, help: false, dirty: true }
+        BrowserScreen {
+            list,
+            feed: super::fleet_feed::FleetFeed::start(roots),
+            seen: 0,
+            look,
+            help: false,
+            dirty: true,
+            title_waiting: None,
+        }
     }
 
     fn theme(&self) -> &Theme {
         &self.look.themes[self.look.theme.min(self.look.themes.len().saturating_sub(1))]
     }
 
-    /// The console of the chosen session: watching it when a run holds it, else a replay.
-    fn open(&mut self, i: usize) -> super::screen::Flow {
+    /// Takes what the feed found since the last look: new rows, and a call to the person for
+    /// each run that came to need one (once per change) with the title's count kept true.
+    fn take_feed(&mut self) {
+        let (generation, loaded, rows, changes) = self.feed.with(|f| {
+            if f.generation == self.seen {
+                return (f.generation, f.loaded, None, Vec::new());
+            }
+            (f.generation, f.loaded, Some(f.rows.clone()), std::mem::take(&mut f.changes))
+        });
+        self.seen = generation;
+        self.list.loaded = loaded;
+        let Some(rows) = rows else { return };
+        self.list.refresh(rows);
+        self.dirty = true;
+        let mut out = std::io::stdout();
+        for change in changes.iter().filter(|c| c.calls_a_person()) {
+            let what = match (&change.row.held_task, change.row.state) {
+                (Some(t), RunState::Held) => format!("{} holds {t}", change.row.id),
+                (_, state) => format!("{} {state}", change.row.id),
+            };
+            let _ =
+                std::io::Write::write_all(&mut out, self.look.notify.sequence(&what).as_bytes());
+        }
+        let waiting = self.list.entries.iter().filter(|e| e.state.needs_person()).count();
+        if self.title_waiting != Some(waiting) {
+            self.title_waiting = Some(waiting);
+            let title = if waiting == 0 {
+                "harrow".to_owned()
+            } else {
+                format!("harrow — {waiting} waiting")
+            };
+            let _ = crossterm::execute!(out, crossterm::terminal::SetTitle(title));
+        }
+        let _ = std::io::Write::flush(&mut out);
+    }
+
+    /// The console of the chosen run: watching it when a run holds it, else a replay.
+    fn open(&mut self, entry: &Entry) -> super::screen::Flow {
         use super::app::App;
-        let Some(entry) = self.list.entries.get(i).cloned() else {
-            return super::screen::Flow::Stay;
-        };
-        let opened = if entry.running {
+        let live = crate::session::lock::is_locked(&entry.dir);
+        let opened = if live {
             App::open_live(&entry.dir, &entry.id, self.look.clone())
         } else {
             App::open(&entry.dir, &entry.id, 8.0, self.look.clone())
@@ -191,7 +644,7 @@ impl BrowserScreen {
         match opened {
             Ok(app) => {
                 self.list.notice = None;
-                let follow = entry.running.then(|| entry.dir.clone());
+                let follow = live.then(|| entry.dir.clone());
                 super::screen::Flow::Open(Box::new(super::session_screen::SessionScreen::new(
                     app, follow,
                 )))
@@ -201,6 +654,20 @@ impl BrowserScreen {
                 super::screen::Flow::Stay
             }
         }
+    }
+
+    fn send(&mut self, dir: &std::path::Path, cmd: &Command) {
+        let id = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        self.list.notice = Some(match crate::session::control::send(dir, cmd) {
+            Err(e) => format!("could not write to {}: {e}", dir.display()),
+            Ok(()) if crate::session::lock::is_locked(dir) => {
+                format!("{} sent to {id}", cmd.op.as_str())
+            }
+            Ok(()) => format!(
+                "{} written for {id}; it applies when the run goes on (R resumes it)",
+                cmd.op.as_str()
+            ),
+        });
     }
 
     fn draw_help(&self, frame: &mut Frame) {
@@ -246,8 +713,8 @@ impl super::screen::Screen for BrowserScreen {
     }
 
     fn wait(&self, _now: std::time::Instant) -> Option<std::time::Duration> {
-        // The ages in the list move on: a frame a minute keeps "3 min ago" true.
-        Some(std::time::Duration::from_secs(60))
+        // The feed is looked at this often: a row is true within half a second of its event.
+        Some(std::time::Duration::from_millis(200))
     }
 
     fn on(&mut self, msg: super::screen::Msg, _cx: &super::screen::Cx) -> super::screen::Flow {
@@ -263,18 +730,35 @@ impl super::screen::Screen for BrowserScreen {
                     }
                     return Flow::Stay;
                 }
-                if matches!(action_for(Mode::Browser, &key), Some(Action::Help)) {
+                if self.list.prompt.is_none()
+                    && matches!(action_for(Mode::Browser, &key), Some(Action::Help))
+                {
                     self.help = true;
                     return Flow::Stay;
                 }
+                self.list.notice = None;
                 match self.list.key(key) {
                     Choice::Stay => Flow::Stay,
-                    Choice::Refresh => {
-                        self.list.refresh((self.load)());
+                    Choice::Quit => Flow::Close,
+                    Choice::Open(e) => self.open(&e),
+                    Choice::Send(dir, cmd) => {
+                        self.send(&dir, &cmd);
                         Flow::Stay
                     }
-                    Choice::Quit => Flow::Close,
-                    Choice::Open(i) => self.open(i),
+                    Choice::Resume(e) => {
+                        self.list.notice = Some(match super::start_resume(&e.dir, &e.id) {
+                            Ok(()) => format!("{} resumes in the background", e.id),
+                            Err(err) => format!("could not resume {}: {err}", e.id),
+                        });
+                        Flow::Stay
+                    }
+                    Choice::Export(e) => {
+                        self.list.notice = Some(match super::jobs::export_now(&e.dir, &e.id) {
+                            Ok(path) => format!("exported to {}", path.display()),
+                            Err(err) => format!("could not export {}: {err}", e.id),
+                        });
+                        Flow::Stay
+                    }
                 }
             }
             Msg::InputGone => Flow::Close,
@@ -283,11 +767,13 @@ impl super::screen::Screen for BrowserScreen {
     }
 
     fn turn(&mut self, _now: std::time::Instant, _cx: &super::screen::Cx) -> super::screen::Flow {
+        self.take_feed();
         super::screen::Flow::Stay
     }
 
     fn back(&mut self, _cx: &super::screen::Cx) {
-        self.list.refresh((self.load)());
+        self.seen = 0;
+        self.take_feed();
         self.dirty = true;
     }
 }
@@ -304,37 +790,125 @@ mod tests {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use std::path::PathBuf;
 
-    fn entry(id: &str) -> Entry {
+    fn entry(id: &str, state: RunState) -> Entry {
         Entry {
             id: id.into(),
             dir: PathBuf::from(id),
             origin: "harrow".into(),
             feature: Some("textstats".into()),
-            prep: false,
-            status: SessionStatus::Done,
+            state,
+            held_task: (state == RunState::Held).then(|| "T-002".into()),
+            held_reason: None,
             tasks_done: 1,
-            tasks_total: 1,
+            tasks_total: 3,
+            at_work: Vec::new(),
             tokens: 0,
             cost: 0.0,
             started_at: None,
             last_event_at: None,
-            unreadable_lines: 0,
-            archived: false,
-            running: false,
+            repo: None,
+            host: None,
+            recent: Vec::new(),
         }
     }
 
+    fn key(c: KeyCode) -> KeyEvent {
+        KeyEvent::new(c, KeyModifiers::NONE)
+    }
+
+    fn ids(b: &Browser) -> Vec<String> {
+        b.visible().iter().map(|e| e.id.clone()).collect()
+    }
+
     #[test]
-    fn keys_move_pick_and_a_refresh_keeps_the_selection() {
-        let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
-        let mut b = Browser::new(vec![entry("a"), entry("b"), entry("c")], String::new());
-        assert_eq!(b.key(key(KeyCode::Char('j'))), Choice::Stay);
-        assert_eq!(b.key(key(KeyCode::Enter)), Choice::Open(1));
-        b.refresh(vec![entry("new"), entry("a"), entry("b"), entry("c")]);
-        assert_eq!(b.selected, 2, "still on b");
-        assert_eq!(b.key(key(KeyCode::Char('G'))), Choice::Stay);
-        assert_eq!(b.selected, 3);
+    fn what_needs_a_person_comes_first_and_the_selection_follows_its_run() {
+        let mut b = Browser::new(
+            vec![
+                entry("c", RunState::Done),
+                entry("b", RunState::Running),
+                entry("a", RunState::Held),
+            ],
+            String::new(),
+        );
+        assert_eq!(ids(&b), ["a", "b", "c"]);
+        b.key(key(KeyCode::Char('j')));
+        assert_eq!(b.current().map(|e| e.id.as_str()), Some("b"));
+        b.refresh(vec![
+            entry("b", RunState::Held),
+            entry("a", RunState::Done),
+            entry("c", RunState::Done),
+        ]);
+        assert_eq!(b.current().map(|e| e.id.as_str()), Some("b"), "the same run stays selected");
+        assert_eq!(b.cursor(), 0, "now first: it waits");
+        assert!(matches!(b.key(key(KeyCode::Enter)), Choice::Open(e) if e.id == "b"));
         assert_eq!(b.key(key(KeyCode::Char('q'))), Choice::Quit);
+    }
+
+    #[test]
+    fn filters_sorts_and_the_next_run_that_waits() {
+        let mut b = Browser::new(
+            vec![
+                entry("r1", RunState::Running),
+                entry("h1", RunState::Held),
+                entry("d1", RunState::Done),
+                entry("x1", RunState::Crashed),
+            ],
+            String::new(),
+        );
+        b.key(key(KeyCode::Char('1')));
+        assert_eq!(ids(&b), ["h1", "x1"], "only what needs a person");
+        b.key(key(KeyCode::Char('4')));
+        assert_eq!(ids(&b), ["d1"]);
+        b.key(key(KeyCode::Char('0')));
+        b.key(key(KeyCode::Char('G')));
+        b.key(key(KeyCode::Char('n')));
+        assert_eq!(b.current().map(|e| e.id.as_str()), Some("h1"), "n wraps to the first waiting");
+        b.key(key(KeyCode::Char('n')));
+        assert_eq!(b.current().map(|e| e.id.as_str()), Some("x1"));
+        b.key(key(KeyCode::Char('/')));
+        for c in "d1".chars() {
+            b.key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(ids(&b), ["d1"], "the filter applies as it is typed");
+        b.key(key(KeyCode::Esc));
+        assert_eq!(ids(&b).len(), 4, "Esc clears it");
+        b.key(key(KeyCode::Char('s')));
+        assert_eq!(ids(&b), ["x1", "r1", "h1", "d1"], "newest (by id) first");
+    }
+
+    #[test]
+    fn a_decision_asks_for_words_and_is_sent_to_the_held_runs_folder() {
+        let mut b = Browser::new(
+            vec![entry("h", RunState::Held), entry("r", RunState::Running)],
+            String::new(),
+        );
+        assert_eq!(b.key(key(KeyCode::Char('a'))), Choice::Stay);
+        assert_eq!(b.key(key(KeyCode::Enter)), Choice::Stay, "nothing without a reason");
+        assert!(b.notice.as_deref().is_some_and(|n| n.contains("needs a few words")));
+        b.key(key(KeyCode::Char('r')));
+        for c in "add a test".chars() {
+            b.key(key(KeyCode::Char(c)));
+        }
+        match b.key(key(KeyCode::Enter)) {
+            Choice::Send(dir, cmd) => {
+                assert_eq!(dir, PathBuf::from("h"));
+                assert_eq!(cmd.op, Op::Reject);
+                assert_eq!(cmd.task.as_deref(), Some("T-002"));
+                assert_eq!(
+                    cmd.text.as_deref(),
+                    Some("add a test"),
+                    "a reject's words are its guidance"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        b.key(key(KeyCode::Char('j')));
+        b.key(key(KeyCode::Char('a')));
+        assert!(
+            b.prompt.is_none()
+                && b.notice.as_deref().is_some_and(|n| n.contains("no task waiting"))
+        );
+        assert!(matches!(b.key(key(KeyCode::Char('p'))), Choice::Send(_, c) if c.op == Op::Pause));
     }
 
     #[test]

@@ -107,6 +107,11 @@ impl Jobs {
     }
 }
 
+/// Exports a session as Markdown into its folder, here and now (the fleet's `E`).
+pub(crate) fn export_now(dir: &Path, id: &str) -> Result<PathBuf, String> {
+    export(dir, id, &mut |_| {})
+}
+
 fn export(dir: &Path, id: &str, progress: &mut dyn FnMut(Progress)) -> Result<PathBuf, String> {
     let path = crate::session::dir::SessionDir::new(dir).export_md();
     crate::export::render_reporting(dir, id, crate::export::Format::Md, progress)

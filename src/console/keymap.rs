@@ -181,8 +181,14 @@ pub enum Action {
     LeaveRunning,
     /// The browser: open the selected session.
     Open,
-    /// The browser: read the session list again.
-    Refresh,
+    /// The fleet: select the next run that needs a person.
+    NextWaiting,
+    /// The fleet: show only runs in this state group (0: all).
+    Show(u8),
+    /// The fleet: the next order of the list.
+    Sort,
+    /// The fleet: resume the selected run.
+    ResumeRun,
     /// The diff of the attempt in focus, against the task's start.
     Diff,
     /// The diff of the attempt in focus since the attempt before it.
@@ -621,19 +627,60 @@ const ROW: &[Binding] = &[
 ];
 
 const BROWSER: &[Binding] = &[
-    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "next session", H::Always(2, "j/k move")),
-    bind(&[k(K::Char('k')), k(K::Up)], A::Up, "previous session", H::No),
-    bind(&[k(K::Char('g')), k(K::Home)], A::Top, "the newest session", H::No),
-    bind(&[k(K::Char('G')), k(K::End)], A::Bottom, "the oldest session", H::No),
+    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "next run", H::Always(3, "j/k move")),
+    bind(&[k(K::Char('k')), k(K::Up)], A::Up, "previous run", H::No),
+    bind(&[k(K::Char('g')), k(K::Home)], A::Top, "the first run", H::No),
+    bind(&[k(K::Char('G')), k(K::End)], A::Bottom, "the last run", H::No),
     bind(
         &[k(K::Enter)],
         A::Open,
-        "watch it if a run holds it, else replay it",
-        H::Always(0, "Enter watch or replay"),
+        "attach: watch it if it runs, else replay it (Esc comes back)",
+        H::Always(0, "Enter attach"),
     ),
-    bind(&[k(K::Char('r'))], A::Refresh, "read the list again", H::Always(3, "r refresh")),
-    bind(&[k(K::Char('?'))], A::Help, "these keys", H::Always(4, "? keys")),
-    bind(&[k(K::Char('q')), k(K::Esc)], A::Quit, "quit", H::Always(1, "q quit")),
+    bind(
+        &[k(K::Char('n'))],
+        A::NextWaiting,
+        "the next run that needs a person",
+        H::Always(1, "n next waiting"),
+    ),
+    bind(
+        &[k(K::Char('1'))],
+        A::Show(1),
+        "only runs that need a person (held, crashed, failed)",
+        H::No,
+    ),
+    bind(&[k(K::Char('2'))], A::Show(2), "only running runs (and paused, silent)", H::No),
+    bind(&[k(K::Char('3'))], A::Show(3), "only stopped runs", H::No),
+    bind(&[k(K::Char('4'))], A::Show(4), "only finished runs", H::No),
+    bind(&[k(K::Char('0'))], A::Show(0), "every run", H::No),
+    bind(
+        &[k(K::Char('/'))],
+        A::Filter,
+        "keep the runs whose id, feature, repo or host has a word",
+        H::Always(4, "/ filter"),
+    ),
+    bind(
+        &[k(K::Char('s'))],
+        A::Sort,
+        "order: needs a person first, newest, latest activity",
+        H::No,
+    ),
+    bind(
+        &[k(K::Char('a'))],
+        A::Approve,
+        "approve the held task, with a reason",
+        H::Always(2, "a/r/F/S/K decide"),
+    ),
+    bind(&[k(K::Char('r'))], A::Reject, "reject it with guidance: one more attempt", H::No),
+    bind(&[k(K::Char('F'))], A::ForceAccept, "accept it below the bar, with a reason", H::No),
+    bind(&[k(K::Char('S'))], A::Skip, "skip the task, with a reason", H::No),
+    bind(&[k(K::Char('K'))], A::FailTask, "fail the held or working task, with a reason", H::No),
+    bind(&[k(K::Char('p'))], A::Pause, "pause a running run, or resume a paused one", H::No),
+    bind(&[k(K::Char('e'))], A::Note, "a note for its task's next attempt", H::No),
+    bind(&[k(K::Char('R'))], A::ResumeRun, "resume a run that stopped or crashed", H::No),
+    bind(&[k(K::Char('E'))], A::Export, "export it as Markdown into its folder", H::No),
+    bind(&[k(K::Char('?'))], A::Help, "these keys", H::Always(5, "? keys")),
+    bind(&[k(K::Char('q')), k(K::Esc)], A::Quit, "quit", H::Always(6, "q quit")),
 ];
 
 const ANSWER: &[Binding] = &[

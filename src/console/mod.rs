@@ -16,6 +16,7 @@ pub(crate) mod describe;
 pub mod diff;
 pub(crate) mod effect;
 pub(crate) mod evidence;
+pub(crate) mod fleet_feed;
 pub(crate) mod frame;
 pub(crate) mod help;
 pub(crate) mod inspector;
@@ -61,11 +62,11 @@ pub fn run(app: App, follow: Option<&Path>) -> color_eyre::Result<()> {
 /// The session browser: lists what `load` finds, opens the chosen session (watching it when a
 /// run holds it, replaying it otherwise) and comes back to the list when that console quits.
 pub fn browse(
-    load: impl Fn() -> Vec<browser::Entry> + 'static,
+    roots: Vec<crate::session::discover::Root>,
     searched: String,
 ) -> color_eyre::Result<()> {
     let mut console = Console::open()?;
-    console.run(Box::new(browser::BrowserScreen::new(Box::new(load), searched)))?;
+    console.run(Box::new(browser::BrowserScreen::new(roots, searched)))?;
     Ok(())
 }
 

@@ -162,7 +162,7 @@ fn draw_tabs(frame: &mut Frame, area: Rect, focus: Pane, theme: &Theme) {
 }
 
 /// `148585` → `148.6k`, `2300000` → `2.30M`: counts that fit a status line.
-fn compact(n: i64) -> String {
+pub(super) fn compact(n: i64) -> String {
     match n {
         n if n >= 1_000_000 => format!("{:.2}M", n as f64 / 1e6),
         n if n >= 1_000 => format!("{:.1}k", n as f64 / 1e3),

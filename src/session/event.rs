@@ -378,6 +378,9 @@ payload_struct!(
         notices: Vec<String>,
         /// harrow: set by `harrow demo` (`{"fast": bool}`).
         demo: Value,
+        /// harrow: the machine the run works on, so a fleet watching a shared folder can say
+        /// where each run is.
+        host: String,
     }
 );
 payload_struct!(
@@ -393,6 +396,8 @@ payload_struct!(
         endpoint_overrides: Value,
         /// harrow: uncommitted work set aside when the run restarted a task.
         discarded: Value,
+        /// harrow: the machine the run goes on on (it may not be where it started).
+        host: String,
     }
 );
 payload_struct!(

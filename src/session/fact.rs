@@ -102,6 +102,10 @@ fact_fields! {
     control_offset: LInt,
     granted_attempt: LBool,
     set_aside: LStr<'a>,
+    /// `session_start`, `session_resume`: the machine the run works on.
+    host: LStr<'a>,
+    /// `stop`: what stopped the run, in words.
+    error: LStr<'a>,
     /// `session_start`: the plan's tasks, `[{"id", "title"}]` (rare, so kept whole).
     plan_tasks: Option<serde_json::Value>,
 }

@@ -45,7 +45,7 @@ impl std::fmt::Display for LockHolder {
     }
 }
 
-fn hostname() -> String {
+pub fn hostname() -> String {
     fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| fs::read_to_string("/etc/hostname"))
         .map(|h| h.trim().to_owned())

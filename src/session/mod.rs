@@ -11,6 +11,7 @@ pub(crate) mod dir;
 pub(crate) mod discover;
 pub mod event;
 pub mod fact;
+pub(crate) mod fleet;
 pub mod index;
 pub(crate) mod lenient;
 pub(crate) mod listing;

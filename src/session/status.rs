@@ -42,7 +42,7 @@ impl fmt::Display for SessionStatus {
 }
 
 /// Stop reasons that end a run for good (Tilth's `_stop_to_status` plus harrow's).
-fn is_failure(reason: &str) -> bool {
+pub(crate) fn is_failure(reason: &str) -> bool {
     matches!(
         reason,
         "iter_cap"

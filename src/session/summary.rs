@@ -203,6 +203,9 @@ pub struct HarrowFigures {
     /// The feature the session is about, as its first start recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feature: Option<String>,
+    /// The machine the run works on, as its latest start or resume recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// `prep` for a `harrow prep` interview (which works no tasks), else absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
@@ -213,6 +216,10 @@ pub struct HarrowFigures {
     pub unreadable_lines: Unreadable,
     pub blank_lines: u64,
     pub pending_bytes: u64,
+    /// Where in the log this summary was folded to: a reader that wants the session as it is
+    /// now folds only what was appended after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_bytes: Option<u64>,
 }
 
 /// The whole summary. Serialises to Tilth's v4 keys plus `harrow`.
@@ -501,6 +508,9 @@ impl SummaryFold {
                 if sum.harrow.feature.is_none() {
                     sum.harrow.feature = p.feature.get().map(str::to_owned);
                 }
+                if let Some(h) = p.host.get() {
+                    sum.harrow.host = Some(h.to_owned());
+                }
                 if p.phase.get() == Some("prep") {
                     sum.harrow.phase = Some("prep".into());
                 }
@@ -525,6 +535,9 @@ impl SummaryFold {
                 }
             }
             Some(K::SessionResume) => {
+                if let Some(h) = p.host.get() {
+                    sum.harrow.host = Some(h.to_owned());
+                }
                 if sum.started_at.is_none() {
                     sum.started_at = ts.map(str::to_owned);
                 }
@@ -797,6 +810,7 @@ impl SummaryFold {
             Unreadable { count: report.unreadable_count, lines: report.unreadable.clone() };
         s.harrow.blank_lines = report.blank;
         s.harrow.pending_bytes = report.pending_bytes;
+        s.harrow.log_bytes = Some(report.end_offset);
         for slot in std::mem::take(&mut self.tasks.slots) {
             let state = slot.state();
             let attempts = slot.attempts();

@@ -192,6 +192,7 @@ impl SessionWriter {
             log.next_seq += 1;
             log.report.lines += 1;
             log.report.events += 1;
+            log.report.end_offset += log.line.len() as u64;
             Ok(seq)
         })
     }

@@ -80,3 +80,15 @@ pub fn holds_controls(bytes: &[u8]) -> bool {
     bytes.iter().any(|b| matches!(b, 0x1b | 0x07 | 0x7f))
         || String::from_utf8_lossy(bytes).chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c))
 }
+
+/// A child process that is killed when the test lets go of it, passing or failing, so no run
+/// outlives its test.
+#[derive(Debug)]
+pub struct Reaped(pub std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

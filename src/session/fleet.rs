@@ -1,0 +1,643 @@
+//! The fleet: every session under the session folders as one live row, kept true as logs
+//! grow — for the console's fleet view and `harrow sessions --follow`.
+//!
+//! A row is never drawn from a whole log. It starts from what the run itself keeps up to date
+//! (`summary.json`, folded up to a byte offset it records; `checkpoint.json`; the `lock`) and
+//! folds only the log's bytes after that offset; a session without a usable summary (a Tilth
+//! session, a run that crashed before its first task ended) folds at most the last
+//! [`TAIL_BYTES`] of its log. Then each refresh folds what was appended since the last one.
+
+use super::checkpoint::{CheckpointRead, read_checkpoint};
+use super::discover::{self, Found, Root};
+use super::fact::Fact;
+use super::scan::LineSplitter;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The most of a log a row is ever built from when the run's summary cannot say where to
+/// start: the rest of what a row shows comes from the run's own files.
+pub const TAIL_BYTES: u64 = 256 * 1024;
+
+/// How long a run on another machine may write nothing before the fleet calls it silent: a
+/// slow model call writes no event for minutes, so less would cry wolf.
+pub const SILENT_AFTER: Duration = Duration::from_secs(10 * 60);
+
+/// Rows kept per session for the preview.
+const RECENT: usize = 8;
+
+/// A run's state as the fleet names it, in the order a person should look at them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    /// A task waits for a decision.
+    Held,
+    /// The process died without a final stop.
+    Crashed,
+    /// Stopped on a failed task or an error.
+    Failed,
+    /// Held by a process on another machine that has written nothing for a long while.
+    Silent,
+    Running,
+    /// Live, not starting new tasks until someone resumes it.
+    Paused,
+    /// Ended for a reason `resume` gets past (a cap, an interrupt, the operator).
+    Stopped,
+    Done,
+    Empty,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Held => "held",
+            RunState::Crashed => "crashed",
+            RunState::Failed => "failed",
+            RunState::Silent => "silent",
+            RunState::Running => "running",
+            RunState::Paused => "paused",
+            RunState::Stopped => "stopped",
+            RunState::Done => "done",
+            RunState::Empty => "empty",
+        }
+    }
+
+    /// Whether the run waits for a person: held, crashed or failed.
+    pub fn needs_person(self) -> bool {
+        matches!(self, RunState::Held | RunState::Crashed | RunState::Failed)
+    }
+}
+
+impl std::fmt::Display for RunState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A task at work, and the lane it is in (absent without lanes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AtWork {
+    pub task: String,
+    pub iter: u64,
+    pub attempt: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lane: Option<u64>,
+}
+
+/// One run of the fleet, as `sessions --json --follow` writes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FleetRow {
+    pub id: String,
+    pub dir: PathBuf,
+    pub origin: String,
+    pub feature: Option<String>,
+    pub state: RunState,
+    /// The task a held run waits on, and why.
+    pub held_task: Option<String>,
+    pub held_reason: Option<String>,
+    pub tasks_done: u64,
+    pub tasks_total: u64,
+    /// Tasks at work now: one per lane.
+    pub at_work: Vec<AtWork>,
+    pub tokens: u64,
+    pub cost: f64,
+    pub started_at: Option<String>,
+    pub last_event_at: Option<String>,
+    /// The repository the run works on.
+    pub repo: Option<String>,
+    /// The machine it runs on.
+    pub host: Option<String>,
+    /// The latest rows of its log, for a preview.
+    #[serde(skip)]
+    pub recent: Vec<String>,
+}
+
+/// The part of `summary.json` a row starts from; everything else in it is skipped.
+#[derive(Debug, Default, Deserialize)]
+struct SummaryHead {
+    #[serde(default)]
+    started_at: Option<String>,
+    #[serde(default)]
+    last_event_at: Option<String>,
+    #[serde(default)]
+    tokens: TokensHead,
+    #[serde(default)]
+    harrow: HarrowHead,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct TokensHead {
+    #[serde(default)]
+    total: i64,
+    #[serde(default)]
+    cost: f64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct HarrowHead {
+    #[serde(default)]
+    format: String,
+    #[serde(default)]
+    task_count: Option<u64>,
+    #[serde(default)]
+    tasks_done: u64,
+    #[serde(default)]
+    tasks: BTreeMap<String, TaskHead>,
+    #[serde(default)]
+    feature: Option<String>,
+    #[serde(default)]
+    host: Option<String>,
+    #[serde(default)]
+    final_stop: Option<String>,
+    #[serde(default)]
+    log_bytes: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct TaskHead {
+    #[serde(default)]
+    state: String,
+}
+
+/// What a session's log said, folded from where its summary stopped.
+#[derive(Debug, Clone, Default)]
+struct LogFold {
+    started_at: Option<String>,
+    last_ts: Option<String>,
+    feature: Option<String>,
+    format: String,
+    host: Option<String>,
+    task_count: Option<u64>,
+    tasks_done: u64,
+    tokens: u64,
+    cost: f64,
+    /// The reason of the last `stop` with no start or resume after it.
+    final_stop: Option<String>,
+    /// Each task's latest state, as `task_state` said.
+    states: BTreeMap<String, String>,
+    /// The latest scope seen per lane (0: a run without lanes).
+    at_work: BTreeMap<u64, AtWork>,
+    /// The latest `operator_wait`: the task and why, until a decision or a new start.
+    waiting: Option<(String, String)>,
+    recent: std::collections::VecDeque<String>,
+}
+
+impl LogFold {
+    fn from_summary(s: SummaryHead) -> LogFold {
+        LogFold {
+            started_at: s.started_at,
+            last_ts: s.last_event_at,
+            feature: s.harrow.feature,
+            host: s.harrow.host,
+            format: s.harrow.format,
+            task_count: s.harrow.task_count,
+            tasks_done: s.harrow.tasks_done,
+            tokens: u64::try_from(s.tokens.total).unwrap_or(0),
+            cost: s.tokens.cost,
+            final_stop: s.harrow.final_stop,
+            states: s.harrow.tasks.into_iter().map(|(id, t)| (id, t.state)).collect(),
+            ..LogFold::default()
+        }
+    }
+
+    fn apply(&mut self, fact: &Fact<'_>) {
+        let p = &fact.payload;
+        if let Some(ts) = fact.ts.get() {
+            self.started_at.get_or_insert_with(|| ts.to_owned());
+            self.last_ts = Some(ts.to_owned());
+        }
+        if fact.seq.value.is_some() {
+            "harrow".clone_into(&mut self.format);
+        } else if self.format.is_empty() {
+            "tilth".clone_into(&mut self.format);
+        }
+        let task = p.task_id.get().map(str::to_owned);
+        match fact.kind() {
+            "session_start" | "session_resume" => {
+                self.final_stop = None;
+                self.waiting = None;
+                self.at_work.clear();
+                if let Some(h) = p.host.get() {
+                    self.host = Some(h.to_owned());
+                }
+                if let Some(f) = p.feature.get() {
+                    self.feature.get_or_insert_with(|| f.to_owned());
+                }
+                if let Some(n) = count(p.task_count) {
+                    self.task_count = Some(n);
+                }
+            }
+            "stop" => {
+                self.final_stop = p.reason.get().map(str::to_owned);
+                self.at_work.clear();
+                if self.final_stop.as_deref() == Some("needs_operator") {
+                    let why = p.error.get().unwrap_or("waits for a decision").to_owned();
+                    let held = task.clone().or_else(|| self.waiting.take().map(|(t, _)| t));
+                    self.waiting = Some((held.unwrap_or_default(), why));
+                }
+            }
+            "model_call" => {
+                if let Some(total) = count(p.tokens_used_total) {
+                    self.tokens = self.tokens.max(total);
+                }
+                self.cost += p.cost.0.unwrap_or(0.0);
+            }
+            "task_done" => self.tasks_done += 1,
+            "task_state" => {
+                if let (Some(t), Some(to)) = (&task, p.to.get()) {
+                    self.states.insert(t.clone(), to.to_owned());
+                    if !matches!(to, "running" | "validating" | "evaluating" | "rework") {
+                        self.at_work.retain(|_, w| &w.task != t);
+                    }
+                    if self.waiting.as_ref().is_some_and(|(w, _)| w == t) && to != "needs_operator"
+                    {
+                        self.waiting = None;
+                    }
+                }
+            }
+            "operator_wait" => {
+                let why = p.reason.get().unwrap_or("waits for the operator").to_owned();
+                self.waiting = Some((task.clone().unwrap_or_default(), why));
+            }
+            "operator_action" => self.waiting = None,
+            _ => {}
+        }
+        let working = !matches!(
+            fact.kind(),
+            "task_done" | "task_failed" | "commit" | "operator_wait" | "task_state" | "stop"
+        );
+        if let (Some(t), true) = (&task, working) {
+            let lane = count(fact.lane);
+            let iter = count(p.iter).unwrap_or(0);
+            let attempt = count(p.attempt).unwrap_or(0);
+            let settled = self.states.get(t).is_some_and(|s| {
+                !matches!(s.as_str(), "running" | "validating" | "evaluating" | "rework")
+            });
+            if !settled {
+                let at = AtWork { task: t.clone(), iter, attempt, lane };
+                self.at_work.retain(|_, w| &w.task != t);
+                self.at_work.insert(lane.unwrap_or(0), at);
+            }
+        }
+        let line = recent_line(fact);
+        if !line.is_empty() {
+            if self.recent.len() == RECENT {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(line);
+        }
+    }
+}
+
+/// A counting field's value, when it is one.
+fn count(v: super::lenient::LInt) -> Option<u64> {
+    v.value.and_then(|n| u64::try_from(n).ok())
+}
+
+/// A log row in a few words, for the preview.
+fn recent_line(fact: &Fact<'_>) -> String {
+    let p = &fact.payload;
+    let time = fact.ts.get().and_then(|t| t.get(11..19)).unwrap_or("");
+    let task = p.task_id.get().unwrap_or("");
+    let what = match fact.kind() {
+        "tool_call" => format!("calls {}", p.tool.get().unwrap_or("a tool")),
+        "evaluator_verdict" => format!(
+            "verdict: {}{}",
+            p.verdict.get().unwrap_or("?"),
+            p.rejection_category.get().map(|c| format!(" ({c})")).unwrap_or_default()
+        ),
+        "validator_run" => {
+            format!("validators {}", if p.passed.0 == Some(true) { "passed" } else { "failed" })
+        }
+        "task_state" => format!("→ {}", p.to.get().unwrap_or("?")),
+        "task_done" => "done".to_owned(),
+        "task_failed" => format!("failed: {}", p.reason.get().unwrap_or("?")),
+        "commit" => format!("committed {}", p.sha.get().map_or("", |s| &s[..s.len().min(7)])),
+        "operator_wait" => format!("waits: {}", p.reason.get().unwrap_or("")),
+        "operator_action" => format!("operator: {}", p.action.get().unwrap_or("?")),
+        "stop" => format!("stopped: {}", p.reason.get().unwrap_or("?")),
+        "session_start" => "session started".to_owned(),
+        "session_resume" => "session resumed".to_owned(),
+        _ => return String::new(),
+    };
+    let line: Vec<&str> = [time, task, &what].into_iter().filter(|s| !s.is_empty()).collect();
+    crate::printable::line(&line.join(" "))
+}
+
+/// A session the fleet follows: what it folded and where it got to in each file.
+#[derive(Debug, Clone)]
+struct Tracked {
+    found: Found,
+    fold: LogFold,
+    /// Bytes of the log folded so far (always at a line's end).
+    offset: u64,
+    /// The log's identity when read last, so a rewritten log is read again.
+    log_stamp: Option<(u64, SystemTime)>,
+    checkpoint: Option<(Option<String>, Option<String>)>,
+    checkpoint_stamp: Option<SystemTime>,
+    row: FleetRow,
+}
+
+fn stamp(path: &Path) -> Option<(u64, SystemTime)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+/// Folds the log's complete lines from `offset` to its end; the offset after the last one.
+fn fold_from(path: &Path, offset: u64, fold: &mut LogFold) -> u64 {
+    let Ok(mut file) = std::fs::File::open(path) else { return offset };
+    if file.seek(SeekFrom::Start(offset)).is_err() {
+        return offset;
+    }
+    let mut splitter = LineSplitter::at(offset, 1);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for (_, line) in splitter.feed(&buf[..n]) {
+            if let Ok(fact) = Fact::decode(&line) {
+                fold.apply(&fact);
+            }
+        }
+    }
+    splitter.offset()
+}
+
+/// Where folding a log starts: the summary's offset when it is usable, else its last
+/// [`TAIL_BYTES`] (from the first line that begins there).
+fn start_of(path: &Path, len: u64, summary: Option<SummaryHead>) -> (LogFold, u64) {
+    let usable = summary
+        .as_ref()
+        .and_then(|s| s.harrow.log_bytes)
+        .filter(|at| *at <= len && len - at <= TAIL_BYTES * 16);
+    match (usable, summary) {
+        (Some(at), Some(s)) => (LogFold::from_summary(s), at),
+        (_, _) if len <= TAIL_BYTES => (LogFold::default(), 0),
+        (_, summary) => {
+            // Mid-log: skip to the first whole line of the tail; the counts come from the
+            // summary, however old.
+            let from = len - TAIL_BYTES;
+            let skip = std::fs::File::open(path)
+                .ok()
+                .and_then(|mut f| {
+                    f.seek(SeekFrom::Start(from)).ok()?;
+                    let mut buf = vec![0u8; 64 * 1024];
+                    let n = f.read(&mut buf).ok()?;
+                    memchr::memchr(b'\n', &buf[..n]).map(|i| i as u64 + 1)
+                })
+                .unwrap_or(0);
+            let fold = summary.map_or_else(LogFold::default, |s| LogFold {
+                task_count: s.harrow.task_count,
+                tasks_done: s.harrow.tasks_done,
+                feature: s.harrow.feature,
+                started_at: s.started_at,
+                ..LogFold::default()
+            });
+            (fold, from + skip)
+        }
+    }
+}
+
+fn read_summary(dir: &Path) -> Option<SummaryHead> {
+    let bytes = std::fs::read(super::dir::SessionDir::new(dir).summary()).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+impl Tracked {
+    fn open(found: Found) -> Tracked {
+        let log = found.dir.join(super::dir::EVENTS_FILE);
+        let log_stamp = stamp(&log);
+        let len = log_stamp.map_or(0, |s| s.0);
+        let summary = read_summary(&found.dir);
+        let (mut fold, from) = start_of(&log, len, summary);
+        let offset = if len > from { fold_from(&log, from, &mut fold) } else { from };
+        let mut t = Tracked {
+            row: FleetRow::empty(&found),
+            found,
+            fold,
+            offset,
+            log_stamp,
+            checkpoint: None,
+            checkpoint_stamp: None,
+        };
+        t.read_checkpoint();
+        t.row = t.build_row();
+        t
+    }
+
+    fn read_checkpoint(&mut self) {
+        let path = self.found.dir.join(super::dir::CHECKPOINT_FILE);
+        let at = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+        if at == self.checkpoint_stamp && self.checkpoint.is_some() {
+            return;
+        }
+        self.checkpoint_stamp = at;
+        self.checkpoint = Some(match read_checkpoint(&self.found.dir) {
+            CheckpointRead::Ok(c) => (c.status, c.source),
+            _ => (None, None),
+        });
+    }
+
+    /// Folds what the log gained; reads it again when it was rewritten (shorter, or the same
+    /// length with a new time: a repair).
+    fn refresh(&mut self) -> bool {
+        let log = self.found.dir.join(super::dir::EVENTS_FILE);
+        let now = stamp(&log);
+        let checkpoint_before = self.checkpoint.clone();
+        self.read_checkpoint();
+        if now != self.log_stamp {
+            match (now, self.log_stamp) {
+                (Some((len, _)), Some((was, _))) if len > was && len >= self.offset => {
+                    self.offset = fold_from(&log, self.offset, &mut self.fold);
+                }
+                _ => {
+                    *self = Tracked::open(self.found.clone());
+                    return true;
+                }
+            }
+            self.log_stamp = now;
+        }
+        let row = self.build_row();
+        let changed = row != self.row || checkpoint_before != self.checkpoint;
+        self.row = row;
+        changed
+    }
+
+    fn build_row(&self) -> FleetRow {
+        let f = &self.fold;
+        let (said, source) = self.checkpoint.clone().unwrap_or_default();
+        let holder =
+            super::lock::read_lock(&self.found.dir).filter(super::lock::LockHolder::is_alive);
+        let here = super::lock::hostname();
+        let elsewhere = holder.as_ref().is_some_and(|h| h.host != here);
+        let quiet_for = self
+            .log_stamp
+            .and_then(|(_, at)| SystemTime::now().duration_since(at).ok())
+            .unwrap_or_default();
+        let held_task =
+            f.waiting.as_ref().map(|(t, _)| t.clone()).filter(|t| !t.is_empty()).or_else(|| {
+                let waits = |s: &String| matches!(s.as_str(), "needs_operator" | "failed");
+                f.states.iter().find(|(_, s)| waits(s)).map(|(t, _)| t.clone())
+            });
+        let waits = f.waiting.is_some() || f.final_stop.as_deref() == Some("needs_operator");
+        let state = match (&f.final_stop, holder.is_some()) {
+            (Some(r), _) if r == "needs_operator" => RunState::Held,
+            (Some(r), _) if r == "all_done" => RunState::Done,
+            (Some(r), _) if super::status::is_failure(r) => RunState::Failed,
+            (Some(_), _) => RunState::Stopped,
+            (None, true) if elsewhere && quiet_for >= SILENT_AFTER => RunState::Silent,
+            (None, true) if waits => RunState::Held,
+            (None, true) if said.as_deref() == Some("paused") => RunState::Paused,
+            (None, true) => RunState::Running,
+            (None, false) => match said.as_deref() {
+                Some("all_done") => RunState::Done,
+                Some("failed") => RunState::Failed,
+                Some("paused") => RunState::Stopped,
+                Some(_) => RunState::Crashed,
+                None if self.offset > 0 => RunState::Crashed,
+                None => RunState::Empty,
+            },
+        };
+        let (held_task, held_reason) = if state == RunState::Held {
+            (held_task, f.waiting.as_ref().map(|(_, why)| crate::printable::line(why)))
+        } else {
+            (None, None)
+        };
+        let at_work = if matches!(state, RunState::Running | RunState::Paused | RunState::Silent) {
+            f.at_work.values().cloned().collect()
+        } else {
+            Vec::new()
+        };
+        let tasks_total = f.task_count.unwrap_or(f.states.len() as u64).max(f.tasks_done);
+        FleetRow {
+            id: self.found.id.clone(),
+            dir: self.found.dir.clone(),
+            origin: if f.format.is_empty() { "harrow".into() } else { f.format.clone() },
+            feature: f.feature.clone(),
+            state,
+            held_task,
+            held_reason,
+            tasks_done: f.tasks_done,
+            tasks_total,
+            at_work,
+            tokens: f.tokens,
+            cost: f.cost,
+            started_at: f.started_at.clone(),
+            last_event_at: f.last_ts.clone(),
+            repo: source,
+            host: f.host.clone().or_else(|| holder.map(|h| h.host)),
+            recent: f.recent.iter().cloned().collect(),
+        }
+    }
+}
+
+impl FleetRow {
+    fn empty(found: &Found) -> FleetRow {
+        FleetRow {
+            id: found.id.clone(),
+            dir: found.dir.clone(),
+            origin: String::new(),
+            feature: None,
+            state: RunState::Empty,
+            held_task: None,
+            held_reason: None,
+            tasks_done: 0,
+            tasks_total: 0,
+            at_work: Vec::new(),
+            tokens: 0,
+            cost: 0.0,
+            started_at: None,
+            last_event_at: None,
+            repo: None,
+            host: None,
+            recent: Vec::new(),
+        }
+    }
+}
+
+/// A run whose state changed, as `sessions --follow` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub id: String,
+    /// `None` for a session seen for the first time.
+    pub from: Option<RunState>,
+    pub row: FleetRow,
+    /// Seen for the first time after the fleet's first look: a run that started meanwhile.
+    #[serde(skip)]
+    pub appeared: bool,
+}
+
+impl Change {
+    /// Whether a person is called for: a run became held, crashed, failed or done, or started
+    /// after the first look and is already so (what the first look finds is not news).
+    pub fn calls_a_person(&self) -> bool {
+        (self.from.is_some() || self.appeared)
+            && (self.row.state.needs_person() || self.row.state == RunState::Done)
+    }
+}
+
+/// Every session under the roots, kept up to date by [`Fleet::refresh`].
+#[derive(Debug)]
+pub struct Fleet {
+    roots: Vec<Root>,
+    sessions: BTreeMap<PathBuf, Tracked>,
+    /// Whether the first look is done.
+    looked: bool,
+}
+
+impl Fleet {
+    pub fn new(roots: Vec<Root>) -> Fleet {
+        Fleet { roots, sessions: BTreeMap::new(), looked: false }
+    }
+
+    /// Looks at every session again: new ones are read, grown logs folded from where they
+    /// were left, gone ones dropped. Returns the runs whose state changed (or appeared) and
+    /// whether any row changed at all.
+    pub fn refresh(&mut self) -> (Vec<Change>, bool) {
+        let found = discover::list(&self.roots);
+        let mut changes = Vec::new();
+        let mut any = false;
+        let mut seen = std::collections::BTreeSet::new();
+        for f in found {
+            seen.insert(f.dir.clone());
+            if let Some(t) = self.sessions.get_mut(&f.dir) {
+                let was = t.row.state;
+                if t.refresh() {
+                    any = true;
+                    if t.row.state != was {
+                        let row = t.row.clone();
+                        changes.push(Change {
+                            id: row.id.clone(),
+                            from: Some(was),
+                            row,
+                            appeared: false,
+                        });
+                    }
+                }
+            } else {
+                let t = Tracked::open(f);
+                let row = t.row.clone();
+                changes.push(Change { id: row.id.clone(), from: None, row, appeared: self.looked });
+                self.sessions.insert(t.found.dir.clone(), t);
+                any = true;
+            }
+        }
+        self.looked = true;
+        let before = self.sessions.len();
+        self.sessions.retain(|dir, _| seen.contains(dir));
+        any |= self.sessions.len() != before;
+        (changes, any)
+    }
+
+    /// The rows, what needs a person first, then running, then the rest, newest first within
+    /// each.
+    pub fn rows(&self) -> Vec<FleetRow> {
+        let mut rows: Vec<FleetRow> = self.sessions.values().map(|t| t.row.clone()).collect();
+        rows.sort_by(|a, b| a.state.cmp(&b.state).then_with(|| b.id.cmp(&a.id)));
+        rows
+    }
+}
