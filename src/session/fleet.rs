@@ -165,6 +165,8 @@ struct TaskHead {
 #[derive(Debug, Clone, Default)]
 struct LogFold {
     started_at: Option<String>,
+    /// Whether `started_at` is a `session_start`'s time (else the first event's).
+    started_by_start: bool,
     last_ts: Option<String>,
     feature: Option<String>,
     format: String,
@@ -187,6 +189,7 @@ struct LogFold {
 impl LogFold {
     fn from_summary(s: SummaryHead) -> LogFold {
         LogFold {
+            started_by_start: s.started_at.is_some(),
             started_at: s.started_at,
             last_ts: s.last_event_at,
             feature: s.harrow.feature,
@@ -216,6 +219,14 @@ impl LogFold {
         let task = p.task_id.get().map(str::to_owned);
         match fact.kind() {
             "session_start" | "session_resume" => {
+                let run_start =
+                    fact.kind() == "session_start" && p.phase.get() != Some("prep-feature");
+                if run_start && !self.started_by_start {
+                    // A session's start is its run's first start (Tilth's feature interview
+                    // before it is not), as the whole log's fold says.
+                    self.started_by_start = true;
+                    self.started_at = fact.ts.get().map(str::to_owned);
+                }
                 self.final_stop = None;
                 self.waiting = None;
                 self.at_work.clear();
@@ -639,5 +650,134 @@ impl Fleet {
         let mut rows: Vec<FleetRow> = self.sessions.values().map(|t| t.row.clone()).collect();
         rows.sort_by(|a, b| a.state.cmp(&b.state).then_with(|| b.id.cmp(&a.id)));
         rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::discover::Origin;
+
+    fn fleet_of(root: &Path) -> Fleet {
+        Fleet::new(vec![Root { path: root.to_path_buf(), origin: Origin::Given }])
+    }
+
+    fn copy_fixture(kind: &str, to: &Path) -> PathBuf {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(kind);
+        let session = std::fs::read_dir(&from)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(Result::ok)
+            .map_or_else(|| panic!("no fixture in {}", from.display()), |e| e.path());
+        let dir = to.join(session.file_name().unwrap_or_default());
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        for f in std::fs::read_dir(&session).into_iter().flatten().flatten() {
+            if f.path().is_file() {
+                std::fs::copy(f.path(), dir.join(f.file_name())).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+        dir
+    }
+
+    #[test]
+    fn a_row_agrees_with_the_whole_logs_fold_for_harrow_and_tilth_sessions() {
+        for kind in ["harrow", "tilth"] {
+            let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            let dir = copy_fixture(kind, tmp.path());
+            let mut fleet = fleet_of(tmp.path());
+            let (changes, _) = fleet.refresh();
+            assert_eq!(changes.len(), 1, "{kind}");
+            let row = &fleet.rows()[0];
+            let id = dir.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let whole = crate::session::overview(&dir, &id).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(row.tasks_done, whole.summary.harrow.tasks_done, "{kind}");
+            assert_eq!(row.started_at, whole.summary.started_at, "{kind}");
+            assert_eq!(row.last_event_at, whole.summary.last_event_at, "{kind}");
+            assert_eq!(row.origin, whole.summary.harrow.format, "{kind}");
+            let expect = match whole.status.as_str() {
+                "done" => RunState::Done,
+                "failed" => RunState::Failed,
+                "crashed" => RunState::Crashed,
+                _ => RunState::Stopped,
+            };
+            assert_eq!(row.state, expect, "{kind}: {row:?}");
+        }
+    }
+
+    #[test]
+    fn a_grown_log_is_folded_from_where_it_was_left_and_a_rewritten_one_read_again() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tmp.path().join("20261126-000000-aaaaaa");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let log = dir.join(super::super::dir::EVENTS_FILE);
+        let line = |seq: u64, kind: &str, payload: &str| {
+            format!(
+                "{{\"ts\":\"2026-11-26T00:00:{seq:02}Z\",\"seq\":{seq},\"type\":\"{kind}\",\"payload\":{payload}}}\n"
+            )
+        };
+        std::fs::write(&log, line(1, "session_start", r#"{"task_count":2,"host":"here"}"#))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut fleet = fleet_of(tmp.path());
+        fleet.refresh();
+        assert_eq!(fleet.rows()[0].state, RunState::Crashed, "no lock, no stop");
+        let mut more =
+            std::fs::OpenOptions::new().append(true).open(&log).unwrap_or_else(|e| panic!("{e}"));
+        std::io::Write::write_all(
+            &mut more,
+            format!(
+                "{}{}{}",
+                line(2, "task_done", r#"{"task_id":"T-001"}"#),
+                line(
+                    3,
+                    "operator_wait",
+                    r#"{"task_id":"T-002","reason":"the evaluator is down\u001b[2J"}"#
+                ),
+                line(4, "stop", r#"{"reason":"needs_operator","error":"task T-002 waits"}"#)
+            )
+            .as_bytes(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        drop(more);
+        let (changes, _) = fleet.refresh();
+        let row = &fleet.rows()[0];
+        assert_eq!(row.state, RunState::Held);
+        assert_eq!(row.held_task.as_deref(), Some("T-002"));
+        assert_eq!(row.tasks_done, 1);
+        assert_eq!(row.host.as_deref(), Some("here"));
+        assert!(row.held_reason.as_deref().is_some_and(|r| !r.contains('\u{1b}')), "{row:?}");
+        assert!(changes.iter().any(|c| c.from == Some(RunState::Crashed) && c.calls_a_person()));
+        std::fs::write(&log, line(1, "session_start", r#"{"task_count":2}"#))
+            .unwrap_or_else(|e| panic!("{e}"));
+        fleet.refresh();
+        assert_eq!(fleet.rows()[0].tasks_done, 0, "a rewritten log is read again");
+    }
+
+    #[test]
+    fn a_run_locked_on_another_machine_that_went_quiet_is_silent_not_crashed() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tmp.path().join("20261126-000000-bbbbbb");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let log = dir.join(super::super::dir::EVENTS_FILE);
+        std::fs::write(&log, "{\"ts\":\"2026-11-26T00:00:01Z\",\"seq\":1,\"type\":\"session_start\",\"payload\":{\"host\":\"build-7\"}}\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            dir.join(super::super::dir::LOCK_FILE),
+            r#"{"pid":1,"host":"build-7","started_at":"2026-11-26T00:00:00Z"}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut fleet = fleet_of(tmp.path());
+        fleet.refresh();
+        assert_eq!(fleet.rows()[0].state, RunState::Running, "just written: running elsewhere");
+        let old = SystemTime::now() - SILENT_AFTER - Duration::from_secs(5);
+        std::fs::File::options()
+            .append(true)
+            .open(&log)
+            .and_then(|f| f.set_modified(old))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut fleet = fleet_of(tmp.path());
+        fleet.refresh();
+        let row = &fleet.rows()[0];
+        assert_eq!(row.state, RunState::Silent);
+        assert_eq!(row.host.as_deref(), Some("build-7"));
     }
 }
