@@ -141,16 +141,13 @@ impl Workspace {
         }
     }
 
-    /// Frees a lane's worktree once its task has landed (or was set aside): `HEAD` lets go of
-    /// the task's branch, which goes — the session branch holds the work, and its judged
-    /// attempts stay on their refs — and the worktree waits for the next task.
+    /// Frees a lane's worktree once its task has landed (or was set aside): the task's branch
+    /// goes — the session branch holds the work, and its judged attempts stay on their refs —
+    /// and the worktree waits for the next task.
     pub fn release_lane(&self) -> Result<(), WorkspaceError> {
-        let repo = self.repo()?;
-        let at =
-            repo.head().and_then(|h| h.peel_to_commit()).map_err(git("read the lane's HEAD"))?;
-        repo.set_head_detached(at.id()).map_err(git("let the lane's worktree go of its branch"))?;
-        Workspace::delete_branch(&self.source, &self.branch)?;
-        Ok(())
+        // Only the branch goes: a worktree whose HEAD names a branch that is gone is free, and
+        // the next task's start moves HEAD anyway — one ref write per task fewer.
+        Workspace::delete_ref(&self.source, &format!("refs/heads/{}", self.branch))
     }
 
     /// Removes the lanes' worktrees no task holds: what is left of them when a run ends.
@@ -283,8 +280,8 @@ impl Workspace {
     }
 }
 
-/// The worktrees under `lanes`, each with the branch its `HEAD` is on (`None`: detached, the
-/// worktree is free). A folder that is not a worktree is no lane's.
+/// The worktrees under `lanes`, each with the branch its `HEAD` is on (`None`: detached, or on
+/// a branch that is gone — the worktree is free). A folder that is not a worktree is no lane's.
 fn lane_worktrees(lanes: &Path) -> Vec<(std::path::PathBuf, Option<String>)> {
     let mut out: Vec<_> = std::fs::read_dir(lanes)
         .into_iter()
@@ -294,7 +291,12 @@ fn lane_worktrees(lanes: &Path) -> Vec<(std::path::PathBuf, Option<String>)> {
         .filter_map(|e| {
             let repo = git2::Repository::open(e.path()).ok()?;
             let head = repo.find_reference("HEAD").ok()?;
-            let branch = head.symbolic_target().ok().flatten().map(str::to_owned);
+            let branch = head
+                .symbolic_target()
+                .ok()
+                .flatten()
+                .filter(|b| repo.find_reference(b).is_ok())
+                .map(str::to_owned);
             Some((e.path(), branch))
         })
         .collect();

@@ -564,6 +564,17 @@ impl Workspace {
         Ok(names.len())
     }
 
+    /// Deletes a ref whoever has it checked out (a lane's worktree keeps naming its task's
+    /// branch until the next task moves it).
+    pub fn delete_ref(source: &Path, name: &str) -> Result<(), WorkspaceError> {
+        let _not_while_copying = copying();
+        let repo = open_source(source)?;
+        match repo.find_reference(name) {
+            Ok(mut r) => r.delete().map_err(git(format!("delete {name}"))),
+            Err(_) => Ok(()),
+        }
+    }
+
     /// Deletes a session's branch from the source repository.
     pub fn delete_branch(source: &Path, branch: &str) -> Result<bool, WorkspaceError> {
         let _not_while_copying = copying();
