@@ -131,13 +131,16 @@ fn the_fleet_shows_three_live_runs_rings_once_and_approves_without_attaching() {
     let s = t.wait_for("Fleet: 3 runs ");
     assert!(!s.contains("held T-001") && !s.contains("waiting"), "{s}");
 
-    // Attach to the selected run and come back to the list.
+    // Attach to the selected run and come back to the list with Esc, cursor in place.
+    let before = t.screen();
     t.keys(&["Enter"]);
     let s = t.wait_for(" 8×");
     assert!(s.contains("■ stopped: all_done"), "the approved run's console, replaying: {s}");
-    t.keys(&["q"]);
+    t.keys(&["Escape"]);
     let s = t.wait_for("Fleet: 3 runs");
     assert!(s.contains("2 lanes"), "{s}");
+    let preview = |s: &str| s.lines().nth(1).map(|l| l.chars().skip(98).collect::<String>());
+    assert_eq!(preview(&s), preview(&before), "the same run is selected: {s}");
     t.keys(&["q"]);
     let s = t.wait_for("[exit ");
     assert!(s.contains("[exit 0]"), "{s}");

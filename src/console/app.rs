@@ -26,6 +26,15 @@ use std::time::{Duration, Instant};
 /// How long a look at the session's lock holds.
 const LOCK_RECHECK: Duration = Duration::from_secs(2);
 
+/// Where a console was opened from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenedFrom {
+    /// A command of its own (`watch`, `replay`, `run`, `demo`).
+    Command,
+    /// The fleet's `Enter`.
+    Fleet,
+}
+
 /// Everything the console shows, and where the operator is in it.
 #[derive(Debug)]
 pub struct App {
@@ -57,6 +66,8 @@ pub struct App {
     /// The held task the person was last called to, so each hold rings once.
     pub(super) called_for: Option<String>,
     pub quit: bool,
+    /// Where the console was opened from: from the fleet, `Esc` on the panes goes back to it.
+    pub opened_from: OpenedFrom,
     pub(super) effects: Vec<Effect>,
 }
 
@@ -97,6 +108,7 @@ impl App {
             lock_checked: None,
             called_for: None,
             quit: false,
+            opened_from: OpenedFrom::Command,
             effects: Vec::new(),
         }
     }
@@ -281,7 +293,10 @@ impl App {
         self.notice = None;
         match action {
             Action::Quit if self.running_here() => self.overlay = Overlay::QuitPrompt,
-            Action::Quit => self.quit = true,
+            Action::Close if self.sel.zoom || self.opened_from == OpenedFrom::Command => {
+                self.sel.zoom = false;
+            }
+            Action::Quit | Action::Close => self.quit = true,
             Action::Help => self.overlay = Overlay::help(Mode::Main, Overlay::None),
             Action::Pause | Action::Step | Action::Note if !self.live => {
                 self.notice =
@@ -440,7 +455,6 @@ impl App {
                 }
             }
             // Overlays take their own Esc; on the panes it leaves the zoom.
-            Action::Close => self.sel.zoom = false,
             // Keys of other modes: the main table never binds them.
             Action::Evidence(_)
             | Action::Submit

@@ -96,6 +96,8 @@ pub struct Browser {
     pub sort: Sort,
     pub filter: String,
     pub prompt: Option<Prompt>,
+    /// A run `R` offered to resume: `y` does it, any other key does not.
+    pub offer: Option<String>,
     /// Whether the first look at every session is done.
     pub loaded: bool,
 }
@@ -140,6 +142,7 @@ impl Browser {
             sort: Sort::Attention,
             filter: String::new(),
             prompt: None,
+            offer: None,
             loaded: true,
         };
         b.refresh(entries);
@@ -209,6 +212,13 @@ impl Browser {
         if self.prompt.is_some() {
             return self.type_key(key);
         }
+        if let Some(id) = self.offer.take() {
+            let yes = key.code == crossterm::event::KeyCode::Char('y');
+            return match self.entries.iter().find(|e| e.id == id) {
+                Some(e) if yes => Choice::Resume(Box::new(e.clone())),
+                _ => Choice::Stay,
+            };
+        }
         let rows = self.visible().len();
         let at = self.cursor();
         match action_for(Mode::Browser, &key) {
@@ -243,15 +253,13 @@ impl Browser {
                     return Choice::Open(Box::new(e.clone()));
                 }
             }
-            Some(Action::ResumeRun) => {
-                return self.on_current(|e| {
-                    if matches!(e.state, RunState::Running | RunState::Paused) {
-                        Err(format!("{} is running", e.id))
-                    } else {
-                        Ok(Choice::Resume(Box::new(e.clone())))
-                    }
-                });
-            }
+            Some(Action::ResumeRun) => match self.current() {
+                Some(e) if matches!(e.state, RunState::Running | RunState::Paused) => {
+                    self.notice = Some(format!("{} is running", e.id));
+                }
+                Some(e) => self.offer = Some(e.id.clone()),
+                None => {}
+            },
             Some(Action::Export) => {
                 return self.on_current(|e| Ok(Choice::Export(Box::new(e.clone()))));
             }
@@ -495,7 +503,11 @@ impl Browser {
             frame.render_stateful_widget(table, list, &mut state);
         }
         self.draw_preview(frame, theme, preview);
-        let hint = match (&self.prompt, &self.notice) {
+        let offer = self
+            .offer
+            .as_ref()
+            .map(|id| format!("resume {id} in the background? y resumes · any other key does not"));
+        let hint = match (&self.prompt, offer.as_ref().or(self.notice.as_ref())) {
             (Some(p), _) => {
                 let label = match &p.purpose {
                     Purpose::Filter => "filter".to_owned(),
@@ -642,7 +654,8 @@ impl BrowserScreen {
             App::open(&entry.dir, &entry.id, 8.0, self.look.clone())
         };
         match opened {
-            Ok(app) => {
+            Ok(mut app) => {
+                app.opened_from = super::app::OpenedFrom::Fleet;
                 self.list.notice = None;
                 let follow = live.then(|| entry.dir.clone());
                 super::screen::Flow::Open(Box::new(super::session_screen::SessionScreen::new(
@@ -909,6 +922,16 @@ mod tests {
                 && b.notice.as_deref().is_some_and(|n| n.contains("no task waiting"))
         );
         assert!(matches!(b.key(key(KeyCode::Char('p'))), Choice::Send(_, c) if c.op == Op::Pause));
+        assert_eq!(b.key(key(KeyCode::Char('R'))), Choice::Stay);
+        assert!(
+            b.notice.as_deref().is_some_and(|n| n.contains("is running")),
+            "a live run is not resumed"
+        );
+        b.key(key(KeyCode::Char('k')));
+        assert_eq!(b.key(key(KeyCode::Char('R'))), Choice::Stay, "R only offers");
+        assert_eq!(b.key(key(KeyCode::Char('n'))), Choice::Stay, "anything but y declines");
+        b.key(key(KeyCode::Char('R')));
+        assert!(matches!(b.key(key(KeyCode::Char('y'))), Choice::Resume(e) if e.id == "h"));
     }
 
     #[test]

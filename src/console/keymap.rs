@@ -409,7 +409,7 @@ const MAIN: &[Binding] = &[
         "Worker: the row under the cursor in full; a verdict, elsewhere: inspect it",
         H::Always(4, "Enter inspect"),
     ),
-    bind(&[k(K::Esc)], A::Close, "leave the zoom", H::No),
+    bind(&[k(K::Esc)], A::Close, "leave the zoom; else back to the fleet, if from it", H::No),
     bind(
         &[k(K::Char('p'))],
         A::Pause,
