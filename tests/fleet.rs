@@ -29,6 +29,7 @@ fn check_line(line: &str) -> Value {
         ("dir", &["string"]),
         ("origin", &["string"]),
         ("feature", &["string", "null"]),
+        ("prep", &["bool"]),
         ("state", &["string"]),
         ("held_task", &["string", "null"]),
         ("held_reason", &["string", "null"]),

@@ -459,7 +459,11 @@ impl Browser {
                 Row::new(vec![
                     crate::printable::line(&name),
                     state,
-                    format!("{}/{}", e.tasks_done, e.tasks_total),
+                    if e.prep {
+                        "prep".into()
+                    } else {
+                        format!("{}/{}", e.tasks_done, e.tasks_total)
+                    },
                     work,
                     super::ui::compact(i64::try_from(e.tokens).unwrap_or(i64::MAX)),
                     if e.cost == 0.0 { "$0".into() } else { format!("${:.2}", e.cost) },
@@ -809,6 +813,7 @@ mod tests {
             dir: PathBuf::from(id),
             origin: "harrow".into(),
             feature: Some("textstats".into()),
+            prep: false,
             state,
             held_task: (state == RunState::Held).then(|| "T-002".into()),
             held_reason: None,

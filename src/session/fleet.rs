@@ -93,6 +93,8 @@ pub struct FleetRow {
     pub dir: PathBuf,
     pub origin: String,
     pub feature: Option<String>,
+    /// A `harrow prep` interview: it writes a plan and works no tasks.
+    pub prep: bool,
     pub state: RunState,
     /// The task a held run waits on, and why.
     pub held_task: Option<String>,
@@ -148,6 +150,8 @@ struct HarrowHead {
     #[serde(default)]
     feature: Option<String>,
     #[serde(default)]
+    phase: Option<String>,
+    #[serde(default)]
     host: Option<String>,
     #[serde(default)]
     final_stop: Option<String>,
@@ -169,6 +173,7 @@ struct LogFold {
     started_by_start: bool,
     last_ts: Option<String>,
     feature: Option<String>,
+    prep: bool,
     format: String,
     host: Option<String>,
     task_count: Option<u64>,
@@ -193,6 +198,7 @@ impl LogFold {
             started_at: s.started_at,
             last_ts: s.last_event_at,
             feature: s.harrow.feature,
+            prep: s.harrow.phase.as_deref() == Some("prep"),
             host: s.harrow.host,
             format: s.harrow.format,
             task_count: s.harrow.task_count,
@@ -235,6 +241,9 @@ impl LogFold {
                 }
                 if let Some(f) = p.feature.get() {
                     self.feature.get_or_insert_with(|| f.to_owned());
+                }
+                if p.phase.get() == Some("prep") {
+                    self.prep = true;
                 }
                 if let Some(n) = count(p.task_count) {
                     self.task_count = Some(n);
@@ -529,6 +538,7 @@ impl Tracked {
             dir: self.found.dir.clone(),
             origin: if f.format.is_empty() { "harrow".into() } else { f.format.clone() },
             feature: f.feature.clone(),
+            prep: f.prep,
             state,
             held_task,
             held_reason,
@@ -553,6 +563,7 @@ impl FleetRow {
             dir: found.dir.clone(),
             origin: String::new(),
             feature: None,
+            prep: false,
             state: RunState::Empty,
             held_task: None,
             held_reason: None,
@@ -750,6 +761,23 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         fleet.refresh();
         assert_eq!(fleet.rows()[0].tasks_done, 0, "a rewritten log is read again");
+    }
+
+    #[test]
+    fn a_prep_interview_is_marked_as_one_not_as_a_plan_of_no_tasks() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tmp.path().join("20261126-000000-cccccc");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            dir.join(super::super::dir::EVENTS_FILE),
+            "{\"ts\":\"2026-11-26T00:00:01Z\",\"seq\":1,\"type\":\"session_start\",\"payload\":{\"phase\":\"prep\",\"feature\":\"search\"}}\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut fleet = fleet_of(tmp.path());
+        fleet.refresh();
+        let row = &fleet.rows()[0];
+        assert!(row.prep, "{row:?}");
+        assert_eq!(row.feature.as_deref(), Some("search"));
     }
 
     #[test]
