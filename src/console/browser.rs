@@ -562,6 +562,9 @@ impl Browser {
                 format!("waits: {t} — {}", clean(e.held_reason.as_deref().unwrap_or("a decision"))),
                 theme.fg(theme.colors.notice),
             ));
+            if let Some(v) = &e.held_verdict {
+                lines.push(Line::raw(format!("last verdict: {}", clean(v))));
+            }
         }
         for w in &e.at_work {
             let lane = w.lane.map(|l| format!("L{l} ")).unwrap_or_default();
@@ -817,6 +820,7 @@ mod tests {
             state,
             held_task: (state == RunState::Held).then(|| "T-002".into()),
             held_reason: None,
+            held_verdict: None,
             tasks_done: 1,
             tasks_total: 3,
             at_work: Vec::new(),

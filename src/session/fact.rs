@@ -106,6 +106,10 @@ fact_fields! {
     host: LStr<'a>,
     /// `stop`: what stopped the run, in words.
     error: LStr<'a>,
+    /// `evaluator_verdict`: what the evaluator found and what it asks for (the fleet's
+    /// preview of a held task).
+    concern: LStr<'a>,
+    next_step: LStr<'a>,
     /// `session_start`: the plan's tasks, `[{"id", "title"}]` (rare, so kept whole).
     plan_tasks: Option<serde_json::Value>,
 }

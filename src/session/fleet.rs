@@ -99,6 +99,9 @@ pub struct FleetRow {
     /// The task a held run waits on, and why.
     pub held_task: Option<String>,
     pub held_reason: Option<String>,
+    /// The held task's latest verdict, in words (for the preview).
+    #[serde(skip)]
+    pub held_verdict: Option<String>,
     pub tasks_done: u64,
     pub tasks_total: u64,
     /// Tasks at work now: one per lane.
@@ -188,6 +191,8 @@ struct LogFold {
     at_work: BTreeMap<u64, AtWork>,
     /// The latest `operator_wait`: the task and why, until a decision or a new start.
     waiting: Option<(String, String)>,
+    /// Each task's latest verdict, in words: what a person deciding on it reads first.
+    verdicts: BTreeMap<String, String>,
     recent: std::collections::VecDeque<String>,
 }
 
@@ -282,6 +287,21 @@ impl LogFold {
                 self.waiting = Some((task.clone().unwrap_or_default(), why));
             }
             "operator_action" => self.waiting = None,
+            "evaluator_verdict" => {
+                if let Some(t) = &task {
+                    let mut said = p.verdict.get().unwrap_or("?").to_owned();
+                    if let Some(c) = p.rejection_category.get() {
+                        said = format!("{said} ({c})");
+                    }
+                    if let Some(c) = p.concern.get() {
+                        said = format!("{said}: {c}");
+                    }
+                    if let Some(n) = p.next_step.get() {
+                        said = format!("{said} Next: {n}");
+                    }
+                    self.verdicts.insert(t.clone(), crate::printable::line(&said));
+                }
+            }
             _ => {}
         }
         let working = !matches!(
@@ -527,6 +547,7 @@ impl Tracked {
         } else {
             (None, None)
         };
+        let held_verdict = held_task.as_ref().and_then(|t| f.verdicts.get(t)).cloned();
         let at_work = if matches!(state, RunState::Running | RunState::Paused | RunState::Silent) {
             f.at_work.values().cloned().collect()
         } else {
@@ -542,6 +563,7 @@ impl Tracked {
             state,
             held_task,
             held_reason,
+            held_verdict,
             tasks_done: f.tasks_done,
             tasks_total,
             at_work,
@@ -567,6 +589,7 @@ impl FleetRow {
             state: RunState::Empty,
             held_task: None,
             held_reason: None,
+            held_verdict: None,
             tasks_done: 0,
             tasks_total: 0,
             at_work: Vec::new(),
@@ -736,8 +759,9 @@ mod tests {
         std::io::Write::write_all(
             &mut more,
             format!(
-                "{}{}{}",
+                "{}{}{}{}",
                 line(2, "task_done", r#"{"task_id":"T-001"}"#),
+                line(3, "evaluator_verdict", r#"{"task_id":"T-002","verdict":"reject","rejection_category":"weak_test","concern":"no test\u001b]0;x\u0007","next_step":"Add one."}"#),
                 line(
                     3,
                     "operator_wait",
@@ -756,6 +780,13 @@ mod tests {
         assert_eq!(row.tasks_done, 1);
         assert_eq!(row.host.as_deref(), Some("here"));
         assert!(row.held_reason.as_deref().is_some_and(|r| !r.contains('\u{1b}')), "{row:?}");
+        let verdict = row.held_verdict.as_deref().unwrap_or_default();
+        assert!(
+            verdict.starts_with("reject (weak_test): no test")
+                && verdict.ends_with("Next: Add one."),
+            "{verdict}"
+        );
+        assert!(!verdict.contains('\u{1b}') && !verdict.contains('\u{7}'), "{verdict}");
         assert!(changes.iter().any(|c| c.from == Some(RunState::Crashed) && c.calls_a_person()));
         std::fs::write(&log, line(1, "session_start", r#"{"task_count":2}"#))
             .unwrap_or_else(|e| panic!("{e}"));
