@@ -445,12 +445,12 @@ impl Browser {
         } else {
             let table_rows = rows.iter().map(|e| {
                 let state = match (&e.held_task, e.state) {
-                    (Some(t), RunState::Held) => format!("held {t}"),
+                    (Some(t), RunState::Held) => format!("held {}", crate::printable::line(t)),
                     (_, s) => s.to_string(),
                 };
                 let work = match e.at_work.as_slice() {
                     [] => "-".to_owned(),
-                    [one] => format!("{} it{}", one.task, one.iter),
+                    [one] => format!("{} it{}", crate::printable::line(&one.task), one.iter),
                     many => format!("{} lanes", many.len()),
                 };
                 let short = &e.id[e.id.len().saturating_sub(6)..];
@@ -559,7 +559,11 @@ impl Browser {
         }
         if let Some(t) = &e.held_task {
             lines.push(Line::styled(
-                format!("waits: {t} — {}", clean(e.held_reason.as_deref().unwrap_or("a decision"))),
+                format!(
+                    "waits: {} — {}",
+                    clean(t),
+                    clean(e.held_reason.as_deref().unwrap_or("a decision"))
+                ),
                 theme.fg(theme.colors.notice),
             ));
             if let Some(v) = &e.held_verdict {
@@ -941,6 +945,58 @@ mod tests {
         assert_eq!(b.key(key(KeyCode::Char('n'))), Choice::Stay, "anything but y declines");
         b.key(key(KeyCode::Char('R')));
         assert!(matches!(b.key(key(KeyCode::Char('y'))), Choice::Resume(e) if e.id == "h"));
+    }
+
+    #[test]
+    fn what_a_log_says_is_shown_escaped_in_the_fleet_never_as_a_control_byte() {
+        let evil = "T-1\u{1b}]0;pwned\u{7}\u{1b}[2J";
+        let mut held = entry("20261126-000000-\u{1b}[31mred", RunState::Held);
+        held.held_task = Some(evil.into());
+        held.held_reason = Some(format!("waits \u{1b}[5m{evil}"));
+        held.held_verdict = Some(format!("reject: {evil}"));
+        held.feature = Some(format!("feat{evil}"));
+        held.host = Some(format!("host{evil}"));
+        held.repo = Some(format!("/repo/{evil}"));
+        held.recent = vec![format!("12:00:00 {evil} calls bash")];
+        let mut running = entry("r", RunState::Running);
+        running.at_work = vec![crate::session::fleet::AtWork {
+            task: evil.into(),
+            iter: 2,
+            attempt: 1,
+            lane: Some(1),
+        }];
+        let mut b = Browser::new(vec![held, running], String::new());
+        b.filter = String::new();
+        for width in [80, 160] {
+            let mut terminal =
+                ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, 20))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            let theme = super::super::theme::Look::from_user().themes.remove(0);
+            terminal
+                .draw(|f| b.draw(f, &theme, jiff::Timestamp::now()))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let buffer = terminal.backend().buffer();
+            for cell in buffer.content() {
+                assert!(
+                    !cell.symbol().chars().any(char::is_control),
+                    "a control character in a cell at width {width}: {:?}",
+                    cell.symbol()
+                );
+            }
+            // Shown, not dropped: wherever the task's name is drawn, its escape is drawn too.
+            let area = buffer.area;
+            for y in 0..area.height {
+                let line: String =
+                    (0..area.width).map(|x| buffer[(x, y)].symbol().to_owned()).collect();
+                for (at, _) in line.match_indices("T-1") {
+                    let next = line[at + 3..].chars().next();
+                    assert!(
+                        matches!(next, None | Some('\\' | ' ' | '│' | '┐' | '┘')),
+                        "an escape dropped silently at width {width}: {line}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
