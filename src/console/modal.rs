@@ -188,8 +188,11 @@ impl Overlay {
                 match *back {
                     Overlay::Row(mut row) => {
                         let found = query.is_empty() || row.find(&query, true);
+                        let said = row.found_sentence();
                         *self = Overlay::Row(row);
-                        if found {
+                        if let (true, Some(said)) = (found, said) {
+                            Outcome::Notice(format!("found {said}"))
+                        } else if found {
                             Outcome::Stay
                         } else {
                             Outcome::Notice(format!("no line of this row contains “{query}”"))

@@ -182,10 +182,13 @@ impl RowView {
         let rect =
             popup(frame, area, area.width.saturating_sub(4), area.height.saturating_sub(2), 1);
         let lines = marked_lines(&self.lines, self.found, theme);
-        let block = Block::default()
+        let mut block = Block::default()
             .borders(Borders::ALL)
             .title(self.title.clone())
             .title_bottom(footer(Mode::Row, rect.width));
+        if let Some(said) = self.found_sentence() {
+            block = block.title_top(ratatui::text::Line::from(format!(" {said} ")).right_aligned());
+        }
         frame.render_widget(
             Paragraph::new(lines)
                 .wrap(Wrap { trim: false })
@@ -216,6 +219,18 @@ impl RowView {
         found.is_some()
     }
 
+    /// What the last search found, for the row's frame: `“net” 2/5 · line 14`.
+    pub fn found_sentence(&self) -> Option<String> {
+        let line = self.found?;
+        let needle = self.query.to_lowercase();
+        let hits: Vec<usize> = (0..self.lines.len())
+            .filter(|i| self.lines[*i].to_lowercase().contains(&needle))
+            .collect();
+        let k = hits.iter().position(|i| *i == line)? + 1;
+        let query = crate::printable::line(&self.query);
+        Some(format!("“{query}” {k}/{} · line {}", hits.len(), line + 1))
+    }
+
     /// The whole text, to copy.
     pub fn text(&self) -> String {
         let mut out = self.lines.join("\n");
@@ -236,12 +251,15 @@ mod tests {
         };
         assert!(v.find("BETA", true));
         assert_eq!(v.found, Some(1));
+        assert_eq!(v.found_sentence().as_deref(), Some("“BETA” 1/2 · line 2"));
         assert!(v.find("beta", true));
         assert_eq!(v.found, Some(3));
+        assert_eq!(v.found_sentence().as_deref(), Some("“beta” 2/2 · line 4"));
         assert!(v.find("beta", true));
         assert_eq!(v.found, Some(1), "round at the end");
         assert!(v.find("beta", false));
         assert_eq!(v.found, Some(3), "back round at the start");
         assert!(!v.find("delta", true));
+        assert_eq!(v.found_sentence(), None, "nothing found, nothing said");
     }
 }
