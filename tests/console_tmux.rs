@@ -48,6 +48,7 @@ fn the_real_binary_in_tmux_plays_pauses_helps_and_restores_the_terminal() {
     t.keys(&["Enter"]);
     let s = t.wait_for("n next, N previous");
     assert!(s.contains("T-001 #9 grep def main"), "the search found the tool call: {s}");
+    assert!(s.contains("“grep” 1/1: n next"), "it says which match of how many: {s}");
     t.keys(&["?"]);
     let s = t.wait_for(" Keys ");
     assert!(s.contains("step one event back") && s.contains("jump to the next failure"), "{s}");

@@ -511,9 +511,11 @@ impl App {
         let stream = self.player.view.stream(self.sel.filter);
         let from_newest = stream.len().saturating_sub(stream.partition_point(|p| *p < pos) + 1);
         self.sel.stream_back = from_newest.saturating_sub(self.sel.worker_height / 2);
+        let rank = self.search.rank(&mut self.player, self.sel.filter, pos);
+        let rank = rank.map(|r| format!(" {r}")).unwrap_or_default();
         self.notice = Some(match wrapped {
-            Some(end) => format!("“{query}”: wrapped to the {end}; n next, N previous"),
-            None => format!("“{query}”: n next, N previous"),
+            Some(end) => format!("“{query}”{rank}: wrapped to the {end}; n next, N previous"),
+            None => format!("“{query}”{rank}: n next, N previous"),
         });
         Ok(())
     }

@@ -5,11 +5,48 @@ use super::describe::row;
 use super::player::Player;
 use super::view::Filter;
 
-/// The last search: what was asked and the event it landed on.
+/// The last search: what was asked, the event it landed on, and the rows that hold it.
 #[derive(Debug, Clone, Default)]
 pub struct Search {
     pub query: String,
     pub at: Option<usize>,
+    /// The matching rows counted for (query, filter, rows in the stream then), in order.
+    hits: Option<Hits>,
+}
+
+/// Which rows hold a query, as counted once.
+#[derive(Debug, Clone)]
+struct Hits {
+    key: (String, Filter, usize),
+    positions: Vec<usize>,
+    /// Whether every row was looked at (a huge stream is counted up to [`COUNT_ROWS`]).
+    whole: bool,
+}
+
+/// The most rows a search counts its matches over: a count must not read a huge log whole.
+const COUNT_ROWS: usize = 20_000;
+
+impl Search {
+    /// Where the match at `pos` stands among all: `3/7`, or `3/120+` when the stream was too
+    /// long to count whole. Counted once per query, filter and stream length.
+    pub fn rank(&mut self, player: &mut Player, filter: Filter, pos: usize) -> Option<String> {
+        let needle = self.query.to_lowercase();
+        let (rows, index) = player.stream_and_index(filter);
+        let key = (needle.clone(), filter, rows.len());
+        if self.hits.as_ref().is_none_or(|h| h.key != key) {
+            let positions = rows
+                .iter()
+                .take(COUNT_ROWS)
+                .copied()
+                .filter(|p| index.fetch(*p).is_ok_and(|e| row(&e).to_lowercase().contains(&needle)))
+                .collect();
+            self.hits = Some(Hits { key, positions, whole: rows.len() <= COUNT_ROWS });
+        }
+        let hits = self.hits.as_ref()?;
+        let k = hits.positions.iter().position(|p| *p == pos)? + 1;
+        let more = if hits.whole { "" } else { "+" };
+        Some(format!("{k}/{}{more}", hits.positions.len()))
+    }
 }
 
 /// The first row of the stream (as `filter` keeps it) from `start` on, or back from it,
