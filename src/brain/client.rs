@@ -341,18 +341,25 @@ fn jitter(max: Duration) -> Duration {
 
 impl Brain {
     pub fn new(config: BrainConfig) -> Result<Brain, BrainError> {
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             // The silence timeouts are the brain's own (they tell a silent model from a stalled
             // one); the transport's is a backstop behind them.
-            .read_timeout(config.read_timeout + Duration::from_secs(5))
-            .build()
-            .map_err(|e| BrainError::Unreachable {
-                role: "worker",
-                base_url: String::new(),
-                detail: e.to_string(),
-                status: None,
-            })?;
+            .read_timeout(config.read_timeout + Duration::from_secs(5));
+        // The system's root certificates are read only when a model is reached over https:
+        // a local server or the scripted one spares the process reading and parsing them.
+        let plain = config.endpoints.values().all(|e| {
+            e.base_url.trim_start().get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"))
+        });
+        if plain {
+            builder = builder.tls_certs_only(Vec::new());
+        }
+        let http = builder.build().map_err(|e| BrainError::Unreachable {
+            role: "worker",
+            base_url: String::new(),
+            detail: e.to_string(),
+            status: None,
+        })?;
         let notes = Notes::default();
         let transport = Transport::new(http.clone(), config.max_reply_bytes, notes.clone());
         let clients = config
