@@ -181,6 +181,13 @@ fn sessions_follow_reports_every_change_as_a_strict_json_line_and_notifies_once(
     assert_eq!(crashed["id"], running["id"]);
     assert_eq!(crashed["from"], "running");
 
+    // The notify program runs just after its line is written: give it its moment.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&notified).unwrap_or_default().contains("\"crashed\"")
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     drop(follower);
     reader.join().unwrap();
     let calls = std::fs::read_to_string(&notified).unwrap_or_default();
