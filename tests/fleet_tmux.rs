@@ -77,13 +77,7 @@ fn the_fleet_shows_three_live_runs_rings_once_and_approves_without_attaching() {
     let (_rt_l, lanes_server) = serve(&lanes_script, false);
     let (repo, plan) = plan_in(tmp.path(), "lanes", 2);
     for n in 1..=2 {
-        let file = plan.join(format!("T-00{n}-file.md"));
-        let text = std::fs::read_to_string(&file).unwrap();
-        std::fs::write(
-            &file,
-            text.replacen("---\n## Description", "depends_on: []\n---\n## Description", 1),
-        )
-        .unwrap();
+        loop_fixture::depends(&plan, n, "[]");
     }
     let mut lanes = harrow_cmd(tmp.path(), &lanes_server.base_url());
     run_args(&mut lanes, &plan, &repo);

@@ -9,22 +9,10 @@
 mod loop_fixture;
 mod support;
 
-use loop_fixture::{accept, case, harrow_cmd, repo_and_plan, serve};
+use loop_fixture::{accept, case, depends, harrow_cmd, repo_and_plan, serve};
 use serde_json::{Value, json};
 use std::path::Path;
 use support::git;
-
-/// Gives task `n` its `depends_on` list.
-fn depends(plan: &Path, n: usize, deps: &str) {
-    let file = plan.join(format!("T-00{n}-file.md"));
-    let text = std::fs::read_to_string(&file).unwrap();
-    let text = text.replacen(
-        "---\n## Description",
-        &format!("depends_on: {deps}\n---\n## Description"),
-        1,
-    );
-    std::fs::write(&file, text).unwrap();
-}
 
 /// `harrow run` with lanes, headless, on the plan and repository.
 fn lanes_run(

@@ -9,24 +9,14 @@
 mod loop_fixture;
 mod support;
 
-use loop_fixture::{accept, case, harrow_cmd, reject, repo_and_plan, serve, write_and_submit};
+use loop_fixture::{
+    accept, case, depends, harrow_cmd, reject, repo_and_plan, serve, write_and_submit,
+};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 use support::git;
-
-/// Gives task `n` its `depends_on` list.
-fn depends(plan: &Path, n: usize, deps: &str) {
-    let file = plan.join(format!("T-00{n}-file.md"));
-    let text = std::fs::read_to_string(&file).unwrap();
-    let text = text.replacen(
-        "---\n## Description",
-        &format!("depends_on: {deps}\n---\n## Description"),
-        1,
-    );
-    std::fs::write(&file, text).unwrap();
-}
 
 fn session(tmp: &Path) -> Option<(PathBuf, String)> {
     let dir = tmp.join("sessions").read_dir().ok()?.flatten().next()?.path();

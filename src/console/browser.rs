@@ -182,12 +182,17 @@ impl Browser {
 
     /// The selected row's place among the visible ones.
     pub fn cursor(&self) -> usize {
-        let rows = self.visible();
+        self.cursor_in(&self.visible())
+    }
+
+    /// The selected row's place among `rows` (the visible ones, sorted once by the caller).
+    fn cursor_in(&self, rows: &[&Entry]) -> usize {
         self.selected.as_ref().and_then(|id| rows.iter().position(|e| &e.id == id)).unwrap_or(0)
     }
 
     pub fn current(&self) -> Option<&Entry> {
-        self.visible().get(self.cursor()).copied()
+        let rows = self.visible();
+        rows.get(self.cursor_in(&rows)).copied()
     }
 
     fn select(&mut self, at: usize) {
@@ -397,10 +402,9 @@ impl Browser {
     }
 
     /// The list's title: how many runs, and how many wait for a person.
-    pub fn title(&self) -> String {
+    pub fn title(&self, shown: usize) -> String {
         use std::fmt::Write as _;
         let waiting = self.entries.iter().filter(|e| e.state.needs_person()).count();
-        let shown = self.visible().len();
         let runs = if shown == 1 { "run" } else { "runs" };
         let mut t = format!(" Fleet: {shown} {runs}{}", self.show.name());
         if !self.filter.is_empty() {
@@ -417,6 +421,9 @@ impl Browser {
     }
 
     pub fn draw(&self, frame: &mut Frame, theme: &Theme, now: jiff::Timestamp) {
+        // Filtered and sorted once per frame.
+        let rows = self.visible();
+        let at = self.cursor_in(&rows);
         let area = frame.area();
         let [body, hints] =
             Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
@@ -429,8 +436,7 @@ impl Browser {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border(true))
-            .title(self.title());
-        let rows = self.visible();
+            .title(self.title(rows.len()));
         if rows.is_empty() {
             let text = if self.entries.is_empty() {
                 vec![
@@ -503,10 +509,10 @@ impl Browser {
             ]))
             .row_highlight_style(theme.selected())
             .block(block);
-            let mut state = TableState::default().with_selected(Some(self.cursor()));
+            let mut state = TableState::default().with_selected(Some(at));
             frame.render_stateful_widget(table, list, &mut state);
         }
-        self.draw_preview(frame, theme, preview);
+        Browser::draw_preview(frame, theme, preview, rows.get(at).copied());
         let offer = self
             .offer
             .as_ref()
@@ -543,9 +549,14 @@ impl Browser {
     }
 
     /// The selected run in more words: where it runs, what it waits on, its latest rows.
-    fn draw_preview(&self, frame: &mut Frame, theme: &Theme, area: ratatui::layout::Rect) {
+    fn draw_preview(
+        frame: &mut Frame,
+        theme: &Theme,
+        area: ratatui::layout::Rect,
+        selected: Option<&Entry>,
+    ) {
         let block = Block::default().borders(Borders::ALL).border_style(theme.border(false));
-        let Some(e) = self.current() else {
+        let Some(e) = selected else {
             frame.render_widget(block.title(" Preview "), area);
             return;
         };
@@ -592,8 +603,8 @@ pub struct BrowserScreen {
     /// The feed's generation last shown.
     seen: u64,
     look: super::theme::Look,
-    /// Showing the keys instead of the list.
-    help: bool,
+    /// Showing the keys instead of the list, scrolled down this many lines.
+    help: Option<u16>,
     dirty: bool,
     /// Whether the terminal's title says how many runs wait, as last written.
     title_waiting: Option<usize>,
@@ -609,7 +620,7 @@ impl BrowserScreen {
             feed: super::fleet_feed::FleetFeed::start(roots),
             seen: 0,
             look,
-            help: false,
+            help: None,
             dirty: true,
             title_waiting: None,
         }
@@ -713,7 +724,8 @@ impl BrowserScreen {
             .borders(Borders::ALL)
             .border_style(theme.border(true))
             .title(format!(" {} ", Mode::Browser.title()));
-        frame.render_widget(Paragraph::new(lines).block(block), area);
+        let top = self.help.unwrap_or(0).min(u16::try_from(lines.len()).unwrap_or(u16::MAX));
+        frame.render_widget(Paragraph::new(lines).block(block).scroll((top, 0)), area);
         let hint = super::keymap::hint_line(Mode::Help, false, usize::from(hints.width));
         frame.render_widget(Paragraph::new(hint).style(theme.fg(theme.colors.muted)), hints);
     }
@@ -725,7 +737,7 @@ impl super::screen::Screen for BrowserScreen {
     }
 
     fn draw(&mut self, frame: &mut Frame) {
-        if self.help {
+        if self.help.is_some() {
             self.draw_help(frame);
         } else {
             self.list.draw(frame, self.theme(), jiff::Timestamp::now());
@@ -748,16 +760,20 @@ impl super::screen::Screen for BrowserScreen {
         self.dirty = true;
         match msg {
             Msg::Term(Event::Key(key)) if key.kind == KeyEventKind::Press => {
-                if self.help {
-                    if matches!(action_for(Mode::Help, &key), Some(Action::Close)) {
-                        self.help = false;
-                    }
+                if let Some(top) = self.help {
+                    let last = u16::try_from(Mode::Browser.bindings().len()).unwrap_or(u16::MAX);
+                    self.help = match action_for(Mode::Help, &key) {
+                        Some(Action::Close) => None,
+                        Some(Action::Down) => Some((top + 1).min(last)),
+                        Some(Action::Up) => Some(top.saturating_sub(1)),
+                        _ => Some(top),
+                    };
                     return Flow::Stay;
                 }
                 if self.list.prompt.is_none()
                     && matches!(action_for(Mode::Browser, &key), Some(Action::Help))
                 {
-                    self.help = true;
+                    self.help = Some(0);
                     return Flow::Stay;
                 }
                 self.list.notice = None;
@@ -816,25 +832,13 @@ mod tests {
 
     fn entry(id: &str, state: RunState) -> Entry {
         Entry {
-            id: id.into(),
-            dir: PathBuf::from(id),
             origin: "harrow".into(),
             feature: Some("textstats".into()),
-            prep: false,
             state,
             held_task: (state == RunState::Held).then(|| "T-002".into()),
-            held_reason: None,
-            held_verdict: None,
             tasks_done: 1,
             tasks_total: 3,
-            at_work: Vec::new(),
-            tokens: 0,
-            cost: 0.0,
-            started_at: None,
-            last_event_at: None,
-            repo: None,
-            host: None,
-            recent: Vec::new(),
+            ..Entry::new(id.into(), PathBuf::from(id))
         }
     }
 

@@ -677,7 +677,12 @@ const BROWSER: &[Binding] = &[
     bind(&[k(K::Char('K'))], A::FailTask, "fail the held or working task, with a reason", H::No),
     bind(&[k(K::Char('p'))], A::Pause, "pause a running run, or resume a paused one", H::No),
     bind(&[k(K::Char('e'))], A::Note, "a note for its task's next attempt", H::No),
-    bind(&[k(K::Char('R'))], A::ResumeRun, "resume a run that stopped or crashed", H::No),
+    bind(
+        &[k(K::Char('R'))],
+        A::ResumeRun,
+        "offer to resume a run that stopped or crashed (y does it)",
+        H::No,
+    ),
     bind(&[k(K::Char('E'))], A::Export, "export it as Markdown into its folder", H::No),
     bind(&[k(K::Char('?'))], A::Help, "these keys", H::Always(5, "? keys")),
     bind(&[k(K::Char('q')), k(K::Esc)], A::Quit, "quit", H::Always(6, "q quit")),

@@ -580,9 +580,14 @@ impl Tracked {
 
 impl FleetRow {
     fn empty(found: &Found) -> FleetRow {
+        FleetRow::new(found.id.clone(), found.dir.clone())
+    }
+
+    /// A run of which nothing is known yet.
+    pub fn new(id: String, dir: PathBuf) -> FleetRow {
         FleetRow {
-            id: found.id.clone(),
-            dir: found.dir.clone(),
+            id,
+            dir,
             origin: String::new(),
             feature: None,
             prep: false,

@@ -45,11 +45,17 @@ impl std::fmt::Display for LockHolder {
     }
 }
 
+/// This machine's name, read once per process: the fleet asks for it for every row it
+/// builds, many times a second.
 pub fn hostname() -> String {
-    fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| fs::read_to_string("/etc/hostname"))
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_default()
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        fs::read_to_string("/proc/sys/kernel/hostname")
+            .or_else(|_| fs::read_to_string("/etc/hostname"))
+            .map(|h| h.trim().to_owned())
+            .unwrap_or_default()
+    })
+    .clone()
 }
 
 #[cfg(target_os = "linux")]

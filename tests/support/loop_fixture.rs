@@ -262,3 +262,16 @@ pub fn first_of_two_held() -> Value {
         "evaluator": {"T-002": {"1": [accept()]}}
     })
 }
+
+/// Gives task `n` of a plan from [`repo_and_plan`] its `depends_on` list: the plan becomes a
+/// graph.
+pub fn depends(plan: &Path, n: usize, deps: &str) {
+    let file = plan.join(format!("T-00{n}-file.md"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let text = text.replacen(
+        "---\n## Description",
+        &format!("depends_on: {deps}\n---\n## Description"),
+        1,
+    );
+    std::fs::write(&file, text).unwrap();
+}
