@@ -34,6 +34,24 @@ pub struct Config {
     pub sessions: SessionsSection,
     #[serde(default)]
     pub notify: NotifySection,
+    #[serde(default)]
+    pub forge: ForgeSection,
+}
+
+/// `[forge]`: where `harrow pr` opens pull requests when the remote's address does not say.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForgeSection {
+    /// `github`, `gitlab` or `gitea` (Forgejo too); absent: told from the remote's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<crate::ship::forge::ForgeKind>,
+    /// The forge's REST API, for GitHub Enterprise or a self-hosted GitLab or Gitea
+    /// (`https://github.example.com/api/v3`); absent: the usual one for the remote's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_url: Option<String>,
+    /// Labels put on every pull request harrow opens.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
 }
 
 /// `[sessions]`: where the fleet and `harrow sessions` look for runs.

@@ -36,9 +36,17 @@ pub fn is_secret(name: &str) -> bool {
         )
 }
 
-/// The variables harrow reads keys from.
-pub const KEY_VARS: &[&str] =
-    &["HARROW_API_KEY", "HARROW_EVALUATOR_API_KEY", "HARROW_PREP_API_KEY"];
+/// The variables harrow reads keys from: the models' keys, and the tokens `push` and `pr`
+/// use for a remote and a forge.
+pub const KEY_VARS: &[&str] = &[
+    "HARROW_API_KEY",
+    "HARROW_EVALUATOR_API_KEY",
+    "HARROW_PREP_API_KEY",
+    "HARROW_GIT_TOKEN",
+    "GITHUB_TOKEN",
+    "GITLAB_TOKEN",
+    "GITEA_TOKEN",
+];
 /// Names the pipe a re-executed harrow reads its keys from.
 const FD_VAR: &str = "HARROW_KEYS_FD";
 /// What scrubbed text shows in a key's place.

@@ -15,3 +15,4 @@ pub mod keys;
 pub mod prep;
 pub mod printable;
 pub mod session;
+pub mod ship;

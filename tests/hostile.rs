@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 use support::{git, holds_controls};
 
 const KEY: &str = "sk-hostile-key-0123456789abcdef";
+/// Tokens `push` and `pr` would use: a run holds them too, and no tool may read them.
+const GIT_TOKEN: &str = "sk-hostile-git-token-5150";
+const FORGE_TOKEN: &str = "sk-hostile-forge-token-8086";
 const SECRET: &str = "VICTIM-SECRET-4242";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -530,6 +533,7 @@ fn hostile_run(mode: Mode) {
         .unwrap();
     let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
     cmd.env("HARROW_API_KEY", KEY).env("HARROW_EVALUATOR_API_KEY", KEY).env("TMUX", tmux.env());
+    cmd.env("HARROW_GIT_TOKEN", GIT_TOKEN).env("GITHUB_TOKEN", FORGE_TOKEN);
     if mode == Mode::Landlock {
         cmd.env("PATH", path_without_bwrap(&tmp.path().join("bin")));
     }
@@ -564,7 +568,7 @@ fn hostile_run(mode: Mode) {
             Unaffected => assert!(!failed, "{mode:?} {}: should run, got: {output}", r.label),
             Contained | Skip => {}
         }
-        for leak in [KEY, SECRET, "FOUND"] {
+        for leak in [KEY, GIT_TOKEN, FORGE_TOKEN, SECRET, "FOUND"] {
             assert!(!output.contains(leak), "{mode:?} {}: '{leak}' in {output}", r.label);
         }
     }
@@ -585,7 +589,9 @@ fn hostile_run(mode: Mode) {
         ("the git history", history),
         ("the output", format!("{stdout}{stderr}")),
     ] {
-        assert!(!text.contains(KEY), "{mode:?}: the key is in {place}");
+        for key in [KEY, GIT_TOKEN, FORGE_TOKEN] {
+            assert!(!text.contains(key), "{mode:?}: {key} is in {place}");
+        }
     }
     // Nothing the harness read for a prompt became a window.
     for r in server.received().iter().filter(|r| r.role == "evaluator") {

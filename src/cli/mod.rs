@@ -13,6 +13,7 @@ mod replay;
 mod resume;
 pub mod run;
 mod sessions;
+pub(crate) mod ship;
 mod show;
 mod workspace_verbs;
 
@@ -58,6 +59,11 @@ pub enum Command {
     /// Write a session out to share it: Markdown for a pull request, a standalone HTML page,
     /// or JSON.
     Export(export::Args),
+    /// Push a session's branch to a remote (default: the repository's origin).
+    Push(ship::PushArgs),
+    /// Open a pull request (a merge request on GitLab) for a session's branch, with the run's
+    /// record as its description; pushes first when the remote lacks the branch.
+    Pr(ship::PrArgs),
     /// Remove a session entirely: its worktree, its branch and its folder.
     Reset(workspace_verbs::ResetArgs),
     /// Remove the worktrees of finished sessions; their branches and logs stay.
@@ -179,6 +185,8 @@ fn dispatch(command: Command) -> color_eyre::Result<ExitCode> {
         Command::Sessions(args) => sessions::run(&args),
         Command::Show(args) => show::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Push(args) => ship::push_verb(&args),
+        Command::Pr(args) => ship::pr_verb(&args),
         Command::Init(args) => plan_verbs::init(&args),
         Command::Check(args) => Ok(plan_verbs::check(&args)),
         Command::Completions(args) => install::completions(&args),

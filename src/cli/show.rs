@@ -101,6 +101,12 @@ pub fn render(o: &Overview) -> String {
         short_ts(s.last_event_at.as_deref())
     );
     let _ = writeln!(out, "Tasks     {} of {} done", h.tasks_done, tasks_total(o));
+    if let Some(pushed) = &h.pushed {
+        let _ = writeln!(out, "Pushed    {}", crate::printable::line(pushed));
+    }
+    if let Some(url) = &h.pull_request {
+        let _ = writeln!(out, "Pull req. {}", crate::printable::line(url));
+    }
     let _ = writeln!(out, "Tokens    {}", usage_line(&s.tokens.all));
     for (role, u) in &h.tokens_by_role {
         let _ = writeln!(out, "  {role:<10}{}", usage_line(u));

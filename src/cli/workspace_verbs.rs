@@ -4,13 +4,13 @@ use super::{DirArgs, SessionArg, UsageError};
 use crate::hands::workspace::Workspace;
 use crate::session::checkpoint::{CheckpointRead, read_checkpoint};
 use crate::session::discover::{self, Found};
-use crate::session::event::{Archived, Event, Payload};
+use crate::session::event::Archived;
+use crate::session::placement::{Placement, placement};
 use crate::session::status::SessionStatus;
 use crate::session::writer::SessionWriter;
 use crate::session::{atomic, lock, overview};
 use color_eyre::eyre::{Result, WrapErr};
-use std::io::{BufRead, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
@@ -32,56 +32,6 @@ pub struct CleanseArgs {
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]
     pub yes: bool,
-}
-
-/// Where a session's work lives in git.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Placement {
-    source: Option<PathBuf>,
-    worktree: PathBuf,
-    branch: String,
-}
-
-/// Reads the source repository, worktree and branch from the checkpoint, else from the first
-/// `session_start`, else the defaults harrow and Tilth both use.
-fn placement(found: &Found) -> Placement {
-    let checkpoint = read_checkpoint(&found.dir);
-    let c = checkpoint.checkpoint();
-    let mut source = c.and_then(|c| c.source.clone()).map(PathBuf::from);
-    let mut worktree = c.and_then(|c| c.workspace.clone()).map(PathBuf::from);
-    let mut branch = c.and_then(|c| c.branch.clone());
-    let incomplete = source.is_none() || worktree.is_none() || branch.is_none();
-    if let Some(start) =
-        first_session_start(&crate::session::dir::SessionDir::new(&found.dir).events())
-            .filter(|_| incomplete)
-    {
-        source = source.or(start.source.map(PathBuf::from));
-        worktree = worktree.or(start.worktree.map(PathBuf::from));
-        branch = branch.or(start.branch);
-    }
-    Placement {
-        source,
-        worktree: worktree.unwrap_or_else(|| found.dir.join("workspace")),
-        branch: branch.unwrap_or_else(|| format!("session/{}", found.id)),
-    }
-}
-
-fn first_session_start(path: &Path) -> Option<crate::session::event::SessionStart> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut reader = std::io::BufReader::new(file);
-    let mut line = Vec::new();
-    for _ in 0..64 {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).ok()? == 0 {
-            return None;
-        }
-        if let Ok(Event { payload: Payload::SessionStart(start), .. }) =
-            Event::decode(line.trim_ascii_end())
-        {
-            return Some(start);
-        }
-    }
-    None
 }
 
 /// Asks on the terminal; without one, `-y` is required.

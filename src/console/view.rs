@@ -54,7 +54,9 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::EmptyModelResponse
         | K::SessionPrepared
         | K::SeedCommitted
-        | K::PlanWritten => true,
+        | K::PlanWritten
+        | K::Push
+        | K::PullRequest => true,
     }
 }
 
@@ -258,7 +260,9 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         | K::EmptyModelResponse
         | K::SessionPrepared
         | K::SeedCommitted
-        | K::PlanWritten => WaitChange::Same,
+        | K::PlanWritten
+        | K::Push
+        | K::PullRequest => WaitChange::Same,
     }
 }
 

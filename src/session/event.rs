@@ -162,6 +162,8 @@ payloads! {
     "session_prepared" => SessionPrepared(SessionPrepared),
     "seed_committed" => SeedCommitted(SeedCommitted),
     "plan_written" => PlanWritten(PlanWritten),
+    "push" => Push(Push),
+    "pull_request" => PullRequest(PullRequest),
 }
 
 #[derive(Deserialize)]
@@ -629,6 +631,48 @@ payload_struct!(
 payload_struct!(
     /// harrow: `prep` wrote the plan the person accepted: the feature folder and its files.
     PlanWritten { feature: String, dir: String, tasks: u64, files: Vec<String> }
+);
+
+payload_struct!(
+    /// harrow: the session branch was pushed to a remote (or the push failed, with `error`).
+    Push {
+        /// The remote's name, or its address when it was given as one (never credentials).
+        remote: String,
+        /// The remote's address with any user and password taken out.
+        url: String,
+        /// The branch's name on the remote.
+        branch: String,
+        /// The commit the remote branch was set to.
+        sha: String,
+        /// Pushed with `--force-with-lease` over a branch that had moved on.
+        forced: bool,
+        /// Pushed with `--partial`: some tasks had not finished.
+        partial: bool,
+        /// Why the push failed, in one line.
+        error: String,
+    }
+);
+payload_struct!(
+    /// harrow: a pull request (a merge request on GitLab) was opened for the pushed branch, or
+    /// its body was written to a file for a person to paste (no token), or opening it failed.
+    PullRequest {
+        /// `github`, `gitlab` or `gitea`.
+        forge: String,
+        /// The pull request's address on the forge.
+        url: String,
+        number: u64,
+        /// The branch it asks to merge, and the one it merges into.
+        branch: String,
+        base: String,
+        draft: bool,
+        /// Without a token: the forge's page to open it by hand, and the body's file.
+        compare_url: String,
+        body_file: String,
+        /// The body was cut to the forge's limit.
+        cut: bool,
+        /// Why it could not be opened, in one line.
+        error: String,
+    }
 );
 
 /// One tool call inside an assistant message.

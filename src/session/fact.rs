@@ -110,6 +110,10 @@ fact_fields! {
     /// preview of a held task).
     concern: LStr<'a>,
     next_step: LStr<'a>,
+    /// `push`, `pull_request`: where the branch went and the pull request's address.
+    remote: LStr<'a>,
+    branch: LStr<'a>,
+    url: LStr<'a>,
     /// `session_start`: the plan's tasks, `[{"id", "title"}]` (rare, so kept whole).
     plan_tasks: Option<serde_json::Value>,
 }

@@ -18,6 +18,7 @@ pub(crate) mod listing;
 pub(crate) mod live;
 pub(crate) mod lock;
 pub(crate) mod outcome;
+pub(crate) mod placement;
 pub mod scan;
 pub(crate) mod sink;
 pub(crate) mod state;

@@ -212,6 +212,12 @@ pub struct HarrowFigures {
     /// The reason of the last `stop` with no start or resume after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_stop: Option<String>,
+    /// Where the session branch was last pushed: `BRANCH on REMOTE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed: Option<String>,
+    /// The address of the pull request last opened for the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<String>,
     pub events: u64,
     pub unreadable_lines: Unreadable,
     pub blank_lines: u64,
@@ -646,6 +652,16 @@ impl SummaryFold {
                 }
             }
             Some(K::OperatorAction) => sum.harrow.operator_actions += 1,
+            Some(K::Push) if p.error.get().is_none() => {
+                if let (Some(branch), Some(remote)) = (p.branch.get(), p.remote.get()) {
+                    sum.harrow.pushed = Some(format!("{branch} on {remote}"));
+                }
+            }
+            Some(K::PullRequest) if p.error.get().is_none() => {
+                if let Some(url) = p.url.get() {
+                    sum.harrow.pull_request = Some(url.to_owned());
+                }
+            }
             Some(
                 K::ContextReset
                 | K::MemoryLoad
@@ -666,7 +682,9 @@ impl SummaryFold {
                 | K::EmptyModelResponse
                 | K::SessionPrepared
                 | K::SeedCommitted
-                | K::PlanWritten,
+                | K::PlanWritten
+                | K::Push
+                | K::PullRequest,
             )
             | None => {}
         }

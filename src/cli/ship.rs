@@ -1,0 +1,160 @@
+//! `harrow push` and `harrow pr`: a session's branch to a remote, and a pull request for it.
+
+use super::{SessionArg, UsageError};
+use crate::config::Config;
+use crate::ship::pr::{PrOptions, PrOutcome};
+use crate::ship::push::{PushOptions, Pushed};
+use crate::ship::{Shipment, pr, push};
+use color_eyre::eyre::Result;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Where the branch goes, shared by both verbs.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ToArgs {
+    /// The remote: a name in the session's repository, or an address (default: origin).
+    #[arg(long, value_name = "NAME|URL")]
+    pub remote: Option<String>,
+    /// The branch's name on the remote (default: the session branch's own name).
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+    /// Ship although some tasks did not finish: what was accepted goes.
+    #[arg(long)]
+    pub partial: bool,
+    /// Overwrite the remote branch when it moved on, but only if it is still where harrow
+    /// last pushed it (or where the remote-tracking branch says).
+    #[arg(long)]
+    pub force_with_lease: bool,
+}
+
+impl ToArgs {
+    pub fn options(&self) -> PushOptions {
+        PushOptions {
+            remote: self.remote.clone(),
+            branch: self.branch.clone(),
+            partial: self.partial,
+            force_with_lease: self.force_with_lease,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PushArgs {
+    #[command(flatten)]
+    pub target: SessionArg,
+    #[command(flatten)]
+    pub to: ToArgs,
+    /// Print the outcome as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PrArgs {
+    #[command(flatten)]
+    pub target: SessionArg,
+    #[command(flatten)]
+    pub to: ToArgs,
+    /// Open it as a draft.
+    #[arg(long)]
+    pub draft: bool,
+    /// The branch to merge into (default: the remote's default branch).
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// Print the outcome as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The session, refused in one line (exit 2) when it is running or, without `--partial`,
+/// unfinished.
+fn shipment(target: &SessionArg, partial: bool) -> Result<Shipment> {
+    let found = target.resolve()?;
+    let ship = Shipment::read(&found).map_err(|e| UsageError(e.to_string()))?;
+    ship.check_finished(partial).map_err(|e| UsageError(e.to_string()))?;
+    Ok(ship)
+}
+
+pub fn push_verb(args: &PushArgs) -> Result<ExitCode> {
+    let ship = shipment(&args.target, args.to.partial)?;
+    let pushed = push::push(&ship, &args.to.options())?;
+    let mut out = super::out::stdout();
+    if args.json {
+        writeln!(out, "{}", json!({ "session": ship.id, "push": pushed_json(&pushed) }))?;
+    } else {
+        writeln!(out, "{}", pushed.describe())?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn pr_verb(args: &PrArgs) -> Result<ExitCode> {
+    let ship = shipment(&args.target, args.to.partial)?;
+    let (config, _) = Config::load(None).map_err(|e| UsageError(e.to_string()))?;
+    let opts = PrOptions {
+        push: args.to.options(),
+        draft: args.draft,
+        base: args.base.clone(),
+        forge: config.forge,
+    };
+    let outcome = pr::open(&ship, &opts)?;
+    let mut out = super::out::stdout();
+    if args.json {
+        writeln!(out, "{}", json!({ "session": ship.id, "pull_request": outcome_json(&outcome) }))?;
+    } else {
+        for line in outcome_lines(&outcome) {
+            writeln!(out, "{line}")?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a person reads after a pull request was asked for; the last line is the address.
+pub fn outcome_lines(outcome: &PrOutcome) -> Vec<String> {
+    match outcome {
+        PrOutcome::Opened { forge, url, number, pushed, cut, notices } => {
+            let mut lines = vec![pushed.describe()];
+            lines.push(format!("opened {} #{number} on {}", forge.noun(), forge.name()));
+            if *cut {
+                lines.push(format!(
+                    "the record was cut to {}'s limit; the note under it says where the rest is",
+                    forge.name()
+                ));
+            }
+            lines.extend(notices.iter().map(|n| format!("note: {n}")));
+            lines.push(url.clone());
+            lines
+        }
+        PrOutcome::ByHand { forge, compare_url, body_file, pushed, token_var } => vec![
+            pushed.describe(),
+            format!(
+                "${token_var} is not set, so no {} was opened; its description is in {} — paste it on this page:",
+                forge.noun(),
+                body_file.display()
+            ),
+            compare_url.clone(),
+        ],
+    }
+}
+
+pub fn pushed_json(p: &Pushed) -> Value {
+    json!({
+        "remote": p.remote, "url": p.url, "branch": p.branch, "sha": p.sha,
+        "forced": p.forced, "already_there": p.already_there,
+    })
+}
+
+pub fn outcome_json(outcome: &PrOutcome) -> Value {
+    match outcome {
+        PrOutcome::Opened { forge, url, number, pushed, cut, notices } => json!({
+            "forge": forge.name(), "url": url, "number": number, "cut": cut, "notices": notices,
+            "push": pushed_json(pushed),
+        }),
+        PrOutcome::ByHand { forge, compare_url, body_file, pushed, token_var } => json!({
+            "forge": forge.name(), "url": Value::Null, "compare_url": compare_url,
+            "body_file": body_file, "missing_token": token_var, "push": pushed_json(pushed),
+        }),
+    }
+}
