@@ -496,3 +496,45 @@ fn a_record_over_the_forges_limit_is_cut_with_a_note_and_kept_whole_in_a_gist() 
     assert_eq!(events_of(&shop.o, "pull_request")[0]["cut"], true);
     shop.assert_no_token_in(&[&out]);
 }
+
+#[test]
+fn run_with_pr_opens_it_when_every_task_finished_and_ends_with_its_address() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = loop_fixture::repo_and_plan(tmp.path(), 2);
+    let root = tmp.path().join("srv");
+    let git_server = git_http::GitHttp::start(&root, GIT_TOKEN);
+    let bare = git_http::bare_with_main(&root, "acme/widgets.git", &repo);
+    git(&repo, &["remote", "add", "origin", &git_server.url("acme/widgets.git")]);
+    let forge = forge::Forge::start(vec![(
+        ("POST", "/api/v3/repos/acme/widgets/pulls".into()),
+        (201, r#"{"html_url":"https://github.example/acme/widgets/pull/9","number":9}"#.into()),
+    )]);
+    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
+    std::fs::write(
+        tmp.path().join("harrow/config.toml"),
+        format!("[forge]\nkind = \"github\"\napi_url = \"{}\"\n", forge.url("/api/v3")),
+    )
+    .unwrap();
+    let script = json!({
+        "worker": {"T-001": {"*": write_and_submit(1)}, "T-002": {"*": write_and_submit(2)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = loop_fixture::serve(&script, true);
+    let mut cmd = loop_fixture::harrow_cmd(tmp.path(), &server.base_url());
+    cmd.env("HOME", tmp.path().join("home"))
+        .env("HARROW_GIT_TOKEN", GIT_TOKEN)
+        .env("GITHUB_TOKEN", FORGE_TOKEN);
+    let mut cmd = loop_fixture::headless_run(cmd, &plan, &repo);
+    let out = cmd.args(["--pr", "--json"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[lines.len() - 2], "https://github.example/acme/widgets/pull/9", "{stdout}");
+    let last: Value = serde_json::from_str(lines[lines.len() - 1]).unwrap();
+    assert_eq!(last["pull_request"]["url"], "https://github.example/acme/widgets/pull/9");
+    assert_eq!(last["success"], true);
+    let id = last["session"].as_str().unwrap();
+    assert_eq!(sha(&bare, &format!("session/{id}")), sha(&repo, &format!("session/{id}")));
+    assert!(!stdout.contains(FORGE_TOKEN) && !stderr.contains(FORGE_TOKEN));
+    assert!(!loop_fixture::all_text(&tmp.path().join("sessions")).contains(FORGE_TOKEN));
+}

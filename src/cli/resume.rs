@@ -214,5 +214,8 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     }
     event.discarded = Some(serde_json::json!(discarded));
     run.writer.append(&event)?;
-    if args.flags.headless { drive(run, resumed_at) } else { super::run::drive_console(run) }
+    let (id, dir) = (run.id.clone(), run.dir.clone());
+    let code =
+        if args.flags.headless { drive(run, resumed_at) } else { super::run::drive_console(run) }?;
+    super::ship::after_run(&id, &dir, &args.flags, code, &config.forge)
 }

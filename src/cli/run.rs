@@ -113,6 +113,17 @@ pub struct RunFlags {
     /// `[run] lanes` in the config, else 1; on resume, the session's].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=32))]
     pub lanes: Option<u64>,
+    /// When every task finished: push the session branch to origin (as `harrow push`).
+    #[arg(long)]
+    pub push: bool,
+    /// When every task finished: push, and open a pull request (as `harrow pr`); its address
+    /// is the last line printed.
+    #[arg(long)]
+    pub pr: bool,
+    /// With --headless: end with one JSON line saying how the run ended and where it was
+    /// shipped.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A number of minutes: finite, not negative, at most a year.
@@ -495,7 +506,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         demo: None,
     };
     let run = create_session(start)?;
-    if flags.headless { drive(run, 0) } else { drive_console(run) }
+    let (id, dir) = (run.id.clone(), run.dir.clone());
+    let code = if flags.headless { drive(run, 0) } else { drive_console(run) }?;
+    super::ship::after_run(&id, &dir, flags, code, &config.forge)
 }
 
 /// Checks each role's endpoint, key and model before anything is created, so a wrong setting

@@ -111,6 +111,70 @@ pub fn pr_verb(args: &PrArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `run --push` / `--pr` (and `resume`'s): ships a run that ended with every task finished,
+/// and with `--json` ends with one JSON line. The exit status is the run's, or failure when
+/// shipping failed.
+pub fn after_run(
+    id: &str,
+    dir: &std::path::Path,
+    flags: &super::run::RunFlags,
+    code: ExitCode,
+    forge: &crate::config::ForgeSection,
+) -> Result<ExitCode> {
+    let found = crate::session::discover::Found {
+        id: id.to_owned(),
+        dir: dir.to_path_buf(),
+        origin: crate::session::discover::Origin::Harrow,
+    };
+    let mut report = json!({ "session": id, "dir": dir, "success": code == ExitCode::SUCCESS });
+    let mut code = code;
+    if flags.push || flags.pr {
+        match ship_finished(&found, flags, forge) {
+            Ok((lines, shipped)) => {
+                for line in lines {
+                    println!("{}", super::format::terminal_line(&line));
+                }
+                if let Some(r) = report.as_object_mut() {
+                    r.extend(shipped);
+                }
+            }
+            Err(e) => {
+                eprintln!("harrow: {}", super::format::terminal_line(&e));
+                report["ship_error"] = json!(e);
+                code = ExitCode::FAILURE;
+            }
+        }
+    }
+    if flags.json {
+        println!("{report}");
+    }
+    Ok(code)
+}
+
+/// Pushes (and opens the pull request) when every task finished; otherwise says why not.
+fn ship_finished(
+    found: &crate::session::discover::Found,
+    flags: &super::run::RunFlags,
+    forge: &crate::config::ForgeSection,
+) -> Result<(Vec<String>, serde_json::Map<String, Value>), String> {
+    let ship = Shipment::read(found).map_err(|e| e.to_string())?;
+    if let Err(e) = ship.check_finished(false) {
+        return Err(format!("not shipped: {e}"));
+    }
+    let push_options = PushOptions::default();
+    let mut shipped = serde_json::Map::new();
+    if flags.pr {
+        let opts = PrOptions { push: push_options, forge: forge.clone(), ..PrOptions::default() };
+        let outcome = pr::open(&ship, &opts).map_err(|e| e.to_string())?;
+        shipped.insert("pull_request".into(), outcome_json(&outcome));
+        Ok((outcome_lines(&outcome), shipped))
+    } else {
+        let pushed = push::push(&ship, &push_options).map_err(|e| e.to_string())?;
+        shipped.insert("push".into(), pushed_json(&pushed));
+        Ok((vec![pushed.describe()], shipped))
+    }
+}
+
 /// What a person reads after a pull request was asked for; the last line is the address.
 pub fn outcome_lines(outcome: &PrOutcome) -> Vec<String> {
     match outcome {
