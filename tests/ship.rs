@@ -12,6 +12,8 @@ mod git_http;
 #[path = "support/loop_fixture.rs"]
 mod loop_fixture;
 mod support;
+#[path = "support/tmux.rs"]
+mod tmux;
 
 use loop_fixture::{Outcome, Setup, accept, write_and_submit};
 use serde_json::{Value, json};
@@ -537,4 +539,61 @@ fn run_with_pr_opens_it_when_every_task_finished_and_ends_with_its_address() {
     assert_eq!(sha(&bare, &format!("session/{id}")), sha(&repo, &format!("session/{id}")));
     assert!(!stdout.contains(FORGE_TOKEN) && !stderr.contains(FORGE_TOKEN));
     assert!(!loop_fixture::all_text(&tmp.path().join("sessions")).contains(FORGE_TOKEN));
+}
+
+#[test]
+fn p_in_the_console_shows_what_goes_and_sends_only_after_y() {
+    let forge = forge::Forge::start(vec![(
+        ("POST", "/api/v3/repos/acme/widgets/pulls".into()),
+        (201, r#"{"html_url":"https://github.example/acme/widgets/pull/7","number":7}"#.into()),
+    )]);
+    let shop = shop("github", &forge, "/api/v3", None);
+    let branch = branch_of(&shop.o);
+    let home = shop.tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let cmd = format!(
+        "HOME={} HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} HARROW_GIT_TOKEN={GIT_TOKEN} GITHUB_TOKEN={FORGE_TOKEN} {} watch {}",
+        home.display(),
+        shop.tmp.path().join("sessions").display(),
+        shop.tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow"),
+        shop.o.dir.display()
+    );
+    let t = tmux::Tmux::start(&cmd, 160, 45);
+    t.wait_for("DONE");
+    t.keys(&["P"]);
+    let screen = t.wait_for("Open a pull request");
+    assert!(screen.contains(&format!("branch   {branch} → origin (http://127.0.0.1:")), "{screen}");
+    assert!(screen.contains(&format!("title    {}", feature_title(&shop.o))), "{screen}");
+    assert!(screen.contains("forge    github, with $GITHUB_TOKEN"), "{screen}");
+    assert!(screen.contains("│ # harrow session"), "the first lines of the body: {screen}");
+    assert!(!screen.contains(FORGE_TOKEN) && !screen.contains(GIT_TOKEN));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(forge.requests().is_empty(), "nothing is sent before y");
+    assert!(
+        !git(&shop.bare, &["branch", "--list"]).contains("session/"),
+        "nothing is pushed before y"
+    );
+
+    // Tab switches to a push only and back; y sends.
+    t.keys(&["Tab"]);
+    t.wait_for("Push the branch");
+    t.keys(&["Tab"]);
+    t.wait_for("Open a pull request");
+    t.keys(&["y"]);
+    let screen = t.wait_for("opened pull request #7: https://github.example/acme/widgets/pull/7");
+    assert!(!screen.contains("Open a pull request"), "the offer closed: {screen}");
+    assert!(
+        screen.contains("the labels were not set (404"),
+        "a label the forge refused is said: {screen}"
+    );
+    t.wait_for("DONE · PR https://github.example/acme/widgets/pull/7");
+    assert_eq!(forge.requests().len(), 2, "the pull request, then its labels");
+    assert_eq!(sha(&shop.bare, &branch), sha(&shop.o.repo, &branch));
+    let kinds: Vec<String> = support::strict_events(&shop.o.dir)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(kinds.ends_with(&["push".to_owned(), "pull_request".to_owned()]), "{kinds:?}");
+    shop.assert_no_token_in(&[]);
 }

@@ -217,5 +217,5 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     let (id, dir) = (run.id.clone(), run.dir.clone());
     let code =
         if args.flags.headless { drive(run, resumed_at) } else { super::run::drive_console(run) }?;
-    super::ship::after_run(&id, &dir, &args.flags, code, &config.forge)
+    Ok(super::ship::after_run(&id, &dir, &args.flags, code, &config.forge))
 }

@@ -508,7 +508,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let run = create_session(start)?;
     let (id, dir) = (run.id.clone(), run.dir.clone());
     let code = if flags.headless { drive(run, 0) } else { drive_console(run) }?;
-    super::ship::after_run(&id, &dir, flags, code, &config.forge)
+    Ok(super::ship::after_run(&id, &dir, flags, code, &config.forge))
 }
 
 /// Checks each role's endpoint, key and model before anything is created, so a wrong setting

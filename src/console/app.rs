@@ -266,6 +266,7 @@ impl App {
             }
             Outcome::OpenDiff { pos, since_previous } => self.open_diff(pos, since_previous),
             Outcome::Copy(text) => self.effects.push(Effect::Copy(text)),
+            Outcome::Ship { pr, partial } => self.effects.push(Effect::Ship { pr, partial }),
             Outcome::Resume => {
                 self.overlay = Overlay::None;
                 self.effects.push(Effect::Resume);
@@ -440,6 +441,7 @@ impl App {
                 self.jump(found, "earlier task start")?;
             }
             Action::Export => self.effects.push(Effect::Export),
+            Action::Ship => self.ship_asked(),
             Action::Diff | Action::DiffSincePrevious => match self.verdict_in_focus() {
                 Ok(pos) => self.open_diff(pos, action == Action::DiffSincePrevious),
                 Err(why) => self.notice = Some(why),

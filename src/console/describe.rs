@@ -170,6 +170,29 @@ pub fn describe(e: &Event) -> Option<String> {
                 p.branch.as_deref().unwrap_or("?")
             )
         }
+        Payload::Push(p) => match (&p.error, &p.sha) {
+            (Some(error), _) => format!("⇡ push failed: {}", short(error, 120)),
+            (None, sha) => format!(
+                "⇡ pushed {} to {} on {}{}",
+                short_sha(sha.as_deref().unwrap_or("")),
+                p.branch.as_deref().unwrap_or("?"),
+                p.remote.as_deref().unwrap_or("?"),
+                if p.forced == Some(true) { ", over what was there" } else { "" }
+            ),
+        },
+        Payload::PullRequest(p) => match (&p.error, &p.url, &p.compare_url) {
+            (Some(error), ..) => format!("⇡ pull request not opened: {}", short(error, 120)),
+            (None, Some(url), _) => format!(
+                "⇡ pull request #{} opened on {}: {url}",
+                p.number.unwrap_or(0),
+                p.forge.as_deref().unwrap_or("?")
+            ),
+            (None, None, compare) => format!(
+                "⇡ pull request to open by hand (no token): {} — its body is in {}",
+                compare.as_deref().unwrap_or("?"),
+                p.body_file.as_deref().unwrap_or("?")
+            ),
+        },
         _ => return None,
     })
 }
@@ -195,7 +218,9 @@ pub fn tone(e: &Event) -> Tone {
         Payload::Verdict(v) if v.ruling() != Some(Ruling::Accept) => Tone::Bad,
         Payload::JudgeVerdict(v) if v.accept != Some(true) => Tone::Bad,
         Payload::TaskFailed(_) => Tone::Bad,
-        Payload::Commit(_) => Tone::Good,
+        Payload::Push(p) if p.error.is_some() => Tone::Bad,
+        Payload::PullRequest(p) if p.error.is_some() => Tone::Bad,
+        Payload::Commit(_) | Payload::Push(_) | Payload::PullRequest(_) => Tone::Good,
         Payload::PreToolBlock(_) => Tone::Warn,
         Payload::ValidatorRun(v) if v.passed != Some(true) => Tone::Warn,
         _ => Tone::Plain,

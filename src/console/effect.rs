@@ -25,6 +25,10 @@ pub enum Effect {
     LoadEvidence(Box<super::inspector::Inspector>, usize),
     /// Read a diff (git may take a while): a job, shown when it is read.
     LoadDiff(Box<super::attempt::DiffSource>),
+    /// Read what shipping the session would send: a job, shown as the ship offer.
+    ShipPreview,
+    /// Push the session's branch, and open its pull request when `pr`: a job.
+    Ship { pr: bool, partial: bool },
 }
 
 /// An operator command as the console sends it.

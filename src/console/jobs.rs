@@ -17,6 +17,10 @@ pub enum Job {
     Evidence(Result<super::evidence::Source, String>),
     /// A diff was read, or could not be.
     Diff(Result<super::diff::DiffView, String>),
+    /// What shipping would send was read, or could not be.
+    ShipPreview(Result<crate::ship::preview::Preview, String>),
+    /// It was sent: where it went, or why not.
+    Shipped(Result<String, String>),
     /// The interview's side of `harrow prep` said something.
     Interview(FromInterview),
 }
@@ -104,6 +108,42 @@ impl Jobs {
             move |_| Job::Diff(source.load()),
             |e| Job::Diff(Err(format!("cannot read the diff: {e}"))),
         )
+    }
+}
+
+impl Jobs {
+    /// Reads what shipping the session would send.
+    pub fn ship_preview(&self, dir: &Path, id: &str) -> Option<Job> {
+        let found = found(dir, id);
+        self.run(
+            "harrow-ship",
+            move |_| {
+                let forge =
+                    crate::config::Config::load(None).map(|(c, _)| c.forge).unwrap_or_default();
+                Job::ShipPreview(
+                    crate::ship::preview::preview(&found, &forge).map_err(|e| e.to_string()),
+                )
+            },
+            |e| Job::ShipPreview(Err(format!("cannot read the session: {e}"))),
+        )
+    }
+
+    /// Pushes the session's branch, and opens its pull request when `pr`.
+    pub fn ship(&self, dir: &Path, id: &str, pr: bool, partial: bool) -> Option<Job> {
+        let found = found(dir, id);
+        self.run(
+            "harrow-ship",
+            move |_| Job::Shipped(crate::cli::ship::ship_from_console(&found, pr, partial)),
+            |e| Job::Shipped(Err(format!("cannot start: {e}"))),
+        )
+    }
+}
+
+fn found(dir: &Path, id: &str) -> crate::session::discover::Found {
+    crate::session::discover::Found {
+        id: id.to_owned(),
+        dir: dir.to_owned(),
+        origin: crate::session::discover::Origin::Given,
     }
 }
 

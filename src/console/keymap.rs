@@ -19,6 +19,8 @@ pub enum Mode {
     ResumePrompt,
     /// The diff of a judged attempt.
     Diff,
+    /// `P`: what shipping the ended run would send; `y` sends it.
+    ShipPrompt,
     /// A worker stream row in full.
     Row,
     /// The session list of `harrow` with no arguments.
@@ -36,7 +38,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 16] = [
+    pub const ALL: [Mode; 17] = [
         Mode::Main,
         Mode::Help,
         Mode::Inspector,
@@ -46,6 +48,7 @@ impl Mode {
         Mode::QuitPrompt,
         Mode::ResumePrompt,
         Mode::Diff,
+        Mode::ShipPrompt,
         Mode::Row,
         Mode::Browser,
         Mode::Answer,
@@ -67,6 +70,7 @@ impl Mode {
             Mode::QuitPrompt => "Keys of the quit prompt",
             Mode::ResumePrompt => "Keys of the resume offer",
             Mode::Diff => "Keys of the diff view",
+            Mode::ShipPrompt => "Keys of the ship offer",
             Mode::Row => "Keys of the row view",
             Mode::Browser => "Keys of the session list",
             Mode::Answer => "Keys of the interview",
@@ -94,6 +98,7 @@ impl Mode {
             Mode::QuitPrompt => QUIT_PROMPT,
             Mode::ResumePrompt => RESUME_PROMPT,
             Mode::Diff => DIFF,
+            Mode::ShipPrompt => SHIP_PROMPT,
             Mode::Row => ROW,
             Mode::Browser => BROWSER,
             Mode::Answer => ANSWER,
@@ -113,6 +118,7 @@ impl Mode {
             | Mode::Search
             | Mode::QuitPrompt
             | Mode::ResumePrompt
+            | Mode::ShipPrompt
             | Mode::Answer
             | Mode::Thinking
             | Mode::PlanEditor => Action::Cancel,
@@ -195,6 +201,8 @@ pub enum Action {
     DiffSincePrevious,
     /// Write the session out as Markdown, to share it.
     Export,
+    /// Push the ended run's branch, or open a pull request for it.
+    Ship,
     /// Put the shown text on the clipboard (OSC 52: over SSH and in tmux too).
     Copy,
     /// The diff view: the next / previous file.
@@ -462,6 +470,7 @@ const MAIN: &[Binding] = &[
         H::No,
     ),
     bind(&[k(K::Char('E'))], A::Export, "export the session as Markdown into its folder", H::No),
+    bind(&[k(K::Char('P'))], A::Ship, "ship an ended run: push it, or open a pull request", H::No),
     bind(&[k(K::Char('t'))], A::Theme, "next theme (dark, light, high contrast, yours)", H::No),
     bind(
         &[k(K::Char('T'))],
@@ -569,6 +578,17 @@ const QUIT_PROMPT: &[Binding] = &[
         H::Always(1, "n leave it running"),
     ),
     bind(&[k(K::Esc)], A::Cancel, "stay in the console", H::Always(2, "Esc stay")),
+];
+
+const SHIP_PROMPT: &[Binding] = &[
+    bind(&[k(K::Char('y'))], A::Submit, "send it, as shown", H::Always(0, "y send")),
+    bind(
+        &[k(K::Tab)],
+        A::Focus,
+        "switch between a pull request and a push only",
+        H::Always(1, "Tab pull request / push only"),
+    ),
+    bind(&[k(K::Esc)], A::Cancel, "send nothing", H::Always(2, "Esc cancel")),
 ];
 
 const RESUME_PROMPT: &[Binding] = &[

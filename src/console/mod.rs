@@ -36,6 +36,7 @@ pub(crate) mod screen;
 pub(crate) mod scroll;
 pub(crate) mod search;
 pub(crate) mod session_screen;
+pub(crate) mod ship_offer;
 pub(crate) mod status;
 pub mod theme;
 pub(crate) mod timeline;
@@ -121,6 +122,21 @@ pub fn perform(app: &mut App, effects: Vec<Effect>, jobs: &Jobs) {
             Effect::LoadDiff(source) => {
                 if let Some(Job::Diff(result)) = jobs.diff(*source) {
                     app.diff_loaded(result);
+                }
+            }
+            Effect::ShipPreview => {
+                if let Some(Job::ShipPreview(result)) = jobs.ship_preview(app.dir.root(), &app.id) {
+                    app.ship_previewed(result);
+                }
+            }
+            Effect::Ship { pr, partial } => {
+                app.overlay = modal::Overlay::None;
+                app.notice = Some(
+                    if pr { "pushing, then opening the pull request…" } else { "pushing…" }.into(),
+                );
+                if let Some(Job::Shipped(result)) = jobs.ship(app.dir.root(), &app.id, pr, partial)
+                {
+                    app.shipped(result);
                 }
             }
             Effect::Export => {

@@ -38,6 +38,8 @@ pub enum Overlay {
     ResumeOffer(Op),
     /// The diff of a judged attempt; Esc goes back to what was open before.
     Diff(Box<DiffView>, Box<Overlay>),
+    /// What shipping the ended run would send; `y` sends it.
+    Ship(Box<super::ship_offer::ShipOffer>),
 }
 
 /// An operator command being written: its reason, guidance or note in a text editor.
@@ -65,6 +67,7 @@ impl Overlay {
             Overlay::Row(_) => Mode::Row,
             Overlay::ResumeOffer(_) => Mode::ResumePrompt,
             Overlay::Diff(..) => Mode::Diff,
+            Overlay::Ship(_) => Mode::ShipPrompt,
         }
     }
 
@@ -169,6 +172,13 @@ impl Overlay {
             )
             | (Overlay::Editor(_), Some(Action::Cancel)) => Outcome::Closed,
             (Overlay::ResumeOffer(_), Some(Action::Submit)) => Outcome::Resume,
+            (Overlay::Ship(mut offer), Some(a)) => {
+                let outcome = offer.act(a);
+                if matches!(outcome, Outcome::Stay | Outcome::Notice(_) | Outcome::Unbound) {
+                    *self = Overlay::Ship(offer);
+                }
+                outcome
+            }
             (Overlay::ResumeOffer(op), Some(Action::Cancel)) => Outcome::Notice(format!(
                 "{} waits in the control file; `harrow resume` applies it",
                 op.as_str()
@@ -268,6 +278,19 @@ mod tests {
             })),
             Overlay::ResumeOffer(Op::Approve),
             Overlay::Diff(Box::new(diff), Box::new(Overlay::None)),
+            Overlay::Ship(Box::new(crate::console::ship_offer::ShipOffer::new(
+                crate::ship::preview::Preview {
+                    id: "s".into(),
+                    branch: "session/s".into(),
+                    remote: "origin".into(),
+                    url: "https://example.com/a/b".into(),
+                    forge: Ok(("github".into(), "GITHUB_TOKEN", false)),
+                    title: "T".into(),
+                    body: vec!["# harrow session s".into()],
+                    unfinished: Vec::new(),
+                    git_token: false,
+                },
+            ))),
         ]
     }
 

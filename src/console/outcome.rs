@@ -29,4 +29,6 @@ pub enum Outcome {
     OpenDiff { pos: usize, since_previous: bool },
     /// Put this text on the clipboard.
     Copy(String),
+    /// Push the ended run's branch, and open its pull request when `pr`.
+    Ship { pr: bool, partial: bool },
 }

@@ -149,6 +149,14 @@ impl Screen for SessionScreen {
                 app.diff_loaded(result);
                 self.schedule.changed();
             }
+            Msg::Job(Job::ShipPreview(result)) => {
+                app.ship_previewed(result);
+                self.schedule.changed();
+            }
+            Msg::Job(Job::Shipped(result)) => {
+                app.shipped(result);
+                self.schedule.changed();
+            }
             Msg::Job(Job::Exported(result)) => {
                 app.exported(result);
                 self.schedule.changed();

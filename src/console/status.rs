@@ -8,8 +8,12 @@ use crate::session::state::{StopReason, TaskState};
 impl App {
     /// How the run ended, once it has: the status line's word for it.
     pub(super) fn ended(&self) -> Option<String> {
-        let reason = self.player.view.fold().ended()?;
-        Some(self.ended_label(&StopReason::parse(reason)))
+        let fold = self.player.view.fold();
+        let label = self.ended_label(&StopReason::parse(fold.ended()?));
+        Some(match fold.pull_request() {
+            Some(url) => format!("{label} · PR {url}"),
+            None => label,
+        })
     }
 
     /// The run mode for the status line: never "LIVE" once the loop is gone.

@@ -74,6 +74,7 @@ fn draw_overlay(frame: &mut Frame, area: Rect, overlay: &Overlay, theme: &Theme)
         }
         Overlay::Row(row) => row.draw(frame, area, theme),
         Overlay::Source(source) => source.0.draw(frame, area, theme),
+        Overlay::Ship(offer) => offer.draw(frame, area),
     }
 }
 

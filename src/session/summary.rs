@@ -750,6 +750,11 @@ impl SummaryFold {
         self.final_stop.as_deref()
     }
 
+    /// The address of the pull request last opened for the session.
+    pub fn pull_request(&self) -> Option<&str> {
+        self.s.harrow.pull_request.as_deref()
+    }
+
     /// The sandbox the worker's commands ran in: `bubblewrap`, `landlock` or `off`.
     pub fn sandbox(&self) -> Option<&str> {
         self.s.harrow.sandbox.as_deref()

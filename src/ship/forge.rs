@@ -233,9 +233,7 @@ impl Forge {
     pub fn kept_whole(status: u16, body: &[u8]) -> Option<String> {
         let value: Value = serde_json::from_slice(body).ok()?;
         let url = value["html_url"].as_str().or(value["web_url"].as_str())?;
-        ((200..300).contains(&status)
-            && (url.starts_with("https://") || url.starts_with("http://")))
-        .then(|| url.to_owned())
+        ((200..300).contains(&status) && web_address(url)).then(|| url.to_owned())
     }
 
     /// A comment on an opened pull request (Gitea: the rest of a long record).
@@ -257,9 +255,7 @@ impl Forge {
             ForgeKind::Gitlab => ("web_url", "iid"),
             ForgeKind::Github | ForgeKind::Gitea => ("html_url", "number"),
         };
-        let url = value[url_key]
-            .as_str()
-            .filter(|u| u.starts_with("http://") || u.starts_with("https://"));
+        let url = value[url_key].as_str().filter(|u| web_address(u));
         match (url, value[number_key].as_u64()) {
             (Some(url), Some(number)) => Ok(Opened { url: url.to_owned(), number }),
             _ => Err(format!("the answer has no {url_key} and {number_key}")),
@@ -274,6 +270,14 @@ impl Forge {
             ForgeKind::Gitea => ("authorization", format!("token {token}")),
         }
     }
+}
+
+/// An address from a forge's answer that may be shown and logged: http(s), printable ASCII
+/// only (no escape sequence, no space to hide a second word behind).
+fn web_address(url: &str) -> bool {
+    (url.starts_with("https://") || url.starts_with("http://"))
+        && url.len() <= 2048
+        && url.chars().all(|c| c.is_ascii_graphic())
 }
 
 /// What a forge said was wrong: its `message` and any `errors[].message` (GitHub), or
@@ -366,5 +370,8 @@ mod tests {
         assert!(gh.opened(422, long.as_bytes()).unwrap_err().chars().count() <= 301);
         let js = br#"{"html_url":"javascript:alert(1)","number":3}"#;
         assert!(gh.opened(201, js).is_err());
+        let escape = br#"{"html_url":"https://x/\u001b]52;c;aGk=\u0007","number":3}"#;
+        assert!(gh.opened(201, escape).is_err());
+        assert_eq!(Forge::kept_whole(201, br#"{"html_url":"https://g/ a"}"#), None);
     }
 }

@@ -10,6 +10,7 @@ pub mod credentials;
 pub mod forge;
 pub mod http;
 pub mod pr;
+pub mod preview;
 pub mod push;
 pub mod remote;
 pub mod secret;

@@ -1,0 +1,135 @@
+//! `P` on a run that has ended: what pushing its branch or opening its pull request would send
+//! — the branch, the remote, the title and the first lines of the description — read on a
+//! job, shown, and sent only when the person presses `y`. The outcome is a notice here and an
+//! event in the session's log (written by the ship code), so the stream shows it too.
+
+use super::app::App;
+use super::chrome::popup;
+use super::effect::Effect;
+use super::keymap::Action;
+use super::outcome::Outcome;
+use crate::ship::preview::Preview;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+/// The offer on screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShipOffer {
+    pub preview: Preview,
+    /// A pull request (push first), or a push only.
+    pub pr: bool,
+}
+
+impl ShipOffer {
+    /// A pull request when the remote is on a forge, else a push.
+    pub fn new(preview: Preview) -> ShipOffer {
+        let pr = preview.forge.is_ok();
+        ShipOffer { preview, pr }
+    }
+
+    pub fn act(&mut self, action: Action) -> Outcome {
+        match action {
+            Action::Submit => {
+                Outcome::Ship { pr: self.pr, partial: !self.preview.unfinished.is_empty() }
+            }
+            Action::Focus if self.preview.forge.is_ok() => {
+                self.pr = !self.pr;
+                Outcome::Stay
+            }
+            Action::Focus => Outcome::Notice(format!(
+                "push only: {}",
+                self.preview.forge.as_ref().err().map_or("", String::as_str)
+            )),
+            Action::Cancel => Outcome::Closed,
+            _ => Outcome::Unbound,
+        }
+    }
+
+    /// The offer in words, one string per line.
+    pub fn lines(&self) -> Vec<String> {
+        let p = &self.preview;
+        let mut lines = vec![
+            format!("branch   {} → {} ({})", p.branch, p.remote, p.url),
+            format!(
+                "push     {}",
+                if p.git_token {
+                    "with $HARROW_GIT_TOKEN"
+                } else {
+                    "with your git credentials (helper, ssh-agent, ~/.ssh)"
+                }
+            ),
+        ];
+        match &p.forge {
+            Ok((forge, var, true)) => lines.push(format!("forge    {forge}, with ${var}")),
+            Ok((forge, var, false)) => lines.push(format!(
+                "forge    {forge}: ${var} is not set — the description goes to a file, with the page to paste it on"
+            )),
+            Err(why) => lines.push(format!("forge    none: {why}")),
+        }
+        lines.push(format!("title    {}", p.title));
+        if !p.unfinished.is_empty() {
+            lines.push(format!(
+                "partial  {} did not finish: only what was accepted goes",
+                p.unfinished.join(", ")
+            ));
+        }
+        lines.push(String::new());
+        lines.extend(p.body.iter().map(|l| format!("  │ {l}")));
+        lines.push("  │ …".into());
+        lines.push(String::new());
+        lines.push(match (self.pr, p.forge.is_ok()) {
+            (true, _) => {
+                "y  push, then open the pull request   Tab  push only   Esc  cancel".into()
+            }
+            (false, true) => "y  push the branch   Tab  pull request   Esc  cancel".into(),
+            (false, false) => "y  push the branch   Esc  cancel".into(),
+        });
+        lines
+    }
+
+    pub fn draw(&self, frame: &mut Frame, area: Rect) {
+        let lines: Vec<Line> = self.lines().into_iter().map(Line::raw).collect();
+        let width = area.width.saturating_sub(4).min(110);
+        let height = (lines.len() as u16 + 2).min(area.height);
+        let rect = popup(frame, area, width, height, area.height.saturating_sub(height) / 3);
+        let title = if self.pr { " Open a pull request " } else { " Push the branch " };
+        frame.render_widget(Clear, rect);
+        frame.render_widget(
+            Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
+            rect,
+        );
+    }
+}
+
+impl App {
+    /// `P`: reads what would be sent, once the run has ended.
+    pub(super) fn ship_asked(&mut self) {
+        if self.ended().is_none() {
+            self.notice = Some("P ships a run that has ended; this one has not".into());
+        } else {
+            self.notice = Some("reading what would be sent…".into());
+            self.effects.push(Effect::ShipPreview);
+        }
+    }
+
+    /// The preview was read: show it, or say why not.
+    pub fn ship_previewed(&mut self, preview: Result<Preview, String>) {
+        match preview {
+            Ok(p) => {
+                self.notice = None;
+                self.overlay = super::modal::Overlay::Ship(Box::new(ShipOffer::new(p)));
+            }
+            Err(why) => self.notice = Some(format!("cannot ship: {why}")),
+        }
+    }
+
+    /// It was sent: where it went, or why not.
+    pub fn shipped(&mut self, outcome: Result<String, String>) {
+        self.notice = Some(match outcome {
+            Ok(said) => said,
+            Err(why) => format!("not shipped: {why}"),
+        });
+    }
+}
