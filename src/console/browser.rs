@@ -568,6 +568,9 @@ impl Browser {
         if let Some(host) = &e.host {
             lines.push(Line::raw(format!("on {}", clean(host))));
         }
+        if let Some(url) = &e.pull_request {
+            lines.push(Line::raw(format!("pull request {}", clean(url))));
+        }
         if let Some(t) = &e.held_task {
             lines.push(Line::styled(
                 format!(

@@ -114,6 +114,9 @@ pub struct FleetRow {
     pub repo: Option<String>,
     /// The machine it runs on.
     pub host: Option<String>,
+    /// The pull request last opened for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<String>,
     /// The latest rows of its log, for a preview.
     #[serde(skip)]
     pub recent: Vec<String>,
@@ -160,6 +163,8 @@ struct HarrowHead {
     final_stop: Option<String>,
     #[serde(default)]
     log_bytes: Option<u64>,
+    #[serde(default)]
+    pull_request: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -179,6 +184,7 @@ struct LogFold {
     prep: bool,
     format: String,
     host: Option<String>,
+    pull_request: Option<String>,
     task_count: Option<u64>,
     tasks_done: u64,
     tokens: u64,
@@ -205,6 +211,7 @@ impl LogFold {
             feature: s.harrow.feature,
             prep: s.harrow.phase.as_deref() == Some("prep"),
             host: s.harrow.host,
+            pull_request: s.harrow.pull_request,
             format: s.harrow.format,
             task_count: s.harrow.task_count,
             tasks_done: s.harrow.tasks_done,
@@ -287,6 +294,11 @@ impl LogFold {
                 self.waiting = Some((task.clone().unwrap_or_default(), why));
             }
             "operator_action" => self.waiting = None,
+            "pull_request" if p.error.get().is_none() => {
+                if let Some(url) = p.url.get() {
+                    self.pull_request = Some(crate::printable::line(url));
+                }
+            }
             "evaluator_verdict" => {
                 if let Some(t) = &task {
                     let mut said = p.verdict.get().unwrap_or("?").to_owned();
@@ -360,6 +372,15 @@ fn recent_line(fact: &Fact<'_>) -> String {
         "stop" => format!("stopped: {}", p.reason.get().unwrap_or("?")),
         "session_start" => "session started".to_owned(),
         "session_resume" => "session resumed".to_owned(),
+        "push" => match p.error.get() {
+            Some(e) => format!("push failed: {e}"),
+            None => format!("pushed to {}", p.remote.get().unwrap_or("?")),
+        },
+        "pull_request" => match (p.error.get(), p.url.get()) {
+            (Some(e), _) => format!("pull request not opened: {e}"),
+            (None, Some(url)) => format!("pull request {url}"),
+            (None, None) => "pull request to open by hand".to_owned(),
+        },
         _ => return String::new(),
     };
     let line: Vec<&str> = [time, task, &what].into_iter().filter(|s| !s.is_empty()).collect();
@@ -573,6 +594,7 @@ impl Tracked {
             last_event_at: f.last_ts.clone(),
             repo: source,
             host: f.host.clone().or_else(|| holder.map(|h| h.host)),
+            pull_request: f.pull_request.clone(),
             recent: f.recent.iter().cloned().collect(),
         }
     }
@@ -604,6 +626,7 @@ impl FleetRow {
             last_event_at: None,
             repo: None,
             host: None,
+            pull_request: None,
             recent: Vec::new(),
         }
     }
@@ -764,7 +787,7 @@ mod tests {
         std::io::Write::write_all(
             &mut more,
             format!(
-                "{}{}{}{}",
+                "{}{}{}{}{}",
                 line(2, "task_done", r#"{"task_id":"T-001"}"#),
                 line(3, "evaluator_verdict", r#"{"task_id":"T-002","verdict":"reject","rejection_category":"weak_test","concern":"no test\u001b]0;x\u0007","next_step":"Add one."}"#),
                 line(
@@ -772,7 +795,8 @@ mod tests {
                     "operator_wait",
                     r#"{"task_id":"T-002","reason":"the evaluator is down\u001b[2J"}"#
                 ),
-                line(4, "stop", r#"{"reason":"needs_operator","error":"task T-002 waits"}"#)
+                line(4, "stop", r#"{"reason":"needs_operator","error":"task T-002 waits"}"#),
+                line(5, "pull_request", r#"{"forge":"github","url":"https://x/pull/1\u001b]0;t\u0007"}"#)
             )
             .as_bytes(),
         )
@@ -793,6 +817,8 @@ mod tests {
         );
         assert!(!verdict.contains('\u{1b}') && !verdict.contains('\u{7}'), "{verdict}");
         assert!(changes.iter().any(|c| c.from == Some(RunState::Crashed) && c.calls_a_person()));
+        let pr = row.pull_request.as_deref().unwrap_or_default();
+        assert!(pr.starts_with("https://x/pull/1") && !pr.contains('\u{1b}'), "{pr}");
         std::fs::write(&log, line(1, "session_start", r#"{"task_count":2}"#))
             .unwrap_or_else(|e| panic!("{e}"));
         fleet.refresh();
