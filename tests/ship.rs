@@ -209,9 +209,38 @@ fn a_push_over_smart_http_sends_the_token_and_a_wrong_or_missing_one_is_one_line
         "{seen:?}"
     );
 
+    // Someone else pushes over HTTP too: a plain push is refused, in one line.
+    let other = tmp.path().join("other");
+    git(
+        tmp.path(),
+        &["clone", "-q", "-b", &branch, bare.to_str().unwrap(), other.to_str().unwrap()],
+    );
+    git(&other, &["commit", "--allow-empty", "-qm", "theirs"]);
+    git(&other, &["push", "-q", "origin", &branch]);
+    git(&o.dir.join("workspace"), &["commit", "--allow-empty", "-qm", "ours"]);
+    let refused = push(Some(GIT_TOKEN));
+    let said = one_line_failure(&refused, 1);
+    assert!(said.contains("not a fast-forward") && said.contains(&url), "{said}");
+
+    // git's credential helper, configured as a user would, is asked when no token is set.
+    let helper = format!("!f() {{ echo username=helper; echo password={GIT_TOKEN}; }}; f");
+    git(&o.repo, &["config", "credential.helper", &helper]);
+    let mut c = harrow(tmp.path());
+    c.args(["push", o.dir.to_str().unwrap(), "--remote", &url, "--branch", "via-helper"]);
+    let by_helper = c.output().unwrap();
+    assert!(by_helper.status.success(), "{}", text(&by_helper).1);
+    let helped = format!("helper:{GIT_TOKEN}");
+    assert!(server.seen().iter().any(|s| s.credentials.as_deref() == Some(helped.as_str())));
+    assert_eq!(sha(&bare, "via-helper"), sha(&o.repo, &branch));
+
     let export = harrow(tmp.path()).args(["export", o.dir.to_str().unwrap()]).output().unwrap();
-    let everything =
-        format!("{}{}{}", loop_fixture::all_text(&o.dir), text(&export).0, stdout + &stderr);
+    let everything = format!(
+        "{}{}{stdout}{stderr}{}{}",
+        loop_fixture::all_text(&o.dir),
+        text(&export).0,
+        said,
+        text(&by_helper).0
+    );
     for token in [GIT_TOKEN, wrong] {
         assert!(!everything.contains(token), "{token} leaked");
     }
@@ -450,10 +479,9 @@ fn every_failure_of_a_forge_is_one_line_with_the_fix_and_never_the_token() {
     shop.assert_no_token_in(&[&out]);
 }
 
-#[test]
-fn a_record_over_the_forges_limit_is_cut_with_a_note_and_kept_whole_in_a_gist() {
-    let long_summary = "Counted every word. ".repeat(4000);
-    let case = json!({"summary": long_summary, "ac_coverage": [{"criterion": "f1.txt exists and says 1", "addressed_by": "f1.txt:1"}]});
+/// A one-task session whose case summary alone is longer than GitHub's and Gitea's limit.
+fn long_record(summary: &str) -> Setup {
+    let case = json!({"summary": summary, "ac_coverage": [{"criterion": "f1.txt exists and says 1", "addressed_by": "f1.txt:1"}]});
     let script = json!({
         "worker": {"T-001": {"*": [
             {"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
@@ -461,6 +489,52 @@ fn a_record_over_the_forges_limit_is_cut_with_a_note_and_kept_whole_in_a_gist() 
         ]}},
         "evaluator": {"*": {"*": [accept()]}}
     });
+    Setup { tasks: 1, script, ..Setup::default() }
+}
+
+#[test]
+fn on_gitea_a_record_over_the_limit_goes_on_in_comments() {
+    let summary = "Counted every word. ".repeat(4000);
+    let forge = forge::Forge::start(vec![
+        (
+            ("POST", "/api/v1/repos/acme/widgets/pulls".into()),
+            (201, r#"{"html_url":"https://gitea.example/acme/widgets/pulls/5","number":5}"#.into()),
+        ),
+        (("POST", "/api/v1/repos/acme/widgets/issues/5/labels".into()), (200, "[]".into())),
+        (
+            ("POST", "/api/v1/repos/acme/widgets/issues/5/comments".into()),
+            (201, r#"{"id":1}"#.into()),
+        ),
+    ]);
+    let shop = shop("gitea", &forge, "/api/v1", Some(long_record(&summary)));
+    let out = shop.pr("GITEA_TOKEN", &[]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    let requests = forge.requests();
+    let body = requests[0].body["body"].as_str().unwrap();
+    assert!(
+        body.chars().count() <= 65_000 && body.contains("the rest follows in the comments"),
+        "{}",
+        body.len()
+    );
+    let comments: Vec<&str> = requests
+        .iter()
+        .filter(|r| r.path.ends_with("/comments"))
+        .map(|r| r.body["body"].as_str().unwrap())
+        .collect();
+    assert!(!comments.is_empty());
+    assert!(comments.iter().all(|c| c.chars().count() <= 65_000));
+    let kept = |part: &str| part.split("\n\n---\n").next().unwrap().to_owned();
+    let told: String = kept(body) + &comments.iter().map(|c| kept(c)).collect::<String>();
+    let export =
+        harrow(shop.tmp.path()).args(["export", shop.o.dir.to_str().unwrap()]).output().unwrap();
+    let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+    assert_eq!(squeeze(&told), squeeze(&text(&export).0), "the whole record reaches the forge");
+    shop.assert_no_token_in(&[&out]);
+}
+
+#[test]
+fn a_record_over_the_forges_limit_is_cut_with_a_note_and_kept_whole_in_a_gist() {
+    let long_summary = "Counted every word. ".repeat(4000);
     let forge = forge::Forge::start(vec![
         (
             ("POST", "/api/v3/gists".into()),
@@ -472,8 +546,7 @@ fn a_record_over_the_forges_limit_is_cut_with_a_note_and_kept_whole_in_a_gist() 
         ),
         (("POST", "/api/v3/repos/acme/widgets/issues/8/labels".into()), (200, "[]".into())),
     ]);
-    let shop =
-        shop("github", &forge, "/api/v3", Some(Setup { tasks: 1, script, ..Setup::default() }));
+    let shop = shop("github", &forge, "/api/v3", Some(long_record(&long_summary)));
     let out = shop.pr("GITHUB_TOKEN", &[]);
     assert!(out.status.success(), "{}", text(&out).1);
     let requests = forge.requests();
