@@ -42,6 +42,7 @@ fn check_line(line: &str) -> Value {
         ("last_event_at", &["string", "null"]),
         ("repo", &["string", "null"]),
         ("host", &["string", "null"]),
+        ("pull_request", &["string", "null"]),
     ];
     let kind = |v: &Value| match v {
         Value::Null => "null",

@@ -97,3 +97,40 @@ pub fn follow(roots: Vec<Root>, json: bool, notify: &NotifySection) -> Result<Ex
         std::thread::sleep(POLL);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notify(command: &[&str], secs: u64) -> NotifySection {
+        NotifySection {
+            command: command.iter().map(|s| (*s).to_owned()).collect(),
+            timeout_seconds: Some(secs),
+        }
+    }
+
+    #[test]
+    fn a_notify_program_that_hangs_is_stopped_at_its_timeout_and_said() {
+        let started = Instant::now();
+        let said = run_notify(&notify(&["sleep", "37"], 1), "{}").unwrap_or_default();
+        assert!(said.contains("took over 1 s and was stopped"), "{said}");
+        assert!(started.elapsed() < Duration::from_secs(10), "bounded: {:?}", started.elapsed());
+        let sleeping = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .any(|c| c.starts_with(b"sleep\x0037\x00"));
+        assert!(!sleeping, "the program was killed, not left behind");
+    }
+
+    #[test]
+    fn a_notify_program_that_fails_or_is_missing_is_a_notice() {
+        let failed = run_notify(&notify(&["false"], 5), "{}").unwrap_or_default();
+        assert!(failed.contains("the notify command false exit status: 1"), "{failed}");
+        let missing = run_notify(&notify(&["/nonexistent/notify-me"], 5), "{}").unwrap_or_default();
+        assert!(missing.contains("did not start"), "{missing}");
+        assert_eq!(run_notify(&notify(&["cat"], 5), "{\"id\":1}"), None);
+        assert_eq!(run_notify(&NotifySection::default(), "{}"), None, "no command, nothing run");
+    }
+}

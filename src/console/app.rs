@@ -10,7 +10,7 @@ use super::keymap::{Action, Mode};
 use super::layout::Pane;
 use super::modal::{Outcome, Overlay};
 use super::player::Player;
-use super::search::{self, Search};
+use super::search::Search;
 use super::theme::{Look, Theme};
 use super::timeline::Mark;
 use crate::config::Notify;
@@ -173,7 +173,7 @@ impl App {
         self.player.tick(real_ms)
     }
 
-    fn goto(&mut self, pos: usize) -> io::Result<()> {
+    pub(super) fn goto(&mut self, pos: usize) -> io::Result<()> {
         self.player.goto(pos)?;
         self.sel.stream_back = 0;
         Ok(())
@@ -494,44 +494,6 @@ impl App {
             }
             Err(why) => self.notice = Some(why),
         }
-    }
-
-    /// Searches for `query` from `start`, and shows the row it lands on in the worker pane.
-    fn search_from(&mut self, query: &str, start: usize, forward: bool) -> io::Result<()> {
-        query.clone_into(&mut self.search.query);
-        let Some((pos, wrapped)) =
-            search::find(&mut self.player, self.sel.filter, query, start, forward)
-        else {
-            self.notice = Some(format!("no row contains “{query}”"));
-            return Ok(());
-        };
-        if pos >= self.player.view.applied() {
-            self.goto(pos)?;
-        }
-        self.search.at = Some(pos);
-        self.sel.focus = Pane::Worker;
-        let stream = self.player.view.stream(self.sel.filter);
-        let from_newest = stream.len().saturating_sub(stream.partition_point(|p| *p < pos) + 1);
-        self.sel.stream_back = from_newest.saturating_sub(self.sel.worker_height / 2);
-        let rank = self.search.rank(&mut self.player, self.sel.filter, pos);
-        let rank = rank.map(|r| format!(" {r}")).unwrap_or_default();
-        self.notice = Some(match wrapped {
-            Some(end) => format!("“{query}”{rank}: wrapped to the {end}; n next, N previous"),
-            None => format!("“{query}”{rank}: n next, N previous"),
-        });
-        Ok(())
-    }
-
-    /// Repeats the last search from the row it landed on.
-    fn search_again(&mut self, forward: bool) -> io::Result<()> {
-        if self.search.query.is_empty() {
-            self.notice = Some("nothing to repeat: / searches first".into());
-            return Ok(());
-        }
-        let query = self.search.query.clone();
-        let from = self.search.at.or_else(|| self.prepared.worker.last().map(|(p, _)| *p));
-        let start = search::next_start(from, self.player.total(), forward);
-        self.search_from(&query, start, forward)
     }
 
     /// Whether a run holds the session, checked at most every two seconds (the lock file and

@@ -37,6 +37,7 @@ pub(crate) mod scroll;
 pub(crate) mod search;
 pub(crate) mod session_screen;
 pub(crate) mod ship_offer;
+pub(crate) mod shipping;
 pub(crate) mod status;
 pub mod theme;
 pub(crate) mod timeline;

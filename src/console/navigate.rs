@@ -5,6 +5,7 @@ use super::inspector;
 use super::keymap::Action;
 use super::layout::{Areas, Pane};
 use super::modal::Overlay;
+use super::search;
 use crate::session::event::EventKind;
 use std::io;
 
@@ -165,5 +166,51 @@ impl App {
             self.move_in_pane(action)?;
         }
         Ok(true)
+    }
+}
+
+/// Finding a word in the worker stream.
+impl App {
+    /// Searches for `query` from `start`, and shows the row it lands on in the worker pane.
+    pub(super) fn search_from(
+        &mut self,
+        query: &str,
+        start: usize,
+        forward: bool,
+    ) -> io::Result<()> {
+        query.clone_into(&mut self.search.query);
+        let Some((pos, wrapped)) =
+            search::find(&mut self.player, self.sel.filter, query, start, forward)
+        else {
+            self.notice = Some(format!("no row contains “{query}”"));
+            return Ok(());
+        };
+        if pos >= self.player.view.applied() {
+            self.goto(pos)?;
+        }
+        self.search.at = Some(pos);
+        self.sel.focus = Pane::Worker;
+        let stream = self.player.view.stream(self.sel.filter);
+        let from_newest = stream.len().saturating_sub(stream.partition_point(|p| *p < pos) + 1);
+        self.sel.stream_back = from_newest.saturating_sub(self.sel.worker_height / 2);
+        let rank = self.search.rank(&mut self.player, self.sel.filter, pos);
+        let rank = rank.map(|r| format!(" {r}")).unwrap_or_default();
+        self.notice = Some(match wrapped {
+            Some(end) => format!("“{query}”{rank}: wrapped to the {end}; n next, N previous"),
+            None => format!("“{query}”{rank}: n next, N previous"),
+        });
+        Ok(())
+    }
+
+    /// Repeats the last search from the row it landed on.
+    pub(super) fn search_again(&mut self, forward: bool) -> io::Result<()> {
+        if self.search.query.is_empty() {
+            self.notice = Some("nothing to repeat: / searches first".into());
+            return Ok(());
+        }
+        let query = self.search.query.clone();
+        let from = self.search.at.or_else(|| self.prepared.worker.last().map(|(p, _)| *p));
+        let start = search::next_start(from, self.player.total(), forward);
+        self.search_from(&query, start, forward)
     }
 }

@@ -3,9 +3,7 @@
 //! job, shown, and sent only when the person presses `y`. The outcome is a notice here and an
 //! event in the session's log (written by the ship code), so the stream shows it too.
 
-use super::app::App;
 use super::chrome::popup;
-use super::effect::Effect;
 use super::keymap::Action;
 use super::outcome::Outcome;
 use crate::ship::preview::Preview;
@@ -100,36 +98,5 @@ impl ShipOffer {
             Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
             rect,
         );
-    }
-}
-
-impl App {
-    /// `P`: reads what would be sent, once the run has ended.
-    pub(super) fn ship_asked(&mut self) {
-        if self.ended().is_none() {
-            self.notice = Some("P ships a run that has ended; this one has not".into());
-        } else {
-            self.notice = Some("reading what would be sent…".into());
-            self.effects.push(Effect::ShipPreview);
-        }
-    }
-
-    /// The preview was read: show it, or say why not.
-    pub fn ship_previewed(&mut self, preview: Result<Preview, String>) {
-        match preview {
-            Ok(p) => {
-                self.notice = None;
-                self.overlay = super::modal::Overlay::Ship(Box::new(ShipOffer::new(p)));
-            }
-            Err(why) => self.notice = Some(format!("cannot ship: {why}")),
-        }
-    }
-
-    /// It was sent: where it went, or why not.
-    pub fn shipped(&mut self, outcome: Result<String, String>) {
-        self.notice = Some(match outcome {
-            Ok(said) => said,
-            Err(why) => format!("not shipped: {why}"),
-        });
     }
 }

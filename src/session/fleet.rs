@@ -115,7 +115,6 @@ pub struct FleetRow {
     /// The machine it runs on.
     pub host: Option<String>,
     /// The pull request last opened for it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<String>,
     /// The latest rows of its log, for a preview.
     #[serde(skip)]
