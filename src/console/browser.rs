@@ -955,6 +955,29 @@ mod tests {
     }
 
     #[test]
+    fn force_skip_fail_and_a_note_are_sent_with_their_words_and_e_exports() {
+        for (c, op) in [('F', Op::ForceAccept), ('S', Op::Skip), ('K', Op::Fail), ('e', Op::Note)] {
+            let mut b = Browser::new(vec![entry("h", RunState::Held)], String::new());
+            assert_eq!(b.key(key(KeyCode::Char(c))), Choice::Stay, "{c} asks for words first");
+            for ch in "because".chars() {
+                b.key(key(KeyCode::Char(ch)));
+            }
+            match b.key(key(KeyCode::Enter)) {
+                Choice::Send(dir, cmd) => {
+                    assert_eq!((dir, cmd.op), (PathBuf::from("h"), op), "{c}");
+                    assert_eq!(cmd.task.as_deref(), Some("T-002"), "{c}");
+                    let words = if op == Op::Note { cmd.text } else { cmd.reason };
+                    assert_eq!(words.as_deref(), Some("because"), "{c}");
+                    assert_eq!(cmd.source, "fleet", "the log says where a decision came from");
+                }
+                other => panic!("{c}: {other:?}"),
+            }
+        }
+        let mut b = Browser::new(vec![entry("d", RunState::Done)], String::new());
+        assert!(matches!(b.key(key(KeyCode::Char('E'))), Choice::Export(e) if e.id == "d"));
+    }
+
+    #[test]
     fn what_a_log_says_is_shown_escaped_in_the_fleet_never_as_a_control_byte() {
         let evil = "T-1\u{1b}]0;pwned\u{7}\u{1b}[2J";
         let mut held = entry("20261126-000000-\u{1b}[31mred", RunState::Held);
