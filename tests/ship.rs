@@ -670,3 +670,41 @@ fn p_in_the_console_shows_what_goes_and_sends_only_after_y() {
     assert!(kinds.ends_with(&["push".to_owned(), "pull_request".to_owned()]), "{kinds:?}");
     shop.assert_no_token_in(&[]);
 }
+
+#[test]
+fn a_pull_request_open_already_is_found_and_named_not_failed() {
+    // The forge's address is written after the branch's name is known.
+    let shop = shop("github", &forge::Forge::start(vec![]), "/api/v3", None);
+    let branch = branch_of(&shop.o);
+    let query = format!(
+        "/api/v3/repos/acme/widgets/pulls?state=open&head=acme:{}&base=main",
+        branch.replace('/', "%2F")
+    );
+    let answer = format!(
+        r#"[{{"html_url":"https://github.example/acme/widgets/pull/3","number":3,"head":{{"ref":"{branch}"}}}}]"#
+    );
+    let forge = forge::Forge::start(vec![
+        (
+            ("POST", "/api/v3/repos/acme/widgets/pulls".into()),
+            (422, r#"{"message":"Validation Failed","errors":[{"message":"A pull request already exists"}]}"#.into()),
+        ),
+        (("GET", query), (200, answer)),
+        (("POST", "/api/v3/repos/acme/widgets/issues/3/labels".into()), (200, "[]".into())),
+    ]);
+    let config = shop.tmp.path().join("harrow/config.toml");
+    std::fs::write(
+        &config,
+        format!("[forge]\nkind = \"github\"\napi_url = \"{}\"\n", forge.url("/api/v3")),
+    )
+    .unwrap();
+    let out = shop.pr("GITHUB_TOKEN", &[]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("it was open already"), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("https://github.example/acme/widgets/pull/3"));
+    let get = forge.requests().into_iter().find(|r| r.method == "GET").unwrap();
+    assert_eq!(get.headers["authorization"], format!("Bearer {FORGE_TOKEN}"));
+    assert!(!get.headers.contains_key("content-type"), "a GET carries no body");
+    assert_eq!(events_of(&shop.o, "pull_request")[0]["number"], 3);
+    shop.assert_no_token_in(&[&out]);
+}

@@ -229,6 +229,50 @@ impl Forge {
         }
     }
 
+    /// The call that finds the open pull request from `head` into `base`, for when the forge
+    /// says one exists already.
+    pub fn open_one_request(&self, head: &str, base: &str) -> ApiRequest {
+        let owner = self.project.split('/').next().unwrap_or("");
+        let url = match self.kind {
+            ForgeKind::Github => format!(
+                "{}/pulls?state=open&head={}:{}&base={}",
+                self.repo_api(),
+                encode(owner),
+                encode(head),
+                encode(base)
+            ),
+            ForgeKind::Gitlab => format!(
+                "{}/merge_requests?state=opened&source_branch={}&target_branch={}",
+                self.repo_api(),
+                encode(head),
+                encode(base)
+            ),
+            ForgeKind::Gitea => format!("{}/pulls?state=open&limit=50", self.repo_api()),
+        };
+        ApiRequest { method: "GET", url, body: Value::Null }
+    }
+
+    /// The open pull request from `head` in the answer to [`Forge::open_one_request`].
+    pub fn open_one(&self, status: u16, body: &[u8], head: &str) -> Option<Opened> {
+        if !(200..300).contains(&status) {
+            return None;
+        }
+        let value: Value = serde_json::from_slice(body).ok()?;
+        let (url_key, number_key, head_of): (_, _, fn(&Value) -> Option<&str>) = match self.kind {
+            ForgeKind::Gitlab => ("web_url", "iid", |v| v["source_branch"].as_str()),
+            ForgeKind::Github | ForgeKind::Gitea => {
+                ("html_url", "number", |v| v["head"]["ref"].as_str())
+            }
+        };
+        value.as_array()?.iter().find_map(|pr| {
+            let url = pr[url_key].as_str().filter(|u| web_address(u))?;
+            (head_of(pr) == Some(head)).then(|| Opened {
+                url: url.to_owned(),
+                number: pr[number_key].as_u64().unwrap_or(0),
+            })
+        })
+    }
+
     /// The address of what [`Forge::keep_whole_request`] made.
     pub fn kept_whole(status: u16, body: &[u8]) -> Option<String> {
         let value: Value = serde_json::from_slice(body).ok()?;

@@ -51,18 +51,18 @@ impl ForgeClient {
         self.runtime.block_on(async {
             let method = reqwest::Method::from_bytes(request.method.as_bytes())
                 .map_err(|e| Unreachable(e.to_string()))?;
-            let body = serde_json::to_vec(&request.body).map_err(|e| Unreachable(e.to_string()))?;
-            let mut response = self
+            let mut call = self
                 .http
                 .request(method, &request.url)
                 .header(self.auth.0, &self.auth.1)
                 .header("accept", "application/vnd.github+json, application/json")
-                .header("x-github-api-version", "2022-11-28")
-                .header("content-type", "application/json")
-                .body(body)
-                .send()
-                .await
-                .map_err(|e| Unreachable(describe(&e)))?;
+                .header("x-github-api-version", "2022-11-28");
+            if !request.body.is_null() {
+                let body =
+                    serde_json::to_vec(&request.body).map_err(|e| Unreachable(e.to_string()))?;
+                call = call.header("content-type", "application/json").body(body);
+            }
+            let mut response = call.send().await.map_err(|e| Unreachable(describe(&e)))?;
             let status = response.status().as_u16();
             let mut answer = Vec::new();
             while let Some(chunk) = response.chunk().await.map_err(|e| Unreachable(describe(&e)))? {

@@ -194,8 +194,22 @@ fn send(
     };
     let (status, answer) =
         client.send(&forge.open_request(&draft, &opts.forge.labels)).map_err(unreachable)?;
-    let opened =
-        forge.opened(status, &answer).map_err(|why| refused(forge, status, &why, &draft))?;
+    let opened = match forge.opened(status, &answer) {
+        Ok(opened) => opened,
+        Err(why) if matches!(status, 409 | 422) => {
+            let found = client
+                .send(&forge.open_one_request(&draft.head, &draft.base))
+                .ok()
+                .and_then(|(s, a)| forge.open_one(s, &a, &draft.head));
+            let Some(opened) = found else { return Err(refused(forge, status, &why, &draft)) };
+            notices.push(
+                "it was open already: the branch is pushed to it, its description left as it was"
+                    .to_owned(),
+            );
+            opened
+        }
+        Err(why) => return Err(refused(forge, status, &why, &draft)),
+    };
     if let Some(req) = forge.labels_request(&opened, &opts.forge.labels) {
         match client.send(&req) {
             Ok((s, _)) if (200..300).contains(&s) => {}
