@@ -38,13 +38,74 @@ pub struct Config {
     pub forge: ForgeSection,
 }
 
+/// Which forge a remote is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForgeKind {
+    Github,
+    Gitlab,
+    /// Gitea and Forgejo, which share an API.
+    Gitea,
+}
+
+impl ForgeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ForgeKind::Github => "github",
+            ForgeKind::Gitlab => "gitlab",
+            ForgeKind::Gitea => "gitea",
+        }
+    }
+
+    /// The variable its token comes from.
+    pub fn token_var(self) -> &'static str {
+        match self {
+            ForgeKind::Github => "GITHUB_TOKEN",
+            ForgeKind::Gitlab => "GITLAB_TOKEN",
+            ForgeKind::Gitea => "GITEA_TOKEN",
+        }
+    }
+
+    /// The longest description it takes, in characters: GitHub's documented 65,536; GitLab's
+    /// 1,048,576 (kept under); Gitea stores it in a column that may hold 65,535 bytes on `MySQL`.
+    pub fn body_limit(self) -> usize {
+        match self {
+            ForgeKind::Github => 65_536,
+            ForgeKind::Gitlab => 1_000_000,
+            ForgeKind::Gitea => 65_000,
+        }
+    }
+
+    /// What the forge calls the thing.
+    pub fn noun(self) -> &'static str {
+        match self {
+            ForgeKind::Gitlab => "merge request",
+            ForgeKind::Github | ForgeKind::Gitea => "pull request",
+        }
+    }
+
+    /// The forge a host name suggests.
+    pub(crate) fn guess(host: &str) -> Option<ForgeKind> {
+        let host = host.to_ascii_lowercase();
+        if host == "github.com" || host.contains("github") {
+            Some(ForgeKind::Github)
+        } else if host == "gitlab.com" || host.contains("gitlab") {
+            Some(ForgeKind::Gitlab)
+        } else if host == "codeberg.org" || host.contains("gitea") || host.contains("forgejo") {
+            Some(ForgeKind::Gitea)
+        } else {
+            None
+        }
+    }
+}
+
 /// `[forge]`: where `harrow pr` opens pull requests when the remote's address does not say.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ForgeSection {
     /// `github`, `gitlab` or `gitea` (Forgejo too); absent: told from the remote's host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<crate::ship::forge::ForgeKind>,
+    pub kind: Option<ForgeKind>,
     /// The forge's REST API, for GitHub Enterprise or a self-hosted GitLab or Gitea
     /// (`https://github.example.com/api/v3`); absent: the usual one for the remote's host.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("config", 3),
     ("prep", 4),
     ("export", 4),
+    ("ship", 4),
     ("console", 4),
     ("cli", 5),
 ];

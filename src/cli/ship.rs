@@ -175,36 +175,6 @@ fn ship_finished(
     }
 }
 
-/// The console's `y` on the ship offer: pushes (and opens the pull request when `pr`) and
-/// says in one line where it went.
-pub fn ship_from_console(
-    found: &crate::session::discover::Found,
-    pr: bool,
-    partial: bool,
-) -> std::result::Result<String, String> {
-    let ship = Shipment::read(found).map_err(|e| e.to_string())?;
-    let push_options = PushOptions { partial, ..PushOptions::default() };
-    if !pr {
-        return push::push(&ship, &push_options).map(|p| p.describe()).map_err(|e| e.to_string());
-    }
-    let forge = Config::load(None).map(|(c, _)| c.forge).unwrap_or_default();
-    let opts = PrOptions { push: push_options, forge, ..PrOptions::default() };
-    Ok(match pr::open(&ship, &opts).map_err(|e| e.to_string())? {
-        PrOutcome::Opened { forge, url, number, notices, .. } => {
-            let mut said = format!("opened {} #{number}: {url}", forge.noun());
-            for n in notices {
-                said.push_str("; ");
-                said.push_str(&n);
-            }
-            said
-        }
-        PrOutcome::ByHand { compare_url, body_file, token_var, .. } => format!(
-            "pushed; ${token_var} is not set: the description is in {}, open it at {compare_url}",
-            body_file.display()
-        ),
-    })
-}
-
 /// What a person reads after a pull request was asked for; the last line is the address.
 pub fn outcome_lines(outcome: &PrOutcome) -> Vec<String> {
     match outcome {

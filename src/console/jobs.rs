@@ -118,11 +118,9 @@ impl Jobs {
         self.run(
             "harrow-ship",
             move |_| {
-                let forge =
-                    crate::config::Config::load(None).map(|(c, _)| c.forge).unwrap_or_default();
-                Job::ShipPreview(
-                    crate::ship::preview::preview(&found, &forge).map_err(|e| e.to_string()),
-                )
+                Job::ShipPreview(forge_config().and_then(|forge| {
+                    crate::ship::preview::preview(&found, &forge).map_err(|e| e.to_string())
+                }))
             },
             |e| Job::ShipPreview(Err(format!("cannot read the session: {e}"))),
         )
@@ -133,10 +131,20 @@ impl Jobs {
         let found = found(dir, id);
         self.run(
             "harrow-ship",
-            move |_| Job::Shipped(crate::cli::ship::ship_from_console(&found, pr, partial)),
+            move |_| {
+                Job::Shipped(
+                    forge_config()
+                        .and_then(|forge| crate::ship::ship_and_say(&found, pr, partial, forge)),
+                )
+            },
             |e| Job::Shipped(Err(format!("cannot start: {e}"))),
         )
     }
+}
+
+/// The configuration's `[forge]`; a configuration that does not parse is said, not ignored.
+fn forge_config() -> Result<crate::config::ForgeSection, String> {
+    crate::config::Config::load(None).map(|(c, _)| c.forge).map_err(|e| e.to_string())
 }
 
 fn found(dir: &Path, id: &str) -> crate::session::discover::Found {

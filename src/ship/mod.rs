@@ -106,3 +106,33 @@ impl Shipment {
         )))
     }
 }
+
+/// Pushes (and opens the pull request when `pr`) and says in one line where it went: the
+/// console's `y` on its ship offer.
+pub fn ship_and_say(
+    found: &Found,
+    pr: bool,
+    partial: bool,
+    forge: crate::config::ForgeSection,
+) -> Result<String, String> {
+    let ship = Shipment::read(found).map_err(|e| e.to_string())?;
+    let push_options = push::PushOptions { partial, ..push::PushOptions::default() };
+    if !pr {
+        return push::push(&ship, &push_options).map(|p| p.describe()).map_err(|e| e.to_string());
+    }
+    let opts = pr::PrOptions { push: push_options, forge, ..pr::PrOptions::default() };
+    Ok(match pr::open(&ship, &opts).map_err(|e| e.to_string())? {
+        pr::PrOutcome::Opened { forge, url, number, notices, .. } => {
+            let mut said = format!("opened {} #{number}: {url}", forge.noun());
+            for n in notices {
+                said.push_str("; ");
+                said.push_str(&n);
+            }
+            said
+        }
+        pr::PrOutcome::ByHand { compare_url, body_file, token_var, .. } => format!(
+            "pushed; ${token_var} is not set: the description is in {}, open it at {compare_url}",
+            body_file.display()
+        ),
+    })
+}
