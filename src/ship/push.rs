@@ -252,6 +252,11 @@ fn failure(e: &git2::Error, url: &str, branch: &str, credentials: &Credentials) 
             "{branch} on {url} has commits the session branch does not (not a fast-forward); {NON_FAST_FORWARD_FIX}"
         ));
     }
+    if lower.contains("hostkey") || lower.contains("host key") {
+        return ShipError::new(format!(
+            "the SSH host key of {url} is not in ~/.ssh/known_hosts, or does not match it: nothing was sent; connect once with ssh to check the key and add it (or fix the entry), then push again"
+        ));
+    }
     let auth = e.code() == ErrorCode::Auth
         || lower.contains("authentication")
         || lower.contains("credentials")
