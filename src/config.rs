@@ -317,6 +317,7 @@ impl HandsSection {
             post_edit: self.post_edit.clone(),
             pass_env: self.pass_env.clone(),
             lane: None,
+            build_dir: None,
         }
     }
 }

@@ -114,3 +114,40 @@ fn unfinished_and_running_sessions_are_protected() {
     );
     assert!(crashed_dir.exists());
 }
+
+#[test]
+fn cleanse_removes_old_demo_repositories_no_unfinished_session_works_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repos = tmp.path().join("demo-repos");
+    for name in
+        ["textstats", "textstats-20261101-000000-aaaaaa", "textstats-20261102-000000-bbbbbb"]
+    {
+        let repo = repos.join(name);
+        std::fs::create_dir_all(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+    }
+    std::fs::create_dir_all(repos.join("target")).unwrap();
+    // A run that crashed on the second one may still be resumed: it keeps its repository.
+    let dir = tmp.path().join("sessions/20261102-000000-bbbbbb");
+    std::fs::create_dir_all(&dir).unwrap();
+    let start = json!({"ts": "2026-11-02T00:00:00.000Z", "seq": 1, "type": "session_start",
+        "payload": {"source": repos.join("textstats-20261102-000000-bbbbbb")}});
+    std::fs::write(dir.join("events.jsonl"), format!("{start}\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["cleanse", "-y"])
+        .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))
+        .env("HOME", tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let mut left: Vec<String> = std::fs::read_dir(&repos)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["target", "textstats", "textstats-20261102-000000-bbbbbb"], "{}", text(&out));
+    assert!(
+        text(&out).contains("Removed") && text(&out).contains("textstats-20261101-000000-aaaaaa")
+    );
+}

@@ -144,8 +144,7 @@ fn the_demo_live_pause_inspect_resume_and_quit() {
         summary["harrow"]["operator_actions"].as_u64().unwrap() >= 2,
         "pause and resume were recorded"
     );
-    let repo =
-        std::fs::read_dir(tmp.path().join("demo-repos")).unwrap().next().unwrap().unwrap().path();
+    let repo = support::demo_repo(tmp.path());
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
     let log = Command::new("git")
         .args(["log", "--format=%s", &format!("session/{id}")])

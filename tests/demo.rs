@@ -18,7 +18,7 @@ fn harrow(home: &Path) -> Command {
 }
 
 fn task_commits(home: &Path, id: &str) -> Vec<String> {
-    let repo = std::fs::read_dir(home.join("demo-repos")).unwrap().next().unwrap().unwrap().path();
+    let repo = support::demo_repo(home);
     let log = Command::new("git")
         .args(["log", "--format=%s", &format!("session/{id}")])
         .current_dir(&repo)
@@ -35,7 +35,7 @@ fn task_commits(home: &Path, id: &str) -> Vec<String> {
 /// each of those commits is on a ref under `refs/harrow/<id>/`: every judged attempt is kept.
 fn every_judged_attempt_is_kept(home: &Path, session: &Path) -> Vec<String> {
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
-    let repo = std::fs::read_dir(home.join("demo-repos")).unwrap().next().unwrap().unwrap().path();
+    let repo = support::demo_repo(home);
     let refs = Command::new("git")
         .args(["for-each-ref", "--format=%(refname) %(objectname)", &format!("refs/harrow/{id}/")])
         .current_dir(&repo)
@@ -140,6 +140,20 @@ fn the_demo_runs_headless_and_fast_to_the_end() {
         kept.iter().any(|r| r.starts_with(&format!("refs/harrow/{id}/T-002/1-checks-"))),
         "the attempt whose validators failed is kept too: {kept:?}"
     );
+
+    // Again: the same repository and the same build folder, no build in any worktree.
+    let again = harrow(tmp.path()).args(["demo", "--headless", "--fast"]).output().unwrap();
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let mut made: Vec<String> = std::fs::read_dir(tmp.path().join("demo-repos"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    made.sort();
+    assert_eq!(made, ["target", "textstats"], "one repository and one build folder");
+    for session in std::fs::read_dir(tmp.path().join("sessions")).unwrap().flatten() {
+        assert!(!session.path().join("workspace/target").exists(), "a build in the worktree");
+    }
 }
 
 #[test]
@@ -231,8 +245,7 @@ fn the_demo_with_prep_interviews_writes_its_plan_and_runs_it() {
     assert!(stdout.contains("you answer: The first one."), "{stdout}");
     assert!(stdout.contains("The plan, as it will be written"), "{stdout}");
     assert!(stdout.contains("■ stopped: all_done"), "{stdout}");
-    let repo =
-        std::fs::read_dir(tmp.path().join("demo-repos")).unwrap().next().unwrap().unwrap().path();
+    let repo = support::demo_repo(tmp.path());
     let log = Command::new("git")
         .args(["log", "--format=%s", "--all"])
         .current_dir(&repo)

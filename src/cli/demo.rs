@@ -8,6 +8,7 @@ use super::run::{Start, create_session, drive, drive_console};
 use crate::brain::client::{BrainConfig, Endpoint, Role};
 use crate::brain::scripted::{ScriptedServer, parse_script};
 use crate::config::Config;
+use crate::hands::HandsConfig;
 use crate::hands::validators::ValidatorSpec;
 use crate::harness::plan;
 use crate::harness::run::RunOptions;
@@ -95,6 +96,42 @@ fn make_repo(dir: &Path, with_plan: bool) -> Result<()> {
     Ok(())
 }
 
+/// The demo's repository: the cached `textstats` while it still holds exactly the bundled
+/// files with nothing uncommitted, else a new one (the first time, the cached one). A `--prep`
+/// demo commits its plan into its repository, so it always gets a new one.
+fn demo_repo(repos: &Path, prep: bool) -> Result<PathBuf> {
+    let cached = repos.join("textstats");
+    if !prep && holds_the_bundle(&cached) {
+        return Ok(cached);
+    }
+    let repo = if prep || cached.exists() {
+        repos.join(format!("textstats-{}", timestamp::new_session_id()))
+    } else {
+        cached
+    };
+    std::fs::create_dir_all(&repo).map_err(|e| {
+        UsageError(format!(
+            "cannot create {}: {e}; point HARROW_SESSIONS_DIR at a folder you can write to",
+            repo.display()
+        ))
+    })?;
+    make_repo(&repo, !prep)
+        .wrap_err_with(|| format!("cannot create the demo repository in {}", repo.display()))?;
+    Ok(repo)
+}
+
+/// Whether `dir` is a demo repository as this build bundles it, clean.
+fn holds_the_bundle(dir: &Path) -> bool {
+    let Ok(repo) = git2::Repository::open(dir) else { return false };
+    let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) else { return false };
+    let same = FILES.iter().all(|(path, text)| {
+        tree.get_path(Path::new(path))
+            .and_then(|entry| entry.to_object(&repo))
+            .is_ok_and(|o| o.as_blob().is_some_and(|b| b.content() == text.as_bytes()))
+    });
+    same && repo.statuses(None).is_ok_and(|s| s.is_empty())
+}
+
 /// The scripted model on a runtime of its own, for as long as the pair lives.
 pub fn start_model(fast: bool) -> Result<(tokio::runtime::Runtime, ScriptedServer)> {
     let broken = |e: String| UsageError(format!("the bundled demo script is broken: {e}"));
@@ -134,15 +171,7 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
     let repos = sessions_dir
         .parent()
         .map_or_else(|| PathBuf::from("harrow-demo"), |p| p.join("demo-repos"));
-    let repo = repos.join(format!("textstats-{}", timestamp::new_session_id()));
-    std::fs::create_dir_all(&repo).map_err(|e| {
-        UsageError(format!(
-            "cannot create {}: {e}; point HARROW_SESSIONS_DIR at a folder you can write to",
-            repo.display()
-        ))
-    })?;
-    make_repo(&repo, !args.prep)
-        .wrap_err_with(|| format!("cannot create the demo repository in {}", repo.display()))?;
+    let repo = demo_repo(&repos, args.prep)?;
     let (config, _) = Config::load(None).map_err(|e| UsageError(e.to_string()))?;
     let (_runtime, server) = start_model(args.fast)?;
     if args.prep {
@@ -173,10 +202,14 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
         command: "cargo test --quiet --offline".into(),
         timeout_secs: 300,
     };
+    // Every demo run builds into one folder beside the repositories, so its build is made
+    // once and not again in each new worktree.
+    let hands =
+        HandsConfig { build_dir: Some(repos.join("target")), ..config.hands.to_hands_config() };
     let start = Start {
         plan: plan::load(&repo.join(".harrow/textstats")).map_err(|e| UsageError(e.to_string()))?,
         repo: repo.clone(),
-        hands: config.hands.to_hands_config(),
+        hands,
         validators: Some(vec![tests]),
         brain: BrainConfig::new(endpoints(&server.base_url())),
         // T-002 and T-003 depend only on T-001: after it, they are worked side by side.

@@ -10,6 +10,7 @@ use crate::session::status::SessionStatus;
 use crate::session::writer::SessionWriter;
 use crate::session::{atomic, lock, overview};
 use color_eyre::eyre::{Result, WrapErr};
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -122,10 +123,15 @@ pub fn cleanse(args: &CleanseArgs) -> Result<ExitCode> {
         None => discover::list(&roots),
     };
     let mut chosen = Vec::new();
+    // Repositories a session that may still run or resume works on.
+    let mut in_use = Vec::new();
     for found in candidates {
         let o = overview(&found.dir, &found.id)?;
         let place = placement(&found);
         let finished = matches!(o.status, SessionStatus::Done | SessionStatus::Failed);
+        if !finished {
+            in_use.extend(place.source.iter().filter_map(|s| s.canonicalize().ok()));
+        }
         if !place.worktree.exists() {
             if args.session.is_some() {
                 println!("{}: no worktree left to remove.", found.id);
@@ -142,12 +148,28 @@ pub fn cleanse(args: &CleanseArgs) -> Result<ExitCode> {
             chosen.push((found, place));
         }
     }
-    if chosen.is_empty() {
+    let leftovers = if args.session.is_none() { demo_leftovers(&in_use) } else { Vec::new() };
+    if chosen.is_empty() && leftovers.is_empty() {
         println!("No finished session has a worktree to remove.");
         return Ok(ExitCode::SUCCESS);
     }
     let list: Vec<&str> = chosen.iter().map(|(f, _)| f.id.as_str()).collect();
-    let question = format!("Remove the worktrees of {} (branches and logs stay)?", list.join(", "));
+    let mut question = if list.is_empty() {
+        String::new()
+    } else {
+        format!("Remove the worktrees of {} (branches and logs stay)", list.join(", "))
+    };
+    if !leftovers.is_empty() {
+        let names: Vec<String> = leftovers.iter().map(|p| p.display().to_string()).collect();
+        let and = if question.is_empty() { "Remove" } else { ", and" };
+        let _ = write!(
+            question,
+            "{and} {} demo repositories no unfinished session works on ({})",
+            leftovers.len(),
+            names.join(", ")
+        );
+    }
+    question.push('?');
     if !confirm(&question, args.yes)? {
         println!("Nothing removed.");
         return Ok(ExitCode::from(1));
@@ -156,7 +178,32 @@ pub fn cleanse(args: &CleanseArgs) -> Result<ExitCode> {
         remove_worktree(&place)?;
         mark_archived(&found, &place)?;
     }
+    for repo in leftovers {
+        std::fs::remove_dir_all(&repo)
+            .wrap_err_with(|| format!("cannot remove {}", repo.display()))?;
+        println!("Removed {}.", repo.display());
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The demo's repositories made once per run by earlier versions (and by `demo --prep`),
+/// `textstats-*` beside the cached `textstats`, that no unfinished session works on.
+fn demo_leftovers(in_use: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    let Some(repos) =
+        discover::harrow_sessions_dir().and_then(|s| s.parent().map(|p| p.join("demo-repos")))
+    else {
+        return Vec::new();
+    };
+    let mut found: Vec<std::path::PathBuf> = std::fs::read_dir(&repos)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("textstats-")))
+        .filter(|p| p.canonicalize().is_ok_and(|c| !in_use.contains(&c)))
+        .collect();
+    found.sort();
+    found
 }
 
 /// Logs `archived` and sets the checkpoint's flag, as Tilth's cleanse does.

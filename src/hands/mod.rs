@@ -44,6 +44,10 @@ pub struct HandsConfig {
     /// `CARGO_TARGET_DIR` gets a subfolder per lane, so two lanes' builds never overwrite
     /// each other's artifacts (a folder inside the worktree is the lane's own already).
     pub lane: Option<u64>,
+    /// A build folder shared by every run, for commands whose environment names none
+    /// (`CARGO_TARGET_DIR` unset): the demo's cache, so its builds are not made again in
+    /// each new worktree. Writable in the sandbox.
+    pub build_dir: Option<PathBuf>,
 }
 
 impl Default for HandsConfig {
@@ -55,6 +59,7 @@ impl Default for HandsConfig {
             post_edit: Vec::new(),
             pass_env: Vec::new(),
             lane: None,
+            build_dir: None,
         }
     }
 }
@@ -92,10 +97,13 @@ pub struct CallOutcome {
 }
 
 /// Build caches outside the worktree that the user's environment points the build at
-/// (`CARGO_TARGET_DIR`): writable in the sandbox, so an ordinary `cargo test` works there.
-/// The folder is created when missing.
-fn build_cache_dirs(worktree: &Path) -> Vec<PathBuf> {
-    let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) else {
+/// (`CARGO_TARGET_DIR`, else the configured shared build folder): writable in the sandbox, so
+/// an ordinary `cargo test` works there. The folder is created when missing.
+fn build_cache_dirs(worktree: &Path, build_dir: Option<&Path>) -> Vec<PathBuf> {
+    let Some(dir) = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .or(build_dir.map(Path::to_path_buf))
+    else {
         return Vec::new();
     };
     let dir = if dir.is_absolute() { dir } else { worktree.join(dir) };
@@ -125,7 +133,7 @@ impl Hands {
             jail.root().starts_with(d.canonicalize().unwrap_or_else(|_| d.to_path_buf()))
         });
         let mut writable: Vec<PathBuf> = private_git.into_iter().collect();
-        writable.extend(build_cache_dirs(jail.root()));
+        writable.extend(build_cache_dirs(jail.root(), config.build_dir.as_deref()));
         let readable: Vec<PathBuf> = common_git.into_iter().collect();
         let isolation = Isolation::choose(config.sandbox, jail.root(), hide, &readable, writable)
             .map_err(HandsError::Sandbox)?;
@@ -151,6 +159,7 @@ impl Hands {
             sandbox: &self.isolation,
             pass_env: &self.config.pass_env,
             lane: self.config.lane,
+            build_dir: self.config.build_dir.as_deref(),
         })
     }
 

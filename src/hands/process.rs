@@ -139,6 +139,8 @@ pub struct Spec<'a> {
     pub pass_env: &'a [String],
     /// The lane the command runs for, in a run with lanes (see [`super::HandsConfig::lane`]).
     pub lane: Option<u64>,
+    /// The shared build folder, for a command whose environment names none.
+    pub build_dir: Option<&'a Path>,
 }
 
 /// Runs a command to completion or timeout. Failing to start is an error; anything the
@@ -155,12 +157,18 @@ pub fn run(spec: &Spec<'_>) -> std::io::Result<ProcessOutcome> {
         .process_group(0)
         .env_clear()
         .envs(environment::for_command(
-            std::env::vars_os(),
+            std::env::vars_os().chain(shared_build_dir(spec.build_dir)),
             spec.pass_env,
             spec.sandbox.private_tmp(),
             spec.lane,
         ));
     spec.sandbox.confine(|| supervise(spec, &mut cmd))
+}
+
+/// `CARGO_TARGET_DIR` for the shared build folder, when harrow's own environment names none.
+fn shared_build_dir(dir: Option<&Path>) -> Option<(std::ffi::OsString, std::ffi::OsString)> {
+    let dir = dir.filter(|_| std::env::var_os("CARGO_TARGET_DIR").is_none())?;
+    Some(("CARGO_TARGET_DIR".into(), dir.as_os_str().to_owned()))
 }
 
 /// Starts the command and sees it to its end: output captured, the timeout and the operator's
@@ -283,6 +291,7 @@ mod tests {
             sandbox: &Isolation::None { why: "a test".into() },
             pass_env: &[],
             lane: None,
+            build_dir: None,
         })
         .unwrap()
     }

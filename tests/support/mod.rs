@@ -74,6 +74,16 @@ pub fn demo_session(home: &Path) -> std::path::PathBuf {
     std::fs::read_dir(home.join("sessions")).unwrap().next().unwrap().unwrap().path()
 }
 
+/// The repository `harrow demo` made under `home` (the cached one, or a `--prep` demo's own).
+pub fn demo_repo(home: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(home.join("demo-repos"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("textstats")))
+        .unwrap()
+}
+
 /// Whether bytes meant for a terminal or a file hold a control a terminal would obey: ESC,
 /// BEL, DEL or a C1 control.
 pub fn holds_controls(bytes: &[u8]) -> bool {
