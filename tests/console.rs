@@ -403,6 +403,44 @@ fn search_lands_on_a_tool_call_and_n_moves_to_the_next() {
 }
 
 #[test]
+fn and_shows_only_the_rows_the_search_found_then_every_row_again() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    let mut app = harrow_at_end();
+    app.sel.focus = Pane::Worker;
+    press(&mut app, key(KeyCode::Char('&')));
+    assert!(app.notice.as_deref().unwrap().contains("search first"), "{:?}", app.notice);
+    act(&mut app, Action::Search);
+    for c in "write_file".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    press(&mut app, key(KeyCode::Char('&')));
+    let said = app.notice.clone().unwrap();
+    assert!(said.starts_with("only the ") && said.contains("“write_file”"), "{said}");
+    let text = screen(&mut app, 160, 45);
+    assert!(text.contains("Worker · only “write_file”"), "{text}");
+    let worker_rows: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split('│').nth(3))
+        .map(str::trim)
+        .filter(|r| r.contains(" #"))
+        .collect();
+    assert!(!worker_rows.is_empty(), "{text}");
+    for r in &worker_rows {
+        assert!(r.to_lowercase().contains("write_file"), "a row without the word: {r}\n{text}");
+    }
+    // k moves among those rows only.
+    press(&mut app, key(KeyCode::Char('k')));
+    let picked = app.sel.picked.expect("a row picked");
+    assert!(app.sel.only.as_ref().unwrap().contains(&picked));
+    press(&mut app, key(KeyCode::Char('&')));
+    assert_eq!(app.notice.as_deref(), Some("every row again"));
+    let text = screen(&mut app, 160, 45);
+    assert!(!text.contains("only “write_file”"), "{text}");
+}
+
+#[test]
 fn seeking_by_tenths_either_way_matches_a_plain_fold_of_the_log_up_to_there() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("big");

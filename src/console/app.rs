@@ -401,6 +401,7 @@ impl App {
             }
             Action::SearchNext => self.search_again(true)?,
             Action::SearchPrev => self.search_again(false)?,
+            Action::OnlyMatches => self.only_matches(),
             Action::Seek(tenths) => {
                 self.player.seek_percent(tenths)?;
                 self.sel.stream_back = 0;
@@ -521,6 +522,9 @@ impl App {
     pub fn prepare(&mut self, area: ratatui::layout::Rect) {
         let run_alive = self.live && self.run_alive();
         let at = Moment { now_ms: jiff::Timestamp::now().as_millisecond(), run_alive };
+        if self.sel.only.is_some() {
+            self.sel.only = self.search.matches(&mut self.player, self.sel.filter);
+        }
         let previous = std::mem::take(&mut self.prepared);
         self.prepared = frame::prepare(&mut self.player, &mut self.sel, previous, area, at);
         let streaming = run_alive && self.at_end() && self.sel.stream_back == 0;

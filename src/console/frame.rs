@@ -41,6 +41,8 @@ pub struct Selection {
     pub row_time: RowTime,
     /// The lane the Worker pane and the plan's selection follow (`None`: every lane).
     pub lane: Option<u64>,
+    /// The rows the last search matches, when the stream shows only them (`&`).
+    pub only: Option<Vec<usize>>,
 }
 
 /// The time a worker row carries: none, the clock's, or how long after the session began.
@@ -108,6 +110,7 @@ impl Default for Selection {
             plan_selected: 0,
             plan_follow: true,
             stream_back: 0,
+            only: None,
             picked: None,
             ledger_selected: None,
             scroll: [0; 5],
@@ -305,6 +308,20 @@ fn lane_cells(player: &Player, at: Moment) -> Vec<LaneCell> {
         .collect()
 }
 
+/// The worker stream's rows up to the cursor, as the pane shows them: the search's rows when
+/// it shows only those (`&`), else the filter's in the lane followed.
+pub fn shown_rows<'a>(
+    view: &'a super::view::View,
+    only: Option<&'a Vec<usize>>,
+    filter: Filter,
+    lane: Option<u64>,
+) -> &'a [usize] {
+    match only {
+        Some(rows) => &rows[..rows.partition_point(|p| *p < view.applied())],
+        None => view.stream_in(filter, lane),
+    }
+}
+
 /// The worker stream's rows that fit in `height` lines, taking each from `previous` when
 /// the last frame already showed it.
 fn worker_rows(
@@ -314,7 +331,7 @@ fn worker_rows(
     previous: &mut [(usize, Row)],
 ) -> Vec<(usize, Row)> {
     sel.worker_height = height;
-    let stream = player.view.stream_in(sel.filter, sel.lane);
+    let stream = shown_rows(&player.view, sel.only.as_ref(), sel.filter, sel.lane);
     // With every lane's rows together, each row says which lane it came from.
     let marked = sel.lane.is_none() && !player.view.lanes().is_empty();
     // The picked row stays on screen, and stays picked, however many rows arrive.

@@ -166,6 +166,8 @@ pub enum Action {
     Filter,
     SearchNext,
     SearchPrev,
+    /// Show only the rows the last search matches, or every row again.
+    OnlyMatches,
     Theme,
     Mouse,
     /// Worker rows carry their time: off, the clock's, since the start.
@@ -384,6 +386,12 @@ const MAIN: &[Binding] = &[
     ),
     bind(&[k(K::Char('n'))], A::SearchNext, "next match of the search", H::No),
     bind(&[k(K::Char('N'))], A::SearchPrev, "previous match of the search", H::No),
+    bind(
+        &[k(K::Char('&'))],
+        A::OnlyMatches,
+        "only the rows the search matches, or all again",
+        H::No,
+    ),
     bind(&[k(K::Char(' '))], A::PlayPause, "play or pause the replay", H::Replay(2, "space play")),
     bind(
         &[k(K::Char('+')), k(K::Char('='))],

@@ -1,6 +1,7 @@
 //! Moving about the panes: the selection or scroll of the focused pane, by key or by mouse.
 
 use super::app::App;
+use super::frame::shown_rows;
 use super::inspector;
 use super::keymap::Action;
 use super::layout::{Areas, Pane};
@@ -26,7 +27,7 @@ impl App {
             }
             (Pane::Plan, _) => s.plan_follow = true,
             (Pane::Worker, Action::Down | Action::Up | Action::Top) => {
-                let rows = self.player.view.stream(s.filter);
+                let rows = shown_rows(&self.player.view, s.only.as_ref(), s.filter, s.lane);
                 let at = match s.picked {
                     Some(pos) => rows.partition_point(|p| *p < pos),
                     None => rows.len().saturating_sub(1 + s.stream_back),
@@ -93,7 +94,8 @@ impl App {
     /// match while it is on screen, else the newest row shown.
     pub fn selected_row(&self) -> Option<usize> {
         let rows = &self.prepared.worker;
-        let stream = self.player.view.stream(self.sel.filter);
+        let sel = &self.sel;
+        let stream = shown_rows(&self.player.view, sel.only.as_ref(), sel.filter, sel.lane);
         let newest = stream.len().checked_sub(1 + self.sel.stream_back).map(|i| stream[i]);
         self.sel
             .picked
@@ -103,7 +105,8 @@ impl App {
 
     /// How many worker rows are newer than the selected one: 0 while following the newest.
     pub fn rows_newer_than_selected(&self) -> usize {
-        let stream = self.player.view.stream(self.sel.filter);
+        let sel = &self.sel;
+        let stream = shown_rows(&self.player.view, sel.only.as_ref(), sel.filter, sel.lane);
         match self.sel.picked {
             Some(pos) => stream.len().saturating_sub(stream.partition_point(|p| *p <= pos)),
             None => self.sel.stream_back,
@@ -147,7 +150,8 @@ impl App {
         self.sel.focus = pane;
         if pane == Pane::Worker {
             // The wheel scrolls the stream itself; the selection is then the newest row shown.
-            let rows = self.player.view.stream(self.sel.filter).len();
+            let sel = &self.sel;
+            let rows = shown_rows(&self.player.view, sel.only.as_ref(), sel.filter, sel.lane).len();
             self.sel.picked = None;
             self.sel.stream_back = match m.kind {
                 MouseEventKind::ScrollUp => (self.sel.stream_back + 3).min(rows.saturating_sub(1)),
@@ -212,5 +216,28 @@ impl App {
         let from = self.search.at.or_else(|| self.prepared.worker.last().map(|(p, _)| *p));
         let start = search::next_start(from, self.player.total(), forward);
         self.search_from(&query, start, forward)
+    }
+}
+
+/// The stream narrowed to the search's rows.
+impl App {
+    /// `&`: only the rows the last search matches, or every row again.
+    pub(super) fn only_matches(&mut self) {
+        if self.sel.only.take().is_some() {
+            self.notice = Some("every row again".into());
+            return;
+        }
+        let Some(rows) = self.search.matches(&mut self.player, self.sel.filter) else {
+            self.notice = Some("search first (/), then & shows only the rows it finds".into());
+            return;
+        };
+        self.notice = Some(format!(
+            "only the {} rows with “{}” (& shows every row again)",
+            rows.len(),
+            self.search.query
+        ));
+        self.sel.only = Some(rows);
+        self.sel.stream_back = 0;
+        self.sel.picked = None;
     }
 }

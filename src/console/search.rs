@@ -27,9 +27,18 @@ struct Hits {
 const COUNT_ROWS: usize = 20_000;
 
 impl Search {
-    /// Where the match at `pos` stands among all: `3/7`, or `3/120+` when the stream was too
-    /// long to count whole. Counted once per query, filter and stream length.
-    pub fn rank(&mut self, player: &mut Player, filter: Filter, pos: usize) -> Option<String> {
+    /// The rows holding the query in the whole stream (counted up to [`COUNT_ROWS`] rows), for
+    /// a stream that shows only them; `None` without a query.
+    pub fn matches(&mut self, player: &mut Player, filter: Filter) -> Option<Vec<usize>> {
+        if self.query.is_empty() {
+            return None;
+        }
+        self.count(player, filter);
+        self.hits.as_ref().map(|h| h.positions.clone())
+    }
+
+    /// Counts the rows holding the query, once per query, filter and stream length.
+    fn count(&mut self, player: &mut Player, filter: Filter) {
         let needle = self.query.to_lowercase();
         let (rows, index) = player.stream_and_index(filter);
         let key = (needle.clone(), filter, rows.len());
@@ -42,6 +51,12 @@ impl Search {
                 .collect();
             self.hits = Some(Hits { key, positions, whole: rows.len() <= COUNT_ROWS });
         }
+    }
+
+    /// Where the match at `pos` stands among all: `3/7`, or `3/120+` when the stream was too
+    /// long to count whole. Counted once per query, filter and stream length.
+    pub fn rank(&mut self, player: &mut Player, filter: Filter, pos: usize) -> Option<String> {
+        self.count(player, filter);
         let hits = self.hits.as_ref()?;
         let k = hits.positions.iter().position(|p| *p == pos)? + 1;
         let more = if hits.whole { "" } else { "+" };

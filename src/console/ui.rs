@@ -281,9 +281,13 @@ fn plan_depths(
 }
 
 fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
+    let only = match &app.sel.only {
+        Some(_) => format!(" · only “{}”", crate::printable::line(&app.search.query)),
+        None => String::new(),
+    };
     let filter = match app.sel.filter {
-        super::view::Filter::All => String::new(),
-        f => format!(" · {}", f.name()),
+        super::view::Filter::All => only,
+        f => format!(" · {}{only}", f.name()),
     };
     let newer = app.rows_newer_than_selected();
     let title = if newer > 0 {
