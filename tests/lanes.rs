@@ -96,8 +96,18 @@ fn a_graph_plan_runs_in_three_lanes_and_lands_one_commit_per_task() {
         listing.contains("f1.txt") && listing.contains("f2.txt"),
         "it starts from the session branch with both its dependencies: {listing}"
     );
-    let t3_landed_first = at(&events, "commit", "T-003", |_| true)
-        < at(&events, "task_state", "T-004", |e| e["payload"]["to"] == "running");
+    // Whether T-003 had landed when T-004's branch was cut: its commit is in the commit T-004
+    // starts from (the order of the events may not say: the branch is cut before the task's
+    // start is logged, and T-003 may land in between).
+    let t3 = &events[at(&events, "commit", "T-003", |_| true)]["payload"]["sha"];
+    let t4_base =
+        &events[at(&events, "context_reset", "T-004", |_| true)]["payload"]["base_commit"];
+    let t3_landed_first = std::process::Command::new("git")
+        .args(["merge-base", "--is-ancestor", t3.as_str().unwrap(), t4_base.as_str().unwrap()])
+        .current_dir(&repo)
+        .status()
+        .unwrap()
+        .success();
     assert_eq!(
         listing.contains("f3.txt"),
         t3_landed_first,
