@@ -689,6 +689,7 @@ fn a_pull_request_open_already_is_found_and_named_not_failed() {
             (422, r#"{"message":"Validation Failed","errors":[{"message":"A pull request already exists"}]}"#.into()),
         ),
         (("GET", query), (200, answer)),
+        (("PATCH", "/api/v3/repos/acme/widgets/pulls/3".into()), (200, "{}".into())),
         (("POST", "/api/v3/repos/acme/widgets/issues/3/labels".into()), (200, "[]".into())),
     ]);
     let config = shop.tmp.path().join("harrow/config.toml");
@@ -705,6 +706,13 @@ fn a_pull_request_open_already_is_found_and_named_not_failed() {
     let get = forge.requests().into_iter().find(|r| r.method == "GET").unwrap();
     assert_eq!(get.headers["authorization"], format!("Bearer {FORGE_TOKEN}"));
     assert!(!get.headers.contains_key("content-type"), "a GET carries no body");
+    let patch = forge.requests().into_iter().find(|r| r.method == "PATCH").unwrap();
+    assert!(
+        patch.body["body"].as_str().unwrap().starts_with("# harrow session"),
+        "{:?}",
+        patch.body
+    );
+    assert!(stdout.contains("its description is the record as it stands now"), "{stdout}");
     assert_eq!(events_of(&shop.o, "pull_request")[0]["number"], 3);
     shop.assert_no_token_in(&[&out]);
 }

@@ -191,6 +191,22 @@ impl Forge {
         ApiRequest { method: "GET", url, body: Value::Null }
     }
 
+    /// The call that puts the record as it stands now into an open pull request's description.
+    pub fn describe_request(&self, opened: &Opened, body: &str) -> ApiRequest {
+        match self.kind {
+            ForgeKind::Github | ForgeKind::Gitea => ApiRequest {
+                method: "PATCH",
+                url: format!("{}/pulls/{}", self.repo_api(), opened.number),
+                body: json!({ "body": body }),
+            },
+            ForgeKind::Gitlab => ApiRequest {
+                method: "PUT",
+                url: format!("{}/merge_requests/{}", self.repo_api(), opened.number),
+                body: json!({ "description": body }),
+            },
+        }
+    }
+
     /// The open pull request from `head` in the answer to [`Forge::open_one_request`].
     pub fn open_one(&self, status: u16, body: &[u8], head: &str) -> Option<Opened> {
         if !(200..300).contains(&status) {

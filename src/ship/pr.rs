@@ -202,10 +202,19 @@ fn send(
                 .ok()
                 .and_then(|(s, a)| forge.open_one(s, &a, &draft.head));
             let Some(opened) = found else { return Err(refused(forge, status, &why, &draft)) };
-            notices.push(
-                "it was open already: the branch is pushed to it, its description left as it was"
-                    .to_owned(),
-            );
+            notices.push(match client.send(&forge.describe_request(&opened, &draft.body)) {
+                Ok((s, _)) if (200..300).contains(&s) => {
+                    "it was open already: the branch is pushed to it, and its description is the record as it stands now".to_owned()
+                }
+                Ok((s, a)) => format!(
+                    "it was open already: the branch is pushed to it, but its description was not updated ({s}: {})",
+                    short_answer(&a)
+                ),
+                Err(e) => format!(
+                    "it was open already: the branch is pushed to it, but its description was not updated: {}",
+                    e.0
+                ),
+            });
             opened
         }
         Err(why) => return Err(refused(forge, status, &why, &draft)),
