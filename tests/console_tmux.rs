@@ -49,6 +49,12 @@ fn the_real_binary_in_tmux_plays_pauses_helps_and_restores_the_terminal() {
     let s = t.wait_for("n next, N previous");
     assert!(s.contains("T-001 #9 grep def main"), "the search found the tool call: {s}");
     assert!(s.contains("“grep” 1/1: n next"), "it says which match of how many: {s}");
+    t.keys(&["&"]);
+    let s = t.wait_for("Worker · only “grep”");
+    assert!(s.contains("only the 1 row with “grep”"), "& narrows the stream to its rows: {s}");
+    assert!(s.contains("T-001 #9 grep def main") && !s.contains("T-001 #1 read_file"), "{s}");
+    t.keys(&["&"]);
+    t.wait_for("every row again");
     t.keys(&["?"]);
     let s = t.wait_for(" Keys ");
     assert!(s.contains("step one event back") && s.contains("jump to the next failure"), "{s}");

@@ -231,9 +231,9 @@ impl App {
             self.notice = Some("search first (/), then & shows only the rows it finds".into());
             return;
         };
+        let (n, s) = (rows.len(), if rows.len() == 1 { "" } else { "s" });
         self.notice = Some(format!(
-            "only the {} rows with “{}” (& shows every row again)",
-            rows.len(),
+            "only the {n} row{s} with “{}” (& shows every row again)",
             self.search.query
         ));
         self.sel.only = Some(rows);
