@@ -441,6 +441,45 @@ fn and_shows_only_the_rows_the_search_found_then_every_row_again() {
 }
 
 #[test]
+fn the_rows_and_shows_take_in_matches_that_arrive_as_a_fresh_count_would() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use harrow::session::scan::LineAt;
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(fixture().join("events.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (first, rest) = lines.split_at(lines.len() / 2);
+    let head = first.join("\n") + "\n";
+    std::fs::write(dir.join("events.jsonl"), &head).unwrap();
+    let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
+    act(&mut app, Action::Search);
+    for c in "read_file".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    press(&mut app, key(KeyCode::Char('&')));
+    screen(&mut app, 160, 45);
+    let before = app.sel.only.clone().unwrap().len();
+    let (mut offset, mut arrived) = (head.len() as u64, Vec::new());
+    for (i, line) in rest.iter().enumerate() {
+        let at = LineAt { number: (first.len() + i + 1) as u64, offset, len: line.len() as u32 };
+        arrived.push((at, line.as_bytes().to_vec()));
+        offset += line.len() as u64 + 1;
+    }
+    std::fs::write(dir.join("events.jsonl"), text.clone()).unwrap();
+    app.take_lines(arrived).unwrap();
+    screen(&mut app, 160, 45);
+    let grown = app.sel.only.clone().unwrap();
+    let mut fresh = App::open(&dir, SESSION, f64::INFINITY, Look::built_in(true)).unwrap();
+    fresh.search.query = "read_file".into();
+    let counted = fresh.search.matches(&mut fresh.player, fresh.sel.filter).unwrap();
+    assert!(grown.len() > before, "matches that arrived are taken in: {before} → {}", grown.len());
+    assert_eq!(grown, counted, "the same rows a fresh count finds");
+}
+
+#[test]
 fn seeking_by_tenths_either_way_matches_a_plain_fold_of_the_log_up_to_there() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("big");

@@ -265,14 +265,16 @@ fn shop(kind: &str, forge: &forge::Forge, api: &str, setup: Option<Setup>) -> Sh
     let git_server = git_http::GitHttp::start(&root, GIT_TOKEN);
     let bare = git_http::bare_with_main(&root, "acme/widgets.git", &o.repo);
     git(&o.repo, &["remote", "add", "origin", &git_server.url("acme/widgets.git")]);
-    let config = tmp.path().join("harrow");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.toml"),
-        format!("[forge]\nkind = \"{kind}\"\napi_url = \"{}\"\nlabels = [\"harrow\", \"needs-review\"]\n", forge.url(api)),
-    )
-    .unwrap();
+    forge_config(tmp.path(), kind, &forge.url(api), &["harrow", "needs-review"]);
     Shop { tmp, o, git: git_server, bare }
+}
+
+/// `[forge]` in the configuration under `home` (as `harrow_in` reads it).
+fn forge_config(home: &Path, kind: &str, api_url: &str, labels: &[&str]) {
+    std::fs::create_dir_all(home.join("harrow")).unwrap();
+    let labels = serde_json::to_string(labels).unwrap();
+    let text = format!("[forge]\nkind = \"{kind}\"\napi_url = \"{api_url}\"\nlabels = {labels}\n");
+    std::fs::write(home.join("harrow/config.toml"), text).unwrap();
 }
 
 impl Shop {
@@ -453,23 +455,13 @@ fn every_failure_of_a_forge_is_one_line_with_the_fix_and_never_the_token() {
             ("POST", "/api/v3/repos/acme/widgets/pulls".into()),
             (status, r#"{"message":"nope"}"#.into()),
         )]);
-        let config = shop.tmp.path().join("harrow/config.toml");
-        std::fs::write(
-            &config,
-            format!("[forge]\nkind = \"github\"\napi_url = \"{}\"\n", forge.url("/api/v3")),
-        )
-        .unwrap();
+        forge_config(shop.tmp.path(), "github", &forge.url("/api/v3"), &[]);
         let out = shop.pr("GITHUB_TOKEN", &[]);
         let stderr = one_line_failure(&out, 1);
         assert!(stderr.contains(word), "{status}: {stderr}");
         shop.assert_no_token_in(&[&out]);
     }
-    let config = shop.tmp.path().join("harrow/config.toml");
-    std::fs::write(
-        &config,
-        "[forge]\nkind = \"github\"\napi_url = \"http://127.0.0.1:9/api/v3\"\n",
-    )
-    .unwrap();
+    forge_config(shop.tmp.path(), "github", "http://127.0.0.1:9/api/v3", &[]);
     let out = shop.pr("GITHUB_TOKEN", &[]);
     let stderr = one_line_failure(&out, 1);
     assert!(stderr.contains("cannot reach http://127.0.0.1:9/api/v3"), "{stderr}");
@@ -584,12 +576,7 @@ fn run_with_pr_opens_it_when_every_task_finished_and_ends_with_its_address() {
         ("POST", "/api/v3/repos/acme/widgets/pulls".into()),
         (201, r#"{"html_url":"https://github.example/acme/widgets/pull/9","number":9}"#.into()),
     )]);
-    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
-    std::fs::write(
-        tmp.path().join("harrow/config.toml"),
-        format!("[forge]\nkind = \"github\"\napi_url = \"{}\"\n", forge.url("/api/v3")),
-    )
-    .unwrap();
+    forge_config(tmp.path(), "github", &forge.url("/api/v3"), &[]);
     let script = json!({
         "worker": {"T-001": {"*": write_and_submit(1)}, "T-002": {"*": write_and_submit(2)}},
         "evaluator": {"*": {"*": [accept()]}}
@@ -692,12 +679,7 @@ fn a_pull_request_open_already_is_found_and_named_not_failed() {
         (("PATCH", "/api/v3/repos/acme/widgets/pulls/3".into()), (200, "{}".into())),
         (("POST", "/api/v3/repos/acme/widgets/issues/3/labels".into()), (200, "[]".into())),
     ]);
-    let config = shop.tmp.path().join("harrow/config.toml");
-    std::fs::write(
-        &config,
-        format!("[forge]\nkind = \"github\"\napi_url = \"{}\"\n", forge.url("/api/v3")),
-    )
-    .unwrap();
+    forge_config(shop.tmp.path(), "github", &forge.url("/api/v3"), &[]);
     let out = shop.pr("GITHUB_TOKEN", &[]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");

@@ -121,11 +121,7 @@ pub fn after_run(
     code: ExitCode,
     forge: &crate::config::ForgeSection,
 ) -> ExitCode {
-    let found = crate::session::discover::Found {
-        id: id.to_owned(),
-        dir: dir.to_path_buf(),
-        origin: crate::session::discover::Origin::Harrow,
-    };
+    let found = crate::session::discover::Found::at(dir, id);
     let mut report = json!({ "session": id, "dir": dir, "success": code == ExitCode::SUCCESS });
     let mut code = code;
     if flags.push || flags.pr {

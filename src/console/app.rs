@@ -522,7 +522,7 @@ impl App {
     pub fn prepare(&mut self, area: ratatui::layout::Rect) {
         let run_alive = self.live && self.run_alive();
         let at = Moment { now_ms: jiff::Timestamp::now().as_millisecond(), run_alive };
-        if self.sel.only.is_some() {
+        if self.sel.only.is_some() && self.search.count(&mut self.player, self.sel.filter) {
             self.sel.only = self.search.matches(&mut self.player, self.sel.filter);
         }
         let previous = std::mem::take(&mut self.prepared);

@@ -8,7 +8,7 @@
 use crate::session::discover::Root;
 use crate::session::fleet::{Change, Fleet, FleetRow};
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -61,7 +61,7 @@ impl FleetFeed {
                 .spawn(move || {
                     let mut watch = Watch::new(notified);
                     for root in &roots {
-                        watch.add(root.path.clone());
+                        watch.add(&root.path);
                     }
                     let mut fleet = Fleet::new(roots);
                     while !stop.load(Ordering::SeqCst) {
@@ -70,7 +70,7 @@ impl FleetFeed {
                         if any || !f.loaded {
                             f.rows = fleet.rows();
                             for row in &f.rows {
-                                watch.add(row.dir.clone());
+                                watch.add(&row.dir);
                             }
                             f.changes.extend(changes);
                             f.generation += 1;
@@ -125,14 +125,14 @@ impl Watch {
         Watch { watcher, watched: HashSet::new() }
     }
 
-    fn add(&mut self, dir: PathBuf) {
+    fn add(&mut self, dir: &Path) {
         use notify::{RecursiveMode, Watcher};
         let Some(watcher) = self.watcher.as_mut() else { return };
-        if self.watched.contains(&dir) {
+        if self.watched.contains(dir) {
             return;
         }
-        if watcher.watch(&dir, RecursiveMode::NonRecursive).is_ok() {
-            self.watched.insert(dir);
+        if watcher.watch(dir, RecursiveMode::NonRecursive).is_ok() {
+            self.watched.insert(dir.to_path_buf());
         }
     }
 }

@@ -114,7 +114,7 @@ impl Jobs {
 impl Jobs {
     /// Reads what shipping the session would send.
     pub fn ship_preview(&self, dir: &Path, id: &str) -> Option<Job> {
-        let found = found(dir, id);
+        let found = crate::session::discover::Found::at(dir, id);
         self.run(
             "harrow-ship",
             move |_| {
@@ -128,7 +128,7 @@ impl Jobs {
 
     /// Pushes the session's branch, and opens its pull request when `pr`.
     pub fn ship(&self, dir: &Path, id: &str, pr: bool, partial: bool) -> Option<Job> {
-        let found = found(dir, id);
+        let found = crate::session::discover::Found::at(dir, id);
         self.run(
             "harrow-ship",
             move |_| {
@@ -145,14 +145,6 @@ impl Jobs {
 /// The configuration's `[forge]`; a configuration that does not parse is said, not ignored.
 fn forge_config() -> Result<crate::config::ForgeSection, String> {
     crate::config::Config::load(None).map(|(c, _)| c.forge).map_err(|e| e.to_string())
-}
-
-fn found(dir: &Path, id: &str) -> crate::session::discover::Found {
-    crate::session::discover::Found {
-        id: id.to_owned(),
-        dir: dir.to_owned(),
-        origin: crate::session::discover::Origin::Given,
-    }
 }
 
 /// Exports a session as Markdown into its folder, here and now (the fleet's `E`).

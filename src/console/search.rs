@@ -37,19 +37,30 @@ impl Search {
         self.hits.as_ref().map(|h| h.positions.clone())
     }
 
-    /// Counts the rows holding the query, once per query, filter and stream length.
-    fn count(&mut self, player: &mut Player, filter: Filter) {
+    /// Counts the rows holding the query, once per query and filter: rows appended since the
+    /// last count are the only ones read again (a live run's stream grows on every event).
+    /// Whether the count changed.
+    pub fn count(&mut self, player: &mut Player, filter: Filter) -> bool {
         let needle = self.query.to_lowercase();
         let (rows, index) = player.stream_and_index(filter);
         let key = (needle.clone(), filter, rows.len());
-        if self.hits.as_ref().is_none_or(|h| h.key != key) {
-            let positions = rows
-                .iter()
-                .take(COUNT_ROWS)
-                .copied()
-                .filter(|p| index.fetch(*p).is_ok_and(|e| row(&e).to_lowercase().contains(&needle)))
-                .collect();
-            self.hits = Some(Hits { key, positions, whole: rows.len() <= COUNT_ROWS });
+        let mut matches =
+            |p: &usize| index.fetch(*p).is_ok_and(|e| row(&e).to_lowercase().contains(&needle));
+        match &mut self.hits {
+            Some(h) if h.key == key => false,
+            Some(h) if h.key.0 == key.0 && h.key.1 == filter && h.whole && h.key.2 < rows.len() => {
+                let room = COUNT_ROWS.saturating_sub(h.key.2);
+                h.positions
+                    .extend(rows[h.key.2..].iter().take(room).copied().filter(|p| matches(p)));
+                h.whole = rows.len() <= COUNT_ROWS;
+                h.key = key;
+                true
+            }
+            _ => {
+                let positions = rows.iter().take(COUNT_ROWS).copied().filter(matches).collect();
+                self.hits = Some(Hits { key, positions, whole: rows.len() <= COUNT_ROWS });
+                true
+            }
         }
     }
 

@@ -80,6 +80,13 @@ pub struct Found {
     pub origin: Origin,
 }
 
+impl Found {
+    /// A session whose folder is already known (a run that just ended, an open console).
+    pub fn at(dir: &Path, id: &str) -> Found {
+        Found { id: id.to_owned(), dir: dir.to_path_buf(), origin: Origin::Given }
+    }
+}
+
 /// Every session under the roots, newest first (ids start with their local start time, so
 /// name order is time order, as Tilth sorts them).
 pub fn list(roots: &[Root]) -> Vec<Found> {

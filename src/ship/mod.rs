@@ -85,6 +85,17 @@ impl Shipment {
         })
     }
 
+    /// The repository the session branch lives in.
+    pub fn repo(&self) -> Result<git2::Repository, ShipError> {
+        git2::Repository::open(&self.source).map_err(|e| {
+            ShipError::new(format!(
+                "cannot open the repository {}: {}; the session's branch lives there",
+                self.source.display(),
+                e.message()
+            ))
+        })
+    }
+
     /// Refuses a session that is running, or (unless `partial`) one with unfinished tasks.
     pub fn check_finished(&self, partial: bool) -> Result<(), ShipError> {
         if self.status == SessionStatus::Running {

@@ -110,13 +110,7 @@ fn base_of(opts: &PrOptions, pushed: Option<&Pushed>) -> String {
 
 /// The forge of the remote the branch goes to, known before anything is pushed.
 fn forge_of(ship: &Shipment, opts: &PrOptions) -> Result<Forge, ShipError> {
-    let repo = git2::Repository::open(&ship.source).map_err(|e| {
-        ShipError::new(format!(
-            "cannot open the repository {}: {}",
-            ship.source.display(),
-            e.message()
-        ))
-    })?;
+    let repo = ship.repo()?;
     let target = RemoteTarget::resolve(&repo, opts.push.remote.as_deref())?;
     Forge::for_remote(&target.url, &opts.forge)
 }

@@ -37,13 +37,7 @@ pub fn preview(found: &Found, forge: &ForgeSection) -> Result<Preview, ShipError
     if ship.status == crate::session::status::SessionStatus::Running {
         ship.check_finished(true)?;
     }
-    let repo = git2::Repository::open(&ship.source).map_err(|e| {
-        ShipError::new(format!(
-            "cannot open the repository {}: {}",
-            ship.source.display(),
-            e.message()
-        ))
-    })?;
+    let repo = ship.repo()?;
     let target = RemoteTarget::resolve(&repo, None)?;
     let forge = Forge::for_remote(&target.url, forge)
         .map(|f| {

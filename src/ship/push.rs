@@ -7,7 +7,7 @@ use super::remote::RemoteTarget;
 use super::{ShipError, Shipment};
 use crate::session::event::Push;
 use crate::session::writer::SessionWriter;
-use git2::{Direction, ErrorClass, ErrorCode, Oid, Repository};
+use git2::{Direction, ErrorClass, ErrorCode, Oid};
 use std::cell::RefCell;
 
 /// What the person asked for.
@@ -108,13 +108,7 @@ fn last_pushed(session: &std::path::Path, url: &str, branch: &str) -> Option<Oid
 }
 
 fn send(ship: &Shipment, opts: &PushOptions) -> Result<Pushed, ShipError> {
-    let repo = Repository::open(&ship.source).map_err(|e| {
-        ShipError::new(format!(
-            "cannot open the repository {}: {}; the session's branch lives there",
-            ship.source.display(),
-            e.message()
-        ))
-    })?;
+    let repo = ship.repo()?;
     let local = repo
         .find_branch(&ship.branch, git2::BranchType::Local)
         .ok()
