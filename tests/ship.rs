@@ -357,6 +357,7 @@ fn a_pull_request_on_github_is_opened_with_the_record_and_labelled() {
     let logged = events_of(&shop.o, "pull_request");
     assert_eq!(logged[0]["url"], "https://github.example/acme/widgets/pull/7");
     assert_eq!(logged[0]["number"], 7);
+    assert_eq!(logged[0]["base"], open.body["base"], "the log names the base the forge was sent");
     let show =
         harrow(shop.tmp.path()).args(["show", shop.o.dir.to_str().unwrap()]).output().unwrap();
     assert!(
@@ -401,9 +402,14 @@ fn a_merge_request_on_gitlab_and_a_pull_request_on_gitea_are_opened_as_each_docu
         (("POST", "/api/v1/repos/acme/widgets/issues/5/labels".into()), (200, "[]".into())),
     ]);
     let shop_gt = shop("gitea", &gitea, "/api/v1", None);
+    // This remote's default branch is `trunk`: the base, sent and logged.
+    git(&shop_gt.bare, &["branch", "trunk", "main"]);
+    git(&shop_gt.bare, &["symbolic-ref", "HEAD", "refs/heads/trunk"]);
     let out = shop_gt.pr("GITEA_TOKEN", &[]);
     assert!(out.status.success(), "{}", text(&out).1);
     let requests = gitea.requests();
+    assert_eq!(requests[0].body["base"], "trunk");
+    assert_eq!(events_of(&shop_gt.o, "pull_request")[0]["base"], "trunk");
     assert_eq!(requests[0].headers["authorization"], format!("token {FORGE_TOKEN}"));
     assert_eq!(requests[0].body["title"], feature_title(&shop_gt.o).as_str());
     assert_eq!(requests[0].body["head"], branch_of(&shop_gt.o).as_str());

@@ -70,12 +70,12 @@ pub fn open(ship: &Shipment, opts: &PrOptions) -> Result<PrOutcome, ShipError> {
     });
     let head = opts.push.branch.clone().unwrap_or_else(|| ship.branch.clone());
     let event = match &outcome {
-        Ok(PrOutcome::Opened { forge, url, number, cut, .. }) => PullRequest {
+        Ok(PrOutcome::Opened { forge, url, number, cut, pushed, .. }) => PullRequest {
             forge: Some(forge.name().to_owned()),
             url: Some(url.clone()),
             number: Some(*number),
             branch: Some(head),
-            base: Some(base_of(opts, None)),
+            base: Some(base_of(opts, Some(pushed))),
             draft: opts.draft.then_some(true),
             cut: cut.then_some(true),
             ..PullRequest::default()

@@ -137,7 +137,9 @@ fn send(ship: &Shipment, opts: &PushOptions) -> Result<Pushed, ShipError> {
 
     let (there, default_branch) = {
         let connection = remote
-            .connect_auth(Direction::Push, Some(callbacks(&credentials, None)), None)
+            // The fetch side's advertisement: the same refs, and unlike the push side's it
+            // names the remote's default branch (the pull request's base).
+            .connect_auth(Direction::Fetch, Some(callbacks(&credentials, None)), None)
             .map_err(|e| failure(&e, &url, &branch, &credentials.borrow()))?;
         let heads =
             connection.list().map_err(|e| failure(&e, &url, &branch, &credentials.borrow()))?;
