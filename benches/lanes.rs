@@ -66,25 +66,72 @@ fn main() {
             tree: v[6].as_str().unwrap().to_owned(),
         }
     };
-    let one = measure(1);
-    let three = measure(3);
-    assert_eq!(one.verdicts, three.verdicts, "the same verdicts per task");
-    assert_eq!(one.tree, three.tree, "the same final tree");
+    // The kernel's share of a run (ext4 finding inodes for git's lock files) swings from run
+    // to run, so the runs alternate and each figure is the median of its runs.
+    let (mut ones, mut threes) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        ones.push(measure(1));
+        threes.push(measure(3));
+    }
+    for m in ones.iter().chain(&threes) {
+        assert_eq!(m.verdicts, ones[0].verdicts, "the same verdicts per task");
+        assert_eq!(m.tree, ones[0].tree, "the same final tree");
+    }
+    let (one, three) = (Summary::of(&ones), Summary::of(&threes));
     for (lanes, m) in [(1, &one), (3, &three)] {
         println!(
-            "--lanes {lanes}: {:.2} s wall, {:.2} ms harness CPU per model call ({:.2} ms of it in user space; {} calls), peak {:.1} MB",
+            "--lanes {lanes} (median of {ROUNDS}): {:.2} s wall, {:.2} ms harness CPU per model call (range {:.2}–{:.2}; {:.2} ms of it in user space; {} calls), peak {:.1} MB",
             m.wall_s,
-            m.cpu_s * 1000.0 / m.model_calls as f64,
-            m.user_s * 1000.0 / m.model_calls as f64,
+            m.cpu_ms_per_call,
+            m.cpu_range.0,
+            m.cpu_range.1,
+            m.user_ms_per_call,
             m.model_calls,
             m.max_rss_mb
         );
     }
     println!(
-        "--lanes 3 takes {:.2}× the wall time of --lanes 1; memory {:+.1} MB per extra lane; same verdicts and tree",
+        "--lanes 3 takes {:.2}× the wall time of --lanes 1 and {:.2}× its CPU per model call; memory {:+.1} MB per extra lane; same verdicts and tree",
         three.wall_s / one.wall_s,
+        three.cpu_ms_per_call / one.cpu_ms_per_call,
         (three.max_rss_mb - one.max_rss_mb) / 2.0
     );
+}
+
+/// How many runs of each are measured.
+const ROUNDS: usize = 5;
+
+/// The medians of several runs of one setting.
+struct Summary {
+    wall_s: f64,
+    cpu_ms_per_call: f64,
+    cpu_range: (f64, f64),
+    user_ms_per_call: f64,
+    max_rss_mb: f64,
+    model_calls: usize,
+}
+
+impl Summary {
+    fn of(runs: &[Measured]) -> Summary {
+        let median = |f: &dyn Fn(&Measured) -> f64| {
+            let mut v: Vec<f64> = runs.iter().map(f).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let per_call = |m: &Measured| m.cpu_s * 1000.0 / m.model_calls as f64;
+        let all: Vec<f64> = runs.iter().map(per_call).collect();
+        Summary {
+            wall_s: median(&|m| m.wall_s),
+            cpu_ms_per_call: median(&per_call),
+            cpu_range: (
+                all.iter().copied().fold(f64::INFINITY, f64::min),
+                all.iter().copied().fold(0.0, f64::max),
+            ),
+            user_ms_per_call: median(&|m| m.user_s * 1000.0 / m.model_calls as f64),
+            max_rss_mb: median(&|m| m.max_rss_mb),
+            model_calls: runs[0].model_calls,
+        }
+    }
 }
 
 /// Task `n` of the plan: the first of a chain depends on nothing, the others on the one before.

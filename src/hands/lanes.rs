@@ -12,8 +12,8 @@ use super::workspace::{
     open_source, task_message,
 };
 use git2::build::CheckoutBuilder;
-use git2::{Oid, Signature, WorktreeAddOptions};
-use std::path::Path;
+use git2::{Oid, Repository, Signature, WorktreeAddOptions};
+use std::path::{Path, PathBuf};
 
 /// What separates the session id from the task in a lane's branch name.
 const LANE_MARK: &str = "--";
@@ -78,10 +78,15 @@ impl Workspace {
     /// The lane worktree under `lanes` where `task` is at work or waits for a decision: the
     /// one whose `HEAD` is on the task's branch.
     pub fn lane_of(&self, task: &str, lanes: &Path) -> Option<Workspace> {
+        let repo = open_source(&self.source).ok()?;
+        self.lane_among(task, &lane_worktrees(&repo, lanes))
+    }
+
+    fn lane_among(&self, task: &str, worktrees: &[LaneWorktree]) -> Option<Workspace> {
         let branch = self.lane_branch(task);
         let want = format!("refs/heads/{branch}");
-        lane_worktrees(lanes).into_iter().find_map(|(path, head)| {
-            (head.as_deref() == Some(want.as_str())).then(|| self.in_lane(&path, &branch))
+        worktrees.iter().find_map(|(path, head)| {
+            (head.as_deref() == Some(want.as_str())).then(|| self.in_lane(path, &branch))
         })
     }
 
@@ -92,13 +97,17 @@ impl Workspace {
     /// the files that differ and keeps the build caches git ignores, as the session's own
     /// worktree does without lanes.
     pub fn lane_for(&self, task: &str, lanes: &Path) -> Result<Workspace, WorkspaceError> {
-        if let Some(lane) = self.lane_of(task, lanes) {
+        let repo = open_source(&self.source)?;
+        let worktrees = lane_worktrees(&repo, lanes);
+        if let Some(lane) = self.lane_among(task, &worktrees) {
             return Ok(lane);
         }
         let branch = self.lane_branch(task);
-        let repo = open_source(&self.source)?;
-        let tip = find_commit(&repo, &self.session_tip()?).map_err(git("read the session tip"))?;
-        let worktrees = lane_worktrees(lanes);
+        let session = format!("refs/heads/{}", self.session_branch());
+        let tip = repo
+            .find_reference(&session)
+            .and_then(|r| r.peel_to_commit())
+            .map_err(git(format!("read branch {}", self.session_branch())))?;
         let free = worktrees.iter().find(|(_, head)| head.is_none()).map(|(p, _)| p.clone());
         let created =
             repo.branch(&branch, &tip, true).map_err(git(format!("create branch {branch}")))?;
@@ -106,7 +115,9 @@ impl Workspace {
         if let Some(path) = free {
             let lane = self.in_lane(&path, &branch);
             let wt = lane.repo()?;
-            wt.set_head(&format!("refs/heads/{branch}"))
+            // The branch was just made for this task, so no other worktree has it out: HEAD is
+            // written as a plain symbolic ref, without `set_head`'s look through every worktree.
+            wt.reference_symbolic("HEAD", &format!("refs/heads/{branch}"), true, "harrow: lane")
                 .map_err(git(format!("put {} on {branch}", path.display())))?;
             let mut checkout = CheckoutBuilder::new();
             checkout.force().remove_untracked(true);
@@ -152,7 +163,8 @@ impl Workspace {
 
     /// Removes the lanes' worktrees no task holds: what is left of them when a run ends.
     pub fn remove_free_lanes(&self, lanes: &Path) -> Result<(), WorkspaceError> {
-        for (path, head) in lane_worktrees(lanes) {
+        let repo = open_source(&self.source)?;
+        for (path, head) in lane_worktrees(&repo, lanes) {
             if head.is_none() {
                 Workspace::remove_worktree(&self.source, &path)?;
             }
@@ -280,24 +292,31 @@ impl Workspace {
     }
 }
 
+/// A lane's worktree folder, with the branch its `HEAD` is on.
+type LaneWorktree = (PathBuf, Option<String>);
+
 /// The worktrees under `lanes`, each with the branch its `HEAD` is on (`None`: detached, or on
 /// a branch that is gone — the worktree is free). A folder that is not a worktree is no lane's.
-fn lane_worktrees(lanes: &Path) -> Vec<(std::path::PathBuf, Option<String>)> {
+/// Read from the files git keeps (`.git` names the worktree's git folder, whose `HEAD` names
+/// the branch) rather than by opening each worktree as a repository, which re-reads every git
+/// configuration file each time: this runs at every task's start.
+fn lane_worktrees(source: &Repository, lanes: &Path) -> Vec<LaneWorktree> {
     let mut out: Vec<_> = std::fs::read_dir(lanes)
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| e.path().join(".git").is_file())
         .filter_map(|e| {
-            let repo = git2::Repository::open(e.path()).ok()?;
-            let head = repo.find_reference("HEAD").ok()?;
+            let path = e.path();
+            let link = std::fs::read_to_string(path.join(".git")).ok()?;
+            let gitdir = PathBuf::from(link.strip_prefix("gitdir:")?.trim());
+            let gitdir = if gitdir.is_absolute() { gitdir } else { path.join(gitdir) };
+            let head = std::fs::read_to_string(gitdir.join("HEAD")).ok()?;
             let branch = head
-                .symbolic_target()
-                .ok()
-                .flatten()
-                .filter(|b| repo.find_reference(b).is_ok())
+                .strip_prefix("ref:")
+                .map(str::trim)
+                .filter(|b| source.find_reference(b).is_ok())
                 .map(str::to_owned);
-            Some((e.path(), branch))
+            Some((path, branch))
         })
         .collect();
     out.sort();
