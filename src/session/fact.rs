@@ -5,26 +5,58 @@
 //! folding a log runs at the speed of scanning it.
 
 use super::event::EventKind;
-use super::lenient::{LBool, LFloat, LInt, LStr};
+use super::lenient::{FromScalar, LBool, LFloat, LInt, LStr};
+use super::sparse::{self, Cursor, Token};
 use super::state::{Ruling, StopReason};
-use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
-use std::fmt;
 
 /// The envelope of a line, with its sparse payload.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 pub struct Fact<'a> {
-    #[serde(borrow, default)]
     pub ts: LStr<'a>,
-    #[serde(default)]
     pub seq: LInt,
     /// The lane that ran the event's task (absent without lanes).
-    #[serde(default)]
     pub lane: LInt,
-    #[serde(rename = "type", borrow, default)]
     pub kind: LStr<'a>,
-    #[serde(borrow, default)]
     pub payload: FactPayload<'a>,
+}
+
+/// A value a fold keeps, as read from its line, and which field it fills.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mark {
+    field: u8,
+    token: Token,
+}
+
+/// The envelope's fields, numbered above every payload field.
+const TS: u8 = 250;
+const SEQ: u8 = 251;
+const LANE: u8 = 252;
+const KIND: u8 = 253;
+
+/// Reads and checks the value at `c` and marks it for `field`.
+fn keep(c: &mut Cursor<'_>, field: u8, marks: &mut Vec<Mark>) -> sparse::Result<()> {
+    let token = if field == ids::plan_tasks { c.whole()? } else { c.token()? };
+    marks.push(Mark { field, token });
+    Ok(())
+}
+
+/// A field made from a value a [`Mark`] kept.
+trait ReadField<'a>: Sized {
+    fn from_token(line: &'a [u8], token: Token) -> Self;
+}
+
+impl<'a, T: FromScalar<'a>> ReadField<'a> for T {
+    fn from_token(line: &'a [u8], token: Token) -> Self {
+        T::from_scalar(sparse::scalar_of(line, token))
+    }
+}
+
+impl ReadField<'_> for Option<serde_json::Value> {
+    fn from_token(line: &[u8], token: Token) -> Self {
+        let Token::Whole { start, end } = token else { return None };
+        let raw = line.get(start as usize..end as usize)?;
+        serde_json::from_slice::<Option<serde_json::Value>>(raw).ok().flatten()
+    }
 }
 
 /// Declares the sparse payload once: each field is named here only, and becomes both a
@@ -32,6 +64,14 @@ pub struct Fact<'a> {
 /// payload in [`super::event`] writes).
 macro_rules! fact_fields {
     ($( $(#[$doc:meta])* $field:ident : $ty:ty ),* $(,)?) => {
+        /// Each kept payload field's number, as a [`Mark`] names it.
+        #[allow(non_upper_case_globals)]
+        mod ids {
+            #[allow(non_camel_case_types, dead_code)]
+            enum Field { $( $field, )* }
+            $( pub(super) const $field: u8 = Field::$field as u8; )*
+        }
+
         /// The payload fields any fold reads, across every event type.
         #[derive(Debug, Default)]
         pub struct FactPayload<'a> {
@@ -42,18 +82,35 @@ macro_rules! fact_fields {
             /// The keys the sparse reader keeps; every other key is skipped undecoded.
             pub const FIELDS: &'static [&'static str] = &[$( stringify!($field), )*];
 
-            /// Reads the value of `key` into its field; `false` when the reader does not keep
-            /// the key (the caller skips its value).
-            fn read<'de: 'a, A: MapAccess<'de>>(
-                &mut self,
-                key: &str,
-                map: &mut A,
-            ) -> Result<bool, A::Error> {
+            /// The number of the field kept under `key`, if a fold reads it.
+            fn field_id(key: &[u8]) -> Option<u8> {
                 match key {
-                    $( stringify!($field) => self.$field = map.next_value()?, )*
-                    _ => return Ok(false),
+                    $( k if k == stringify!($field).as_bytes() => Some(ids::$field), )*
+                    _ => None,
                 }
-                Ok(true)
+            }
+
+            /// Fills the field numbered `id` from a value of `line`.
+            fn set(&mut self, id: u8, line: &'a [u8], token: Token) {
+                match id {
+                    $( ids::$field => self.$field = ReadField::from_token(line, token), )*
+                    _ => {}
+                }
+            }
+
+            /// Each field as the full decoder's lenient types read it from a decoded payload:
+            /// the oracle the sparse reader is tested against.
+            #[cfg(test)]
+            fn oracle(payload: &serde_json::Value) -> String {
+                let texts: Vec<String> = Self::FIELDS
+                    .iter()
+                    .map(|k| payload.get(k).map_or_else(|| "null".to_owned(), ToString::to_string))
+                    .collect();
+                let text = |k: &str| texts[Self::FIELDS.iter().position(|f| *f == k).unwrap_or(0)].as_str();
+                let oracle = FactPayload {
+                    $( $field: serde_json::from_str(text(stringify!($field))).unwrap_or_default(), )*
+                };
+                format!("{oracle:?}")
             }
         }
     };
@@ -119,10 +176,67 @@ fact_fields! {
 }
 
 impl<'a> Fact<'a> {
-    /// Decodes a line. Fails only when it is not a JSON object; the `type` may be absent (an
-    /// empty kind), which folds treat as an event they do not know.
-    pub fn decode(line: &'a [u8]) -> serde_json::Result<Fact<'a>> {
-        serde_json::from_slice(line)
+    /// Decodes a line with the sparse reader ([`sparse`]). Fails only when the line is not
+    /// one JSON object; the `type` may be absent (an empty kind), which folds treat as an event
+    /// they do not know.
+    pub fn decode(line: &'a [u8]) -> sparse::Result<Fact<'a>> {
+        let mut marks = Vec::with_capacity(16);
+        Fact::mark(line, &mut marks)?;
+        Ok(Fact::from_marks(line, &marks))
+    }
+
+    /// The costly half of [`Fact::decode`], which needs nothing but the line's bytes and so runs
+    /// on any thread: checks the line and appends to `marks` where each value a fold keeps
+    /// sits. A key given twice keeps its last value.
+    pub fn mark(line: &[u8], marks: &mut Vec<Mark>) -> sparse::Result<()> {
+        let first = marks.len();
+        let mut c = Cursor::new(line);
+        c.object(|key, c| {
+            let field = match key {
+                b"ts" => TS,
+                b"seq" => SEQ,
+                b"lane" => LANE,
+                b"type" => KIND,
+                b"payload" => {
+                    // An earlier payload's values give way to this one's.
+                    let mut i = first;
+                    while i < marks.len() {
+                        if marks[i].field < TS {
+                            marks.remove(i);
+                        } else {
+                            i += 1;
+                        }
+                    }
+                    return if c.peek() == Some(b'{') {
+                        c.object(|key, c| match FactPayload::field_id(key) {
+                            Some(id) => keep(c, id, marks),
+                            None => c.skip_value(),
+                        })
+                    } else {
+                        c.skip_value()
+                    };
+                }
+                _ => return c.skip_value(),
+            };
+            keep(c, field, marks)
+        })?;
+        c.end()
+    }
+
+    /// The cheap half of [`Fact::decode`]: the fact from a line checked by [`Fact::mark`] and
+    /// its marks.
+    pub fn from_marks(line: &'a [u8], marks: &[Mark]) -> Fact<'a> {
+        let mut fact = Fact::default();
+        for &Mark { field, token } in marks {
+            match field {
+                TS => fact.ts = ReadField::from_token(line, token),
+                SEQ => fact.seq = ReadField::from_token(line, token),
+                LANE => fact.lane = ReadField::from_token(line, token),
+                KIND => fact.kind = ReadField::from_token(line, token),
+                id => fact.payload.set(id, line, token),
+            }
+        }
+        fact
     }
 
     pub fn kind(&self) -> &str {
@@ -157,54 +271,6 @@ impl<'a> Fact<'a> {
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for FactPayload<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = FactPayload<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a payload object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut p = FactPayload::default();
-                while let Some(key) = map.next_key::<LStr<'de>>()? {
-                    let Some(key) = key.0 else {
-                        map.next_value::<de::IgnoredAny>()?;
-                        continue;
-                    };
-                    if !p.read(key.as_ref(), &mut map)? {
-                        map.next_value::<de::IgnoredAny>()?;
-                    }
-                }
-                Ok(p)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(FactPayload::default())
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
-                Ok(FactPayload::default())
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(FactPayload::default())
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(FactPayload::default())
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(FactPayload::default())
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(FactPayload::default())
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(FactPayload::default())
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,11 +287,111 @@ mod tests {
     }
 
     #[test]
+    fn a_key_given_twice_keeps_its_last_value() {
+        let f = Fact::decode(
+            br#"{"payload":{"task_id":"A","iter":1},"type":"x","payload":{"iter":2},"type":"y"}"#,
+        )
+        .unwrap();
+        assert_eq!((f.kind(), f.payload.task_id.get(), f.payload.iter.value), ("y", None, Some(2)));
+    }
+
+    #[test]
     fn odd_envelopes_still_decode() {
         assert_eq!(Fact::decode(br#"{"type":"stop","payload":null}"#).unwrap().kind(), "stop");
         assert_eq!(Fact::decode(br#"{"payload":{"task_id":1}}"#).unwrap().kind(), "");
         assert!(Fact::decode(br#"{"type":"stop""#).is_err());
         assert!(Fact::decode(b"\"just a string\"").is_err());
+    }
+
+    /// Every line the full decoder takes, the sparse reader takes with the same values; a line
+    /// the sparse reader refuses, the full decoder refuses too.
+    fn agrees_with_the_full_decoder(line: &[u8]) {
+        let full = crate::session::event::Event::decode(line);
+        let sparse = Fact::decode(line);
+        match (&full, &sparse) {
+            (Ok(event), Ok(fact)) => {
+                assert_eq!(fact.kind(), event.kind, "{}", String::from_utf8_lossy(line));
+                assert_eq!(fact.ts.get(), event.ts.as_deref().filter(|t| !t.is_empty()));
+                assert_eq!(
+                    format!("{:?}", fact.payload),
+                    FactPayload::oracle(&event.payload_value()),
+                    "{}",
+                    String::from_utf8_lossy(line)
+                );
+            }
+            (Ok(_), Err(e)) => {
+                panic!(
+                    "the sparse reader refused ({e}) a line the full decoder takes: {}",
+                    String::from_utf8_lossy(line)
+                )
+            }
+            (Err(_), _) => {}
+        }
+    }
+
+    fn fixture_lines() -> Vec<Vec<u8>> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut files = Vec::new();
+        let mut dirs = vec![root];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "jsonl") {
+                    files.push(path);
+                }
+            }
+        }
+        assert!(files.len() >= 5, "the fixtures are there");
+        let mut lines: Vec<Vec<u8>> = Vec::new();
+        for file in files {
+            let bytes = std::fs::read(file).unwrap();
+            lines.extend(bytes.split(|b| *b == b'\n').map(<[u8]>::to_vec));
+        }
+        for dialect in
+            [crate::session::synth::Dialect::Harrow, crate::session::synth::Dialect::Tilth]
+        {
+            let mut out = Vec::new();
+            crate::session::synth::generate(&mut out, 400, dialect, 7).unwrap();
+            lines.extend(out.split(|b| *b == b'\n').map(<[u8]>::to_vec));
+        }
+        lines
+    }
+
+    #[test]
+    fn the_sparse_reader_agrees_with_the_full_decoder_on_every_fixture_and_its_damage() {
+        let lines = fixture_lines();
+        for (n, line) in lines.iter().enumerate() {
+            agrees_with_the_full_decoder(line);
+            // Torn at a few places, spliced with the next line, a byte changed.
+            for cut in [1, line.len() / 3, line.len() / 2, line.len().saturating_sub(1)] {
+                agrees_with_the_full_decoder(&line[..cut.min(line.len())]);
+                let mut spliced = line[..cut.min(line.len())].to_vec();
+                spliced.extend_from_slice(&lines[(n + 1) % lines.len()]);
+                agrees_with_the_full_decoder(&spliced);
+            }
+            for (i, byte) in
+                [(line.len() / 4, b'"'), (line.len() / 5, b'\\'), (line.len() / 6, b'}')]
+            {
+                let mut changed = line.clone();
+                if let Some(b) = changed.get_mut(i) {
+                    *b = byte;
+                }
+                agrees_with_the_full_decoder(&changed);
+            }
+        }
+        for odd in [
+            &br#"{"type":"t\u0079pe","payload":{"task_id":"T-\u0031","iter":1e2,"cost":3,"accept":"yes"}}"#[..],
+            br#"{"type":"model_call","payload":[1,2]}"#,
+            br#"{"t\u0079pe":"model_call","p\u0061yload":{"t\u0061sk_id":"T-9"}}"#,
+            br#"{"type":"model_call","payload":{"plan_tasks":null,"task_id":7}}"#,
+            br#"{"type":"session_start","payload":{"plan_tasks":[{"id":"T-1","title":"a"}]}}  "#,
+            br#"{"payload":{"iter":18446744073709551615,"attempt":-3.7}}"#,
+        ] {
+            agrees_with_the_full_decoder(odd);
+            assert!(Fact::decode(odd).is_ok());
+        }
     }
 
     #[test]

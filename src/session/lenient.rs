@@ -4,6 +4,7 @@
 //! a value of an unexpected shape, the field reads as absent instead of making the whole line
 //! unreadable, and large values the fold does not need are skipped without being copied.
 
+use super::sparse::Scalar;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
@@ -183,6 +184,58 @@ impl<'de> Deserialize<'de> for LBool {
             absent_visits!(LBool(None));
         }
         d.deserialize_any(V)
+    }
+}
+
+/// Reading a field straight from a line with the sparse reader, with the same leniency as
+/// the serde implementations above: a value of another shape reads as absent.
+pub trait FromScalar<'a>: Sized {
+    fn from_scalar(value: Scalar<'a>) -> Self;
+}
+
+impl<'a> FromScalar<'a> for LStr<'a> {
+    fn from_scalar(value: Scalar<'a>) -> Self {
+        match value {
+            Scalar::Str(s) => LStr(Some(s)),
+            _ => LStr(None),
+        }
+    }
+}
+
+impl FromScalar<'_> for LInt {
+    fn from_scalar(value: Scalar<'_>) -> Self {
+        match value {
+            Scalar::Int(v) => LInt { value: Some(v), was_integer: true },
+            Scalar::Big(v) => LInt { value: i64::try_from(v).ok(), was_integer: true },
+            Scalar::Float(v) => {
+                LInt { value: v.is_finite().then_some(v.trunc() as i64), was_integer: false }
+            }
+            _ => LInt::default(),
+        }
+    }
+}
+
+impl FromScalar<'_> for LFloat {
+    fn from_scalar(value: Scalar<'_>) -> Self {
+        match value {
+            Scalar::Int(v) => LFloat(Some(v as f64)),
+            Scalar::Big(v) => LFloat(Some(v as f64)),
+            Scalar::Float(v) => LFloat(Some(v)),
+            _ => LFloat(None),
+        }
+    }
+}
+
+impl FromScalar<'_> for LBool {
+    fn from_scalar(value: Scalar<'_>) -> Self {
+        match value {
+            Scalar::Bool(v) => LBool(Some(v)),
+            Scalar::Int(v) => LBool(Some(v != 0)),
+            Scalar::Big(v) => LBool(Some(v != 0)),
+            Scalar::Float(v) => LBool(Some(v != 0.0)),
+            Scalar::Str(s) => LBool(Some(!s.is_empty())),
+            Scalar::Null | Scalar::Nested => LBool(None),
+        }
     }
 }
 

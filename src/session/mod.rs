@@ -21,6 +21,7 @@ pub(crate) mod outcome;
 pub(crate) mod placement;
 pub mod scan;
 pub(crate) mod sink;
+pub mod sparse;
 pub(crate) mod state;
 pub(crate) mod status;
 pub mod strict;

@@ -3,17 +3,27 @@
 //! The file is read in large blocks that always end on a newline, so memory stays bounded by the
 //! block size however large the log is. Each line is classified as an event, blank, or
 //! unreadable (corrupt JSON or not UTF-8), with its 1-based line number. A last line with no
-//! newline may still be being written: it is left pending, never reported as corrupt. Two blocks
-//! are decoded at a time on two threads and folded in file order.
+//! newline may still be being written: it is left pending, never reported as corrupt.
+//!
+//! The work is a pipeline over blocks: one thread reads, a pool of threads (one per core)
+//! checks each block's lines and marks the values a fold keeps ([`Fact::mark`]), and the
+//! calling thread folds each block's facts in file order as soon as that block is ready, so
+//! reading, decoding and folding overlap. Blocks go to the decoders in turn and come back in
+//! the same turn, so the order needs no sorting; their buffers go back to the reader.
 
-use super::fact::Fact;
+use super::fact::{Fact, Mark};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::sync::mpsc;
 
-/// Bytes read per block. Large enough to amortise thread hand-off, small enough to keep the
-/// resident set of a 1 GB scan in single-digit megabytes.
-const BLOCK: usize = 4 << 20;
+/// Bytes read per block. Large enough to amortise a hand-off between threads, small enough
+/// that the blocks in flight (a few per decoding thread) keep a 1 GB scan's resident set in
+/// single-digit megabytes.
+const BLOCK: usize = 1 << 20;
+
+/// Decoding threads at most: past this the one thread that folds is the bound.
+const MAX_DECODERS: usize = 8;
 
 /// How many unreadable line numbers are remembered; the count keeps going past it.
 pub const UNREADABLE_KEPT: usize = 1000;
@@ -46,7 +56,8 @@ pub struct ScanReport {
 }
 
 impl ScanReport {
-    pub(crate) fn note_unreadable(&mut self, line: u64) {
+    /// Counts line number `line` as unreadable.
+    pub fn note_unreadable(&mut self, line: u64) {
         self.unreadable_count += 1;
         if self.unreadable.len() < UNREADABLE_KEPT {
             self.unreadable.push(line);
@@ -88,8 +99,15 @@ impl BlockReader {
         Ok(BlockReader { file, carry: Vec::new(), offset, next_line: first_line, eof: false })
     }
 
-    fn next_block(&mut self) -> io::Result<Option<Block>> {
+    /// The next run of complete lines, read into `spare` (a block's buffer that was folded)
+    /// when there is one.
+    fn next_block(&mut self, spare: Option<Vec<u8>>) -> io::Result<Option<Block>> {
         let mut data = std::mem::take(&mut self.carry);
+        if let Some(mut buffer) = spare.filter(|b| b.capacity() >= data.len() + BLOCK) {
+            buffer.clear();
+            buffer.extend_from_slice(&data);
+            data = buffer;
+        }
         loop {
             if self.eof {
                 self.carry = data;
@@ -103,7 +121,8 @@ impl BlockReader {
                 self.eof = true;
             }
             if let Some(last_nl) = memchr::memrchr(b'\n', &data[start..]).map(|i| start + i) {
-                self.carry = data.split_off(last_nl + 1);
+                self.carry = data[last_nl + 1..].to_vec();
+                data.truncate(last_nl + 1);
                 let lines = memchr::memchr_iter(b'\n', &data).count() as u64;
                 let block = Block { data, offset: self.offset, first_line: self.next_line };
                 self.offset += block.data.len() as u64;
@@ -131,87 +150,127 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
-/// One line of a block, decoded. Events dominate every real log, so the size of the rare
-/// variants does not matter and boxing the common one would cost an allocation per line.
-#[allow(clippy::large_enum_variant)]
-enum Decoded<'a> {
-    Event(LineAt, Fact<'a>),
+/// What one line of a block is.
+#[derive(Debug, Clone, Copy)]
+enum LineKind {
+    /// An event, whose marks are this range of the block's marks.
+    Event {
+        marks: (u32, u32),
+    },
     Blank,
-    Unreadable(u64),
+    Unreadable,
+}
+
+/// A block with every line checked and marked, ready to fold.
+struct Marked {
+    block: Block,
+    lines: Vec<(LineAt, LineKind)>,
+    marks: Vec<Mark>,
 }
 
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
-/// Decodes each line of a block in order and hands it to `each`.
-fn for_each_decoded<'b>(block: &'b Block, mut each: impl FnMut(Decoded<'b>)) {
+/// Checks and marks each line of a block: the part of decoding that runs on any thread.
+fn mark_block(block: Block) -> Marked {
+    let mut lines = Vec::with_capacity(block.data.len() / 512);
+    let mut marks = Vec::with_capacity(block.data.len() / 64);
     let mut start = 0usize;
     for (number, nl) in (block.first_line..).zip(memchr::memchr_iter(b'\n', &block.data)) {
         let raw = &block.data[start..nl];
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         let at = LineAt { number, offset: block.offset + start as u64, len: line.len() as u32 };
-        each(if is_blank(line) {
-            Decoded::Blank
+        let kind = if is_blank(line) {
+            LineKind::Blank
         } else {
-            match Fact::decode(line) {
-                Ok(fact) => Decoded::Event(at, fact),
-                Err(_) => Decoded::Unreadable(number),
+            let first = marks.len();
+            if Fact::mark(line, &mut marks).is_ok() {
+                LineKind::Event { marks: (first as u32, marks.len() as u32) }
+            } else {
+                marks.truncate(first);
+                LineKind::Unreadable
             }
-        });
+        };
+        lines.push((at, kind));
         start = nl + 1;
     }
+    Marked { block, lines, marks }
 }
 
-/// Decodes a whole block ahead of its turn, on the helper thread.
-fn decode_block(block: &Block) -> Vec<Decoded<'_>> {
-    let mut out = Vec::with_capacity(block.data.len() / 512);
-    for_each_decoded(block, |d| out.push(d));
-    out
-}
-
-fn consume_one<F: FnMut(LineAt, &Fact<'_>)>(d: Decoded<'_>, report: &mut ScanReport, f: &mut F) {
-    report.lines += 1;
-    match d {
-        Decoded::Event(at, fact) => {
-            report.events += 1;
-            f(at, &fact);
+/// Folds a marked block's lines in order.
+fn fold_block<F: FnMut(LineAt, &Fact<'_>)>(m: &Marked, report: &mut ScanReport, f: &mut F) {
+    for &(at, kind) in &m.lines {
+        report.lines += 1;
+        match kind {
+            LineKind::Event { marks: (from, to) } => {
+                report.events += 1;
+                let start = (at.offset - m.block.offset) as usize;
+                let line = &m.block.data[start..start + at.len as usize];
+                f(at, &Fact::from_marks(line, &m.marks[from as usize..to as usize]));
+            }
+            LineKind::Blank => report.blank += 1,
+            LineKind::Unreadable => report.note_unreadable(at.number),
         }
-        Decoded::Blank => report.blank += 1,
-        Decoded::Unreadable(n) => report.note_unreadable(n),
     }
 }
 
 /// Calls `f` with every event of the file in order, starting at `offset` (whose line number is
-/// `first_line`), and reports what else was found. Uses two threads for decoding.
+/// `first_line`), and reports what else was found. Reads on one thread and decodes on one per
+/// core while `f` runs on the calling thread.
 pub fn scan_from<F>(path: &Path, offset: u64, first_line: u64, mut f: F) -> io::Result<ScanReport>
 where
     F: FnMut(LineAt, &Fact<'_>),
 {
     let mut reader = BlockReader::open(path, offset, first_line)?;
     let mut report = ScanReport::default();
-    while let Some(first) = reader.next_block()? {
-        let second = reader.next_block()?;
-        std::thread::scope(|s| {
-            let other = second.as_ref().map(|b| s.spawn(move || decode_block(b)));
-            for_each_decoded(&first, |d| consume_one(d, &mut report, &mut f));
-            if let Some(handle) = other {
-                match handle.join() {
-                    Ok(decoded) => {
-                        for d in decoded {
-                            consume_one(d, &mut report, &mut f);
-                        }
+    let decoders = std::thread::available_parallelism().map_or(1, usize::from).min(MAX_DECODERS);
+    let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
+    let read = std::thread::scope(|s| -> io::Result<()> {
+        let mut inputs = Vec::with_capacity(decoders);
+        let mut outputs = Vec::with_capacity(decoders);
+        for _ in 0..decoders {
+            let (in_tx, in_rx) = mpsc::sync_channel::<Block>(1);
+            let (out_tx, out_rx) = mpsc::sync_channel::<Marked>(1);
+            s.spawn(move || {
+                for block in in_rx {
+                    if out_tx.send(mark_block(block)).is_err() {
+                        return;
                     }
-                    Err(panic) => std::panic::resume_unwind(panic),
                 }
-            }
-        });
-        if second.is_none() {
-            break;
+            });
+            inputs.push(in_tx);
+            outputs.push(out_rx);
         }
-    }
-    report.end_offset = reader.offset;
-    report.pending_bytes = reader.pending();
+        let feeder = s.spawn(move || -> io::Result<(BlockReader, u64)> {
+            let mut sent = 0u64;
+            while let Some(block) = reader.next_block(spare_rx.try_recv().ok())? {
+                let turn = (sent % inputs.len() as u64) as usize;
+                if inputs[turn].send(block).is_err() {
+                    break;
+                }
+                sent += 1;
+            }
+            Ok((reader, sent))
+        });
+        // Blocks come back in the turn they went out, so taking them in turn keeps the order;
+        // a decoder's channel closes once the reader is done with it.
+        let mut turn = 0usize;
+        while let Ok(marked) = outputs[turn].recv() {
+            fold_block(&marked, &mut report, &mut f);
+            let _ = spare_tx.send(marked.block.data);
+            turn = (turn + 1) % outputs.len();
+        }
+        drop(outputs);
+        let (reader, _) = match feeder.join() {
+            Ok(done) => done?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        report.end_offset = reader.offset;
+        report.pending_bytes = reader.pending();
+        Ok(())
+    });
+    read?;
     Ok(report)
 }
 

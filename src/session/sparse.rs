@@ -1,0 +1,530 @@
+//! A JSON reader for one event line that decodes only the values a fold keeps.
+//!
+//! Most of a log's bytes are prompts, tool output and reasoning that no summary reads. A
+//! general JSON decoder walks each of those bytes to validate and unescape them; this reader
+//! jumps from quote to backslash to quote with `memchr`, so a skipped string costs about what
+//! finding its end costs. It is strict about the structure a torn or spliced line breaks —
+//! the envelope's and every nested object's keys, colons, commas and brackets, unterminated
+//! strings, bad literals, trailing bytes — and decodes the strings it keeps fully (escapes,
+//! UTF-8). Inside a skipped string it checks only that escapes are well formed, so a raw
+//! control character or a byte that is not UTF-8 in a prompt leaves the line readable: every
+//! line the full decoder accepts, this one accepts with the same values.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// Why a line is not an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SparseError {
+    /// Byte offset in the line where reading stopped.
+    pub at: usize,
+    pub what: &'static str,
+}
+
+impl fmt::Display for SparseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.what, self.at)
+    }
+}
+
+impl std::error::Error for SparseError {}
+
+pub type Result<T> = std::result::Result<T, SparseError>;
+
+/// One JSON value as a lenient field sees it; objects and arrays are skipped, not kept.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar<'a> {
+    Str(Cow<'a, str>),
+    Int(i64),
+    /// An integer literal above `i64::MAX` (below `u64::MAX`).
+    Big(u64),
+    Float(f64),
+    Bool(bool),
+    Null,
+    /// An object or an array.
+    Nested,
+}
+
+/// A kept value as read where it lies: a string is its place in the line, turned into text
+/// only when a fact is made from it ([`scalar_of`]), so reading can happen on another thread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Token {
+    /// The bytes between the quotes; `escaped` when they hold a backslash.
+    Str {
+        start: u32,
+        end: u32,
+        escaped: bool,
+    },
+    Int(i64),
+    Big(u64),
+    Float(f64),
+    Bool(bool),
+    Null,
+    Nested,
+    /// A value of any shape kept as it was written: its bytes in the line.
+    Whole {
+        start: u32,
+        end: u32,
+    },
+}
+
+/// The value a [`Token`] read from `line` stands for.
+pub fn scalar_of(line: &[u8], token: Token) -> Scalar<'_> {
+    match token {
+        Token::Str { start, end, escaped } => {
+            let (start, end) = (start as usize, end as usize);
+            let text = if escaped {
+                // The quotes around the string are part of the line.
+                line.get(start.saturating_sub(1)..end + 1)
+                    .and_then(|q| serde_json::from_slice::<String>(q).ok())
+                    .map(Cow::Owned)
+            } else {
+                line.get(start..end).and_then(|b| std::str::from_utf8(b).ok()).map(Cow::Borrowed)
+            };
+            text.map_or(Scalar::Null, Scalar::Str)
+        }
+        Token::Int(v) => Scalar::Int(v),
+        Token::Big(v) => Scalar::Big(v),
+        Token::Float(v) => Scalar::Float(v),
+        Token::Bool(v) => Scalar::Bool(v),
+        Token::Null => Scalar::Null,
+        Token::Nested | Token::Whole { .. } => Scalar::Nested,
+    }
+}
+
+/// How many bytes of a string are looked at a word at a time before `memchr` takes over.
+const SHORT: usize = 32;
+
+/// The first `"` or `\\` in `bytes`, eight bytes at a time: for the short runs between a
+/// string's start, its escapes and its end, cheaper than setting up a vector search.
+fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const SLASHES: u64 = ONES * b'\\' as u64;
+    // A byte of `x` is zero where the word held the byte looked for; the lowest flagged byte of
+    // this classic test is always a true zero (a borrow only flags bytes above it).
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let words = bytes.chunks_exact(8);
+    let tail = words.remainder();
+    for (n, word) in words.enumerate() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let w = u64::from_le_bytes(w);
+        let hit = zero(w ^ QUOTES) | zero(w ^ SLASHES);
+        if hit != 0 {
+            return Some(n * 8 + (hit.trailing_zeros() / 8) as usize);
+        }
+    }
+    let done = bytes.len() - tail.len();
+    tail.iter().position(|&b| b == b'"' || b == b'\\').map(|k| done + k)
+}
+
+/// A position in one line.
+#[derive(Debug)]
+pub struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(bytes: &'a [u8]) -> Cursor<'a> {
+        Cursor { bytes, at: 0 }
+    }
+
+    fn fail<T>(&self, what: &'static str) -> Result<T> {
+        Err(SparseError { at: self.at, what })
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    /// The next byte that is not white space, not consumed.
+    pub fn peek(&mut self) -> Option<u8> {
+        self.skip_ws();
+        self.bytes.get(self.at).copied()
+    }
+
+    fn eat(&mut self, byte: u8, what: &'static str) -> Result<()> {
+        if self.peek() == Some(byte) {
+            self.at += 1;
+            Ok(())
+        } else {
+            self.fail(what)
+        }
+    }
+
+    /// Where the next value starts, past any white space.
+    pub fn value_start(&mut self) -> usize {
+        self.skip_ws();
+        self.at
+    }
+
+    /// How far reading has come.
+    pub fn offset(&self) -> usize {
+        self.at
+    }
+
+    /// Nothing but white space is left.
+    pub fn end(&mut self) -> Result<()> {
+        if self.peek().is_some() { self.fail("trailing characters") } else { Ok(()) }
+    }
+
+    /// Reads the string that starts here (at its quote) without decoding it: its raw bytes
+    /// between the quotes, and whether it holds an escape.
+    fn raw_string(&mut self) -> Result<(&'a [u8], bool)> {
+        self.eat(b'"', "expected a string")?;
+        let start = self.at;
+        let mut escaped = false;
+        loop {
+            // Keys and the values a fold keeps are short: a plain loop finds their end sooner
+            // than setting up a vector search; long text goes to `memchr`.
+            let rest = &self.bytes[self.at..];
+            let found = match quote_or_backslash(&rest[..rest.len().min(SHORT)]) {
+                Some(k) => Some(k),
+                None if rest.len() > SHORT => {
+                    memchr::memchr2(b'"', b'\\', &rest[SHORT..]).map(|k| k + SHORT)
+                }
+                None => None,
+            };
+            let Some(k) = found else {
+                self.at = self.bytes.len();
+                return self.fail("unterminated string");
+            };
+            self.at += k;
+            if self.bytes[self.at] == b'"' {
+                let raw = &self.bytes[start..self.at];
+                self.at += 1;
+                return Ok((raw, escaped));
+            }
+            escaped = true;
+            self.at += 1;
+            match self.bytes.get(self.at) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 1,
+                Some(b'u') => {
+                    let hex = self.bytes.get(self.at + 1..self.at + 5);
+                    if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                        return self.fail("bad \\u escape");
+                    }
+                    self.at += 5;
+                }
+                _ => return self.fail("bad escape"),
+            }
+        }
+    }
+
+    /// Reads and decodes the string that starts here: borrowed when it has no escape.
+    pub fn string(&mut self) -> Result<Cow<'a, str>> {
+        let begin = self.peek().map(|_| self.at);
+        let (raw, escaped) = self.raw_string()?;
+        if !escaped {
+            return match std::str::from_utf8(raw) {
+                Ok(s) if !s.bytes().any(|b| b < 0x20) => Ok(Cow::Borrowed(s)),
+                _ => self.fail("a string that is not valid text"),
+            };
+        }
+        // Escapes are rare in the strings a fold keeps (ids, kinds, times): the full decoder
+        // takes them, surrogate pairs and all.
+        let quoted = &self.bytes[begin.unwrap_or(0)..self.at];
+        match serde_json::from_slice::<String>(quoted) {
+            Ok(s) => Ok(Cow::Owned(s)),
+            Err(_) => self.fail("a string that is not valid text"),
+        }
+    }
+
+    fn literal(&mut self, word: &'static [u8]) -> Result<()> {
+        if self.bytes[self.at..].starts_with(word) {
+            self.at += word.len();
+            Ok(())
+        } else {
+            self.fail("bad literal")
+        }
+    }
+
+    /// The bytes of the number that starts here, checked against JSON's grammar.
+    fn number_token(&mut self) -> Result<(&'a str, bool)> {
+        let start = self.at;
+        let b = self.bytes;
+        let mut i = start;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        let digits = |i: &mut usize| {
+            let from = *i;
+            while b.get(*i).is_some_and(u8::is_ascii_digit) {
+                *i += 1;
+            }
+            *i - from
+        };
+        let int_start = i;
+        let int_digits = digits(&mut i);
+        if int_digits == 0 || (int_digits > 1 && b[int_start] == b'0') {
+            self.at = i;
+            return self.fail("bad number");
+        }
+        let mut integer = true;
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            integer = false;
+            if digits(&mut i) == 0 {
+                self.at = i;
+                return self.fail("bad number");
+            }
+        }
+        if let Some(b'e' | b'E') = b.get(i) {
+            i += 1;
+            integer = false;
+            if let Some(b'+' | b'-') = b.get(i) {
+                i += 1;
+            }
+            if digits(&mut i) == 0 {
+                self.at = i;
+                return self.fail("bad number");
+            }
+        }
+        self.at = i;
+        // Only ASCII digits, signs, dots and exponents were taken.
+        let text = std::str::from_utf8(&b[start..i]).unwrap_or_default();
+        Ok((text, integer))
+    }
+
+    fn number(&mut self) -> Result<Token> {
+        let (text, integer) = self.number_token()?;
+        if integer {
+            if let Ok(v) = text.parse::<i64>() {
+                return Ok(Token::Int(v));
+            }
+            if let Ok(v) = text.parse::<u64>() {
+                return Ok(Token::Big(v));
+            }
+        }
+        match text.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(Token::Float(v)),
+            _ => self.fail("number out of range"),
+        }
+    }
+
+    /// Reads the value that starts here and checks it as the full decoder would; an object or
+    /// array is skipped whole.
+    pub fn token(&mut self) -> Result<Token> {
+        match self.peek() {
+            Some(b'"') => {
+                let begin = self.at;
+                let (raw, escaped) = self.raw_string()?;
+                let valid = if escaped {
+                    serde_json::from_slice::<String>(&self.bytes[begin..self.at]).is_ok()
+                } else {
+                    std::str::from_utf8(raw).is_ok() && !raw.iter().any(|&b| b < 0x20)
+                };
+                if !valid {
+                    return self.fail("a string that is not valid text");
+                }
+                let at = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+                Ok(Token::Str { start: at(begin + 1), end: at(self.at - 1), escaped })
+            }
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b't') => self.literal(b"true").map(|()| Token::Bool(true)),
+            Some(b'f') => self.literal(b"false").map(|()| Token::Bool(false)),
+            Some(b'n') => self.literal(b"null").map(|()| Token::Null),
+            Some(b'{' | b'[') => self.skip_value().map(|()| Token::Nested),
+            Some(_) => self.fail("expected a value"),
+            None => self.fail("unexpected end of line"),
+        }
+    }
+
+    /// Reads the value that starts here as a scalar; an object or array is skipped whole.
+    pub fn scalar(&mut self) -> Result<Scalar<'a>> {
+        let token = self.token()?;
+        Ok(scalar_of(self.bytes, token))
+    }
+
+    /// Skips the value that starts here, however deeply nested, checking its structure.
+    pub fn skip_value(&mut self) -> Result<()> {
+        // What each open bracket still expects: `true` for an object (keys), `false` for an
+        // array. Depth is bounded by the line's length, as in any recursive reader, but the
+        // stack lives on the heap.
+        let mut open: Vec<bool> = Vec::new();
+        loop {
+            // A value.
+            match self.peek() {
+                Some(b'{') => {
+                    self.at += 1;
+                    if self.peek() == Some(b'}') {
+                        self.at += 1;
+                    } else {
+                        open.push(true);
+                        self.raw_string()?;
+                        self.eat(b':', "expected ':'")?;
+                        continue;
+                    }
+                }
+                Some(b'[') => {
+                    self.at += 1;
+                    if self.peek() == Some(b']') {
+                        self.at += 1;
+                    } else {
+                        open.push(false);
+                        continue;
+                    }
+                }
+                Some(b'"') => {
+                    self.raw_string()?;
+                }
+                Some(b'-' | b'0'..=b'9') => {
+                    self.number_token()?;
+                }
+                Some(b't') => self.literal(b"true")?,
+                Some(b'f') => self.literal(b"false")?,
+                Some(b'n') => self.literal(b"null")?,
+                Some(_) => return self.fail("expected a value"),
+                None => return self.fail("unexpected end of line"),
+            }
+            // After a value: the next one, or the end of as many brackets as close here.
+            loop {
+                let Some(&object) = open.last() else { return Ok(()) };
+                match self.peek() {
+                    Some(b',') => {
+                        self.at += 1;
+                        if object {
+                            self.raw_string()?;
+                            self.eat(b':', "expected ':'")?;
+                        }
+                        break;
+                    }
+                    Some(b'}') if object => {
+                        self.at += 1;
+                        open.pop();
+                    }
+                    Some(b']') if !object => {
+                        self.at += 1;
+                        open.pop();
+                    }
+                    _ => return self.fail("expected ',' or a closing bracket"),
+                }
+            }
+        }
+    }
+
+    /// Reads the object that starts here, calling `each` with every key and the cursor at its
+    /// value; `each` must read or skip the value.
+    /// A key is given as its bytes, unescaped; one that is not text matches no name.
+    pub fn object(
+        &mut self,
+        mut each: impl FnMut(&[u8], &mut Cursor<'a>) -> Result<()>,
+    ) -> Result<()> {
+        self.eat(b'{', "expected an object")?;
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return Ok(());
+        }
+        loop {
+            let begin = self.value_start();
+            let (raw, escaped) = self.raw_string()?;
+            let end = self.at;
+            self.eat(b':', "expected ':'")?;
+            if escaped {
+                let key =
+                    serde_json::from_slice::<String>(&self.bytes[begin..end]).unwrap_or_default();
+                each(key.as_bytes(), self)?;
+            } else {
+                each(raw, self)?;
+            }
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return self.fail("expected ',' or '}'"),
+            }
+        }
+    }
+
+    /// The value that starts here, skipped and kept whole.
+    pub fn whole(&mut self) -> Result<Token> {
+        self.skip_ws();
+        let start = self.at;
+        self.skip_value()?;
+        let at = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+        Ok(Token::Whole { start: at(start), end: at(self.at) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skips(text: &str) -> bool {
+        let mut c = Cursor::new(text.as_bytes());
+        c.skip_value().and_then(|()| c.end()).is_ok()
+    }
+
+    #[test]
+    fn skipping_checks_the_structure_a_torn_line_breaks() {
+        for good in [
+            r#"{"a":[1,-2.5e3,{"b":"c\"\\\u00e9"}],"d":{},"e":[],"f":true,"g":null}"#,
+            " [ 1 , 2 ] ",
+            r#""just a string""#,
+            "0",
+        ] {
+            assert!(skips(good), "{good}");
+        }
+        for bad in [
+            r#"{"a":"unterminated"#,
+            r#"{"a":1"#,
+            r#"{"a" 1}"#,
+            r#"{"a":1,}"#,
+            r#"{"a":1]"#,
+            "[1,2",
+            r#"{"a":tru}"#,
+            r#"{"a":01}"#,
+            r#"{"a":"\x"}"#,
+            r#"{"a":"\u12"}"#,
+            "{1:2}",
+            r#"{"a":1}{"b":2}"#,
+            "",
+            "-",
+        ] {
+            assert!(!skips(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_word_search_finds_what_a_plain_search_finds() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        for len in 0..80 {
+            for _ in 0..50 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        [b'a', b'"', b'\\', 0x80, 0xff, b'!', b']', b'#'][(seed % 8) as usize]
+                    })
+                    .collect();
+                let plain = bytes.iter().position(|&b| b == b'"' || b == b'\\');
+                assert_eq!(quote_or_backslash(&bytes), plain, "{bytes:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn scalars_read_as_the_full_decoder_reads_them() {
+        fn read(t: &str) -> Scalar<'_> {
+            Cursor::new(t.as_bytes()).scalar().unwrap()
+        }
+        assert_eq!(read("\"plain\""), Scalar::Str(Cow::Borrowed("plain")));
+        assert_eq!(read(r#""a\"b\u00e9\ud83d\ude00""#), Scalar::Str("a\"bé😀".into()));
+        assert_eq!(read("-12"), Scalar::Int(-12));
+        assert_eq!(read("18446744073709551615"), Scalar::Big(u64::MAX));
+        assert_eq!(read("18446744073709551616"), Scalar::Float(18_446_744_073_709_551_616.0));
+        assert_eq!(read("2.5E-1"), Scalar::Float(0.25));
+        assert_eq!(read("{\"x\":[1]}"), Scalar::Nested);
+        assert_eq!(read("null"), Scalar::Null);
+        assert!(Cursor::new(b"\"\xff\"").scalar().is_err(), "a kept string must be text");
+        assert!(Cursor::new(b"1e999").scalar().is_err(), "as the full decoder refuses it");
+    }
+}
