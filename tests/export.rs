@@ -121,3 +121,63 @@ fn a_task_that_failed_shows_why_and_its_rounds_and_html_names_both_models() {
     assert!(html.contains("evaluator <code>"), "the header names the evaluator's model: {html}");
     assert!(html.contains("ran out of worker iterations"), "{html}");
 }
+
+/// A session of `tasks` tasks, each with a start, a case, a verdict and a commit.
+fn many_tasks(dir: &Path, tasks: usize) {
+    use std::io::Write as _;
+    std::fs::create_dir_all(dir).unwrap();
+    let file = std::fs::File::create(dir.join("events.jsonl")).unwrap();
+    let mut out = std::io::BufWriter::new(file);
+    let mut seq = 0;
+    let mut line = |out: &mut std::io::BufWriter<std::fs::File>, kind: &str, payload: String| {
+        seq += 1;
+        writeln!(
+            out,
+            r#"{{"ts":"2026-11-26T10:00:00.000Z","seq":{seq},"type":"{kind}","payload":{payload}}}"#
+        )
+        .unwrap();
+    };
+    line(&mut out, "session_start", r#"{"feature":"many","phase":"run"}"#.into());
+    for n in 0..tasks {
+        let t = format!("T-{n:05}");
+        line(&mut out, "context_reset", format!(r#"{{"task_id":"{t}"}}"#));
+        line(
+            &mut out,
+            "tool_call",
+            format!(
+                r#"{{"task_id":"{t}","attempt":1,"tool":"submit_case","args":{{"summary":"Did {t}.","ac_coverage":[]}}}}"#
+            ),
+        );
+        line(
+            &mut out,
+            "evaluator_verdict",
+            format!(
+                r#"{{"task_id":"{t}","attempt":1,"verdict":"accept","concern":"Fine.","evidence":[],"next_step":null}}"#
+            ),
+        );
+        line(&mut out, "commit", format!(r#"{{"task_id":"{t}","sha":"{n:040x}"}}"#));
+    }
+    out.flush().unwrap();
+}
+
+/// The fastest of three exports of the session in `dir`, in seconds.
+fn export_time(dir: &Path) -> f64 {
+    (0..3)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            let text = harrow::export::render(dir, "many", harrow::export::Format::Md).unwrap();
+            assert!(text.contains("T-00001"));
+            started.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn export_time_grows_with_the_tasks_not_with_their_square() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (small, large) = (tmp.path().join("small"), tmp.path().join("large"));
+    many_tasks(&small, 8_000);
+    many_tasks(&large, 16_000);
+    let (a, b) = (export_time(&small), export_time(&large));
+    assert!(b / a <= 2.5, "twice the tasks took {:.2}× the time ({a:.3} s, then {b:.3} s)", b / a);
+}

@@ -10,12 +10,15 @@ pub(crate) mod markdown;
 use crate::session::dir::SessionDir;
 use crate::session::event::{Event, EventKind, Payload};
 use crate::session::fact::Fact;
+use crate::session::scan::scan_lines_from;
 use crate::session::state::Ruling;
-use crate::session::{Overview, overview};
+use crate::session::summary::SummaryFold;
+use crate::session::{Overview, overview_of};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::{self, BufRead};
+use std::collections::HashSet;
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// A whole session, as exported.
@@ -260,25 +263,25 @@ fn collect(
     id: &str,
     progress: &mut dyn FnMut(Progress),
 ) -> io::Result<(Export, Vec<(String, &'static str)>)> {
-    let o = overview(dir, id)?;
+    let events = SessionDir::new(dir).events();
+    let total = std::fs::metadata(&events)?.len();
     let mut c = Collector::default();
-    let file = std::fs::File::open(crate::session::dir::SessionDir::new(dir).events())?;
-    let total = file.metadata()?.len();
-    let (mut read, mut told) = (0u64, 0u64);
-    for line in io::BufReader::with_capacity(1 << 20, file).split(b'\n') {
-        let line = line?;
-        read += line.len() as u64 + 1;
+    let mut fold = SummaryFold::new(Some(id.to_owned()));
+    let mut told = 0u64;
+    let report = scan_lines_from(&events, 0, 1, |at, line, fact| {
+        let read = at.offset + u64::from(at.len) + 1;
         if read - told >= 1 << 20 {
             told = read;
             progress(Progress { read: read.min(total), total });
         }
-        let Ok(fact) = Fact::decode(&line) else { continue };
-        if Collector::wants(&fact)
-            && let Ok(event) = Event::decode(&line)
+        fold.apply(fact);
+        if Collector::wants(fact)
+            && let Ok(event) = Event::decode(line)
         {
             c.take(&event);
         }
-    }
+    })?;
+    let o = overview_of(dir, fold, &report);
     let mut paths = vec![(dir.display().to_string(), "<session>")];
     paths.extend(c.worktree.iter().map(|w| (w.clone(), "<worktree>")));
     paths.extend(c.source.iter().map(|s| (s.clone(), "<repository>")));
@@ -305,6 +308,8 @@ struct Collector {
     branch: Option<String>,
     /// Tasks in plan order (or order of first appearance), with their titles.
     order: Vec<(String, Option<String>)>,
+    /// The ids in `order`, to look one up without walking the list.
+    ordered: HashSet<String>,
     tasks: BTreeMap<String, TaskExport>,
 }
 
@@ -329,7 +334,7 @@ impl Collector {
 
     fn task(&mut self, id: &str) -> &mut TaskExport {
         if !self.tasks.contains_key(id) {
-            if !self.order.iter().any(|(t, _)| t == id) {
+            if self.ordered.insert(id.to_owned()) {
                 self.order.push((id.to_owned(), None));
             }
             self.tasks
@@ -366,7 +371,7 @@ impl Collector {
                 self.branch = self.branch.take().or_else(|| s.branch.clone());
                 for t in s.plan_tasks.as_ref().and_then(Value::as_array).into_iter().flatten() {
                     if let Some(id) = t.get("id").and_then(Value::as_str)
-                        && !self.order.iter().any(|(o, _)| o == id)
+                        && self.ordered.insert(id.to_owned())
                     {
                         let title = t.get("title").and_then(Value::as_str).map(str::to_owned);
                         self.order.push((id.to_owned(), title));

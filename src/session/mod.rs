@@ -50,13 +50,19 @@ pub struct Overview {
 /// Reads a session folder and folds its log into an [`Overview`].
 pub fn overview(dir: &Path, id: &str) -> std::io::Result<Overview> {
     let events = dir.join(dir::EVENTS_FILE);
-    let log_missing = !events.exists();
     let mut fold = SummaryFold::new(Some(id.to_owned()));
     let report = scan::scan(&events, |_, fact| fold.apply(fact))?;
-    let mut summary = fold.finish(&report);
+    Ok(overview_of(dir, fold, &report))
+}
+
+/// The [`Overview`] of the session in `dir` from its log's fold, for a reader that folds the
+/// log in a pass of its own (an export gathers what it shows in the same pass).
+pub fn overview_of(dir: &Path, fold: SummaryFold, report: &scan::ScanReport) -> Overview {
+    let log_missing = !dir.join(dir::EVENTS_FILE).exists();
+    let mut summary = fold.finish(report);
     let checkpoint = read_checkpoint(dir);
     let status =
         session_status(summary.final_stop(), report.events, &checkpoint, lock::is_locked(dir));
     status.as_str().clone_into(&mut summary.harrow.status);
-    Ok(Overview { dir: dir.to_path_buf(), summary, status, checkpoint, log_missing })
+    Overview { dir: dir.to_path_buf(), summary, status, checkpoint, log_missing }
 }

@@ -199,7 +199,7 @@ fn mark_block(block: Block) -> Marked {
 }
 
 /// Folds a marked block's lines in order.
-fn fold_block<F: FnMut(LineAt, &Fact<'_>)>(m: &Marked, report: &mut ScanReport, f: &mut F) {
+fn fold_block<F: FnMut(LineAt, &[u8], &Fact<'_>)>(m: &Marked, report: &mut ScanReport, f: &mut F) {
     for &(at, kind) in &m.lines {
         report.lines += 1;
         match kind {
@@ -207,7 +207,7 @@ fn fold_block<F: FnMut(LineAt, &Fact<'_>)>(m: &Marked, report: &mut ScanReport, 
                 report.events += 1;
                 let start = (at.offset - m.block.offset) as usize;
                 let line = &m.block.data[start..start + at.len as usize];
-                f(at, &Fact::from_marks(line, &m.marks[from as usize..to as usize]));
+                f(at, line, &Fact::from_marks(line, &m.marks[from as usize..to as usize]));
             }
             LineKind::Blank => report.blank += 1,
             LineKind::Unreadable => report.note_unreadable(at.number),
@@ -221,6 +221,20 @@ fn fold_block<F: FnMut(LineAt, &Fact<'_>)>(m: &Marked, report: &mut ScanReport, 
 pub fn scan_from<F>(path: &Path, offset: u64, first_line: u64, mut f: F) -> io::Result<ScanReport>
 where
     F: FnMut(LineAt, &Fact<'_>),
+{
+    scan_lines_from(path, offset, first_line, |at, _, fact| f(at, fact))
+}
+
+/// [`scan_from`], giving `f` each event's line as well, for a reader that decodes some lines
+/// whole.
+pub fn scan_lines_from<F>(
+    path: &Path,
+    offset: u64,
+    first_line: u64,
+    mut f: F,
+) -> io::Result<ScanReport>
+where
+    F: FnMut(LineAt, &[u8], &Fact<'_>),
 {
     let mut reader = BlockReader::open(path, offset, first_line)?;
     let mut report = ScanReport::default();
