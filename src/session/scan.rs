@@ -78,9 +78,19 @@ impl ScanReport {
 
 /// A run of complete lines read from the file.
 struct Block {
-    data: Vec<u8>,
+    /// The buffer, which may be longer than what was read into it: it is kept at its size from
+    /// block to block, so it is zeroed once, not for every read.
+    buffer: Vec<u8>,
+    len: usize,
     offset: u64,
     first_line: u64,
+}
+
+impl Block {
+    /// The lines, each with its newline.
+    fn data(&self) -> &[u8] {
+        &self.buffer[..self.len]
+    }
 }
 
 /// Reads a file from an offset in blocks that end on a newline.
@@ -102,30 +112,38 @@ impl BlockReader {
     /// The next run of complete lines, read into `spare` (a block's buffer that was folded)
     /// when there is one.
     fn next_block(&mut self, spare: Option<Vec<u8>>) -> io::Result<Option<Block>> {
-        let mut data = std::mem::take(&mut self.carry);
-        if let Some(mut buffer) = spare.filter(|b| b.capacity() >= data.len() + BLOCK) {
-            buffer.clear();
-            buffer.extend_from_slice(&data);
-            data = buffer;
+        let mut buffer = spare.unwrap_or_default();
+        let carried = self.carry.len();
+        if buffer.len() < carried + BLOCK {
+            buffer.resize(carried + BLOCK, 0);
         }
+        buffer[..carried].copy_from_slice(&self.carry);
+        let mut filled = carried;
         loop {
             if self.eof {
-                self.carry = data;
+                // What was read after the last newline: a line still being written.
+                self.carry.clear();
+                self.carry.extend_from_slice(&buffer[..filled]);
                 return Ok(None);
             }
-            let start = data.len();
-            data.resize(start + BLOCK, 0);
-            let n = read_full(&mut self.file, &mut data[start..])?;
-            data.truncate(start + n);
+            if filled == buffer.len() {
+                // A line longer than a block: the buffer grows until it holds it.
+                buffer.resize(filled + BLOCK, 0);
+            }
+            let n = read_full(&mut self.file, &mut buffer[filled..])?;
             if n == 0 {
                 self.eof = true;
             }
-            if let Some(last_nl) = memchr::memrchr(b'\n', &data[start..]).map(|i| start + i) {
-                self.carry = data[last_nl + 1..].to_vec();
-                data.truncate(last_nl + 1);
-                let lines = memchr::memchr_iter(b'\n', &data).count() as u64;
-                let block = Block { data, offset: self.offset, first_line: self.next_line };
-                self.offset += block.data.len() as u64;
+            let read = &buffer[filled..filled + n];
+            let last_nl = memchr::memrchr(b'\n', read).map(|i| filled + i);
+            filled += n;
+            if let Some(last_nl) = last_nl {
+                self.carry.clear();
+                self.carry.extend_from_slice(&buffer[last_nl + 1..filled]);
+                let len = last_nl + 1;
+                let lines = memchr::memchr_iter(b'\n', &buffer[..len]).count() as u64;
+                let block = Block { buffer, len, offset: self.offset, first_line: self.next_line };
+                self.offset += len as u64;
                 self.next_line += lines;
                 return Ok(Some(block));
             }
@@ -172,13 +190,14 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
-/// Checks and marks each line of a block: the part of decoding that runs on any thread.
-fn mark_block(block: Block) -> Marked {
-    let mut lines = Vec::with_capacity(block.data.len() / 512);
-    let mut marks = Vec::with_capacity(block.data.len() / 64);
+/// Checks and marks each line of a block, into the vectors of a block already folded: the
+/// part of decoding that runs on any thread.
+fn mark_block(block: Block, mut lines: Vec<(LineAt, LineKind)>, mut marks: Vec<Mark>) -> Marked {
+    lines.clear();
+    marks.clear();
     let mut start = 0usize;
-    for (number, nl) in (block.first_line..).zip(memchr::memchr_iter(b'\n', &block.data)) {
-        let raw = &block.data[start..nl];
+    for (number, nl) in (block.first_line..).zip(memchr::memchr_iter(b'\n', block.data())) {
+        let raw = &block.data()[start..nl];
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         let at = LineAt { number, offset: block.offset + start as u64, len: line.len() as u32 };
         let kind = if is_blank(line) {
@@ -206,7 +225,7 @@ fn fold_block<F: FnMut(LineAt, &[u8], &Fact<'_>)>(m: &Marked, report: &mut ScanR
             LineKind::Event { marks: (from, to) } => {
                 report.events += 1;
                 let start = (at.offset - m.block.offset) as usize;
-                let line = &m.block.data[start..start + at.len as usize];
+                let line = &m.block.data()[start..start + at.len as usize];
                 f(at, line, &Fact::from_marks(line, &m.marks[from as usize..to as usize]));
             }
             LineKind::Blank => report.blank += 1,
@@ -239,16 +258,18 @@ where
     let mut reader = BlockReader::open(path, offset, first_line)?;
     let mut report = ScanReport::default();
     let decoders = std::thread::available_parallelism().map_or(1, usize::from).min(MAX_DECODERS);
-    let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
+    // A folded block's buffer and vectors go back to be filled again: allocating them afresh
+    // for each block costs a page fault per page.
+    let (spare_tx, spare_rx) = mpsc::channel::<Marked>();
     let read = std::thread::scope(|s| -> io::Result<()> {
         let mut inputs = Vec::with_capacity(decoders);
         let mut outputs = Vec::with_capacity(decoders);
         for _ in 0..decoders {
-            let (in_tx, in_rx) = mpsc::sync_channel::<Block>(1);
+            let (in_tx, in_rx) = mpsc::sync_channel::<(Block, Vec<_>, Vec<Mark>)>(1);
             let (out_tx, out_rx) = mpsc::sync_channel::<Marked>(1);
             s.spawn(move || {
-                for block in in_rx {
-                    if out_tx.send(mark_block(block)).is_err() {
+                for (block, lines, marks) in in_rx {
+                    if out_tx.send(mark_block(block, lines, marks)).is_err() {
                         return;
                     }
                 }
@@ -258,9 +279,14 @@ where
         }
         let feeder = s.spawn(move || -> io::Result<(BlockReader, u64)> {
             let mut sent = 0u64;
-            while let Some(block) = reader.next_block(spare_rx.try_recv().ok())? {
+            loop {
+                let spare = spare_rx.try_recv().ok();
+                let (data, lines, marks) = spare.map_or((None, Vec::new(), Vec::new()), |m| {
+                    (Some(m.block.buffer), m.lines, m.marks)
+                });
+                let Some(block) = reader.next_block(data)? else { break };
                 let turn = (sent % inputs.len() as u64) as usize;
-                if inputs[turn].send(block).is_err() {
+                if inputs[turn].send((block, lines, marks)).is_err() {
                     break;
                 }
                 sent += 1;
@@ -272,7 +298,7 @@ where
         let mut turn = 0usize;
         while let Ok(marked) = outputs[turn].recv() {
             fold_block(&marked, &mut report, &mut f);
-            let _ = spare_tx.send(marked.block.data);
+            let _ = spare_tx.send(marked);
             turn = (turn + 1) % outputs.len();
         }
         drop(outputs);
