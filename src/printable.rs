@@ -135,9 +135,17 @@ impl serde_json::ser::Formatter for SafeJson {
 /// `value` as indented JSON with [`SafeJson`]'s escapes.
 pub fn json_pretty<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     let mut out = Vec::new();
-    let pretty = PrettySafe(serde_json::ser::PrettyFormatter::new());
-    value.serialize(&mut serde_json::Serializer::with_formatter(&mut out, pretty))?;
+    json_pretty_to(&mut out, value)?;
     Ok(String::from_utf8(out).unwrap_or_default())
+}
+
+/// [`json_pretty`] straight into `out`, for a document too large to build in memory first.
+pub fn json_pretty_to<W: Write, T: serde::Serialize + ?Sized>(
+    out: W,
+    value: &T,
+) -> serde_json::Result<()> {
+    let pretty = PrettySafe(serde_json::ser::PrettyFormatter::new());
+    value.serialize(&mut serde_json::Serializer::with_formatter(out, pretty))
 }
 
 /// Indented output, with [`SafeJson`]'s string escapes.

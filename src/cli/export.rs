@@ -2,10 +2,10 @@
 //! page, or JSON for tools.
 
 use super::SessionArg;
-use crate::export::{Format, render};
+use crate::export::{Format, render_to};
 use color_eyre::eyre::{Result, WrapErr};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
@@ -20,18 +20,52 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
-/// Renders the session and writes it to the file or standard output.
+/// Renders the session into the file or onto standard output as it is read. A file is written
+/// beside its final name and renamed there when whole, so a failed export leaves no half file.
 pub fn run(args: &Args) -> Result<ExitCode> {
     let found = args.target.resolve()?;
-    let text = render(&found.dir, &found.id, args.format)
-        .wrap_err_with(|| format!("cannot read session {}", found.dir.display()))?;
+    let read_err = || format!("cannot read session {}", found.dir.display());
     if let Some(path) = &args.output {
-        std::fs::write(path, text).wrap_err_with(|| format!("cannot write {}", path.display()))?;
+        let write_err = || format!("cannot write {}", path.display());
+        let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let file = tempfile::NamedTempFile::new_in(folder).wrap_err_with(write_err)?;
+        let mut out = Noting { inner: std::io::BufWriter::new(file), failed: false };
+        match render_to(&found.dir, &found.id, args.format, &mut out, &mut |_| {}) {
+            Err(e) if out.failed => return Err(e).wrap_err_with(write_err),
+            Err(e) => return Err(e).wrap_err_with(read_err),
+            Ok(()) => {}
+        }
+        let file = out
+            .inner
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)
+            .wrap_err_with(write_err)?;
+        file.persist(path).map_err(|e| e.error).wrap_err_with(write_err)?;
         eprintln!("harrow: wrote {}", path.display());
     } else {
-        let mut out = super::out::stdout();
-        out.write_all(text.as_bytes())?;
+        let mut out = Noting { inner: super::out::stdout(), failed: false };
+        match render_to(&found.dir, &found.id, args.format, &mut out, &mut |_| {}) {
+            Err(e) if out.failed => return Err(e).wrap_err("cannot write to standard output"),
+            Err(e) => return Err(e).wrap_err_with(read_err),
+            Ok(()) => {}
+        }
         out.flush()?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A writer that remembers whether it failed, so an error is blamed on the output or the log.
+struct Noting<W> {
+    inner: W,
+    failed: bool,
+}
+
+impl<W: Write> Write for Noting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).inspect_err(|_| self.failed = true)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().inspect_err(|_| self.failed = true)
+    }
 }

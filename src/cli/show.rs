@@ -29,7 +29,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .wrap_err_with(|| format!("cannot read session {}", found.dir.display()))?;
     let mut out = super::out::stdout();
     if args.json {
-        writeln!(out, "{}", crate::printable::json_pretty(&o.summary)?)?;
+        // Serde writes a token at a time: gathered into large pieces before the escaping.
+        let mut pieces = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+        crate::printable::json_pretty_to(&mut pieces, &o.summary)?;
+        writeln!(pieces)?;
+        pieces.flush()?;
+        drop(pieces);
     } else {
         out.write_all(render(&o).as_bytes())?;
     }

@@ -1,7 +1,7 @@
 //! The export as one standalone HTML page: no script, no network, no file beside it; each
 //! attempt folds open with `<details>`, so it reads in any browser and in a mail client.
 
-use super::{Attempt, Export, TaskExport};
+use super::{Attempt, ExportHead, FileChange, Row, TaskExport};
 use crate::session::timestamp::span;
 use std::fmt::Write as _;
 
@@ -27,7 +27,8 @@ code{background:#f3f3f3;padding:0 .2rem}details{margin:.4rem 0 .4rem 1rem}summar
 .accept{color:#176b2c}.reject{color:#a4161a}.muted{color:#666}";
 
 /// The whole page, with its style inline.
-pub fn render(e: &Export) -> String {
+/// The page's start: its head, the session in a line and a table of its tasks.
+pub fn head(e: &ExportHead, rows: &[Row]) -> String {
     let mut out = String::new();
     let feature = e.feature.as_deref().map(|f| format!(": {}", esc(f))).unwrap_or_default();
     let _ = write!(
@@ -48,14 +49,14 @@ pub fn render(e: &Export) -> String {
             _ => String::new(),
         },
         e.tasks_done,
-        e.tasks.len(),
+        e.task_count,
         e.tokens,
         e.cost,
         esc(&e.status),
         e.stop.as_deref().map(|s| format!(" (stopped: {})", esc(s))).unwrap_or_default()
     );
     out.push_str("<table><tr><th>Task</th><th>Title</th><th>State</th><th>Attempts</th><th>Time</th><th>Cost</th></tr>\n");
-    for t in &e.tasks {
+    for t in rows {
         let _ = writeln!(
             out,
             "<tr><td><a href=\"#{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>${:.3}</td></tr>",
@@ -68,10 +69,13 @@ pub fn render(e: &Export) -> String {
         );
     }
     out.push_str("</table>\n");
-    for t in &e.tasks {
-        task(&mut out, t);
-    }
-    if let Some(changes) = &e.changes {
+    out
+}
+
+/// The page's end: the files the session's branch changed, when known.
+pub fn tail(changes: Option<&[FileChange]>) -> String {
+    let mut out = String::new();
+    if let Some(changes) = changes {
         out.push_str("<h2>Changes on the session branch</h2>\n<table><tr><th>File</th><th>+</th><th>−</th></tr>\n");
         for f in changes {
             let _ = writeln!(
@@ -88,7 +92,14 @@ pub fn render(e: &Export) -> String {
     out
 }
 
-fn task(out: &mut String, t: &TaskExport) {
+/// One task's section.
+pub fn task(t: &TaskExport) -> String {
+    let mut out = String::new();
+    write_task(&mut out, t);
+    out
+}
+
+fn write_task(out: &mut String, t: &TaskExport) {
     let title = t.title.as_deref().map(|x| format!(" — {}", esc(x))).unwrap_or_default();
     let _ = writeln!(out, "<section id=\"{id}\"><h2>{id}{title}</h2>", id = esc(&t.id));
     let _ = writeln!(

@@ -1,7 +1,7 @@
 //! The export as Markdown: short enough for a pull request description or an issue comment,
 //! complete enough to see why each task ended as it did.
 
-use super::{Attempt, Export, TaskExport};
+use super::{Attempt, ExportHead, FileChange, Row, TaskExport};
 use crate::session::timestamp::span;
 use std::fmt::Write as _;
 
@@ -48,8 +48,8 @@ fn short(sha: &str) -> String {
     sha.chars().take(7).collect()
 }
 
-/// The whole export as Markdown: a summary table, then each task with its attempts.
-pub fn render(e: &Export) -> String {
+/// The export's head as Markdown: the session in a line, then a table of its tasks.
+pub fn head(e: &ExportHead, rows: &[Row]) -> String {
     let mut out = String::new();
     let feature = e.feature.as_deref().map(|f| format!(": {}", cell(f))).unwrap_or_default();
     let _ = writeln!(out, "# harrow session {}{feature}\n", e.session);
@@ -62,7 +62,7 @@ pub fn render(e: &Export) -> String {
         out,
         "{models}{} of {} tasks done · {} tokens · ${:.3} · {}{}\n",
         e.tasks_done,
-        e.tasks.len(),
+        e.task_count,
         e.tokens,
         e.cost,
         e.status,
@@ -72,7 +72,7 @@ pub fn render(e: &Export) -> String {
         out.push_str("_Written by Tilth: it kept less than harrow does (no validator output, no kept attempts)._\n\n");
     }
     out.push_str("| Task | Title | State | Attempts | Time | Cost |\n|---|---|---|---|---|---|\n");
-    for t in &e.tasks {
+    for t in rows {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | ${:.3} |",
@@ -84,10 +84,13 @@ pub fn render(e: &Export) -> String {
             t.cost
         );
     }
-    for t in &e.tasks {
-        task(&mut out, t);
-    }
-    if let Some(changes) = &e.changes {
+    out
+}
+
+/// The files the session's branch changed, when the repository was there to ask.
+pub fn tail(changes: Option<&[FileChange]>) -> String {
+    let mut out = String::new();
+    if let Some(changes) = changes {
         out.push_str("\n## Changes on the session branch\n\n");
         if changes.is_empty() {
             out.push_str("No file changed.\n");
@@ -107,7 +110,14 @@ pub fn render(e: &Export) -> String {
     out
 }
 
-fn task(out: &mut String, t: &TaskExport) {
+/// One task with its attempts and the operator's decisions.
+pub fn task(t: &TaskExport) -> String {
+    let mut out = String::new();
+    write_task(&mut out, t);
+    out
+}
+
+fn write_task(out: &mut String, t: &TaskExport) {
     let title = t.title.as_deref().map(|x| format!(" — {}", cell(x))).unwrap_or_default();
     let _ = writeln!(out, "\n## {}{title}\n", cell(&t.id));
     let mut facts = vec![format!("**{}**", t.state)];
