@@ -18,7 +18,7 @@ impl App {
         }
         self.player.view.held().map(str::to_owned).or_else(|| {
             (0..fold.task_count())
-                .filter_map(|i| fold.task_line(i))
+                .filter_map(|i| fold.task_brief(i))
                 .find(|t| t.state == TaskState::NeedsOperator)
                 .map(|t| t.id.to_owned())
         })

@@ -44,7 +44,7 @@ impl App {
         // finish first.
         let fold = self.player.view.fold();
         let at_work: Vec<String> = (0..fold.task_count())
-            .filter_map(|i| fold.task_line(i))
+            .filter_map(|i| fold.task_brief(i))
             .filter(|t| {
                 matches!(
                     t.state,
@@ -73,7 +73,7 @@ impl App {
         let fold = self.player.view.fold();
         let task_in = |state: TaskState| {
             (0..fold.task_count())
-                .filter_map(|i| fold.task_line(i))
+                .filter_map(|i| fold.task_brief(i))
                 .find(|t| t.state == state)
                 .map(|t| t.id.to_owned())
         };

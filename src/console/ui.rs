@@ -207,11 +207,11 @@ fn draw_plan(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Th
     let selected = app.sel.plan_selected.min(count.saturating_sub(1));
     let top = selected.saturating_sub(height / 2).min(count.saturating_sub(height));
     let title = if app.sel.plan_follow { " Plan " } else { " Plan (G follows the run) " };
-    let depths = plan_depths(fold);
+    let mut depths = std::collections::HashMap::new();
     let items: Vec<ListItem> = (top..count.min(top + height))
         .filter_map(|i| fold.task_line(i))
         .map(|t| {
-            let depth = depths.get(t.id).copied().unwrap_or(0);
+            let depth = plan_depth(fold, t.id, 4, &mut depths);
             let indent =
                 if depth == 0 { String::new() } else { format!("{}└ ", "  ".repeat(depth - 1)) };
             let mut spans = vec![
@@ -257,27 +257,37 @@ fn draw_plan(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Th
     frame.render_stateful_widget(list, area, &mut state);
 }
 
-/// How deep each task sits in the plan's graph: 0 for a task that depends on nothing, else
-/// one more than the deepest task it depends on (at most 4, so a long chain stays readable
-/// and a cycle in a hostile log ends).
-fn plan_depths(
-    fold: &crate::session::summary::SummaryFold,
-) -> std::collections::BTreeMap<&str, usize> {
-    let lines: Vec<_> = (0..fold.task_count()).filter_map(|i| fold.task_line(i)).collect();
-    let mut depths: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
-    for _ in 0..4 {
-        for t in &lines {
-            let d = t
-                .depends_on
-                .iter()
-                .map(|d| depths.get(d.as_str()).map_or(1, |x| x + 1))
-                .max()
-                .unwrap_or(0)
-                .min(4);
-            depths.insert(t.id, d);
-        }
+/// How deep a task sits in the plan's graph: 0 for a task that depends on nothing, else one
+/// more than the deepest task it depends on, at most `cap` (4 from the top, so a long chain
+/// stays readable and a cycle in a hostile log ends). Worked out only for the tasks on screen,
+/// each answer kept in `known` for the frame (by task and cap, so however a hostile plan fans
+/// out each is worked out once): a plan of thousands of tasks costs a frame no more than one
+/// of ten.
+fn plan_depth<'f>(
+    fold: &'f crate::session::summary::SummaryFold,
+    task: &'f str,
+    cap: usize,
+    known: &mut std::collections::HashMap<(&'f str, usize), usize>,
+) -> usize {
+    if let Some(&d) = known.get(&(task, cap)) {
+        return d;
     }
-    depths
+    let deps = fold.task_position(task).and_then(|i| fold.task_brief(i)).map(|b| b.depends_on);
+    let depth = match deps {
+        Some(deps) if !deps.is_empty() && cap > 0 => deps
+            .iter()
+            .map(|d| {
+                let known_dep = fold.task_position(d).is_some();
+                if known_dep { plan_depth(fold, d, cap - 1, known) + 1 } else { 1 }
+            })
+            .max()
+            .unwrap_or(0)
+            .min(4),
+        Some(deps) if !deps.is_empty() => 1,
+        _ => 0,
+    };
+    known.insert((task, cap), depth);
+    depth
 }
 
 fn draw_worker(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
@@ -566,4 +576,45 @@ fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Quit ")),
         rect,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan_depth;
+    use crate::session::fact::Fact;
+    use crate::session::summary::SummaryFold;
+
+    fn fold_of(tasks: &[(&str, &[&str])]) -> SummaryFold {
+        let plan: Vec<_> = tasks
+            .iter()
+            .map(|(id, deps)| serde_json::json!({"id": id, "title": id, "depends_on": deps}))
+            .collect();
+        let line =
+            serde_json::json!({"type": "session_start", "seq": 1, "payload": {"plan_tasks": plan}})
+                .to_string();
+        let mut fold = SummaryFold::new(None);
+        fold.apply(&Fact::decode(line.as_bytes()).unwrap_or_else(|e| panic!("{e}")));
+        fold
+    }
+
+    #[test]
+    fn depth_is_the_longest_chain_above_capped_at_four_and_a_cycle_ends() {
+        let fold = fold_of(&[
+            ("A", &[]),
+            ("B", &["A"]),
+            ("C", &["B", "A"]),
+            ("D", &["C"]),
+            ("E", &["D"]),
+            ("F", &["E"]),
+            ("X", &["Y"]),
+            ("Y", &["X"]),
+            ("Z", &["gone"]),
+        ]);
+        let mut known = std::collections::HashMap::new();
+        let depths: Vec<usize> = ["F", "A", "B", "C", "D", "E", "X", "Y", "Z"]
+            .iter()
+            .map(|t| plan_depth(&fold, t, 4, &mut known))
+            .collect();
+        assert_eq!(depths, [4, 0, 1, 2, 3, 4, 4, 4, 1]);
+    }
 }

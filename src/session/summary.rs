@@ -382,6 +382,14 @@ fn plan_tasks(list: Option<&serde_json::Value>) -> impl Iterator<Item = (&str, &
     })
 }
 
+/// A task's id, state and dependencies, read from a running fold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskBrief<'a> {
+    pub id: &'a str,
+    pub state: TaskState,
+    pub depends_on: &'a [String],
+}
+
 /// One task as the console's plan shows it, read from a running fold without finishing it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskLine<'a> {
@@ -768,6 +776,13 @@ impl SummaryFold {
     /// Tasks seen so far.
     pub fn task_count(&self) -> usize {
         self.tasks.slots.len()
+    }
+
+    /// The `i`th task's id, state and what it depends on: what a frame needs to know of every
+    /// task, without the figures [`SummaryFold::task_line`] works out (its times are parsed).
+    pub fn task_brief(&self, i: usize) -> Option<TaskBrief<'_>> {
+        let slot = self.tasks.slots.get(i)?;
+        Some(TaskBrief { id: &slot.id, state: slot.state(), depends_on: &slot.detail.depends_on })
     }
 
     /// The `i`th task in order of first appearance.
