@@ -1,7 +1,10 @@
 //! 20-task runs against the scripted model at zero delay, with 10 and with 30 worker
 //! iterations per task (each a real `read_file` call): the whole run's time, the marginal cost
 //! of one more iteration (model round trip and tool included), and the cost of a task boundary
-//! (commit, fsyncs, atomic rewrites). `cargo bench --bench loop_overhead`
+//! (commit, fsyncs, atomic rewrites). Then the same 10-iteration plan run by the `harrow`
+//! binary as its own process with the default settings, against the scripted model in this
+//! one: the harness's CPU per model call, start-up included, as the kernel counts it for that
+//! process. `cargo bench --bench loop_overhead`
 
 // A bench that cannot set up its input has nothing to measure: failing loudly is right.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -20,6 +23,7 @@ use std::time::Instant;
 const TASKS: usize = 20;
 
 fn main() {
+    whole_process(10);
     let short = run(10);
     let long = run(30);
     let marginal = (long - short) / (TASKS as f64 * 20.0);
@@ -33,10 +37,13 @@ fn main() {
     );
 }
 
-/// Runs the whole session and returns its wall time in seconds.
-fn run(iterations: usize) -> f64 {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let repo = tmp.path().join("repo");
+/// A repository with one commit and a plan of [`TASKS`] tasks, and the script the model follows
+/// for them: a file written, `iterations - 2` files read, a case; every verdict an accept.
+fn setup(
+    root: &std::path::Path,
+    iterations: usize,
+) -> (std::path::PathBuf, std::path::PathBuf, serde_json::Value) {
+    let repo = root.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     std::fs::write(repo.join("README.md"), "# bench\n").unwrap();
     for args in [
@@ -53,7 +60,7 @@ fn run(iterations: usize) -> f64 {
                 .success()
         );
     }
-    let plan_dir = tmp.path().join("plan");
+    let plan_dir = root.join("plan");
     std::fs::create_dir_all(&plan_dir).unwrap();
     std::fs::write(plan_dir.join("overview.md"), "# Bench\n").unwrap();
     let mut worker = serde_json::Map::new();
@@ -71,7 +78,56 @@ fn run(iterations: usize) -> f64 {
         worker.insert(format!("T-{t:03}"), json!({"1": turns}));
     }
     let accept = json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "ok", "evidence": [], "next_step": null}}]});
-    let script = json!({"worker": worker, "evaluator": {"*": {"*": [accept]}}});
+    (repo, plan_dir, json!({"worker": worker, "evaluator": {"*": {"*": [accept]}}}))
+}
+
+/// Runs the plan with the `harrow` binary, default settings, and reports its CPU per model
+/// call: every cost of the process (start-up, loading, the sandbox's probe, git, the session's
+/// files) divided among the calls it made.
+fn whole_process(iterations: usize) {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan_dir, script) = setup(tmp.path(), iterations);
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = runtime
+        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), true))
+        .unwrap();
+    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    let before = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["run", plan_dir.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
+        .env("HARROW_BASE_URL", server.base_url())
+        .env("HARROW_WORKER_MODEL", "scripted/worker")
+        .env("HARROW_API_KEY", "sk-bench")
+        .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))
+        .env("XDG_CONFIG_HOME", tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
+    let user = secs(after.user_time()) - secs(before.user_time());
+    let kernel = secs(after.system_time()) - secs(before.system_time());
+    let calls = server.received().len();
+    assert_eq!(calls, TASKS * (iterations + 1));
+    println!(
+        "harrow run as a process, {TASKS} tasks × {} model calls, default settings: {:.2} ms of CPU per model call ({:.2} ms in user space, {:.2} ms in the kernel), start-up included",
+        iterations + 1,
+        (user + kernel) * 1000.0 / calls as f64,
+        user * 1000.0 / calls as f64,
+        kernel * 1000.0 / calls as f64
+    );
+}
+
+/// Runs the whole session and returns its wall time in seconds.
+fn run(iterations: usize) -> f64 {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (repo, plan_dir, script) = setup(tmp.path(), iterations);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async move {
