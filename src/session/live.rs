@@ -62,29 +62,56 @@ pub fn clear(dir: &Path) {
     let _ = std::fs::remove_file(super::dir::SessionDir::new(dir).live());
 }
 
-/// Rewrites the file at most every [`EVERY`].
+/// Rewrites the file at most every [`EVERY`], the first time [`EVERY`] after the request: a
+/// reply that is done sooner is never written, so a quick reply costs no file made and removed
+/// (on some filesystems the costliest part of a model call), and the log shows it a moment
+/// later anyway.
 #[derive(Debug)]
 pub struct Throttle {
-    last: Option<Instant>,
+    last: Instant,
+    wrote: bool,
 }
 
 impl Throttle {
     pub fn new() -> Throttle {
-        Throttle { last: None }
+        Throttle { last: Instant::now(), wrote: false }
     }
 
     /// Whether it is time to write again; if so, the clock starts over.
     pub fn due(&mut self) -> bool {
-        let due = self.last.is_none_or(|t| t.elapsed() >= EVERY);
+        let due = self.last.elapsed() >= EVERY;
         if due {
-            self.last = Some(Instant::now());
+            self.last = Instant::now();
+            self.wrote = true;
         }
         due
+    }
+
+    /// Whether the file was written for this reply (and so must be removed when it is done).
+    pub fn wrote(&self) -> bool {
+        self.wrote
     }
 }
 
 impl Default for Throttle {
     fn default() -> Self {
         Throttle::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_done_sooner_than_the_first_write_is_never_written() {
+        let mut quick = Throttle::new();
+        assert!(!quick.due(), "not at the first chunk");
+        assert!(!quick.wrote());
+        let mut slow = Throttle::new();
+        std::thread::sleep(EVERY + Duration::from_millis(10));
+        assert!(slow.due(), "a reply still arriving after a while is written");
+        assert!(!slow.due(), "and then not again at once");
+        assert!(slow.wrote());
     }
 }

@@ -568,7 +568,9 @@ impl Run {
             r = brain.chat_streaming(&tag, messages, tools, record, show) => r,
             () = raised => Err(BrainError::Cancelled(role.as_str())),
         };
-        live::clear(&self.dir);
+        if throttle.wrote() {
+            live::clear(&self.dir);
+        }
         logged?;
         Ok(result)
     }
@@ -591,6 +593,8 @@ impl Run {
     /// Runs every pending task in order until the plan is done or something stops it.
     pub async fn run(&mut self) -> Result<Ended> {
         self.checkpoint("running")?;
+        // A reply a crashed run left in flight is not in flight any more.
+        live::clear(&self.dir);
         let mut guard =
             GitGuard::new(&self.workspace.worktree, &self.workspace.branch).map_err(|source| {
                 HarnessError::Git { what: "cannot read the worktree's git state", source }
