@@ -24,6 +24,10 @@ fn main() {
     generate(&mut out, 100_000, Dialect::Harrow, 5).expect("generate");
     drop(out);
     let mut app = App::open_live(dir.path(), "bench", Look::built_in(true)).expect("open");
+    // The console reads a large log a piece at a time between frames; the bench reads it whole.
+    while app.player.reading_percent().is_some() {
+        app.read_more().expect("read");
+    }
     let (tx, rx) = mpsc::channel();
     let (offset, line) = app.tail_start();
     let _tailer = follow(&path, offset, line, move |ev| {

@@ -1,6 +1,7 @@
 //! Times the console on a session folder, the way a person meets it: open to first frame (as
-//! `watch` does: every event applied), one frame at 200×60, and a seek back to 10 %. Run it
-//! under `/usr/bin/time -v` for the peak RSS:
+//! `watch` does: every event read applied), the rest of the log read a piece at a time with a
+//! frame after each piece (the slowest piece is the longest a key can wait), one frame at
+//! 200×60, and a seek back to 10 %. Run it under `/usr/bin/time -v` for the peak RSS:
 //! `cargo run --release --example console-timing -- DIR`.
 
 use harrow::console::app::App;
@@ -38,6 +39,15 @@ fn run(dir: &std::path::Path) -> std::io::Result<()> {
     let mut app = App::open_live(dir, "timing", harrow::console::theme::Look::built_in(true))?;
     frame(&mut app, &mut terminal);
     let first = start.elapsed();
+    let (mut slowest, mut pieces) = (std::time::Duration::ZERO, 0);
+    while app.player.reading_percent().is_some() {
+        let piece = Instant::now();
+        app.read_more()?;
+        frame(&mut app, &mut terminal);
+        slowest = slowest.max(piece.elapsed());
+        pieces += 1;
+    }
+    let whole = start.elapsed();
     let frames = 200;
     let start = Instant::now();
     for _ in 0..frames {
@@ -50,7 +60,7 @@ fn run(dir: &std::path::Path) -> std::io::Result<()> {
     let seek = start.elapsed();
     let (at, total) = app.position();
     println!(
-        "events {total}: first frame {first:.2?}, frame at 200×60 {per_frame:.2?}, seek back to 10 % (event {at}) {seek:.2?}"
+        "events {total}: first frame {first:.2?}, read whole {whole:.2?} ({pieces} pieces, the slowest with its frame {slowest:.2?}), frame at 200×60 {per_frame:.2?}, seek back to 10 % (event {at}) {seek:.2?}"
     );
     Ok(())
 }

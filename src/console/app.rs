@@ -69,6 +69,8 @@ pub struct App {
     /// Where the console was opened from: from the fleet, `Esc` on the panes goes back to it.
     pub opened_from: OpenedFrom,
     pub(super) effects: Vec<Effect>,
+    /// A seek asked for (in tenths of the log) before the log was read that far.
+    pending_seek: Option<u8>,
 }
 
 impl App {
@@ -110,6 +112,7 @@ impl App {
             quit: false,
             opened_from: OpenedFrom::Command,
             effects: Vec::new(),
+            pending_seek: None,
         }
     }
 
@@ -121,6 +124,20 @@ impl App {
     /// The effects asked for since the last call, for the event loop to carry out.
     pub fn take_effects(&mut self) -> Vec<Effect> {
         std::mem::take(&mut self.effects)
+    }
+
+    /// Reads the next piece of a log not yet read whole, and makes a seek that waited for it.
+    /// Returns whether anything changed.
+    pub fn read_more(&mut self) -> io::Result<bool> {
+        let changed = self.player.read_more()?;
+        if self.player.reading_percent().is_none()
+            && let Some(tenths) = self.pending_seek.take()
+        {
+            self.player.seek_percent(tenths)?;
+            self.sel.stream_back = 0;
+            self.notice = None;
+        }
+        Ok(changed)
     }
 
     /// Where a tailer should start so it delivers exactly the lines not yet indexed.
@@ -402,10 +419,18 @@ impl App {
             Action::SearchNext => self.search_again(true)?,
             Action::SearchPrev => self.search_again(false)?,
             Action::OnlyMatches => self.only_matches(),
-            Action::Seek(tenths) => {
-                self.player.seek_percent(tenths)?;
-                self.sel.stream_back = 0;
-            }
+            Action::Seek(tenths) => match self.player.reading_percent() {
+                Some(read) if u64::from(tenths) * 10 > read => {
+                    self.pending_seek = Some(tenths);
+                    self.notice = Some(format!(
+                        "the log is still being read ({read} %): the cursor goes to {tenths}0 % once it is"
+                    ));
+                }
+                _ => {
+                    self.player.seek_percent(tenths)?;
+                    self.sel.stream_back = 0;
+                }
+            },
             Action::Down | Action::Up | Action::Top | Action::Bottom => {
                 self.move_in_pane(action)?;
             }

@@ -2,7 +2,7 @@
 //! snapshots, and the clock. Replay and live watching both move it; nothing here knows about
 //! panes, keys or the terminal.
 
-use super::view::{Clock, Snapshots, View, compressed_times};
+use super::view::{Clock, Snapshots, View};
 use crate::session::event::{Event, EventKind, Payload};
 use crate::session::index::{EventIndex, FetchError};
 use crate::session::scan::LineAt;
@@ -11,6 +11,14 @@ use std::path::{Path, PathBuf};
 
 /// Idle gaps in a replay are shortened to this.
 const MAX_GAP_MS: i64 = 2_000;
+
+/// How much of the log is read before the first frame. The rest is read a piece at a time
+/// between frames ([`Player::read_more`]), so a log of any size shows its beginning at once
+/// and keys are answered while it is read.
+const FIRST_READ: u64 = 24 << 20;
+
+/// How much is read between two frames: a few milliseconds' work.
+const READ_PIECE: u64 = 2 << 20;
 
 /// A session's log, read once and followed: where the replay stands in it.
 #[derive(Debug)]
@@ -23,6 +31,13 @@ pub struct Player {
     pub clock: Clock,
     /// Whether the session is one Tilth wrote (it recorded less than harrow does).
     pub tilth: bool,
+    /// The log's size when it was opened, while not all of it has been read.
+    reading: Option<u64>,
+    /// Whether events are applied as they are read (watching: the cursor stays at the newest).
+    applying: bool,
+    /// The time of the latest event read, for the next one's replay time.
+    last_ms: i64,
+    harrow_format: bool,
 }
 
 impl Player {
@@ -32,46 +47,82 @@ impl Player {
         self.index.shrank()
     }
 
-    /// Reads the log once: the index, the replay times, where each event belongs (stream,
-    /// trails, timeline markers), and the fold with its snapshots; with `at_end` the cursor
-    /// stays at the newest event, else it goes back to the start and plays at `speed`.
+    /// Opens the log: reads its beginning — the index, the replay times, where each event
+    /// belongs (stream, trails, timeline markers), and the fold with its snapshots — and
+    /// leaves the rest to [`Player::read_more`]. With `at_end` the cursor stays at the newest
+    /// event read, else it goes back to the start and plays at `speed`.
     pub fn open(events: &Path, id: &str, speed: f64, at_end: bool) -> io::Result<Player> {
-        let mut stamps = Vec::new();
-        let mut view = View::new(id);
-        let mut snapshots = Snapshots::default();
-        let mut last = 0i64;
-        let mut harrow_format = false;
-        let index = EventIndex::build_with(events, |pos, f| {
-            let ms =
-                f.ts.get()
-                    .and_then(crate::session::timestamp::parse)
-                    .map_or(last, jiff::Timestamp::as_millisecond);
-            last = ms;
-            harrow_format |= f.seq.value.is_some();
-            stamps.push(ms);
-            view.note(pos, f);
-            view.apply(pos, f);
-            snapshots.offer(&view);
-        })?;
-        if !at_end {
-            snapshots.restore(&mut view, 0);
-        }
-        let times = compressed_times(&stamps, MAX_GAP_MS);
+        let size = std::fs::metadata(events).map_or(0, |m| m.len());
         let mut player = Player {
-            index,
-            times,
-            view,
-            snapshots,
+            index: EventIndex::build_within(events, 0, |_, _| {})?,
+            times: Vec::new(),
+            view: View::new(id),
+            snapshots: Snapshots::default(),
             clock: Clock::new(speed),
-            tilth: !harrow_format,
+            tilth: true,
+            reading: (size > 0).then_some(size),
+            applying: true,
+            last_ms: 0,
+            harrow_format: false,
         };
+        player.read_piece(FIRST_READ)?;
         if at_end {
             player.clock.playing = false;
             player.clock.now_ms = player.times.last().map_or(0.0, |t| *t as f64);
         } else {
+            player.applying = false;
+            player.snapshots.restore(&mut player.view, 0);
             player.advance_to_clock()?;
         }
         Ok(player)
+    }
+
+    /// How much of the log has been read, in whole percent, while it is still being read.
+    pub fn reading_percent(&self) -> Option<u64> {
+        let size = self.reading?;
+        let read = self.index.report().end_offset;
+        Some((read.saturating_mul(100) / size.max(1)).min(99))
+    }
+
+    /// Reads the next piece of a log not yet read whole. Returns whether anything was read.
+    pub fn read_more(&mut self) -> io::Result<bool> {
+        if self.reading.is_none() {
+            return Ok(false);
+        }
+        let before = self.total();
+        self.read_piece(READ_PIECE)?;
+        if self.applying {
+            self.clock.now_ms = self.times.last().map_or(0.0, |t| *t as f64);
+        }
+        Ok(self.total() > before || self.reading.is_none())
+    }
+
+    fn read_piece(&mut self, piece: u64) -> io::Result<()> {
+        let Some(size) = self.reading else { return Ok(()) };
+        let r = self.index.report();
+        // Past a line longer than a piece, however long it is.
+        let until = r.end_offset.saturating_add(r.pending_bytes).saturating_add(piece).min(size);
+        let Player { index, view, snapshots, times, last_ms, harrow_format, applying, .. } = self;
+        index.read_more(until, |pos, f| {
+            let ms =
+                f.ts.get()
+                    .and_then(crate::session::timestamp::parse)
+                    .map_or(*last_ms, jiff::Timestamp::as_millisecond);
+            let t = times.last().map_or(0, |t| t + (ms - *last_ms).clamp(0, MAX_GAP_MS));
+            *last_ms = ms;
+            times.push(t);
+            *harrow_format |= f.seq.value.is_some();
+            view.note(pos, f);
+            if *applying {
+                view.apply(pos, f);
+                snapshots.offer(view);
+            }
+        })?;
+        self.tilth = !self.harrow_format;
+        if until >= size {
+            self.reading = None;
+        }
+        Ok(())
     }
 
     /// What was skipped reading the log, said once when it opens.
@@ -292,5 +343,71 @@ impl Player {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(ms: i64, n: u64) -> String {
+        let ts = jiff::Timestamp::from_millisecond(ms).unwrap_or_else(|e| panic!("{e}"));
+        format!(
+            r#"{{"ts":"{ts}","seq":{n},"type":"tool_call","payload":{{"task_id":"T-1","tool":"read_file"}}}}"#
+        )
+    }
+
+    #[test]
+    fn idle_gaps_are_compressed() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let log = tmp.path().join("events.jsonl");
+        let text: Vec<String> =
+            [1000, 1000, 3000, 3_600_000].iter().zip(1..).map(|(ms, n)| line(*ms, n)).collect();
+        std::fs::write(&log, text.join("\n") + "\n").unwrap_or_else(|e| panic!("{e}"));
+        let p = Player::open(&log, "s", 1.0, true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.times, [0, 0, 2000, 4000]);
+    }
+
+    #[test]
+    fn a_log_larger_than_the_first_read_is_shown_at_once_and_read_whole_between_frames() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let log = tmp.path().join("events.jsonl");
+        let mut bytes = Vec::new();
+        crate::session::synth::generate(
+            &mut bytes,
+            40_000,
+            crate::session::synth::Dialect::Harrow,
+            9,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(bytes.len() as u64 > FIRST_READ + 4 * READ_PIECE, "{} bytes", bytes.len());
+        std::fs::write(&log, &bytes).unwrap_or_else(|e| panic!("{e}"));
+        let whole = EventIndex::build(&log).unwrap_or_else(|e| panic!("{e}"));
+        for at_end in [true, false] {
+            let mut p = Player::open(&log, "s", 1.0, at_end).unwrap_or_else(|e| panic!("{e}"));
+            let first = p.total();
+            assert!(p.reading_percent().is_some_and(|r| r < 100), "still reading");
+            assert!(first > 0 && first < whole.len(), "the beginning is there: {first}");
+            let mut pieces = 0;
+            while p.reading_percent().is_some() {
+                p.read_more().unwrap_or_else(|e| panic!("{e}"));
+                pieces += 1;
+            }
+            assert!(pieces > 4, "read a piece at a time ({pieces} pieces)");
+            assert_eq!(p.total(), whole.len(), "every event, once");
+            assert_eq!(p.tail_start(), (whole.report().end_offset, whole.report().lines + 1));
+            assert!(p.times.windows(2).all(|w| w[0] <= w[1]));
+            assert_eq!(p.times.len(), p.total());
+            if at_end {
+                assert!(p.at_end(), "watching, the cursor stays at the newest event");
+            } else {
+                assert!(p.view.applied() <= 1, "a replay still stands at its start");
+            }
+            let mut once = Player::open(&log, "s", 1.0, true).unwrap_or_else(|e| panic!("{e}"));
+            while once.read_more().unwrap_or_else(|e| panic!("{e}")) {}
+            p.seek(p.total()).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(p.view.fold().tasks_done(), once.view.fold().tasks_done());
+            assert_eq!(p.view.fold().task_count(), once.view.fold().task_count());
+        }
     }
 }

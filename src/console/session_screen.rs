@@ -26,6 +26,21 @@ pub struct SessionScreen {
 }
 
 impl SessionScreen {
+    /// Starts following the log once it has been read whole: the tailer delivers what is
+    /// appended after that.
+    fn follow_when_read(&mut self, cx: &Cx) {
+        let Some(dir) = &self.follow else { return };
+        if self.tailer.is_some() || self.app.player.reading_percent().is_some() {
+            return;
+        }
+        let (offset, line) = self.app.tail_start();
+        let tx = cx.tx.clone();
+        let events = crate::session::dir::SessionDir::new(dir).events();
+        self.tailer = Some(tail::follow(&events, offset, line, move |ev| {
+            let _ = tx.send(Msg::Tail(ev));
+        }));
+    }
+
     pub fn new(app: App, follow: Option<PathBuf>) -> SessionScreen {
         let now = Instant::now();
         SessionScreen {
@@ -79,14 +94,7 @@ pub fn kept_up<T>(result: std::io::Result<T>, app: &mut App) -> Option<T> {
 
 impl Screen for SessionScreen {
     fn open(&mut self, cx: &Cx) {
-        if let Some(dir) = &self.follow {
-            let (offset, line) = self.app.tail_start();
-            let tx = cx.tx.clone();
-            let events = crate::session::dir::SessionDir::new(dir).events();
-            self.tailer = Some(tail::follow(&events, offset, line, move |ev| {
-                let _ = tx.send(Msg::Tail(ev));
-            }));
-        }
+        self.follow_when_read(cx);
         self.perform(cx);
     }
 
@@ -105,6 +113,10 @@ impl Screen for SessionScreen {
 
     fn wait(&self, now: Instant) -> Option<Duration> {
         let app = &self.app;
+        if app.player.reading_percent().is_some() {
+            // The rest of the log is read between frames and keys, without a pause.
+            return Some(Duration::ZERO);
+        }
         self.schedule.wait(now, app.player.clock.playing, app.counting(), app.watching_a_run())
     }
 
@@ -166,7 +178,13 @@ impl Screen for SessionScreen {
         if self.app.quit { Flow::Close } else { Flow::Stay }
     }
 
-    fn turn(&mut self, now: Instant, _cx: &Cx) -> Flow {
+    fn turn(&mut self, now: Instant, cx: &Cx) -> Flow {
+        if self.app.player.reading_percent().is_some() {
+            if kept_up(self.app.read_more(), &mut self.app).unwrap_or(true) {
+                self.schedule.changed();
+            }
+            self.follow_when_read(cx);
+        }
         if let Some(ms) = self.schedule.tick(now, self.app.player.clock.playing)
             && kept_up(self.app.tick(ms), &mut self.app).unwrap_or(true)
         {

@@ -88,6 +88,10 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     } else {
         format!("PAUSED {}", clock.label())
     };
+    let mode = match app.player.reading_percent() {
+        Some(read) => format!("reading the log {read} %  {mode}"),
+        None => mode,
+    };
     let view = &app.player.view;
     let fold = view.fold();
     let done = fold.tasks_done();

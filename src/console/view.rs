@@ -560,20 +560,6 @@ impl View {
     }
 }
 
-/// Replay time: event timestamps with idle gaps longer than `max_gap_ms` shortened to it, so a
-/// night-long pause does not stall playback.
-pub fn compressed_times(ts_ms: &[i64], max_gap_ms: i64) -> Vec<i64> {
-    let mut out = Vec::with_capacity(ts_ms.len());
-    let mut t = 0i64;
-    for (i, &ms) in ts_ms.iter().enumerate() {
-        if i > 0 {
-            t += (ms - ts_ms[i - 1]).clamp(0, max_gap_ms);
-        }
-        out.push(t);
-    }
-    out
-}
-
 /// The replay clock: virtual milliseconds that run at a chosen speed while playing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Clock {
@@ -619,11 +605,6 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn idle_gaps_are_compressed() {
-        assert_eq!(compressed_times(&[1000, 1000, 3000, 3_600_000], 2000), [0, 0, 2000, 4000]);
-    }
 
     #[test]
     fn the_clock_runs_at_its_speed_only_while_playing() {

@@ -3,7 +3,7 @@
 
 use super::event::{DecodeError, Event};
 use super::fact::Fact;
-use super::scan::{LineAt, ScanReport, scan};
+use super::scan::{LineAt, ScanReport, scan_lines_within};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -73,7 +73,17 @@ impl EventIndex {
 
     /// Indexes the whole file, handing each indexed event to `f` with its position on the way,
     /// so a reader that also needs every event reads the file once.
-    pub fn build_with(path: &Path, mut f: impl FnMut(usize, &Fact<'_>)) -> io::Result<EventIndex> {
+    pub fn build_with(path: &Path, f: impl FnMut(usize, &Fact<'_>)) -> io::Result<EventIndex> {
+        EventIndex::build_within(path, u64::MAX, f)
+    }
+
+    /// [`EventIndex::build_with`] over the lines that end before byte `until`; the rest is
+    /// read later with [`EventIndex::read_more`].
+    pub fn build_within(
+        path: &Path,
+        until: u64,
+        f: impl FnMut(usize, &Fact<'_>),
+    ) -> io::Result<EventIndex> {
         let mut index = EventIndex {
             path: path.to_path_buf(),
             file: File::open(path).ok(),
@@ -82,14 +92,35 @@ impl EventIndex {
             tasks: Interner::with_empty(),
             report: ScanReport::default(),
         };
-        let mut entries = Vec::new();
-        let report = scan(path, |at, fact| {
-            f(entries.len(), fact);
-            entries.push(index.entry(at, fact));
-        })?;
-        index.entries = entries;
-        index.report = report;
+        index.read_more(until, f)?;
         Ok(index)
+    }
+
+    /// Indexes the lines after those indexed so far that end before byte `until`, handing each
+    /// event to `f` with its position.
+    pub fn read_more(&mut self, until: u64, mut f: impl FnMut(usize, &Fact<'_>)) -> io::Result<()> {
+        let (from, line) = (self.report.end_offset, self.report.lines + 1);
+        let mut entries = std::mem::take(&mut self.entries);
+        let path = self.path.clone();
+        let scanned = scan_lines_within(&path, from, line, until, |at, _, fact| {
+            f(entries.len(), fact);
+            entries.push(self.entry(at, fact));
+        });
+        self.entries = entries;
+        let more = match scanned {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => ScanReport::default(),
+            other => other?,
+        };
+        let r = &mut self.report;
+        r.lines += more.lines;
+        r.events += more.events;
+        r.blank += more.blank;
+        r.unreadable_count += more.unreadable_count;
+        let room = super::scan::UNREADABLE_KEPT.saturating_sub(r.unreadable.len());
+        r.unreadable.extend(more.unreadable.into_iter().take(room));
+        r.end_offset = r.end_offset.max(more.end_offset);
+        r.pending_bytes = more.pending_bytes;
+        Ok(())
     }
 
     fn entry(&mut self, at: LineAt, fact: &Fact<'_>) -> IndexEntry {

@@ -93,9 +93,9 @@ impl Block {
     }
 }
 
-/// Reads a file from an offset in blocks that end on a newline.
+/// Reads a file from an offset in blocks that end on a newline, up to a limit.
 struct BlockReader {
-    file: File,
+    file: io::Take<File>,
     carry: Vec<u8>,
     offset: u64,
     next_line: u64,
@@ -103,9 +103,11 @@ struct BlockReader {
 }
 
 impl BlockReader {
-    fn open(path: &Path, offset: u64, first_line: u64) -> io::Result<BlockReader> {
+    /// Reads from `offset` (the start of line `first_line`) up to byte `until`.
+    fn open(path: &Path, offset: u64, first_line: u64, until: u64) -> io::Result<BlockReader> {
         let mut file = File::open(path)?;
         file.seek(SeekFrom::Start(offset))?;
+        let file = file.take(until.saturating_sub(offset));
         Ok(BlockReader { file, carry: Vec::new(), offset, next_line: first_line, eof: false })
     }
 
@@ -155,7 +157,7 @@ impl BlockReader {
     }
 }
 
-fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+fn read_full(file: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         match file.read(&mut buf[filled..]) {
@@ -246,16 +248,26 @@ where
 
 /// [`scan_from`], giving `f` each event's line as well, for a reader that decodes some lines
 /// whole.
-pub fn scan_lines_from<F>(
+pub fn scan_lines_from<F>(path: &Path, offset: u64, first_line: u64, f: F) -> io::Result<ScanReport>
+where
+    F: FnMut(LineAt, &[u8], &Fact<'_>),
+{
+    scan_lines_within(path, offset, first_line, u64::MAX, f)
+}
+
+/// [`scan_lines_from`], reading no further than byte `until`: the lines that end before it. A
+/// line it cuts is left pending, as a line still being written is.
+pub fn scan_lines_within<F>(
     path: &Path,
     offset: u64,
     first_line: u64,
+    until: u64,
     mut f: F,
 ) -> io::Result<ScanReport>
 where
     F: FnMut(LineAt, &[u8], &Fact<'_>),
 {
-    let mut reader = BlockReader::open(path, offset, first_line)?;
+    let mut reader = BlockReader::open(path, offset, first_line, until)?;
     let mut report = ScanReport::default();
     let decoders = std::thread::available_parallelism().map_or(1, usize::from).min(MAX_DECODERS);
     // A folded block's buffer and vectors go back to be filled again: allocating them afresh
