@@ -609,6 +609,10 @@ fn the_interview_redraws_while_a_slow_model_thinks_shows_its_keys_and_esc_stops_
     let s = t.wait_for("the model is working (3 s)");
     assert!(s.contains("Keys while the model works"), "the spinner goes on under the help: {s}");
     t.keys(&["Escape"]);
+    // Two escapes sent together can reach the program as one key (Alt-Esc): the second waits
+    // until the first has closed the help.
+    let s = t.wait_for("the model is working (4 s)");
+    assert!(!s.contains("Keys while the model works"), "Esc closes the help: {s}");
     t.keys(&["Escape"]);
     t.wait_for("Stop the interview? Nothing is written.");
     let started = Instant::now();
