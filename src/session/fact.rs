@@ -5,7 +5,7 @@
 //! folding a log runs at the speed of scanning it.
 
 use super::event::EventKind;
-use super::lenient::{FromScalar, LBool, LFloat, LInt, LStr};
+use super::lenient::{FromToken, LBool, LFloat, LInt, LStr};
 use super::sparse::{self, Cursor, Token};
 use super::state::{Ruling, StopReason};
 
@@ -40,18 +40,8 @@ fn keep(c: &mut Cursor<'_>, field: u8, marks: &mut Vec<Mark>) -> sparse::Result<
     Ok(())
 }
 
-/// A field made from a value a [`Mark`] kept.
-trait ReadField<'a>: Sized {
-    fn from_token(line: &'a [u8], token: Token) -> Self;
-}
-
-impl<'a, T: FromScalar<'a>> ReadField<'a> for T {
-    fn from_token(line: &'a [u8], token: Token) -> Self {
-        T::from_scalar(sparse::scalar_of(line, token))
-    }
-}
-
-impl ReadField<'_> for Option<serde_json::Value> {
+/// `plan_tasks`, kept whole.
+impl FromToken<'_> for Option<serde_json::Value> {
     fn from_token(line: &[u8], token: Token) -> Self {
         let Token::Whole { start, end } = token else { return None };
         let raw = line.get(start as usize..end as usize)?;
@@ -93,7 +83,7 @@ macro_rules! fact_fields {
             /// Fills the field numbered `id` from a value of `line`.
             fn set(&mut self, id: u8, line: &'a [u8], token: Token) {
                 match id {
-                    $( ids::$field => self.$field = ReadField::from_token(line, token), )*
+                    $( ids::$field => self.$field = FromToken::from_token(line, token), )*
                     _ => {}
                 }
             }
@@ -229,10 +219,10 @@ impl<'a> Fact<'a> {
         let mut fact = Fact::default();
         for &Mark { field, token } in marks {
             match field {
-                TS => fact.ts = ReadField::from_token(line, token),
-                SEQ => fact.seq = ReadField::from_token(line, token),
-                LANE => fact.lane = ReadField::from_token(line, token),
-                KIND => fact.kind = ReadField::from_token(line, token),
+                TS => fact.ts = FromToken::from_token(line, token),
+                SEQ => fact.seq = FromToken::from_token(line, token),
+                LANE => fact.lane = FromToken::from_token(line, token),
+                KIND => fact.kind = FromToken::from_token(line, token),
                 id => fact.payload.set(id, line, token),
             }
         }
@@ -382,7 +372,7 @@ mod tests {
             }
         }
         for odd in [
-            &br#"{"type":"t\u0079pe","payload":{"task_id":"T-\u0031","iter":1e2,"cost":3,"accept":"yes"}}"#[..],
+            &br#"{"type":"t\u0079pe","payload":{"task_id":"T-\u0031","iter":1e2,"cost":3,"accept":"yes","passed":"","below_bar":"\u0000"}}"#[..],
             br#"{"type":"model_call","payload":[1,2]}"#,
             br#"{"t\u0079pe":"model_call","p\u0061yload":{"t\u0061sk_id":"T-9"}}"#,
             br#"{"type":"model_call","payload":{"plan_tasks":null,"task_id":7}}"#,

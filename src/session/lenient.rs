@@ -4,7 +4,7 @@
 //! a value of an unexpected shape, the field reads as absent instead of making the whole line
 //! unreadable, and large values the fold does not need are skipped without being copied.
 
-use super::sparse::Scalar;
+use super::sparse::Token;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
@@ -187,27 +187,24 @@ impl<'de> Deserialize<'de> for LBool {
     }
 }
 
-/// Reading a field straight from a line with the sparse reader, with the same leniency as
-/// the serde implementations above: a value of another shape reads as absent.
-pub trait FromScalar<'a>: Sized {
-    fn from_scalar(value: Scalar<'a>) -> Self;
+/// A field read straight from a value the sparse reader kept, with the same leniency as the
+/// serde implementations above: a value of another shape reads as absent.
+pub trait FromToken<'a>: Sized {
+    fn from_token(line: &'a [u8], token: Token) -> Self;
 }
 
-impl<'a> FromScalar<'a> for LStr<'a> {
-    fn from_scalar(value: Scalar<'a>) -> Self {
-        match value {
-            Scalar::Str(s) => LStr(Some(s)),
-            _ => LStr(None),
-        }
+impl<'a> FromToken<'a> for LStr<'a> {
+    fn from_token(line: &'a [u8], token: Token) -> Self {
+        LStr(token.text(line))
     }
 }
 
-impl FromScalar<'_> for LInt {
-    fn from_scalar(value: Scalar<'_>) -> Self {
-        match value {
-            Scalar::Int(v) => LInt { value: Some(v), was_integer: true },
-            Scalar::Big(v) => LInt { value: i64::try_from(v).ok(), was_integer: true },
-            Scalar::Float(v) => {
+impl FromToken<'_> for LInt {
+    fn from_token(_: &[u8], token: Token) -> Self {
+        match token {
+            Token::Int(v) => LInt { value: Some(v), was_integer: true },
+            Token::Big(v) => LInt { value: i64::try_from(v).ok(), was_integer: true },
+            Token::Float(v) => {
                 LInt { value: v.is_finite().then_some(v.trunc() as i64), was_integer: false }
             }
             _ => LInt::default(),
@@ -215,26 +212,28 @@ impl FromScalar<'_> for LInt {
     }
 }
 
-impl FromScalar<'_> for LFloat {
-    fn from_scalar(value: Scalar<'_>) -> Self {
-        match value {
-            Scalar::Int(v) => LFloat(Some(v as f64)),
-            Scalar::Big(v) => LFloat(Some(v as f64)),
-            Scalar::Float(v) => LFloat(Some(v)),
+impl FromToken<'_> for LFloat {
+    fn from_token(_: &[u8], token: Token) -> Self {
+        match token {
+            Token::Int(v) => LFloat(Some(v as f64)),
+            Token::Big(v) => LFloat(Some(v as f64)),
+            Token::Float(v) => LFloat(Some(v)),
             _ => LFloat(None),
         }
     }
 }
 
-impl FromScalar<'_> for LBool {
-    fn from_scalar(value: Scalar<'_>) -> Self {
-        match value {
-            Scalar::Bool(v) => LBool(Some(v)),
-            Scalar::Int(v) => LBool(Some(v != 0)),
-            Scalar::Big(v) => LBool(Some(v != 0)),
-            Scalar::Float(v) => LBool(Some(v != 0.0)),
-            Scalar::Str(s) => LBool(Some(!s.is_empty())),
-            Scalar::Null | Scalar::Nested => LBool(None),
+impl FromToken<'_> for LBool {
+    fn from_token(_: &[u8], token: Token) -> Self {
+        match token {
+            Token::Bool(v) => LBool(Some(v)),
+            Token::Int(v) => LBool(Some(v != 0)),
+            Token::Big(v) => LBool(Some(v != 0)),
+            Token::Float(v) => LBool(Some(v != 0.0)),
+            // Every escape stands for at least one character: a string is empty when its
+            // bytes are.
+            Token::Str { start, end, .. } => LBool(Some(start != end)),
+            Token::Null | Token::Nested | Token::Whole { .. } => LBool(None),
         }
     }
 }

@@ -32,22 +32,8 @@ impl std::error::Error for SparseError {}
 
 pub type Result<T> = std::result::Result<T, SparseError>;
 
-/// One JSON value as a lenient field sees it; objects and arrays are skipped, not kept.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Scalar<'a> {
-    Str(Cow<'a, str>),
-    Int(i64),
-    /// An integer literal above `i64::MAX` (below `u64::MAX`).
-    Big(u64),
-    Float(f64),
-    Bool(bool),
-    Null,
-    /// An object or an array.
-    Nested,
-}
-
 /// A kept value as read where it lies: a string is its place in the line, turned into text
-/// only when a fact is made from it ([`scalar_of`]), so reading can happen on another thread.
+/// only when a fact is made from it ([`Token::text`]), so reading can happen on another thread.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Token {
     /// The bytes between the quotes; `escaped` when they hold a backslash.
@@ -69,27 +55,20 @@ pub enum Token {
     },
 }
 
-/// The value a [`Token`] read from `line` stands for.
-pub fn scalar_of(line: &[u8], token: Token) -> Scalar<'_> {
-    match token {
-        Token::Str { start, end, escaped } => {
-            let (start, end) = (start as usize, end as usize);
-            let text = if escaped {
-                // The quotes around the string are part of the line.
-                line.get(start.saturating_sub(1)..end + 1)
-                    .and_then(|q| serde_json::from_slice::<String>(q).ok())
-                    .map(Cow::Owned)
-            } else {
-                line.get(start..end).and_then(|b| std::str::from_utf8(b).ok()).map(Cow::Borrowed)
-            };
-            text.map_or(Scalar::Null, Scalar::Str)
+impl Token {
+    /// The text of a string token read from `line`: borrowed when it holds no escape. `None`
+    /// for any other token.
+    pub fn text(self, line: &[u8]) -> Option<Cow<'_, str>> {
+        let Token::Str { start, end, escaped } = self else { return None };
+        let (start, end) = (start as usize, end as usize);
+        if escaped {
+            // The quotes around the string are part of the line.
+            line.get(start.checked_sub(1)?..end + 1)
+                .and_then(|q| serde_json::from_slice::<String>(q).ok())
+                .map(Cow::Owned)
+        } else {
+            line.get(start..end).and_then(|b| std::str::from_utf8(b).ok()).map(Cow::Borrowed)
         }
-        Token::Int(v) => Scalar::Int(v),
-        Token::Big(v) => Scalar::Big(v),
-        Token::Float(v) => Scalar::Float(v),
-        Token::Bool(v) => Scalar::Bool(v),
-        Token::Null => Scalar::Null,
-        Token::Nested | Token::Whole { .. } => Scalar::Nested,
     }
 }
 
@@ -249,25 +228,6 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Reads and decodes the string that starts here: borrowed when it has no escape.
-    pub fn string(&mut self) -> Result<Cow<'a, str>> {
-        let begin = self.peek().map(|_| self.at);
-        let (raw, escaped) = self.raw_string()?;
-        if !escaped {
-            return match std::str::from_utf8(raw) {
-                Ok(s) if !s.bytes().any(|b| b < 0x20) => Ok(Cow::Borrowed(s)),
-                _ => self.fail("a string that is not valid text"),
-            };
-        }
-        // Escapes are rare in the strings a fold keeps (ids, kinds, times): the full decoder
-        // takes them, surrogate pairs and all.
-        let quoted = &self.bytes[begin.unwrap_or(0)..self.at];
-        match serde_json::from_slice::<String>(quoted) {
-            Ok(s) => Ok(Cow::Owned(s)),
-            Err(_) => self.fail("a string that is not valid text"),
-        }
-    }
-
     fn literal(&mut self, word: &'static [u8]) -> Result<()> {
         if self.bytes[self.at..].starts_with(word) {
             self.at += word.len();
@@ -366,12 +326,6 @@ impl<'a> Cursor<'a> {
             Some(_) => self.fail("expected a value"),
             None => self.fail("unexpected end of line"),
         }
-    }
-
-    /// Reads the value that starts here as a scalar; an object or array is skipped whole.
-    pub fn scalar(&mut self) -> Result<Scalar<'a>> {
-        let token = self.token()?;
-        Ok(scalar_of(self.bytes, token))
     }
 
     /// Skips the value that starts here, however deeply nested, checking its structure.
@@ -545,22 +499,26 @@ mod tests {
     }
 
     #[test]
-    fn scalars_read_as_the_full_decoder_reads_them() {
-        fn read(t: &str) -> Scalar<'_> {
-            Cursor::new(t.as_bytes()).scalar().unwrap()
+    fn kept_values_read_as_the_full_decoder_reads_them() {
+        fn read(t: &str) -> Result<Token> {
+            Cursor::new(t.as_bytes()).token()
         }
-        assert_eq!(read("\"plain\""), Scalar::Str(Cow::Borrowed("plain")));
-        assert_eq!(read(r#""a\"b\u00e9\ud83d\ude00""#), Scalar::Str("a\"bé😀".into()));
-        assert_eq!(read("-12"), Scalar::Int(-12));
-        assert_eq!(read("18446744073709551615"), Scalar::Big(u64::MAX));
-        assert_eq!(read("18446744073709551616"), Scalar::Float(18_446_744_073_709_551_616.0));
-        assert_eq!(read("2.5E-1"), Scalar::Float(0.25));
-        assert_eq!(read("{\"x\":[1]}"), Scalar::Nested);
-        assert_eq!(read("null"), Scalar::Null);
-        assert!(Cursor::new(b"\"\xff\"").scalar().is_err(), "a kept string must be text");
-        assert!(Cursor::new(br#""\x""#).scalar().is_err(), "a kept string's escapes are checked");
-        assert!(Cursor::new(br#""\u12""#).scalar().is_err());
+        fn text(t: &str) -> Option<Cow<'_, str>> {
+            read(t).ok()?.text(t.as_bytes())
+        }
+        assert_eq!(text("\"plain\""), Some(Cow::Borrowed("plain")));
+        assert_eq!(text(r#""a\"b\u00e9\ud83d\ude00""#).as_deref(), Some("a\"bé😀"));
+        assert_eq!(text("12"), None, "a number has no text");
+        assert_eq!(read("-12"), Ok(Token::Int(-12)));
+        assert_eq!(read("18446744073709551615"), Ok(Token::Big(u64::MAX)));
+        assert_eq!(read("18446744073709551616"), Ok(Token::Float(18_446_744_073_709_551_616.0)));
+        assert_eq!(read("2.5E-1"), Ok(Token::Float(0.25)));
+        assert_eq!(read("{\"x\":[1]}"), Ok(Token::Nested));
+        assert_eq!(read("null"), Ok(Token::Null));
+        assert!(Cursor::new(b"\"\xff\"").token().is_err(), "a kept string must be text");
+        assert!(read(r#""\x""#).is_err(), "a kept string's escapes are checked");
+        assert!(read(r#""\u12""#).is_err());
         assert!(skips(r#"{"skipped":"\x \u12 \\\" still in"}"#), "a skipped one's are not");
-        assert!(Cursor::new(b"1e999").scalar().is_err(), "as the full decoder refuses it");
+        assert!(read("1e999").is_err(), "as the full decoder refuses it");
     }
 }
