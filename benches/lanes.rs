@@ -7,12 +7,14 @@
 // A bench that cannot set up its input has nothing to measure: failing loudly is right.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+#[path = "support/mod.rs"]
+mod support;
+
 use harrow::brain::scripted::{ScriptedServer, parse_script};
-use nix::sys::resource::{UsageWho, getrusage};
 use serde_json::{Value, json};
-use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
+use support::{git, harrow_run, measured, repo_with_readme};
 
 const CHAINS: usize = 3;
 const PER_CHAIN: usize = 4;
@@ -155,25 +157,9 @@ fn script() -> Value {
     json!({"worker": worker, "evaluator": {"*": {"*": [accept]}}})
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=b", "-c", "user.email=b@b"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 fn run(base_url: &str, lanes: u64) -> Measured {
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::write(repo.join("README.md"), "# bench\n").unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "init"]);
+    let repo = repo_with_readme(tmp.path());
     let plan = tmp.path().join("plan");
     std::fs::create_dir_all(&plan).unwrap();
     std::fs::write(plan.join("overview.md"), "# Lanes bench\n").unwrap();
@@ -184,18 +170,12 @@ fn run(base_url: &str, lanes: u64) -> Measured {
         );
         std::fs::write(plan.join(format!("T-{n:03}.md")), text).unwrap();
     }
-    let before = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-        .args(["--headless", "--no-validators", "--no-preflight", "--lanes", &lanes.to_string()])
-        .env("HARROW_BASE_URL", base_url)
-        .env("HARROW_WORKER_MODEL", "scripted/worker")
-        .env("HARROW_API_KEY", "sk-bench")
-        .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))
-        .env("XDG_CONFIG_HOME", tmp.path())
-        .output()
-        .unwrap();
+    let (out, cpu) = measured(
+        harrow_run(tmp.path(), base_url, &plan, &repo)
+            .args(["--headless", "--no-validators", "--no-preflight"])
+            .args(["--lanes", &lanes.to_string()]),
+    );
     let wall_s = started.elapsed().as_secs_f64();
     if !out.status.success() {
         let kept = tmp.keep();
@@ -206,17 +186,7 @@ fn run(base_url: &str, lanes: u64) -> Measured {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let after = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
-    let secs = |u: &nix::sys::resource::Usage| {
-        let t = |v: nix::sys::time::TimeVal| v.tv_sec() as f64 + v.tv_usec() as f64 / 1e6;
-        t(u.user_time()) + t(u.system_time())
-    };
-    let cpu_s = secs(&after) - secs(&before);
-    let user = |u: &nix::sys::resource::Usage| {
-        u.user_time().tv_sec() as f64 + u.user_time().tv_usec() as f64 / 1e6
-    };
-    let user_s = user(&after) - user(&before);
-    let max_rss_mb = after.max_rss() as f64 / 1024.0;
+    let (cpu_s, user_s, max_rss_mb) = (cpu.user_s + cpu.kernel_s, cpu.user_s, cpu.max_rss_mb);
     let session = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
     let log = std::fs::read_to_string(session.join("events.jsonl")).unwrap();

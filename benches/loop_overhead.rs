@@ -9,6 +9,9 @@
 // A bench that cannot set up its input has nothing to measure: failing loudly is right.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+#[path = "support/mod.rs"]
+mod support;
+
 use harrow::brain::client::{BrainConfig, Endpoint, Role};
 use harrow::brain::scripted::{ScriptedServer, parse_script};
 use harrow::cli::run::{Start, create_session};
@@ -43,23 +46,7 @@ fn setup(
     root: &std::path::Path,
     iterations: usize,
 ) -> (std::path::PathBuf, std::path::PathBuf, serde_json::Value) {
-    let repo = root.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::write(repo.join("README.md"), "# bench\n").unwrap();
-    for args in [
-        vec!["init", "-q", "-b", "main"],
-        vec!["add", "-A"],
-        vec!["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"],
-    ] {
-        assert!(
-            std::process::Command::new("git")
-                .args(&args)
-                .current_dir(&repo)
-                .status()
-                .unwrap()
-                .success()
-        );
-    }
+    let repo = support::repo_with_readme(root);
     let plan_dir = root.join("plan");
     std::fs::create_dir_all(&plan_dir).unwrap();
     std::fs::write(plan_dir.join("overview.md"), "# Bench\n").unwrap();
@@ -85,7 +72,6 @@ fn setup(
 /// call: every cost of the process (start-up, loading, the sandbox's probe, git, the session's
 /// files) divided among the calls it made.
 fn whole_process(iterations: usize) {
-    use nix::sys::resource::{UsageWho, getrusage};
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan_dir, script) = setup(tmp.path(), iterations);
     let runtime =
@@ -93,26 +79,16 @@ fn whole_process(iterations: usize) {
     let server = runtime
         .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), true))
         .unwrap();
-    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
-    let before = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args(["run", plan_dir.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
-        .env("HARROW_BASE_URL", server.base_url())
-        .env("HARROW_WORKER_MODEL", "scripted/worker")
-        .env("HARROW_API_KEY", "sk-bench")
-        .env("HARROW_SESSIONS_DIR", tmp.path().join("sessions"))
-        .env("XDG_CONFIG_HOME", tmp.path())
-        .output()
-        .unwrap();
+    let (out, cpu) = support::measured(
+        support::harrow_run(tmp.path(), &server.base_url(), &plan_dir, &repo).arg("--headless"),
+    );
     assert!(
         out.status.success(),
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let after = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
-    let user = secs(after.user_time()) - secs(before.user_time());
-    let kernel = secs(after.system_time()) - secs(before.system_time());
+    let (user, kernel) = (cpu.user_s, cpu.kernel_s);
     let calls = server.received().len();
     assert_eq!(calls, TASKS * (iterations + 1));
     println!(
