@@ -28,6 +28,19 @@ fn keygen(path: &Path) -> String {
     std::fs::read_to_string(path.with_extension("pub")).unwrap()
 }
 
+/// Starts a server in the foreground of its own process and waits until `ready` says it
+/// answers; it is killed when the returned guard goes.
+fn daemon(cmd: &mut Command, ready: impl Fn() -> bool) -> Reaped {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let started = Reaped(cmd.spawn().unwrap());
+    let until = Instant::now() + Duration::from_secs(10);
+    while !ready() {
+        assert!(Instant::now() < until, "{program} did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    started
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
@@ -77,21 +90,10 @@ fn a_push_over_ssh_uses_a_key_in_home_then_the_agent_and_refuses_an_unknown_host
     )
     .unwrap();
     let _ = std::fs::create_dir_all("/run/sshd");
-    let _sshd = Reaped(
-        Command::new(SSHD)
-            .arg("-D")
-            .arg("-e")
-            .arg("-f")
-            .arg(&config)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let _sshd = daemon(
+        Command::new(SSHD).arg("-D").arg("-e").arg("-f").arg(&config).stderr(Stdio::null()),
+        || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
     );
-    let until = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < until, "sshd did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
     let url = format!("ssh://{}@127.0.0.1:{port}{}", user(), bare.display());
     let push = |branch: &str, agent: Option<&Path>| {
         let mut c = support::harrow_in(tmp.path());
@@ -131,20 +133,10 @@ fn a_push_over_ssh_uses_a_key_in_home_then_the_agent_and_refuses_an_unknown_host
         said(&out)
     );
     let sock = tmp.path().join("agent.sock");
-    let _agent = Reaped(
-        Command::new("ssh-agent")
-            .arg("-D")
-            .arg("-a")
-            .arg(&sock)
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let _agent = daemon(
+        Command::new("ssh-agent").arg("-D").arg("-a").arg(&sock).stdout(Stdio::null()),
+        || sock.exists(),
     );
-    let until = Instant::now() + Duration::from_secs(10);
-    while !sock.exists() {
-        assert!(Instant::now() < until, "ssh-agent did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
     let added = Command::new("ssh-add")
         .arg(tmp.path().join("agent_key"))
         .env("SSH_AUTH_SOCK", &sock)
