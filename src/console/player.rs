@@ -20,6 +20,10 @@ const FIRST_READ: u64 = 24 << 20;
 /// How much is read between two frames: a few milliseconds' work.
 const READ_PIECE: u64 = 2 << 20;
 
+/// How far ahead of the pieces the kernel is asked to bring the log into its cache, so a piece
+/// read on the UI thread does not wait on the disk.
+const READ_AHEAD: u64 = 8 * READ_PIECE;
+
 /// A session's log, read once and followed: where the replay stands in it.
 #[derive(Debug)]
 pub struct Player {
@@ -121,6 +125,8 @@ impl Player {
         self.tilth = !self.harrow_format;
         if until >= size {
             self.reading = None;
+        } else {
+            self.index.read_ahead(READ_AHEAD);
         }
         Ok(())
     }

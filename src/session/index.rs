@@ -96,6 +96,19 @@ impl EventIndex {
         Ok(index)
     }
 
+    /// Asks the kernel to start reading the next `len` bytes after those indexed into its
+    /// cache now, so the next [`EventIndex::read_more`] — done between a console's frames —
+    /// finds them there instead of waiting on the disk. Only a hint: nothing fails without it.
+    pub fn read_ahead(&self, len: u64) {
+        use nix::fcntl::{PosixFadviseAdvice, posix_fadvise};
+        let (Some(file), Ok(from), Ok(len)) =
+            (self.file.as_ref(), i64::try_from(self.report.end_offset), i64::try_from(len))
+        else {
+            return;
+        };
+        let _ = posix_fadvise(file, from, len, PosixFadviseAdvice::POSIX_FADV_WILLNEED);
+    }
+
     /// Indexes the lines after those indexed so far that end before byte `until`, handing each
     /// event to `f` with its position.
     pub fn read_more(&mut self, until: u64, mut f: impl FnMut(usize, &Fact<'_>)) -> io::Result<()> {
