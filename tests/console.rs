@@ -1013,3 +1013,30 @@ fn a_lane_task_named_with_escapes_reaches_no_cell_as_a_control_character() {
     let shown = format!("{}", terminal.backend());
     assert!(shown.contains("L1") && shown.contains("L2"), "the lane strip is drawn: {shown}");
 }
+
+#[test]
+fn a_seek_past_what_is_read_says_so_and_lands_once_the_log_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("big");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("events.jsonl")).unwrap());
+    harrow::session::synth::generate(&mut out, 40_000, harrow::session::synth::Dialect::Harrow, 5)
+        .unwrap();
+    drop(out);
+    let mut app = App::open(&dir, "big", 8.0, Look::built_in(true)).unwrap();
+    let read = app.player.reading_percent().expect("a 34 MB log is not read at open");
+    let (at, total) = app.position();
+    act(&mut app, Action::Seek(9));
+    let notice = app.notice.clone().unwrap_or_default();
+    assert!(notice.contains(&format!("still being read ({read} %)")), "{notice}");
+    assert!(notice.contains("goes to 90 % once it is"), "{notice}");
+    assert_eq!(app.position(), (at, total), "the cursor waits");
+    screen(&mut app, 160, 45);
+    while app.player.reading_percent().is_some() {
+        app.read_more().unwrap();
+    }
+    assert_eq!(app.position(), (36_001, 40_000), "then it lands at 90 %");
+    assert!(app.notice.is_none(), "and the notice goes: {:?}", app.notice);
+    act(&mut app, Action::Seek(1));
+    assert_eq!(app.position().0, 4_001, "a seek within what is read is made at once");
+}

@@ -58,14 +58,14 @@ pub(super) struct Gathered {
     c: Collector,
 }
 
-impl std::ops::Deref for Gathered {
-    type Target = Collector;
-    fn deref(&self) -> &Collector {
-        &self.c
-    }
-}
-
 impl Gathered {
+    /// The session's worktree and source repository as its log names them: paths an export
+    /// takes out.
+    pub(super) fn folders(&self) -> impl Iterator<Item = (String, &'static str)> + '_ {
+        let worktree = self.c.worktree.iter().map(|w| (w.clone(), "<worktree>"));
+        worktree.chain(self.c.source.iter().map(|s| (s.clone(), "<repository>")))
+    }
+
     /// What the session's branch changed from its base, when the repository is still there.
     pub(super) fn changes(&self) -> Option<Vec<FileChange>> {
         let c = &self.c;
@@ -168,12 +168,12 @@ impl Gathered {
 
 /// What the pass keeps of the log besides the fold.
 #[derive(Debug, Default)]
-pub(super) struct Collector {
+struct Collector {
     feature: Option<String>,
     worker_model: Option<String>,
     evaluator_model: Option<String>,
-    pub(super) worktree: Option<String>,
-    pub(super) source: Option<String>,
+    worktree: Option<String>,
+    source: Option<String>,
     base_commit: Option<String>,
     branch: Option<String>,
     /// Tasks in plan order (or order of first appearance), with their titles.

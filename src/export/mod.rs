@@ -228,8 +228,7 @@ pub fn render_to(
 ) -> io::Result<()> {
     let mut gathered = gather::gather(dir, id, progress)?;
     let mut paths = vec![(dir.display().to_string(), "<session>")];
-    paths.extend(gathered.worktree.iter().map(|w| (w.clone(), "<worktree>")));
-    paths.extend(gathered.source.iter().map(|s| (s.clone(), "<repository>")));
+    paths.extend(gathered.folders());
     paths.extend(machine_paths());
     paths.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
     let mut put = |text: String| out.write_all(redact(&text, &paths).as_bytes());
