@@ -136,9 +136,10 @@ fn keeping_work_under_a_name_met_again_never_moves_the_ref_that_kept_other_work(
     let (ws, _) = Workspace::create(&f.source(), &f.session().join("workspace"), id).unwrap();
     let start = ws.tip().unwrap();
     std::fs::write(ws.worktree.join("a.py"), "A = 1\n").unwrap();
-    let first = ws.keep("T-001/1-checks-2", &start, "first check").unwrap();
+    let first = ws.keep("T-001/1-checks-2", &start, "first check").unwrap().oid.to_string();
     std::fs::write(ws.worktree.join("a.py"), "A = 2\n").unwrap();
     let second = ws.keep("T-001/1-checks-2", &start, "the same check after a resume").unwrap();
+    let second = second.oid.to_string();
     assert_ne!(first, second);
     let refs = git(
         &f.source(),
@@ -146,7 +147,49 @@ fn keeping_work_under_a_name_met_again_never_moves_the_ref_that_kept_other_work(
     );
     assert!(refs.contains(&first) && refs.contains(&second), "both kept: {refs}");
     let again = ws.keep("T-001/1-checks-2", &start, "the same work again").unwrap();
-    assert_ne!(again, first, "a new commit object each time");
+    assert_ne!(again.oid.to_string(), first, "a new commit object each time");
+}
+
+#[test]
+fn a_kept_attempt_copied_to_the_session_folder_holds_everything_to_show_it_without_the_source() {
+    let f = Fixture::new();
+    let id = "20261122-000000-c0ffe1";
+    let (ws, _) = Workspace::create(&f.source(), &f.session().join("workspace"), id).unwrap();
+    let copy = f.session().join("attempts.git");
+    let start = ws.tip().unwrap();
+    let mut kept = Vec::new();
+    for (n, text) in ["A = 1\n", "A = 2\n", "A = 3\n"].iter().enumerate() {
+        std::fs::write(ws.worktree.join("a.py"), text).unwrap();
+        std::fs::create_dir_all(ws.worktree.join(format!("pkg{n}"))).unwrap();
+        std::fs::write(ws.worktree.join(format!("pkg{n}/m.py")), text).unwrap();
+        let k = ws.keep(&format!("T-00{n}/1"), &start, "judged").unwrap();
+        ws.copy_kept(&copy, &k).unwrap();
+        kept.push(k);
+        if n == 1 {
+            let diff = ws.diff_from(&start).unwrap();
+            ws.commit_task("T-001", "A", id, Review::Accepted, Some(&start), Some(&diff.digest))
+                .unwrap();
+        }
+    }
+    let packs = std::fs::read_dir(copy.join("objects/pack")).unwrap().count();
+    // The source loses the attempts: the copy alone must hold every object they need.
+    git(&f.source(), &["update-ref", "-d", &kept[2].refname]);
+    git(&f.source(), &["reflog", "expire", "--expire=now", "--all"]);
+    git(&f.source(), &["gc", "-q", "--prune=now"]);
+    git(&copy, &["fsck", "--strict", "--no-dangling"]);
+    for k in &kept {
+        let named = git(&copy, &["rev-parse", &k.refname]);
+        assert_eq!(named.trim(), k.oid.to_string(), "{}", k.refname);
+    }
+    let shown = git(&copy, &["diff", &start, &kept[2].refname, "--", "a.py", "pkg2/m.py"]);
+    assert!(shown.contains("+A = 3") && shown.contains("pkg2/m.py"), "{shown}");
+    let again = ws.keep("T-002/1", &start, "judged again, unchanged").unwrap();
+    ws.copy_kept(&copy, &again).unwrap();
+    assert_eq!(
+        std::fs::read_dir(copy.join("objects/pack")).unwrap().count(),
+        packs + 2,
+        "a new commit object, one more pack (and its index) with only what the copy lacks"
+    );
 }
 
 #[test]

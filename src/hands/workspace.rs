@@ -10,6 +10,14 @@ use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// A worktree's state kept as a commit on a ref of harrow's own ([`Workspace::keep`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// `refs/harrow/<session>/<name>`, as the source repository and the session's copy name it.
+    pub refname: String,
+    pub oid: Oid,
+}
+
 /// The name and address harrow commits under.
 pub const SIGNATURE_NAME: &str = "harrow";
 pub const SIGNATURE_EMAIL: &str = "harrow@localhost";
@@ -466,8 +474,8 @@ impl Workspace {
     /// Keeps the worktree as it is now as a commit object on a ref outside the branches,
     /// `refs/harrow/<session>/<name>` (its parent `base`), so a judged attempt or a task's
     /// set-aside work can be shown and restored later. Neither HEAD, the branch nor the
-    /// worktree's index on disk changes. Returns the commit.
-    pub fn keep(&self, name: &str, base: &str, message: &str) -> Result<String, WorkspaceError> {
+    /// worktree's index on disk changes.
+    pub fn keep(&self, name: &str, base: &str, message: &str) -> Result<Kept, WorkspaceError> {
         let repo = self.repo()?;
         let tree_id = stage_all(&repo, false)?;
         let tree = repo.find_tree(tree_id).map_err(git("find tree"))?;
@@ -483,31 +491,52 @@ impl Workspace {
             refname = format!("{refname}-{}", &oid.to_string()[..7]);
         }
         repo.reference(&refname, oid, true, message).map_err(git(format!("keep {name}")))?;
-        Ok(oid.to_string())
+        Ok(Kept { refname, oid })
     }
 
-    /// Copies every attempt this session kept (`refs/harrow/<session>/…`) with its objects into
-    /// the bare repository `into` (made when missing), outside the worktree's reach under a
-    /// sandbox, so the work a verdict names can still be shown and landed if the source
-    /// repository's copy is pruned or forged.
-    pub fn copy_kept(&self, into: &Path) -> Result<(), WorkspaceError> {
+    /// Copies a kept attempt with every object it needs into the bare repository `into`
+    /// (made when missing), under the same ref, outside the worktree's reach under a sandbox,
+    /// so the work a verdict names can still be shown and landed if the source repository's
+    /// copy is pruned or forged. Only what the copy lacks is sent: the commits between the
+    /// attempt and the nearest ones the copy holds, and the objects their trees add, as one
+    /// pack — no fetch, so no listing of the source's refs and no negotiation.
+    pub fn copy_kept(&self, into: &Path, kept: &Kept) -> Result<(), WorkspaceError> {
         let _one_at_a_time = copying();
         let source = self.repo()?;
-        let from = source.commondir().to_string_lossy().into_owned();
         let copy = Repository::open_bare(into)
             .or_else(|_| Repository::init_bare(into))
             .map_err(git(format!("open {}", into.display())))?;
-        let session = self.session_id();
-        let spec = format!("+refs/harrow/{session}/*:refs/harrow/{session}/*");
-        let fetch = || {
-            copy.remote_anonymous(&from)
-                .and_then(|mut remote| remote.fetch(&[spec.as_str()], None, None))
-        };
-        // The fetch lists every ref of the source first; one deleted before it is read (a
-        // branch the user removes meanwhile) fails it, and a second listing no longer has it.
-        fetch()
-            .or_else(|e| if e.code() == git2::ErrorCode::NotFound { fetch() } else { Err(e) })
-            .map_err(git("copy the kept attempts into the session folder"))
+        let odb = copy.odb().map_err(git(format!("open {}", into.display())))?;
+        if !odb.exists(kept.oid) {
+            let mut walk = source.revwalk().map_err(git("walk the kept attempt"))?;
+            walk.push(kept.oid).map_err(git("walk the kept attempt"))?;
+            let mut todo = vec![kept.oid];
+            let mut seen = std::collections::HashSet::new();
+            while let Some(commit) = todo.pop() {
+                let commit = source.find_commit(commit).map_err(git("walk the kept attempt"))?;
+                for parent in commit.parent_ids().filter(|p| seen.insert(*p)) {
+                    if odb.exists(parent) {
+                        walk.hide(parent).map_err(git("walk the kept attempt"))?;
+                    } else {
+                        todo.push(parent);
+                    }
+                }
+            }
+            let mut pack = source.packbuilder().map_err(git("pack the kept attempt"))?;
+            pack.insert_walk(&mut walk).map_err(git("pack the kept attempt"))?;
+            let mut writer = odb.packwriter().map_err(git("write the kept attempt's pack"))?;
+            let mut written = Ok(());
+            pack.foreach(|chunk| {
+                written = std::io::Write::write_all(&mut writer, chunk);
+                written.is_ok()
+            })
+            .map_err(git("pack the kept attempt"))?;
+            written.map_err(|e| WorkspaceError::Io(into.to_path_buf(), e))?;
+            writer.commit().map_err(git("write the kept attempt's pack"))?;
+        }
+        copy.reference(&kept.refname, kept.oid, true, "harrow: a kept attempt")
+            .map_err(git("name the kept attempt in the session folder"))?;
+        Ok(())
     }
 
     /// Puts the worktree's files back as they were in `commit` (kept by [`Workspace::keep`]),
@@ -567,7 +596,6 @@ impl Workspace {
     /// Deletes a ref whoever has it checked out (a lane's worktree keeps naming its task's
     /// branch until the next task moves it).
     pub fn delete_ref(source: &Path, name: &str) -> Result<(), WorkspaceError> {
-        let _not_while_copying = copying();
         let repo = open_source(source)?;
         match repo.find_reference(name) {
             Ok(mut r) => r.delete().map_err(git(format!("delete {name}"))),
@@ -577,7 +605,6 @@ impl Workspace {
 
     /// Deletes a session's branch from the source repository.
     pub fn delete_branch(source: &Path, branch: &str) -> Result<bool, WorkspaceError> {
-        let _not_while_copying = copying();
         let repo = open_source(source)?;
         match repo.find_branch(branch, BranchType::Local) {
             Ok(mut b) => b.delete().map(|()| true).map_err(git(format!("delete branch {branch}"))),
@@ -606,9 +633,8 @@ fn head_on(repo: &Repository, branch: &str) -> Result<(), git2::Error> {
     if there { Ok(()) } else { repo.set_head(branch) }
 }
 
-/// Held while kept attempts are copied, and while a branch is deleted: lanes of one run copy
-/// into the same repository at once (git's lock files would refuse all but one), and a copy
-/// lists every ref of the source, so a lane's branch must not vanish in the middle of it.
+/// Held while a kept attempt is copied: lanes of one run copy into the same repository, and
+/// the first two would both make it.
 fn copying() -> std::sync::MutexGuard<'static, ()> {
     static COPYING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     COPYING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)

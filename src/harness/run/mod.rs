@@ -794,12 +794,12 @@ impl Run {
         base: &str,
         message: &str,
     ) -> Result<Result<String, String>> {
-        let sha = match self.workspace.keep(name, base, message) {
-            Ok(sha) => sha,
+        let kept = match self.workspace.keep(name, base, message) {
+            Ok(kept) => kept,
             Err(e) => return Ok(Err(format!("the work could not be kept as it was checked: {e}"))),
         };
         let copy = crate::session::dir::SessionDir::new(&self.dir).attempts();
-        if let Err(e) = self.workspace.copy_kept(&copy) {
+        if let Err(e) = self.workspace.copy_kept(&copy, &kept) {
             return Ok(Err(format!("the kept work could not be copied: {e}")));
         }
         if let Some(guard) = &mut self.guard {
@@ -808,7 +808,7 @@ impl Run {
                 source,
             })?;
         }
-        Ok(Ok(sha))
+        Ok(Ok(kept.oid.to_string()))
     }
 
     /// Lands an accepted task: its commit on the session branch (only the work that was
