@@ -16,7 +16,7 @@ use crate::harness::plan;
 use crate::harness::run::{Caps, OnCap, Parts, Run, RunOptions};
 use crate::session::event::{Event, SessionStart};
 use crate::session::fact::Fact;
-use crate::session::tail::{TailEvent, follow};
+use crate::session::tail::{self, TailEvent};
 use crate::session::writer::SessionWriter;
 use crate::session::{discover, timestamp};
 use color_eyre::eyre::{Result, WrapErr};
@@ -416,6 +416,10 @@ fn heartbeat(dir: &Path, last: &LastSaid, quiet: Duration) -> String {
     }
 }
 
+/// How often the printed log looks for new lines: a person reading a terminal does not see the
+/// lag, and a run that answers quickly appends lines faster than it is worth waking for each.
+const PRINT_EVERY: Duration = Duration::from_millis(50);
+
 /// Prints the session's events as they are appended, until told the run is over and every
 /// byte written has been printed; after [`HEARTBEAT`] of silence, says what the run waits on.
 pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::thread::JoinHandle<()> {
@@ -432,7 +436,7 @@ pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::threa
     }));
     let heard = Arc::clone(&last);
     std::thread::spawn(move || {
-        let tailer = follow(&path, from, 1, move |ev| {
+        let tailer = tail::poll(&path, from, 1, PRINT_EVERY, move |ev| {
             if let TailEvent::Lines(lines) = ev {
                 let mut out = super::out::stdout();
                 for (at, line) in lines {

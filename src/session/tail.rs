@@ -62,9 +62,48 @@ where
     S: FnMut(TailEvent) + Send + 'static,
 {
     let (wake, wakes) = mpsc::channel();
-    let (watcher, poll_reason) = match watch_folder(path, wake.clone()) {
-        Ok(w) => (Some(w), None),
-        Err(reason) => (None, Some(reason)),
+    match watch_folder(path, wake.clone()) {
+        Ok(watcher) => {
+            start(path, (offset, next_line), Look::Watched(watcher), (wake, wakes), sink)
+        }
+        Err(reason) => {
+            start(path, (offset, next_line), Look::Fallback(reason), (wake, wakes), sink)
+        }
+    }
+}
+
+/// [`follow`] without a watcher, looking every `every`: for a reader that may lag by that
+/// much, such as a log printed as a run goes. A run appends several lines per model call, and
+/// a watcher wakes for each one (and for every other file of the session folder).
+pub fn poll<S>(path: &Path, offset: u64, next_line: u64, every: Duration, sink: S) -> Tailer
+where
+    S: FnMut(TailEvent) + Send + 'static,
+{
+    start(path, (offset, next_line), Look::Every(every), mpsc::channel(), sink)
+}
+
+/// How a tailer learns that the file may have grown.
+enum Look {
+    Watched(notify::RecommendedWatcher),
+    /// The watcher could not be set up (why); polls often instead.
+    Fallback(String),
+    Every(Duration),
+}
+
+fn start<S>(
+    path: &Path,
+    (offset, next_line): (u64, u64),
+    look: Look,
+    (wake, wakes): (Sender<Wake>, mpsc::Receiver<Wake>),
+    sink: S,
+) -> Tailer
+where
+    S: FnMut(TailEvent) + Send + 'static,
+{
+    let (watcher, interval, poll_reason) = match look {
+        Look::Watched(w) => (Some(w), WATCH_SAFETY_POLL, None),
+        Look::Fallback(reason) => (None, FALLBACK_POLL, Some(reason)),
+        Look::Every(every) => (None, every, None),
     };
     let state = Follower {
         path: path.to_path_buf(),
@@ -76,7 +115,7 @@ where
     };
     let thread = std::thread::Builder::new()
         .name("harrow-tail".into())
-        .spawn(move || state.run(&wakes, poll_reason))
+        .spawn(move || state.run(&wakes, interval, poll_reason))
         .ok();
     Tailer { wake, thread, _watcher: watcher }
 }
@@ -113,13 +152,15 @@ struct Follower<S> {
 }
 
 impl<S: FnMut(TailEvent)> Follower<S> {
-    fn run(mut self, wakes: &mpsc::Receiver<Wake>, poll_reason: Option<String>) {
-        let interval = if let Some(reason) = poll_reason {
+    fn run(
+        mut self,
+        wakes: &mpsc::Receiver<Wake>,
+        interval: Duration,
+        poll_reason: Option<String>,
+    ) {
+        if let Some(reason) = poll_reason {
             (self.sink)(TailEvent::Polling { reason });
-            FALLBACK_POLL
-        } else {
-            WATCH_SAFETY_POLL
-        };
+        }
         loop {
             if let Err(e) = self.catch_up() {
                 (self.sink)(TailEvent::Error(format!("{}: {e}", self.path.display())));
@@ -220,6 +261,26 @@ mod tests {
             }
         }
         (lines, other)
+    }
+
+    #[test]
+    fn polling_follows_a_growing_file_without_saying_it_polls() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("events.jsonl");
+        let (tx, rx) = mpsc::channel();
+        let tailer = poll(&path, 0, 1, Duration::from_millis(20), move |ev| {
+            let _ = tx.send(ev);
+        });
+        let mut f = File::create(&path).unwrap();
+        f.write_all(b"one\ntw").unwrap();
+        assert_eq!(collect(&rx, 1).0, ["one"]);
+        f.write_all(b"o\n").unwrap();
+        let (lines, other) = collect(&rx, 1);
+        assert_eq!(lines, ["two"]);
+        assert!(other.is_empty(), "{other:?}");
+        let stopped = Instant::now();
+        drop(tailer);
+        assert!(stopped.elapsed() < Duration::from_millis(500), "a stop does not wait for a look");
     }
 
     #[test]
