@@ -245,7 +245,7 @@ impl Workspace {
         apply.force().allow_conflicts(true).conflict_style_merge(true);
         repo.checkout_index(Some(&mut merged.index), Some(&mut apply))
             .map_err(git("write the merged files"))?;
-        let mut index = repo.index().map_err(git("read index"))?;
+        let mut index = super::repo_pool::fresh_index(&repo).map_err(git("read index"))?;
         index
             .read_tree(&target.tree().map_err(git("read the session tree"))?)
             .and_then(|()| index.write())

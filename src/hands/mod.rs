@@ -11,6 +11,7 @@ pub(crate) mod kernel_sandbox;
 pub mod lanes;
 pub mod process;
 pub(crate) mod programs;
+mod repo_pool;
 pub(crate) mod tools;
 pub mod validators;
 pub mod workspace;

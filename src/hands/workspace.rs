@@ -2,6 +2,7 @@
 //! and checked out at `<session>/workspace/`. The source repository gains that branch and its
 //! worktree entry and nothing else; its working tree is never touched, and nothing is merged.
 
+use super::repo_pool::{self, Pooled};
 use git2::{
     BranchType, DiffOptions, IndexAddOption, ObjectType, Oid, Repository, Signature, StatusOptions,
     WorktreeAddOptions, WorktreePruneOptions,
@@ -222,9 +223,9 @@ fn cut_at_line(patch: &str, max: usize, path: &str) -> String {
 }
 
 /// Finds the repository containing `path`, refusing bare repositories and missing ones.
-pub(super) fn open_source(path: &Path) -> Result<Repository, WorkspaceError> {
-    let repo =
-        Repository::discover(path).map_err(|_| WorkspaceError::NotARepo(path.to_path_buf()))?;
+pub(super) fn open_source(path: &Path) -> Result<Pooled, WorkspaceError> {
+    let repo = repo_pool::open(path, |p| Repository::discover(p))
+        .map_err(|_| WorkspaceError::NotARepo(path.to_path_buf()))?;
     if repo.is_bare() || repo.workdir().is_none() {
         return Err(WorkspaceError::NotARepo(path.to_path_buf()));
     }
@@ -297,8 +298,8 @@ impl Workspace {
         Ok((ws, notices))
     }
 
-    pub(super) fn repo(&self) -> Result<Repository, WorkspaceError> {
-        Repository::open(&self.worktree)
+    pub(super) fn repo(&self) -> Result<Pooled, WorkspaceError> {
+        repo_pool::open(&self.worktree, |p| Repository::open(p))
             .map_err(git(format!("open worktree {}", self.worktree.display())))
     }
 
@@ -503,9 +504,10 @@ impl Workspace {
     pub fn copy_kept(&self, into: &Path, kept: &Kept) -> Result<(), WorkspaceError> {
         let _one_at_a_time = copying();
         let source = self.repo()?;
-        let copy = Repository::open_bare(into)
-            .or_else(|_| Repository::init_bare(into))
-            .map_err(git(format!("open {}", into.display())))?;
+        let copy = repo_pool::open(into, |into| {
+            Repository::open_bare(into).or_else(|_| Repository::init_bare(into))
+        })
+        .map_err(git(format!("open {}", into.display())))?;
         let odb = copy.odb().map_err(git(format!("open {}", into.display())))?;
         if !odb.exists(kept.oid) {
             let mut walk = source.revwalk().map_err(git("walk the kept attempt"))?;
@@ -696,13 +698,19 @@ pub(super) fn find_commit<'r>(
 /// the tree. `write_index`: also write the index to disk (a commit does; keeping an attempt
 /// leaves the worker's index as it was).
 fn stage_all(repo: &Repository, write_index: bool) -> Result<Oid, WorkspaceError> {
-    let mut index = repo.index().map_err(git("read index"))?;
+    let mut index = repo_pool::fresh_index(repo).map_err(git("read index"))?;
     index.add_all(["*"], IndexAddOption::DEFAULT, None).map_err(git("stage changes"))?;
     index.update_all(["*"], None).map_err(git("stage deletions"))?;
     if write_index {
         index.write().map_err(git("write index"))?;
     }
-    index.write_tree().map_err(git("write tree"))
+    let tree = index.write_tree().map_err(git("write tree"))?;
+    if !write_index {
+        // The repository stays open for the next caller, whose diffs read this index: it goes
+        // back to what the disk holds.
+        index.read(true).map_err(git("read index"))?;
+    }
+    Ok(tree)
 }
 
 fn short_sha(oid: Oid) -> String {
