@@ -48,15 +48,13 @@ pub fn watch(args: &WatchArgs, headless: bool) -> Result<ExitCode> {
         })?
     };
     if headless {
-        let finished = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX));
-        let printer = super::run::print_log(&found.dir, 0, &finished);
+        let printer = super::run::Printer::start(&found.dir, 0);
         while crate::session::lock::is_locked(&found.dir) {
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
         let end = std::fs::metadata(crate::session::dir::SessionDir::new(&found.dir).events())
             .map_or(0, |m| m.len());
-        finished.store(end, std::sync::atomic::Ordering::SeqCst);
-        let _ = printer.join();
+        printer.finish(end);
         return Ok(ExitCode::SUCCESS);
     }
     let app = App::open_live(&found.dir, &found.id, crate::console::theme::Look::from_user())

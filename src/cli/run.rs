@@ -418,16 +418,41 @@ fn heartbeat(dir: &Path, last: &LastSaid, quiet: Duration) -> String {
 
 /// How often the printed log looks for new lines: a person reading a terminal does not see the
 /// lag, and a run that answers quickly appends lines faster than it is worth waking for each.
-const PRINT_EVERY: Duration = Duration::from_millis(50);
+/// When the run ends the printer is told to look at once.
+const PRINT_EVERY: Duration = Duration::from_millis(200);
 
-/// Prints the session's events as they are appended, until told the run is over and every
-/// byte written has been printed; after [`HEARTBEAT`] of silence, says what the run waits on.
-pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::thread::JoinHandle<()> {
+/// How often a printer with nothing to print wakes to see whether a heartbeat is due.
+const QUIET_LOOK: Duration = Duration::from_secs(1);
+
+/// Prints the session's events as they are appended, on a thread of its own; after
+/// [`HEARTBEAT`] of silence, says what the run waits on.
+#[derive(Debug)]
+pub struct Printer {
+    finished: Arc<AtomicU64>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Printer {
+    /// Starts printing the lines `dir`'s log gains after byte `from`.
+    pub fn start(dir: &Path, from: u64) -> Printer {
+        let finished = Arc::new(AtomicU64::new(u64::MAX));
+        let thread = print_log(dir, from, Arc::clone(&finished));
+        Printer { finished, thread }
+    }
+
+    /// Returns once every line of the log up to byte `len` (where the run left it) is printed.
+    pub fn finish(self, len: u64) {
+        self.finished.store(len, Ordering::SeqCst);
+        self.thread.thread().unpark();
+        let _ = self.thread.join();
+    }
+}
+
+fn print_log(dir: &Path, from: u64, finished: Arc<AtomicU64>) -> std::thread::JoinHandle<()> {
     let path = crate::session::dir::SessionDir::new(dir).events();
     let dir = dir.to_path_buf();
     let delivered = Arc::new(AtomicU64::new(from));
     let seen = Arc::clone(&delivered);
-    let finished = Arc::clone(finished);
     let last = Arc::new(std::sync::Mutex::new(LastSaid {
         at: Instant::now(),
         kind: String::new(),
@@ -461,11 +486,15 @@ pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::threa
         let mut beat = Instant::now();
         loop {
             let end = finished.load(Ordering::SeqCst);
-            if end != u64::MAX && delivered.load(Ordering::SeqCst) >= end {
-                break;
+            if end != u64::MAX {
+                if delivered.load(Ordering::SeqCst) >= end {
+                    break;
+                }
+                tailer.look_now();
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
             }
-            if end == u64::MAX
-                && let Ok(said) = last.lock()
+            if let Ok(said) = last.lock()
                 && said.at.elapsed() >= HEARTBEAT
                 && beat.elapsed() >= HEARTBEAT
             {
@@ -475,7 +504,7 @@ pub fn print_log(dir: &Path, from: u64, finished: &Arc<AtomicU64>) -> std::threa
                 let _ = out.flush();
                 beat = Instant::now();
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::park_timeout(QUIET_LOOK);
         }
         drop(tailer);
     })
@@ -578,16 +607,13 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
     }
     let from = std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events())
         .map_or(0, |m| m.len());
-    let finished = Arc::new(AtomicU64::new(u64::MAX));
-    let printer = print_log(&dir, from, &finished);
+    let printer = Printer::start(&dir, from);
     let ended =
         loop_thread.join().map_err(|_| color_eyre::eyre::eyre!("the run's thread panicked"))?;
-    finished.store(
+    printer.finish(
         std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events())
             .map_or(0, |m| m.len()),
-        Ordering::SeqCst,
     );
-    let _ = printer.join();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id}: {} — {}", terminal_line(ended.reason.as_str()), dir.display());
     Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
@@ -598,8 +624,7 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
 pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     let dir = run.dir.clone();
     let id = run.id.clone();
-    let finished = Arc::new(AtomicU64::new(u64::MAX));
-    let printer = print_log(&dir, from, &finished);
+    let printer = Printer::start(&dir, from);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     // Ctrl-C: the call or command in flight is cancelled and the run stops resumable; a
@@ -610,7 +635,7 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
             return;
         }
         interrupted.store(true, Ordering::SeqCst);
-        cancel.store(true, Ordering::SeqCst);
+        cancel.raise();
         eprintln!("harrow: stopping (the work in flight is cancelled); Ctrl-C again quits at once");
         if tokio::signal::ctrl_c().await.is_ok() {
             std::process::exit(130);
@@ -621,8 +646,7 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     drop(run);
     let len = std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events())
         .map_or(0, |m| m.len());
-    finished.store(len, Ordering::SeqCst);
-    let _ = printer.join();
+    printer.finish(len);
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id} ({:.1} s): {}", started.elapsed().as_secs_f64(), dir.display());
     match ended.reason {

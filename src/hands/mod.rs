@@ -2,6 +2,7 @@
 //! calls, the hooks around them, and the validators. Everything a tool reads or writes is
 //! confined to the worktree ([`confine`]); every process runs through [`process`].
 
+pub mod cancel;
 pub mod confine;
 pub(crate) mod environment;
 pub(crate) mod git_guard;
@@ -24,7 +25,6 @@ use isolation::{Isolation, SandboxMode};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use tools::ToolKind;
 use tools::args::Args;
@@ -84,7 +84,7 @@ pub struct Hands {
     pub isolation: Isolation,
     /// Raised to stop the tool or validator in flight at once (the operator's `fail` or
     /// `stop --now`): its process group is killed.
-    pub cancel: Arc<AtomicBool>,
+    pub cancel: Arc<cancel::Cancel>,
     pre_tool: PreTool,
 }
 
@@ -138,7 +138,7 @@ impl Hands {
         let readable: Vec<PathBuf> = common_git.into_iter().collect();
         let isolation = Isolation::choose(config.sandbox, jail.root(), hide, &readable, writable)
             .map_err(HandsError::Sandbox)?;
-        Ok(Hands { jail, config, isolation, cancel: Arc::new(AtomicBool::new(false)), pre_tool })
+        Ok(Hands { jail, config, isolation, cancel: Arc::default(), pre_tool })
     }
 
     /// Runs a shell command in the worktree, in the sandbox, with the allow-listed environment:
@@ -148,7 +148,7 @@ impl Hands {
         command: &str,
         timeout: Duration,
         output_cap: usize,
-        cancel: Option<&AtomicBool>,
+        cancel: Option<&cancel::Cancel>,
     ) -> std::io::Result<process::ProcessOutcome> {
         let root = self.jail.root();
         process::run(&process::Spec {

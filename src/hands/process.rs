@@ -132,7 +132,7 @@ pub struct Spec<'a> {
     pub timeout: Duration,
     pub output_cap: usize,
     /// When raised, the command is stopped at once (its process group killed).
-    pub cancel: Option<&'a AtomicBool>,
+    pub cancel: Option<&'a super::cancel::Cancel>,
     /// The sandbox the command starts in.
     pub sandbox: &'a Isolation,
     /// Variables the user added to the environment's allow-list (`[hands] pass_env`).
@@ -211,7 +211,7 @@ fn supervise(spec: &Spec<'_>, cmd: &mut Command) -> std::io::Result<ProcessOutco
             let _ = killpg(pgid, Signal::SIGKILL);
             break child.wait()?;
         }
-        if spec.cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+        if spec.cancel.is_some_and(super::cancel::Cancel::is_raised) {
             cancelled = true;
             let _ = killpg(pgid, Signal::SIGKILL);
             break child.wait()?;

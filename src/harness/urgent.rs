@@ -7,6 +7,7 @@
 //! applies the command from the log as it applies every other one, so it is recorded the same
 //! way.
 
+use crate::hands::cancel::Cancel;
 use crate::session::control::{self, Op};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,7 +22,7 @@ const POLL: Duration = Duration::from_millis(100);
 #[derive(Debug)]
 pub struct Urgent {
     /// Raised when an urgent command for the task at work arrived.
-    pub cancel: Arc<AtomicBool>,
+    pub cancel: Arc<Cancel>,
     task: Arc<Mutex<Option<String>>>,
     done: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -29,7 +30,7 @@ pub struct Urgent {
 
 impl Urgent {
     /// Watches `dir`'s control file from `offset` (what the loop has read), raising `cancel`.
-    pub fn watch(dir: &Path, offset: u64, cancel: Arc<AtomicBool>) -> Urgent {
+    pub fn watch(dir: &Path, offset: u64, cancel: Arc<Cancel>) -> Urgent {
         let task: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
         let done = Arc::new(AtomicBool::new(false));
         let (dir, seen_task, seen_done, flag): (PathBuf, _, _, _) =
@@ -51,7 +52,7 @@ impl Urgent {
                             _ => false,
                         });
                         if urgent {
-                            flag.store(true, Ordering::SeqCst);
+                            flag.raise();
                         }
                     }
                     std::thread::sleep(POLL);
@@ -70,12 +71,12 @@ impl Urgent {
 
     /// Whether an urgent command is waiting to be applied.
     pub fn raised(&self) -> bool {
-        self.cancel.load(Ordering::SeqCst)
+        self.cancel.is_raised()
     }
 
     /// Lowers the flag once the loop has applied the command.
     pub fn lower(&self) {
-        self.cancel.store(false, Ordering::SeqCst);
+        self.cancel.lower();
     }
 }
 

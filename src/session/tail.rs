@@ -46,6 +46,13 @@ pub struct Tailer {
     _watcher: Option<notify::RecommendedWatcher>,
 }
 
+impl Tailer {
+    /// Looks for new lines now rather than at the next look or notification.
+    pub fn look_now(&self) {
+        let _ = self.wake.send(Wake::Changed);
+    }
+}
+
 impl Drop for Tailer {
     fn drop(&mut self) {
         let _ = self.wake.send(Wake::Stop);

@@ -38,7 +38,7 @@ pub(super) struct LaneLink {
     /// how every lane's task ends.
     halt: Arc<Mutex<Option<Ended>>>,
     /// The lane's hands' cancel flag: raised, the call or tool in flight stops.
-    cancel: Arc<AtomicBool>,
+    cancel: Arc<crate::hands::cancel::Cancel>,
 }
 
 /// The lanes of a run: those at work, and those whose task waits for a decision.
@@ -180,7 +180,7 @@ impl Run {
     pub(super) fn lane_stopped(&mut self, task: &str) -> Result<Option<TaskEnd>> {
         let Some(link) = self.lane.clone() else { return Ok(None) };
         if link.fail.swap(false, Ordering::SeqCst) {
-            link.cancel.store(false, Ordering::SeqCst);
+            link.cancel.lower();
             if let Some(t) = self.plan.tasks.iter().find(|t| t.id == task).cloned() {
                 self.set_aside(&t, "failed")?;
             }
@@ -424,7 +424,7 @@ impl Run {
         if let Some(link) = self.book.running.get(&task) {
             if cmd.op == Op::Fail {
                 link.fail.store(true, Ordering::SeqCst);
-                link.cancel.store(true, Ordering::SeqCst);
+                link.cancel.raise();
             } else {
                 self.control.deferred.push(cmd.clone());
             }
@@ -537,7 +537,7 @@ impl Run {
         *self.book.halt.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
             Some(end.clone());
         for link in self.book.running.values() {
-            link.cancel.store(true, Ordering::SeqCst);
+            link.cancel.raise();
         }
     }
 

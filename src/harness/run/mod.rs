@@ -533,11 +533,7 @@ impl Run {
         // are on screen at once, not when the call gives up.
         let mut logged: Result<()> = Ok(());
         let cancel = Arc::clone(&self.hands.cancel);
-        let raised = async move {
-            while !cancel.load(std::sync::atomic::Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        };
+        let raised = async move { cancel.raised().await };
         let dir = self.dir.clone();
         let mut throttle = live::Throttle::new();
         let started_ms = jiff::Timestamp::now().as_millisecond();
