@@ -23,7 +23,7 @@ struct Mark {
     stamp: Option<(u64, i64, i64, u64)>,
 }
 
-fn stamp(path: &Path) -> Option<(u64, i64, i64, u64)> {
+fn stamp(path: &Path) -> Option<Stamp> {
     use std::os::unix::fs::MetadataExt;
     std::fs::symlink_metadata(path).ok().map(|m| (m.ino(), m.ctime(), m.ctime_nsec(), m.len()))
 }
@@ -70,6 +70,41 @@ pub struct GitGuard {
     /// Other lanes move these (and add kept attempts) while this lane's tool runs, so this
     /// guard leaves them alone; a landing checks the session branch itself before moving it.
     siblings: Option<String>,
+    /// The stamps of the files that hold refs when the refs on disk were last seen to be
+    /// exactly the snapshot's (and old enough to trust their stamps): while they hold, the
+    /// refs need not be listed and compared (a repository with thousands of tags would
+    /// otherwise be read whole twice per tool call).
+    quiet: Option<Vec<Stamp>>,
+}
+
+type Stamp = (u64, i64, i64, u64);
+
+/// The stamp of every file a ref can be kept in: `packed-refs` and each loose ref under the
+/// shared and the worktree's own `refs/`, in the order the folders list them. A ref is only
+/// ever changed by writing one of these files (which moves its change time, which no process
+/// can set back) or by adding or removing one (which changes the list), so an equal list means
+/// equal refs. `None` when a folder could not be read.
+fn ref_stamps(common: &Path, private: &Path) -> Option<Vec<Stamp>> {
+    fn walk(dir: &Path, out: &mut Vec<Stamp>) -> Option<()> {
+        out.push(stamp(dir)?);
+        for entry in std::fs::read_dir(dir).ok()? {
+            let path = entry.ok()?.path();
+            if std::fs::symlink_metadata(&path).ok()?.is_dir() {
+                walk(&path, out)?;
+            } else {
+                out.push(stamp(&path)?);
+            }
+        }
+        Some(())
+    }
+    let mut out = Vec::new();
+    out.push(stamp(&common.join("packed-refs")).unwrap_or_default());
+    walk(&common.join("refs"), &mut out)?;
+    let own = private.join("refs");
+    if private != common && own.exists() {
+        walk(&own, &mut out)?;
+    }
+    Some(out)
 }
 
 fn hooks_of(common: &Path) -> BTreeMap<String, Mark> {
@@ -113,6 +148,7 @@ impl GitGuard {
         let siblings = (branch != format!("session/{session}"))
             .then(|| format!("refs/heads/session/{session}"));
         let mut guard = GitGuard {
+            quiet: None,
             siblings,
             repo,
             branch_ref: format!("refs/heads/{branch}"),
@@ -156,20 +192,49 @@ impl GitGuard {
         Ok(refs)
     }
 
+    /// The stamps of the files that hold refs, taken before they are listed.
+    fn ref_stamps(&self) -> Option<Vec<Stamp>> {
+        ref_stamps(&self.common, &self.private)
+    }
+
+    /// Whether the refs are as they were when the snapshot was last seen to match the disk.
+    fn refs_quiet(&self, stamps: Option<&Vec<Stamp>>) -> bool {
+        stamps.is_some() && stamps == self.quiet.as_ref()
+    }
+
+    /// Notes `stamps` as those of refs that match the snapshot — unless a file among them
+    /// changed within the last second or two: it may change again without its change time
+    /// moving (file times tick coarsely), as git treats an index entry as racy.
+    fn note_quiet(&mut self, stamps: Option<Vec<Stamp>>, refs: &BTreeMap<String, String>) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(i64::MAX, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        self.quiet = stamps.filter(|stamps| {
+            *refs == self.snapshot.refs && stamps.iter().all(|s| s.1 < now.saturating_sub(1))
+        });
+    }
+
     /// Takes the user's part of the repository as it is now, just before a tool call: only
     /// what changes *during* the call is the call's doing and put back, so a person working in
     /// their own checkout meanwhile (a commit, a branch switch, a config edit) is left alone.
     /// harrow's own refs keep what harrow last recorded.
     pub fn before_call(&mut self) -> Result<(), git2::Error> {
-        let now = self.refs()?;
-        let mut refs: BTreeMap<String, String> =
-            now.into_iter().filter(|(name, _)| !self.owns(name)).collect();
-        for (name, target) in &self.snapshot.refs {
-            if self.owns(name) {
-                refs.insert(name.clone(), target.clone());
+        let stamps = self.ref_stamps();
+        if !self.refs_quiet(stamps.as_ref()) {
+            let now = self.refs()?;
+            let mut refs: BTreeMap<String, String> = now
+                .iter()
+                .filter(|(name, _)| !self.owns(name))
+                .map(|(n, t)| (n.clone(), t.clone()))
+                .collect();
+            for (name, target) in &self.snapshot.refs {
+                if self.owns(name) {
+                    refs.insert(name.clone(), target.clone());
+                }
             }
+            self.snapshot.refs = refs;
+            self.note_quiet(stamps, &now);
         }
-        self.snapshot.refs = refs;
         let refresh = |mark: &mut Mark, path: &Path| {
             if stamp(path) != mark.stamp {
                 *mark = Mark::of(path);
@@ -203,20 +268,23 @@ impl GitGuard {
 
     /// Takes what is there now as what is expected: harrow moved something itself.
     pub fn record(&mut self) -> Result<(), git2::Error> {
+        let stamps = self.ref_stamps();
+        let refs = self.refs()?;
         self.snapshot = Snapshot {
-            refs: self.refs()?,
+            refs: refs.clone(),
             config: Mark::of(&self.common.join("config")),
             worktree_config: Mark::of(&self.private.join("config.worktree")),
             hooks: hooks_of(&self.common),
             hooks_dir: stamp(&self.common.join("hooks")),
             source_head: Mark::of(&self.common.join("HEAD")),
         };
+        self.note_quiet(stamps, &refs);
         Ok(())
     }
 
-    /// Puts back whatever changed since the last record and says what, in words for the
-    /// worker. Empty when nothing had changed.
-    pub fn restore(&mut self) -> Result<Vec<String>, git2::Error> {
+    /// Puts back every ref that differs from the snapshot (what a tool call displaced kept
+    /// under harrow's refs) and says which.
+    fn restore_refs(&mut self) -> Result<Vec<String>, git2::Error> {
         let now = self.refs()?;
         let repo = &self.repo;
         let mut restored = Vec::new();
@@ -238,6 +306,17 @@ impl GitGuard {
             }
         }
         self.snapshot.refs.extend(kept);
+        Ok(restored)
+    }
+
+    /// Puts back whatever changed since the last record and says what, in words for the
+    /// worker. Empty when nothing had changed.
+    pub fn restore(&mut self) -> Result<Vec<String>, git2::Error> {
+        let mut restored = Vec::new();
+        if !self.refs_quiet(self.ref_stamps().as_ref()) {
+            restored = self.restore_refs()?;
+            self.quiet = None;
+        }
         let repo = &self.repo;
         let head_ok = repo
             .find_reference("HEAD")
@@ -324,6 +403,45 @@ mod tests {
             .output()
             .unwrap();
         assert!(ok.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&ok.stderr));
+    }
+
+    #[test]
+    fn a_ref_rewritten_in_place_after_a_quiet_spell_is_still_put_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        git(&src, &["init", "-q", "-b", "main"]);
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        for n in 0..50 {
+            git(&src, &["tag", &format!("v{n}")]);
+        }
+        git(&src, &["pack-refs", "--all"]);
+        git(&src, &["branch", "loose"]);
+        let wt = tmp.path().join("wt");
+        git(&src, &["worktree", "add", "-q", "-b", "session/s", wt.to_str().unwrap()]);
+        let mut guard = GitGuard::new(&wt, "session/s").unwrap();
+        // Older than the racy window: the listing is kept and only the stamps are looked at.
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        guard.before_call().unwrap();
+        assert!(guard.quiet.is_some(), "a quiet repository's refs are held by their stamps");
+        assert!(guard.restore().unwrap().is_empty());
+        let loose = src.join(".git/refs/heads/loose");
+        let before = std::fs::read_to_string(&loose).unwrap();
+        let first =
+            Command::new("git").args(["rev-parse", "main~1"]).current_dir(&src).output().unwrap();
+        let first = String::from_utf8_lossy(&first.stdout).into_owned();
+        assert_eq!(first.len(), before.len(), "same length, same inode: only the time moves");
+        std::fs::write(&loose, &first).unwrap();
+        let restored = guard.restore().unwrap();
+        assert_eq!(restored, ["the ref refs/heads/loose"], "{restored:?}");
+        assert_eq!(std::fs::read_to_string(&loose).unwrap(), before);
+        // A packed tag moved: packed-refs is rewritten.
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        guard.before_call().unwrap();
+        git(&wt, &["tag", "-f", "v7", "HEAD~1"]);
+        let restored = guard.restore().unwrap();
+        assert_eq!(restored, ["the ref refs/tags/v7"], "{restored:?}");
     }
 
     #[test]
