@@ -33,6 +33,18 @@ impl Mark {
         Mark { bytes: std::fs::read(path).ok(), stamp: stamp(path) }
     }
 
+    /// The file as it is now: this mark again when its stamp has not moved (and is old enough
+    /// to trust), else read anew. Recording happens several times per task; the hooks folder
+    /// alone holds a dozen files.
+    fn again(&self, path: &Path) -> Mark {
+        let now = stamp(path);
+        if now.is_some() && now == self.stamp && now.is_some_and(settled) {
+            self.clone()
+        } else {
+            Mark::of(path)
+        }
+    }
+
     /// Whether the file still holds what was recorded, reading it only when its stamp moved.
     fn holds(&self, path: &Path) -> bool {
         stamp(path) == self.stamp || std::fs::read(path).ok() == self.bytes
@@ -58,7 +70,7 @@ struct Snapshot {
 
 /// The guard over one session's worktree.
 pub struct GitGuard {
-    repo: Repository,
+    repo: super::repo_pool::Pooled,
     /// `refs/heads/session/<id>`: where the worktree's `HEAD` must point.
     branch_ref: String,
     /// `refs/harrow/<id>/`: harrow's own refs for the session (kept attempts, set-aside work).
@@ -108,12 +120,32 @@ fn ref_stamps(common: &Path, private: &Path) -> Option<Vec<Stamp>> {
 }
 
 fn hooks_of(common: &Path) -> BTreeMap<String, Mark> {
+    hooks_again(common, &BTreeMap::new())
+}
+
+/// The hooks as they are now, taking each from `before` when it has not changed.
+fn hooks_again(common: &Path, before: &BTreeMap<String, Mark>) -> BTreeMap<String, Mark> {
     std::fs::read_dir(common.join("hooks"))
         .into_iter()
         .flatten()
         .flatten()
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), Mark::of(&e.path())))
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let mark =
+                before.get(&name).map_or_else(|| Mark::of(&e.path()), |m| m.again(&e.path()));
+            (name, mark)
+        })
         .collect()
+}
+
+/// Whether a file's stamp is old enough to stand for its content: a file changed within the
+/// last second or two may change again without its change time moving (file times tick
+/// coarsely), as git treats an index entry as racy.
+fn settled(stamp: Stamp) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(i64::MAX, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    stamp.1 < now.saturating_sub(1)
 }
 
 fn refs_of(repo: &Repository) -> Result<BTreeMap<String, String>, git2::Error> {
@@ -141,7 +173,7 @@ impl GitGuard {
     /// Records the repository as it is now. Call it when harrow has just written what it
     /// expects (after creating the worktree, after each accepted commit).
     pub fn new(worktree: &Path, branch: &str) -> Result<GitGuard, git2::Error> {
-        let repo = Repository::open(worktree)?;
+        let repo = super::repo_pool::open(worktree, |p| Repository::open(p))?;
         let common = repo.commondir().to_path_buf();
         let private = repo.path().to_path_buf();
         let session = super::lanes::session_of_branch(branch);
@@ -206,12 +238,8 @@ impl GitGuard {
     /// changed within the last second or two: it may change again without its change time
     /// moving (file times tick coarsely), as git treats an index entry as racy.
     fn note_quiet(&mut self, stamps: Option<Vec<Stamp>>, refs: &BTreeMap<String, String>) {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(i64::MAX, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-        self.quiet = stamps.filter(|stamps| {
-            *refs == self.snapshot.refs && stamps.iter().all(|s| s.1 < now.saturating_sub(1))
-        });
+        self.quiet = stamps
+            .filter(|stamps| *refs == self.snapshot.refs && stamps.iter().copied().all(settled));
     }
 
     /// Takes the user's part of the repository as it is now, just before a tool call: only
@@ -270,13 +298,14 @@ impl GitGuard {
     pub fn record(&mut self) -> Result<(), git2::Error> {
         let stamps = self.ref_stamps();
         let refs = self.refs()?;
+        let before = &self.snapshot;
         self.snapshot = Snapshot {
             refs: refs.clone(),
-            config: Mark::of(&self.common.join("config")),
-            worktree_config: Mark::of(&self.private.join("config.worktree")),
-            hooks: hooks_of(&self.common),
+            config: before.config.again(&self.common.join("config")),
+            worktree_config: before.worktree_config.again(&self.private.join("config.worktree")),
+            hooks: hooks_again(&self.common, &before.hooks),
             hooks_dir: stamp(&self.common.join("hooks")),
-            source_head: Mark::of(&self.common.join("HEAD")),
+            source_head: before.source_head.again(&self.common.join("HEAD")),
         };
         self.note_quiet(stamps, &refs);
         Ok(())

@@ -127,7 +127,7 @@ impl Hands {
         // The worktree's own git folder (its HEAD and index) is writable in the sandbox; the
         // repository's shared folder (objects, refs, config, hooks) stays read-only there,
         // since harrow commits outside the sandbox.
-        let repo = git2::Repository::open(jail.root()).ok();
+        let repo = repo_pool::open(jail.root(), |p| git2::Repository::open(p)).ok();
         let common_git = repo.as_ref().map(|r| r.commondir().to_path_buf());
         let private_git = repo.as_ref().map(|r| r.path().to_path_buf());
         let hide = session_dir.filter(|d| {
