@@ -1,14 +1,17 @@
 //! The hands' budgets: `glob` and `grep` over a 50,000-file repository (plus 5,000 ignored
-//! files they must skip), and the harness's own cost per tool call.
+//! files they must skip), the harness's own cost per tool call, and the git guard's around
+//! each tool call in a repository with 5,000 tags.
 
 // A bench that cannot set up its input has nothing to measure: failing loudly is right.
 #![allow(clippy::expect_used)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use harrow::hands::git_guard::GitGuard;
 use harrow::hands::isolation::SandboxMode;
 use harrow::hands::{Hands, HandsConfig};
 use harrow::session::event::Scope;
 use serde_json::{Value, json};
+use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;
@@ -99,5 +102,64 @@ fn hands_benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, hands_benches);
+/// Runs git in `dir`, with `input` on its standard input.
+fn git(dir: &Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("git")
+        .args(["-c", "user.name=b", "-c", "user.email=b@b"])
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("git");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("input");
+    let out = child.wait_with_output().expect("git");
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// The guard's work around one tool call (`before_call`, then `restore`) in a repository with
+/// 5,000 packed tags: when the call changed no ref, and when it moved one (which the guard
+/// puts back).
+fn guard_benches(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(&src).expect("mkdir");
+    git(&src, &["init", "-q", "-b", "main"], "");
+    git(&src, &["commit", "-q", "--allow-empty", "-m", "one"], "");
+    git(&src, &["commit", "-q", "--allow-empty", "-m", "two"], "");
+    let head = git(&src, &["rev-parse", "HEAD"], "");
+    let first = git(&src, &["rev-parse", "HEAD~1"], "");
+    let tags = (0..5000).fold(String::new(), |mut all, n| {
+        let _ = writeln!(all, "create refs/tags/t{n} {head}");
+        all
+    });
+    git(&src, &["update-ref", "--stdin"], &tags);
+    git(&src, &["pack-refs", "--all"], "");
+    git(&src, &["branch", "loose"], "");
+    let wt = tmp.path().join("wt");
+    git(&src, &["worktree", "add", "-q", "-b", "session/s", wt.to_str().expect("path")], "");
+    let mut guard = GitGuard::new(&wt, "session/s").expect("guard");
+    // Stamps younger than two seconds are not trusted.
+    std::thread::sleep(Duration::from_millis(2100));
+    let loose = src.join(".git/refs/heads/loose");
+    let mut group = c.benchmark_group("git_guard_5000_tags");
+    group.bench_function("tool_call_changed_no_ref", |b| {
+        b.iter(|| {
+            guard.before_call().expect("before");
+            assert!(guard.restore().expect("restore").is_empty());
+        });
+    });
+    group.bench_function("tool_call_moved_a_ref", |b| {
+        b.iter(|| {
+            guard.before_call().expect("before");
+            std::fs::write(&loose, format!("{first}\n")).expect("move");
+            assert_eq!(guard.restore().expect("restore").len(), 1);
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, hands_benches, guard_benches);
 criterion_main!(benches);

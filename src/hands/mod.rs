@@ -5,7 +5,7 @@
 pub mod cancel;
 pub mod confine;
 pub(crate) mod environment;
-pub(crate) mod git_guard;
+pub mod git_guard;
 pub mod hooks;
 pub mod isolation;
 pub(crate) mod kernel_sandbox;
