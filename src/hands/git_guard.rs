@@ -20,8 +20,11 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct Mark {
     bytes: Option<Vec<u8>>,
-    stamp: Option<(u64, i64, i64, u64)>,
+    stamp: Option<Stamp>,
 }
+
+/// A file's inode, change time (seconds, nanoseconds) and length.
+type Stamp = (u64, i64, i64, u64);
 
 fn stamp(path: &Path) -> Option<Stamp> {
     use std::os::unix::fs::MetadataExt;
@@ -63,7 +66,7 @@ struct Snapshot {
     worktree_config: Mark,
     /// The hooks folder: file name → content, and the folder's own stamp.
     hooks: BTreeMap<String, Mark>,
-    hooks_dir: Option<(u64, i64, i64, u64)>,
+    hooks_dir: Option<Stamp>,
     /// The user's own checkout's `HEAD` (the repository's shared `HEAD` file).
     source_head: Mark,
 }
@@ -88,8 +91,6 @@ pub struct GitGuard {
     /// otherwise be read whole twice per tool call).
     quiet: Option<Vec<Stamp>>,
 }
-
-type Stamp = (u64, i64, i64, u64);
 
 /// The stamp of every file a ref can be kept in: `packed-refs` and each loose ref under the
 /// shared and the worktree's own `refs/`, in the order the folders list them. A ref is only
@@ -234,9 +235,8 @@ impl GitGuard {
         stamps.is_some() && stamps == self.quiet.as_ref()
     }
 
-    /// Notes `stamps` as those of refs that match the snapshot — unless a file among them
-    /// changed within the last second or two: it may change again without its change time
-    /// moving (file times tick coarsely), as git treats an index entry as racy.
+    /// Notes `stamps` as those of refs that match the snapshot, unless one of them is not
+    /// [`settled`].
     fn note_quiet(&mut self, stamps: Option<Vec<Stamp>>, refs: &BTreeMap<String, String>) {
         self.quiet = stamps
             .filter(|stamps| *refs == self.snapshot.refs && stamps.iter().copied().all(settled));
