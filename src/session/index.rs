@@ -124,15 +124,7 @@ impl EventIndex {
             Err(e) if e.kind() == io::ErrorKind::NotFound => ScanReport::default(),
             other => other?,
         };
-        let r = &mut self.report;
-        r.lines += more.lines;
-        r.events += more.events;
-        r.blank += more.blank;
-        r.unreadable_count += more.unreadable_count;
-        let room = super::scan::UNREADABLE_KEPT.saturating_sub(r.unreadable.len());
-        r.unreadable.extend(more.unreadable.into_iter().take(room));
-        r.end_offset = r.end_offset.max(more.end_offset);
-        r.pending_bytes = more.pending_bytes;
+        self.report.extend(more);
         Ok(())
     }
 

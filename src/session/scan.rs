@@ -26,7 +26,7 @@ const BLOCK: usize = 1 << 20;
 const MAX_DECODERS: usize = 8;
 
 /// How many unreadable line numbers are remembered; the count keeps going past it.
-pub const UNREADABLE_KEPT: usize = 1000;
+const UNREADABLE_KEPT: usize = 1000;
 
 /// Where one line sits in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +62,19 @@ impl ScanReport {
         if self.unreadable.len() < UNREADABLE_KEPT {
             self.unreadable.push(line);
         }
+    }
+
+    /// Adds what a scan of the lines after these found: the counts add up, the line numbers
+    /// kept stay the first [`UNREADABLE_KEPT`], and where a tail resumes is where `later` ended.
+    pub fn extend(&mut self, later: ScanReport) {
+        self.lines += later.lines;
+        self.events += later.events;
+        self.blank += later.blank;
+        self.unreadable_count += later.unreadable_count;
+        let room = UNREADABLE_KEPT.saturating_sub(self.unreadable.len());
+        self.unreadable.extend(later.unreadable.into_iter().take(room));
+        self.end_offset = self.end_offset.max(later.end_offset);
+        self.pending_bytes = later.pending_bytes;
     }
 
     /// "3 unreadable lines (12, 40, 41)" or `None` when every line was readable.
@@ -412,6 +425,36 @@ impl LineSplitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_extended_by_a_later_scan_counts_both_and_keeps_the_first_unreadable_lines() {
+        let mut first = ScanReport {
+            lines: 1500,
+            events: 400,
+            blank: 1,
+            end_offset: 90,
+            ..ScanReport::default()
+        };
+        for line in 1..=900 {
+            first.note_unreadable(line);
+        }
+        let mut later = ScanReport {
+            lines: 10,
+            events: 4,
+            end_offset: 120,
+            pending_bytes: 7,
+            ..ScanReport::default()
+        };
+        for line in 1501..=1700 {
+            later.note_unreadable(line);
+        }
+        first.extend(later);
+        assert_eq!((first.lines, first.events, first.blank), (1510, 404, 1));
+        assert_eq!(first.unreadable_count, 1100);
+        assert_eq!(first.unreadable.len(), UNREADABLE_KEPT);
+        assert_eq!(first.unreadable.last(), Some(&1600));
+        assert_eq!((first.end_offset, first.pending_bytes), (120, 7));
+    }
     use std::io::Write;
 
     fn scan_bytes(bytes: &[u8]) -> (Vec<(LineAt, String)>, ScanReport) {
