@@ -10,17 +10,14 @@ use harrow::console::app::App;
 use harrow::console::keymap::Action;
 use harrow::console::theme::Look;
 use harrow::console::ui::draw;
-use harrow::session::synth::{Dialect, generate};
+use harrow::session::synth::{Dialect, write_session};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 
 fn console_benches(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let file = std::fs::File::create(dir.path().join("events.jsonl")).expect("create");
-    let mut out = std::io::BufWriter::new(file);
-    generate(&mut out, 100_000, Dialect::Harrow, 3).expect("generate");
-    drop(out);
+    write_session(dir.path(), 100_000, Dialect::Harrow, 3).expect("generate");
     let mut app = App::open_live(dir.path(), "bench", Look::built_in(true)).expect("open");
     // The console reads a large log a piece at a time between frames; the bench reads it whole.
     while app.player.reading_percent().is_some() {

@@ -8,7 +8,7 @@
 use harrow::console::app::App;
 use harrow::console::theme::Look;
 use harrow::console::ui::draw;
-use harrow::session::synth::{Dialect, generate};
+use harrow::session::synth::{Dialect, write_session};
 use harrow::session::tail::{TailEvent, follow};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -19,10 +19,7 @@ use std::time::{Duration, Instant};
 
 fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("events.jsonl");
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
-    generate(&mut out, 100_000, Dialect::Harrow, 5).expect("generate");
-    drop(out);
+    let path = write_session(dir.path(), 100_000, Dialect::Harrow, 5).expect("generate");
     let mut app = App::open_live(dir.path(), "bench", Look::built_in(true)).expect("open");
     // The console reads a large log a piece at a time between frames; the bench reads it whole.
     while app.player.reading_percent().is_some() {

@@ -1,8 +1,7 @@
 //! Writes a realistic generated session folder, for benchmarks and for trying the console on a
 //! large log: `cargo run --release --example gen-session -- 100000 /tmp/big [tilth|harrow] [SEED]`.
 
-use harrow::session::synth::{Dialect, generate};
-use std::io::{BufWriter, Write};
+use harrow::session::synth::{Dialect, write_session};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -23,17 +22,10 @@ fn main() -> ExitCode {
     };
     let seed = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
     let dir = PathBuf::from(dir);
-    let result = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::File::create(dir.join("events.jsonl")))
-        .and_then(|file| {
-            let mut out = BufWriter::with_capacity(1 << 20, file);
-            generate(&mut out, n, dialect, seed)?;
-            out.flush()
-        });
-    match result {
-        Ok(()) => {
-            let bytes = std::fs::metadata(dir.join("events.jsonl")).map_or(0, |m| m.len());
-            println!("{n} events, {bytes} bytes in {}", dir.join("events.jsonl").display());
+    match write_session(&dir, n, dialect, seed) {
+        Ok(log) => {
+            let bytes = std::fs::metadata(&log).map_or(0, |m| m.len());
+            println!("{n} events, {bytes} bytes in {}", log.display());
             ExitCode::SUCCESS
         }
         Err(e) => {

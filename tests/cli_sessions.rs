@@ -202,11 +202,8 @@ fn output_to_a_closed_pipe_ends_quietly_with_status_0() {
     use std::io::Read;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("big");
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("events.jsonl")).unwrap());
-    harrow::session::synth::generate(&mut out, 5_000, harrow::session::synth::Dialect::Harrow, 5)
+    harrow::session::synth::write_session(&dir, 5_000, harrow::session::synth::Dialect::Harrow, 5)
         .unwrap();
-    drop(out);
     for args in [
         vec!["replay", dir.to_str().unwrap(), "--headless"],
         vec!["export", dir.to_str().unwrap(), "--format", "json"],

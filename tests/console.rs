@@ -94,11 +94,8 @@ fn tilth_session_in_every_tab_at_80x24() {
 fn a_generated_harrow_session_at_three_sizes() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("generated");
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("events.jsonl")).unwrap());
-    harrow::session::synth::generate(&mut out, 400, harrow::session::synth::Dialect::Harrow, 11)
+    harrow::session::synth::write_session(&dir, 400, harrow::session::synth::Dialect::Harrow, 11)
         .unwrap();
-    drop(out);
     let mut app = App::open_live(&dir, "generated", Look::built_in(true)).unwrap();
     for (w, h) in [(80, 24), (120, 40), (200, 60)] {
         insta::assert_snapshot!(format!("generated_{w}x{h}"), screen(&mut app, w, h));
@@ -483,11 +480,8 @@ fn the_rows_and_shows_take_in_matches_that_arrive_as_a_fresh_count_would() {
 fn seeking_by_tenths_either_way_matches_a_plain_fold_of_the_log_up_to_there() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("big");
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("events.jsonl")).unwrap());
-    harrow::session::synth::generate(&mut out, 30_000, harrow::session::synth::Dialect::Harrow, 7)
+    harrow::session::synth::write_session(&dir, 30_000, harrow::session::synth::Dialect::Harrow, 7)
         .unwrap();
-    drop(out);
     let mut seeker = App::open(&dir, "big", f64::INFINITY, Look::built_in(true)).unwrap();
     while seeker.player.reading_percent().is_some() {
         seeker.read_more().unwrap();
@@ -1018,11 +1012,8 @@ fn a_lane_task_named_with_escapes_reaches_no_cell_as_a_control_character() {
 fn a_seek_past_what_is_read_says_so_and_lands_once_the_log_is_read() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("big");
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("events.jsonl")).unwrap());
-    harrow::session::synth::generate(&mut out, 40_000, harrow::session::synth::Dialect::Harrow, 5)
+    harrow::session::synth::write_session(&dir, 40_000, harrow::session::synth::Dialect::Harrow, 5)
         .unwrap();
-    drop(out);
     let mut app = App::open(&dir, "big", 8.0, Look::built_in(true)).unwrap();
     let read = app.player.reading_percent().expect("a 34 MB log is not read at open");
     let (at, total) = app.position();

@@ -130,6 +130,22 @@ impl<W: Write> Out<'_, W> {
     }
 }
 
+/// Makes `dir` a session folder whose `events.jsonl` is [`generate`]'s session. Returns the
+/// log's path.
+pub fn write_session(
+    dir: &std::path::Path,
+    events: u64,
+    dialect: Dialect,
+    seed: u64,
+) -> io::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let log = dir.join("events.jsonl");
+    let mut out = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&log)?);
+    generate(&mut out, events, dialect, seed)?;
+    out.flush()?;
+    Ok(log)
+}
+
 /// Writes a session of exactly `events` events (the last task may be cut short, as in a log
 /// that is still growing).
 pub fn generate(w: &mut impl Write, events: u64, dialect: Dialect, seed: u64) -> io::Result<()> {
