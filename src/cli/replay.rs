@@ -52,9 +52,7 @@ pub fn watch(args: &WatchArgs, headless: bool) -> Result<ExitCode> {
         while crate::session::lock::is_locked(&found.dir) {
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
-        let end = std::fs::metadata(crate::session::dir::SessionDir::new(&found.dir).events())
-            .map_or(0, |m| m.len());
-        printer.finish(end);
+        printer.finish();
         return Ok(ExitCode::SUCCESS);
     }
     let app = App::open_live(&found.dir, &found.id, crate::console::theme::Look::from_user())

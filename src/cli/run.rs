@@ -428,6 +428,7 @@ const QUIET_LOOK: Duration = Duration::from_secs(1);
 /// [`HEARTBEAT`] of silence, says what the run waits on.
 #[derive(Debug)]
 pub struct Printer {
+    log: PathBuf,
     finished: Arc<AtomicU64>,
     thread: std::thread::JoinHandle<()>,
 }
@@ -437,11 +438,12 @@ impl Printer {
     pub fn start(dir: &Path, from: u64) -> Printer {
         let finished = Arc::new(AtomicU64::new(u64::MAX));
         let thread = print_log(dir, from, Arc::clone(&finished));
-        Printer { finished, thread }
+        Printer { log: crate::session::dir::SessionDir::new(dir).events(), finished, thread }
     }
 
-    /// Returns once every line of the log up to byte `len` (where the run left it) is printed.
-    pub fn finish(self, len: u64) {
+    /// Returns once every line the log holds now — the run that wrote it is over — is printed.
+    pub fn finish(self) {
+        let len = std::fs::metadata(&self.log).map_or(0, |m| m.len());
         self.finished.store(len, Ordering::SeqCst);
         self.thread.thread().unpark();
         let _ = self.thread.join();
@@ -610,10 +612,7 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
     let printer = Printer::start(&dir, from);
     let ended =
         loop_thread.join().map_err(|_| color_eyre::eyre::eyre!("the run's thread panicked"))?;
-    printer.finish(
-        std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events())
-            .map_or(0, |m| m.len()),
-    );
+    printer.finish();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id}: {} — {}", terminal_line(ended.reason.as_str()), dir.display());
     Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
@@ -644,9 +643,7 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     let started = Instant::now();
     let ended = runtime.block_on(run.run());
     drop(run);
-    let len = std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events())
-        .map_or(0, |m| m.len());
-    printer.finish(len);
+    printer.finish();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id} ({:.1} s): {}", started.elapsed().as_secs_f64(), dir.display());
     match ended.reason {

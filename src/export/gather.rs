@@ -97,7 +97,7 @@ impl Gathered {
         let o = &self.overview;
         let (s, h) = (&o.summary, &o.summary.harrow);
         for id in h.tasks.keys() {
-            self.c.note_order(id);
+            self.c.note_order(id, None);
         }
         let rows: Vec<Row> = self
             .c
@@ -204,14 +204,15 @@ impl Collector {
         }
     }
 
-    fn note_order(&mut self, id: &str) {
+    /// Puts `id` in the export's order, with its title, if it is not there yet.
+    fn note_order(&mut self, id: &str, title: Option<&str>) {
         if self.ordered.insert(id.to_owned()) {
-            self.order.push((id.to_owned(), None));
+            self.order.push((id.to_owned(), title.map(str::to_owned)));
         }
     }
 
     fn task(&mut self, id: &str) -> io::Result<&mut TaskExport> {
-        self.note_order(id);
+        self.note_order(id, None);
         self.store.get(id)
     }
 
@@ -244,11 +245,8 @@ impl Collector {
                 self.base_commit = self.base_commit.take().or_else(|| s.base_commit.clone());
                 self.branch = self.branch.take().or_else(|| s.branch.clone());
                 for t in s.plan_tasks.as_ref().and_then(Value::as_array).into_iter().flatten() {
-                    if let Some(id) = t.get("id").and_then(Value::as_str)
-                        && self.ordered.insert(id.to_owned())
-                    {
-                        let title = t.get("title").and_then(Value::as_str).map(str::to_owned);
-                        self.order.push((id.to_owned(), title));
+                    if let Some(id) = t.get("id").and_then(Value::as_str) {
+                        self.note_order(id, t.get("title").and_then(Value::as_str));
                     }
                 }
             }

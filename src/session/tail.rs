@@ -69,14 +69,11 @@ where
     S: FnMut(TailEvent) + Send + 'static,
 {
     let (wake, wakes) = mpsc::channel();
-    match watch_folder(path, wake.clone()) {
-        Ok(watcher) => {
-            start(path, (offset, next_line), Look::Watched(watcher), (wake, wakes), sink)
-        }
-        Err(reason) => {
-            start(path, (offset, next_line), Look::Fallback(reason), (wake, wakes), sink)
-        }
-    }
+    let look = match watch_folder(path, wake.clone()) {
+        Ok(watcher) => Look::Watched(watcher),
+        Err(reason) => Look::Fallback(reason),
+    };
+    start(path, (offset, next_line), look, (wake, wakes), sink)
 }
 
 /// [`follow`] without a watcher, looking every `every`: for a reader that may lag by that
