@@ -152,5 +152,15 @@ mod tests {
         }
         let repo = open(&dir, |p| Repository::open(p)).unwrap();
         assert_eq!(fresh_index(&repo).unwrap().len(), 0, "staged in memory only, not written");
+        drop(repo);
+        // What a worker's `git add` writes while the repository waits in the pool is seen.
+        let added = std::process::Command::new("git")
+            .args(["add", "a.txt"])
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(added.success());
+        let repo = open(&dir, |p| Repository::open(p)).unwrap();
+        assert_eq!(fresh_index(&repo).unwrap().len(), 1, "the index as the disk holds it now");
     }
 }
