@@ -6,7 +6,7 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
-use harrow::session::fact::Fact;
+use harrow::session::fact::{Fact, Kept};
 use harrow::session::scan::{ScanReport, scan};
 use harrow::session::summary::SummaryFold;
 use harrow::session::synth::{Dialect, generate};
@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 fn sequential(bytes: &[u8]) -> (Value, ScanReport) {
     let mut fold = SummaryFold::new(None);
     let mut report = ScanReport::default();
+    let mut kept = Kept::default();
     let end = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     let complete = if end == 0 { &[][..] } else { &bytes[..end - 1] };
     for (n, raw) in complete.split(|b| *b == b'\n').enumerate().filter(|_| end > 0) {
@@ -24,7 +25,7 @@ fn sequential(bytes: &[u8]) -> (Value, ScanReport) {
         report.lines += 1;
         if line.iter().all(u8::is_ascii_whitespace) {
             report.blank += 1;
-        } else if let Ok(fact) = Fact::decode(line) {
+        } else if let Ok(fact) = Fact::decode(line, &mut kept) {
             report.events += 1;
             fold.apply(&fact);
         } else {

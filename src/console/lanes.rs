@@ -121,7 +121,9 @@ mod tests {
             let line = format!(
                 r#"{{"ts":"2026-11-24T00:00:00.000Z","seq":1,"lane":{lane},"type":"tool_call","payload":{{"task_id":"{task}"}}}}"#
             );
-            marks.apply(&Fact::decode(line.as_bytes()).unwrap());
+            marks.apply(
+                &Fact::decode(line.as_bytes(), &mut crate::session::fact::Kept::default()).unwrap(),
+            );
         }
         assert_eq!(marks.get(2).map(|m| m.task.as_str()), Some("T-003"));
         assert_eq!(marks.after(None), Some(1));

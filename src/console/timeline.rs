@@ -142,7 +142,11 @@ mod tests {
             (3, r#"{"type":"evaluator_verdict","payload":{"verdict":"accept"}}"#),
             (9, r#"{"type":"task_failed","payload":{}}"#),
         ] {
-            t.note(pos, &Fact::decode(line.as_bytes()).unwrap_or_else(|e| panic!("{e}")));
+            t.note(
+                pos,
+                &Fact::decode(line.as_bytes(), &mut crate::session::fact::Kept::default())
+                    .unwrap_or_else(|e| panic!("{e}")),
+            );
         }
         let cells = t.cells(10, 6, 5, None, |p| u16::from(p >= 4));
         assert_eq!(
@@ -165,7 +169,11 @@ mod tests {
             (5, r#"{"lane":2,"type":"evaluator_verdict","payload":{"verdict":"accept"}}"#),
             (8, r#"{"type":"task_failed","payload":{}}"#),
         ] {
-            t.note(pos, &Fact::decode(line.as_bytes()).unwrap_or_else(|e| panic!("{e}")));
+            t.note(
+                pos,
+                &Fact::decode(line.as_bytes(), &mut crate::session::fact::Kept::default())
+                    .unwrap_or_else(|e| panic!("{e}")),
+            );
         }
         let marks = |cells: Vec<Cell>| -> Vec<Mark> {
             cells

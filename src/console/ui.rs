@@ -597,7 +597,10 @@ mod tests {
             serde_json::json!({"type": "session_start", "seq": 1, "payload": {"plan_tasks": plan}})
                 .to_string();
         let mut fold = SummaryFold::new(None);
-        fold.apply(&Fact::decode(line.as_bytes()).unwrap_or_else(|e| panic!("{e}")));
+        fold.apply(
+            &Fact::decode(line.as_bytes(), &mut crate::session::fact::Kept::default())
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
         fold
     }
 

@@ -33,16 +33,33 @@ const SEQ: u8 = 251;
 const LANE: u8 = 252;
 const KIND: u8 = 253;
 
+/// What reading lines keeps for their facts: where each value a fold reads sits, and the text
+/// of the kept strings, checked and unescaped once. Reading happens on any thread; the fold
+/// borrows the text without looking at its bytes again.
+#[derive(Debug, Default)]
+pub struct Kept {
+    pub marks: Vec<Mark>,
+    pub text: String,
+}
+
+impl Kept {
+    /// Empty, keeping what was allocated.
+    pub fn clear(&mut self) {
+        self.marks.clear();
+        self.text.clear();
+    }
+}
+
 /// Reads and checks the value at `c` and marks it for `field`.
-fn keep(c: &mut Cursor<'_>, field: u8, marks: &mut Vec<Mark>) -> sparse::Result<()> {
-    let token = if field == ids::plan_tasks { c.whole()? } else { c.token()? };
-    marks.push(Mark { field, token });
+fn keep(c: &mut Cursor<'_>, field: u8, kept: &mut Kept) -> sparse::Result<()> {
+    let token = if field == ids::plan_tasks { c.whole()? } else { c.token(&mut kept.text)? };
+    kept.marks.push(Mark { field, token });
     Ok(())
 }
 
 /// `plan_tasks`, kept whole.
 impl FromToken<'_> for Option<serde_json::Value> {
-    fn from_token(line: &[u8], token: Token) -> Self {
+    fn from_token(line: &[u8], _: &str, token: Token) -> Self {
         let Token::Whole { start, end } = token else { return None };
         let raw = line.get(start as usize..end as usize)?;
         serde_json::from_slice::<Option<serde_json::Value>>(raw).ok().flatten()
@@ -81,9 +98,9 @@ macro_rules! fact_fields {
             }
 
             /// Fills the field numbered `id` from a value of `line`.
-            fn set(&mut self, id: u8, line: &'a [u8], token: Token) {
+            fn set(&mut self, id: u8, line: &'a [u8], text: &'a str, token: Token) {
                 match id {
-                    $( ids::$field => self.$field = FromToken::from_token(line, token), )*
+                    $( ids::$field => self.$field = FromToken::from_token(line, text, token), )*
                     _ => {}
                 }
             }
@@ -166,20 +183,20 @@ fact_fields! {
 }
 
 impl<'a> Fact<'a> {
-    /// Decodes a line with the sparse reader ([`sparse`]). Fails only when the line is not
-    /// one JSON object; the `type` may be absent (an empty kind), which folds treat as an event
-    /// they do not know.
-    pub fn decode(line: &'a [u8]) -> sparse::Result<Fact<'a>> {
-        let mut marks = Vec::with_capacity(16);
-        Fact::mark(line, &mut marks)?;
-        Ok(Fact::from_marks(line, &marks))
+    /// Decodes a line with the sparse reader ([`sparse`]) into `kept`, whose text the fact
+    /// borrows. Fails only when the line is not one JSON object; the `type` may be absent (an
+    /// empty kind), which folds treat as an event they do not know.
+    pub fn decode(line: &'a [u8], kept: &'a mut Kept) -> sparse::Result<Fact<'a>> {
+        kept.clear();
+        Fact::mark(line, kept)?;
+        Ok(Fact::from_marks(line, &kept.text, &kept.marks))
     }
 
     /// The costly half of [`Fact::decode`], which needs nothing but the line's bytes and so runs
-    /// on any thread: checks the line and appends to `marks` where each value a fold keeps
-    /// sits. A key given twice keeps its last value.
-    pub fn mark(line: &[u8], marks: &mut Vec<Mark>) -> sparse::Result<()> {
-        let first = marks.len();
+    /// on any thread: checks the line and appends to `kept` where each value a fold keeps sits
+    /// and the text of its strings. A key given twice keeps its last value.
+    pub fn mark(line: &[u8], kept: &mut Kept) -> sparse::Result<()> {
+        let first = kept.marks.len();
         let mut c = Cursor::new(line);
         c.object(|key, c| {
             let field = match key {
@@ -188,7 +205,9 @@ impl<'a> Fact<'a> {
                 b"lane" => LANE,
                 b"type" => KIND,
                 b"payload" => {
-                    // An earlier payload's values give way to this one's.
+                    // An earlier payload's values give way to this one's (their text stays
+                    // behind, unreferenced).
+                    let marks = &mut kept.marks;
                     let mut i = first;
                     while i < marks.len() {
                         if marks[i].field < TS {
@@ -199,7 +218,7 @@ impl<'a> Fact<'a> {
                     }
                     return if c.peek() == Some(b'{') {
                         c.object(|key, c| match FactPayload::field_id(key) {
-                            Some(id) => keep(c, id, marks),
+                            Some(id) => keep(c, id, kept),
                             None => c.skip_value(),
                         })
                     } else {
@@ -208,22 +227,22 @@ impl<'a> Fact<'a> {
                 }
                 _ => return c.skip_value(),
             };
-            keep(c, field, marks)
+            keep(c, field, kept)
         })?;
         c.end()
     }
 
-    /// The cheap half of [`Fact::decode`]: the fact from a line checked by [`Fact::mark`] and
-    /// its marks.
-    pub fn from_marks(line: &'a [u8], marks: &[Mark]) -> Fact<'a> {
+    /// The cheap half of [`Fact::decode`]: the fact from a line checked by [`Fact::mark`], its
+    /// marks and the kept text they point into.
+    pub fn from_marks(line: &'a [u8], text: &'a str, marks: &[Mark]) -> Fact<'a> {
         let mut fact = Fact::default();
         for &Mark { field, token } in marks {
             match field {
-                TS => fact.ts = FromToken::from_token(line, token),
-                SEQ => fact.seq = FromToken::from_token(line, token),
-                LANE => fact.lane = FromToken::from_token(line, token),
-                KIND => fact.kind = FromToken::from_token(line, token),
-                id => fact.payload.set(id, line, token),
+                TS => fact.ts = FromToken::from_token(line, text, token),
+                SEQ => fact.seq = FromToken::from_token(line, text, token),
+                LANE => fact.lane = FromToken::from_token(line, text, token),
+                KIND => fact.kind = FromToken::from_token(line, text, token),
+                id => fact.payload.set(id, line, text, token),
             }
         }
         fact
@@ -268,7 +287,8 @@ mod tests {
     #[test]
     fn reads_the_fields_a_fold_needs_and_skips_the_rest() {
         let line = br#"{"ts": "2026-11-22T04:28:45Z", "type": "model_call", "payload": {"task_id": "T-001", "iter": 1, "prompt_tokens": 3851, "eval_tokens": 157, "cost": 0.00121247, "reasoning_details": [{"text": "long"}], "tokens_used_total": 4008}}"#;
-        let f = Fact::decode(line).unwrap();
+        let mut kept = Kept::default();
+        let f = Fact::decode(line, &mut kept).unwrap();
         assert_eq!(f.kind(), "model_call");
         assert_eq!(f.payload.task_id.get(), Some("T-001"));
         assert_eq!(f.payload.prompt_tokens.value, Some(3851));
@@ -278,8 +298,10 @@ mod tests {
 
     #[test]
     fn a_key_given_twice_keeps_its_last_value() {
+        let mut kept = Kept::default();
         let f = Fact::decode(
             br#"{"payload":{"task_id":"A","iter":1},"type":"x","payload":{"iter":2},"type":"y"}"#,
+            &mut kept,
         )
         .unwrap();
         assert_eq!((f.kind(), f.payload.task_id.get(), f.payload.iter.value), ("y", None, Some(2)));
@@ -287,17 +309,20 @@ mod tests {
 
     #[test]
     fn odd_envelopes_still_decode() {
-        assert_eq!(Fact::decode(br#"{"type":"stop","payload":null}"#).unwrap().kind(), "stop");
-        assert_eq!(Fact::decode(br#"{"payload":{"task_id":1}}"#).unwrap().kind(), "");
-        assert!(Fact::decode(br#"{"type":"stop""#).is_err());
-        assert!(Fact::decode(b"\"just a string\"").is_err());
+        let decode =
+            |line: &[u8]| Fact::decode(line, &mut Kept::default()).map(|f| f.kind().to_owned());
+        assert_eq!(decode(br#"{"type":"stop","payload":null}"#).unwrap(), "stop");
+        assert_eq!(decode(br#"{"payload":{"task_id":1}}"#).unwrap(), "");
+        assert!(decode(br#"{"type":"stop""#).is_err());
+        assert!(decode(b"\"just a string\"").is_err());
     }
 
     /// Every line the full decoder takes, the sparse reader takes with the same values; a line
     /// the sparse reader refuses, the full decoder refuses too.
     fn agrees_with_the_full_decoder(line: &[u8]) {
         let full = crate::session::event::Event::decode(line);
-        let sparse = Fact::decode(line);
+        let mut kept = Kept::default();
+        let sparse = Fact::decode(line, &mut kept);
         match (&full, &sparse) {
             (Ok(event), Ok(fact)) => {
                 assert_eq!(fact.kind(), event.kind, "{}", String::from_utf8_lossy(line));
@@ -380,7 +405,7 @@ mod tests {
             br#"{"payload":{"iter":18446744073709551615,"attempt":-3.7}}"#,
         ] {
             agrees_with_the_full_decoder(odd);
-            assert!(Fact::decode(odd).is_ok());
+            assert!(Fact::decode(odd, &mut Kept::default()).is_ok());
         }
     }
 

@@ -189,18 +189,20 @@ impl<'de> Deserialize<'de> for LBool {
 
 /// A field read straight from a value the sparse reader kept, with the same leniency as the
 /// serde implementations above: a value of another shape reads as absent.
+/// A string's text is borrowed from `text`, where the reader put it checked and unescaped;
+/// a value kept whole is read from `line`.
 pub trait FromToken<'a>: Sized {
-    fn from_token(line: &'a [u8], token: Token) -> Self;
+    fn from_token(line: &'a [u8], text: &'a str, token: Token) -> Self;
 }
 
 impl<'a> FromToken<'a> for LStr<'a> {
-    fn from_token(line: &'a [u8], token: Token) -> Self {
-        LStr(token.text(line))
+    fn from_token(_: &'a [u8], text: &'a str, token: Token) -> Self {
+        LStr(token.text(text).map(Cow::Borrowed))
     }
 }
 
 impl FromToken<'_> for LInt {
-    fn from_token(_: &[u8], token: Token) -> Self {
+    fn from_token(_: &[u8], _: &str, token: Token) -> Self {
         match token {
             Token::Int(v) => LInt { value: Some(v), was_integer: true },
             Token::Big(v) => LInt { value: i64::try_from(v).ok(), was_integer: true },
@@ -213,7 +215,7 @@ impl FromToken<'_> for LInt {
 }
 
 impl FromToken<'_> for LFloat {
-    fn from_token(_: &[u8], token: Token) -> Self {
+    fn from_token(_: &[u8], _: &str, token: Token) -> Self {
         match token {
             Token::Int(v) => LFloat(Some(v as f64)),
             Token::Big(v) => LFloat(Some(v as f64)),
@@ -224,15 +226,13 @@ impl FromToken<'_> for LFloat {
 }
 
 impl FromToken<'_> for LBool {
-    fn from_token(_: &[u8], token: Token) -> Self {
+    fn from_token(_: &[u8], _: &str, token: Token) -> Self {
         match token {
             Token::Bool(v) => LBool(Some(v)),
             Token::Int(v) => LBool(Some(v != 0)),
             Token::Big(v) => LBool(Some(v != 0)),
             Token::Float(v) => LBool(Some(v != 0.0)),
-            // Every escape stands for at least one character: a string is empty when its
-            // bytes are.
-            Token::Str { start, end, .. } => LBool(Some(start != end)),
+            Token::Str { start, end } => LBool(Some(start != end)),
             Token::Null | Token::Nested | Token::Whole { .. } => LBool(None),
         }
     }

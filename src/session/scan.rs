@@ -11,7 +11,7 @@
 //! reading, decoding and folding overlap. Blocks go to the decoders in turn and come back in
 //! the same turn, so the order needs no sorting; their buffers go back to the reader.
 
-use super::fact::{Fact, Mark};
+use super::fact::{Fact, Kept};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -96,7 +96,6 @@ struct Block {
     buffer: Vec<u8>,
     len: usize,
     offset: u64,
-    first_line: u64,
 }
 
 impl Block {
@@ -106,22 +105,23 @@ impl Block {
     }
 }
 
-/// Reads a file from an offset in blocks that end on a newline, up to a limit.
+/// Reads a file from an offset in blocks that end on a newline, up to a limit. Lines are
+/// numbered by the fold, which sees every block in order: the reader only finds where its
+/// last line ends.
 struct BlockReader {
     file: io::Take<File>,
     carry: Vec<u8>,
     offset: u64,
-    next_line: u64,
     eof: bool,
 }
 
 impl BlockReader {
-    /// Reads from `offset` (the start of line `first_line`) up to byte `until`.
-    fn open(path: &Path, offset: u64, first_line: u64, until: u64) -> io::Result<BlockReader> {
+    /// Reads from `offset`, the start of a line, up to byte `until`.
+    fn open(path: &Path, offset: u64, until: u64) -> io::Result<BlockReader> {
         let mut file = File::open(path)?;
         file.seek(SeekFrom::Start(offset))?;
         let file = file.take(until.saturating_sub(offset));
-        Ok(BlockReader { file, carry: Vec::new(), offset, next_line: first_line, eof: false })
+        Ok(BlockReader { file, carry: Vec::new(), offset, eof: false })
     }
 
     /// The next run of complete lines, read into `spare` (a block's buffer that was folded)
@@ -156,10 +156,8 @@ impl BlockReader {
                 self.carry.clear();
                 self.carry.extend_from_slice(&buffer[last_nl + 1..filled]);
                 let len = last_nl + 1;
-                let lines = memchr::memchr_iter(b'\n', &buffer[..len]).count() as u64;
-                let block = Block { buffer, len, offset: self.offset, first_line: self.next_line };
+                let block = Block { buffer, len, offset: self.offset };
                 self.offset += len as u64;
-                self.next_line += lines;
                 return Ok(Some(block));
             }
         }
@@ -194,11 +192,12 @@ enum LineKind {
     Unreadable,
 }
 
-/// A block with every line checked and marked, ready to fold.
+/// A block with every line checked and marked, ready to fold. Each line's number counts from
+/// the block's first line (0); the fold adds where the block starts.
 struct Marked {
     block: Block,
     lines: Vec<(LineAt, LineKind)>,
-    marks: Vec<Mark>,
+    kept: Kept,
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -207,41 +206,49 @@ fn is_blank(line: &[u8]) -> bool {
 
 /// Checks and marks each line of a block, into the vectors of a block already folded: the
 /// part of decoding that runs on any thread.
-fn mark_block(block: Block, mut lines: Vec<(LineAt, LineKind)>, mut marks: Vec<Mark>) -> Marked {
+fn mark_block(block: Block, mut lines: Vec<(LineAt, LineKind)>, mut kept: Kept) -> Marked {
     lines.clear();
-    marks.clear();
+    kept.clear();
     let mut start = 0usize;
-    for (number, nl) in (block.first_line..).zip(memchr::memchr_iter(b'\n', block.data())) {
+    for (number, nl) in (0..).zip(memchr::memchr_iter(b'\n', block.data())) {
         let raw = &block.data()[start..nl];
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         let at = LineAt { number, offset: block.offset + start as u64, len: line.len() as u32 };
         let kind = if is_blank(line) {
             LineKind::Blank
         } else {
-            let first = marks.len();
-            if Fact::mark(line, &mut marks).is_ok() {
-                LineKind::Event { marks: (first as u32, marks.len() as u32) }
+            let (first, text) = (kept.marks.len(), kept.text.len());
+            if Fact::mark(line, &mut kept).is_ok() {
+                LineKind::Event { marks: (first as u32, kept.marks.len() as u32) }
             } else {
-                marks.truncate(first);
+                kept.marks.truncate(first);
+                kept.text.truncate(text);
                 LineKind::Unreadable
             }
         };
         lines.push((at, kind));
         start = nl + 1;
     }
-    Marked { block, lines, marks }
+    Marked { block, lines, kept }
 }
 
-/// Folds a marked block's lines in order.
-fn fold_block<F: FnMut(LineAt, &[u8], &Fact<'_>)>(m: &Marked, report: &mut ScanReport, f: &mut F) {
+/// Folds a marked block's lines in order, numbering them from `first_line`.
+fn fold_block<F: FnMut(LineAt, &[u8], &Fact<'_>)>(
+    m: &Marked,
+    first_line: u64,
+    report: &mut ScanReport,
+    f: &mut F,
+) {
     for &(at, kind) in &m.lines {
+        let at = LineAt { number: first_line + at.number, ..at };
         report.lines += 1;
         match kind {
             LineKind::Event { marks: (from, to) } => {
                 report.events += 1;
                 let start = (at.offset - m.block.offset) as usize;
                 let line = &m.block.data()[start..start + at.len as usize];
-                f(at, line, &Fact::from_marks(line, &m.marks[from as usize..to as usize]));
+                let marks = &m.kept.marks[from as usize..to as usize];
+                f(at, line, &Fact::from_marks(line, &m.kept.text, marks));
             }
             LineKind::Blank => report.blank += 1,
             LineKind::Unreadable => report.note_unreadable(at.number),
@@ -280,21 +287,22 @@ pub fn scan_lines_within<F>(
 where
     F: FnMut(LineAt, &[u8], &Fact<'_>),
 {
-    let mut reader = BlockReader::open(path, offset, first_line, until)?;
+    let mut reader = BlockReader::open(path, offset, until)?;
     let mut report = ScanReport::default();
     let decoders = std::thread::available_parallelism().map_or(1, usize::from).min(MAX_DECODERS);
     // A folded block's buffer and vectors go back to be filled again: allocating them afresh
     // for each block costs a page fault per page.
     let (spare_tx, spare_rx) = mpsc::channel::<Marked>();
+    let mut next_line = first_line;
     let read = std::thread::scope(|s| -> io::Result<()> {
         let mut inputs = Vec::with_capacity(decoders);
         let mut outputs = Vec::with_capacity(decoders);
         for _ in 0..decoders {
-            let (in_tx, in_rx) = mpsc::sync_channel::<(Block, Vec<_>, Vec<Mark>)>(1);
+            let (in_tx, in_rx) = mpsc::sync_channel::<(Block, Vec<_>, Kept)>(1);
             let (out_tx, out_rx) = mpsc::sync_channel::<Marked>(1);
             s.spawn(move || {
-                for (block, lines, marks) in in_rx {
-                    if out_tx.send(mark_block(block, lines, marks)).is_err() {
+                for (block, lines, kept) in in_rx {
+                    if out_tx.send(mark_block(block, lines, kept)).is_err() {
                         return;
                     }
                 }
@@ -306,12 +314,12 @@ where
             let mut sent = 0u64;
             loop {
                 let spare = spare_rx.try_recv().ok();
-                let (data, lines, marks) = spare.map_or((None, Vec::new(), Vec::new()), |m| {
-                    (Some(m.block.buffer), m.lines, m.marks)
+                let (data, lines, kept) = spare.map_or((None, Vec::new(), Kept::default()), |m| {
+                    (Some(m.block.buffer), m.lines, m.kept)
                 });
                 let Some(block) = reader.next_block(data)? else { break };
                 let turn = (sent % inputs.len() as u64) as usize;
-                if inputs[turn].send((block, lines, marks)).is_err() {
+                if inputs[turn].send((block, lines, kept)).is_err() {
                     break;
                 }
                 sent += 1;
@@ -322,7 +330,8 @@ where
         // a decoder's channel closes once the reader is done with it.
         let mut turn = 0usize;
         while let Ok(marked) = outputs[turn].recv() {
-            fold_block(&marked, &mut report, &mut f);
+            fold_block(&marked, next_line, &mut report, &mut f);
+            next_line += marked.lines.len() as u64;
             let _ = spare_tx.send(marked);
             turn = (turn + 1) % outputs.len();
         }

@@ -11,7 +11,6 @@
 //! in a prompt leaves the line readable: every line the full decoder accepts, this one accepts
 //! with the same values.
 
-use std::borrow::Cow;
 use std::fmt;
 
 /// Why a line is not an event.
@@ -32,15 +31,15 @@ impl std::error::Error for SparseError {}
 
 pub type Result<T> = std::result::Result<T, SparseError>;
 
-/// A kept value as read where it lies: a string is its place in the line, turned into text
-/// only when a fact is made from it ([`Token::text`]), so reading can happen on another thread.
+/// A kept value as read where it lies. A string is its text, checked and unescaped once by
+/// the thread that read the line, in the text kept beside the marks ([`super::fact::Kept`]): the fold borrows it
+/// there without looking at its bytes again.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Token {
-    /// The bytes between the quotes; `escaped` when they hold a backslash.
+    /// The string's text: this range of the kept text.
     Str {
         start: u32,
         end: u32,
-        escaped: bool,
     },
     Int(i64),
     Big(u64),
@@ -56,19 +55,10 @@ pub enum Token {
 }
 
 impl Token {
-    /// The text of a string token read from `line`: borrowed when it holds no escape. `None`
-    /// for any other token.
-    pub fn text(self, line: &[u8]) -> Option<Cow<'_, str>> {
-        let Token::Str { start, end, escaped } = self else { return None };
-        let (start, end) = (start as usize, end as usize);
-        if escaped {
-            // The quotes around the string are part of the line.
-            line.get(start.checked_sub(1)?..end + 1)
-                .and_then(|q| serde_json::from_slice::<String>(q).ok())
-                .map(Cow::Owned)
-        } else {
-            line.get(start..end).and_then(|b| std::str::from_utf8(b).ok()).map(Cow::Borrowed)
-        }
+    /// The text of a string token whose text went into `text`. `None` for any other token.
+    pub fn text(self, text: &str) -> Option<&str> {
+        let Token::Str { start, end } = self else { return None };
+        text.get(start as usize..end as usize)
     }
 }
 
@@ -116,6 +106,42 @@ fn find_stop<const QUOTE_ONLY: bool>(rest: &[u8]) -> Option<usize> {
             k.map(|k| k + SHORT)
         }
         None => None,
+    }
+}
+
+/// The brackets a skipped value has open, innermost last: whether each is an object. The
+/// first 64 live in a word, so the values of an event's payload are skipped without
+/// allocating.
+#[derive(Default)]
+struct Brackets {
+    depth: usize,
+    bits: u64,
+    deeper: Vec<bool>,
+}
+
+impl Brackets {
+    fn push(&mut self, object: bool) {
+        if self.depth < 64 {
+            self.bits = (self.bits & !(1 << self.depth)) | (u64::from(object) << self.depth);
+        } else {
+            self.deeper.push(object);
+        }
+        self.depth += 1;
+    }
+
+    fn last(&self) -> Option<bool> {
+        match self.depth {
+            0 => None,
+            d if d <= 64 => Some(self.bits >> (d - 1) & 1 == 1),
+            _ => self.deeper.last().copied(),
+        }
+    }
+
+    fn pop(&mut self) {
+        if self.depth > 64 {
+            self.deeper.pop();
+        }
+        self.depth = self.depth.saturating_sub(1);
     }
 }
 
@@ -301,22 +327,31 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads the value that starts here and checks it as the full decoder would; an object or
-    /// array is skipped whole.
-    pub fn token(&mut self) -> Result<Token> {
+    /// array is skipped whole. A string's text is appended to `text`, unescaped.
+    pub fn token(&mut self, text: &mut String) -> Result<Token> {
         match self.peek() {
             Some(b'"') => {
                 let begin = self.at;
                 let (raw, escaped) = self.raw_string()?;
+                let start = text.len();
                 let valid = if escaped {
-                    serde_json::from_slice::<String>(&self.bytes[begin..self.at]).is_ok()
+                    serde_json::from_slice::<String>(&self.bytes[begin..self.at])
+                        .map(|s| text.push_str(&s))
+                        .is_ok()
                 } else {
-                    std::str::from_utf8(raw).is_ok() && !raw.iter().any(|&b| b < 0x20)
+                    match std::str::from_utf8(raw) {
+                        Ok(s) if !raw.iter().any(|&b| b < 0x20) => {
+                            text.push_str(s);
+                            true
+                        }
+                        _ => false,
+                    }
                 };
                 if !valid {
                     return self.fail("a string that is not valid text");
                 }
                 let at = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
-                Ok(Token::Str { start: at(begin + 1), end: at(self.at - 1), escaped })
+                Ok(Token::Str { start: at(start), end: at(text.len()) })
             }
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(b't') => self.literal(b"true").map(|()| Token::Bool(true)),
@@ -332,8 +367,8 @@ impl<'a> Cursor<'a> {
     pub fn skip_value(&mut self) -> Result<()> {
         // What each open bracket still expects: `true` for an object (keys), `false` for an
         // array. Depth is bounded by the line's length, as in any recursive reader, but the
-        // stack lives on the heap.
-        let mut open: Vec<bool> = Vec::new();
+        // stack is a word's bits, then the heap.
+        let mut open = Brackets::default();
         loop {
             // A value.
             match self.peek() {
@@ -369,7 +404,7 @@ impl<'a> Cursor<'a> {
             }
             // After a value: the next one, or the end of as many brackets as close here.
             loop {
-                let Some(&object) = open.last() else { return Ok(()) };
+                let Some(object) = open.last() else { return Ok(()) };
                 match self.peek() {
                     Some(b',') => {
                         self.at += 1;
@@ -476,6 +511,29 @@ mod tests {
     }
 
     #[test]
+    fn values_nested_deeper_than_a_word_of_brackets_are_skipped_and_checked() {
+        for depth in [63usize, 64, 65, 130] {
+            // Objects and arrays alternating, so a bracket taken for the wrong kind shows.
+            let objects: Vec<bool> = (0..depth).map(|level| level % 2 == 0).collect();
+            let open: String = objects.iter().map(|&o| if o { "{\"k\":" } else { "[" }).collect();
+            let closers: Vec<char> =
+                objects.iter().rev().map(|&o| if o { '}' } else { ']' }).collect();
+            let line = |closers: &[char]| format!("{open}1{}", closers.iter().collect::<String>());
+            assert!(skips(&line(&closers)), "depth {depth}");
+            for level in [0, 63, 64, depth / 2, depth - 1].into_iter().filter(|l| *l < depth) {
+                let mut wrong = closers.clone();
+                let at = depth - 1 - level;
+                wrong[at] = if wrong[at] == '}' { ']' } else { '}' };
+                assert!(
+                    !skips(&line(&wrong)),
+                    "depth {depth}: level {level} closed by the other kind"
+                );
+            }
+            assert!(!skips(&line(&closers[1..])), "depth {depth}: one bracket left open");
+        }
+    }
+
+    #[test]
     fn the_word_search_finds_what_a_plain_search_finds() {
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         for len in 0..160 {
@@ -501,12 +559,14 @@ mod tests {
     #[test]
     fn kept_values_read_as_the_full_decoder_reads_them() {
         fn read(t: &str) -> Result<Token> {
-            Cursor::new(t.as_bytes()).token()
+            Cursor::new(t.as_bytes()).token(&mut String::new())
         }
-        fn text(t: &str) -> Option<Cow<'_, str>> {
-            read(t).ok()?.text(t.as_bytes())
+        fn text(t: &str) -> Option<String> {
+            let mut kept = String::new();
+            let token = Cursor::new(t.as_bytes()).token(&mut kept).ok()?;
+            token.text(&kept).map(str::to_owned)
         }
-        assert_eq!(text("\"plain\""), Some(Cow::Borrowed("plain")));
+        assert_eq!(text("\"plain\"").as_deref(), Some("plain"));
         assert_eq!(text(r#""a\"b\u00e9\ud83d\ude00""#).as_deref(), Some("a\"bé😀"));
         assert_eq!(text("12"), None, "a number has no text");
         assert_eq!(read("-12"), Ok(Token::Int(-12)));
@@ -515,7 +575,10 @@ mod tests {
         assert_eq!(read("2.5E-1"), Ok(Token::Float(0.25)));
         assert_eq!(read("{\"x\":[1]}"), Ok(Token::Nested));
         assert_eq!(read("null"), Ok(Token::Null));
-        assert!(Cursor::new(b"\"\xff\"").token().is_err(), "a kept string must be text");
+        assert!(
+            Cursor::new(b"\"\xff\"").token(&mut String::new()).is_err(),
+            "a kept string must be text"
+        );
         assert!(read(r#""\x""#).is_err(), "a kept string's escapes are checked");
         assert!(read(r#""\u12""#).is_err());
         assert!(skips(r#"{"skipped":"\x \u12 \\\" still in"}"#), "a skipped one's are not");

@@ -883,7 +883,9 @@ mod tests {
     fn fold(lines: &[&str]) -> Summary {
         let mut fold = SummaryFold::new(Some("s".into()));
         for l in lines {
-            fold.apply(&Fact::decode(l.as_bytes()).unwrap());
+            fold.apply(
+                &Fact::decode(l.as_bytes(), &mut crate::session::fact::Kept::default()).unwrap(),
+            );
         }
         fold.finish(&ScanReport::default())
     }
