@@ -88,34 +88,56 @@ pub struct GitGuard {
     /// The stamps of the files that hold refs when the refs on disk were last seen to be
     /// exactly the snapshot's (and old enough to trust their stamps): while they hold, the
     /// refs need not be listed and compared (a repository with thousands of tags would
-    /// otherwise be read whole twice per tool call).
-    quiet: Option<Vec<Stamp>>,
+    /// otherwise be read whole twice per tool call). The guard's own branch is not among
+    /// them — harrow moves it at every commit, so it is read on its own each time — nor are
+    /// the refs sibling lanes move, which this guard leaves alone.
+    quiet: Option<Vec<RefStamp>>,
 }
 
-/// The stamp of every file a ref can be kept in: `packed-refs` and each loose ref under the
-/// shared and the worktree's own `refs/`, in the order the folders list them. A ref is only
-/// ever changed by writing one of these files (which moves its change time, which no process
-/// can set back) or by adding or removing one (which changes the list), so an equal list means
+/// A loose ref file's name under its `refs` folder, with its stamp.
+type RefStamp = (String, Stamp);
+
+/// The stamp of every file a ref the guard compares by listing can be kept in: `packed-refs`
+/// and each loose ref under the shared and the worktree's own `refs/` whose name `listed`
+/// takes (told whether the name is a folder's: `false` leaves out all it holds), in the order
+/// the folders list them, each with its name. A ref is only ever changed
+/// by writing one of these files (which moves its change time, which no process can set back)
+/// or by adding, removing or renaming one (which changes the list), so an equal list means
 /// equal refs. `None` when a folder could not be read.
-fn ref_stamps(common: &Path, private: &Path) -> Option<Vec<Stamp>> {
-    fn walk(dir: &Path, out: &mut Vec<Stamp>) -> Option<()> {
-        out.push(stamp(dir)?);
+fn ref_stamps(
+    common: &Path,
+    private: &Path,
+    listed: &dyn Fn(&str, bool) -> bool,
+) -> Option<Vec<RefStamp>> {
+    fn walk(
+        dir: &Path,
+        name: &mut String,
+        listed: &dyn Fn(&str, bool) -> bool,
+        out: &mut Vec<RefStamp>,
+    ) -> Option<()> {
         for entry in std::fs::read_dir(dir).ok()? {
-            let path = entry.ok()?.path();
-            if std::fs::symlink_metadata(&path).ok()?.is_dir() {
-                walk(&path, out)?;
-            } else {
-                out.push(stamp(&path)?);
+            let entry = entry.ok()?;
+            let len = name.len();
+            name.push('/');
+            name.push_str(&entry.file_name().to_string_lossy());
+            let path = entry.path();
+            let folder = std::fs::symlink_metadata(&path).ok()?.is_dir();
+            if folder && listed(name, true) {
+                walk(&path, name, listed, out)?;
+            } else if !folder && listed(name, false) {
+                out.push((name.clone(), stamp(&path)?));
             }
+            name.truncate(len);
         }
         Some(())
     }
     let mut out = Vec::new();
-    out.push(stamp(&common.join("packed-refs")).unwrap_or_default());
-    walk(&common.join("refs"), &mut out)?;
+    let packed = stamp(&common.join("packed-refs")).unwrap_or_default();
+    out.push((String::from("packed-refs"), packed));
+    walk(&common.join("refs"), &mut String::from("refs"), listed, &mut out)?;
     let own = private.join("refs");
     if private != common && own.exists() {
-        walk(&own, &mut out)?;
+        walk(&own, &mut String::from("refs"), listed, &mut out)?;
     }
     Some(out)
 }
@@ -149,16 +171,21 @@ fn settled(stamp: Stamp) -> bool {
     stamp.1 < now.saturating_sub(1)
 }
 
+/// Where a ref points, as the snapshot writes it: an object id, or `ref: NAME`.
+fn target_of(r: &git2::Reference<'_>) -> Option<String> {
+    match (r.symbolic_target().ok().flatten(), r.target()) {
+        (Some(sym), _) => Some(format!("ref: {sym}")),
+        (None, Some(oid)) => Some(oid.to_string()),
+        (None, None) => None,
+    }
+}
+
 fn refs_of(repo: &Repository) -> Result<BTreeMap<String, String>, git2::Error> {
     let mut out = BTreeMap::new();
     for r in repo.references()? {
         let r = r?;
         let Ok(name) = r.name() else { continue };
-        let target = match (r.symbolic_target().ok().flatten(), r.target()) {
-            (Some(sym), _) => format!("ref: {sym}"),
-            (None, Some(oid)) => oid.to_string(),
-            (None, None) => continue,
-        };
+        let Some(target) = target_of(&r) else { continue };
         out.insert(name.to_owned(), target);
     }
     Ok(out)
@@ -226,20 +253,35 @@ impl GitGuard {
     }
 
     /// The stamps of the files that hold refs, taken before they are listed.
-    fn ref_stamps(&self) -> Option<Vec<Stamp>> {
-        ref_stamps(&self.common, &self.private)
+    fn ref_stamps(&self) -> Option<Vec<RefStamp>> {
+        ref_stamps(&self.common, &self.private, &|name, folder| {
+            if folder {
+                // In a lane, everything under harrow's own refs is the sibling lanes' too.
+                !(self.siblings.is_some() && format!("{name}/").starts_with(&self.own_prefix))
+            } else {
+                name != self.branch_ref && !self.shared(name)
+            }
+        })
     }
 
-    /// Whether the refs are as they were when the snapshot was last seen to match the disk.
-    fn refs_quiet(&self, stamps: Option<&Vec<Stamp>>) -> bool {
-        stamps.is_some() && stamps == self.quiet.as_ref()
+    /// Whether the refs are as they were when the snapshot was last seen to match the disk:
+    /// the stamped ones by their stamps, the guard's own branch by its value.
+    fn refs_quiet(&self, stamps: Option<&Vec<RefStamp>>) -> bool {
+        stamps.is_some() && stamps == self.quiet.as_ref() && self.branch_holds()
+    }
+
+    /// Whether the guard's own branch points where the snapshot says.
+    fn branch_holds(&self) -> bool {
+        let now = self.repo.find_reference(&self.branch_ref).ok().and_then(|r| target_of(&r));
+        now.as_ref() == self.snapshot.refs.get(&self.branch_ref)
     }
 
     /// Notes `stamps` as those of refs that match the snapshot, unless one of them is not
     /// [`settled`].
-    fn note_quiet(&mut self, stamps: Option<Vec<Stamp>>, refs: &BTreeMap<String, String>) {
-        self.quiet = stamps
-            .filter(|stamps| *refs == self.snapshot.refs && stamps.iter().copied().all(settled));
+    fn note_quiet(&mut self, stamps: Option<Vec<RefStamp>>, refs: &BTreeMap<String, String>) {
+        self.quiet = stamps.filter(|stamps| {
+            *refs == self.snapshot.refs && stamps.iter().all(|(_, stamp)| settled(*stamp))
+        });
     }
 
     /// Takes the user's part of the repository as it is now, just before a tool call: only
@@ -471,6 +513,54 @@ mod tests {
         git(&wt, &["tag", "-f", "v7", "HEAD~1"]);
         let restored = guard.restore().unwrap();
         assert_eq!(restored, ["the ref refs/tags/v7"], "{restored:?}");
+    }
+
+    #[test]
+    fn a_lane_guard_stays_quiet_while_sibling_lanes_move_their_refs_and_still_holds_its_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        git(&src, &["init", "-q", "-b", "main"]);
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        git(&src, &["branch", "loose"]);
+        git(&src, &["branch", "session/s"]);
+        let wt = tmp.path().join("lane");
+        git(&src, &["worktree", "add", "-q", "-b", "session/s--T-1", wt.to_str().unwrap()]);
+        let mut guard = GitGuard::new(&wt, "session/s--T-1").unwrap();
+        let settle = || std::thread::sleep(std::time::Duration::from_millis(2100));
+        settle();
+        guard.before_call().unwrap();
+        assert!(guard.quiet.is_some(), "a quiet repository's refs are held by their stamps");
+        // The sibling lanes at work: a branch made, an attempt kept, the session branch moved.
+        git(&src, &["branch", "session/s--T-2"]);
+        git(&src, &["update-ref", "refs/harrow/s/T-2/1", "HEAD"]);
+        git(&src, &["branch", "-f", "session/s", "main~1"]);
+        assert!(guard.restore().unwrap().is_empty(), "the siblings' refs are theirs");
+        guard.before_call().unwrap();
+        assert!(guard.quiet.is_some(), "the siblings' refs do not make the guard list every ref");
+        // The lane's own branch rewritten in place: same length, same inode.
+        let own = src.join(".git/refs/heads/session/s--T-1");
+        let before = std::fs::read_to_string(&own).unwrap();
+        let first =
+            Command::new("git").args(["rev-parse", "main~1"]).current_dir(&src).output().unwrap();
+        std::fs::write(&own, &first.stdout).unwrap();
+        let restored = guard.restore().unwrap();
+        assert_eq!(restored, ["the ref refs/heads/session/s--T-1"], "{restored:?}");
+        assert_eq!(std::fs::read_to_string(&own).unwrap(), before);
+        // A user's ref renamed: same inode, same length, another name.
+        settle();
+        guard.before_call().unwrap();
+        assert!(guard.quiet.is_some());
+        let heads = src.join(".git/refs/heads");
+        std::fs::rename(heads.join("loose"), heads.join("moved")).unwrap();
+        let mut restored = guard.restore().unwrap();
+        restored.sort();
+        assert_eq!(
+            restored,
+            ["the new ref refs/heads/moved (removed)", "the ref refs/heads/loose"],
+            "{restored:?}"
+        );
     }
 
     #[test]
