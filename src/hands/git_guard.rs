@@ -204,15 +204,12 @@ impl GitGuard {
         let repo = super::repo_pool::open(worktree, |p| Repository::open(p))?;
         let common = repo.commondir().to_path_buf();
         let private = repo.path().to_path_buf();
-        let session = super::lanes::session_of_branch(branch);
-        let siblings = (branch != format!("session/{session}"))
-            .then(|| format!("refs/heads/session/{session}"));
         let mut guard = GitGuard {
             quiet: None,
-            siblings,
+            siblings: None,
             repo,
-            branch_ref: format!("refs/heads/{branch}"),
-            own_prefix: format!("refs/harrow/{}/", super::lanes::session_of_branch(branch)),
+            branch_ref: String::new(),
+            own_prefix: String::new(),
             common,
             private,
             snapshot: Snapshot {
@@ -224,8 +221,28 @@ impl GitGuard {
                 source_head: Mark::default(),
             },
         };
+        guard.hold_to(branch);
         guard.record()?;
         Ok(guard)
+    }
+
+    /// Holds the worktree to `branch` from now on, as it is now: a lane's worktree takes the
+    /// branch of its next task. Its recorded config and hooks are taken again only where
+    /// their stamps moved.
+    pub fn retarget(&mut self, branch: &str) -> Result<(), git2::Error> {
+        self.hold_to(branch);
+        self.quiet = None;
+        self.record()
+    }
+
+    /// The refs that follow from the branch the worktree is on: the branch itself, the
+    /// session's own refs, and in a lane the prefix its siblings' branches share.
+    fn hold_to(&mut self, branch: &str) {
+        let session = super::lanes::session_of_branch(branch);
+        self.siblings = (branch != format!("session/{session}"))
+            .then(|| format!("refs/heads/session/{session}"));
+        self.branch_ref = format!("refs/heads/{branch}");
+        self.own_prefix = format!("refs/harrow/{session}/");
     }
 
     /// Whether harrow owns a ref: the session branch and its `refs/harrow/<id>/` refs. Only
@@ -561,6 +578,31 @@ mod tests {
             ["the new ref refs/heads/moved (removed)", "the ref refs/heads/loose"],
             "{restored:?}"
         );
+    }
+
+    #[test]
+    fn a_guard_retargeted_to_a_lanes_next_branch_holds_that_branch_and_head_to_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        git(&src, &["init", "-q", "-b", "main"]);
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        git(&src, &["branch", "session/s"]);
+        let wt = tmp.path().join("lane");
+        git(&src, &["worktree", "add", "-q", "-b", "session/s--T-1", wt.to_str().unwrap()]);
+        let mut guard = GitGuard::new(&wt, "session/s--T-1").unwrap();
+        // The lane's task landed; the worktree takes the next task's branch.
+        git(&wt, &["checkout", "-q", "-b", "session/s--T-2"]);
+        git(&src, &["branch", "-D", "-q", "session/s--T-1"]);
+        guard.retarget("session/s--T-2").unwrap();
+        assert!(guard.restore().unwrap().is_empty(), "the lane as harrow left it");
+        git(&wt, &["reset", "-q", "--hard", "HEAD~1"]);
+        let restored = guard.restore().unwrap();
+        assert_eq!(restored, ["the ref refs/heads/session/s--T-2"], "{restored:?}");
+        git(&wt, &["checkout", "-q", "--detach"]);
+        let restored = guard.restore().unwrap();
+        assert_eq!(restored, ["HEAD (back on session/s--T-2)"], "{restored:?}");
     }
 
     #[test]

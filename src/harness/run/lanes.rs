@@ -53,6 +53,10 @@ pub(super) struct LaneBook {
     revived: Vec<String>,
     /// Accepted work a resume lands before anything starts.
     pub to_land: BTreeMap<String, super::lane_recover::KeptAccept>,
+    /// The hands and git guard of each free lane worktree, by folder, for the next task that
+    /// runs there: setting them up reads the worktree's paths, its repository's refs, config
+    /// and hooks, the same for every task.
+    idle: BTreeMap<std::path::PathBuf, (Hands, Option<GitGuard>)>,
     /// Shared by every lane's link.
     halt: Arc<Mutex<Option<Ended>>>,
     landing: Arc<Mutex<()>>,
@@ -85,9 +89,24 @@ impl Run {
     fn open_lane(&mut self, task: &Task, number: u64) -> Result<Run> {
         let workspace = self.workspace.lane_for(&task.id, &self.dir.join("lanes"))?;
         let config = crate::hands::HandsConfig { lane: Some(number), ..self.hands.config.clone() };
-        let hands = Hands::new(&workspace.worktree, Some(&self.dir), config).map_err(|e| {
-            HarnessError::NotKept(format!("the lane for {} cannot start: {e}", task.id))
-        })?;
+        let (hands, guard) = match self.book.idle.remove(&workspace.worktree) {
+            Some((mut hands, guard)) => {
+                hands.config = config;
+                hands.cancel = Arc::default();
+                let guard = match guard {
+                    Some(mut guard) => guard.retarget(&workspace.branch).ok().map(|()| guard),
+                    None => None,
+                };
+                (hands, guard)
+            }
+            None => {
+                let hands =
+                    Hands::new(&workspace.worktree, Some(&self.dir), config).map_err(|e| {
+                        HarnessError::NotKept(format!("the lane for {} cannot start: {e}", task.id))
+                    })?;
+                (hands, None)
+            }
+        };
         let link = LaneLink {
             number,
             session: self.workspace.clone(),
@@ -133,6 +152,7 @@ impl Run {
             lane.control.notes.push((Some(id.clone()), note));
         }
         lane.lane = Some(link);
+        lane.guard = guard;
         Ok(lane)
     }
 
@@ -501,10 +521,10 @@ impl Run {
     /// set-aside ref).
     fn after_lane(&mut self, task: &Task, lane: Box<Run>, warning: Option<String>) -> Result<()> {
         self.warnings.extend(warning);
-        let workspace = lane.workspace.clone();
-        drop(lane);
+        let Run { workspace, hands, guard, .. } = *lane;
         if self.settled(&task.id) {
             workspace.release_lane()?;
+            self.book.idle.insert(workspace.worktree, (hands, guard));
         }
         self.write_status()?;
         record::write_summary(&self.dir, self.writer.summary())?;
