@@ -89,23 +89,19 @@ impl Run {
     fn open_lane(&mut self, task: &Task, number: u64) -> Result<Run> {
         let workspace = self.workspace.lane_for(&task.id, &self.dir.join("lanes"))?;
         let config = crate::hands::HandsConfig { lane: Some(number), ..self.hands.config.clone() };
-        let (hands, guard) = match self.book.idle.remove(&workspace.worktree) {
-            Some((mut hands, guard)) => {
-                hands.config = config;
-                hands.cancel = Arc::default();
-                let guard = match guard {
-                    Some(mut guard) => guard.retarget(&workspace.branch).ok().map(|()| guard),
-                    None => None,
-                };
-                (hands, guard)
-            }
-            None => {
-                let hands =
-                    Hands::new(&workspace.worktree, Some(&self.dir), config).map_err(|e| {
-                        HarnessError::NotKept(format!("the lane for {} cannot start: {e}", task.id))
-                    })?;
-                (hands, None)
-            }
+        let (hands, guard) = if let Some((mut hands, guard)) =
+            self.book.idle.remove(&workspace.worktree)
+        {
+            hands.config = config;
+            hands.cancel = Arc::default();
+            // A guard that cannot take the new branch is set up anew when the task starts.
+            let guard = guard.and_then(|mut g| g.retarget(&workspace.branch).ok().map(|()| g));
+            (hands, guard)
+        } else {
+            let hands = Hands::new(&workspace.worktree, Some(&self.dir), config).map_err(|e| {
+                HarnessError::NotKept(format!("the lane for {} cannot start: {e}", task.id))
+            })?;
+            (hands, None)
         };
         let link = LaneLink {
             number,
