@@ -64,6 +64,9 @@ struct Snapshot {
     config: Mark,
     /// The worktree's own `config.worktree`, when there is one.
     worktree_config: Mark,
+    /// In a lane, the file that names the task its worktree serves
+    /// ([`super::lanes::TASK_FILE`]): harrow's, so held to what harrow wrote.
+    lane_task: Mark,
     /// The hooks folder: file name → content, and the folder's own stamp.
     hooks: BTreeMap<String, Mark>,
     hooks_dir: Option<Stamp>,
@@ -216,6 +219,7 @@ impl GitGuard {
                 refs: BTreeMap::new(),
                 config: Mark::default(),
                 worktree_config: Mark::default(),
+                lane_task: Mark::default(),
                 hooks: BTreeMap::new(),
                 hooks_dir: None,
                 source_head: Mark::default(),
@@ -362,6 +366,7 @@ impl GitGuard {
             refs: refs.clone(),
             config: before.config.again(&self.common.join("config")),
             worktree_config: before.worktree_config.again(&self.private.join("config.worktree")),
+            lane_task: before.lane_task.again(&self.private.join(super::lanes::TASK_FILE)),
             hooks: hooks_again(&self.common, &before.hooks),
             hooks_dir: stamp(&self.common.join("hooks")),
             source_head: before.source_head.again(&self.common.join("HEAD")),
@@ -423,6 +428,11 @@ impl GitGuard {
                 self.private.join("config.worktree"),
                 &mut self.snapshot.worktree_config,
                 "the worktree's git config",
+            ),
+            (
+                self.private.join(super::lanes::TASK_FILE),
+                &mut self.snapshot.lane_task,
+                "harrow's note of the lane's task",
             ),
         ];
         for (path, mark, what) in files {
@@ -595,6 +605,8 @@ mod tests {
         // The lane's task landed; the worktree takes the next task's branch.
         git(&wt, &["checkout", "-q", "-b", "session/s--T-2"]);
         git(&src, &["branch", "-D", "-q", "session/s--T-1"]);
+        let task_file = src.join(".git/worktrees/lane").join(super::super::lanes::TASK_FILE);
+        std::fs::write(&task_file, "T-2").unwrap();
         guard.retarget("session/s--T-2").unwrap();
         assert!(guard.restore().unwrap().is_empty(), "the lane as harrow left it");
         git(&wt, &["reset", "-q", "--hard", "HEAD~1"]);
@@ -603,6 +615,13 @@ mod tests {
         git(&wt, &["checkout", "-q", "--detach"]);
         let restored = guard.restore().unwrap();
         assert_eq!(restored, ["HEAD (back on session/s--T-2)"], "{restored:?}");
+        // The worker says its worktree is free, or another task's.
+        for forged in ["", "T-3"] {
+            std::fs::write(&task_file, forged).unwrap();
+            let restored = guard.restore().unwrap();
+            assert_eq!(restored, ["harrow's note of the lane's task"], "{restored:?}");
+            assert_eq!(std::fs::read_to_string(&task_file).unwrap(), "T-2");
+        }
     }
 
     #[test]

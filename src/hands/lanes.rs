@@ -1,11 +1,15 @@
 //! A lane's own worktree and branch, and how a task's accepted change reaches the session
 //! branch from there.
 //!
-//! In a run with lanes each running task has a worktree `lanes/<task>` in the session folder
-//! on a branch `session/<id>--<task>`, cut from the session branch as it stands when the task
-//! starts. Its accepted change lands on the session branch as one commit: a fast-forward when
-//! the session branch has not moved, else a three-way merge (git2, in memory) whose result is
-//! checked out in the lane before anything moves, so the validators judge the combination.
+//! In a run with lanes each running task has a worktree `lanes/worktree-<n>` in the session
+//! folder, on that worktree's own branch `session/<id>--worktree-<n>`, which is put at the
+//! session branch as it stands when a task starts there. The worktree's git folder names the
+//! task it serves in a file ([`TASK_FILE`]), empty once the task has landed: a worktree and its
+//! branch serve one task after another, so starting a task moves one ref and makes no branch,
+//! no reflog and no `HEAD` change. A task's accepted change lands on the session branch as one
+//! commit: a fast-forward when the session branch has not moved, else a three-way merge (git2,
+//! in memory) whose result is checked out in the lane before anything moves, so the validators
+//! judge the combination.
 
 use super::workspace::{
     Review, SIGNATURE_EMAIL, SIGNATURE_NAME, Workspace, WorkspaceError, find_commit, git,
@@ -15,8 +19,12 @@ use git2::build::CheckoutBuilder;
 use git2::{Oid, Repository, Signature, WorktreeAddOptions};
 use std::path::{Path, PathBuf};
 
-/// What separates the session id from the task in a lane's branch name.
+/// What separates the session id from the worktree in a lane's branch name.
 const LANE_MARK: &str = "--";
+
+/// The file in a lane worktree's git folder that names the task the worktree serves; empty
+/// while it is free.
+pub const TASK_FILE: &str = "harrow-task";
 
 /// The session a branch belongs to: `session/<id>`, or a lane's `session/<id>--<task>`.
 pub fn session_of_branch(branch: &str) -> &str {
@@ -70,76 +78,92 @@ impl Workspace {
         Ok(tip.id().to_string())
     }
 
-    /// The lane branch of `task`: `session/<id>--<task>`.
-    fn lane_branch(&self, task: &str) -> String {
-        format!("{}{LANE_MARK}{}", self.session_branch(), lane_name(task))
+    /// The branch of the lane worktree in folder `folder`: `session/<id>--<folder>`.
+    fn lane_branch(&self, folder: &str) -> String {
+        format!("{}{LANE_MARK}{}", self.session_branch(), lane_name(folder))
     }
 
-    /// The lane worktree under `lanes` where `task` is at work or waits for a decision: the
-    /// one whose `HEAD` is on the task's branch.
+    /// The lane worktree under `lanes` where `task` is at work or waits for a decision.
     pub fn lane_of(&self, task: &str, lanes: &Path) -> Option<Workspace> {
         let repo = open_source(&self.source).ok()?;
-        self.lane_among(task, &lane_worktrees(&repo, lanes))
+        self.lane_among(task, &lane_worktrees(&repo, lanes, &self.session_branch(), &[]))
     }
 
     fn lane_among(&self, task: &str, worktrees: &[LaneWorktree]) -> Option<Workspace> {
-        let branch = self.lane_branch(task);
-        let want = format!("refs/heads/{branch}");
-        worktrees.iter().find_map(|(path, head)| {
-            (head.as_deref() == Some(want.as_str())).then(|| self.in_lane(path, &branch))
-        })
+        let w = worktrees.iter().find(|w| w.serves(task))?;
+        Some(self.in_lane(&w.path, w.branch.as_deref()?))
     }
 
     /// The lane where `task` is worked: the worktree it already has (a resume, a decision on a
     /// parked task), else a free one of the lanes' worktrees — one whose task has landed — or
-    /// a new one, put on a branch `session/<id>--<task>` cut from the session branch as it
-    /// stands now. A worktree is reused from task to task, so starting a task rewrites only
-    /// the files that differ and keeps the build caches git ignores, as the session's own
-    /// worktree does without lanes.
-    pub fn lane_for(&self, task: &str, lanes: &Path) -> Result<Workspace, WorkspaceError> {
+    /// a new one; its branch is put at the session branch as it stands now. A worktree is
+    /// reused from task to task, so starting a task rewrites only the files that differ and
+    /// keeps the build caches git ignores, as the session's own worktree does without lanes.
+    /// The worktrees in `busy` are other tasks', whatever their files say.
+    pub fn lane_for(
+        &self,
+        task: &str,
+        lanes: &Path,
+        busy: &[&Path],
+    ) -> Result<Workspace, WorkspaceError> {
         let repo = open_source(&self.source)?;
-        let worktrees = lane_worktrees(&repo, lanes);
+        let worktrees = lane_worktrees(&repo, lanes, &self.session_branch(), busy);
         if let Some(lane) = self.lane_among(task, &worktrees) {
             return Ok(lane);
         }
-        let branch = self.lane_branch(task);
         let session = format!("refs/heads/{}", self.session_branch());
         let tip = repo
             .find_reference(&session)
             .and_then(|r| r.peel_to_commit())
             .map_err(git(format!("read branch {}", self.session_branch())))?;
-        let free = worktrees.iter().find(|(_, head)| head.is_none()).map(|(p, _)| p.clone());
-        let created =
-            repo.branch(&branch, &tip, true).map_err(git(format!("create branch {branch}")))?;
-        let reference = created.into_reference();
-        if let Some(path) = free {
-            let lane = self.in_lane(&path, &branch);
+        if let Some(free) = worktrees.iter().find(|w| w.task.is_none()) {
+            let folder = free.path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let branch = self.lane_branch(&folder.unwrap_or_default());
+            let name = format!("refs/heads/{branch}");
+            let message = format!("harrow: lane takes {task}");
+            repo.reference(&name, tip.id(), true, &message)
+                .map_err(git(format!("put {branch} at the session branch")))?;
+            let lane = self.in_lane(&free.path, &branch);
             let wt = lane.repo()?;
-            // The branch was just made for this task, so no other worktree has it out: HEAD is
-            // written as a plain symbolic ref, without `set_head`'s look through every worktree.
-            wt.reference_symbolic("HEAD", &format!("refs/heads/{branch}"), true, "harrow: lane")
-                .map_err(git(format!("put {} on {branch}", path.display())))?;
+            if free.branch.as_deref() != Some(branch.as_str()) {
+                // A worktree an earlier harrow made, on a branch of its task's: from now on it
+                // is on its own branch. That branch is new, so no other worktree has it out.
+                wt.reference_symbolic("HEAD", &name, true, "harrow: lane")
+                    .map_err(git(format!("put {} on {branch}", free.path.display())))?;
+                if let Some(old) = free.branch.as_deref() {
+                    Workspace::delete_ref(&self.source, &format!("refs/heads/{old}"))?;
+                }
+            }
             let mut checkout = CheckoutBuilder::new();
             checkout.force().remove_untracked(true);
             wt.checkout_head(Some(&mut checkout)).map_err(git(format!("check out {branch}")))?;
+            mark_task(&free.gitdir, task)?;
             return Ok(lane);
         }
         // Among one more names than the folder holds entries, one is free.
         let taken = std::fs::read_dir(lanes).map_or(0, Iterator::count) + 1;
         let number =
             (1..=taken).find(|k| !lanes.join(format!("worktree-{k}")).exists()).unwrap_or(taken);
-        let path = lanes.join(format!("worktree-{number}"));
-        let name = format!("{}{LANE_MARK}worktree-{number}", self.session_id());
+        let folder = format!("worktree-{number}");
+        let path = lanes.join(&folder);
+        let name = format!("{}{LANE_MARK}{folder}", self.session_id());
         if let Ok(stale) = repo.find_worktree(&name) {
             let mut prune = git2::WorktreePruneOptions::new();
             prune.valid(true).working_tree(true);
             stale.prune(Some(&mut prune)).map_err(git(format!("prune worktree {name}")))?;
         }
+        let branch = self.lane_branch(&folder);
+        let created =
+            repo.branch(&branch, &tip, true).map_err(git(format!("create branch {branch}")))?;
+        let reference = created.into_reference();
         std::fs::create_dir_all(lanes).map_err(|e| WorkspaceError::Io(lanes.to_path_buf(), e))?;
         let mut opts = WorktreeAddOptions::new();
         opts.reference(Some(&reference));
         repo.worktree(&name, &path, Some(&opts))
             .map_err(git(format!("add worktree {}", path.display())))?;
+        let gitdir = gitdir_of(&path)
+            .ok_or_else(|| WorkspaceError::Io(path.clone(), std::io::ErrorKind::NotFound.into()))?;
+        mark_task(&gitdir, task)?;
         Ok(self.in_lane(&path, &branch))
     }
 
@@ -152,21 +176,26 @@ impl Workspace {
         }
     }
 
-    /// Frees a lane's worktree once its task has landed (or was set aside): the task's branch
-    /// goes — the session branch holds the work, and its judged attempts stay on their refs —
-    /// and the worktree waits for the next task.
+    /// Frees a lane's worktree once its task has landed (or was set aside): the session branch
+    /// holds the work, and its judged attempts stay on their refs. The worktree and its branch
+    /// wait for the next task.
     pub fn release_lane(&self) -> Result<(), WorkspaceError> {
-        // Only the branch goes: a worktree whose HEAD names a branch that is gone is free, and
-        // the next task's start moves HEAD anyway — one ref write per task fewer.
-        Workspace::delete_ref(&self.source, &format!("refs/heads/{}", self.branch))
+        let gitdir = gitdir_of(&self.worktree).ok_or_else(|| {
+            WorkspaceError::Io(self.worktree.clone(), std::io::ErrorKind::NotFound.into())
+        })?;
+        mark_task(&gitdir, "")
     }
 
-    /// Removes the lanes' worktrees no task holds: what is left of them when a run ends.
+    /// Removes the lanes' worktrees no task holds, with their branches: what is left of them
+    /// when a run ends.
     pub fn remove_free_lanes(&self, lanes: &Path) -> Result<(), WorkspaceError> {
         let repo = open_source(&self.source)?;
-        for (path, head) in lane_worktrees(&repo, lanes) {
-            if head.is_none() {
-                Workspace::remove_worktree(&self.source, &path)?;
+        for w in lane_worktrees(&repo, lanes, &self.session_branch(), &[]) {
+            if w.task.is_none() {
+                Workspace::remove_worktree(&self.source, &w.path)?;
+                if let Some(branch) = &w.branch {
+                    Workspace::delete_ref(&self.source, &format!("refs/heads/{branch}"))?;
+                }
             }
         }
         Ok(())
@@ -292,40 +321,174 @@ impl Workspace {
     }
 }
 
-/// A lane's worktree folder, with the branch its `HEAD` is on.
-type LaneWorktree = (PathBuf, Option<String>);
+/// Names `task` in a lane worktree's git folder as the one it serves (`""`: none). The file
+/// is written in place: a crash that leaves it empty leaves the worktree free, and a task that
+/// had just been given it starts again in a lane of its own.
+fn mark_task(gitdir: &Path, task: &str) -> Result<(), WorkspaceError> {
+    let file = gitdir.join(TASK_FILE);
+    std::fs::write(&file, task).map_err(|e| WorkspaceError::Io(file, e))
+}
 
-/// The worktrees under `lanes`, each with the branch its `HEAD` is on (`None`: detached, or on
-/// a branch that is gone — the worktree is free). A folder that is not a worktree is no lane's.
-/// Read from the files git keeps (`.git` names the worktree's git folder, whose `HEAD` names
-/// the branch) rather than by opening each worktree as a repository, which re-reads every git
+/// A worktree's git folder, as its `.git` file names it.
+fn gitdir_of(worktree: &Path) -> Option<PathBuf> {
+    let link = std::fs::read_to_string(worktree.join(".git")).ok()?;
+    let gitdir = PathBuf::from(link.strip_prefix("gitdir:")?.trim());
+    Some(if gitdir.is_absolute() { gitdir } else { worktree.join(gitdir) })
+}
+
+/// A lane's worktree as found on disk.
+struct LaneWorktree {
+    path: PathBuf,
+    gitdir: PathBuf,
+    /// The branch its `HEAD` is on, when that branch exists.
+    branch: Option<String>,
+    /// The task it serves; `None` when it is free.
+    task: Option<String>,
+    /// Made by an earlier harrow: `task` is the task's name as its branch spelled it.
+    by_branch: bool,
+}
+
+impl LaneWorktree {
+    fn serves(&self, task: &str) -> bool {
+        let name = if self.by_branch { lane_name(task) } else { task.to_owned() };
+        self.task.as_deref() == Some(name.as_str())
+    }
+}
+
+/// The worktrees under `lanes` but those in `busy`, each with its branch and the task it
+/// serves. A folder that is not a worktree is no lane's. A worktree an earlier harrow made has no task file and a branch
+/// named after its task, `<session>--<task>` (free once that branch is gone). Read from the
+/// files git keeps (`.git` names the worktree's git folder, whose `HEAD` names the branch)
+/// rather than by opening each worktree as a repository, which re-reads every git
 /// configuration file each time: this runs at every task's start.
-fn lane_worktrees(source: &Repository, lanes: &Path) -> Vec<LaneWorktree> {
+fn lane_worktrees(
+    source: &Repository,
+    lanes: &Path,
+    session_branch: &str,
+    busy: &[&Path],
+) -> Vec<LaneWorktree> {
     let mut out: Vec<_> = std::fs::read_dir(lanes)
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| {
             let path = e.path();
-            let link = std::fs::read_to_string(path.join(".git")).ok()?;
-            let gitdir = PathBuf::from(link.strip_prefix("gitdir:")?.trim());
-            let gitdir = if gitdir.is_absolute() { gitdir } else { path.join(gitdir) };
+            if busy.contains(&path.as_path()) {
+                return None;
+            }
+            let gitdir = gitdir_of(&path)?;
             let head = std::fs::read_to_string(gitdir.join("HEAD")).ok()?;
             let branch = head
                 .strip_prefix("ref:")
                 .map(str::trim)
                 .filter(|b| source.find_reference(b).is_ok())
+                .and_then(|b| b.strip_prefix("refs/heads/"))
                 .map(str::to_owned);
-            Some((path, branch))
+            let (task, by_branch) =
+                if let Ok(task) = std::fs::read_to_string(gitdir.join(TASK_FILE)) {
+                    (Some(task.trim().to_owned()).filter(|t| !t.is_empty()), false)
+                } else {
+                    let task = branch
+                        .as_deref()
+                        .and_then(|b| b.strip_prefix(session_branch)?.strip_prefix(LANE_MARK))
+                        .map(str::to_owned);
+                    (task, true)
+                };
+            Some(LaneWorktree { path, gitdir, branch, task, by_branch })
         })
         .collect();
-    out.sort();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A repository `src` with one commit, and session `s` cut from it.
+    fn session_in(tmp: &Path) -> Workspace {
+        let src = tmp.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        git(&src, &["init", "-q", "-b", "main"]);
+        std::fs::write(src.join("a"), "a\n").unwrap();
+        git(&src, &["add", "-A"]);
+        git(&src, &["commit", "-qm", "one"]);
+        Workspace::create(&src, &tmp.join("ws"), "s").unwrap().0
+    }
+
+    #[test]
+    fn a_worktree_another_task_holds_is_never_taken_whatever_its_note_says() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = session_in(tmp.path());
+        let lanes = tmp.path().join("lanes");
+        let first = session.lane_for("T-1", &lanes, &[]).unwrap();
+        // The worker at work in T-1's worktree writes that the worktree is free.
+        let note = gitdir_of(&first.worktree).unwrap().join(TASK_FILE);
+        std::fs::write(&note, "").unwrap();
+        let second = session.lane_for("T-2", &lanes, &[&first.worktree]).unwrap();
+        assert_ne!(second.worktree, first.worktree);
+        // Then that it serves the next task.
+        std::fs::write(&note, "T-3").unwrap();
+        let third = session.lane_for("T-3", &lanes, &[&first.worktree, &second.worktree]).unwrap();
+        assert_ne!(third.worktree, first.worktree);
+    }
+
+    #[test]
+    fn a_lane_worktree_serves_one_task_after_another_on_its_own_branch() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = session_in(tmp.path());
+        let src = tmp.path().join("src");
+        let lanes = tmp.path().join("lanes");
+        let first = session.lane_for("T-1", &lanes, &[]).unwrap();
+        let second = session.lane_for("T-2", &lanes, &[]).unwrap();
+        assert_ne!(first.worktree, second.worktree, "two tasks at work, two worktrees");
+        assert_eq!(first.branch, "session/s--worktree-1");
+        assert_eq!(session.lane_for("T-1", &lanes, &[]).unwrap().worktree, first.worktree);
+        assert_eq!(session.lane_of("T-2", &lanes).unwrap().worktree, second.worktree);
+        // T-1 lands; the session branch moves; T-3 takes T-1's worktree, at the new tip.
+        std::fs::write(src.join("b"), "b\n").unwrap();
+        git(&src, &["add", "-A"]);
+        git(&src, &["commit", "-qm", "two"]);
+        git(&src, &["update-ref", "refs/heads/session/s", "main"]);
+        first.release_lane().unwrap();
+        assert!(session.lane_of("T-1", &lanes).is_none(), "a released task has no lane");
+        let third = session.lane_for("T-3", &lanes, &[]).unwrap();
+        assert_eq!((&third.worktree, &third.branch), (&first.worktree, &first.branch));
+        assert!(third.worktree.join("b").exists(), "it starts from the session branch as it is");
+        let head = git(&third.worktree, &["symbolic-ref", "HEAD"]);
+        assert_eq!(head.trim(), "refs/heads/session/s--worktree-1");
+        // A worktree an earlier harrow left: on a branch named after its task, no task file.
+        let old = lanes.join("old");
+        git(&src, &["worktree", "add", "-q", "-b", "session/s--T-9", old.to_str().unwrap()]);
+        assert_eq!(session.lane_of("T-9", &lanes).unwrap().worktree, old);
+        // Freed as that harrow freed a lane, by deleting the branch: the next task takes it
+        // onto a branch of its own.
+        git(&src, &["update-ref", "-d", "refs/heads/session/s--T-9"]);
+        let fourth = session.lane_for("T-4", &lanes, &[]).unwrap();
+        assert_eq!(fourth.worktree, old);
+        assert_eq!(fourth.branch, "session/s--old");
+        session.remove_free_lanes(&lanes).unwrap();
+        let branches = git(&src, &["branch", "--list", "session/s--*"]);
+        assert_eq!(branches.lines().count(), 3, "the busy lanes keep theirs: {branches}");
+        for lane in [second, third, fourth] {
+            lane.release_lane().unwrap();
+        }
+        session.remove_free_lanes(&lanes).unwrap();
+        let branches = git(&src, &["branch", "--list", "session/s--*"]);
+        assert_eq!(branches, "", "free lanes go with their branches");
+    }
 
     #[test]
     fn a_lane_branch_names_its_session_and_a_hostile_task_id_stays_a_plain_name() {

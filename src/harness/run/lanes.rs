@@ -39,6 +39,8 @@ pub(super) struct LaneLink {
     halt: Arc<Mutex<Option<Ended>>>,
     /// The lane's hands' cancel flag: raised, the call or tool in flight stops.
     cancel: Arc<crate::hands::cancel::Cancel>,
+    /// The lane's worktree, which no other task may take while this one runs there.
+    worktree: std::path::PathBuf,
 }
 
 /// The lanes of a run: those at work, and those whose task waits for a decision.
@@ -87,7 +89,13 @@ impl Run {
     /// A run of its own for `task` in lane `number`, in the task's worktree (cut from the
     /// session branch as it stands now, or the one it already has).
     fn open_lane(&mut self, task: &Task, number: u64) -> Result<Run> {
-        let workspace = self.workspace.lane_for(&task.id, &self.dir.join("lanes"))?;
+        // The worktrees other tasks hold, whatever their files say: a worker's command can
+        // write the worktree's note of its task while it runs (the guard puts it back after).
+        let busy: Vec<&std::path::Path> =
+            (self.book.running.values().map(|l| l.worktree.as_path()))
+                .chain(self.book.parked.values().map(|l| l.workspace.worktree.as_path()))
+                .collect();
+        let workspace = self.workspace.lane_for(&task.id, &self.dir.join("lanes"), &busy)?;
         let config = crate::hands::HandsConfig { lane: Some(number), ..self.hands.config.clone() };
         let (hands, guard) = if let Some((mut hands, guard)) =
             self.book.idle.remove(&workspace.worktree)
@@ -110,6 +118,7 @@ impl Run {
             fail: Arc::default(),
             halt: Arc::clone(&self.book.halt),
             cancel: Arc::clone(&hands.cancel),
+            worktree: workspace.worktree.clone(),
         };
         let mut lane = Run::new(Parts {
             id: self.id.clone(),
