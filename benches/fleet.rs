@@ -32,7 +32,7 @@ fn session(root: &Path, id: &str, log: &str, summary_at: usize) {
     std::fs::write(dir.join("events.jsonl"), log).unwrap();
     let head = &log[..summary_at];
     let mut fold = harrow::session::summary::SummaryFold::new(Some(id.to_owned()));
-    let mut kept = harrow::session::fact::Kept::default();
+    let mut kept = harrow::session::fact::KeptValues::default();
     for line in head.lines() {
         if let Ok(fact) = harrow::session::fact::Fact::decode(line.as_bytes(), &mut kept) {
             fold.apply(&fact);

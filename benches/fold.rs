@@ -6,7 +6,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use harrow::session::event::Event;
-use harrow::session::fact::{Fact, Kept};
+use harrow::session::fact::{Fact, KeptValues};
 use harrow::session::index::EventIndex;
 use harrow::session::scan::scan;
 use harrow::session::summary::SummaryFold;
@@ -50,7 +50,7 @@ fn fold_benches(c: &mut Criterion) {
         .to_vec();
     let mut group = c.benchmark_group("one_prompt_line");
     group.throughput(Throughput::Bytes(line.len() as u64));
-    let mut kept = Kept::default();
+    let mut kept = KeptValues::default();
     group.bench_function("sparse_fact", |b| {
         b.iter(|| black_box(Fact::decode(&line, &mut kept).map(|f| f.kind().len())));
     });

@@ -498,7 +498,7 @@ fn seeking_by_tenths_either_way_matches_a_plain_fold_of_the_log_up_to_there() {
         assert_eq!(target, 30_000 * usize::from(tenths) / 10 + 1, "at {tenths}0 %");
         let mut fold = harrow::session::summary::SummaryFold::new(Some("big".into()));
         let mut stream = Vec::new();
-        let mut kept = harrow::session::fact::Kept::default();
+        let mut kept = harrow::session::fact::KeptValues::default();
         for (pos, line) in events[..target].iter().enumerate() {
             let fact = harrow::session::fact::Fact::decode(line, &mut kept).unwrap();
             fold.apply(&fact);

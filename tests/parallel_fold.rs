@@ -6,7 +6,7 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
-use harrow::session::fact::{Fact, Kept};
+use harrow::session::fact::{Fact, KeptValues};
 use harrow::session::scan::{ScanReport, scan};
 use harrow::session::summary::SummaryFold;
 use harrow::session::synth::{Dialect, generate};
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 fn sequential(bytes: &[u8]) -> (Value, ScanReport) {
     let mut fold = SummaryFold::new(None);
     let mut report = ScanReport::default();
-    let mut kept = Kept::default();
+    let mut kept = KeptValues::default();
     let end = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     let complete = if end == 0 { &[][..] } else { &bytes[..end - 1] };
     for (n, raw) in complete.split(|b| *b == b'\n').enumerate().filter(|_| end > 0) {

@@ -15,7 +15,7 @@ use crate::hands::{Hands, HandsConfig};
 use crate::harness::plan;
 use crate::harness::run::{Caps, OnCap, Parts, Run, RunOptions};
 use crate::session::event::{Event, SessionStart};
-use crate::session::fact::{Fact, Kept};
+use crate::session::fact::{Fact, KeptValues};
 use crate::session::tail::{self, TailEvent};
 use crate::session::writer::SessionWriter;
 use crate::session::{discover, timestamp};
@@ -466,7 +466,7 @@ fn print_log(dir: &Path, from: u64, finished: Arc<AtomicU64>) -> std::thread::Jo
         let tailer = tail::poll(&path, from, 1, PRINT_EVERY, move |ev| {
             if let TailEvent::Lines(lines) = ev {
                 let mut out = super::out::stdout();
-                let mut kept = Kept::default();
+                let mut kept = KeptValues::default();
                 for (at, line) in lines {
                     if let Some(text) = Event::decode(&line).ok().as_ref().and_then(describe) {
                         let _ = writeln!(out, "{}", terminal_line(&text));

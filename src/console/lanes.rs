@@ -122,7 +122,8 @@ mod tests {
                 r#"{{"ts":"2026-11-24T00:00:00.000Z","seq":1,"lane":{lane},"type":"tool_call","payload":{{"task_id":"{task}"}}}}"#
             );
             marks.apply(
-                &Fact::decode(line.as_bytes(), &mut crate::session::fact::Kept::default()).unwrap(),
+                &Fact::decode(line.as_bytes(), &mut crate::session::fact::KeptValues::default())
+                    .unwrap(),
             );
         }
         assert_eq!(marks.get(2).map(|m| m.task.as_str()), Some("T-003"));

@@ -144,7 +144,7 @@ mod tests {
         ] {
             t.note(
                 pos,
-                &Fact::decode(line.as_bytes(), &mut crate::session::fact::Kept::default())
+                &Fact::decode(line.as_bytes(), &mut crate::session::fact::KeptValues::default())
                     .unwrap_or_else(|e| panic!("{e}")),
             );
         }
@@ -171,7 +171,7 @@ mod tests {
         ] {
             t.note(
                 pos,
-                &Fact::decode(line.as_bytes(), &mut crate::session::fact::Kept::default())
+                &Fact::decode(line.as_bytes(), &mut crate::session::fact::KeptValues::default())
                     .unwrap_or_else(|e| panic!("{e}")),
             );
         }

@@ -598,7 +598,7 @@ mod tests {
                 .to_string();
         let mut fold = SummaryFold::new(None);
         fold.apply(
-            &Fact::decode(line.as_bytes(), &mut crate::session::fact::Kept::default())
+            &Fact::decode(line.as_bytes(), &mut crate::session::fact::KeptValues::default())
                 .unwrap_or_else(|e| panic!("{e}")),
         );
         fold

@@ -37,12 +37,12 @@ const KIND: u8 = 253;
 /// of the kept strings, checked and unescaped once. Reading happens on any thread; the fold
 /// borrows the text without looking at its bytes again.
 #[derive(Debug, Default)]
-pub struct Kept {
+pub struct KeptValues {
     pub marks: Vec<Mark>,
     pub text: String,
 }
 
-impl Kept {
+impl KeptValues {
     /// Empty, keeping what was allocated.
     pub fn clear(&mut self) {
         self.marks.clear();
@@ -51,7 +51,7 @@ impl Kept {
 }
 
 /// Reads and checks the value at `c` and marks it for `field`.
-fn keep(c: &mut Cursor<'_>, field: u8, kept: &mut Kept) -> sparse::Result<()> {
+fn keep(c: &mut Cursor<'_>, field: u8, kept: &mut KeptValues) -> sparse::Result<()> {
     let token = if field == ids::plan_tasks { c.whole()? } else { c.token(&mut kept.text)? };
     kept.marks.push(Mark { field, token });
     Ok(())
@@ -186,7 +186,7 @@ impl<'a> Fact<'a> {
     /// Decodes a line with the sparse reader ([`sparse`]) into `kept`, whose text the fact
     /// borrows. Fails only when the line is not one JSON object; the `type` may be absent (an
     /// empty kind), which folds treat as an event they do not know.
-    pub fn decode(line: &'a [u8], kept: &'a mut Kept) -> sparse::Result<Fact<'a>> {
+    pub fn decode(line: &'a [u8], kept: &'a mut KeptValues) -> sparse::Result<Fact<'a>> {
         kept.clear();
         Fact::mark(line, kept)?;
         Ok(Fact::from_marks(line, &kept.text, &kept.marks))
@@ -195,7 +195,7 @@ impl<'a> Fact<'a> {
     /// The costly half of [`Fact::decode`], which needs nothing but the line's bytes and so runs
     /// on any thread: checks the line and appends to `kept` where each value a fold keeps sits
     /// and the text of its strings. A key given twice keeps its last value.
-    pub fn mark(line: &[u8], kept: &mut Kept) -> sparse::Result<()> {
+    pub fn mark(line: &[u8], kept: &mut KeptValues) -> sparse::Result<()> {
         let first = kept.marks.len();
         let mut c = Cursor::new(line);
         c.object(|key, c| {
@@ -287,7 +287,7 @@ mod tests {
     #[test]
     fn reads_the_fields_a_fold_needs_and_skips_the_rest() {
         let line = br#"{"ts": "2026-11-22T04:28:45Z", "type": "model_call", "payload": {"task_id": "T-001", "iter": 1, "prompt_tokens": 3851, "eval_tokens": 157, "cost": 0.00121247, "reasoning_details": [{"text": "long"}], "tokens_used_total": 4008}}"#;
-        let mut kept = Kept::default();
+        let mut kept = KeptValues::default();
         let f = Fact::decode(line, &mut kept).unwrap();
         assert_eq!(f.kind(), "model_call");
         assert_eq!(f.payload.task_id.get(), Some("T-001"));
@@ -298,7 +298,7 @@ mod tests {
 
     #[test]
     fn a_key_given_twice_keeps_its_last_value() {
-        let mut kept = Kept::default();
+        let mut kept = KeptValues::default();
         let f = Fact::decode(
             br#"{"payload":{"task_id":"A","iter":1},"type":"x","payload":{"iter":2},"type":"y"}"#,
             &mut kept,
@@ -309,8 +309,9 @@ mod tests {
 
     #[test]
     fn odd_envelopes_still_decode() {
-        let decode =
-            |line: &[u8]| Fact::decode(line, &mut Kept::default()).map(|f| f.kind().to_owned());
+        let decode = |line: &[u8]| {
+            Fact::decode(line, &mut KeptValues::default()).map(|f| f.kind().to_owned())
+        };
         assert_eq!(decode(br#"{"type":"stop","payload":null}"#).unwrap(), "stop");
         assert_eq!(decode(br#"{"payload":{"task_id":1}}"#).unwrap(), "");
         assert!(decode(br#"{"type":"stop""#).is_err());
@@ -321,7 +322,7 @@ mod tests {
     /// the sparse reader refuses, the full decoder refuses too.
     fn agrees_with_the_full_decoder(line: &[u8]) {
         let full = crate::session::event::Event::decode(line);
-        let mut kept = Kept::default();
+        let mut kept = KeptValues::default();
         let sparse = Fact::decode(line, &mut kept);
         match (&full, &sparse) {
             (Ok(event), Ok(fact)) => {
@@ -405,7 +406,7 @@ mod tests {
             br#"{"payload":{"iter":18446744073709551615,"attempt":-3.7}}"#,
         ] {
             agrees_with_the_full_decoder(odd);
-            assert!(Fact::decode(odd, &mut Kept::default()).is_ok());
+            assert!(Fact::decode(odd, &mut KeptValues::default()).is_ok());
         }
     }
 

@@ -9,7 +9,7 @@
 
 use super::checkpoint::{CheckpointRead, read_checkpoint};
 use super::discover::{self, Found, Root};
-use super::fact::{Fact, Kept};
+use super::fact::{Fact, KeptValues};
 use super::scan::LineSplitter;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -413,7 +413,7 @@ fn fold_from(path: &Path, offset: u64, fold: &mut LogFold) -> u64 {
     }
     let mut splitter = LineSplitter::at(offset, 1);
     let mut buf = vec![0u8; 64 * 1024];
-    let mut kept = Kept::default();
+    let mut kept = KeptValues::default();
     loop {
         let n = match file.read(&mut buf) {
             Ok(0) | Err(_) => break,

@@ -2,7 +2,7 @@
 //! and fetches an event's full text from disk only when it is shown.
 
 use super::event::{DecodeError, Event};
-use super::fact::{Fact, Kept};
+use super::fact::{Fact, KeptValues};
 use super::scan::{LineAt, ScanReport, scan_lines_within};
 use std::collections::HashMap;
 use std::fs::File;
@@ -147,7 +147,7 @@ impl EventIndex {
             self.report.blank += 1;
             return false;
         }
-        if let Ok(fact) = Fact::decode(line, &mut Kept::default()) {
+        if let Ok(fact) = Fact::decode(line, &mut KeptValues::default()) {
             f(self.entries.len(), &fact);
             let entry = self.entry(at, &fact);
             self.entries.push(entry);
@@ -221,7 +221,7 @@ impl EventIndex {
         let end = range.end.min(self.entries.len());
         let mut pos = range.start;
         let mut buf = Vec::new();
-        let mut kept = Kept::default();
+        let mut kept = KeptValues::default();
         while pos < end {
             let first = self.entries[pos];
             let mut last = pos;

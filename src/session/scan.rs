@@ -11,7 +11,7 @@
 //! reading, decoding and folding overlap. Blocks go to the decoders in turn and come back in
 //! the same turn, so the order needs no sorting; their buffers go back to the reader.
 
-use super::fact::{Fact, Kept};
+use super::fact::{Fact, KeptValues};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -197,7 +197,7 @@ enum LineKind {
 struct Marked {
     block: Block,
     lines: Vec<(LineAt, LineKind)>,
-    kept: Kept,
+    kept: KeptValues,
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -206,7 +206,7 @@ fn is_blank(line: &[u8]) -> bool {
 
 /// Checks and marks each line of a block, into the vectors of a block already folded: the
 /// part of decoding that runs on any thread.
-fn mark_block(block: Block, mut lines: Vec<(LineAt, LineKind)>, mut kept: Kept) -> Marked {
+fn mark_block(block: Block, mut lines: Vec<(LineAt, LineKind)>, mut kept: KeptValues) -> Marked {
     lines.clear();
     kept.clear();
     let mut start = 0usize;
@@ -298,7 +298,7 @@ where
         let mut inputs = Vec::with_capacity(decoders);
         let mut outputs = Vec::with_capacity(decoders);
         for _ in 0..decoders {
-            let (in_tx, in_rx) = mpsc::sync_channel::<(Block, Vec<_>, Kept)>(1);
+            let (in_tx, in_rx) = mpsc::sync_channel::<(Block, Vec<_>, KeptValues)>(1);
             let (out_tx, out_rx) = mpsc::sync_channel::<Marked>(1);
             s.spawn(move || {
                 for (block, lines, kept) in in_rx {
@@ -314,9 +314,10 @@ where
             let mut sent = 0u64;
             loop {
                 let spare = spare_rx.try_recv().ok();
-                let (data, lines, kept) = spare.map_or((None, Vec::new(), Kept::default()), |m| {
-                    (Some(m.block.buffer), m.lines, m.kept)
-                });
+                let (data, lines, kept) = spare
+                    .map_or((None, Vec::new(), KeptValues::default()), |m| {
+                        (Some(m.block.buffer), m.lines, m.kept)
+                    });
                 let Some(block) = reader.next_block(data)? else { break };
                 let turn = (sent % inputs.len() as u64) as usize;
                 if inputs[turn].send((block, lines, kept)).is_err() {

@@ -32,8 +32,8 @@ impl std::error::Error for SparseError {}
 pub type Result<T> = std::result::Result<T, SparseError>;
 
 /// A kept value as read where it lies. A string is its text, checked and unescaped once by
-/// the thread that read the line, in the text kept beside the marks ([`super::fact::Kept`]): the fold borrows it
-/// there without looking at its bytes again.
+/// the thread that read the line, in the text kept beside the marks
+/// ([`super::fact::KeptValues`]): the fold borrows it there without looking at its bytes again.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Token {
     /// The string's text: this range of the kept text.

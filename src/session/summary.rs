@@ -884,7 +884,8 @@ mod tests {
         let mut fold = SummaryFold::new(Some("s".into()));
         for l in lines {
             fold.apply(
-                &Fact::decode(l.as_bytes(), &mut crate::session::fact::Kept::default()).unwrap(),
+                &Fact::decode(l.as_bytes(), &mut crate::session::fact::KeptValues::default())
+                    .unwrap(),
             );
         }
         fold.finish(&ScanReport::default())

@@ -7,7 +7,7 @@
 //! commit) with [`SessionWriter::sync`]; the other files are replaced atomically.
 
 use super::event::{Record, encode_line};
-use super::fact::{Fact, Kept};
+use super::fact::{Fact, KeptValues};
 use super::lock::{LockError, SessionLock};
 use super::scan::{ScanReport, scan};
 use super::summary::{Summary, SummaryFold};
@@ -180,7 +180,7 @@ impl SessionWriter {
             {
                 log.line = clean.into_bytes();
             }
-            if let Ok(fact) = Fact::decode(&log.line, &mut Kept::default()) {
+            if let Ok(fact) = Fact::decode(&log.line, &mut KeptValues::default()) {
                 log.fold.apply(&fact);
             }
             log.line.push(b'\n');
