@@ -201,7 +201,8 @@ impl Workspace {
         Ok(())
     }
 
-    /// Merges the change from `base` to `change` onto `onto`, in memory. Nothing on disk moves.
+    /// Merges the change from `base` to `change` (a commit, or a tree) onto `onto`, in memory.
+    /// Nothing on disk moves.
     pub fn merge_onto(
         &self,
         base: &str,
@@ -209,7 +210,11 @@ impl Workspace {
         onto: &str,
     ) -> Result<Merged, WorkspaceError> {
         let repo = self.repo()?;
-        let tree = |sha: &str| find_commit(&repo, sha).and_then(|c| c.tree());
+        let tree = |sha: &str| {
+            Oid::from_str(sha)
+                .and_then(|id| repo.find_object(id, None))
+                .and_then(|o| o.peel_to_tree())
+        };
         let ancestor = tree(base).map_err(git("read the task's starting tree"))?;
         let ours = tree(onto).map_err(git("read the session branch's tree"))?;
         let theirs = tree(change).map_err(git("read the task's accepted tree"))?;

@@ -324,28 +324,14 @@ impl Workspace {
         parent: Option<&str>,
         judged: Option<&str>,
     ) -> Result<Option<String>, WorkspaceError> {
-        self.refuse_special_files()?;
         let repo = self.repo()?;
-        let tree_id = stage_all(&repo, true)?;
         let branch = format!("refs/heads/{}", self.branch);
         let parent = match parent {
             Some(sha) => find_commit(&repo, sha),
             None => repo.find_reference(&branch).and_then(|r| r.peel_to_commit()),
         }
         .map_err(git("read the task's starting commit"))?;
-        // What lands must be what was judged: the staged tree's diff from the task's start is
-        // digested as the verdict's was, and anything else is refused, never committed.
-        if let Some(judged) = judged {
-            let staged = repo.find_tree(tree_id).map_err(git("find tree"))?;
-            let parent_tree = parent.tree().map_err(git("read the task's starting tree"))?;
-            let mut opts = DiffOptions::new();
-            let diff = repo
-                .diff_tree_to_tree(Some(&parent_tree), Some(&staged), Some(&mut opts))
-                .map_err(git("diff the staged work"))?;
-            if patches(&diff)?.1 != judged {
-                return Err(WorkspaceError::ChangedSinceJudged);
-            }
-        }
+        let tree_id = self.staged_as_judged(&repo, &parent, judged)?;
         if parent.tree_id() == tree_id {
             repo.reference(&branch, parent.id(), true, "harrow: accepted with no change")
                 .and_then(|_| head_on(&repo, &branch))
@@ -361,6 +347,45 @@ impl Workspace {
             .and_then(|_| head_on(&repo, &branch))
             .map_err(git("move the session branch to the accepted commit"))?;
         Ok(Some(oid.to_string()))
+    }
+
+    /// The worktree's work as a tree, as [`Workspace::commit_task`] would commit it on top of
+    /// `parent` (`None`: it changes nothing), without a commit: what a lane's task merges onto
+    /// a session branch that moved.
+    pub fn judged_tree(
+        &self,
+        parent: &str,
+        judged: Option<&str>,
+    ) -> Result<Option<String>, WorkspaceError> {
+        let repo = self.repo()?;
+        let parent = find_commit(&repo, parent).map_err(git("read the task's starting commit"))?;
+        let tree_id = self.staged_as_judged(&repo, &parent, judged)?;
+        Ok((parent.tree_id() != tree_id).then(|| tree_id.to_string()))
+    }
+
+    /// Stages the worktree's work whole and gives its tree. What lands must be what was
+    /// judged: with `judged`, the tree's diff from `parent` (the task's start) is digested as
+    /// the verdict's was, and anything else is refused, never committed.
+    fn staged_as_judged(
+        &self,
+        repo: &Repository,
+        parent: &git2::Commit<'_>,
+        judged: Option<&str>,
+    ) -> Result<Oid, WorkspaceError> {
+        self.refuse_special_files()?;
+        let tree_id = stage_all(repo, true)?;
+        if let Some(judged) = judged {
+            let staged = repo.find_tree(tree_id).map_err(git("find tree"))?;
+            let parent_tree = parent.tree().map_err(git("read the task's starting tree"))?;
+            let mut opts = DiffOptions::new();
+            let diff = repo
+                .diff_tree_to_tree(Some(&parent_tree), Some(&staged), Some(&mut opts))
+                .map_err(git("diff the staged work"))?;
+            if patches(&diff)?.1 != judged {
+                return Err(WorkspaceError::ChangedSinceJudged);
+            }
+        }
+        Ok(tree_id)
     }
 
     /// The commit the session branch points at: the last accepted task's, or the base. This is

@@ -306,16 +306,25 @@ impl Run {
         }
     }
 
-    /// One landing, under the landing lock: the judged work committed on the lane's branch,
-    /// then onto the session branch — a fast-forward when it has not moved, else a three-way
-    /// merge, checked out in the lane and validated before the session branch moves.
+    /// One landing, under the landing lock: the judged work committed on the lane's branch
+    /// and the session branch fast-forwarded to it when that has not moved, else merged onto
+    /// it (three-way, from the work's tree), checked out in the lane and validated before the
+    /// session branch moves.
     fn land_once(&mut self, task: &Task, a: Acceptance) -> Result<Landing> {
         let Some(link) = self.lane.clone() else {
             return Ok(Landing::Held(self.landing_failed(task, "it was accepted outside a lane")?));
         };
         let _turn = link.landing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let base = self.task_base(&task.id)?;
-        let change = match self.commit_judged(task, &a, &base) {
+        let onto = link.session.session_tip()?;
+        // Unmoved, the session branch takes the task's commit as it is; moved, the task's
+        // work is merged onto it as a tree, and only the combination is committed.
+        let change = if onto == base {
+            self.commit_judged(task, &a, &base)
+        } else {
+            self.workspace.judged_tree(&base, a.judged.as_deref())
+        };
+        let change = match change {
             Ok(change) => change,
             Err(e) => {
                 let why = format!("its accepted work could not be committed: {e}");
@@ -323,7 +332,6 @@ impl Run {
             }
         };
         self.record_guard()?;
-        let onto = link.session.session_tip()?;
         let Some(change) = change else {
             return self.record_landed(task, a, None).map(Landing::Landed);
         };
@@ -352,8 +360,8 @@ impl Run {
         };
         if let Err(e) = link.session.advance_session(&onto, &landed) {
             let why = format!(
-                "the session branch could not take its work ({e}); the work is on {}",
-                self.workspace.branch
+                "the session branch could not take its work ({e}); the work is in {} as commit {landed}",
+                self.workspace.worktree.display()
             );
             return Ok(Landing::Held(self.landing_failed(task, &why)?));
         }
