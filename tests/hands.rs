@@ -105,6 +105,27 @@ fn only_the_work_that_was_judged_lands() {
     assert!(landed.unwrap().is_some(), "the judged work lands");
 }
 
+/// A lane's task whose session branch moved is merged from its work's tree: the same check
+/// holds there, and nothing is committed or moved to take the tree.
+#[test]
+fn only_the_work_that_was_judged_is_merged_from_its_tree() {
+    let f = Fixture::new();
+    let id = "20261122-000000-d00d01";
+    let (ws, _) = Workspace::create(&f.source(), &f.session().join("workspace"), id).unwrap();
+    let start = ws.tip().unwrap();
+    assert_eq!(ws.judged_tree(&start, None).unwrap(), None, "no work, no tree");
+    std::fs::write(ws.worktree.join("a.py"), "A = 1\n").unwrap();
+    let judged = ws.diff_from(&start).unwrap().digest;
+    std::fs::write(ws.worktree.join("a.py"), "A = 2  # changed after the verdict\n").unwrap();
+    let err = ws.judged_tree(&start, Some(&judged)).unwrap_err();
+    assert!(matches!(err, WorkspaceError::ChangedSinceJudged), "{err}");
+    std::fs::write(ws.worktree.join("a.py"), "A = 1\n").unwrap();
+    let tree = ws.judged_tree(&start, Some(&judged)).unwrap().expect("the judged work's tree");
+    assert_eq!(ws.tip().unwrap(), start, "the branch did not move");
+    let listed = git(&ws.worktree, &["ls-tree", "--name-only", &tree]);
+    assert!(listed.lines().any(|l| l == "a.py"), "{listed}");
+}
+
 #[test]
 fn a_task_diff_holds_what_the_worker_committed_itself_and_the_branch_gets_one_commit() {
     let f = Fixture::new();
