@@ -491,26 +491,23 @@ fn set_ref(repo: &Repository, name: &str, target: &str) -> Result<(), git2::Erro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hands::test_git::git;
     use std::process::Command;
 
-    fn git(dir: &Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(ok.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&ok.stderr));
+    /// A repository `src` in `tmp` with two empty commits on `main`.
+    fn two_commits(tmp: &Path) -> PathBuf {
+        let src = tmp.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        git(&src, &["init", "-q", "-b", "main"]);
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        src
     }
 
     #[test]
     fn a_ref_rewritten_in_place_after_a_quiet_spell_is_still_put_back() {
         let tmp = tempfile::tempdir().unwrap();
-        let src = tmp.path().join("src");
-        std::fs::create_dir_all(&src).unwrap();
-        git(&src, &["init", "-q", "-b", "main"]);
-        git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
-        git(&src, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        let src = two_commits(tmp.path());
         for n in 0..50 {
             git(&src, &["tag", &format!("v{n}")]);
         }
@@ -526,9 +523,7 @@ mod tests {
         assert!(guard.restore().unwrap().is_empty());
         let loose = src.join(".git/refs/heads/loose");
         let before = std::fs::read_to_string(&loose).unwrap();
-        let first =
-            Command::new("git").args(["rev-parse", "main~1"]).current_dir(&src).output().unwrap();
-        let first = String::from_utf8_lossy(&first.stdout).into_owned();
+        let first = git(&src, &["rev-parse", "main~1"]);
         assert_eq!(first.len(), before.len(), "same length, same inode: only the time moves");
         std::fs::write(&loose, &first).unwrap();
         let restored = guard.restore().unwrap();
@@ -545,11 +540,7 @@ mod tests {
     #[test]
     fn a_lane_guard_stays_quiet_while_sibling_lanes_move_their_refs_and_still_holds_its_own() {
         let tmp = tempfile::tempdir().unwrap();
-        let src = tmp.path().join("src");
-        std::fs::create_dir_all(&src).unwrap();
-        git(&src, &["init", "-q", "-b", "main"]);
-        git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
-        git(&src, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        let src = two_commits(tmp.path());
         git(&src, &["branch", "loose"]);
         git(&src, &["branch", "session/s"]);
         let wt = tmp.path().join("lane");
@@ -569,9 +560,7 @@ mod tests {
         // The lane's own branch rewritten in place: same length, same inode.
         let own = src.join(".git/refs/heads/session/s--T-1");
         let before = std::fs::read_to_string(&own).unwrap();
-        let first =
-            Command::new("git").args(["rev-parse", "main~1"]).current_dir(&src).output().unwrap();
-        std::fs::write(&own, &first.stdout).unwrap();
+        std::fs::write(&own, git(&src, &["rev-parse", "main~1"])).unwrap();
         let restored = guard.restore().unwrap();
         assert_eq!(restored, ["the ref refs/heads/session/s--T-1"], "{restored:?}");
         assert_eq!(std::fs::read_to_string(&own).unwrap(), before);
@@ -593,11 +582,7 @@ mod tests {
     #[test]
     fn a_guard_retargeted_to_a_lanes_next_branch_holds_that_branch_and_head_to_it() {
         let tmp = tempfile::tempdir().unwrap();
-        let src = tmp.path().join("src");
-        std::fs::create_dir_all(&src).unwrap();
-        git(&src, &["init", "-q", "-b", "main"]);
-        git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
-        git(&src, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        let src = two_commits(tmp.path());
         git(&src, &["branch", "session/s"]);
         let wt = tmp.path().join("lane");
         git(&src, &["worktree", "add", "-q", "-b", "session/s--T-1", wt.to_str().unwrap()]);
@@ -666,12 +651,8 @@ mod tests {
         assert!(guard.restore().unwrap().is_empty(), "all put back: {:?}", guard.restore());
         let config = std::fs::read_to_string(src.join(".git/config")).unwrap();
         assert!(!config.contains("fsmonitor"));
-        let displaced = Command::new("git")
-            .args(["for-each-ref", "--format=%(refname)", "refs/harrow/s/displaced/"])
-            .current_dir(&src)
-            .output()
-            .unwrap();
-        let displaced = String::from_utf8_lossy(&displaced.stdout).into_owned();
+        let displaced =
+            git(&src, &["for-each-ref", "--format=%(refname)", "refs/harrow/s/displaced/"]);
         assert!(displaced.contains("refs-heads-other-"), "what was displaced is kept: {displaced}");
         assert!(displaced.contains("refs-tags-evil-"), "{displaced}");
 
@@ -680,12 +661,8 @@ mod tests {
         git(&src, &["config", "user.signingkey", "mine"]);
         guard.before_call().unwrap();
         assert!(guard.restore().unwrap().is_empty(), "nothing of the user's is put back");
-        let log = Command::new("git")
-            .args(["log", "-1", "--format=%s", "main"])
-            .current_dir(&src)
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "the user's own commit");
+        let log = git(&src, &["log", "-1", "--format=%s", "main"]);
+        assert_eq!(log.trim(), "the user's own commit");
         assert!(!hooks.join("post-checkout").exists());
         assert_eq!(std::fs::read(&sample).unwrap(), original, "a forged mtime does not hide it");
         let head = std::fs::read_to_string(wt.join(".git")).unwrap();

@@ -361,11 +361,11 @@ impl LaneWorktree {
 }
 
 /// The worktrees under `lanes` but those in `busy`, each with its branch and the task it
-/// serves. A folder that is not a worktree is no lane's. A worktree an earlier harrow made has no task file and a branch
-/// named after its task, `<session>--<task>` (free once that branch is gone). Read from the
-/// files git keeps (`.git` names the worktree's git folder, whose `HEAD` names the branch)
-/// rather than by opening each worktree as a repository, which re-reads every git
-/// configuration file each time: this runs at every task's start.
+/// serves. A folder that is not a worktree is no lane's. A worktree an earlier harrow made has
+/// no task file and a branch named after its task, `<session>--<task>` (free once that branch
+/// is gone). Read from the files git keeps (`.git` names the worktree's git folder, whose
+/// `HEAD` names the branch) rather than by opening each worktree as a repository, which
+/// re-reads every git configuration file each time: this runs at every task's start.
 fn lane_worktrees(
     source: &Repository,
     lanes: &Path,
@@ -409,18 +409,7 @@ fn lane_worktrees(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
+    use crate::hands::test_git::git;
 
     /// A repository `src` with one commit, and session `s` cut from it.
     fn session_in(tmp: &Path) -> Workspace {

@@ -13,6 +13,8 @@ pub mod lanes;
 pub mod process;
 pub(crate) mod programs;
 mod repo_pool;
+#[cfg(test)]
+mod test_git;
 pub(crate) mod tools;
 pub mod validators;
 pub mod workspace;

@@ -154,12 +154,7 @@ mod tests {
         assert_eq!(fresh_index(&repo).unwrap().len(), 0, "staged in memory only, not written");
         drop(repo);
         // What a worker's `git add` writes while the repository waits in the pool is seen.
-        let added = std::process::Command::new("git")
-            .args(["add", "a.txt"])
-            .current_dir(&dir)
-            .status()
-            .unwrap();
-        assert!(added.success());
+        crate::hands::test_git::git(&dir, &["add", "a.txt"]);
         let repo = open(&dir, |p| Repository::open(p)).unwrap();
         assert_eq!(fresh_index(&repo).unwrap().len(), 1, "the index as the disk holds it now");
     }

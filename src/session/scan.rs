@@ -435,6 +435,7 @@ impl LineSplitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     #[test]
     fn a_report_extended_by_a_later_scan_counts_both_and_keeps_the_first_unreadable_lines() {
@@ -465,7 +466,6 @@ mod tests {
         assert_eq!(first.unreadable.last(), Some(&1600));
         assert_eq!((first.end_offset, first.pending_bytes), (120, 7));
     }
-    use std::io::Write;
 
     fn scan_bytes(bytes: &[u8]) -> (Vec<(LineAt, String)>, ScanReport) {
         let dir = tempfile::tempdir().unwrap();
