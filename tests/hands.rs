@@ -86,21 +86,31 @@ fn err(hands: &Hands, name: &str, args: Value) -> String {
     out.output
 }
 
+/// What the verdict judged in `a.py`.
+const JUDGED: &str = "A = 1\n";
+
+/// Writes the work the verdict judges in `ws`, then changes it after the verdict; gives the
+/// judged diff's digest.
+fn judged_then_changed(ws: &Workspace, start: &str) -> String {
+    std::fs::write(ws.worktree.join("a.py"), JUDGED).unwrap();
+    let judged = ws.diff_from(start).unwrap().digest;
+    std::fs::write(ws.worktree.join("a.py"), "A = 2  # changed after the verdict\n").unwrap();
+    judged
+}
+
 #[test]
 fn only_the_work_that_was_judged_lands() {
     let f = Fixture::new();
     let id = "20261122-000000-d00d00";
     let (ws, _) = Workspace::create(&f.source(), &f.session().join("workspace"), id).unwrap();
     let start = ws.tip().unwrap();
-    std::fs::write(ws.worktree.join("a.py"), "A = 1\n").unwrap();
-    let judged = ws.diff_from(&start).unwrap().digest;
-    std::fs::write(ws.worktree.join("a.py"), "A = 2  # changed after the verdict\n").unwrap();
+    let judged = judged_then_changed(&ws, &start);
     let err = ws
         .commit_task("T-001", "A", id, Review::Accepted, Some(&start), Some(&judged))
         .unwrap_err();
     assert!(matches!(err, WorkspaceError::ChangedSinceJudged), "{err}");
     assert_eq!(ws.tip().unwrap(), start, "the branch did not move");
-    std::fs::write(ws.worktree.join("a.py"), "A = 1\n").unwrap();
+    std::fs::write(ws.worktree.join("a.py"), JUDGED).unwrap();
     let landed = ws.commit_task("T-001", "A", id, Review::Accepted, Some(&start), Some(&judged));
     assert!(landed.unwrap().is_some(), "the judged work lands");
 }
@@ -114,12 +124,10 @@ fn only_the_work_that_was_judged_is_merged_from_its_tree() {
     let (ws, _) = Workspace::create(&f.source(), &f.session().join("workspace"), id).unwrap();
     let start = ws.tip().unwrap();
     assert_eq!(ws.judged_tree(&start, None).unwrap(), None, "no work, no tree");
-    std::fs::write(ws.worktree.join("a.py"), "A = 1\n").unwrap();
-    let judged = ws.diff_from(&start).unwrap().digest;
-    std::fs::write(ws.worktree.join("a.py"), "A = 2  # changed after the verdict\n").unwrap();
+    let judged = judged_then_changed(&ws, &start);
     let err = ws.judged_tree(&start, Some(&judged)).unwrap_err();
     assert!(matches!(err, WorkspaceError::ChangedSinceJudged), "{err}");
-    std::fs::write(ws.worktree.join("a.py"), "A = 1\n").unwrap();
+    std::fs::write(ws.worktree.join("a.py"), JUDGED).unwrap();
     let tree = ws.judged_tree(&start, Some(&judged)).unwrap().expect("the judged work's tree");
     assert_eq!(ws.tip().unwrap(), start, "the branch did not move");
     let listed = git(&ws.worktree, &["ls-tree", "--name-only", &tree]);
