@@ -1,28 +1,34 @@
-//! Repositories kept open between operations, one set per thread.
+//! Repositories kept open between operations, shared by the process's threads.
 //!
 //! Opening a repository resolves its paths (a `realpath` per component), reads and parses
 //! every git configuration file that applies (system, global, the repository's, the
-//! worktree's) and lists its packs. harrow works on the same two or three repositories —
-//! the source, a session's worktree, a lane's — several times per model call, so opening each
-//! anew cost more than the work done in it. A repository taken from the pool is the caller's
-//! alone until it is dropped, when it goes back; one in use elsewhere on the thread is simply
-//! opened again.
+//! worktree's) and lists its packs. harrow works on the same few repositories — the source, a
+//! session's worktree, each lane's — several times per model call, from whichever blocking
+//! thread the runtime gives the work, so opening each anew (or once per thread) cost more than
+//! the work done in it. A repository taken from the pool is the caller's alone until it is
+//! dropped, when it goes back for any thread; one in use elsewhere is simply opened again.
 //!
 //! What an open repository keeps in memory is only what libgit2 checks against the disk
 //! before use (refs, packs and configuration files are re-read when they change), except its
 //! index: [`fresh_index`] is how code here takes it.
 
 use git2::{Index, Repository};
-use std::cell::RefCell;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
-/// How many repositories a thread keeps open: a run touches the source, the session's
-/// worktree, its lanes' worktrees and the session's copy of kept attempts.
-const KEPT_PER_THREAD: usize = 8;
+/// How many repositories wait in the pool at most: a run touches the source, the session's
+/// worktree, up to eight lanes' worktrees and the session's copy of kept attempts; the console
+/// and the fleet open a few more. The one unused longest goes first.
+const KEPT_MAX: usize = 32;
 
-thread_local! {
-    static KEPT: RefCell<Vec<Kept>> = const { RefCell::new(Vec::new()) };
+/// The repositories waiting to be taken again, the one given back last at the end.
+static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+
+fn kept() -> std::sync::MutexGuard<'static, Vec<Kept>> {
+    // A thread that panicked while holding the lock left the list whole: it only removes or
+    // pushes.
+    KEPT.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// An open repository waiting in the pool.
@@ -40,7 +46,7 @@ fn identity(repo: &Repository) -> Option<(u64, u64)> {
     std::fs::metadata(repo.path()).ok().map(|m| (m.dev(), m.ino()))
 }
 
-/// A repository opened for `key`, kept for the next caller on this thread when dropped.
+/// A repository opened for `key`, kept for the next caller on any thread when dropped.
 pub struct Pooled {
     key: PathBuf,
     repo: Option<Repository>,
@@ -60,33 +66,26 @@ impl Drop for Pooled {
     fn drop(&mut self) {
         let Some(repo) = self.repo.take() else { return };
         let key = std::mem::take(&mut self.key);
-        // A thread being torn down has no pool left: the repository just closes.
-        let _ = KEPT.try_with(|kept| {
-            let mut kept = kept.borrow_mut();
-            if kept.len() >= KEPT_PER_THREAD {
-                kept.remove(0);
-            }
-            kept.push(Kept { key, repo, folder: self.folder });
-        });
+        let mut kept = kept();
+        if kept.len() >= KEPT_MAX {
+            kept.remove(0);
+        }
+        kept.push(Kept { key, repo, folder: self.folder });
     }
 }
 
-/// The repository `open(key)` gives, taken from this thread's pool when one was opened for
+/// The repository `open(key)` gives, taken from the pool when one was opened for
 /// `key` before and its git folder is still the same folder (a worktree removed and made
 /// again at the same place is opened anew).
 pub fn open(
     key: &Path,
     open: impl FnOnce(&Path) -> Result<Repository, git2::Error>,
 ) -> Result<Pooled, git2::Error> {
-    let kept = KEPT
-        .try_with(|kept| {
-            let mut kept = kept.borrow_mut();
-            let at = kept.iter().rposition(|k| k.key == key)?;
-            Some(kept.remove(at))
-        })
-        .ok()
-        .flatten()
-        .filter(|k| k.folder.is_some() && identity(&k.repo) == k.folder);
+    let taken = {
+        let mut kept = kept();
+        kept.iter().rposition(|k| k.key == key).map(|at| kept.remove(at))
+    };
+    let kept = taken.filter(|k| k.folder.is_some() && identity(&k.repo) == k.folder);
     let (repo, folder) = if let Some(k) = kept {
         (k.repo, k.folder)
     } else {
@@ -115,7 +114,7 @@ mod tests {
     }
 
     #[test]
-    fn a_repository_is_reused_on_its_thread_and_opened_again_when_its_folder_went() {
+    fn a_repository_is_reused_and_opened_again_when_its_folder_went() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("r");
         init(&dir);
@@ -136,6 +135,26 @@ mod tests {
         init(&dir);
         drop(open(&dir, counting).unwrap());
         assert_eq!(opened.get(), 3, "a repository made again is opened again");
+    }
+
+    #[test]
+    fn a_repository_given_back_on_one_thread_is_taken_on_another() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("r");
+        init(&dir);
+        let opened = std::sync::atomic::AtomicUsize::new(0);
+        let counting = |p: &Path| {
+            opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Repository::open(p)
+        };
+        // The runtime runs a lane's git work on whichever blocking thread is free.
+        std::thread::scope(|s| {
+            s.spawn(|| drop(open(&dir, counting).unwrap()));
+        });
+        std::thread::scope(|s| {
+            s.spawn(|| drop(open(&dir, counting).unwrap()));
+        });
+        assert_eq!(opened.into_inner(), 1, "the second thread took the first one's repository");
     }
 
     #[test]
