@@ -288,7 +288,13 @@ impl GitGuard {
     /// Whether the refs are as they were when the snapshot was last seen to match the disk:
     /// the stamped ones by their stamps, the guard's own branch by its value.
     fn refs_quiet(&self, stamps: Option<&Vec<RefStamp>>) -> bool {
-        stamps.is_some() && stamps == self.quiet.as_ref() && self.branch_holds()
+        self.refs_quiet_but_branch(stamps) && self.branch_holds()
+    }
+
+    /// Whether every ref but the guard's own branch is as the snapshot has it, by the stamps
+    /// of the files that hold them.
+    fn refs_quiet_but_branch(&self, stamps: Option<&Vec<RefStamp>>) -> bool {
+        stamps.is_some() && stamps == self.quiet.as_ref()
     }
 
     /// Whether the guard's own branch points where the snapshot says.
@@ -360,7 +366,19 @@ impl GitGuard {
     /// Takes what is there now as what is expected: harrow moved something itself.
     pub fn record(&mut self) -> Result<(), git2::Error> {
         let stamps = self.ref_stamps();
-        let refs = self.refs()?;
+        let refs = if self.refs_quiet_but_branch(stamps.as_ref()) {
+            // harrow moved only what the stamps leave out (its own branch, a lane's kept
+            // attempt): the rest is the snapshot's, and the branch is read on its own.
+            let mut refs = self.snapshot.refs.clone();
+            let branch = self.repo.find_reference(&self.branch_ref).ok();
+            match branch.as_ref().and_then(target_of) {
+                Some(target) => refs.insert(self.branch_ref.clone(), target),
+                None => refs.remove(&self.branch_ref),
+            };
+            refs
+        } else {
+            self.refs()?
+        };
         let before = &self.snapshot;
         self.snapshot = Snapshot {
             refs: refs.clone(),
@@ -577,6 +595,32 @@ mod tests {
             ["the new ref refs/heads/moved (removed)", "the ref refs/heads/loose"],
             "{restored:?}"
         );
+    }
+
+    #[test]
+    fn a_quiet_guard_records_harrows_commit_on_its_branch_without_listing_every_ref() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = two_commits(tmp.path());
+        git(&src, &["branch", "session/s"]);
+        let wt = tmp.path().join("lane");
+        git(&src, &["worktree", "add", "-q", "-b", "session/s--worktree-1", wt.to_str().unwrap()]);
+        let mut guard = GitGuard::new(&wt, "session/s--worktree-1").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        guard.before_call().unwrap();
+        assert!(guard.quiet.is_some(), "a quiet repository's refs are held by their stamps");
+        // harrow commits the lane's work and keeps it as an attempt, then records.
+        git(&wt, &["commit", "-q", "--allow-empty", "-m", "work"]);
+        git(&src, &["update-ref", "refs/harrow/s/T-1/1", "session/s--worktree-1"]);
+        let committed = git(&src, &["rev-parse", "session/s--worktree-1"]);
+        guard.record().unwrap();
+        assert!(guard.quiet.is_some(), "nothing the stamps cover moved");
+        assert!(guard.restore().unwrap().is_empty(), "the commit is what the guard holds now");
+        assert_eq!(git(&src, &["rev-parse", "session/s--worktree-1"]), committed);
+        // A worker's command moves the branch afterwards: put back to harrow's commit.
+        git(&wt, &["reset", "-q", "--hard", "HEAD~1"]);
+        let restored = guard.restore().unwrap();
+        assert_eq!(restored, ["the ref refs/heads/session/s--worktree-1"], "{restored:?}");
+        assert_eq!(git(&src, &["rev-parse", "session/s--worktree-1"]), committed);
     }
 
     #[test]
