@@ -17,9 +17,15 @@ fn passes(c: char) -> bool {
     c == '\n' || c == '\t' || !c.is_control()
 }
 
+/// Whether `text` is printable ASCII, newlines and tabs only: what nearly every id, name and
+/// count is, told a byte at a time without decoding characters.
+fn plain_ascii(text: &str) -> bool {
+    text.bytes().all(|b| (b' '..0x7f).contains(&b) || b == b'\n' || b == b'\t')
+}
+
 /// `text` with every character that may not be written shown escaped.
 pub fn text(text: &str) -> Cow<'_, str> {
-    if text.chars().all(passes) {
+    if plain_ascii(text) || text.chars().all(passes) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -120,6 +126,10 @@ impl serde_json::ser::Formatter for SafeJson {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
+        // DEL and the C1 controls are the only characters escaped here: below DEL, no byte is.
+        if fragment.bytes().all(|b| b < 0x7f) {
+            return writer.write_all(fragment.as_bytes());
+        }
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if ('\u{7f}'..='\u{9f}').contains(&c) {
@@ -229,5 +239,10 @@ mod tests {
         assert!(out.contains("\\u009b") && out.contains("\\u001b") && out.contains("\\u007f"));
         let back: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(back, value);
+        // Each alone, in an otherwise plain ASCII string, as in a key or a short name.
+        for (alone, escaped) in [("a\x7fb", "a\\u007fb"), ("a\u{85}b", "a\\u0085b")] {
+            let out = json_pretty(&serde_json::json!([alone])).unwrap();
+            assert!(!forbidden(out.as_bytes()) && out.contains(escaped), "{out}");
+        }
     }
 }
