@@ -39,6 +39,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         out.write_all(render(&o).as_bytes())?;
     }
     out.flush()?;
+    // The process ends with this verb: a large session's summary (tens of thousands of
+    // tasks) is left to the exit rather than freed map by map, which took 4 % of the time.
+    std::mem::forget(o);
     Ok(ExitCode::SUCCESS)
 }
 
