@@ -239,6 +239,8 @@ fn fold_block<F: FnMut(LineAt, &[u8], &Fact<'_>)>(
     report: &mut ScanReport,
     f: &mut F,
 ) {
+    // One fact for the block's lines: each line fills its few fields and empties them after.
+    let mut fact = Fact::default();
     for &(at, kind) in &m.lines {
         let at = LineAt { number: first_line + at.number, ..at };
         report.lines += 1;
@@ -248,7 +250,9 @@ fn fold_block<F: FnMut(LineAt, &[u8], &Fact<'_>)>(
                 let start = (at.offset - m.block.offset) as usize;
                 let line = &m.block.data()[start..start + at.len as usize];
                 let marks = &m.kept.marks[from as usize..to as usize];
-                f(at, line, &Fact::from_marks(line, &m.kept.text, marks));
+                fact.fill(line, &m.kept.text, marks);
+                f(at, line, &fact);
+                fact.empty(marks);
             }
             LineKind::Blank => report.blank += 1,
             LineKind::Unreadable => report.note_unreadable(at.number),
