@@ -20,7 +20,13 @@ fn passes(c: char) -> bool {
 /// Whether `text` is printable ASCII, newlines and tabs only: what nearly every id, name and
 /// count is, told a byte at a time without decoding characters.
 fn plain_ascii(text: &str) -> bool {
-    text.bytes().all(|b| (b' '..0x7f).contains(&b) || b == b'\n' || b == b'\t')
+    let plain = |b: u8| (b' '..0x7f).contains(&b) || b == b'\n' || b == b'\t';
+    // A whole chunk at a time without an early exit, which the compiler turns into vector
+    // compares: this runs over every byte a verb prints.
+    let chunks = text.as_bytes().chunks_exact(64);
+    let tail = chunks.remainder();
+    chunks.into_iter().all(|c| c.iter().fold(true, |ok, &b| ok & plain(b)))
+        && tail.iter().all(|&b| plain(b))
 }
 
 /// `text` with every character that may not be written shown escaped.
@@ -103,6 +109,12 @@ impl<W: Write> Drop for Writer<W> {
 
 impl<W: Write> Write for Writer<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.pending.is_empty() {
+            // Nearly every write: nothing held back, so the bytes are looked at where they are.
+            let held = self.emit(buf, false)?;
+            self.pending.extend_from_slice(&buf[buf.len() - held..]);
+            return Ok(buf.len());
+        }
         let mut bytes = std::mem::take(&mut self.pending);
         bytes.extend_from_slice(buf);
         let held = self.emit(&bytes, false)?;
@@ -201,6 +213,21 @@ mod tests {
         let text = String::from_utf8_lossy(bytes);
         bytes.iter().any(|b| *b == 0x1b || *b == 0x07 || *b == 0x7f)
             || text.chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c))
+    }
+
+    #[test]
+    fn a_control_anywhere_in_long_plain_text_is_escaped() {
+        // Long text is told plain a chunk at a time: the control sits in every place of a
+        // chunk, at its edges and in the tail after the last whole chunk.
+        for at in [0, 1, 62, 63, 64, 65, 100, 127, 128, 190, 199] {
+            let mut long = "x".repeat(200);
+            long.replace_range(at..=at, "\x1b");
+            let t = text(&long);
+            assert!(!forbidden(t.as_bytes()) && t.contains("\\u{1b}"), "ESC at {at}: {t:?}");
+            let mut out = Vec::new();
+            Writer::new(&mut out).write_all(long.as_bytes()).unwrap();
+            assert!(!forbidden(&out), "ESC at {at} through the writer");
+        }
     }
 
     #[test]
