@@ -18,7 +18,7 @@ fn passes(c: char) -> bool {
 }
 
 /// Whether `text` is printable ASCII, newlines and tabs only: what nearly every id, name and
-/// count is, told a byte at a time without decoding characters.
+/// count is, told from its bytes without decoding characters.
 fn plain_ascii(text: &str) -> bool {
     let plain = |b: u8| (b' '..0x7f).contains(&b) || b == b'\n' || b == b'\t';
     // A whole chunk at a time without an early exit, which the compiler turns into vector
