@@ -303,12 +303,11 @@ impl GitGuard {
         now.as_ref() == self.snapshot.refs.get(&self.branch_ref)
     }
 
-    /// Notes `stamps` as those of refs that match the snapshot, unless one of them is not
-    /// [`settled`].
-    fn note_quiet(&mut self, stamps: Option<Vec<RefStamp>>, refs: &BTreeMap<String, String>) {
-        self.quiet = stamps.filter(|stamps| {
-            *refs == self.snapshot.refs && stamps.iter().all(|(_, stamp)| settled(*stamp))
-        });
+    /// Notes `stamps` as those of the refs on disk when those refs are the snapshot's
+    /// (`matching`), unless one of the stamps is not [`settled`].
+    fn note_quiet(&mut self, stamps: Option<Vec<RefStamp>>, matching: bool) {
+        self.quiet =
+            stamps.filter(|stamps| matching && stamps.iter().all(|(_, stamp)| settled(*stamp)));
     }
 
     /// Takes the user's part of the repository as it is now, just before a tool call: only
@@ -330,7 +329,8 @@ impl GitGuard {
                 }
             }
             self.snapshot.refs = refs;
-            self.note_quiet(stamps, &now);
+            let matching = now == self.snapshot.refs;
+            self.note_quiet(stamps, matching);
         }
         let refresh = |mark: &mut Mark, path: &Path| {
             if stamp(path) != mark.stamp {
@@ -369,7 +369,7 @@ impl GitGuard {
         let refs = if self.refs_quiet_but_branch(stamps.as_ref()) {
             // harrow moved only what the stamps leave out (its own branch, a lane's kept
             // attempt): the rest is the snapshot's, and the branch is read on its own.
-            let mut refs = self.snapshot.refs.clone();
+            let mut refs = std::mem::take(&mut self.snapshot.refs);
             let branch = self.repo.find_reference(&self.branch_ref).ok();
             match branch.as_ref().and_then(target_of) {
                 Some(target) => refs.insert(self.branch_ref.clone(), target),
@@ -381,7 +381,7 @@ impl GitGuard {
         };
         let before = &self.snapshot;
         self.snapshot = Snapshot {
-            refs: refs.clone(),
+            refs,
             config: before.config.again(&self.common.join("config")),
             worktree_config: before.worktree_config.again(&self.private.join("config.worktree")),
             lane_task: before.lane_task.again(&self.private.join(super::lanes::TASK_FILE)),
@@ -389,7 +389,8 @@ impl GitGuard {
             hooks_dir: stamp(&self.common.join("hooks")),
             source_head: before.source_head.again(&self.common.join("HEAD")),
         };
-        self.note_quiet(stamps, &refs);
+        // The refs just read are the snapshot's.
+        self.note_quiet(stamps, true);
         Ok(())
     }
 
