@@ -523,6 +523,21 @@ mod tests {
         src
     }
 
+    /// [`two_commits`] with branch `session/s`, and a lane worktree `lane` beside it on a new
+    /// branch `branch`: the repository and the worktree.
+    fn in_lane(tmp: &Path, branch: &str) -> (PathBuf, PathBuf) {
+        let src = two_commits(tmp);
+        git(&src, &["branch", "session/s"]);
+        let wt = tmp.join("lane");
+        git(&src, &["worktree", "add", "-q", "-b", branch, wt.to_str().unwrap()]);
+        (src, wt)
+    }
+
+    /// Waits out the racy window: files older than this are held by their stamps.
+    fn settle() {
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+    }
+
     #[test]
     fn a_ref_rewritten_in_place_after_a_quiet_spell_is_still_put_back() {
         let tmp = tempfile::tempdir().unwrap();
@@ -536,7 +551,7 @@ mod tests {
         git(&src, &["worktree", "add", "-q", "-b", "session/s", wt.to_str().unwrap()]);
         let mut guard = GitGuard::new(&wt, "session/s").unwrap();
         // Older than the racy window: the listing is kept and only the stamps are looked at.
-        std::thread::sleep(std::time::Duration::from_millis(2100));
+        settle();
         guard.before_call().unwrap();
         assert!(guard.quiet.is_some(), "a quiet repository's refs are held by their stamps");
         assert!(guard.restore().unwrap().is_empty());
@@ -549,7 +564,7 @@ mod tests {
         assert_eq!(restored, ["the ref refs/heads/loose"], "{restored:?}");
         assert_eq!(std::fs::read_to_string(&loose).unwrap(), before);
         // A packed tag moved: packed-refs is rewritten.
-        std::thread::sleep(std::time::Duration::from_millis(2100));
+        settle();
         guard.before_call().unwrap();
         git(&wt, &["tag", "-f", "v7", "HEAD~1"]);
         let restored = guard.restore().unwrap();
@@ -559,13 +574,9 @@ mod tests {
     #[test]
     fn a_lane_guard_stays_quiet_while_sibling_lanes_move_their_refs_and_still_holds_its_own() {
         let tmp = tempfile::tempdir().unwrap();
-        let src = two_commits(tmp.path());
+        let (src, wt) = in_lane(tmp.path(), "session/s--T-1");
         git(&src, &["branch", "loose"]);
-        git(&src, &["branch", "session/s"]);
-        let wt = tmp.path().join("lane");
-        git(&src, &["worktree", "add", "-q", "-b", "session/s--T-1", wt.to_str().unwrap()]);
         let mut guard = GitGuard::new(&wt, "session/s--T-1").unwrap();
-        let settle = || std::thread::sleep(std::time::Duration::from_millis(2100));
         settle();
         guard.before_call().unwrap();
         assert!(guard.quiet.is_some(), "a quiet repository's refs are held by their stamps");
@@ -601,12 +612,9 @@ mod tests {
     #[test]
     fn a_quiet_guard_records_harrows_commit_on_its_branch_without_listing_every_ref() {
         let tmp = tempfile::tempdir().unwrap();
-        let src = two_commits(tmp.path());
-        git(&src, &["branch", "session/s"]);
-        let wt = tmp.path().join("lane");
-        git(&src, &["worktree", "add", "-q", "-b", "session/s--worktree-1", wt.to_str().unwrap()]);
+        let (src, wt) = in_lane(tmp.path(), "session/s--worktree-1");
         let mut guard = GitGuard::new(&wt, "session/s--worktree-1").unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(2100));
+        settle();
         guard.before_call().unwrap();
         assert!(guard.quiet.is_some(), "a quiet repository's refs are held by their stamps");
         // harrow commits the lane's work and keeps it as an attempt, then records.
@@ -627,10 +635,7 @@ mod tests {
     #[test]
     fn a_guard_retargeted_to_a_lanes_next_branch_holds_that_branch_and_head_to_it() {
         let tmp = tempfile::tempdir().unwrap();
-        let src = two_commits(tmp.path());
-        git(&src, &["branch", "session/s"]);
-        let wt = tmp.path().join("lane");
-        git(&src, &["worktree", "add", "-q", "-b", "session/s--T-1", wt.to_str().unwrap()]);
+        let (src, wt) = in_lane(tmp.path(), "session/s--T-1");
         let mut guard = GitGuard::new(&wt, "session/s--T-1").unwrap();
         // The lane's task landed; the worktree takes the next task's branch.
         git(&wt, &["checkout", "-q", "-b", "session/s--T-2"]);
