@@ -161,9 +161,7 @@ impl Workspace {
         opts.reference(Some(&reference));
         repo.worktree(&name, &path, Some(&opts))
             .map_err(git(format!("add worktree {}", path.display())))?;
-        let gitdir = gitdir_of(&path)
-            .ok_or_else(|| WorkspaceError::Io(path.clone(), std::io::ErrorKind::NotFound.into()))?;
-        mark_task(&gitdir, task)?;
+        mark_task(&lane_gitdir(&path)?, task)?;
         Ok(self.in_lane(&path, &branch))
     }
 
@@ -180,10 +178,7 @@ impl Workspace {
     /// holds the work, and its judged attempts stay on their refs. The worktree and its branch
     /// wait for the next task.
     pub fn release_lane(&self) -> Result<(), WorkspaceError> {
-        let gitdir = gitdir_of(&self.worktree).ok_or_else(|| {
-            WorkspaceError::Io(self.worktree.clone(), std::io::ErrorKind::NotFound.into())
-        })?;
-        mark_task(&gitdir, "")
+        mark_task(&lane_gitdir(&self.worktree)?, "")
     }
 
     /// Removes the lanes' worktrees no task holds, with their branches: what is left of them
@@ -339,6 +334,13 @@ fn gitdir_of(worktree: &Path) -> Option<PathBuf> {
     let link = std::fs::read_to_string(worktree.join(".git")).ok()?;
     let gitdir = PathBuf::from(link.strip_prefix("gitdir:")?.trim());
     Some(if gitdir.is_absolute() { gitdir } else { worktree.join(gitdir) })
+}
+
+/// [`gitdir_of`] a lane worktree harrow made, which has one.
+fn lane_gitdir(worktree: &Path) -> Result<PathBuf, WorkspaceError> {
+    gitdir_of(worktree).ok_or_else(|| {
+        WorkspaceError::Io(worktree.to_path_buf(), std::io::ErrorKind::NotFound.into())
+    })
 }
 
 /// A lane's worktree as found on disk.
