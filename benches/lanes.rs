@@ -2,7 +2,10 @@
 //! 4, a scripted model that answers every call after 300 ms, `harrow run --lanes 1` then
 //! `--lanes 3`. Reports each run's wall time, the harness's CPU per model call (the whole
 //! `harrow` process, start-up included) and its peak memory, and checks that both runs gave
-//! every task the same verdicts and ended with the same tree. `cargo bench --bench lanes`
+//! every task the same verdicts and ended with the same tree. Two shapes of task: the smallest
+//! (a file written, a case, a verdict: 3 calls), where what a lane costs once per task weighs
+//! most on each call, and the shape `loop_overhead` measures (8 files read besides: 11 calls).
+//! `cargo bench --bench lanes`
 
 // A bench that cannot set up its input has nothing to measure: failing loudly is right.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -34,13 +37,21 @@ struct Measured {
 
 /// Set in the copy of this bench that measures one run: how many lanes it runs with.
 const ONE_RUN: &str = "HARROW_LANES_BENCH_RUN";
+/// Set with [`ONE_RUN`]: how many files each task reads between writing and submitting.
+const READS: &str = "HARROW_LANES_BENCH_READS";
+
+/// The shapes of task measured: files read per task, and how to say it.
+const SHAPES: [(usize, &str); 2] = [
+    (0, "tasks of 3 calls (a file written, a case, a verdict)"),
+    (8, "tasks of 11 calls (8 files read besides, as in loop_overhead)"),
+];
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let server = runtime
-        .block_on(ScriptedServer::start(parse_script(&script().to_string()).unwrap(), false))
-        .unwrap();
     if let Ok(lanes) = std::env::var(ONE_RUN) {
+        let reads = std::env::var(READS).map_or(0, |r| r.parse().unwrap());
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+        let script = parse_script(&script(reads).to_string()).unwrap();
+        let server = runtime.block_on(ScriptedServer::start(script, false)).unwrap();
         let m = run(&server.base_url(), lanes.parse().unwrap());
         println!(
             "{}",
@@ -48,11 +59,19 @@ fn main() {
         );
         return;
     }
+    for (reads, shape) in SHAPES {
+        compare(reads, shape);
+    }
+}
+
+/// Runs the plan with one lane and with three, alternating, and prints what they measured.
+fn compare(reads: usize, shape: &str) {
     // Each run is measured in a copy of this process of its own, so the peak memory of its
     // children is that run's `harrow` alone.
     let measure = |lanes: u64| {
         let out = Command::new(std::env::current_exe().unwrap())
             .env(ONE_RUN, lanes.to_string())
+            .env(READS, reads.to_string())
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -80,6 +99,7 @@ fn main() {
         assert_eq!(m.tree, ones[0].tree, "the same final tree");
     }
     let (one, three) = (Summary::of(&ones), Summary::of(&threes));
+    println!("{shape}:");
     for (lanes, m) in [(1, &one), (3, &three)] {
         println!(
             "--lanes {lanes} (median of {ROUNDS}): {:.2} s wall, {:.2} ms harness CPU per model call (range {:.2}–{:.2}; {:.2} ms of it in user space; {} calls), peak {:.1} MB",
@@ -141,17 +161,20 @@ fn depends(n: usize) -> String {
     if (n - 1).is_multiple_of(PER_CHAIN) { "[]".into() } else { format!("[T-{:03}]", n - 1) }
 }
 
-fn script() -> Value {
+/// The model's script: each task writes its file, reads `reads` files, submits its case; every
+/// verdict is an accept.
+fn script(reads: usize) -> Value {
     let mut worker = serde_json::Map::new();
     for n in 1..=CHAINS * PER_CHAIN {
         let case = json!({"summary": format!("Wrote f{n}.txt."), "ac_coverage": [{"criterion": format!("f{n}.txt exists"), "addressed_by": format!("f{n}.txt:1")}]});
-        worker.insert(
-            format!("T-{n:03}"),
-            json!({"*": [
-                {"delay_ms": DELAY_MS, "tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]},
-                {"delay_ms": DELAY_MS, "tool_calls": [{"name": "submit_case", "arguments": case}]}
-            ]}),
-        );
+        let write = json!({"delay_ms": DELAY_MS, "tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]});
+        let read = json!({"delay_ms": DELAY_MS, "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}]});
+        let submit = json!({"delay_ms": DELAY_MS, "tool_calls": [{"name": "submit_case", "arguments": case}]});
+        let turns: Vec<Value> = std::iter::once(write)
+            .chain(std::iter::repeat_n(read, reads))
+            .chain(std::iter::once(submit))
+            .collect();
+        worker.insert(format!("T-{n:03}"), json!({"*": turns}));
     }
     let accept = json!({"delay_ms": DELAY_MS, "tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Meets it.", "evidence": ["f1.txt:1"], "next_step": null}}]});
     json!({"worker": worker, "evaluator": {"*": {"*": [accept]}}})
