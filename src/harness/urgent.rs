@@ -1,7 +1,7 @@
 //! The operator's urgent commands — `fail` and `stop --now` — acted on at once, not at the
 //! next task boundary.
 //!
-//! A watcher thread reads `control.jsonl` a few times a second. When an urgent command for
+//! A watcher thread reads `control.jsonl` whenever it changes. When an urgent command for
 //! the task at work arrives it raises a flag that the model call in flight, the tool's process
 //! and the validators all watch: the call is dropped, the process group killed. The loop then
 //! applies the command from the log as it applies every other one, so it is recorded the same
@@ -10,13 +10,24 @@
 use crate::hands::cancel::Cancel;
 use crate::session::control::{self, Op};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// How often the watcher reads the control file.
+/// How often the watcher reads the control file when the file system cannot tell it of
+/// changes.
 const POLL: Duration = Duration::from_millis(100);
+/// How often it reads the file anyway while told of changes: for a file system that does not
+/// report every write (a network mount written from another machine). A model call can take
+/// minutes, and a read every 100 ms throughout was most of the harness's CPU while it waited.
+const SAFETY_POLL: Duration = Duration::from_secs(2);
+
+/// What wakes the watcher thread.
+enum Wake {
+    Changed,
+    Stop,
+}
 
 /// The watcher of one run.
 #[derive(Debug)]
@@ -24,25 +35,32 @@ pub struct Urgent {
     /// Raised when an urgent command for the task at work arrived.
     pub cancel: Arc<Cancel>,
     task: Arc<Mutex<Option<String>>>,
-    done: Arc<AtomicBool>,
+    wake: Sender<Wake>,
     thread: Option<JoinHandle<()>>,
+    // Held for its side effect: dropping it stops the notifications.
+    _watcher: Option<notify::RecommendedWatcher>,
 }
 
 impl Urgent {
     /// Watches `dir`'s control file from `offset` (what the loop has read), raising `cancel`.
     pub fn watch(dir: &Path, offset: u64, cancel: Arc<Cancel>) -> Urgent {
         let task: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
-        let done = Arc::new(AtomicBool::new(false));
-        let (dir, seen_task, seen_done, flag): (PathBuf, _, _, _) =
-            (dir.to_path_buf(), Arc::clone(&task), Arc::clone(&done), Arc::clone(&cancel));
-        let at = AtomicU64::new(offset);
+        let (wake, wakes) = mpsc::channel();
+        let told = wake.clone();
+        let watcher = control::watch(dir, move || {
+            let _ = told.send(Wake::Changed);
+        })
+        .ok();
+        let every = if watcher.is_some() { SAFETY_POLL } else { POLL };
+        let (dir, seen_task, flag): (PathBuf, _, _) =
+            (dir.to_path_buf(), Arc::clone(&task), Arc::clone(&cancel));
+        let mut at = offset;
         let thread = std::thread::Builder::new()
             .name("harrow-urgent".into())
             .spawn(move || {
-                while !seen_done.load(Ordering::SeqCst) {
-                    if let Ok((commands, end)) = control::read_new(&dir, at.load(Ordering::SeqCst))
-                    {
-                        at.store(end, Ordering::SeqCst);
+                loop {
+                    if let Ok((commands, end)) = control::read_new(&dir, at) {
+                        at = end;
                         let running = seen_task.lock().ok().and_then(|t| t.clone());
                         let urgent = commands.iter().flatten().any(|c| match c.op {
                             Op::StopNow => true,
@@ -55,11 +73,22 @@ impl Urgent {
                             flag.raise();
                         }
                     }
-                    std::thread::sleep(POLL);
+                    match wakes.recv_timeout(every) {
+                        Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                        Ok(Wake::Changed) | Err(RecvTimeoutError::Timeout) => {
+                            // One read answers every change told so far; a stop among them
+                            // ends it.
+                            while let Ok(w) = wakes.try_recv() {
+                                if matches!(w, Wake::Stop) {
+                                    return;
+                                }
+                            }
+                        }
+                    }
                 }
             })
             .ok();
-        Urgent { cancel, task, done, thread }
+        Urgent { cancel, task, wake, thread, _watcher: watcher }
     }
 
     /// Which task is at work, so a `fail` for another task waits for the boundary.
@@ -82,9 +111,60 @@ impl Urgent {
 
 impl Drop for Urgent {
     fn drop(&mut self) {
-        self.done.store(true, Ordering::SeqCst);
+        let _ = self.wake.send(Wake::Stop);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::control::Command;
+    use std::time::Instant;
+
+    fn stop_now() -> Command {
+        Command {
+            op: Op::StopNow,
+            task: None,
+            reason: Some("now".into()),
+            text: None,
+            ts: "2026-11-26T00:00:00Z".into(),
+            source: "test".into(),
+        }
+    }
+
+    /// Waits up to `limit` for the flag; how long it took.
+    fn raised_within(cancel: &Cancel, limit: Duration) -> Option<Duration> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if cancel.is_raised() {
+                return Some(start.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        None
+    }
+
+    #[test]
+    fn an_urgent_command_is_seen_as_it_is_written_not_at_the_next_safety_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cancel = Arc::new(Cancel::default());
+        let urgent = Urgent::watch(tmp.path(), 0, Arc::clone(&cancel));
+        assert!(tmp.path().join("control.jsonl").exists(), "the file is made to be watched");
+        // Past the watcher's first read: from here only a change wakes it before its
+        // safety read.
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!cancel.is_raised());
+        control::send(tmp.path(), &stop_now()).unwrap();
+        let took = raised_within(&cancel, SAFETY_POLL / 2);
+        assert!(took.is_some(), "stop --now was not acted on within {:?}", SAFETY_POLL / 2);
+        let start = Instant::now();
+        drop(urgent);
+        assert!(
+            start.elapsed() < SAFETY_POLL / 2,
+            "the watcher stops when told, not at its next read"
+        );
     }
 }
