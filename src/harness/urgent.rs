@@ -9,8 +9,9 @@
 
 use crate::hands::cancel::Cancel;
 use crate::session::control::{self, Op};
+use crate::session::wake::{self, Wake};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -23,12 +24,6 @@ const POLL: Duration = Duration::from_millis(100);
 /// rather than appended to. A model call can take minutes, and reading every 100 ms woke the
 /// run ten times a second for nothing.
 const SAFETY_POLL: Duration = Duration::from_secs(2);
-
-/// What wakes the watcher thread.
-enum Wake {
-    Changed,
-    Stop,
-}
 
 /// The watcher of one run.
 #[derive(Debug)]
@@ -74,17 +69,8 @@ impl Urgent {
                             flag.raise();
                         }
                     }
-                    match wakes.recv_timeout(every) {
-                        Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
-                        Ok(Wake::Changed) | Err(RecvTimeoutError::Timeout) => {
-                            // One read answers every change told so far; a stop among them
-                            // ends it.
-                            while let Ok(w) = wakes.try_recv() {
-                                if matches!(w, Wake::Stop) {
-                                    return;
-                                }
-                            }
-                        }
+                    if !wake::wait(&wakes, every) {
+                        return;
                     }
                 }
             })

@@ -29,6 +29,7 @@ pub mod summary;
 pub mod synth;
 pub mod tail;
 pub mod timestamp;
+pub(crate) mod wake;
 pub mod writer;
 
 use checkpoint::{CheckpointRead, read_checkpoint};

@@ -7,10 +7,11 @@
 //! platform watcher cannot be set up the tailer polls instead, and says so.
 
 use super::scan::{LineAt, LineSplitter};
+use super::wake::{self, Wake};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -30,11 +31,6 @@ pub enum TailEvent {
     Polling { reason: String },
     /// Reading failed; the tailer keeps trying.
     Error(String),
-}
-
-enum Wake {
-    Changed,
-    Stop,
 }
 
 /// A running tailer; stops when dropped.
@@ -169,15 +165,8 @@ impl<S: FnMut(TailEvent)> Follower<S> {
             if let Err(e) = self.catch_up() {
                 (self.sink)(TailEvent::Error(format!("{}: {e}", self.path.display())));
             }
-            match wakes.recv_timeout(interval) {
-                Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
-                Ok(Wake::Changed) | Err(RecvTimeoutError::Timeout) => {
-                    while let Ok(w) = wakes.try_recv() {
-                        if matches!(w, Wake::Stop) {
-                            return;
-                        }
-                    }
-                }
+            if !wake::wait(wakes, interval) {
+                return;
             }
         }
     }
