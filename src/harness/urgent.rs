@@ -108,19 +108,7 @@ impl Drop for Urgent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::control::Command;
     use std::time::Instant;
-
-    fn stop_now() -> Command {
-        Command {
-            op: Op::StopNow,
-            task: None,
-            reason: Some("now".into()),
-            text: None,
-            ts: "2026-11-26T00:00:00Z".into(),
-            source: "test".into(),
-        }
-    }
 
     /// Whether the flag is raised within `limit`.
     fn raised_within(cancel: &Cancel, limit: Duration) -> bool {
@@ -144,7 +132,7 @@ mod tests {
         // safety read.
         std::thread::sleep(Duration::from_millis(200));
         assert!(!cancel.is_raised());
-        control::send(tmp.path(), &stop_now()).unwrap();
+        control::send(tmp.path(), &control::plain(Op::StopNow)).unwrap();
         assert!(
             raised_within(&cancel, SAFETY_POLL / 2),
             "stop --now was not acted on within {:?}",

@@ -151,6 +151,12 @@ pub fn read_new(dir: &Path, offset: u64) -> io::Result<(Vec<Result<Command, Stri
     Ok((commands, offset + end as u64 + 1))
 }
 
+/// A command as a test sends it: no task, reason or text.
+#[cfg(test)]
+pub(crate) fn plain(op: Op) -> Command {
+    Command { op, task: None, reason: None, text: None, ts: "t".into(), source: "test".into() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,15 +177,7 @@ mod tests {
         }
         std::thread::sleep(std::time::Duration::from_millis(300));
         assert_eq!(woken.load(Ordering::SeqCst), 0, "reading the file is not a change");
-        let command = Command {
-            op: Op::Pause,
-            task: None,
-            reason: None,
-            text: None,
-            ts: "2026-11-26T00:00:00Z".into(),
-            source: "test".into(),
-        };
-        send(tmp.path(), &command).unwrap();
+        send(tmp.path(), &plain(Op::Pause)).unwrap();
         let start = std::time::Instant::now();
         while woken.load(Ordering::SeqCst) == 0 && start.elapsed().as_secs() < 5 {
             std::thread::sleep(std::time::Duration::from_millis(5));
@@ -190,14 +188,7 @@ mod tests {
     #[test]
     fn reads_only_complete_new_commands() {
         let dir = tempfile::tempdir().unwrap();
-        let c = Command {
-            op: Op::Pause,
-            task: None,
-            reason: None,
-            text: None,
-            ts: "t".into(),
-            source: "cli".into(),
-        };
+        let c = plain(Op::Pause);
         send(dir.path(), &c).unwrap();
         let (got, off) = read_new(dir.path(), 0).unwrap();
         assert_eq!(got, vec![Ok(c.clone())]);
