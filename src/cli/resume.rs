@@ -126,6 +126,12 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         branch: need(start.branch.clone(), "branch")?,
         base: need(start.base_commit.clone(), "base commit")?,
     };
+    let removed_locks = workspace
+        .clear_stale_locks(&found.dir.join("lanes"))
+        .map_err(|e| UsageError(format!("cannot clear the interrupted run's git locks: {e}")))?;
+    for lock in &removed_locks {
+        println!("Removed {}, a git lock the interrupted run left.", lock.display());
+    }
     let plan_path = PathBuf::from(need(start.plan.clone().or(start.feature_dir.clone()), "plan")?);
     let plan = plan::load(&plan_path).map_err(|e| UsageError(e.to_string()))?;
     let (config, _) =
@@ -213,6 +219,9 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         event.endpoint_overrides = Some(serde_json::json!(overrides));
     }
     event.discarded = Some(serde_json::json!(discarded));
+    if !removed_locks.is_empty() {
+        event.removed_locks = Some(serde_json::json!(removed_locks));
+    }
     run.writer.append(&event)?;
     let (id, dir) = (run.id.clone(), run.dir.clone());
     let code =

@@ -295,7 +295,7 @@ pub fn create_session(start: Start) -> Result<Run> {
         Err(e) => {
             // A start that fails leaves nothing behind: no folder, worktree or branch.
             drop(writer);
-            let _ = Workspace::remove_worktree(&workspace.source, &workspace.worktree);
+            let _ = Workspace::remove_worktree(Some(&workspace.source), &workspace.worktree, &dir);
             let _ = Workspace::delete_branch(&workspace.source, &workspace.branch);
             let _ = std::fs::remove_dir_all(&dir);
             return Err(UsageError(e.to_string()).into());

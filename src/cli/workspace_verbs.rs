@@ -11,6 +11,7 @@ use crate::session::writer::SessionWriter;
 use crate::session::{atomic, lock, overview};
 use color_eyre::eyre::{Result, WrapErr};
 use std::fmt::Write as _;
+use std::path::Path;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -78,7 +79,7 @@ pub fn reset(args: &ResetArgs) -> Result<ExitCode> {
         println!("Nothing removed.");
         return Ok(ExitCode::from(1));
     }
-    remove_worktree(&place)?;
+    remove_worktree(&place, &found.dir)?;
     match &place.source {
         Some(source) if source.exists() => {
             if Workspace::delete_branch(source, &place.branch)? {
@@ -100,16 +101,12 @@ pub fn reset(args: &ResetArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn remove_worktree(place: &Placement) -> Result<bool> {
-    let removed = match &place.source {
-        Some(source) if source.exists() => Workspace::remove_worktree(source, &place.worktree)?,
-        _ if place.worktree.exists() => {
-            std::fs::remove_dir_all(&place.worktree)
-                .wrap_err_with(|| format!("cannot remove {}", place.worktree.display()))?;
-            true
-        }
-        _ => false,
-    };
+/// Removes a session's worktree, which must lie in its folder `dir`: the folder's record says
+/// where the worktree is, and a folder someone else wrote must not name one of the user's.
+fn remove_worktree(place: &Placement, dir: &Path) -> Result<bool> {
+    let source = place.source.as_deref().filter(|s| s.exists());
+    let removed = Workspace::remove_worktree(source, &place.worktree, dir)
+        .map_err(|e| UsageError(e.to_string()))?;
     if removed {
         println!("Removed worktree {}.", place.worktree.display());
     }
@@ -175,7 +172,7 @@ pub fn cleanse(args: &CleanseArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     for (found, place) in chosen {
-        remove_worktree(&place)?;
+        remove_worktree(&place, &found.dir)?;
         mark_archived(&found, &place)?;
     }
     for repo in leftovers {

@@ -31,9 +31,15 @@ fn stamp(path: &Path) -> Option<Stamp> {
     std::fs::symlink_metadata(path).ok().map(|m| (m.ino(), m.ctime(), m.ctime_nsec(), m.len()))
 }
 
+/// The most the guard reads of one file: a git config, a hook or a worktree's `gitdir` is far
+/// smaller; a worker that swaps one for something larger (or a FIFO, or a device) cannot make
+/// the guard wait or hold it.
+const READ_LIMIT: u64 = 64 << 20;
+
 impl Mark {
     fn of(path: &Path) -> Mark {
-        Mark { bytes: std::fs::read(path).ok(), stamp: stamp(path) }
+        let bytes = crate::session::safe_io::read_capped(path, READ_LIMIT).ok();
+        Mark { bytes, stamp: stamp(path) }
     }
 
     /// The file as it is now: this mark again when its stamp has not moved (and is old enough
@@ -50,7 +56,8 @@ impl Mark {
 
     /// Whether the file still holds what was recorded, reading it only when its stamp moved.
     fn holds(&self, path: &Path) -> bool {
-        stamp(path) == self.stamp || std::fs::read(path).ok() == self.bytes
+        stamp(path) == self.stamp
+            || crate::session::safe_io::read_capped(path, READ_LIMIT).ok() == self.bytes
     }
 }
 
@@ -64,9 +71,9 @@ struct Snapshot {
     config: Mark,
     /// The worktree's own `config.worktree`, when there is one.
     worktree_config: Mark,
-    /// In a lane, the file that names the task its worktree serves
-    /// ([`super::lanes::TASK_FILE`]): harrow's, so held to what harrow wrote.
-    lane_task: Mark,
+    /// The worktree's `gitdir` in its git folder: where git (and libgit2's prune) believes the
+    /// worktree is.
+    gitdir: Mark,
     /// The hooks folder: file name → content, and the folder's own stamp.
     hooks: BTreeMap<String, Mark>,
     hooks_dir: Option<Stamp>,
@@ -219,7 +226,7 @@ impl GitGuard {
                 refs: BTreeMap::new(),
                 config: Mark::default(),
                 worktree_config: Mark::default(),
-                lane_task: Mark::default(),
+                gitdir: Mark::default(),
                 hooks: BTreeMap::new(),
                 hooks_dir: None,
                 source_head: Mark::default(),
@@ -384,7 +391,7 @@ impl GitGuard {
             refs,
             config: before.config.again(&self.common.join("config")),
             worktree_config: before.worktree_config.again(&self.private.join("config.worktree")),
-            lane_task: before.lane_task.again(&self.private.join(super::lanes::TASK_FILE)),
+            gitdir: before.gitdir.again(&self.private.join("gitdir")),
             hooks: hooks_again(&self.common, &before.hooks),
             hooks_dir: stamp(&self.common.join("hooks")),
             source_head: before.source_head.again(&self.common.join("HEAD")),
@@ -448,11 +455,7 @@ impl GitGuard {
                 &mut self.snapshot.worktree_config,
                 "the worktree's git config",
             ),
-            (
-                self.private.join(super::lanes::TASK_FILE),
-                &mut self.snapshot.lane_task,
-                "harrow's note of the lane's task",
-            ),
+            (self.private.join("gitdir"), &mut self.snapshot.gitdir, "the worktree's gitdir"),
         ];
         for (path, mark, what) in files {
             if !mark.holds(&path) {
@@ -462,6 +465,13 @@ impl GitGuard {
             }
         }
         let dir = self.common.join("hooks");
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+            // A link (or a file) in the hooks folder's place: put a folder back, so nothing
+            // below is written through it.
+            put_back(&dir, None)?;
+            std::fs::create_dir(&dir)
+                .map_err(|e| git2::Error::from_str(&format!("restore {}: {e}", dir.display())))?;
+        }
         let dir_same = stamp(&dir) == self.snapshot.hooks_dir;
         let mut hooks_changed = false;
         if !dir_same {
@@ -487,10 +497,11 @@ impl GitGuard {
     }
 }
 
-/// Writes `bytes` back to `path`, or removes it when there was nothing there.
+/// Writes `bytes` back to `path`, or removes it when there was nothing there. The file is
+/// replaced whole, never written through: a worker may have left a link in its place.
 fn put_back(path: &Path, bytes: Option<&[u8]>) -> Result<(), git2::Error> {
     match bytes {
-        Some(bytes) => std::fs::write(path, bytes),
+        Some(bytes) => crate::session::safe_io::replace(path, bytes),
         None => std::fs::remove_file(path).or_else(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Ok(()),
             _ => Err(e),
@@ -640,8 +651,6 @@ mod tests {
         // The lane's task landed; the worktree takes the next task's branch.
         git(&wt, &["checkout", "-q", "-b", "session/s--T-2"]);
         git(&src, &["branch", "-D", "-q", "session/s--T-1"]);
-        let task_file = src.join(".git/worktrees/lane").join(super::super::lanes::TASK_FILE);
-        std::fs::write(&task_file, "T-2").unwrap();
         guard.retarget("session/s--T-2").unwrap();
         assert!(guard.restore().unwrap().is_empty(), "the lane as harrow left it");
         git(&wt, &["reset", "-q", "--hard", "HEAD~1"]);
@@ -650,13 +659,48 @@ mod tests {
         git(&wt, &["checkout", "-q", "--detach"]);
         let restored = guard.restore().unwrap();
         assert_eq!(restored, ["HEAD (back on session/s--T-2)"], "{restored:?}");
-        // The worker says its worktree is free, or another task's.
-        for forged in ["", "T-3"] {
-            std::fs::write(&task_file, forged).unwrap();
+    }
+
+    /// The worker's `git` can write the worktree's git folder: its `gitdir` (where libgit2's
+    /// prune would delete) is put back, and a file swapped for a link is replaced, never
+    /// written through — the link's target keeps its bytes.
+    #[test]
+    fn a_forged_gitdir_is_put_back_and_a_planted_link_is_never_written_through() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (src, wt) = in_lane(tmp.path(), "session/s--worktree-1");
+        let mut guard = GitGuard::new(&wt, "session/s--worktree-1").unwrap();
+        let gitdir = src.join(".git/worktrees/lane/gitdir");
+        let was = std::fs::read(&gitdir).unwrap();
+        std::fs::write(&gitdir, format!("{}\n", src.join("README.md").display())).unwrap();
+        let restored = guard.restore().unwrap();
+        assert_eq!(restored, ["the worktree's gitdir"], "{restored:?}");
+        assert_eq!(std::fs::read(&gitdir).unwrap(), was);
+        let victim = tmp.path().join("events.jsonl");
+        std::fs::write(&victim, "the session's log\n").unwrap();
+        for file in [gitdir.clone(), src.join(".git/config")] {
+            std::fs::remove_file(&file).unwrap();
+            std::os::unix::fs::symlink(&victim, &file).unwrap();
             let restored = guard.restore().unwrap();
-            assert_eq!(restored, ["harrow's note of the lane's task"], "{restored:?}");
-            assert_eq!(std::fs::read_to_string(&task_file).unwrap(), "T-2");
+            assert_eq!(restored.len(), 1, "{restored:?}");
+            assert!(!std::fs::symlink_metadata(&file).unwrap().file_type().is_symlink());
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the session's log\n");
         }
+        // A FIFO in the config's place does not make the guard wait.
+        let config = src.join(".git/config");
+        std::fs::remove_file(&config).unwrap();
+        nix::unistd::mkfifo(&config, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+        assert_eq!(guard.restore().unwrap(), ["the repository's git config"]);
+        // The hooks folder swapped for a link to another folder: a folder again, the other's
+        // files untouched.
+        let hooks = src.join(".git/hooks");
+        let other = tmp.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::write(other.join("pre-commit.sample"), "mine").unwrap();
+        std::fs::rename(&hooks, tmp.path().join("hooks-moved")).unwrap();
+        std::os::unix::fs::symlink(&other, &hooks).unwrap();
+        guard.restore().unwrap();
+        assert!(std::fs::symlink_metadata(&hooks).unwrap().is_dir());
+        assert_eq!(std::fs::read_to_string(other.join("pre-commit.sample")).unwrap(), "mine");
     }
 
     #[test]

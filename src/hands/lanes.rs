@@ -3,10 +3,13 @@
 //!
 //! In a run with lanes each running task has a worktree `lanes/worktree-<n>` in the session
 //! folder, on that worktree's own branch `session/<id>--worktree-<n>`, which is put at the
-//! session branch as it stands when a task starts there. The worktree's git folder names the
-//! task it serves in a file ([`TASK_FILE`]), empty once the task has landed: a worktree and its
+//! session branch as it stands when a task starts there. Which task a worktree serves is noted
+//! beside it in the session folder (`lanes/worktree-<n>.task`), empty once the task has landed,
+//! and never in the worktree's git folder, which the worker's `git` writes: a worktree and its
 //! branch serve one task after another, so starting a task moves one ref and makes no branch,
-//! no reflog and no `HEAD` change. A task's accepted change lands on the session branch as one
+//! no reflog and no `HEAD` change. Everything harrow reads from a lane's git folder (its `HEAD`,
+//! its `gitdir`) is the worker's to forge, so a worktree is found and removed by the names and
+//! paths harrow chose, never by what those files say. A task's accepted change lands on the session branch as one
 //! commit: a fast-forward when the session branch has not moved, else a three-way merge (git2,
 //! in memory) whose result is checked out in the lane before anything moves, so the validators
 //! judge the combination.
@@ -22,9 +25,8 @@ use std::path::{Path, PathBuf};
 /// What separates the session id from the worktree in a lane's branch name.
 const LANE_MARK: &str = "--";
 
-/// The file in a lane worktree's git folder that names the task the worktree serves; empty
-/// while it is free.
-pub const TASK_FILE: &str = "harrow-task";
+/// The most a lane's note or a git folder's `HEAD` is read to.
+const NOTE_LIMIT: u64 = 4096;
 
 /// The session a branch belongs to: `session/<id>`, or a lane's `session/<id>--<task>`.
 pub fn session_of_branch(branch: &str) -> &str {
@@ -48,11 +50,17 @@ pub struct Merged {
     index: git2::Index,
     /// The files both sides changed in ways git cannot combine.
     pub conflicts: Vec<String>,
+    /// The combination's tree, written when the merge is clean, before anything runs on it:
+    /// what lands is this tree, whatever a validator leaves in the worktree afterwards.
+    tree: Option<Oid>,
 }
 
 impl std::fmt::Debug for Merged {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Merged").field("conflicts", &self.conflicts).finish_non_exhaustive()
+        f.debug_struct("Merged")
+            .field("conflicts", &self.conflicts)
+            .field("tree", &self.tree)
+            .finish_non_exhaustive()
     }
 }
 
@@ -86,7 +94,7 @@ impl Workspace {
     /// The lane worktree under `lanes` where `task` is at work or waits for a decision.
     pub fn lane_of(&self, task: &str, lanes: &Path) -> Option<Workspace> {
         let repo = open_source(&self.source).ok()?;
-        self.lane_among(task, &lane_worktrees(&repo, lanes, &self.session_branch(), &[]))
+        self.lane_among(task, &lane_worktrees(&repo, lanes, self.session_id(), &[]))
     }
 
     fn lane_among(&self, task: &str, worktrees: &[LaneWorktree]) -> Option<Workspace> {
@@ -107,7 +115,7 @@ impl Workspace {
         busy: &[&Path],
     ) -> Result<Workspace, WorkspaceError> {
         let repo = open_source(&self.source)?;
-        let worktrees = lane_worktrees(&repo, lanes, &self.session_branch(), busy);
+        let worktrees = lane_worktrees(&repo, lanes, self.session_id(), busy);
         if let Some(lane) = self.lane_among(task, &worktrees) {
             return Ok(lane);
         }
@@ -125,11 +133,12 @@ impl Workspace {
                 .map_err(git(format!("put {branch} at the session branch")))?;
             let lane = self.in_lane(&free.path, &branch);
             let wt = lane.repo()?;
-            if free.branch.as_deref() != Some(branch.as_str()) {
-                // A worktree an earlier harrow made, on a branch of its task's: from now on it
-                // is on its own branch. That branch is new, so no other worktree has it out.
-                wt.reference_symbolic("HEAD", &name, true, "harrow: lane")
-                    .map_err(git(format!("put {} on {branch}", free.path.display())))?;
+            // Whatever its `HEAD` says (a worker may have left it anywhere), it is on its own
+            // branch from now on; that branch is no other worktree's.
+            super::workspace::head_on(&wt, &name)
+                .map_err(git(format!("put {} on {branch}", free.path.display())))?;
+            if free.by_branch {
+                // A worktree an earlier harrow made, on a branch of its task's.
                 if let Some(old) = free.branch.as_deref() {
                     Workspace::delete_ref(&self.source, &format!("refs/heads/{old}"))?;
                 }
@@ -137,7 +146,7 @@ impl Workspace {
             let mut checkout = CheckoutBuilder::new();
             checkout.force().remove_untracked(true);
             wt.checkout_head(Some(&mut checkout)).map_err(git(format!("check out {branch}")))?;
-            mark_task(&free.gitdir, task)?;
+            mark_task(&free.path, task)?;
             return Ok(lane);
         }
         // Among one more names than the folder holds entries, one is free.
@@ -147,21 +156,20 @@ impl Workspace {
         let folder = format!("worktree-{number}");
         let path = lanes.join(&folder);
         let name = format!("{}{LANE_MARK}{folder}", self.session_id());
-        if let Ok(stale) = repo.find_worktree(&name) {
-            let mut prune = git2::WorktreePruneOptions::new();
-            prune.valid(true).working_tree(true);
-            stale.prune(Some(&mut prune)).map_err(git(format!("prune worktree {name}")))?;
-        }
+        // A registration left by a crash: only its folder in the repository's git folder goes,
+        // never the path its `gitdir` names (the worker's to forge).
+        super::workspace::forget_registration(&repo, &name)?;
         let branch = self.lane_branch(&folder);
         let created =
             repo.branch(&branch, &tip, true).map_err(git(format!("create branch {branch}")))?;
         let reference = created.into_reference();
-        std::fs::create_dir_all(lanes).map_err(|e| WorkspaceError::Io(lanes.to_path_buf(), e))?;
+        crate::session::safe_io::ensure_dir(lanes)
+            .map_err(|e| WorkspaceError::Io(lanes.to_path_buf(), e))?;
         let mut opts = WorktreeAddOptions::new();
         opts.reference(Some(&reference));
         repo.worktree(&name, &path, Some(&opts))
             .map_err(git(format!("add worktree {}", path.display())))?;
-        mark_task(&lane_gitdir(&path)?, task)?;
+        mark_task(&path, task)?;
         Ok(self.in_lane(&path, &branch))
     }
 
@@ -178,22 +186,67 @@ impl Workspace {
     /// holds the work, and its judged attempts stay on their refs. The worktree and its branch
     /// wait for the next task.
     pub fn release_lane(&self) -> Result<(), WorkspaceError> {
-        mark_task(&lane_gitdir(&self.worktree)?, "")
+        mark_task(&self.worktree, "")
     }
 
     /// Removes the lanes' worktrees no task holds, with their branches: what is left of them
     /// when a run ends.
     pub fn remove_free_lanes(&self, lanes: &Path) -> Result<(), WorkspaceError> {
         let repo = open_source(&self.source)?;
-        for w in lane_worktrees(&repo, lanes, &self.session_branch(), &[]) {
+        for w in lane_worktrees(&repo, lanes, self.session_id(), &[]) {
             if w.task.is_none() {
-                Workspace::remove_worktree(&self.source, &w.path)?;
+                super::workspace::forget_registration(&repo, &w.registration)?;
+                Workspace::remove_worktree(Some(&self.source), &w.path, lanes)?;
+                let _ = std::fs::remove_file(note_of(&w.path));
                 if let Some(branch) = &w.branch {
                     Workspace::delete_ref(&self.source, &format!("refs/heads/{branch}"))?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// Removes the git lock files a killed run left in this session's worktree, its lanes and
+    /// its own refs (`index.lock`, `HEAD.lock`, a ref's `.lock`), which would otherwise refuse
+    /// every later git operation there ("the index is locked"). Only files no live process has
+    /// open go: the caller holds the session's lock, so no harrow works there now, and a
+    /// process of the user's that still writes one keeps it. Returns what it removed.
+    pub fn clear_stale_locks(&self, lanes: &Path) -> Result<Vec<PathBuf>, WorkspaceError> {
+        let repo = open_source(&self.source)?;
+        let common = repo.commondir().to_path_buf();
+        let mut folders = vec![common.join("worktrees").join(self.session_id())];
+        if let Some(name) = super::workspace::registration_at(&repo, &self.worktree) {
+            folders.push(common.join("worktrees").join(name));
+        }
+        for lane in lane_worktrees(&repo, lanes, self.session_id(), &[]) {
+            folders.push(common.join("worktrees").join(lane.registration));
+        }
+        let mut locks: Vec<PathBuf> = folders
+            .iter()
+            .flat_map(|f| ["index.lock", "HEAD.lock"].map(|n| f.join(n)))
+            .collect();
+        let heads = common.join("refs/heads/session");
+        let own = format!("{}.lock", self.session_id());
+        let own_lanes = format!("{}{LANE_MARK}", self.session_id());
+        for entry in std::fs::read_dir(&heads).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == own || (name.starts_with(&own_lanes) && name.ends_with(".lock")) {
+                locks.push(entry.path());
+            }
+        }
+        lock_files_under(&common.join("refs/harrow").join(self.session_id()), &mut locks);
+        locks.sort();
+        locks.dedup();
+        let open = super::process::open_files();
+        let mut removed = Vec::new();
+        for lock in locks {
+            let Ok(meta) = std::fs::symlink_metadata(&lock) else { continue };
+            if meta.is_file() && !open.contains(&lock) {
+                std::fs::remove_file(&lock).map_err(|e| WorkspaceError::Io(lock.clone(), e))?;
+                removed.push(lock);
+            }
+        }
+        Ok(removed)
     }
 
     /// Merges the change from `base` to `change` (a commit, or a tree) onto `onto`, in memory.
@@ -213,7 +266,7 @@ impl Workspace {
         let ancestor = tree(base).map_err(git("read the task's starting tree"))?;
         let ours = tree(onto).map_err(git("read the session branch's tree"))?;
         let theirs = tree(change).map_err(git("read the task's accepted tree"))?;
-        let index =
+        let mut index =
             repo.merge_trees(&ancestor, &ours, &theirs, None).map_err(git("merge the change"))?;
         let mut conflicts = Vec::new();
         if index.has_conflicts() {
@@ -227,12 +280,18 @@ impl Workspace {
                 }
             }
         }
-        Ok(Merged { index, conflicts })
+        let tree = if conflicts.is_empty() {
+            Some(index.write_tree_to(&repo).map_err(git("write the merged tree"))?)
+        } else {
+            None
+        };
+        Ok(Merged { index, conflicts, tree })
     }
 
     /// Commits a clean merge's result on top of `onto` as the task's commit, straight from
-    /// the merge: nothing in the lane's worktree moves, since nothing will run on it. Refs
-    /// stay where they are; the landing moves the session branch.
+    /// the tree the merge built of judged work: nothing in the lane's worktree counts, so a
+    /// validator (the task's own accepted test code) cannot change what lands. Refs stay where
+    /// they are; the landing moves the session branch.
     pub fn commit_merged(
         &self,
         merged: &mut Merged,
@@ -241,11 +300,11 @@ impl Workspace {
     ) -> Result<String, WorkspaceError> {
         let repo = self.repo()?;
         let parent = find_commit(&repo, onto).map_err(git("read the session tip"))?;
-        let tree = merged
-            .index
-            .write_tree_to(&repo)
-            .and_then(|id| repo.find_tree(id))
-            .map_err(git("write the merged tree"))?;
+        let tree = match merged.tree {
+            Some(id) => repo.find_tree(id),
+            None => Err(git2::Error::from_str("the merge has conflicts")),
+        }
+        .map_err(git("read the merged tree"))?;
         let sig = Signature::now(SIGNATURE_NAME, SIGNATURE_EMAIL).map_err(git("signature"))?;
         let (task, title, session, review) = message;
         let text = task_message(task, title, session, review);
@@ -321,33 +380,39 @@ impl Workspace {
     }
 }
 
-/// Names `task` in a lane worktree's git folder as the one it serves (`""`: none). The file
-/// is written in place: a crash that leaves it empty leaves the worktree free, and a task that
-/// had just been given it starts again in a lane of its own.
-fn mark_task(gitdir: &Path, task: &str) -> Result<(), WorkspaceError> {
-    let file = gitdir.join(TASK_FILE);
-    std::fs::write(&file, task).map_err(|e| WorkspaceError::Io(file, e))
+/// Every `*.lock` file under `dir`, its sub-folders included (links not followed).
+fn lock_files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let Ok(kind) = entry.file_type() else { continue };
+        if kind.is_dir() {
+            lock_files_under(&entry.path(), out);
+        } else if entry.file_name().to_string_lossy().ends_with(".lock") {
+            out.push(entry.path());
+        }
+    }
 }
 
-/// A worktree's git folder, as its `.git` file names it.
-fn gitdir_of(worktree: &Path) -> Option<PathBuf> {
-    let link = std::fs::read_to_string(worktree.join(".git")).ok()?;
-    let gitdir = PathBuf::from(link.strip_prefix("gitdir:")?.trim());
-    Some(if gitdir.is_absolute() { gitdir } else { worktree.join(gitdir) })
+/// The note beside a lane worktree (in the session folder, out of every sandbox's reach) that
+/// names the task it serves.
+fn note_of(worktree: &Path) -> PathBuf {
+    let folder = worktree.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    worktree.with_file_name(format!("{folder}.task"))
 }
 
-/// [`gitdir_of`] a lane worktree harrow made, which has one.
-fn lane_gitdir(worktree: &Path) -> Result<PathBuf, WorkspaceError> {
-    gitdir_of(worktree).ok_or_else(|| {
-        WorkspaceError::Io(worktree.to_path_buf(), std::io::ErrorKind::NotFound.into())
-    })
+/// Names `task` as the one the lane worktree at `worktree` serves (`""`: none). The note is
+/// replaced whole, never written through a link: a crash that leaves the old note leaves the
+/// worktree with the task it had, which resume checks against the log.
+fn mark_task(worktree: &Path, task: &str) -> Result<(), WorkspaceError> {
+    let note = note_of(worktree);
+    crate::session::safe_io::replace(&note, task.as_bytes()).map_err(|e| WorkspaceError::Io(note, e))
 }
 
 /// A lane's worktree as found on disk.
 struct LaneWorktree {
     path: PathBuf,
-    gitdir: PathBuf,
-    /// The branch its `HEAD` is on, when that branch exists.
+    /// Its registration's name in the repository (`.git/worktrees/<name>`).
+    registration: String,
+    /// The branch it is on, when that branch exists.
     branch: Option<String>,
     /// The task it serves; `None` when it is free.
     task: Option<String>,
@@ -363,45 +428,58 @@ impl LaneWorktree {
 }
 
 /// The worktrees under `lanes` but those in `busy`, each with its branch and the task it
-/// serves. A folder that is not a worktree is no lane's. A worktree an earlier harrow made has
-/// no task file and a branch named after its task, `<session>--<task>` (free once that branch
-/// is gone). Read from the files git keeps (`.git` names the worktree's git folder, whose
-/// `HEAD` names the branch) rather than by opening each worktree as a repository, which
-/// re-reads every git configuration file each time: this runs at every task's start.
+/// serves. A folder is a lane when the repository registers a worktree by the name harrow gives
+/// it (`<session>--<folder>`); its branch is its own (`session/<id>--<folder>`) and its task is
+/// the note beside it. A worktree an earlier harrow made is registered under another name (found
+/// by its path) and is on a branch named after its task, `<session>--<task>` (free once that
+/// branch is gone). Nothing in the worktree or its git folder decides which task it serves.
 fn lane_worktrees(
     source: &Repository,
     lanes: &Path,
-    session_branch: &str,
+    session_id: &str,
     busy: &[&Path],
 ) -> Vec<LaneWorktree> {
+    let session_branch = format!("session/{session_id}");
+    let registrations = source.commondir().join("worktrees");
     let mut out: Vec<_> = std::fs::read_dir(lanes)
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| {
             let path = e.path();
-            if busy.contains(&path.as_path()) {
+            if busy.contains(&path.as_path()) || !e.file_type().is_ok_and(|t| t.is_dir()) {
                 return None;
             }
-            let gitdir = gitdir_of(&path)?;
-            let head = std::fs::read_to_string(gitdir.join("HEAD")).ok()?;
-            let branch = head
-                .strip_prefix("ref:")
-                .map(str::trim)
-                .filter(|b| source.find_reference(b).is_ok())
-                .and_then(|b| b.strip_prefix("refs/heads/"))
-                .map(str::to_owned);
-            let (task, by_branch) =
-                if let Ok(task) = std::fs::read_to_string(gitdir.join(TASK_FILE)) {
-                    (Some(task.trim().to_owned()).filter(|t| !t.is_empty()), false)
-                } else {
-                    let task = branch
-                        .as_deref()
-                        .and_then(|b| b.strip_prefix(session_branch)?.strip_prefix(LANE_MARK))
-                        .map(str::to_owned);
-                    (task, true)
-                };
-            Some(LaneWorktree { path, gitdir, branch, task, by_branch })
+            let folder = e.file_name().to_string_lossy().into_owned();
+            let own = format!("{session_id}{LANE_MARK}{folder}");
+            let registration = if registrations.join(&own).is_dir() {
+                own
+            } else {
+                super::workspace::registration_at(source, &path)?
+            };
+            let own_branch = format!("{session_branch}{LANE_MARK}{}", lane_name(&folder));
+            let exists = |b: &str| source.find_reference(&format!("refs/heads/{b}")).is_ok();
+            let branch = if exists(&own_branch) {
+                Some(own_branch.clone())
+            } else {
+                let head = registrations.join(&registration).join("HEAD");
+                crate::session::safe_io::read_text_capped(&head, NOTE_LIMIT)
+                    .ok()
+                    .and_then(|h| Some(h.strip_prefix("ref:")?.trim().to_owned()))
+                    .and_then(|b| b.strip_prefix("refs/heads/").map(str::to_owned))
+                    .filter(|b| exists(b))
+            };
+            let (task, by_branch) = if branch.as_deref() == Some(own_branch.as_str()) {
+                let note = crate::session::safe_io::read_text_capped(&note_of(&path), NOTE_LIMIT);
+                (note.ok().map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()), false)
+            } else {
+                let task = branch
+                    .as_deref()
+                    .and_then(|b| b.strip_prefix(&session_branch)?.strip_prefix(LANE_MARK))
+                    .map(str::to_owned);
+                (task, true)
+            };
+            Some(LaneWorktree { path, registration, branch, task, by_branch })
         })
         .collect();
     out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -430,8 +508,8 @@ mod tests {
         let session = session_in(tmp.path());
         let lanes = tmp.path().join("lanes");
         let first = session.lane_for("T-1", &lanes, &[]).unwrap();
-        // The worker at work in T-1's worktree writes that the worktree is free.
-        let note = gitdir_of(&first.worktree).unwrap().join(TASK_FILE);
+        // Someone writes that the worktree is free.
+        let note = note_of(&first.worktree);
         std::fs::write(&note, "").unwrap();
         let second = session.lane_for("T-2", &lanes, &[&first.worktree]).unwrap();
         assert_ne!(second.worktree, first.worktree);

@@ -89,6 +89,19 @@ pub fn adopt_orphans() {
     }
 }
 
+/// Every file some process this user can see has open, by path (`/proc/PID/fd`): whether a
+/// lock file a crash may have left is still someone's.
+pub fn open_files() -> std::collections::BTreeSet<std::path::PathBuf> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|p| p.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .flat_map(|p| std::fs::read_dir(p.path().join("fd")).into_iter().flatten().flatten())
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .collect()
+}
+
 /// The parent pid of `pid`, from `/proc/PID/stat` (the field after the command's name).
 fn parent_of(pid: i32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

@@ -5,7 +5,7 @@
 use super::repo_pool::{self, Pooled};
 use git2::{
     BranchType, DiffOptions, IndexAddOption, ObjectType, Oid, Repository, Signature, StatusOptions,
-    WorktreeAddOptions, WorktreePruneOptions,
+    WorktreeAddOptions,
 };
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -50,6 +50,10 @@ pub enum WorkspaceError {
         "the work changed after it was judged (its diff is no longer the one the verdict names); nothing was committed"
     )]
     ChangedSinceJudged,
+    #[error(
+        "{0} is not a folder inside {1}; harrow removes only worktrees it made in the session's folder, so remove it yourself if it is yours"
+    )]
+    OutsideSession(PathBuf, PathBuf),
 }
 
 pub(super) fn git(context: impl Into<String>) -> impl FnOnce(git2::Error) -> WorkspaceError {
@@ -582,20 +586,24 @@ impl Workspace {
     }
 
     /// Removes the worktree folder and its registration in the source repository; the branch
-    /// (the session's result) stays.
-    pub fn remove_worktree(source: &Path, worktree: &Path) -> Result<bool, WorkspaceError> {
-        let repo = open_source(source)?;
+    /// (the session's result) stays; with no source (it is gone), only the folder goes. The folder goes only when its real path lies under
+    /// `within` (the session folder, or its `lanes/`), whatever the registration's `gitdir`
+    /// says: that file is in the worktree's git folder, which the worker's `git` writes, and
+    /// libgit2's prune deletes the folder it names.
+    pub fn remove_worktree(
+        source: Option<&Path>,
+        worktree: &Path,
+        within: &Path,
+    ) -> Result<bool, WorkspaceError> {
+        let folder = harrow_folder(worktree, within)?;
         let mut removed = false;
-        if let Some(wt) = find_worktree(&repo, worktree)? {
-            let mut prune = WorktreePruneOptions::new();
-            prune.valid(true).locked(true).working_tree(true);
-            wt.prune(Some(&mut prune))
-                .map_err(git(format!("remove worktree {}", worktree.display())))?;
-            removed = true;
+        if let Some(Ok(repo)) = source.map(open_source) {
+            if let Some(name) = registration_at(&repo, worktree) {
+                removed |= forget_registration(&repo, &name)?;
+            }
         }
-        if worktree.exists() {
-            std::fs::remove_dir_all(worktree)
-                .map_err(|e| WorkspaceError::Io(worktree.to_path_buf(), e))?;
+        if let Some(folder) = folder {
+            std::fs::remove_dir_all(&folder).map_err(|e| WorkspaceError::Io(folder.clone(), e))?;
             removed = true;
         }
         Ok(removed)
@@ -651,7 +659,7 @@ pub(super) fn task_message(task_id: &str, title: &str, session_id: &str, review:
 
 /// Puts `HEAD` on `branch` unless it is there already: each move writes `HEAD` and its log
 /// again, once per accepted task.
-fn head_on(repo: &Repository, branch: &str) -> Result<(), git2::Error> {
+pub(super) fn head_on(repo: &Repository, branch: &str) -> Result<(), git2::Error> {
     let there = repo
         .find_reference("HEAD")
         .ok()
@@ -667,20 +675,52 @@ fn copying() -> std::sync::MutexGuard<'static, ()> {
     COPYING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The worktree registered at `path`, found by path so Tilth's worktrees (named after the
-/// folder) are found as well as harrow's (named after the session).
-fn find_worktree(repo: &Repository, path: &Path) -> Result<Option<git2::Worktree>, WorkspaceError> {
+/// The name of the worktree registered at `path`, found by path so Tilth's worktrees (named
+/// after the folder) are found as well as harrow's (named after the session). The path each
+/// registration names is only compared, never acted on.
+pub(super) fn registration_at(repo: &Repository, path: &Path) -> Option<String> {
     let want = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let names = repo.worktrees().map_err(git("list worktrees"))?;
-    for name in names.iter().flatten().flatten() {
-        if let Ok(wt) = repo.find_worktree(name) {
-            let at = wt.path().canonicalize().unwrap_or_else(|_| wt.path().to_path_buf());
-            if at == want {
-                return Ok(Some(wt));
-            }
+    let names = repo.worktrees().ok()?;
+    names.iter().flatten().flatten().find_map(|name| {
+        let wt = repo.find_worktree(name).ok()?;
+        let at = wt.path().canonicalize().unwrap_or_else(|_| wt.path().to_path_buf());
+        (at == want).then(|| name.to_owned())
+    })
+}
+
+/// Removes the registration `name` from the repository's git folder
+/// (`.git/worktrees/<name>`), and nothing outside it. Returns whether there was one.
+pub(super) fn forget_registration(repo: &Repository, name: &str) -> Result<bool, WorkspaceError> {
+    let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
+    let folder = repo.commondir().join("worktrees").join(name);
+    match std::fs::symlink_metadata(&folder) {
+        Ok(meta) if plain && meta.is_dir() => {
+            std::fs::remove_dir_all(&folder).map_err(|e| WorkspaceError::Io(folder, e))?;
+            Ok(true)
         }
+        Ok(_) if plain => {
+            std::fs::remove_file(&folder).map_err(|e| WorkspaceError::Io(folder, e))?;
+            Ok(true)
+        }
+        _ => Ok(false),
     }
-    Ok(None)
+}
+
+/// `worktree` when it is a folder of harrow's to remove: a real folder (not a link) whose real
+/// path lies under `within`'s; `None` when it is gone. Anything else is refused.
+fn harrow_folder(worktree: &Path, within: &Path) -> Result<Option<PathBuf>, WorkspaceError> {
+    let meta = match std::fs::symlink_metadata(worktree) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(WorkspaceError::Io(worktree.to_path_buf(), e)),
+    };
+    let real = worktree.canonicalize().map_err(|e| WorkspaceError::Io(worktree.to_path_buf(), e))?;
+    let root = within.canonicalize().map_err(|e| WorkspaceError::Io(within.to_path_buf(), e))?;
+    if meta.is_dir() && real.starts_with(&root) && real != root {
+        Ok(Some(real))
+    } else {
+        Err(WorkspaceError::OutsideSession(worktree.to_path_buf(), within.to_path_buf()))
+    }
 }
 
 /// A commit named by its id as text.

@@ -4,33 +4,15 @@
 //! verdict, a ledger entry or a learning never reaches the disk.
 
 use serde::Serialize;
-use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::Path;
 
 /// Writes `bytes` to `path` through a temporary file in the same folder, synced and renamed
-/// over the target, so readers see the old file or the new one and never a torn mix.
+/// over the target, so readers see the old file or the new one and never a torn mix; a link
+/// planted at `path` is replaced, never written through ([`super::safe_io::replace`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let scrubbed = scrub_bytes(bytes);
-    let bytes: &[u8] = &scrubbed;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut file = File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(dir) {
-            // Persist the rename itself; some filesystems cannot sync a directory, which is fine.
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    super::safe_io::replace(path, &scrubbed)
 }
 
 /// `bytes` with every known key taken out (text that is not UTF-8 is scrubbed as far as it is).
@@ -42,9 +24,10 @@ fn scrub_bytes(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     }
 }
 
-/// Appends `text` to `path` (created when missing), scrubbed, and syncs it.
+/// Appends `text` to `path` (created when missing, never through a link), scrubbed, and syncs
+/// it.
 pub fn append_scrubbed(path: &Path, text: &str) -> io::Result<()> {
-    let mut file = fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut file = super::safe_io::open_append(path)?;
     file.write_all(crate::keys::scrub(text).as_bytes())?;
     file.sync_data()
 }
@@ -59,6 +42,7 @@ pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> io::Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn replaces_whole_file_and_leaves_no_temp() {

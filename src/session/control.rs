@@ -94,8 +94,7 @@ pub struct Command {
 pub fn send(dir: &Path, command: &Command) -> io::Result<()> {
     let mut line = serde_json::to_vec(command).map_err(io::Error::other)?;
     line.push(b'\n');
-    let mut f =
-        std::fs::OpenOptions::new().create(true).append(true).open(dir.join(CONTROL_FILE))?;
+    let mut f = super::safe_io::open_append(&dir.join(CONTROL_FILE))?;
     f.write_all(&line)?;
     f.sync_data()
 }
@@ -111,11 +110,7 @@ where
 {
     use notify::{RecursiveMode, Watcher};
     let path = dir.join(CONTROL_FILE);
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| format!("cannot open {} ({e})", path.display()))?;
+    super::safe_io::open_append(&path).map_err(|e| format!("cannot open {} ({e})", path.display()))?;
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if !res.is_ok_and(|e| matches!(e.kind, notify::EventKind::Access(_))) {
             on_change();
@@ -132,7 +127,7 @@ where
 /// complete line; a half-written last line waits, and a line that is not a command is skipped
 /// with its reason.
 pub fn read_new(dir: &Path, offset: u64) -> io::Result<(Vec<Result<Command, String>>, u64)> {
-    let mut f = match std::fs::File::open(dir.join(CONTROL_FILE)) {
+    let mut f = match super::safe_io::open_regular(&dir.join(CONTROL_FILE)) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), offset)),
         Err(e) => return Err(e),

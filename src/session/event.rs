@@ -400,6 +400,9 @@ payload_struct!(
         discarded: Value,
         /// harrow: the machine the run goes on on (it may not be where it started).
         host: String,
+        /// harrow: git lock files the interrupted run left (no process had them open), removed
+        /// so the worktrees can be used again.
+        removed_locks: Value,
     }
 );
 payload_struct!(

@@ -46,14 +46,15 @@ pub fn write(dir: &Path, reply: &LiveReply) -> std::io::Result<()> {
     let text = serde_json::to_string(reply).map_err(std::io::Error::other)?;
     let text = crate::keys::scrub(&text);
     let path = super::dir::SessionDir::new(dir).live();
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text.as_bytes())?;
-    std::fs::rename(tmp, path)
+    super::safe_io::replace_volatile(&path, text.as_bytes())
 }
+
+/// The most `live.json` is read to: the reply's tail is a few kilobytes.
+const LIVE_LIMIT: u64 = 1 << 20;
 
 /// The reply in flight, if one is.
 pub fn read(dir: &Path) -> Option<LiveReply> {
-    let text = std::fs::read(super::dir::SessionDir::new(dir).live()).ok()?;
+    let text = super::safe_io::read_capped(&super::dir::SessionDir::new(dir).live(), LIVE_LIMIT).ok()?;
     serde_json::from_slice(&text).ok()
 }
 

@@ -14,7 +14,7 @@ use super::summary::{Summary, SummaryFold};
 use super::timestamp;
 use crate::session::dir::EVENTS_FILE;
 use serde::Serialize;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -129,7 +129,7 @@ impl SessionWriter {
         })
         .map_err(io_err)?;
         let repair = if report.pending_bytes > 0 {
-            let f = OpenOptions::new().write(true).open(&path).map_err(io_err)?;
+            let f = super::safe_io::open_write(&path).map_err(io_err)?;
             f.set_len(report.end_offset).map_err(io_err)?;
             f.sync_all().map_err(io_err)?;
             Some(Repair { cut_bytes: report.pending_bytes, at_offset: report.end_offset })
@@ -218,11 +218,9 @@ impl SessionWriter {
     }
 }
 
+/// The log opened to append, never through a link planted in its place.
 fn open_append(path: &Path) -> Result<File, WriterError> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
+    super::safe_io::open_append(path)
         .map_err(|source| WriterError::Io { path: path.to_path_buf(), source })
 }
 
@@ -243,7 +241,7 @@ mod tests {
             w.sync().unwrap();
         }
         let path = dir.join(EVENTS_FILE);
-        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(b"{\"ts\":\"2026").unwrap();
         let (mut w, repair) = SessionWriter::open(&dir).unwrap();
         assert_eq!(repair.map(|r| r.cut_bytes), Some(11));

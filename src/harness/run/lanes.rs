@@ -390,9 +390,11 @@ impl Run {
                 "Your change was accepted, but combined with work that landed meanwhile it fails the checks. Your worktree now holds the combination; make it pass, then submit again.\n\n{report}"
             ))));
         }
-        match self.workspace.commit_task(&task.id, &task.title, &self.id, review, Some(onto), None)
-        {
-            Ok(sha) => Ok(Ok(sha)),
+        // The combination lands as the merge built it from judged work; whatever the
+        // validators left in the worktree stays out.
+        let message = (task.id.as_str(), task.title.as_str(), self.id.as_str(), review);
+        match self.workspace.commit_merged(merged, onto, message) {
+            Ok(sha) => Ok(Ok(Some(sha))),
             Err(e) => {
                 let why = format!("its merged work could not be committed: {e}");
                 Ok(Err(Landing::Held(self.landing_failed(task, &why)?)))
