@@ -321,7 +321,10 @@ fn workspace_life_cycle_never_touches_the_source_tree() {
         Err(WorkspaceError::WorktreeExists(_))
     ));
 
-    assert!(Workspace::remove_worktree(Some(&f.source()), &ws.worktree, ws.worktree.parent().unwrap()).unwrap());
+    assert!(
+        Workspace::remove_worktree(Some(&f.source()), &ws.worktree, ws.worktree.parent().unwrap())
+            .unwrap()
+    );
     assert!(!ws.worktree.exists());
     assert!(git(&f.source(), &["worktree", "list"]).lines().count() == 1);
     assert!(

@@ -549,3 +549,166 @@ fn a_cap_counts_every_lanes_calls_as_they_are_made() {
     assert!(t2 < t1, "T-002 landed while T-001 was still at work");
     assert!(landed(&repo, &id, "f1.txt").contains('1'), "the task at work finished and landed");
 }
+
+/// A lane's git folder is the worker's to write. Its worker points the folder's `gitdir` at the
+/// source repository's README (libgit2's prune deletes the parent of that path: the whole
+/// repository) and plants a link named as harrow's old lane note at the session's log; the
+/// other lane's worker points its `gitdir` at a folder outside. The run ends, and the same
+/// forgeries left by a run killed mid-task (with a stale `index.lock` and a ref lock) are
+/// resumed to the end: the repository, the outside folder and the log all survive whole, and
+/// the locks are removed with the resume saying so.
+#[test]
+fn forged_lane_git_folders_delete_nothing_and_write_nothing_outside_harrows_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    depends(&plan, 1, "[]");
+    depends(&plan, 2, "[]");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("keep.txt"), "keep\n").unwrap();
+    let sessions = tmp.path().join("sessions");
+    let forge = |target: &Path| {
+        format!(
+            "d=$(git rev-parse --git-dir) && printf '%s\\n' {} > \"$d/gitdir\" && for f in {}/*/events.jsonl; do ln -sfn \"$f\" \"$d/harrow-task\"; done; echo forged",
+            target.display(),
+            sessions.display()
+        )
+    };
+    let script = json!({
+        "worker": {
+            "T-001": {"*": run_then_write(&forge(&repo.join("README.md")), 1, 0)},
+            "T-002": {"*": run_then_write(&forge(&outside.join("keep.txt")), 2, 300)}
+        },
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    succeeds(lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--no-validators"));
+    let (id, log) = events(tmp.path());
+    assert_eq!(log[0]["type"], "session_start", "the log is whole from its first line");
+    assert!(
+        log.iter()
+            .any(|e| e["type"] == "tool_result" && e["payload"].to_string().contains("forged"))
+    );
+    let survives = |what: &str| {
+        assert_eq!(std::fs::read_to_string(repo.join("README.md")).unwrap(), "# demo\n", "{what}");
+        assert!(repo.join(".git/HEAD").exists(), "{what}: the repository's git folder");
+        assert_eq!(std::fs::read_to_string(outside.join("keep.txt")).unwrap(), "keep\n", "{what}");
+    };
+    survives("after the run");
+    assert_eq!(landed(&repo, &id, "f2.txt"), "2\n");
+
+    // Killed while both lanes work; the forgeries (and a crash's locks) left in their folders.
+    let tmp2 = tempfile::tempdir().unwrap();
+    let (repo2, plan2) = repo_and_plan(tmp2.path(), 2);
+    depends(&plan2, 1, "[]");
+    depends(&plan2, 2, "[]");
+    let script = json!({
+        "worker": {
+            "T-001": {"*": write("a.txt", "a\n", 1, 1500)},
+            "T-002": {"*": write("b.txt", "b\n", 2, 1500)}
+        },
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt2, server2) = serve(&script, false);
+    let crashed = lanes_run(tmp2.path(), &server2.base_url(), &plan2, &repo2, "2")
+        .arg("--no-validators")
+        .env("HARROW_CRASH_AFTER_EVENTS", "12")
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success());
+    let (id2, before) = events(tmp2.path());
+    assert!(
+        before.iter().filter(|e| e["type"] == "context_reset").count() == 2,
+        "both lanes at work"
+    );
+    let registrations: Vec<_> = repo2
+        .join(".git/worktrees")
+        .read_dir()
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains("--worktree-"))
+        .collect();
+    assert_eq!(registrations.len(), 2, "{registrations:?}");
+    std::fs::write(
+        registrations[0].join("gitdir"),
+        format!("{}\n", repo2.join("README.md").display()),
+    )
+    .unwrap();
+    std::fs::write(
+        registrations[1].join("gitdir"),
+        format!("{}\n", outside.join("keep.txt").display()),
+    )
+    .unwrap();
+    std::fs::write(registrations[0].join("index.lock"), "").unwrap();
+    std::fs::write(repo2.join(format!(".git/refs/heads/session/{id2}.lock")), "").unwrap();
+    let resumed = harrow_cmd(tmp2.path(), &server2.base_url())
+        .args(["resume", &id2, "--headless", "--no-validators"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(resumed.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&resumed.stderr));
+    assert!(stdout.contains("index.lock, a git lock the interrupted run left"), "{stdout}");
+    let (_, after) = events(tmp2.path());
+    let resume = after.iter().find(|e| e["type"] == "session_resume").unwrap();
+    assert_eq!(resume["payload"]["removed_locks"].as_array().map(Vec::len), Some(2), "{resume}");
+    assert_eq!(std::fs::read_to_string(repo2.join("README.md")).unwrap(), "# demo\n");
+    assert!(repo2.join(".git/HEAD").exists());
+    survives("after the resume");
+    assert_eq!(landed(&repo2, &id2, "a.txt"), "a\n");
+    assert_eq!(landed(&repo2, &id2, "b.txt"), "b\n");
+}
+
+/// A task merged onto a session branch that moved is validated in its lane, where its own
+/// accepted test code runs: a check that writes (a new file, and a change to the earlier
+/// task's accepted file) only when it sees the other task's file changes nothing that lands —
+/// the landed tree is the merge of judged work, as the kept combination holds it.
+#[test]
+fn a_check_that_writes_into_the_combination_lands_nothing_of_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    depends(&plan, 1, "[]");
+    depends(&plan, 2, "[]");
+    let config = tmp.path().join("lanes.toml");
+    std::fs::write(
+        &config,
+        "[[validators]]\nname = \"check\"\ncommand = \"test ! -f check.sh || sh check.sh\"\n",
+    )
+    .unwrap();
+    let check = "if [ -f a.txt ]; then echo planted > evil.txt; echo tampered >> a.txt; fi\n";
+    let script = json!({
+        "worker": {
+            "T-001": {"*": write("a.txt", "a\n", 1, 0)},
+            "T-002": {"*": [
+                {"delay_ms": 1200, "tool_calls": [{"name": "write_file", "arguments": {"path": "check.sh", "content": check}}]},
+                {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b\n"}}]},
+                {"tool_calls": [{"name": "submit_case", "arguments": case(2)}]}
+            ]}
+        },
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    succeeds(
+        lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--config").arg(&config),
+    );
+    let (id, log) = events(tmp.path());
+    let order: Vec<&str> = log
+        .iter()
+        .filter(|e| e["type"] == "commit")
+        .filter_map(|e| e["payload"]["task_id"].as_str())
+        .collect();
+    assert_eq!(order, ["T-001", "T-002"], "T-002 lands second, merged onto T-001");
+    let files = git(&repo, &["ls-tree", "-r", "--name-only", &format!("session/{id}")]);
+    assert!(!files.contains("evil.txt"), "the check's file never lands: {files}");
+    assert_eq!(landed(&repo, &id, "a.txt"), "a\n", "T-001's accepted file as judged");
+    assert_eq!(landed(&repo, &id, "b.txt"), "b\n");
+    let combined =
+        git(&repo, &["for-each-ref", "--format=%(refname)", &format!("refs/harrow/{id}/")]);
+    let kept =
+        combined.lines().find(|r| r.ends_with("-combined")).expect("the combination is kept");
+    assert_eq!(
+        git(&repo, &["rev-parse", &format!("{kept}^{{tree}}")]),
+        git(&repo, &["rev-parse", &format!("session/{id}^{{tree}}")]),
+        "the landed tree is the kept combination's"
+    );
+}

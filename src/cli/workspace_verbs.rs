@@ -11,8 +11,8 @@ use crate::session::writer::SessionWriter;
 use crate::session::{atomic, lock, overview};
 use color_eyre::eyre::{Result, WrapErr};
 use std::fmt::Write as _;
-use std::path::Path;
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]

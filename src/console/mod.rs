@@ -182,7 +182,8 @@ fn tmux_set_clipboard() -> Option<String> {
 /// folder; the console goes on watching the log it appends to.
 fn start_resume(dir: &Path, id: &str) -> std::io::Result<()> {
     let exe = std::env::current_exe()?;
-    let log = crate::session::safe_io::create(&crate::session::dir::SessionDir::new(dir).resume_log())?;
+    let log =
+        crate::session::safe_io::create(&crate::session::dir::SessionDir::new(dir).resume_log())?;
     let mut resume = std::process::Command::new(exe);
     resume
         .args(["resume", id, "--headless", "--wait-for-operator"])

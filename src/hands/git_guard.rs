@@ -211,7 +211,7 @@ impl GitGuard {
     /// Records the repository as it is now. Call it when harrow has just written what it
     /// expects (after creating the worktree, after each accepted commit).
     pub fn new(worktree: &Path, branch: &str) -> Result<GitGuard, git2::Error> {
-        let repo = super::repo_pool::open(worktree, |p| Repository::open(p))?;
+        let repo = super::workspace::open_worktree(worktree, None)?;
         let common = repo.commondir().to_path_buf();
         let private = repo.path().to_path_buf();
         let mut guard = GitGuard {

@@ -221,10 +221,8 @@ impl Workspace {
         for lane in lane_worktrees(&repo, lanes, self.session_id(), &[]) {
             folders.push(common.join("worktrees").join(lane.registration));
         }
-        let mut locks: Vec<PathBuf> = folders
-            .iter()
-            .flat_map(|f| ["index.lock", "HEAD.lock"].map(|n| f.join(n)))
-            .collect();
+        let mut locks: Vec<PathBuf> =
+            folders.iter().flat_map(|f| ["index.lock", "HEAD.lock"].map(|n| f.join(n))).collect();
         let heads = common.join("refs/heads/session");
         let own = format!("{}.lock", self.session_id());
         let own_lanes = format!("{}{LANE_MARK}", self.session_id());
@@ -404,7 +402,8 @@ fn note_of(worktree: &Path) -> PathBuf {
 /// worktree with the task it had, which resume checks against the log.
 fn mark_task(worktree: &Path, task: &str) -> Result<(), WorkspaceError> {
     let note = note_of(worktree);
-    crate::session::safe_io::replace(&note, task.as_bytes()).map_err(|e| WorkspaceError::Io(note, e))
+    crate::session::safe_io::replace(&note, task.as_bytes())
+        .map_err(|e| WorkspaceError::Io(note, e))
 }
 
 /// A lane's worktree as found on disk.
@@ -562,6 +561,39 @@ mod tests {
         session.remove_free_lanes(&lanes).unwrap();
         let branches = git(&src, &["branch", "--list", "session/s--*"]);
         assert_eq!(branches, "", "free lanes go with their branches");
+    }
+
+    /// A lane's registration whose `gitdir` the worker pointed at the source repository's
+    /// README, or at a folder outside: removing the free lanes, and a new lane made where a
+    /// crash left that registration, delete only harrow's own folders.
+    #[test]
+    fn a_forged_gitdir_never_makes_harrow_delete_what_it_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = session_in(tmp.path());
+        let src = tmp.path().join("src");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "keep").unwrap();
+        let lanes = tmp.path().join("lanes");
+        let registration = src.join(".git/worktrees/s--worktree-1");
+        for target in [src.join("a"), outside.join("keep")] {
+            let lane = session.lane_for("T-1", &lanes, &[]).unwrap();
+            std::fs::write(registration.join("gitdir"), format!("{}\n", target.display())).unwrap();
+            lane.release_lane().unwrap();
+            session.remove_free_lanes(&lanes).unwrap();
+            assert!(!lane.worktree.exists() && !registration.exists(), "the lane went whole");
+            // A crash between removing the folder and its registration, then a new lane.
+            let lane = session.lane_for("T-2", &lanes, &[]).unwrap();
+            std::fs::write(registration.join("gitdir"), format!("{}\n", target.display())).unwrap();
+            std::fs::remove_dir_all(&lane.worktree).unwrap();
+            let again = session.lane_for("T-3", &lanes, &[]).unwrap();
+            assert!(again.worktree.join("a").exists());
+            again.release_lane().unwrap();
+            session.remove_free_lanes(&lanes).unwrap();
+            assert_eq!(std::fs::read_to_string(src.join("a")).unwrap(), "a\n");
+            assert!(src.join(".git/HEAD").exists(), "the source repository stays");
+            assert_eq!(std::fs::read_to_string(outside.join("keep")).unwrap(), "keep");
+        }
     }
 
     #[test]

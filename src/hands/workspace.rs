@@ -303,7 +303,7 @@ impl Workspace {
     }
 
     pub(super) fn repo(&self) -> Result<Pooled, WorkspaceError> {
-        repo_pool::open(&self.worktree, |p| Repository::open(p))
+        open_worktree(&self.worktree, Some(&self.source))
             .map_err(git(format!("open worktree {}", self.worktree.display())))
     }
 
@@ -675,6 +675,29 @@ fn copying() -> std::sync::MutexGuard<'static, ()> {
     COPYING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Opens the worktree at `worktree` as harrow placed it, whatever the files the worker's `git`
+/// can write say: its working folder is `worktree` itself (libgit2 would take it from the
+/// registration's `gitdir`, so a forged one would make a checkout clean the user's own
+/// checkout), and with `source`, its repository must be the source's (the worktree's `.git`
+/// file could name any other).
+pub(super) fn open_worktree(worktree: &Path, source: Option<&Path>) -> Result<Pooled, git2::Error> {
+    repo_pool::open(worktree, |p| {
+        let repo = Repository::open(p)?;
+        if let Some(source) = source {
+            let want = Repository::discover(source)?.commondir().canonicalize();
+            let have = repo.commondir().canonicalize();
+            if !matches!((&want, &have), (Ok(w), Ok(h)) if w == h) {
+                return Err(git2::Error::from_str(&format!(
+                    "its .git no longer points into the repository at {}; harrow will not work on another repository",
+                    source.display()
+                )));
+            }
+        }
+        repo.set_workdir(p, false)?;
+        Ok(repo)
+    })
+}
+
 /// The name of the worktree registered at `path`, found by path so Tilth's worktrees (named
 /// after the folder) are found as well as harrow's (named after the session). The path each
 /// registration names is only compared, never acted on.
@@ -714,7 +737,8 @@ fn harrow_folder(worktree: &Path, within: &Path) -> Result<Option<PathBuf>, Work
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(WorkspaceError::Io(worktree.to_path_buf(), e)),
     };
-    let real = worktree.canonicalize().map_err(|e| WorkspaceError::Io(worktree.to_path_buf(), e))?;
+    let real =
+        worktree.canonicalize().map_err(|e| WorkspaceError::Io(worktree.to_path_buf(), e))?;
     let root = within.canonicalize().map_err(|e| WorkspaceError::Io(within.to_path_buf(), e))?;
     if meta.is_dir() && real.starts_with(&root) && real != root {
         Ok(Some(real))

@@ -110,7 +110,8 @@ where
 {
     use notify::{RecursiveMode, Watcher};
     let path = dir.join(CONTROL_FILE);
-    super::safe_io::open_append(&path).map_err(|e| format!("cannot open {} ({e})", path.display()))?;
+    super::safe_io::open_append(&path)
+        .map_err(|e| format!("cannot open {} ({e})", path.display()))?;
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if !res.is_ok_and(|e| matches!(e.kind, notify::EventKind::Access(_))) {
             on_change();

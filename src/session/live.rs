@@ -54,7 +54,8 @@ const LIVE_LIMIT: u64 = 1 << 20;
 
 /// The reply in flight, if one is.
 pub fn read(dir: &Path) -> Option<LiveReply> {
-    let text = super::safe_io::read_capped(&super::dir::SessionDir::new(dir).live(), LIVE_LIMIT).ok()?;
+    let text =
+        super::safe_io::read_capped(&super::dir::SessionDir::new(dir).live(), LIVE_LIMIT).ok()?;
     serde_json::from_slice(&text).ok()
 }
 
