@@ -213,6 +213,9 @@ pub struct ModelsSection {
     /// The most bytes one reply may have; past it the reply is cut and the call fails.
     #[serde(default = "default_max_reply_bytes")]
     pub max_reply_bytes: u64,
+    /// The most tool calls one reply may make; past it the reply is cut and the call fails.
+    #[serde(default = "default_max_tool_calls")]
+    pub max_tool_calls: usize,
     /// The longest one reply may take, first byte to last.
     #[serde(default = "default_max_reply_secs")]
     pub max_reply_secs: u64,
@@ -227,6 +230,10 @@ pub struct ModelsSection {
 
 fn default_max_reply_bytes() -> u64 {
     crate::brain::client::DEFAULT_MAX_REPLY_BYTES
+}
+
+fn default_max_tool_calls() -> usize {
+    crate::brain::stream::MAX_TOOL_CALLS
 }
 
 fn default_max_reply_secs() -> u64 {
@@ -264,6 +271,7 @@ impl Default for ModelsSection {
             read_timeout_secs: default_read_timeout(),
             max_output_tokens: None,
             max_reply_bytes: default_max_reply_bytes(),
+            max_tool_calls: default_max_tool_calls(),
             max_reply_secs: default_max_reply_secs(),
             max_tries: default_max_tries(),
             retry_base_ms: default_retry_base_ms(),

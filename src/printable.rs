@@ -154,6 +154,14 @@ impl serde_json::ser::Formatter for SafeJson {
     }
 }
 
+/// `value` as one line of JSON with [`SafeJson`]'s escapes: what a script reading harrow's
+/// output line by line gets, and may echo to a terminal.
+pub fn json_line<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    let mut out = Vec::new();
+    value.serialize(&mut serde_json::Serializer::with_formatter(&mut out, SafeJson))?;
+    Ok(String::from_utf8(out).unwrap_or_default())
+}
+
 /// `value` as indented JSON with [`SafeJson`]'s escapes.
 pub fn json_pretty<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     let mut out = Vec::new();

@@ -376,6 +376,7 @@ async fn tool_call_indices_that_climb_are_cut_at_the_limit() {
     let s = server(json!({"worker": {"T-001": {"1": [{"misbehave": "climbing_indices"}]}}})).await;
     let err = brain(&s.base_url()).chat(&tag(0), &user(), &[], |_, _| {}).await.unwrap_err();
     assert!(err.to_string().contains("past the limit of 128 calls"), "{err}");
+    assert!(err.to_string().contains("raise [models] max_tool_calls"), "its own limit: {err}");
 }
 
 #[tokio::test]

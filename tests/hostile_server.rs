@@ -107,6 +107,12 @@ fn tool_call_indices_that_climb_end_the_reply_with_memory_bounded() {
     assert_eq!(failed.len(), 1);
     let detail = failed[0]["payload"]["health_detail"].as_str().unwrap();
     assert!(detail.contains("past the limit of 128 calls"), "{detail}");
+    assert!(detail.contains("[models] max_tool_calls"), "names its own limit: {detail}");
+    let lower =
+        run_against(&json!({"misbehave": "climbing_indices"}), "[models]\nmax_tool_calls = 8\n");
+    let detail =
+        failed_calls(&lower.events)[0]["payload"]["health_detail"].as_str().unwrap().to_owned();
+    assert!(detail.contains("past the limit of 8 calls"), "the setting governs it: {detail}");
 }
 
 #[test]

@@ -95,6 +95,9 @@ pub struct BrainConfig {
     pub stream: bool,
     /// The most bytes one reply may have on the wire; past it the reply is cut.
     pub max_reply_bytes: u64,
+    /// The most tool calls one streamed reply may make ([`stream::MAX_TOOL_CALLS`] unless
+    /// configured).
+    pub max_tool_calls: usize,
     /// The longest one reply may take, from the request to its last byte.
     pub max_reply_time: Duration,
 }
@@ -117,6 +120,7 @@ impl BrainConfig {
             max_output_tokens: None,
             stream: true,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+            max_tool_calls: stream::MAX_TOOL_CALLS,
             max_reply_time: Duration::from_secs(DEFAULT_MAX_REPLY_SECS),
         }
     }
@@ -484,7 +488,8 @@ impl Brain {
             let silence = self.config.read_timeout;
             let mut asked = headers.clone();
             asked.insert(transport::STREAM_HEADER, HeaderValue::from_static("1"));
-            match stream::receive(client, asked, &streamed, silence, &mut *on_chunk).await {
+            let calls = self.config.max_tool_calls;
+            match stream::receive(client, asked, &streamed, silence, calls, &mut *on_chunk).await {
                 Ok(body) => return Ok(body),
                 Err(stream::StreamFailure::Refused) => {
                     if let Ok(mut set) = self.unstreamed.lock() {
@@ -507,7 +512,7 @@ impl Brain {
                         role,
                         base_url: endpoint.base_url.clone(),
                         why,
-                        setting: "max_reply_bytes",
+                        setting: "max_tool_calls",
                     });
                 }
             }

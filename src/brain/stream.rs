@@ -13,8 +13,9 @@ use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
-/// The most tool calls one reply may make; an index past it cuts the reply (a server whose
-/// indices climb without end would otherwise grow the assembly without end).
+/// The most tool calls one reply may make unless `[models] max_tool_calls` says otherwise; an
+/// index past it cuts the reply (a server whose indices climb without end would otherwise grow
+/// the assembly without end).
 pub const MAX_TOOL_CALLS: usize = 128;
 
 /// A reply as far as it has arrived, for the console to show while it streams.
@@ -28,8 +29,10 @@ pub struct Partial {
 }
 
 /// The pieces of a streamed reply, put together.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Assembly {
+    /// The most tool calls the reply may make ([`MAX_TOOL_CALLS`] unless configured).
+    max_tool_calls: usize,
     partial: Partial,
     ids: Vec<String>,
     reasoning_details: Vec<Value>,
@@ -38,7 +41,26 @@ pub struct Assembly {
     head: Map<String, Value>,
 }
 
+impl Default for Assembly {
+    fn default() -> Self {
+        Assembly::new(MAX_TOOL_CALLS)
+    }
+}
+
 impl Assembly {
+    /// An empty assembly that takes at most `max_tool_calls` tool calls.
+    pub fn new(max_tool_calls: usize) -> Assembly {
+        Assembly {
+            max_tool_calls,
+            partial: Partial::default(),
+            ids: Vec::new(),
+            reasoning_details: Vec::new(),
+            finish_reason: None,
+            usage: None,
+            head: Map::new(),
+        }
+    }
+
     /// Takes one chunk (`chat.completion.chunk`); refuses a tool-call index past
     /// [`MAX_TOOL_CALLS`], saying why.
     pub fn feed(&mut self, chunk: &Value) -> Result<(), String> {
@@ -76,9 +98,10 @@ impl Assembly {
             let index = call["index"].as_u64().map_or(self.partial.tool_calls.len(), |i| {
                 usize::try_from(i).unwrap_or(usize::MAX)
             });
-            if index >= MAX_TOOL_CALLS {
+            if index >= self.max_tool_calls {
                 return Err(format!(
-                    "it named tool call {index}, past the limit of {MAX_TOOL_CALLS} calls in one reply"
+                    "it named tool call {index}, past the limit of {} calls in one reply",
+                    self.max_tool_calls
                 ));
             }
             while self.partial.tool_calls.len() <= index {
@@ -170,6 +193,7 @@ pub async fn receive(
     headers: HeaderMap,
     request: &Value,
     silence: Duration,
+    max_tool_calls: usize,
     mut on_chunk: impl FnMut(&Partial),
 ) -> Result<Value, StreamFailure> {
     let opened =
@@ -181,7 +205,7 @@ pub async fn receive(
         Ok(Err(e)) => return Err(StreamFailure::Failed(e)),
         Ok(Ok(stream)) => stream,
     };
-    let mut assembly = Assembly::default();
+    let mut assembly = Assembly::new(max_tool_calls);
     loop {
         match tokio::time::timeout(silence, stream.next()).await {
             Err(_) if assembly.partial.chunks == 0 => return Err(StreamFailure::Silent),

@@ -39,9 +39,20 @@ pub fn sentence(change: &Change) -> String {
     crate::printable::line(&format!("{} {}{task}{why}{was}", r.id, r.state))
 }
 
-/// Runs the user's notify program with `line` on its stdin, stopped after its timeout.
-/// Returns what went wrong, for a notice.
+/// How many notify programs run at once: a burst of holds is carried out together, and a
+/// program that hangs holds one slot until its timeout, never the rest.
+const NOTIFY_AT_ONCE: usize = 4;
+
+/// How many notifications wait for a slot at most; past it they are dropped with a notice (a
+/// program that hangs every time must not make the queue grow without end).
+const NOTIFY_QUEUE: usize = 64;
+
+/// Runs the user's notify program with `line` on its stdin, stopped after its timeout, which
+/// starts when the program does and covers writing the line (a program that never reads its
+/// stdin cannot hold harrow past it). The program runs in a process group of its own, so what
+/// it started is stopped with it. Returns what went wrong, for a notice.
 pub fn run_notify(notify: &NotifySection, line: &str) -> Option<String> {
+    use std::os::unix::process::CommandExt;
     let (program, args) = notify.command.split_first()?;
     let limit = Duration::from_secs(notify.timeout_seconds.unwrap_or(10));
     let mut child = match Command::new(program)
@@ -49,20 +60,31 @@ pub fn run_notify(notify: &NotifySection, line: &str) -> Option<String> {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
     {
         Ok(c) => c,
         Err(e) => return Some(format!("the notify command {program} did not start: {e}")),
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = writeln!(stdin, "{line}");
-    }
     let started = Instant::now();
+    if let Some(mut stdin) = child.stdin.take() {
+        let text = format!("{line}\n");
+        // The write ends when the program reads the line, exits or is killed.
+        let _ = std::thread::Builder::new()
+            .name("harrow-notify-write".into())
+            .spawn(move || stdin.write_all(text.as_bytes()));
+    }
     loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return None,
             Ok(Some(status)) => return Some(format!("the notify command {program} {status}")),
             Ok(None) if started.elapsed() >= limit => {
+                if let Ok(pid) = i32::try_from(child.id()) {
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
                 let _ = child.kill();
                 let _ = child.wait();
                 return Some(format!(
@@ -76,22 +98,64 @@ pub fn run_notify(notify: &NotifySection, line: &str) -> Option<String> {
     }
 }
 
+/// Notify programs run off the following loop, [`NOTIFY_AT_ONCE`] at a time, each problem
+/// said on stderr.
+#[derive(Debug)]
+pub struct Notifier {
+    queue: Option<std::sync::mpsc::SyncSender<String>>,
+}
+
+impl Notifier {
+    /// Starts the runners; with no command configured, nothing runs.
+    pub fn new(notify: &NotifySection) -> Notifier {
+        if notify.command.is_empty() {
+            return Notifier { queue: None };
+        }
+        let (send, receive) = std::sync::mpsc::sync_channel::<String>(NOTIFY_QUEUE);
+        let receive = std::sync::Arc::new(std::sync::Mutex::new(receive));
+        for n in 0..NOTIFY_AT_ONCE {
+            let (receive, notify) = (std::sync::Arc::clone(&receive), notify.clone());
+            let _ =
+                std::thread::Builder::new().name(format!("harrow-notify-{n}")).spawn(move || {
+                    loop {
+                        let next = receive.lock().map(|r| r.recv());
+                        let Ok(Ok(line)) = next else { return };
+                        if let Some(problem) = run_notify(&notify, &line) {
+                            eprintln!("harrow: {}", crate::printable::line(&problem));
+                        }
+                    }
+                });
+        }
+        Notifier { queue: Some(send) }
+    }
+
+    /// Queues `line` for the notify program.
+    pub fn send(&self, line: String) {
+        if let Some(queue) = &self.queue
+            && queue.try_send(line).is_err()
+        {
+            eprintln!(
+                "harrow: {NOTIFY_QUEUE} notifications wait for the notify command already; this one is dropped"
+            );
+        }
+    }
+}
+
 /// Follows every session under `roots` until stdout goes away or the process is stopped.
 pub fn follow(roots: Vec<Root>, json: bool, notify: &NotifySection) -> Result<ExitCode> {
     let mut fleet = Fleet::new(roots);
+    let notifier = Notifier::new(notify);
     let mut out = std::io::stdout().lock();
     loop {
         let (changes, _) = fleet.refresh();
         for change in &changes {
-            let line = serde_json::to_string(&FollowLine::of(change))?;
+            let line = crate::printable::json_line(&FollowLine::of(change))?;
             let text = if json { line.clone() } else { sentence(change) };
             if writeln!(out, "{text}").and_then(|()| out.flush()).is_err() {
                 return Ok(ExitCode::SUCCESS);
             }
-            if change.calls_a_person()
-                && let Some(problem) = run_notify(notify, &line)
-            {
-                eprintln!("harrow: {problem}");
+            if change.calls_a_person() {
+                notifier.send(line);
             }
         }
         std::thread::sleep(POLL);
@@ -110,6 +174,38 @@ mod tests {
     }
 
     #[test]
+    fn a_follow_line_escapes_c1_controls_from_names_and_reasons() {
+        let row = FleetRow {
+            id: "20261126-x\u{9b}2J".into(),
+            dir: "/s".into(),
+            origin: "harrow".into(),
+            feature: Some("feat\u{9b}".into()),
+            prep: false,
+            state: RunState::Held,
+            held_task: Some("T-\u{9b}1".into()),
+            held_reason: Some("why\u{9d}0;title\u{7}".into()),
+            held_verdict: None,
+            tasks_done: 0,
+            tasks_total: 1,
+            at_work: Vec::new(),
+            tokens: 0,
+            cost: 0.0,
+            started_at: None,
+            last_event_at: None,
+            repo: None,
+            host: None,
+            pull_request: None,
+            recent: Vec::new(),
+        };
+        let change = Change { id: row.id.clone(), from: None, row, appeared: false };
+        let line = crate::printable::json_line(&FollowLine::of(&change)).unwrap();
+        assert!(!line.chars().any(|c| c.is_control()), "{line:?}");
+        assert!(line.contains("\\u009b") && line.contains("\\u009d"), "{line}");
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back["id"], "20261126-x\u{9b}2J", "still the same JSON");
+    }
+
+    #[test]
     fn a_notify_program_that_hangs_is_stopped_at_its_timeout_and_said() {
         let started = Instant::now();
         let said = run_notify(&notify(&["sleep", "37"], 1), "{}").unwrap_or_default();
@@ -122,6 +218,44 @@ mod tests {
             .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
             .any(|c| c.starts_with(b"sleep\x0037\x00"));
         assert!(!sleeping, "the program was killed, not left behind");
+    }
+
+    /// A program that never reads its stdin, given a line larger than a pipe holds, is stopped
+    /// at its timeout (the write is inside it), and so is everything it started.
+    #[test]
+    fn the_timeout_covers_writing_the_line_and_ends_what_the_program_started() {
+        let started = Instant::now();
+        let big = "x".repeat(200_000);
+        let said = run_notify(&notify(&["sh", "-c", "sleep 41; sleep 41"], 1), &big);
+        assert!(said.unwrap_or_default().contains("took over 1 s"));
+        assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+        let sleeping = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .any(|c| c.starts_with(b"sleep\x0041\x00"));
+        assert!(!sleeping, "the program's own children were stopped too");
+    }
+
+    /// Notifications run side by side: eight one-second programs take about two seconds with
+    /// four at once, not eight.
+    #[test]
+    fn notifications_run_side_by_side() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("seen");
+        let command = format!("sleep 1; cat >> {}", out.display());
+        let notifier = Notifier::new(&notify(&["sh", "-c", &command], 5));
+        let started = Instant::now();
+        for n in 0..8 {
+            notifier.send(format!("{{\"n\":{n}}}"));
+        }
+        while std::fs::read_to_string(&out).map_or(0, |t| t.lines().count()) < 8 {
+            assert!(started.elapsed() < Duration::from_secs(20), "all eight ran");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     }
 
     #[test]

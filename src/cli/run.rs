@@ -242,6 +242,7 @@ pub fn brain_config(m: &ModelArgs, config: &Config) -> Result<BrainConfig, Usage
     brain.max_output_tokens = config.models.max_output_tokens;
     brain.stream = config.models.stream;
     brain.max_reply_bytes = config.models.max_reply_bytes.max(1024);
+    brain.max_tool_calls = config.models.max_tool_calls.clamp(1, 4096);
     brain.max_reply_time = Duration::from_secs(config.models.max_reply_secs.max(1));
     brain.max_attempts = config.models.max_tries.max(1);
     brain.backoff_base = Duration::from_millis(config.models.retry_base_ms);
