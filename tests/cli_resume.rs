@@ -257,3 +257,48 @@ fn a_kill_at_each_step_between_an_accept_and_its_commit_resumes_to_one_done_and_
         assert_eq!(subjects.lines().filter(|l| l.starts_with("T-002")).count(), 1, "{subjects}");
     }
 }
+
+/// A task accepted before a crash whose worktree no longer holds the judged work is held on
+/// resume; resuming the held run again states the decisions there are (no internal error),
+/// and `show` names the task and why it waits.
+#[test]
+fn resuming_a_run_held_because_its_work_changed_after_the_verdict_states_the_decisions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, dir, id, _runtime, server) = two_accepted_tasks(tmp.path());
+    let log = dir.join("events.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let verdict = lines
+        .iter()
+        .position(|l| l.contains("\"type\":\"evaluator_verdict\"") && l.contains("\"T-002\""))
+        .unwrap();
+    let kept: String = lines[..=verdict].iter().flat_map(|l| [*l, "\n"]).collect();
+    std::fs::write(&log, kept).unwrap();
+    let t1 = git(&repo, &["rev-parse", &format!("session/{id}~1")]).trim().to_owned();
+    let worktree = dir.join("workspace");
+    git(&worktree, &["reset", "-q", "--soft", &t1]);
+    std::fs::write(worktree.join("f2.txt"), "changed after the verdict\n").unwrap();
+    for round in ["first", "second"] {
+        let out = harrow_cmd(tmp.path(), &server.base_url())
+            .args(["resume", &id, "--headless"])
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!said.contains("cannot take"), "{round} resume: {said}");
+        assert!(said.contains("T-002"), "{round} resume names the task: {said}");
+        assert!(
+            said.contains("force-accept") || said.contains("approve"),
+            "{round}: the decisions: {said}"
+        );
+    }
+    let subjects = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+    assert_eq!(
+        subjects.lines().filter(|l| l.starts_with("T-002")).count(),
+        0,
+        "nothing landed unjudged"
+    );
+}

@@ -623,6 +623,15 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
 
 /// Runs a session to its end, printing its log from byte `from`, and maps the end to an exit
 /// status.
+/// What a person can decide about a held task, as commands: what a headless run that stopped
+/// on a hold ends by saying.
+fn decisions(id: &str, task: &str) -> String {
+    let task = crate::printable::line(task);
+    format!(
+        "{task} waits for a decision. Decide with one of:\n  harrow control {id} approve --task {task} --reason \"…\"       land its work as it stands\n  harrow control {id} force-accept --task {task} --reason \"…\"  land it below the bar\n  harrow control {id} reject --task {task} --reason \"…\"        send it back to the worker\n  harrow control {id} skip --task {task} --reason \"…\"          leave it undone\nthen `harrow resume {id}` (or `harrow resume {id} --wait-for-operator` to decide while it waits)"
+    )
+}
+
 pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     let dir = run.dir.clone();
     let id = run.id.clone();
@@ -645,6 +654,7 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     });
     let started = Instant::now();
     let ended = runtime.block_on(run.run());
+    let held = run.held_task();
     drop(run);
     printer.finish();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
@@ -655,6 +665,11 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
         }
         crate::session::state::StopReason::Interrupted => {
             println!("stopped (resumable): go on with `harrow resume {id}`");
+        }
+        crate::session::state::StopReason::NeedsOperator => {
+            if let Some(task) = held {
+                println!("{}", decisions(&id, &task));
+            }
         }
         _ => {}
     }

@@ -658,6 +658,14 @@ impl Run {
                 if self.settled(&task.id) {
                     continue;
                 }
+                if self.states.get(&task.id) == Some(&TaskState::NeedsOperator) {
+                    // Held before this run (a resume): it waits for the decision, and is
+                    // never started again on its own.
+                    break 'run Ended {
+                        reason: StopReason::NeedsOperator,
+                        detail: Some(format!("task {} waits for a decision", task.id)),
+                    };
+                }
                 self.control.working = Some(task.id.clone());
                 if let Some(u) = &self.urgent {
                     u.working_on(Some(&task.id));

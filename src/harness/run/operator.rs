@@ -64,7 +64,7 @@ impl Run {
 
     /// The task a `needs_operator` end is about: held for a person, or failed at the cap
     /// awaiting a decision.
-    pub(super) fn held_task(&self) -> Option<String> {
+    pub fn held_task(&self) -> Option<String> {
         self.plan.tasks.iter().map(|t| t.id.clone()).find(|id| {
             self.states.get(id) == Some(&TaskState::NeedsOperator)
                 || self

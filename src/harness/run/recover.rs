@@ -67,7 +67,9 @@ impl Run {
         for task in &tasks {
             let Some((digest, base)) = r.accepted.get(&task.id) else { continue };
             let state = self.states.get(&task.id).cloned().unwrap_or(TaskState::Pending);
-            if state.is_accepted() {
+            if state.is_accepted() || state == TaskState::NeedsOperator {
+                // Landed, or already held for a person (an earlier resume found the work
+                // changed): the decision is the operator's, and the run says which there are.
                 continue;
             }
             let same = self.task_diff(base).is_ok_and(|d| d.digest == *digest);
