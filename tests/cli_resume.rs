@@ -302,3 +302,141 @@ fn resuming_a_run_held_because_its_work_changed_after_the_verdict_states_the_dec
         "nothing landed unjudged"
     );
 }
+
+/// A session whose second task is still to do — its first run's endpoint knew only T-001 and
+/// the run stopped — with its `session_start` rewritten by whoever can write the folder:
+/// `edit` changes the payload. Returns the folder, the id, and a server that knows both tasks.
+fn edited_session(
+    tmp: &Path,
+    edit: impl Fn(&mut serde_json::Value),
+) -> (PathBuf, String, tokio::runtime::Runtime, harrow::brain::scripted::ScriptedServer) {
+    let (repo, plan) = repo_and_plan(tmp, 2);
+    let first = json!({
+        "worker": {"T-001": {"*": write_and_submit(1)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_first_rt, first) = serve(&first, true);
+    let stopped = headless_run(harrow_cmd(tmp, &first.base_url()), &plan, &repo).output().unwrap();
+    assert!(!stopped.status.success(), "the first run stops at T-002");
+    let dir = session_dir(tmp);
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let log = dir.join("events.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let (head, rest) = text.split_once('\n').unwrap();
+    let mut start: serde_json::Value = serde_json::from_str(head).unwrap();
+    edit(&mut start["payload"]);
+    std::fs::write(&log, format!("{start}\n{rest}")).unwrap();
+    let both = json!({
+        "worker": {"T-001": {"*": write_and_submit(1)}, "T-002": {"*": write_and_submit(2)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (runtime, server) = serve(&both, true);
+    (dir, id, runtime, server)
+}
+
+/// Someone who can write the session folder points its recorded endpoints at their own
+/// server: a resume sends the operator's key only to the operator's endpoint (the difference
+/// logged), and with no endpoint of the operator's it refuses, naming the flag that takes the
+/// recorded one — the other server hears nothing either way.
+#[test]
+fn a_resume_never_sends_the_operators_key_to_an_endpoint_the_folder_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_thief_rt, thief) = serve(&json!({}), true);
+    let thief_url = thief.base_url();
+    let (dir, id, _rt, server) = edited_session(tmp.path(), |p| {
+        p["base_url"] = json!(thief_url);
+        p["endpoints"]["worker"]["base_url"] = json!(thief_url);
+        p["endpoints"]["evaluator"]["base_url"] = json!(thief_url);
+    });
+    let refused = harrow_cmd(tmp.path(), &server.base_url())
+        .env_remove("HARROW_BASE_URL")
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains(&thief_url) && said.contains("--trust-recorded"), "{said}");
+    assert_eq!(said.trim().lines().count(), 1, "one line: {said}");
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(thief.received().is_empty(), "the recorded endpoint heard nothing");
+    assert!(!server.received().is_empty(), "the operator's endpoint did the work");
+    let events = support::strict_events(&dir);
+    let resume = events.iter().find(|e| e["type"] == "session_resume").unwrap();
+    assert!(resume["payload"]["endpoint_overrides"].to_string().contains(&thief_url), "{resume}");
+}
+
+/// Validators the folder recorded, which the operator's configuration does not name, never run
+/// on a resume without `--trust-recorded`; with it they do.
+#[test]
+fn recorded_validators_the_operator_never_named_do_not_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, id, _rt, server) = edited_session(tmp.path(), |p| {
+        let command = "echo planted-canary-$((40+2))";
+        p["validators"] = json!([{"name": "planted", "command": command, "timeout_secs": 10}]);
+    });
+    let ran =
+        || std::fs::read_to_string(dir.join("events.jsonl")).unwrap().contains("planted-canary-42");
+    let refused = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    let stdout = String::from_utf8_lossy(&refused.stdout);
+    assert_eq!(refused.status.code(), Some(2), "{said}{stdout}");
+    assert!(said.contains("planted") && said.contains("--trust-recorded"), "{said}");
+    assert!(!ran(), "the planted command never ran");
+    let trusted = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless", "--trust-recorded"])
+        .output()
+        .unwrap();
+    assert!(
+        trusted.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&trusted.stdout),
+        String::from_utf8_lossy(&trusted.stderr)
+    );
+    assert!(ran(), "trusted, the recorded validator runs");
+}
+
+/// A worktree the folder says is outside it (the operator's home, say) is refused: the
+/// worker's tools would work there.
+#[test]
+fn a_recorded_worktree_outside_the_session_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let at = elsewhere.display().to_string();
+    let (_dir, id, _rt, server) = edited_session(tmp.path(), |p| p["worktree"] = json!(at));
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("outside its folder") && said.contains("--trust-recorded"), "{said}");
+}
+
+/// `control.jsonl` planted as a link to one of the operator's files: `harrow control` refuses
+/// to write through it, and the file keeps its bytes.
+#[test]
+fn a_planted_control_link_is_never_written_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_dir, id, _rt, server) = edited_session(tmp.path(), |_| {});
+    let dir = session_dir(tmp.path());
+    let victim = tmp.path().join("bashrc");
+    std::fs::write(&victim, "alias ls=ls\n").unwrap();
+    let _ = std::fs::remove_file(dir.join("control.jsonl"));
+    std::os::unix::fs::symlink(&victim, dir.join("control.jsonl")).unwrap();
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "pause"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("symbolic link"), "{said}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "alias ls=ls\n");
+}

@@ -222,3 +222,109 @@ fn output_to_a_closed_pipe_ends_quietly_with_status_0() {
         assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// Peak resident memory of a child, polled from `/proc` until it exits (killed after
+/// `limit`): what one hostile folder may cost a reader.
+fn run_bounded(mut cmd: Command, limit: std::time::Duration) -> (Output, u64, std::time::Duration) {
+    use std::io::Read;
+    let started = std::time::Instant::now();
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = out.read_to_end(&mut b);
+        b
+    });
+    let mut peak = 0u64;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        let rss = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_owned();
+                line.split_whitespace().nth(1)?.parse::<u64>().ok()
+            })
+            .unwrap_or(0);
+        peak = peak.max(rss * 1024);
+        if started.elapsed() > limit {
+            let _ = child.kill();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let took = started.elapsed();
+    let mut stderr = Vec::new();
+    let _ = child.stderr.take().map(|mut e| e.read_to_end(&mut stderr));
+    (Output { status, stdout: reader.join().unwrap(), stderr }, peak, took)
+}
+
+/// A shared sessions folder where others wrote hostile entries — a FIFO, links to `/dev/zero`
+/// and `/dev/stdin`, a folder, a 2 GB line and a 300 MB summary in place of a session's files —
+/// lists every other run, in under 2 s and 100 MB, from `sessions`, `sessions --json` and
+/// `show` of the giant.
+#[test]
+fn hostile_session_folders_never_hang_or_flood_the_readers() {
+    use std::io::Write;
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("shared");
+    copy_dir(&fixtures().join(DONE), &root.join(DONE));
+    let start = "{\"ts\":\"2026-11-26T00:00:01Z\",\"seq\":1,\"type\":\"session_start\",\"payload\":{\"task_count\":1}}\n";
+    let folder = |name: &str| {
+        let d = root.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    };
+    let fifo = folder("20261126-000001-f1f0f0").join("events.jsonl");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", folder("20261126-000002-2e2020").join("events.jsonl"))
+        .unwrap();
+    std::os::unix::fs::symlink("/dev/stdin", folder("20261126-000003-57d100").join("events.jsonl"))
+        .unwrap();
+    std::fs::create_dir_all(folder("20261126-000004-d1d1d1").join("events.jsonl")).unwrap();
+    let giant = folder("20261126-000005-b16b16").join("events.jsonl");
+    let mut f = std::fs::File::create(&giant).unwrap();
+    f.write_all(start.as_bytes()).unwrap();
+    f.set_len(2 << 30).unwrap();
+    drop(f);
+    let big_summary = folder("20261126-000006-5a5a5a");
+    std::fs::write(big_summary.join("events.jsonl"), start).unwrap();
+    let mut s = std::fs::File::create(big_summary.join("summary.json")).unwrap();
+    s.write_all(b"{\"started_at\":").unwrap();
+    let spaces = vec![b' '; 1 << 20];
+    for _ in 0..300 {
+        s.write_all(&spaces).unwrap();
+    }
+    drop(s);
+    let runs = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_harrow"));
+        cmd.args(args)
+            .env("HOME", home.path())
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("HARROW_SESSIONS_DIR", &root)
+            .env_remove("TILTH_SESSIONS_DIR")
+            .stdin(std::process::Stdio::piped());
+        run_bounded(cmd, std::time::Duration::from_secs(30))
+    };
+    for args in [&["sessions"][..], &["sessions", "--json"]] {
+        let (out, peak, took) = runs(args);
+        let text = stdout(&out);
+        assert!(out.status.success(), "{args:?}: {text}{}", stderr(&out));
+        assert!(text.contains(DONE), "{args:?} lists the good run: {text}");
+        assert!(text.contains("20261126-000006"), "{args:?} and the planted ones: {text}");
+        assert!(took < std::time::Duration::from_secs(2), "{args:?} took {took:?}");
+        assert!(peak < 100 << 20, "{args:?} peaked at {} MB", peak >> 20);
+    }
+    let (out, peak, took) = runs(&["show", "20261126-000005-b16b16"]);
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "show of the giant took {took:?}: {}",
+        stderr(&out)
+    );
+    assert!(peak < 100 << 20, "show of the giant peaked at {} MB", peak >> 20);
+}

@@ -64,9 +64,17 @@ fn resume_keeps_each_roles_endpoint_and_never_sends_a_key_to_another_roles_serve
     ctl(tmp.path(), &id, &["retry-eval"]);
 
     // A new shell: only the worker's settings and key are set, as a person might have them.
+    // The recorded evaluator is not theirs to trust blindly: the resume names it and the flag.
     let mut again = harrow_cmd(tmp.path(), &worker.base_url());
     again.env("HARROW_API_KEY", WORKER_KEY);
-    let resumed = again.args(["resume", &id, "--headless"]).output().unwrap();
+    let refused = again.args(["resume", &id, "--headless"]).output().unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains(&evaluator.base_url()) && said.contains("--trust-recorded"), "{said}");
+    assert_eq!(evaluator.received().len(), 1, "nothing more reached the recorded evaluator");
+    let mut again = harrow_cmd(tmp.path(), &worker.base_url());
+    again.env("HARROW_API_KEY", WORKER_KEY);
+    let resumed = again.args(["resume", &id, "--headless", "--trust-recorded"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&resumed.stdout);
     assert!(resumed.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&resumed.stderr));
 

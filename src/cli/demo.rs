@@ -18,6 +18,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// The demo's one validator: its repository's tests, offline. A resumed demo session runs this,
+/// from the binary, not what its folder recorded.
+pub fn validator() -> ValidatorSpec {
+    ValidatorSpec {
+        name: "tests".into(),
+        command: "cargo test --quiet --offline".into(),
+        timeout_secs: 300,
+    }
+}
+
 /// The scripted model's answers, keyed by role, task, attempt and turn.
 pub const SCRIPT: &str = include_str!("../../assets/demo/script.json");
 
@@ -197,11 +207,7 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
         )?;
         std::thread::sleep(pause * 2);
     }
-    let tests = ValidatorSpec {
-        name: "tests".into(),
-        command: "cargo test --quiet --offline".into(),
-        timeout_secs: 300,
-    };
+    let tests = validator();
     // Every demo run builds into one folder beside the repositories, so its build is made
     // once and not again in each new worktree.
     let hands =

@@ -199,7 +199,7 @@ mod tests {
         };
         let change = Change { id: row.id.clone(), from: None, row, appeared: false };
         let line = crate::printable::json_line(&FollowLine::of(&change)).unwrap();
-        assert!(!line.chars().any(|c| c.is_control()), "{line:?}");
+        assert!(!line.chars().any(char::is_control), "{line:?}");
         assert!(line.contains("\\u009b") && line.contains("\\u009d"), "{line}");
         let back: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(back["id"], "20261126-x\u{9b}2J", "still the same JSON");

@@ -22,52 +22,142 @@ pub struct Args {
     pub target: SessionArg,
     #[command(flatten)]
     pub flags: RunFlags,
+    /// Use the endpoints, models, validators and worktree the session recorded where your own
+    /// flags, environment and configuration name none. A session folder is only data: without
+    /// this, a resume sends keys only to endpoints you configured and runs only validators you
+    /// named.
+    #[arg(long)]
+    pub trust_recorded: bool,
 }
 
-/// Each role's base URL and model as the session recorded them at its start, unless a flag or
-/// the environment says otherwise now; the overrides are returned so the resume can log them.
-/// Keys are never recorded: each role's comes from its own variable, as at the start.
-fn recorded_models(flags: &ModelArgs, start: &SessionStart) -> (ModelArgs, Vec<String>) {
+/// The recorded settings a resume takes instead of the operator's, only with this flag: a
+/// session folder is data someone else may have written, never authority over where keys go
+/// or what runs.
+const TRUST_FLAG: &str = "--trust-recorded";
+
+/// Each role's base URL and model as the operator gives them now — flags, then the
+/// environment, then the configuration, as `run` takes them — compared with what the session
+/// recorded at its start. Where they differ, the operator's win and the difference is returned
+/// so the resume can log it; where the operator gives none, the recorded one is taken only with
+/// `trust` (else the resume is refused, naming the flag). Keys are never recorded: each role's
+/// comes from its own variable and goes only to the operator's endpoints.
+fn resume_models(
+    flags: &ModelArgs,
+    start: &SessionStart,
+    config: &Config,
+    trust: bool,
+) -> std::result::Result<(ModelArgs, Vec<String>), UsageError> {
     let recorded = |role: &str, key: &str| {
         start.endpoints.as_ref().and_then(|e| e[role][key].as_str()).map(str::to_owned)
     };
+    let env = |var: &str| std::env::var(var).ok().filter(|v| !v.trim().is_empty());
+    let c = &config.models;
+    // What the operator names, each with whether it was named for that role or follows from
+    // another (the evaluator takes the worker's endpoint and model unless told otherwise).
+    let base = flags.base_url.clone().or_else(|| env("HARROW_BASE_URL")).or(c.base_url.clone());
+    let worker_model = (flags.worker_model.clone())
+        .or_else(|| env("HARROW_WORKER_MODEL"))
+        .or(c.worker_model.clone());
+    let own_evaluator_base =
+        flags.evaluator_base_url.clone().or_else(|| env("HARROW_EVALUATOR_BASE_URL"));
+    let own_evaluator_model =
+        flags.evaluator_model.clone().or_else(|| env("HARROW_EVALUATOR_MODEL"));
+    let evaluator_base = (own_evaluator_base.clone().map(|b| (b, true)))
+        .or_else(|| base.clone().map(|b| (b, false)));
+    let evaluator_model = (own_evaluator_model.clone().map(|m| (m, true)))
+        .or_else(|| worker_model.clone().map(|m| (m, false)));
+    let recorded_base = recorded("worker", "base_url").or(start.base_url.clone());
+    let recorded_model = recorded("worker", "model").or(start.worker_model.clone());
+    // A recorded evaluator that followed the worker's endpoint (or model) follows the
+    // operator's now, as it would in a new run.
+    let followed = |was: &Option<String>, worker: &Option<String>| {
+        was.as_ref().is_none_or(|w| Some(w) == worker.as_ref())
+    };
+    let evaluator_base = evaluator_base
+        .map(|(b, own)| (b, own || followed(&recorded("evaluator", "base_url"), &recorded_base)));
+    let evaluator_model = evaluator_model.map(|(m, own)| {
+        let was = recorded("evaluator", "model").or(start.evaluator_model.clone());
+        (m, own || followed(&was, &recorded_model))
+    });
+    let slots = [
+        ("worker base URL", "--base-url", base.map(|b| (b, true)), recorded_base.clone()),
+        ("worker model", "--worker-model", worker_model.map(|m| (m, true)), recorded_model.clone()),
+        (
+            "evaluator base URL",
+            "--evaluator-base-url",
+            evaluator_base,
+            recorded("evaluator", "base_url"),
+        ),
+        (
+            "evaluator model",
+            "--evaluator-model",
+            evaluator_model,
+            recorded("evaluator", "model").or(start.evaluator_model.clone()),
+        ),
+    ];
     let mut models = flags.clone();
     let mut overrides = Vec::new();
-    let mut take = |slot: &mut Option<String>, var: &str, was: Option<String>, what: &str| {
-        let now = slot.clone().or_else(|| std::env::var(var).ok().filter(|v| !v.trim().is_empty()));
-        match now {
-            Some(now) if was.as_ref().is_some_and(|w| *w != now) => {
-                overrides.push(format!("{what}: {} → {now}", was.unwrap_or_default()));
+    let mut unset = Vec::new();
+    for (n, (what, flag, now, was)) in slots.into_iter().enumerate() {
+        let same = |a: &str, b: &str| a.trim_end_matches('/') == b.trim_end_matches('/');
+        match (now, was) {
+            (Some((now, _)), Some(was)) if same(&now, &was) => {}
+            // Named by the operator for this role (or following the worker's, as the recorded
+            // one did): theirs, and the change is logged.
+            (Some((now, true)), Some(was)) => overrides.push(format!("{what}: {was} → {now}")),
+            (_, Some(was)) if trust => {
+                let slot = match n {
+                    0 => &mut models.base_url,
+                    1 => &mut models.worker_model,
+                    2 => &mut models.evaluator_base_url,
+                    _ => &mut models.evaluator_model,
+                };
+                *slot = Some(was);
             }
-            Some(_) => {}
-            None => slot.clone_from(&was),
+            (Some((now, false)), Some(was)) => {
+                unset.push(format!("{what} {was} where yours would be {now} ({flag})"));
+            }
+            (None, Some(was)) => unset.push(format!("{what} {was} ({flag})")),
+            _ => {}
         }
-    };
-    take(
-        &mut models.base_url,
-        "HARROW_BASE_URL",
-        recorded("worker", "base_url").or(start.base_url.clone()),
-        "worker base URL",
-    );
-    take(
-        &mut models.worker_model,
-        "HARROW_WORKER_MODEL",
-        recorded("worker", "model").or(start.worker_model.clone()),
-        "worker model",
-    );
-    take(
-        &mut models.evaluator_base_url,
-        "HARROW_EVALUATOR_BASE_URL",
-        recorded("evaluator", "base_url"),
-        "evaluator base URL",
-    );
-    take(
-        &mut models.evaluator_model,
-        "HARROW_EVALUATOR_MODEL",
-        recorded("evaluator", "model").or(start.evaluator_model.clone()),
-        "evaluator model",
-    );
-    (models, overrides)
+    }
+    if !unset.is_empty() {
+        return Err(UsageError(crate::printable::line(&format!(
+            "the session records {}, which your flags, environment and configuration do not name; harrow sends keys and work only to endpoints you configure: name them, or pass {TRUST_FLAG} to use the recorded ones",
+            unset.join(", ")
+        ))));
+    }
+    Ok((models, overrides))
+}
+
+/// The validators a resume runs: the operator's configuration, else the demo's own or the
+/// presets for the repository — what `run` would choose now. The session's recorded ones run
+/// only when they are those, or with `trust`: a recorded command runs on this machine.
+fn resume_validators(
+    recorded: Option<Vec<ValidatorSpec>>,
+    ours: Option<Vec<ValidatorSpec>>,
+    fallback: Vec<ValidatorSpec>,
+    trust: bool,
+) -> std::result::Result<Vec<ValidatorSpec>, UsageError> {
+    if let Some(ours) = ours {
+        return Ok(ours);
+    }
+    // Fewer checks than the operator's own (a run started with --no-validators) run nothing
+    // new; a command of the recorded ones that the operator never named does.
+    let foreign: Vec<&ValidatorSpec> =
+        recorded.iter().flatten().filter(|v| !fallback.contains(v)).collect();
+    match recorded {
+        Some(_) if !foreign.is_empty() && !trust => {
+            let names: Vec<String> =
+                foreign.iter().map(|v| format!("{} ({})", v.name, v.command)).collect();
+            Err(UsageError(crate::printable::line(&format!(
+                "the session records validators your configuration does not name: {}; they would run as commands on this machine. Name them under [[validators]] in your configuration (or --config FILE), pass --no-validators, or pass {TRUST_FLAG} to run the recorded ones",
+                names.join(", ")
+            ))))
+        }
+        Some(recorded) => Ok(recorded),
+        None => Ok(fallback),
+    }
 }
 
 pub fn resume(args: &Args) -> Result<ExitCode> {
@@ -113,6 +203,15 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         })
     };
     let worktree = PathBuf::from(need(start.worktree.clone(), "worktree")?);
+    let inside = |p: &std::path::Path| matches!((p.canonicalize(), found.dir.canonicalize()), (Ok(p), Ok(d)) if p.starts_with(&d));
+    if worktree.exists() && !inside(&worktree) && !args.trust_recorded {
+        return Err(UsageError(crate::printable::line(&format!(
+            "the session records its worktree at {}, outside its folder {}; the worker's tools would work there. Pass {TRUST_FLAG} if that is where you put it",
+            worktree.display(),
+            found.dir.display()
+        )))
+        .into());
+    }
     if !worktree.exists() {
         return Err(UsageError(format!(
             "the worktree {} is gone (cleansed or removed); there is nothing to resume on",
@@ -126,20 +225,19 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         branch: need(start.branch.clone(), "branch")?,
         base: need(start.base_commit.clone(), "base commit")?,
     };
-    let removed_locks = workspace
-        .clear_stale_locks(&found.dir.join("lanes"))
-        .map_err(|e| UsageError(format!("cannot clear the interrupted run's git locks: {e}")))?;
-    for lock in &removed_locks {
-        println!("Removed {}, a git lock the interrupted run left.", lock.display());
-    }
     let plan_path = PathBuf::from(need(start.plan.clone().or(start.feature_dir.clone()), "plan")?);
     let plan = plan::load(&plan_path).map_err(|e| UsageError(e.to_string()))?;
     let (config, _) =
         Config::load(args.flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
-    let (models, overrides) = recorded_models(&args.flags.models, &start);
+    let demo = start.demo.clone();
+    // A demo session answers from the bundled script on loopback again: no key goes anywhere.
+    let (models, overrides) = if demo.is_some() {
+        (args.flags.models.clone(), Vec::new())
+    } else {
+        resume_models(&args.flags.models, &start, &config, args.trust_recorded)?
+    };
     // A demo session answers from the bundled script again, on a fresh loopback port; the
     // script is keyed by task and attempt, so it picks up where the log says the run was.
-    let demo = start.demo.clone();
     let model = demo
         .as_ref()
         .map(|d| super::demo::start_model(d["fast"].as_bool().unwrap_or(false)))
@@ -155,13 +253,21 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         .map_err(|e| UsageError(e.to_string()))?;
     let recorded: Option<Vec<ValidatorSpec>> =
         start.validators.as_ref().and_then(|v| serde_json::from_value(v.clone()).ok());
+    let fallback =
+        if demo.is_some() { vec![super::demo::validator()] } else { presets(&workspace.worktree) };
     let mut opts = args.flags.options(start.limits.as_ref());
     opts.no_eval |= start.no_eval == Some(true);
     opts.validators = if args.flags.no_validators {
         Vec::new()
     } else {
-        config.validators.clone().or(recorded).unwrap_or_else(|| presets(&workspace.worktree))
+        resume_validators(recorded, config.validators.clone(), fallback, args.trust_recorded)?
     };
+    let removed_locks = workspace
+        .clear_stale_locks(&found.dir.join("lanes"))
+        .map_err(|e| UsageError(format!("cannot clear the interrupted run's git locks: {e}")))?;
+    for lock in &removed_locks {
+        println!("Removed {}, a git lock the interrupted run left.", lock.display());
+    }
     let parts = Parts {
         id: found.id.clone(),
         dir: found.dir.clone(),

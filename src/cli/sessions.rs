@@ -70,7 +70,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     if args.live {
         return live(roots);
     }
-    let rows = rows(&roots);
+    let (rows, late) = rows(&roots);
+    for id in &late {
+        eprintln!(
+            "harrow: {} took longer than {:.1} s to read and is left out; `harrow show {}` reads it whole",
+            crate::printable::line(id),
+            crate::session::listing::FOLDER_DEADLINE.as_secs_f64(),
+            crate::printable::line(id)
+        );
+    }
     let mut out = super::out::stdout();
     if args.json {
         writeln!(out, "{}", crate::printable::json_pretty(&rows)?)?;

@@ -177,7 +177,10 @@ impl Format {
 /// Task titles from `progress.txt` (`ID<TAB>OUTCOME<TAB>TITLE`, the latest line for a task
 /// winning): where a Tilth session, which logs no plan, keeps them.
 fn progress_titles(dir: &Path) -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(SessionDir::new(dir).progress()).unwrap_or_default();
+    let progress = SessionDir::new(dir).progress();
+    let text =
+        crate::session::safe_io::read_text_capped(&progress, crate::session::safe_io::SMALL_FILE)
+            .unwrap_or_default();
     text.lines()
         .filter_map(|line| {
             let mut parts = line.splitn(3, '\t');

@@ -228,7 +228,8 @@ impl Workspace {
         let own_lanes = format!("{}{LANE_MARK}", self.session_id());
         for entry in std::fs::read_dir(&heads).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name == own || (name.starts_with(&own_lanes) && name.ends_with(".lock")) {
+            let lock = std::path::Path::new(&name).extension().is_some_and(|e| e == "lock");
+            if name == own || (name.starts_with(&own_lanes) && lock) {
                 locks.push(entry.path());
             }
         }

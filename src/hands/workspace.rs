@@ -597,10 +597,10 @@ impl Workspace {
     ) -> Result<bool, WorkspaceError> {
         let folder = harrow_folder(worktree, within)?;
         let mut removed = false;
-        if let Some(Ok(repo)) = source.map(open_source) {
-            if let Some(name) = registration_at(&repo, worktree) {
-                removed |= forget_registration(&repo, &name)?;
-            }
+        if let Some(Ok(repo)) = source.map(open_source)
+            && let Some(name) = registration_at(&repo, worktree)
+        {
+            removed |= forget_registration(&repo, &name)?;
         }
         if let Some(folder) = folder {
             std::fs::remove_dir_all(&folder).map_err(|e| WorkspaceError::Io(folder.clone(), e))?;

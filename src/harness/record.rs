@@ -18,7 +18,10 @@ pub fn append_progress(dir: &Path, task_id: &str, outcome: &str, title: &str) ->
 
 /// The last lines of `progress.txt`, for the worker's context.
 pub fn progress_tail(dir: &Path, lines: usize, max_chars: usize) -> Option<String> {
-    let text = std::fs::read_to_string(SessionDir::new(dir).progress()).ok()?;
+    let progress = SessionDir::new(dir).progress();
+    let text =
+        crate::session::safe_io::read_text_capped(&progress, crate::session::safe_io::SMALL_FILE)
+            .ok()?;
     let all: Vec<&str> = text.lines().collect();
     let tail = all[all.len().saturating_sub(lines)..].join("\n");
     let chars = tail.chars().count();
@@ -38,7 +41,9 @@ pub fn append_ledger(dir: &Path, task_id: &str, entry: &LedgerEntry) -> io::Resu
 
 /// Reads a task's ledger, skipping lines that do not parse (a crash mid-append).
 pub fn read_ledger(dir: &Path, task_id: &str) -> Vec<LedgerEntry> {
-    let Ok(file) = std::fs::File::open(ledger_path(dir, task_id)) else { return Vec::new() };
+    let Ok(file) = crate::session::safe_io::open_regular(&ledger_path(dir, task_id)) else {
+        return Vec::new();
+    };
     io::BufReader::new(file)
         .lines()
         .map_while(Result::ok)

@@ -57,7 +57,9 @@ pub struct Restored {
 
 /// Reads a session's first `session_start`.
 pub fn first_start(dir: &Path) -> io::Result<Option<SessionStart>> {
-    let file = match std::fs::File::open(crate::session::dir::SessionDir::new(dir).events()) {
+    let file = match crate::session::safe_io::open_regular(
+        &crate::session::dir::SessionDir::new(dir).events(),
+    ) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),

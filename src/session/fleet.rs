@@ -407,7 +407,7 @@ fn stamp(path: &Path) -> Option<(u64, SystemTime)> {
 
 /// Folds the log's complete lines from `offset` to its end; the offset after the last one.
 fn fold_from(path: &Path, offset: u64, fold: &mut LogFold) -> u64 {
-    let Ok(mut file) = std::fs::File::open(path) else { return offset };
+    let Ok(mut file) = super::safe_io::open_regular(path) else { return offset };
     if file.seek(SeekFrom::Start(offset)).is_err() {
         return offset;
     }
@@ -442,7 +442,7 @@ fn start_of(path: &Path, len: u64, summary: Option<SummaryHead>) -> (LogFold, u6
             // Mid-log: skip to the first whole line of the tail; the counts come from the
             // summary, however old.
             let from = len - TAIL_BYTES;
-            let skip = std::fs::File::open(path)
+            let skip = super::safe_io::open_regular(path)
                 .ok()
                 .and_then(|mut f| {
                     f.seek(SeekFrom::Start(from)).ok()?;
@@ -464,8 +464,11 @@ fn start_of(path: &Path, len: u64, summary: Option<SummaryHead>) -> (LogFold, u6
 }
 
 fn read_summary(dir: &Path) -> Option<SummaryHead> {
-    let bytes = std::fs::read(super::dir::SessionDir::new(dir).summary()).ok()?;
-    serde_json::from_slice(&bytes).ok()
+    // Only its head is kept: the rest is skipped as it streams past, so a giant summary (a
+    // planted one, in a shared folder) costs time up to the limit, never memory.
+    let file = super::safe_io::open_regular(&super::dir::SessionDir::new(dir).summary()).ok()?;
+    let limited = std::io::BufReader::new(file.take(super::safe_io::SMALL_FILE));
+    serde_json::from_reader(limited).ok()
 }
 
 impl Tracked {

@@ -10,6 +10,11 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
+/// The most a session's side file (`summary.json`, `checkpoint.json`, `progress.txt`, a plan
+/// copy) is read to: far above what a run writes, far below what would strain the machine
+/// when a shared folder holds a planted giant.
+pub const SMALL_FILE: u64 = 64 << 20;
+
 /// The flags every open here adds: never wait on a FIFO or a device, never leak into a child.
 const NO_WAIT: i32 = libc::O_NONBLOCK | libc::O_CLOEXEC;
 

@@ -22,6 +22,14 @@ use std::sync::mpsc;
 /// single-digit megabytes.
 const BLOCK: usize = 1 << 20;
 
+/// The longest line a reader holds: far past any event harrow writes (a reply is cut at
+/// `max_reply_bytes`, 16 MB by default), short enough that a planted endless line in a shared
+/// folder costs no more than this. A longer line is skipped as unreadable, never held whole.
+pub const MAX_LINE: usize = 32 << 20;
+
+/// What an overlong line becomes in its block: one unreadable line, at the line's offset.
+const OVERLONG: &[u8] = b"!\n";
+
 /// Decoding threads at most: past this the one thread that folds is the bound.
 const MAX_DECODERS: usize = 8;
 
@@ -113,15 +121,17 @@ struct BlockReader {
     carry: Vec<u8>,
     offset: u64,
     eof: bool,
+    /// Bytes of an overlong last line skipped at the end of the file: still pending.
+    skipped_tail: u64,
 }
 
 impl BlockReader {
     /// Reads from `offset`, the start of a line, up to byte `until`.
     fn open(path: &Path, offset: u64, until: u64) -> io::Result<BlockReader> {
-        let mut file = File::open(path)?;
+        let mut file = super::safe_io::open_regular(path)?;
         file.seek(SeekFrom::Start(offset))?;
         let file = file.take(until.saturating_sub(offset));
-        Ok(BlockReader { file, carry: Vec::new(), offset, eof: false })
+        Ok(BlockReader { file, carry: Vec::new(), offset, eof: false, skipped_tail: 0 })
     }
 
     /// The next run of complete lines, read into `spare` (a block's buffer that was folded)
@@ -152,6 +162,10 @@ impl BlockReader {
             let read = &buffer[filled..filled + n];
             let last_nl = memchr::memrchr(b'\n', read).map(|i| filled + i);
             filled += n;
+            if last_nl.is_none() && filled > MAX_LINE {
+                // Everything here is one line (blocks end at a newline): skip it.
+                return self.skip_overlong(buffer, filled as u64);
+            }
             if let Some(last_nl) = last_nl {
                 self.carry.clear();
                 self.carry.extend_from_slice(&buffer[last_nl + 1..filled]);
@@ -164,7 +178,34 @@ impl BlockReader {
     }
 
     fn pending(&self) -> u64 {
-        self.carry.len() as u64
+        self.carry.len() as u64 + self.skipped_tail
+    }
+
+    /// Reads past the rest of a line longer than [`MAX_LINE`] (`held` bytes of it read so
+    /// far) and gives it as a block of one unreadable line at its offset; the bytes after its
+    /// newline are carried. A line that never ends is left pending, unread.
+    fn skip_overlong(&mut self, mut buffer: Vec<u8>, held: u64) -> io::Result<Option<Block>> {
+        let mut skipped = held;
+        buffer.resize(BLOCK, 0);
+        loop {
+            let n = read_full(&mut self.file, &mut buffer)?;
+            if n == 0 {
+                self.eof = true;
+                self.carry.clear();
+                self.skipped_tail = skipped;
+                return Ok(None);
+            }
+            if let Some(nl) = memchr::memchr(b'\n', &buffer[..n]) {
+                self.carry.clear();
+                self.carry.extend_from_slice(&buffer[nl + 1..n]);
+                skipped += nl as u64 + 1;
+                buffer[..OVERLONG.len()].copy_from_slice(OVERLONG);
+                let block = Block { buffer, len: OVERLONG.len(), offset: self.offset };
+                self.offset += skipped;
+                return Ok(Some(block));
+            }
+            skipped += n as u64;
+        }
     }
 }
 
@@ -382,12 +423,22 @@ pub struct LineSplitter {
     /// Offset in the file of the first byte of `partial`.
     partial_offset: u64,
     next_line: u64,
+    /// Bytes of the current line dropped because it passed [`MAX_LINE`].
+    skipping: u64,
+    /// Lines skipped so for being longer than [`MAX_LINE`].
+    pub overlong: u64,
 }
 
 impl LineSplitter {
     /// A splitter whose next byte is at `offset`, on line `next_line` (1-based).
     pub fn at(offset: u64, next_line: u64) -> LineSplitter {
-        LineSplitter { partial: Vec::new(), partial_offset: offset, next_line }
+        LineSplitter {
+            partial: Vec::new(),
+            partial_offset: offset,
+            next_line,
+            skipping: 0,
+            overlong: 0,
+        }
     }
 
     /// Feeds bytes that follow everything fed so far; returns each completed line with where it
@@ -396,6 +447,16 @@ impl LineSplitter {
         let mut out = Vec::new();
         let mut rest = bytes;
         while let Some(nl) = memchr::memchr(b'\n', rest) {
+            if self.skipping > 0 || self.partial.len() + nl > MAX_LINE {
+                // The end of an overlong line: counted, never given.
+                let held = std::mem::take(&mut self.partial).len() as u64;
+                self.partial_offset += self.skipping + held + nl as u64 + 1;
+                self.skipping = 0;
+                self.next_line += 1;
+                self.overlong += 1;
+                rest = &rest[nl + 1..];
+                continue;
+            }
             let mut line = std::mem::take(&mut self.partial);
             line.extend_from_slice(&rest[..nl]);
             let had_cr = line.last() == Some(&b'\r');
@@ -412,13 +473,20 @@ impl LineSplitter {
             out.push((at, line));
             rest = &rest[nl + 1..];
         }
-        self.partial.extend_from_slice(rest);
+        if self.skipping > 0 {
+            self.skipping += rest.len() as u64;
+        } else if self.partial.len() + rest.len() > MAX_LINE {
+            self.skipping = (self.partial.len() + rest.len()) as u64;
+            self.partial = Vec::new();
+        } else {
+            self.partial.extend_from_slice(rest);
+        }
         out
     }
 
-    /// Bytes of an incomplete last line held back.
+    /// Bytes of an incomplete last line held back (or skipped, when it is overlong).
     pub fn pending(&self) -> usize {
-        self.partial.len()
+        self.partial.len() + usize::try_from(self.skipping).unwrap_or(usize::MAX)
     }
 
     /// The offset just past the last complete line.
@@ -478,6 +546,37 @@ mod tests {
         let mut seen = Vec::new();
         let report = scan(&path, |at, f| seen.push((at, f.kind().to_owned()))).unwrap();
         (seen, report)
+    }
+
+    /// A line past [`MAX_LINE`] is one unreadable line at its number, never held; the lines
+    /// around it keep their numbers and offsets, and one that never ends is pending.
+    #[test]
+    fn an_overlong_line_is_skipped_as_unreadable_with_every_other_line_in_place() {
+        let long = vec![b'x'; MAX_LINE + 10];
+        let mut text = b"{\"type\":\"a\"}\n".to_vec();
+        text.extend_from_slice(&long);
+        text.extend_from_slice(b"\n{\"type\":\"b\"}\n");
+        let (seen, report) = scan_bytes(&text);
+        let kinds: Vec<&str> = seen.iter().map(|(_, k)| k.as_str()).collect();
+        assert_eq!(kinds, ["a", "b"]);
+        assert_eq!(seen[1].0.number, 3);
+        assert_eq!(seen[1].0.offset, 13 + long.len() as u64 + 1);
+        assert_eq!(report.unreadable, vec![2]);
+        assert_eq!(report.end_offset, text.len() as u64);
+        let mut endless = b"{\"type\":\"a\"}\n".to_vec();
+        endless.extend_from_slice(&long);
+        let (seen, report) = scan_bytes(&endless);
+        assert_eq!(seen.len(), 1);
+        assert_eq!((report.end_offset, report.pending_bytes), (13, long.len() as u64));
+        // The tailer's splitter, fed a few bytes at a time, the same.
+        let mut lines = LineSplitter::at(0, 1);
+        let mut got = Vec::new();
+        for chunk in text.chunks(1 << 20) {
+            got.extend(lines.feed(chunk));
+        }
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[1].0.number, got[1].0.offset), (3, 13 + long.len() as u64 + 1));
+        assert_eq!(lines.overlong, 1);
     }
 
     #[test]

@@ -11,7 +11,9 @@ impl Run {
     pub(super) fn last_case(&self, task: &str) -> Result<Option<(Case, u64)>> {
         let Some(at) = self.last_cases.get(task) else { return Ok(None) };
         let mut line = vec![0; at.len as usize];
-        let file = std::fs::File::open(crate::session::dir::SessionDir::new(&self.dir).events())?;
+        let file = crate::session::safe_io::open_regular(
+            &crate::session::dir::SessionDir::new(&self.dir).events(),
+        )?;
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut line, at.offset)?;
         let Ok(Event { payload: Payload::ToolCall(call), .. }) = Event::decode(&line) else {
             return Ok(None);
