@@ -136,7 +136,41 @@ pub fn var(name: &str) -> Option<String> {
     value.filter(|v| !v.trim().is_empty())
 }
 
-/// `text` with every known key value replaced by [`REDACTED`].
+/// Every form a key may be echoed in: as it is, URL-encoded, and base64-encoded behind any
+/// prefix (`Basic base64(user:token)`, as a forge's or git's error may quote the header it
+/// was sent). Base64 of a key behind a prefix depends on the prefix's length modulo 3 only,
+/// except for the characters at either edge, so the three cores cover every user name.
+fn forms(key: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let mut out = vec![key.to_owned()];
+    let encoded: String = url::form_urlencoded::byte_serialize(key.as_bytes()).collect();
+    out.push(encoded);
+    for engine in
+        [&base64::engine::general_purpose::STANDARD, &base64::engine::general_purpose::URL_SAFE]
+    {
+        for shift in 0..3usize {
+            let mut bytes = vec![0u8; shift];
+            bytes.extend_from_slice(key.as_bytes());
+            let text = engine.encode(&bytes);
+            // The characters that depend on the filler before, and on what follows after.
+            let skip = [0, 2, 3][shift];
+            let whole = bytes.len() / 3 * 4;
+            if let Some(core) = text.get(skip..whole) {
+                out.push(core.to_owned());
+            }
+        }
+    }
+    out.retain(|f| f.len() >= 8);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The forms of the sealed keys, worked out once: every line written is scrubbed.
+static FORMS: OnceLock<Vec<String>> = OnceLock::new();
+
+/// `text` with every known key value replaced by [`REDACTED`], in every form a server may echo
+/// it ([`forms`]).
 pub fn scrub(text: &str) -> std::borrow::Cow<'_, str> {
     let mut out = std::borrow::Cow::Borrowed(text);
     let mut hide = |key: &str| {
@@ -144,10 +178,14 @@ pub fn scrub(text: &str) -> std::borrow::Cow<'_, str> {
             out = std::borrow::Cow::Owned(out.replace(key, REDACTED));
         }
     };
-    // Every line written goes through here: the sealed keys are read in place, not copied.
     match KEYS.get() {
-        Some(keys) => keys.values().for_each(|k| hide(k)),
-        None => KEY_VARS.iter().filter_map(|n| var(n)).for_each(|k| hide(&k)),
+        Some(keys) => FORMS
+            .get_or_init(|| keys.values().flat_map(|k| forms(k)).collect())
+            .iter()
+            .for_each(|k| hide(k)),
+        None => {
+            KEY_VARS.iter().filter_map(|n| var(n)).flat_map(|k| forms(&k)).for_each(|k| hide(&k))
+        }
     }
     out
 }
@@ -155,6 +193,29 @@ pub fn scrub(text: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A token echoed raw, as a bearer, URL-encoded, or base64-encoded behind any user name
+    /// (what a forge's error may quote of a Basic header) is found in every form.
+    #[test]
+    fn a_key_is_found_in_every_form_a_server_may_echo() {
+        use base64::Engine as _;
+        let key = "ghp_T0ken/with+odd=chars_5150";
+        let all = forms(key);
+        let hidden = |text: &str| all.iter().any(|f| text.contains(f.as_str()));
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        for user in ["x-access-token", "oauth2", "git", "u", "ab", "abc", ""] {
+            let basic = format!("Authorization: Basic {}", b64(&format!("{user}:{key}")));
+            assert!(hidden(&basic), "{user}: {basic}");
+        }
+        let bearer = format!("Bearer {key}");
+        assert!(hidden(&bearer));
+        let query = format!(
+            "https://h/x?access_token={}",
+            url::form_urlencoded::byte_serialize(key.as_bytes()).collect::<String>()
+        );
+        assert!(hidden(&query), "{query}");
+        assert!(!hidden("Authorization: Basic eC1hY2Nlc3MtdG9rZW46b3RoZXI="), "another token");
+    }
 
     #[test]
     fn secrets_are_recognised() {

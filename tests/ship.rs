@@ -704,3 +704,71 @@ fn a_pull_request_open_already_is_found_and_named_not_failed() {
     assert_eq!(events_of(&shop.o, "pull_request")[0]["number"], 3);
     shop.assert_no_token_in(&[&out]);
 }
+
+/// Shipping's corners: a `pushInsteadOf` planted in the user's `~/.gitconfig` (what a worker
+/// without a sandbox can write) is refused by name and its host gets nothing; a token in an
+/// address's query is never printed or logged; a forge error that echoes the token as a Basic
+/// header (base64 of `x-access-token:<token>`) or URL-encoded reaches neither the terminal nor
+/// the log.
+#[test]
+fn shipping_leaks_no_token_through_a_planted_rewrite_a_query_or_an_encoded_echo() {
+    use base64::Engine as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let o = finished(tmp.path());
+    let bare = tmp.path().join("remote.git");
+    let evil = tmp.path().join("evil.git");
+    for b in [&bare, &evil] {
+        git(tmp.path(), &["init", "-q", "--bare", b.to_str().unwrap()]);
+    }
+    let url = format!("file://{}", bare.display());
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join(".gitconfig"),
+        format!("[url \"file://{}\"]\n\tpushInsteadOf = {url}\n", evil.display()),
+    )
+    .unwrap();
+    let out = harrow(tmp.path())
+        .args(["push", o.dir.to_str().unwrap(), "--remote", &url])
+        .env("HARROW_GIT_TOKEN", GIT_TOKEN)
+        .output()
+        .unwrap();
+    let stderr = one_line_failure(&out, 1);
+    assert!(stderr.contains("pushinsteadof") && stderr.contains(".gitconfig"), "{stderr}");
+    assert!(git(&evil, &["for-each-ref"]).trim().is_empty(), "the planted host got nothing");
+    std::fs::remove_file(home.join(".gitconfig")).unwrap();
+
+    let with_query = format!("{url}?access_token={GIT_TOKEN}-in-query#{FORGE_TOKEN}");
+    let out = harrow(tmp.path())
+        .args(["push", o.dir.to_str().unwrap(), "--remote", &with_query])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    let logged = loop_fixture::all_text(&o.dir);
+    for text in [&stdout, &stderr, &logged] {
+        assert!(!text.contains("access_token") && !text.contains(GIT_TOKEN), "{text}");
+        assert!(!text.contains(FORGE_TOKEN));
+    }
+
+    let basic =
+        base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{FORGE_TOKEN}"));
+    let forge = forge::Forge::start(vec![(
+        ("POST", "/api/v3/repos/acme/widgets/pulls".into()),
+        (
+            422,
+            format!(
+                r#"{{"message":"you sent Authorization: Basic {basic} and token={}"}}"#,
+                FORGE_TOKEN.replace('-', "%2D")
+            ),
+        ),
+    )]);
+    let shop = shop("github", &forge, "/api/v3", None);
+    let out = shop.pr("GITHUB_TOKEN", &[]);
+    let (stdout, stderr) = text(&out);
+    let logged = loop_fixture::all_text(&shop.o.dir);
+    let core = &basic[4..basic.len() - 4];
+    for text in [&stdout, &stderr, &logged] {
+        assert!(!text.contains(core), "the base64 echo is scrubbed: {text}");
+    }
+    shop.assert_no_token_in(&[&out]);
+}

@@ -58,7 +58,10 @@ impl Credentials {
             .unwrap_or_default();
         Credentials {
             token: Token::from_var(GIT_TOKEN_VAR),
-            config: repo.config().ok(),
+            // The repository's own credential helper only: the user's and the system's git
+            // configuration is writable by any process of theirs (a worker run without a
+            // sandbox included), and a helper planted there would be handed the token.
+            config: repo.config().ok().and_then(|c| c.open_level(git2::ConfigLevel::Local).ok()),
             ssh_keys,
             agent: std::env::var_os("SSH_AUTH_SOCK").is_some(),
             tried: Vec::new(),

@@ -29,7 +29,7 @@ pub struct ShipError(String);
 impl ShipError {
     pub fn new(message: impl AsRef<str>) -> ShipError {
         let one_line = message.as_ref().split_whitespace().collect::<Vec<_>>().join(" ");
-        ShipError(crate::printable::line(&secret::redact(&one_line)))
+        ShipError(crate::printable::line(&secret::redact(&secret::strip_queries(&one_line))))
     }
 }
 

@@ -129,6 +129,7 @@ fn send(ship: &Shipment, opts: &PushOptions) -> Result<Pushed, ShipError> {
         )));
     }
     let url = super::secret::display_url(&target.url);
+    super::remote::refuse_outside_rewrites(&repo, &target.url)?;
     let label = target.label();
     let credentials = RefCell::new(Credentials::for_repo(&repo));
     let mut remote = target.git_remote(&repo).map_err(|e| {

@@ -58,6 +58,45 @@ impl RemoteTarget {
     }
 }
 
+/// Refuses a push whose address a git configuration outside the repository rewrites
+/// (`url.<base>.insteadOf` / `pushInsteadOf` in `~/.gitconfig`, the XDG or the system file):
+/// libgit2 applies those as git does, so a rewrite planted there — by any process of the user's,
+/// a worker run without a sandbox included — would send the token to its own host. The
+/// repository's own configuration is the user's to set and is followed.
+pub fn refuse_outside_rewrites(repo: &Repository, url: &str) -> Result<(), ShipError> {
+    let Ok(config) = repo.config().and_then(|mut c| c.snapshot()) else { return Ok(()) };
+    let Ok(entries) = config.entries(Some(r"^url\..*\.(pushinsteadof|insteadof)$")) else {
+        return Ok(());
+    };
+    let mut found = Vec::new();
+    let mut entries = entries;
+    while let Some(Ok(entry)) = entries.next() {
+        if matches!(
+            entry.level(),
+            git2::ConfigLevel::Local | git2::ConfigLevel::Worktree | git2::ConfigLevel::App
+        ) {
+            continue;
+        }
+        let (Ok(name), Ok(prefix)) = (entry.name(), entry.value()) else { continue };
+        if url.starts_with(prefix) {
+            let level = match entry.level() {
+                git2::ConfigLevel::Global => "your global git configuration (~/.gitconfig)",
+                git2::ConfigLevel::XDG => "your git configuration (~/.config/git/config)",
+                _ => "the system's git configuration",
+            };
+            found.push(format!("{name} = {prefix} in {level}"));
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(ShipError::new(super::secret::redact(&format!(
+        "the address {} is rewritten by {}; harrow does not send a token where a configuration outside the repository points it. Remove that setting (git config --global --unset …), or set the rewrite in the repository itself",
+        display_url(url),
+        found.join("; ")
+    ))))
+}
+
 fn looks_like_address(spec: &str) -> bool {
     spec.contains("://") || scp_like(spec).is_some() || Path::new(spec).is_absolute()
 }

@@ -39,23 +39,34 @@ pub fn redact(text: &str) -> String {
     crate::keys::scrub(text).into_owned()
 }
 
-/// An address with its user and password taken out: `https://user:pw@host/x` is shown as
-/// `https://host/x`. Addresses git writes as `user@host:path` keep the user (it is not a
-/// secret, and it tells which account SSH uses).
+/// `text` with every address's query (`?access_token=…`), and any fragment after it, taken
+/// out: git and forges quote the address they were given in their errors, and a query may
+/// carry a token harrow does not know as one.
+pub fn strip_queries(text: &str) -> String {
+    static QUERY: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let query = QUERY.get_or_init(|| regex::Regex::new(r#"([^\s'"?])\?[^\s'"]*=[^\s'"]*"#).ok());
+    match query {
+        Some(q) => q.replace_all(text, "$1").into_owned(),
+        None => text.to_owned(),
+    }
+}
+
+/// An address with its user, password, query and fragment taken out:
+/// `https://user:pw@host/x?access_token=t#y` is shown as `https://host/x`. Addresses git writes
+/// as `user@host:path` keep the user (it is not a secret, and it tells which account SSH
+/// uses). Whatever is left is scrubbed of known keys too.
 pub fn display_url(url: &str) -> String {
     match url::Url::parse(url) {
-        Ok(mut parsed)
-            if parsed.has_host()
-                && (parsed.password().is_some() || !parsed.username().is_empty()) =>
-        {
-            let ssh = parsed.scheme() == "ssh";
-            if !ssh {
+        Ok(mut parsed) if parsed.has_host() => {
+            if parsed.scheme() != "ssh" {
                 let _ = parsed.set_username("");
             }
             let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.set_fragment(None);
             redact(parsed.as_str())
         }
-        _ => redact(url),
+        _ => redact(url.split(['?', '#']).next().unwrap_or(url)),
     }
 }
 
@@ -75,6 +86,19 @@ mod tests {
             "ssh://git@example.com/a/b.git"
         );
         assert_eq!(display_url("git@example.com:a/b.git"), "git@example.com:a/b.git");
+        assert_eq!(
+            display_url("https://example.com/a/b.git?access_token=s3cr3t-value#frag"),
+            "https://example.com/a/b.git",
+            "a token in the query or fragment is never shown"
+        );
+        assert_eq!(
+            display_url("git@example.com:a/b.git?private_token=x"),
+            "git@example.com:a/b.git"
+        );
+        assert_eq!(
+            strip_queries("failed to resolve path '/srv/b.git?access_token=t0k#f': gone? yes"),
+            "failed to resolve path '/srv/b.git': gone? yes"
+        );
         assert_eq!(display_url("/srv/git/b.git"), "/srv/git/b.git");
     }
 
