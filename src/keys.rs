@@ -178,14 +178,13 @@ pub fn scrub(text: &str) -> std::borrow::Cow<'_, str> {
             out = std::borrow::Cow::Owned(out.replace(key, REDACTED));
         }
     };
-    match KEYS.get() {
-        Some(keys) => FORMS
+    if let Some(keys) = KEYS.get() {
+        FORMS
             .get_or_init(|| keys.values().flat_map(|k| forms(k)).collect())
             .iter()
-            .for_each(|k| hide(k)),
-        None => {
-            KEY_VARS.iter().filter_map(|n| var(n)).flat_map(|k| forms(&k)).for_each(|k| hide(&k))
-        }
+            .for_each(|k| hide(k));
+    } else {
+        KEY_VARS.iter().filter_map(|n| var(n)).flat_map(|k| forms(&k)).for_each(|k| hide(&k));
     }
     out
 }
