@@ -712,3 +712,48 @@ fn a_check_that_writes_into_the_combination_lands_nothing_of_its_own() {
         "the landed tree is the kept combination's"
     );
 }
+
+/// Without a sandbox a lane's worker can run any `git`: it moves the session branch to a
+/// forged commit and moves the earlier task's kept attempt there too. The lane's guard puts
+/// both back after the call (harrow's own refs are held to what harrow last wrote, whichever
+/// lane moves them), so the forged commit never lands and the kept attempt is as judged.
+#[test]
+fn without_a_sandbox_a_lanes_worker_cannot_move_the_session_branch_or_a_kept_attempt() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    depends(&plan, 1, "[]");
+    depends(&plan, 2, "[]");
+    let config = tmp.path().join("off.toml");
+    std::fs::write(&config, "[hands]\nsandbox = \"off\"\n").unwrap();
+    // Spelled so the `pre_tool` hook's patterns miss it, as a shell allows many ways to.
+    let forge = "u=upd; u=${u}ate-ref; b=$(git rev-parse --abbrev-ref HEAD); id=${b%--*}; id=${id#session/}; c=$(git commit-tree -m forged-by-worker HEAD^{tree}); git $u refs/heads/session/$id $c; for r in $(git for-each-ref --format='%(refname)' refs/harrow/$id/T-001/); do git $u $r $c; done; echo moved $(git rev-parse refs/heads/session/$id)";
+    let script = json!({
+        "worker": {
+            "T-001": {"*": write("f1.txt", "1\n", 1, 0)},
+            "T-002": {"*": run_then_write(forge, 2, 1500)}
+        },
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    succeeds(
+        lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--config").arg(&config),
+    );
+    let (id, log) = events(tmp.path());
+    let results: Vec<String> = log
+        .iter()
+        .filter(|e| e["type"] == "tool_result" || e["type"] == "pre_tool_block")
+        .map(|e| e["payload"].to_string())
+        .collect();
+    assert!(results.iter().any(|r| r.contains("moved")), "the worker's command ran: {results:?}");
+    let history = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+    assert!(!history.contains("forged-by-worker"), "{history}");
+    assert!(
+        history.contains("T-001: Write file 1") && history.contains("T-002: Write file 2"),
+        "{history}"
+    );
+    let kept = git(
+        &repo,
+        &["for-each-ref", "--format=%(refname) %(subject)", &format!("refs/harrow/{id}/T-001/")],
+    );
+    assert!(!kept.trim().is_empty() && !kept.contains("forged-by-worker"), "{kept}");
+}

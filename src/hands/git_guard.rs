@@ -234,6 +234,7 @@ impl GitGuard {
         };
         guard.hold_to(branch);
         guard.record()?;
+        guard.track_own()?;
         Ok(guard)
     }
 
@@ -243,7 +244,58 @@ impl GitGuard {
     pub fn retarget(&mut self, branch: &str) -> Result<(), git2::Error> {
         self.hold_to(branch);
         self.quiet = None;
-        self.record()
+        self.record()?;
+        self.track_own()
+    }
+
+    /// In a lane: starts holding the session's own refs (its branch and `refs/harrow/<id>/`)
+    /// to the book all lanes share, as they are now unless the book holds them already.
+    fn track_own(&self) -> Result<(), git2::Error> {
+        let Some(session) = self.siblings.as_deref() else { return Ok(()) };
+        let id = session.trim_start_matches("refs/heads/session/");
+        let mut book = super::own_refs::lock();
+        let now = self.own_refs_now()?;
+        book.track(&self.common, id, || now);
+        Ok(())
+    }
+
+    /// The session's own refs as they are on disk.
+    fn own_refs_now(&self) -> Result<super::own_refs::Refs, git2::Error> {
+        let session = self.siblings.as_deref().unwrap_or_default();
+        let mut refs = super::own_refs::Refs::new();
+        let glob = format!("{}*", self.own_prefix);
+        let own = self.repo.references_glob(&glob)?;
+        for r in self.repo.find_reference(session).into_iter().map(Ok).chain(own) {
+            let r = r?;
+            if let (Ok(name), Some(target)) = (r.name(), target_of(&r)) {
+                refs.insert(name.to_owned(), target);
+            }
+        }
+        Ok(refs)
+    }
+
+    /// In a lane: puts back every one of the session's own refs that differs from the book
+    /// (a worker moved the session branch or another task's kept attempt), and says which.
+    fn hold_own(&self) -> Result<Vec<String>, git2::Error> {
+        let Some(session) = self.siblings.as_deref() else { return Ok(Vec::new()) };
+        let id = session.trim_start_matches("refs/heads/session/");
+        let book = super::own_refs::lock();
+        let Some(held) = book.held(&self.common, id) else { return Ok(Vec::new()) };
+        let now = self.own_refs_now()?;
+        let mut restored = Vec::new();
+        for (name, target) in held {
+            if now.get(name) != Some(target) {
+                set_ref(&self.repo, name, target)?;
+                restored.push(format!("the ref {name}"));
+            }
+        }
+        for name in now.keys().filter(|n| !held.contains_key(*n)) {
+            if let Ok(mut r) = self.repo.find_reference(name) {
+                r.delete()?;
+                restored.push(format!("the new ref {name} (removed)"));
+            }
+        }
+        Ok(restored)
     }
 
     /// The refs that follow from the branch the worktree is on: the branch itself, the
@@ -366,7 +418,9 @@ impl GitGuard {
         let oid = Oid::from_str(target).ok()?;
         let short: String = target.chars().take(12).collect();
         let kept = format!("{}displaced/{}-{short}", self.own_prefix, name.replace('/', "-"));
+        let mut book = super::own_refs::lock();
         self.repo.reference(&kept, oid, true, "harrow: a tool call moved this ref").ok()?;
+        book.wrote(&self.common, &kept, Some(target.to_owned()));
         Some((kept, target.to_owned()))
     }
 
@@ -424,6 +478,8 @@ impl GitGuard {
                 restored.push(format!("the new ref {name} (removed)"));
             }
         }
+        // In a lane, a displaced ref kept under harrow's refs is the lanes' book's to hold.
+        let kept: Vec<_> = kept.into_iter().filter(|(name, _)| !self.shared(name)).collect();
         self.snapshot.refs.extend(kept);
         Ok(restored)
     }
@@ -436,6 +492,7 @@ impl GitGuard {
             restored = self.restore_refs()?;
             self.quiet = None;
         }
+        restored.extend(self.hold_own()?);
         let repo = &self.repo;
         let head_ok = repo
             .find_reference("HEAD")
@@ -544,6 +601,15 @@ mod tests {
         (src, wt)
     }
 
+    /// What harrow does when it lands a task or keeps an attempt: the ref written and the
+    /// lanes' book told, in one locked step.
+    fn by_harrow(src: &Path, name: &str, rev: &str) {
+        let mut book = super::super::own_refs::lock();
+        git(src, &["update-ref", name, rev]);
+        let target = git(src, &["rev-parse", name]).trim().to_owned();
+        book.wrote(&src.join(".git"), name, Some(target));
+    }
+
     /// Waits out the racy window: files older than this are held by their stamps.
     fn settle() {
         std::thread::sleep(std::time::Duration::from_millis(2100));
@@ -593,8 +659,8 @@ mod tests {
         assert!(guard.quiet.is_some(), "a quiet repository's refs are held by their stamps");
         // The sibling lanes at work: a branch made, an attempt kept, the session branch moved.
         git(&src, &["branch", "session/s--T-2"]);
-        git(&src, &["update-ref", "refs/harrow/s/T-2/1", "HEAD"]);
-        git(&src, &["branch", "-f", "session/s", "main~1"]);
+        by_harrow(&src, "refs/harrow/s/T-2/1", "HEAD");
+        by_harrow(&src, "refs/heads/session/s", "main~1");
         assert!(guard.restore().unwrap().is_empty(), "the siblings' refs are theirs");
         guard.before_call().unwrap();
         assert!(guard.quiet.is_some(), "the siblings' refs do not make the guard list every ref");
@@ -618,6 +684,28 @@ mod tests {
             ["the new ref refs/heads/moved (removed)", "the ref refs/heads/loose"],
             "{restored:?}"
         );
+        // Without a sandbox a worker's git can move the session branch and another task's
+        // kept attempt, or plant a ref among harrow's: put back to where harrow put them.
+        let (tip, kept) = (
+            git(&src, &["rev-parse", "session/s"]),
+            git(&src, &["rev-parse", "refs/harrow/s/T-2/1"]),
+        );
+        git(&wt, &["update-ref", "refs/heads/session/s", "main"]);
+        git(&wt, &["update-ref", "refs/harrow/s/T-2/1", "main~1"]);
+        git(&wt, &["update-ref", "refs/harrow/s/T-9/1", "main"]);
+        let mut restored = guard.restore().unwrap();
+        restored.sort();
+        assert_eq!(
+            restored,
+            [
+                "the new ref refs/harrow/s/T-9/1 (removed)",
+                "the ref refs/harrow/s/T-2/1",
+                "the ref refs/heads/session/s"
+            ],
+            "{restored:?}"
+        );
+        assert_eq!(git(&src, &["rev-parse", "session/s"]), tip);
+        assert_eq!(git(&src, &["rev-parse", "refs/harrow/s/T-2/1"]), kept);
     }
 
     #[test]
@@ -630,7 +718,7 @@ mod tests {
         assert!(guard.quiet.is_some(), "a quiet repository's refs are held by their stamps");
         // harrow commits the lane's work and keeps it as an attempt, then records.
         git(&wt, &["commit", "-q", "--allow-empty", "-m", "work"]);
-        git(&src, &["update-ref", "refs/harrow/s/T-1/1", "session/s--worktree-1"]);
+        by_harrow(&src, "refs/harrow/s/T-1/1", "session/s--worktree-1");
         let committed = git(&src, &["rev-parse", "session/s--worktree-1"]);
         guard.record().unwrap();
         assert!(guard.quiet.is_some(), "nothing the stamps cover moved");

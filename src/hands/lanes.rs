@@ -206,6 +206,14 @@ impl Workspace {
         Ok(())
     }
 
+    /// Lets the lanes' guards take the session's own refs afresh from now on (see
+    /// [`super::own_refs`]).
+    pub fn forget_own_refs(&self) -> Result<(), WorkspaceError> {
+        let repo = open_source(&self.source)?;
+        super::own_refs::lock().forget(repo.commondir(), self.session_id());
+        Ok(())
+    }
+
     /// Removes the git lock files a killed run left in this session's worktree, its lanes and
     /// its own refs (`index.lock`, `HEAD.lock`, a ref's `.lock`), which would otherwise refuse
     /// every later git operation there ("the index is locked"). Only files no live process has
@@ -364,8 +372,10 @@ impl Workspace {
             Oid::from_str(from).map_err(git("read the session tip"))?,
             Oid::from_str(to).map_err(git("read the landed commit"))?,
         );
+        let mut book = super::own_refs::lock();
         repo.reference_matching(&name, to, true, from, "harrow: task landed")
             .map_err(git(format!("move {} (it was expected at {from})", self.session_branch())))?;
+        book.wrote(repo.commondir(), &name, Some(to.to_string()));
         Ok(())
     }
 

@@ -10,6 +10,7 @@ pub mod hooks;
 pub mod isolation;
 pub(crate) mod kernel_sandbox;
 pub mod lanes;
+pub mod own_refs;
 pub mod process;
 pub(crate) mod programs;
 mod repo_pool;

@@ -520,7 +520,9 @@ impl Workspace {
         if repo.find_reference(&refname).is_ok_and(|r| r.target() != Some(oid)) {
             refname = format!("{refname}-{}", &oid.to_string()[..7]);
         }
+        let mut book = super::own_refs::lock();
         repo.reference(&refname, oid, true, message).map_err(git(format!("keep {name}")))?;
+        book.wrote(repo.commondir(), &refname, Some(oid.to_string()));
         Ok(Kept { refname, oid })
     }
 

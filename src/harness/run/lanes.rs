@@ -589,6 +589,7 @@ impl Run {
     }
 
     async fn work_in_lanes(&mut self) -> Result<Ended> {
+        self.workspace.forget_own_refs()?;
         let handle = tokio::runtime::Handle::current();
         let mut jobs: tokio::task::JoinSet<LaneDone> = tokio::task::JoinSet::new();
         let mut free: BTreeSet<u64> = (1..=self.opts.lanes.max(1)).collect();
