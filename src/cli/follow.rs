@@ -196,6 +196,7 @@ mod tests {
             host: None,
             pull_request: None,
             recent: Vec::new(),
+            foreign: None,
         };
         let change = Change { id: row.id.clone(), from: None, row, appeared: false };
         let line = crate::printable::json_line(&FollowLine::of(&change)).unwrap();

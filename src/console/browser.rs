@@ -568,6 +568,15 @@ impl Browser {
         if let Some(host) = &e.host {
             lines.push(Line::raw(format!("on {}", clean(host))));
         }
+        if let Some(why) = &e.foreign {
+            lines.push(Line::styled(
+                format!(
+                    "folder {}: its record is data; a resume trusts none of its settings",
+                    clean(why)
+                ),
+                theme.fg(theme.colors.notice),
+            ));
+        }
         if let Some(url) = &e.pull_request {
             lines.push(Line::raw(format!("pull request {}", clean(url))));
         }

@@ -119,6 +119,27 @@ pub struct FleetRow {
     /// The latest rows of its log, for a preview.
     #[serde(skip)]
     pub recent: Vec<String>,
+    /// Why its folder is someone else's to write (owned by another user, or writable by
+    /// others): what it records is data, and a resume trusts none of its settings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub foreign: Option<String>,
+}
+
+/// Why a session folder (or its log) is writable by someone other than this user, if it is.
+pub fn foreign(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    // `/proc/self` belongs to this process's user.
+    let me = std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid());
+    for path in [dir.to_path_buf(), dir.join(super::dir::EVENTS_FILE)] {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        if meta.uid() != me {
+            return Some(format!("owned by uid {}", meta.uid()));
+        }
+        if meta.mode() & 0o002 != 0 {
+            return Some("writable by others".to_owned());
+        }
+    }
+    None
 }
 
 /// The part of `summary.json` a row starts from; everything else in it is skipped.
@@ -599,6 +620,7 @@ impl Tracked {
             host: f.host.clone().or_else(|| holder.map(|h| h.host)),
             pull_request: f.pull_request.clone(),
             recent: f.recent.iter().cloned().collect(),
+            foreign: foreign(&self.found.dir),
         }
     }
 }
@@ -631,6 +653,7 @@ impl FleetRow {
             host: None,
             pull_request: None,
             recent: Vec::new(),
+            foreign: None,
         }
     }
 }
@@ -742,6 +765,23 @@ mod tests {
             }
         }
         dir
+    }
+
+    /// A folder others may write is said so: its record is data, never authority.
+    #[test]
+    fn a_folder_others_can_write_is_marked() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("20261126-000000-abcdef");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("events.jsonl"), "").unwrap();
+        assert_eq!(foreign(&dir), None, "this user's own folder");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(foreign(&dir).as_deref(), Some("writable by others"));
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(dir.join("events.jsonl"), std::fs::Permissions::from_mode(0o666))
+            .unwrap();
+        assert_eq!(foreign(&dir).as_deref(), Some("writable by others"), "its log too");
     }
 
     #[test]
