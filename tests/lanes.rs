@@ -400,6 +400,15 @@ fn a_crash_at_each_event_of_a_merge_then_resume_commits_every_task_exactly_once(
     }
 }
 
+/// The sandbox modes this machine can run: off, Landlock, and bubblewrap where it is installed.
+fn sandbox_modes() -> Vec<&'static str> {
+    let bwrap = std::process::Command::new("bwrap")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if bwrap { vec!["off", "landlock", "bwrap"] } else { vec!["off", "landlock"] }
+}
+
 /// Worker turns that run `command`, then write `f{n}.txt` and submit.
 fn run_then_write(command: &str, n: usize, delay_ms: u64) -> Value {
     json!([
@@ -560,42 +569,53 @@ fn a_cap_counts_every_lanes_calls_as_they_are_made() {
 #[test]
 fn forged_lane_git_folders_delete_nothing_and_write_nothing_outside_harrows_folders() {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    depends(&plan, 1, "[]");
-    depends(&plan, 2, "[]");
     let outside = tmp.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("keep.txt"), "keep\n").unwrap();
-    let sessions = tmp.path().join("sessions");
-    let forge = |target: &Path| {
-        format!(
-            "d=$(git rev-parse --git-dir) && printf '%s\\n' {} > \"$d/gitdir\" && for f in {}/*/events.jsonl; do ln -sfn \"$f\" \"$d/harrow-task\"; done; echo forged",
-            target.display(),
-            sessions.display()
-        )
-    };
-    let script = json!({
-        "worker": {
-            "T-001": {"*": run_then_write(&forge(&repo.join("README.md")), 1, 0)},
-            "T-002": {"*": run_then_write(&forge(&outside.join("keep.txt")), 2, 300)}
-        },
-        "evaluator": {"*": {"*": [accept()]}}
-    });
-    let (_rt, server) = serve(&script, false);
-    succeeds(lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--no-validators"));
-    let (id, log) = events(tmp.path());
-    assert_eq!(log[0]["type"], "session_start", "the log is whole from its first line");
-    assert!(
-        log.iter()
-            .any(|e| e["type"] == "tool_result" && e["payload"].to_string().contains("forged"))
-    );
+    for mode in sandbox_modes() {
+        let at = tmp.path().join(mode);
+        let (repo, plan) = repo_and_plan(&at, 2);
+        depends(&plan, 1, "[]");
+        depends(&plan, 2, "[]");
+        let config = at.join("mode.toml");
+        std::fs::write(&config, format!("[hands]\nsandbox = \"{mode}\"\n")).unwrap();
+        let sessions = at.join("sessions");
+        let forge = |target: &Path| {
+            format!(
+                "d=$(git rev-parse --git-dir) && printf '%s\\n' {} > \"$d/gitdir\" && for f in {}/*/events.jsonl; do ln -sfn \"$f\" \"$d/harrow-task\"; done; echo forged",
+                target.display(),
+                sessions.display()
+            )
+        };
+        let script = json!({
+            "worker": {
+                "T-001": {"*": run_then_write(&forge(&repo.join("README.md")), 1, 0)},
+                "T-002": {"*": run_then_write(&forge(&outside.join("keep.txt")), 2, 300)}
+            },
+            "evaluator": {"*": {"*": [accept()]}}
+        });
+        let (_rt, server) = serve(&script, false);
+        succeeds(
+            lanes_run(&at, &server.base_url(), &plan, &repo, "2")
+                .args(["--no-validators", "--config"])
+                .arg(&config),
+        );
+        let (id, log) = events(&at);
+        assert_eq!(log[0]["type"], "session_start", "{mode}: the log is whole from its first line");
+        let forged = log
+            .iter()
+            .filter(|e| e["type"] == "tool_result" && e["payload"].to_string().contains("forged"))
+            .count();
+        assert_eq!(forged, 2, "{mode}: both workers forged their git folder");
+        assert_eq!(std::fs::read_to_string(repo.join("README.md")).unwrap(), "# demo\n", "{mode}");
+        assert!(repo.join(".git/HEAD").exists(), "{mode}: the repository's git folder");
+        assert_eq!(landed(&repo, &id, "f1.txt"), "1\n", "{mode}");
+        assert_eq!(landed(&repo, &id, "f2.txt"), "2\n", "{mode}");
+    }
     let survives = |what: &str| {
-        assert_eq!(std::fs::read_to_string(repo.join("README.md")).unwrap(), "# demo\n", "{what}");
-        assert!(repo.join(".git/HEAD").exists(), "{what}: the repository's git folder");
         assert_eq!(std::fs::read_to_string(outside.join("keep.txt")).unwrap(), "keep\n", "{what}");
     };
-    survives("after the run");
-    assert_eq!(landed(&repo, &id, "f2.txt"), "2\n");
+    survives("after the runs");
 
     // Killed while both lanes work; the forgeries (and a crash's locks) left in their folders.
     let tmp2 = tempfile::tempdir().unwrap();
@@ -714,46 +734,59 @@ fn a_check_that_writes_into_the_combination_lands_nothing_of_its_own() {
 }
 
 /// Without a sandbox a lane's worker can run any `git`: it moves the session branch to a
-/// forged commit and moves the earlier task's kept attempt there too. The lane's guard puts
+/// forged commit and moves the earlier task's kept attempt there too (under a sandbox the
+/// shared git folder is read-only; the test runs in every mode). The lane's guard puts
 /// both back after the call (harrow's own refs are held to what harrow last wrote, whichever
 /// lane moves them), so the forged commit never lands and the kept attempt is as judged.
 #[test]
 fn without_a_sandbox_a_lanes_worker_cannot_move_the_session_branch_or_a_kept_attempt() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    depends(&plan, 1, "[]");
-    depends(&plan, 2, "[]");
-    let config = tmp.path().join("off.toml");
-    std::fs::write(&config, "[hands]\nsandbox = \"off\"\n").unwrap();
-    // Spelled so the `pre_tool` hook's patterns miss it, as a shell allows many ways to.
-    let forge = "u=upd; u=${u}ate-ref; b=$(git rev-parse --abbrev-ref HEAD); id=${b%--*}; id=${id#session/}; c=$(git commit-tree -m forged-by-worker HEAD^{tree}); git $u refs/heads/session/$id $c; for r in $(git for-each-ref --format='%(refname)' refs/harrow/$id/T-001/); do git $u $r $c; done; echo moved $(git rev-parse refs/heads/session/$id)";
-    let script = json!({
-        "worker": {
-            "T-001": {"*": write("f1.txt", "1\n", 1, 0)},
-            "T-002": {"*": run_then_write(forge, 2, 1500)}
-        },
-        "evaluator": {"*": {"*": [accept()]}}
-    });
-    let (_rt, server) = serve(&script, false);
-    succeeds(
-        lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--config").arg(&config),
-    );
-    let (id, log) = events(tmp.path());
-    let results: Vec<String> = log
-        .iter()
-        .filter(|e| e["type"] == "tool_result" || e["type"] == "pre_tool_block")
-        .map(|e| e["payload"].to_string())
-        .collect();
-    assert!(results.iter().any(|r| r.contains("moved")), "the worker's command ran: {results:?}");
-    let history = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
-    assert!(!history.contains("forged-by-worker"), "{history}");
-    assert!(
-        history.contains("T-001: Write file 1") && history.contains("T-002: Write file 2"),
-        "{history}"
-    );
-    let kept = git(
-        &repo,
-        &["for-each-ref", "--format=%(refname) %(subject)", &format!("refs/harrow/{id}/T-001/")],
-    );
-    assert!(!kept.trim().is_empty() && !kept.contains("forged-by-worker"), "{kept}");
+    for mode in sandbox_modes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, plan) = repo_and_plan(tmp.path(), 2);
+        let mode = mode;
+        depends(&plan, 1, "[]");
+        depends(&plan, 2, "[]");
+        let config = tmp.path().join("off.toml");
+        std::fs::write(&config, format!("[hands]\nsandbox = \"{mode}\"\n")).unwrap();
+        // Spelled so the `pre_tool` hook's patterns miss it, as a shell allows many ways to.
+        let forge = "u=upd; u=${u}ate-ref; b=$(git rev-parse --abbrev-ref HEAD); id=${b%--*}; id=${id#session/}; c=$(git commit-tree -m forged-by-worker HEAD^{tree}); git $u refs/heads/session/$id $c; for r in $(git for-each-ref --format='%(refname)' refs/harrow/$id/T-001/); do git $u $r $c; done; echo moved $(git rev-parse refs/heads/session/$id)";
+        let script = json!({
+            "worker": {
+                "T-001": {"*": write("f1.txt", "1\n", 1, 0)},
+                "T-002": {"*": run_then_write(forge, 2, 1500)}
+            },
+            "evaluator": {"*": {"*": [accept()]}}
+        });
+        let (_rt, server) = serve(&script, false);
+        succeeds(
+            lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+                .arg("--config")
+                .arg(&config),
+        );
+        let (id, log) = events(tmp.path());
+        let results: Vec<String> = log
+            .iter()
+            .filter(|e| e["type"] == "tool_result" || e["type"] == "pre_tool_block")
+            .map(|e| e["payload"].to_string())
+            .collect();
+        assert!(
+            results.iter().any(|r| r.contains("moved")),
+            "{mode}: the worker's command ran: {results:?}"
+        );
+        let history = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+        assert!(!history.contains("forged-by-worker"), "{mode}: {history}");
+        assert!(
+            history.contains("T-001: Write file 1") && history.contains("T-002: Write file 2"),
+            "{history}"
+        );
+        let kept = git(
+            &repo,
+            &[
+                "for-each-ref",
+                "--format=%(refname) %(subject)",
+                &format!("refs/harrow/{id}/T-001/"),
+            ],
+        );
+        assert!(!kept.trim().is_empty() && !kept.contains("forged-by-worker"), "{kept}");
+    }
 }
