@@ -440,3 +440,65 @@ fn a_planted_control_link_is_never_written_through() {
     assert!(said.contains("symbolic link"), "{said}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "alias ls=ls\n");
 }
+
+/// Every file a resume writes in the session folder — checkpoint, summary, task status,
+/// progress, a ledger, the reply in flight — planted as a link to one of the user's files:
+/// each is replaced (what is written whole) or refused (what is appended to), never written
+/// through, and a planted link in the log's place stops the resume with one line.
+#[test]
+fn links_planted_in_the_session_folder_are_never_written_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, id, _rt, server) = edited_session(tmp.path(), |_| {});
+    let victims = tmp.path().join("victims");
+    std::fs::create_dir_all(&victims).unwrap();
+    let files = [
+        "checkpoint.json",
+        "summary.json",
+        "task-status.json",
+        "progress.txt",
+        "ledger/T-002.jsonl",
+        "live.json",
+    ];
+    for (n, file) in files.iter().enumerate() {
+        let victim = victims.join(format!("v{n}"));
+        std::fs::write(&victim, format!("precious {n}\n")).unwrap();
+        let at = dir.join(file);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&at);
+        std::os::unix::fs::symlink(&victim, &at).unwrap();
+    }
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    // Replaced files are replaced; a file harrow appends to (a ledger, progress) is refused,
+    // and the run stops saying which.
+    assert!(
+        out.status.success()
+            || said.contains("is a symbolic link; harrow does not write through links"),
+        "{said}"
+    );
+    for n in 0..files.len() {
+        assert_eq!(
+            std::fs::read_to_string(victims.join(format!("v{n}"))).unwrap(),
+            format!("precious {n}\n"),
+            "{}: {said}",
+            files[n]
+        );
+    }
+    let log = dir.join("events.jsonl");
+    let victim = victims.join("log");
+    std::fs::rename(&log, &victim).unwrap();
+    std::os::unix::fs::symlink(&victim, &log).unwrap();
+    let before = std::fs::read(&victim).unwrap();
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read(&victim).unwrap(), before, "the log behind the link is untouched");
+}

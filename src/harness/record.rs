@@ -34,7 +34,7 @@ fn ledger_path(dir: &Path, task_id: &str) -> std::path::PathBuf {
 
 /// Appends a verdict to a task's ledger.
 pub fn append_ledger(dir: &Path, task_id: &str, entry: &LedgerEntry) -> io::Result<()> {
-    std::fs::create_dir_all(crate::session::dir::SessionDir::new(dir).ledger_dir())?;
+    crate::session::safe_io::ensure_dir(&crate::session::dir::SessionDir::new(dir).ledger_dir())?;
     let line = serde_json::to_string(entry).map_err(io::Error::other)? + "\n";
     crate::session::atomic::append_scrubbed(&ledger_path(dir, task_id), &line)
 }

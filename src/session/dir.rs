@@ -77,8 +77,17 @@ impl SessionDir {
     }
 
     /// A task's ledger file.
+    /// A task's ledger. The id comes from a plan someone wrote: anything but letters, digits,
+    /// `-`, `_` and `.` becomes `_`, so no id names a file outside the ledger folder.
     pub fn ledger(&self, task: &str) -> PathBuf {
-        self.root.join(LEDGER_DIR).join(format!("{task}.jsonl"))
+        let name: String = task
+            .chars()
+            .map(
+                |c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' },
+            )
+            .collect();
+        let name = if name.is_empty() || name.starts_with('.') { format!("_{name}") } else { name };
+        self.root.join(LEDGER_DIR).join(format!("{name}.jsonl"))
     }
 
     pub fn attempts(&self) -> PathBuf {
@@ -111,5 +120,21 @@ impl SessionDir {
 
     pub fn learnings(&self) -> PathBuf {
         self.root.join(LEARNINGS_FILE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_id_from_a_plan_never_names_a_ledger_outside_its_folder() {
+        let dir = SessionDir::new(Path::new("/s"));
+        assert_eq!(dir.ledger("T-001"), Path::new("/s/ledger/T-001.jsonl"));
+        for hostile in ["../../etc/passwd", "..", "/abs", "a/b", ""] {
+            let path = dir.ledger(hostile);
+            assert_eq!(path.parent(), Some(Path::new("/s/ledger")), "{hostile}: {path:?}");
+            assert!(!path.file_name().unwrap().to_string_lossy().starts_with('.'), "{path:?}");
+        }
     }
 }
