@@ -320,6 +320,17 @@ fn hostile_session_folders_never_hang_or_flood_the_readers() {
         assert!(took < std::time::Duration::from_secs(2), "{args:?} took {took:?}");
         assert!(peak < 100 << 20, "{args:?} peaked at {} MB", peak >> 20);
     }
+    // Following (what the fleet's screen reads too) holds no more, and sees the good run.
+    let mut follow = Command::new(env!("CARGO_BIN_EXE_harrow"));
+    follow
+        .args(["sessions", "--follow", "--json"])
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("HARROW_SESSIONS_DIR", &root)
+        .env_remove("TILTH_SESSIONS_DIR");
+    let (out, peak, _) = run_bounded(follow, std::time::Duration::from_secs(3));
+    assert!(stdout(&out).contains(DONE), "--follow lists the good run: {}", stdout(&out));
+    assert!(peak < 100 << 20, "--follow peaked at {} MB", peak >> 20);
     let (out, peak, took) = runs(&["show", "20261126-000005-b16b16"]);
     assert!(
         took < std::time::Duration::from_secs(10),

@@ -485,9 +485,12 @@ fn start_of(path: &Path, len: u64, summary: Option<SummaryHead>) -> (LogFold, u6
 }
 
 fn read_summary(dir: &Path) -> Option<SummaryHead> {
-    // Only its head is kept: the rest is skipped as it streams past, so a giant summary (a
-    // planted one, in a shared folder) costs time up to the limit, never memory.
+    // Only its head is kept: the rest is skipped as it streams past, and one over the limit
+    // (a planted giant, in a shared folder) is not read at all — the log's tail serves.
     let file = super::safe_io::open_regular(&super::dir::SessionDir::new(dir).summary()).ok()?;
+    if file.metadata().ok()?.len() > super::safe_io::SMALL_FILE {
+        return None;
+    }
     let limited = std::io::BufReader::new(file.take(super::safe_io::SMALL_FILE));
     serde_json::from_reader(limited).ok()
 }
