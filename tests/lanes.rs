@@ -743,7 +743,6 @@ fn without_a_sandbox_a_lanes_worker_cannot_move_the_session_branch_or_a_kept_att
     for mode in sandbox_modes() {
         let tmp = tempfile::tempdir().unwrap();
         let (repo, plan) = repo_and_plan(tmp.path(), 2);
-        let mode = mode;
         depends(&plan, 1, "[]");
         depends(&plan, 2, "[]");
         let config = tmp.path().join("off.toml");
