@@ -480,12 +480,11 @@ fn links_planted_in_the_session_folder_are_never_written_through() {
             || said.contains("is a symbolic link; harrow does not write through links"),
         "{said}"
     );
-    for n in 0..files.len() {
+    for (n, file) in files.iter().enumerate() {
         assert_eq!(
             std::fs::read_to_string(victims.join(format!("v{n}"))).unwrap(),
             format!("precious {n}\n"),
-            "{}: {said}",
-            files[n]
+            "{file}: {said}"
         );
     }
     let log = dir.join("events.jsonl");
