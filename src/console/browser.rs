@@ -11,6 +11,7 @@ use ratatui::layout::{Constraint, Layout};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState, Wrap};
 
+use super::jobs::Job;
 use super::theme::Theme;
 
 /// One run in the list.
@@ -98,6 +99,9 @@ pub struct Browser {
     pub prompt: Option<Prompt>,
     /// A run `R` offered to resume: `y` does it, any other key does not.
     pub offer: Option<String>,
+    /// A run whose resume refused the settings its folder records: `Y` resumes it trusting
+    /// them, any other key does not.
+    pub trust_offer: Option<String>,
     /// Whether the first look at every session is done.
     pub loaded: bool,
 }
@@ -109,7 +113,8 @@ pub enum Choice {
     Open(Box<Entry>),
     /// Write this command to the run in that folder.
     Send(std::path::PathBuf, Command),
-    Resume(Box<Entry>),
+    /// Resume a run; `true`: trusting the settings it recorded (`--trust-recorded`).
+    Resume(Box<Entry>, bool),
     Export(Box<Entry>),
     Quit,
 }
@@ -143,6 +148,7 @@ impl Browser {
             filter: String::new(),
             prompt: None,
             offer: None,
+            trust_offer: None,
             loaded: true,
         };
         b.refresh(entries);
@@ -211,6 +217,21 @@ impl Browser {
         }
     }
 
+    /// Says how a resume the fleet started went; one that refused the settings the session
+    /// records is offered again, trusting them, on `Y`.
+    pub fn resumed(&mut self, job: Job) {
+        let Job::Resumed { id, outcome } = job else { return };
+        match outcome {
+            Ok(()) => self.notice = Some(format!("{id} resumes in the background")),
+            Err(why) => {
+                if why.contains("--trust-recorded") {
+                    self.trust_offer = Some(id.clone());
+                }
+                self.notice = Some(format!("{id} did not resume: {why}"));
+            }
+        }
+    }
+
     /// Handles a key, by the fleet's key table (or the line being typed).
     pub fn key(&mut self, key: crossterm::event::KeyEvent) -> Choice {
         use super::keymap::{Action, Mode, action_for};
@@ -220,7 +241,14 @@ impl Browser {
         if let Some(id) = self.offer.take() {
             let yes = key.code == crossterm::event::KeyCode::Char('y');
             return match self.entries.iter().find(|e| e.id == id) {
-                Some(e) if yes => Choice::Resume(Box::new(e.clone())),
+                Some(e) if yes => Choice::Resume(Box::new(e.clone()), false),
+                _ => Choice::Stay,
+            };
+        }
+        if let Some(id) = self.trust_offer.take() {
+            let yes = key.code == crossterm::event::KeyCode::Char('Y');
+            return match self.entries.iter().find(|e| e.id == id) {
+                Some(e) if yes => Choice::Resume(Box::new(e.clone()), true),
                 _ => Choice::Stay,
             };
         }
@@ -516,7 +544,15 @@ impl Browser {
         let offer = self
             .offer
             .as_ref()
-            .map(|id| format!("resume {id} in the background? y resumes · any other key does not"));
+            .map(|id| format!("resume {id} in the background? y resumes · any other key does not"))
+            .or_else(|| {
+                self.trust_offer.as_ref().map(|id| {
+                    format!(
+                        "{} · Y resumes {id} trusting what its folder records · any other key does not",
+                        self.notice.as_deref().unwrap_or("")
+                    )
+                })
+            });
         let hint = match (&self.prompt, offer.as_ref().or(self.notice.as_ref())) {
             (Some(p), _) => {
                 let label = match &p.purpose {
@@ -765,7 +801,7 @@ impl super::screen::Screen for BrowserScreen {
         Some(std::time::Duration::from_millis(200))
     }
 
-    fn on(&mut self, msg: super::screen::Msg, _cx: &super::screen::Cx) -> super::screen::Flow {
+    fn on(&mut self, msg: super::screen::Msg, cx: &super::screen::Cx) -> super::screen::Flow {
         use super::keymap::{Action, Mode, action_for};
         use super::screen::{Flow, Msg};
         use crossterm::event::{Event, KeyEventKind};
@@ -797,11 +833,11 @@ impl super::screen::Screen for BrowserScreen {
                         self.send(&dir, &cmd);
                         Flow::Stay
                     }
-                    Choice::Resume(e) => {
-                        self.list.notice = Some(match super::start_resume(&e.dir, &e.id) {
-                            Ok(()) => format!("{} resumes in the background", e.id),
-                            Err(err) => format!("could not resume {}: {err}", e.id),
-                        });
+                    Choice::Resume(e, trust) => {
+                        self.list.notice = Some(format!("starting {} …", e.id));
+                        if let Some(job) = cx.jobs().resume(&e.dir, &e.id, trust) {
+                            self.list.resumed(job);
+                        }
                         Flow::Stay
                     }
                     Choice::Export(e) => {
@@ -812,6 +848,10 @@ impl super::screen::Screen for BrowserScreen {
                         Flow::Stay
                     }
                 }
+            }
+            Msg::Job(job @ Job::Resumed { .. }) => {
+                self.list.resumed(job);
+                Flow::Stay
             }
             Msg::InputGone => Flow::Close,
             _ => Flow::Stay,
@@ -960,7 +1000,23 @@ mod tests {
         assert_eq!(b.key(key(KeyCode::Char('R'))), Choice::Stay, "R only offers");
         assert_eq!(b.key(key(KeyCode::Char('n'))), Choice::Stay, "anything but y declines");
         b.key(key(KeyCode::Char('R')));
-        assert!(matches!(b.key(key(KeyCode::Char('y'))), Choice::Resume(e) if e.id == "h"));
+        assert!(matches!(b.key(key(KeyCode::Char('y'))), Choice::Resume(e, false) if e.id == "h"));
+        // The resume refused the endpoints the folder records: said, and offered again on Y
+        // trusting them; any other key declines, and nothing typed after it acts.
+        let refusal = "the session records worker base URL http://x (--base-url), …; pass --trust-recorded to use the recorded ones";
+        b.resumed(Job::Resumed { id: "h".into(), outcome: Err(refusal.into()) });
+        assert!(
+            b.notice
+                .as_deref()
+                .is_some_and(|n| n.contains("did not resume") && n.contains("--trust-recorded"))
+        );
+        assert_eq!(b.key(key(KeyCode::Char('y'))), Choice::Stay, "only Y trusts");
+        b.resumed(Job::Resumed { id: "h".into(), outcome: Err(refusal.into()) });
+        assert!(matches!(b.key(key(KeyCode::Char('Y'))), Choice::Resume(e, true) if e.id == "h"));
+        b.resumed(Job::Resumed { id: "h".into(), outcome: Err("a live process holds it".into()) });
+        assert!(b.trust_offer.is_none(), "no trust is offered for another refusal");
+        b.resumed(Job::Resumed { id: "h".into(), outcome: Ok(()) });
+        assert!(b.notice.as_deref().is_some_and(|n| n.contains("resumes in the background")));
     }
 
     #[test]

@@ -79,11 +79,11 @@ impl App {
     }
 
     /// What the event loop reports after trying to start `harrow resume`.
-    pub fn resumed(&mut self, result: io::Result<()>) {
+    pub fn resumed(&mut self, result: Result<(), String>) {
         self.lock_checked = None;
         self.notice = Some(match result {
             Ok(()) => format!("resuming {}: the run picks up your decision", self.id),
-            Err(e) => format!("could not start `harrow resume {}`: {e}", self.id),
+            Err(e) => format!("`harrow resume {}` did not start: {e}", self.id),
         });
     }
     /// How far the export running in the background has read the log.

@@ -21,6 +21,9 @@ pub enum Job {
     ShipPreview(Result<crate::ship::preview::Preview, String>),
     /// It was sent: where it went, or why not.
     Shipped(Result<String, String>),
+    /// A resume the fleet started: at work, or why it did not start (`resume.log`'s last
+    /// line).
+    Resumed { id: String, outcome: Result<(), String> },
     /// The interview's side of `harrow prep` said something.
     Interview(FromInterview),
 }
@@ -112,6 +115,17 @@ impl Jobs {
 }
 
 impl Jobs {
+    /// Resumes the session in `dir` in the background and reports whether it started.
+    pub fn resume(&self, dir: &Path, id: &str, trust: bool) -> Option<Job> {
+        let (dir, id) = (dir.to_owned(), id.to_owned());
+        let who = id.clone();
+        self.run(
+            "harrow-resume",
+            move |_| Job::Resumed { outcome: super::resume_and_watch(&dir, &id, trust), id },
+            move |e| Job::Resumed { id: who, outcome: Err(format!("cannot start: {e}")) },
+        )
+    }
+
     /// Reads what shipping the session would send.
     pub fn ship_preview(&self, dir: &Path, id: &str) -> Option<Job> {
         let found = crate::session::discover::Found::at(dir, id);

@@ -97,8 +97,12 @@ pub fn perform(app: &mut App, effects: Vec<Effect>, jobs: &Jobs) {
                 let _ = out.flush();
             }
             Effect::Resume => {
-                let result = start_resume(app.dir.root(), &app.id);
-                app.resumed(result);
+                app.notice = Some(format!("starting `harrow resume {}` …", app.id));
+                if let Some(Job::Resumed { outcome, .. }) =
+                    jobs.resume(app.dir.root(), &app.id, false)
+                {
+                    app.resumed(outcome);
+                }
             }
             Effect::Copy(text) => {
                 use base64::Engine as _;
@@ -178,21 +182,57 @@ fn tmux_set_clipboard() -> Option<String> {
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
-/// Starts `harrow resume ID --headless` in the background, its output kept in the session
-/// folder; the console goes on watching the log it appends to.
-fn start_resume(dir: &Path, id: &str) -> std::io::Result<()> {
+/// Starts `harrow resume ID --headless` in the background (with `--trust-recorded` when the
+/// person said so), its output kept in the session folder; the console goes on watching the
+/// log it appends to.
+fn start_resume(dir: &Path, id: &str, trust: bool) -> std::io::Result<std::process::Child> {
     let exe = std::env::current_exe()?;
     let log =
         crate::session::safe_io::create(&crate::session::dir::SessionDir::new(dir).resume_log())?;
     let mut resume = std::process::Command::new(exe);
     resume
         .args(["resume", id, "--headless", "--wait-for-operator"])
+        .args(trust.then_some("--trust-recorded"))
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);
     let keys = crate::keys::hand_to(&mut resume)?;
-    let mut child = resume.spawn()?;
+    let child = resume.spawn()?;
     drop(keys);
-    std::thread::Builder::new().name("harrow-resumed".into()).spawn(move || child.wait())?;
-    Ok(())
+    Ok(child)
+}
+
+/// How long a resume started from the fleet is watched for a refusal before it counts as
+/// started: a refusal (a held lock, settings the session records that the person never
+/// configured) comes within milliseconds.
+const RESUME_SETTLES: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Starts a resume and tells how it went: at work, or its own one-line reason for not starting
+/// (from `resume.log`). The process is waited for on this thread (a job's), never the screen's.
+fn resume_and_watch(dir: &Path, id: &str, trust: bool) -> Result<(), String> {
+    let mut child = start_resume(dir, id, trust).map_err(|e| e.to_string())?;
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(_)) => {
+                let log = crate::session::dir::SessionDir::new(dir).resume_log();
+                let text =
+                    crate::session::safe_io::read_text_capped(&log, 1 << 20).unwrap_or_default();
+                let last =
+                    text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("it stopped");
+                return Err(crate::printable::line(last.trim_start_matches("harrow: ")));
+            }
+            Ok(None) if started.elapsed() < RESUME_SETTLES => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Ok(None) => {
+                let _ = std::thread::Builder::new()
+                    .name("harrow-resumed".into())
+                    .spawn(move || child.wait());
+                return Ok(());
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
 }

@@ -173,6 +173,10 @@ impl Screen for SessionScreen {
                 app.exported(result);
                 self.schedule.changed();
             }
+            Msg::Job(Job::Resumed { outcome, .. }) => {
+                app.resumed(outcome);
+                self.schedule.changed();
+            }
             Msg::InputGone => app.quit = true,
         }
         if self.app.quit { Flow::Close } else { Flow::Stay }
