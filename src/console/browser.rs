@@ -546,9 +546,9 @@ impl Browser {
             .as_ref()
             .map(|id| format!("resume {id} in the background? y resumes · any other key does not"))
             .or_else(|| {
-                self.trust_offer.as_ref().map(|id| {
+                self.trust_offer.as_ref().map(|_| {
                     format!(
-                        "{} · Y resumes {id} trusting what its folder records · any other key does not",
+                        "Y resumes it trusting what its folder records · any other key does not — {}",
                         self.notice.as_deref().unwrap_or("")
                     )
                 })
