@@ -16,3 +16,4 @@ pub mod prep;
 pub mod printable;
 pub mod session;
 pub mod ship;
+pub mod signals;

@@ -32,5 +32,11 @@ fn main() -> ExitCode {
         }
         report(info);
     }));
-    harrow::cli::main()
+    let code = harrow::cli::main();
+    // Stopped by SIGTERM or SIGHUP (the work saved, the terminal given back): say so in the
+    // status, as a shell would.
+    match harrow::signals::received() {
+        Some(number) => ExitCode::from(harrow::signals::exit_status(number)),
+        None => code,
+    }
 }

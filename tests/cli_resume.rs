@@ -501,3 +501,49 @@ fn links_planted_in_the_session_folder_are_never_written_through() {
     assert!(stderr.contains("symbolic link"), "{stderr}");
     assert_eq!(std::fs::read(&victim).unwrap(), before, "the log behind the link is untouched");
 }
+
+/// Kubernetes stops a pod with SIGTERM: a headless run mid-call stops as on Ctrl-C — the call
+/// cancelled, a `stop` (interrupted, resumable) logged, exit 143 — and resumes to the end.
+#[test]
+fn sigterm_mid_call_stops_gracefully_and_the_run_resumes_to_the_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let mut slow = write_and_submit(2);
+    slow[0]["delay_ms"] = json!(20_000);
+    let first = json!({
+        "worker": {"T-001": {"*": write_and_submit(1)}, "T-002": {"1": slow}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&first, false);
+    let (mut child, dir) = spawn_run(tmp.path(), &server.base_url(), &plan, &repo);
+    assert!(
+        wait_for(&dir.join("events.jsonl"), "\"T-002\"", Duration::from_secs(20)),
+        "T-002 never started"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10), "the call in flight was cancelled");
+    assert_eq!(status.code(), Some(143));
+    let events = support::strict_events(&dir);
+    let stop = events.iter().rev().find(|e| e["type"] == "stop").expect("a stop is logged");
+    assert_eq!(stop["payload"]["reason"], "interrupted", "{stop}");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let both = json!({
+        "worker": {"T-001": {"*": write_and_submit(1)}, "T-002": {"*": write_and_submit(2)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt2, server2) = serve(&both, true);
+    let out = harrow_cmd(tmp.path(), &server2.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let subjects = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+    assert!(subjects.contains("T-001") && subjects.contains("T-002"), "{subjects}");
+}

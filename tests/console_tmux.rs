@@ -772,3 +772,31 @@ fn the_demo_in_two_lanes_shows_the_lane_strip_the_graph_and_follows_a_lane() {
     t.keys(&["q"]);
     t.wait_for("[exit 0]");
 }
+
+/// SIGTERM to the console (a pod's end, `kill`): the run stops as on Ctrl-C — a `stop`
+/// (interrupted by SIGTERM) logged — the terminal is given back, and the status is 143.
+#[test]
+fn sigterm_to_the_live_console_gives_the_terminal_back_and_logs_the_stop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("sessions");
+    let pidfile = tmp.path().join("pid");
+    let cmd = format!(
+        "echo $$ > {}; HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} exec {} demo",
+        pidfile.display(),
+        sessions.display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow")
+    );
+    let t = Tmux::start(&format!("sh -c '{cmd}'"), 120, 30);
+    t.wait_for("LIVE");
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM)
+        .unwrap();
+    let s = t.wait_for("[exit 143]");
+    assert!(s.contains("interrupted") && !s.contains("LIVE"), "the terminal is back: {s}");
+    let dir = sessions.read_dir().unwrap().flatten().next().unwrap().path();
+    let events = support::strict_events(&dir);
+    let stop = events.iter().rev().find(|e| e["type"] == "stop").expect("a stop");
+    let why = stop["payload"]["error"].as_str().unwrap_or_default();
+    assert!(why.starts_with("interrupted (SIGTERM)"), "{stop}");
+}

@@ -11,6 +11,7 @@ use std::path::Path;
 const LAYERS: &[(&str, u8)] = &[
     ("keys", 0),
     ("printable", 0),
+    ("signals", 0),
     ("session", 1),
     ("hands", 2),
     ("brain", 2),

@@ -587,9 +587,18 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
     let id = run.id.clone();
     let active = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let running = Arc::clone(&active);
+    let (interrupted, cancel) = (Arc::clone(&run.interrupted), Arc::clone(&run.hands.cancel));
     let loop_thread = std::thread::Builder::new().name("harrow-loop".into()).spawn(move || {
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
+        if let Ok(rt) = &runtime {
+            rt.spawn(async move {
+                if crate::signals::termination().await.is_some() {
+                    interrupted.store(true, Ordering::SeqCst);
+                    cancel.raise();
+                }
+            });
+        }
         let ended = runtime
             .map_err(color_eyre::Report::from)
             .and_then(|rt| rt.block_on(run.run()).map_err(color_eyre::Report::from));
@@ -618,6 +627,9 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
     printer.finish();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id}: {} — {}", terminal_line(ended.reason.as_str()), dir.display());
+    if let Some(number) = crate::signals::received() {
+        return Ok(ExitCode::from(crate::signals::exit_status(number)));
+    }
     Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
@@ -652,6 +664,18 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
             std::process::exit(130);
         }
     });
+    // SIGTERM and SIGHUP stop the run as the first Ctrl-C does.
+    let (interrupted, cancel) = (Arc::clone(&run.interrupted), Arc::clone(&run.hands.cancel));
+    runtime.spawn(async move {
+        if let Some(number) = crate::signals::termination().await {
+            interrupted.store(true, Ordering::SeqCst);
+            cancel.raise();
+            eprintln!(
+                "harrow: {} received: stopping (the work in flight is cancelled)",
+                crate::signals::name(number)
+            );
+        }
+    });
     let started = Instant::now();
     let ended = runtime.block_on(run.run());
     let held = run.held_task();
@@ -659,6 +683,13 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     printer.finish();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id} ({:.1} s): {}", started.elapsed().as_secs_f64(), dir.display());
+    if let Some(number) = crate::signals::received() {
+        println!(
+            "stopped by {} (resumable): go on with `harrow resume {id}`",
+            crate::signals::name(number)
+        );
+        return Ok(ExitCode::from(crate::signals::exit_status(number)));
+    }
     match ended.reason {
         crate::session::state::StopReason::ProviderFailure => {
             println!("nothing is lost: go on with `harrow resume {id}` once the endpoint answers");

@@ -120,6 +120,20 @@ impl Drop for Input {
     }
 }
 
+/// Wakes the loop when SIGTERM or SIGHUP arrives, so it closes every screen and gives the
+/// terminal back (the loop checks [`crate::signals::received`]). A thread with a runtime of its
+/// own: the console runs without one.
+fn watch_termination(tx: Sender<Msg>) {
+    let _ = std::thread::Builder::new().name("harrow-signals".into()).spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return;
+        };
+        if runtime.block_on(crate::signals::termination()).is_some() {
+            let _ = tx.send(Msg::InputGone);
+        }
+    });
+}
+
 /// The terminal, taken for the console, with the one channel and the one input thread. The
 /// terminal is given back when it is dropped; a panic gives it back too (ratatui's hook).
 pub struct Console {
@@ -134,6 +148,7 @@ impl Console {
     pub fn open() -> std::io::Result<Console> {
         let terminal = ratatui::try_init()?;
         let (tx, rx) = mpsc::channel();
+        watch_termination(tx.clone());
         let input = match Input::start(tx.clone()) {
             Ok(input) => input,
             Err(e) => {
@@ -160,6 +175,10 @@ impl Console {
             top.open(&cx(&self.terminal, &self.tx));
         }
         while let Some(top) = stack.last_mut() {
+            if crate::signals::received().is_some() {
+                // SIGTERM or SIGHUP: every screen closes and the terminal is given back.
+                break;
+            }
             let now = Instant::now();
             if top.due(now) {
                 self.terminal.draw(|f| top.draw(f))?;

@@ -812,7 +812,7 @@ impl Run {
         if self.interrupted.load(Ordering::SeqCst) {
             return Ok(Some(Ended {
                 reason: StopReason::Interrupted,
-                detail: Some("interrupted (Ctrl-C)".to_owned()),
+                detail: Some(format!("interrupted ({})", super::interrupted_by())),
             }));
         }
         if let Some(end) = self.poll_control()? {

@@ -331,6 +331,12 @@ fn progress_outcome(review: Review) -> &'static str {
     }
 }
 
+/// What interrupted a run, in its `stop` detail: SIGTERM or SIGHUP when one arrived, else
+/// Ctrl-C.
+pub(super) fn interrupted_by() -> &'static str {
+    crate::signals::received().map_or("Ctrl-C", crate::signals::name)
+}
+
 impl Run {
     pub fn new(p: Parts) -> Run {
         let states = p.plan.tasks.iter().map(|t| (t.id.clone(), TaskState::Pending)).collect();
@@ -502,7 +508,8 @@ impl Run {
             return Ok(Some(TaskEnd::Stop(Ended {
                 reason: StopReason::Interrupted,
                 detail: Some(format!(
-                    "interrupted (Ctrl-C); {task} is unfinished and restarts on resume"
+                    "interrupted ({}); {task} is unfinished and restarts on resume",
+                    interrupted_by()
                 )),
             })));
         }

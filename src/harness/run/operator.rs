@@ -31,7 +31,8 @@ impl Run {
         }
         loop {
             if self.interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-                let detail = Some("interrupted (Ctrl-C) between tasks".to_owned());
+                let detail =
+                    Some(format!("interrupted ({}) between tasks", super::interrupted_by()));
                 return Ok(Some(Ended { reason: StopReason::Interrupted, detail }));
             }
             if let Some(end) = self.poll_control()? {
