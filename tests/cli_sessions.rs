@@ -339,3 +339,50 @@ fn hostile_session_folders_never_hang_or_flood_the_readers() {
     );
     assert!(peak < 100 << 20, "show of the giant peaked at {} MB", peak >> 20);
 }
+
+/// A run in a folder named only by `[sessions] dirs` is found by every verb the way the fleet
+/// shows it: whole id, prefix, or the id's end; an end two runs share lists both, with where.
+#[test]
+fn every_verb_finds_a_run_in_the_configured_folders_by_the_name_the_fleet_shows() {
+    let home = tempfile::tempdir().unwrap();
+    let shared = home.path().join("shared");
+    copy_dir(&fixtures().join(DONE), &shared.join(DONE));
+    copy_dir(&fixtures().join(DONE), &shared.join("20261122-050000-a2b19"));
+    std::fs::create_dir_all(home.path().join("cfg/harrow")).unwrap();
+    std::fs::write(
+        home.path().join("cfg/harrow/config.toml"),
+        format!("[sessions]\ndirs = [\"{}\"]\n", shared.display()),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_harrow"))
+            .args(args)
+            .env("HOME", home.path())
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("XDG_CONFIG_HOME", home.path().join("cfg"))
+            .env_remove("HARROW_SESSIONS_DIR")
+            .env_remove("TILTH_SESSIONS_DIR")
+            .output()
+            .unwrap()
+    };
+    let suffix = &DONE[DONE.len() - 6..];
+    for name in [DONE, &DONE[..15], suffix] {
+        for verb in [&["show"][..], &["export", "--format", "json"]] {
+            let mut args = verb.to_vec();
+            args.insert(1, name);
+            let out = run(&args);
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        }
+    }
+    let out = run(&["show", "b19"]);
+    assert!(!out.status.success(), "three characters are too few for an end");
+    let out = run(&["show", "2b19"]);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains(DONE)
+            && said.contains("20261122-050000-a2b19")
+            && said.contains(&shared.display().to_string()),
+        "{said}"
+    );
+}

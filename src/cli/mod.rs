@@ -97,10 +97,30 @@ pub struct SessionArg {
     pub dirs: DirArgs,
 }
 
+/// Where sessions are looked for: the folders given, else `HARROW_SESSIONS_DIR`, the default
+/// harrow and Tilth folders and every `[sessions] dirs` entry of the configuration — the same
+/// folders the fleet lists, so every verb finds what the fleet shows.
+pub fn session_roots(given: &[std::path::PathBuf]) -> Vec<crate::session::discover::Root> {
+    let mut roots = crate::session::discover::roots(given);
+    if given.is_empty()
+        && let Ok((config, _)) = crate::config::Config::load(None)
+    {
+        for dir in &config.sessions.dirs {
+            if !roots.iter().any(|r| &r.path == dir) {
+                roots.push(crate::session::discover::Root {
+                    path: dir.clone(),
+                    origin: crate::session::discover::Origin::Given,
+                });
+            }
+        }
+    }
+    roots
+}
+
 impl SessionArg {
     /// Finds the session, or says in one line what was looked for and where.
     pub fn resolve(&self) -> Result<crate::session::discover::Found, UsageError> {
-        let roots = crate::session::discover::roots(&self.dirs.dirs);
+        let roots = session_roots(&self.dirs.dirs);
         let found = crate::session::discover::resolve(&self.session, &roots)
             .map_err(|e| UsageError(e.to_string()))?;
         let files = crate::session::dir::SessionDir::new(&found.dir);

@@ -36,7 +36,7 @@ pub struct WatchArgs {
 /// Watches a session: the console, or with `headless` its events printed as they come until
 /// the run holding it ends.
 pub fn watch(args: &WatchArgs, headless: bool) -> Result<ExitCode> {
-    let roots = crate::session::discover::roots(&args.dirs.dirs);
+    let roots = super::session_roots(&args.dirs.dirs);
     let found = if let Some(q) = &args.session {
         crate::session::discover::resolve(q, &roots)
             .map_err(|e| super::UsageError(e.to_string()))?

@@ -25,20 +25,6 @@ pub struct Args {
     pub live: bool,
 }
 
-/// The folders to look in: those given, else harrow's, Tilth's and the config's
-/// `[sessions] dirs`.
-fn roots_for(given: &[std::path::PathBuf], config: &crate::config::Config) -> Vec<discover::Root> {
-    let mut roots = discover::roots(given);
-    if given.is_empty() {
-        for dir in &config.sessions.dirs {
-            if !roots.iter().any(|r| &r.path == dir) {
-                roots.push(discover::Root { path: dir.clone(), origin: discover::Origin::Given });
-            }
-        }
-    }
-    roots
-}
-
 fn config() -> Result<crate::config::Config> {
     let (config, _) =
         crate::config::Config::load(None).map_err(|e| super::UsageError(e.to_string()))?;
@@ -51,7 +37,7 @@ pub fn browse() -> Result<ExitCode> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return run(&Args { dirs: DirArgs::default(), json: false, follow: false, live: false });
     }
-    live(roots_for(&[], &config()?))
+    live(super::session_roots(&[]))
 }
 
 /// The fleet on this terminal.
@@ -63,7 +49,7 @@ fn live(roots: Vec<discover::Root>) -> Result<ExitCode> {
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     let config = config()?;
-    let roots = roots_for(&args.dirs.dirs, &config);
+    let roots = super::session_roots(&args.dirs.dirs);
     if args.follow {
         return super::follow::follow(roots, args.json, &config.notify);
     }

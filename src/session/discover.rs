@@ -118,7 +118,8 @@ pub enum ResolveError {
     Ambiguous { id: String, count: usize, examples: String },
 }
 
-/// Finds one session by path, whole id or unique id prefix.
+/// Finds one session by path, whole id, unique id prefix, or the unique end of an id (the short
+/// name the fleet shows, four characters or more).
 pub fn resolve(query: &str, roots: &[Root]) -> Result<Found, ResolveError> {
     let as_path = Path::new(query);
     let looks_like_path = query.contains(std::path::MAIN_SEPARATOR) || query.starts_with('.');
@@ -140,7 +141,11 @@ pub fn resolve(query: &str, roots: &[Root]) -> Result<Found, ResolveError> {
     if let Some(exact) = all.iter().find(|f| f.id == query) {
         return Ok(exact.clone());
     }
-    let matches: Vec<&Found> = all.iter().filter(|f| f.id.starts_with(query)).collect();
+    let mut matches: Vec<&Found> = all.iter().filter(|f| f.id.starts_with(query)).collect();
+    if matches.is_empty() && query.len() >= 4 {
+        // The short name the fleet shows: the id's end (`ec3b62` of `20261126-…-ec3b62`).
+        matches = all.iter().filter(|f| f.id.ends_with(query)).collect();
+    }
     match matches.as_slice() {
         [one] => Ok((*one).clone()),
         [] => Err(ResolveError::NoMatch {
@@ -154,7 +159,12 @@ pub fn resolve(query: &str, roots: &[Root]) -> Result<Found, ResolveError> {
         many => Err(ResolveError::Ambiguous {
             id: query.to_owned(),
             count: many.len(),
-            examples: many.iter().take(3).map(|f| f.id.as_str()).collect::<Vec<_>>().join(", "),
+            examples: many
+                .iter()
+                .take(10)
+                .map(|f| format!("{} in {}", f.id, f.dir.parent().unwrap_or(&f.dir).display()))
+                .collect::<Vec<_>>()
+                .join("; "),
         }),
     }
 }
