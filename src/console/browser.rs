@@ -75,6 +75,9 @@ pub enum Purpose {
         task: Option<String>,
         dir: std::path::PathBuf,
     },
+    /// A key that was refused, and why: what is typed after it lands here and is dropped,
+    /// never read as keys (words meant for a decision must not act on the list).
+    Refused(String),
 }
 
 /// A line being typed.
@@ -256,6 +259,11 @@ impl Browser {
         let at = self.cursor();
         match action_for(Mode::Browser, &key) {
             Some(Action::Quit) => return Choice::Quit,
+            Some(Action::Cancel) if !self.filter.is_empty() => {
+                self.filter.clear();
+                self.notice = Some("filter cleared".into());
+            }
+            Some(Action::Cancel) => self.notice = Some("q quits".into()),
             Some(Action::Down) => self.select((at + 1).min(rows.saturating_sub(1))),
             Some(Action::Up) => self.select(at.saturating_sub(1)),
             Some(Action::Top) => self.select(0),
@@ -360,7 +368,9 @@ impl Browser {
             (None, _) => None,
         };
         let Some(task) = task else {
-            self.notice = Some(format!("{} has no task waiting for a decision", e.id));
+            let why =
+                format!("{} refused: {} has no task waiting for a decision", op.as_str(), e.id);
+            self.prompt = Some(Prompt { purpose: Purpose::Refused(why), text: String::new() });
             return;
         };
         let dir = e.dir.clone();
@@ -415,6 +425,10 @@ impl Browser {
         let text = prompt.text.trim().to_owned();
         match prompt.purpose {
             Purpose::Filter => Choice::Stay,
+            Purpose::Refused(why) => {
+                self.notice = Some(format!("{why}; nothing was sent"));
+                Choice::Stay
+            }
             Purpose::Decide { .. } | Purpose::Note { .. } if text.is_empty() => {
                 self.notice = Some("nothing was sent: it needs a few words".into());
                 Choice::Stay
@@ -564,6 +578,7 @@ impl Browser {
                     Purpose::Note { task, .. } => {
                         format!("note for {}", task.as_deref().unwrap_or("the next task"))
                     }
+                    Purpose::Refused(why) => format!("{why} — what you type is not sent"),
                 };
                 Paragraph::new(format!(
                     "{label}: {}▏  Enter sends · Esc drops",
@@ -926,6 +941,27 @@ mod tests {
         assert_eq!(b.key(key(KeyCode::Char('q'))), Choice::Quit);
     }
 
+    /// `Esc` goes back one level, as in k9s and lazygit: it clears an applied filter, and on
+    /// the bare list it does nothing (only `q` quits).
+    #[test]
+    fn esc_clears_a_filter_and_never_quits() {
+        let runs = vec![
+            entry("20261126-alpha", RunState::Running),
+            entry("20261126-beta", RunState::Done),
+        ];
+        let mut b = Browser::new(runs, String::new());
+        b.key(key(KeyCode::Char('/')));
+        for c in "alph".chars() {
+            b.key(key(KeyCode::Char(c)));
+        }
+        b.key(key(KeyCode::Enter));
+        assert_eq!(b.visible().len(), 1, "the filter applies");
+        assert_eq!(b.key(key(KeyCode::Esc)), Choice::Stay);
+        assert_eq!(b.visible().len(), 2, "Esc cleared the filter");
+        assert_eq!(b.key(key(KeyCode::Esc)), Choice::Stay, "Esc on the bare list stays");
+        assert_eq!(b.key(key(KeyCode::Char('q'))), Choice::Quit);
+    }
+
     #[test]
     fn filters_sorts_and_the_next_run_that_waits() {
         let mut b = Browser::new(
@@ -986,9 +1022,18 @@ mod tests {
         }
         b.key(key(KeyCode::Char('j')));
         b.key(key(KeyCode::Char('a')));
+        // Refused: the words typed after it (meant as the reason) never act as keys.
+        let selected = b.selected.clone();
+        for c in "good enough".chars() {
+            assert_eq!(b.key(key(KeyCode::Char(c))), Choice::Stay, "{c} does not act");
+        }
+        assert_eq!(b.selected, selected, "g did not move to the top");
+        assert_eq!(b.key(key(KeyCode::Enter)), Choice::Stay, "nothing is sent");
         assert!(
             b.prompt.is_none()
-                && b.notice.as_deref().is_some_and(|n| n.contains("no task waiting"))
+                && b.notice.as_deref().is_some_and(
+                    |n| n.contains("no task waiting") && n.contains("nothing was sent")
+                )
         );
         assert!(matches!(b.key(key(KeyCode::Char('p'))), Choice::Send(_, c) if c.op == Op::Pause));
         assert_eq!(b.key(key(KeyCode::Char('R'))), Choice::Stay);

@@ -713,7 +713,8 @@ const BROWSER: &[Binding] = &[
     ),
     bind(&[k(K::Char('E'))], A::Export, "export it as Markdown into its folder", H::No),
     bind(&[k(K::Char('?'))], A::Help, "these keys", H::Always(5, "? keys")),
-    bind(&[k(K::Char('q')), k(K::Esc)], A::Quit, "quit", H::Always(6, "q quit")),
+    bind(&[k(K::Char('q'))], A::Quit, "quit", H::Always(6, "q quit")),
+    bind(&[k(K::Esc)], A::Cancel, "clear the filter (back one level; q quits)", H::No),
 ];
 
 const ANSWER: &[Binding] = &[

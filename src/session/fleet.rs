@@ -96,7 +96,8 @@ pub struct FleetRow {
     /// A `harrow prep` interview: it writes a plan and works no tasks.
     pub prep: bool,
     pub state: RunState,
-    /// The task a held run waits on, and why.
+    /// The task a held run waits on, and why; for a failed run, its failed task (a decision
+    /// can still land it) and the stop's reason.
     pub held_task: Option<String>,
     pub held_reason: Option<String>,
     /// The held task's latest verdict, in words (for the preview).
@@ -313,7 +314,8 @@ impl LogFold {
                 let why = p.reason.get().unwrap_or("waits for the operator").to_owned();
                 self.waiting = Some((task.clone().unwrap_or_default(), why));
             }
-            "operator_action" => self.waiting = None,
+            // A note, a pause or a refused decision changes nothing of what a run waits for;
+            // a decision that does moves the task's state, which ends the wait above.
             "pull_request" if p.error.get().is_none() => {
                 if let Some(url) = p.url.get() {
                     self.pull_request = Some(crate::printable::line(url));
@@ -590,10 +592,18 @@ impl Tracked {
                 None => RunState::Empty,
             },
         };
-        let (held_task, held_reason) = if state == RunState::Held {
-            (held_task, f.waiting.as_ref().map(|(_, why)| crate::printable::line(why)))
-        } else {
-            (None, None)
+        let (held_task, held_reason) = match state {
+            RunState::Held => {
+                (held_task, f.waiting.as_ref().map(|(_, why)| crate::printable::line(why)))
+            }
+            // A task failed at the cap still takes a decision (approve, force-accept, skip):
+            // the failed run's row names it, so the fleet can send one.
+            RunState::Failed => {
+                let failed = f.states.iter().find(|(_, s)| s.as_str() == "failed");
+                let why = f.final_stop.as_deref().map(|r| format!("failed: {r}"));
+                (failed.map(|(t, _)| t.clone()), why)
+            }
+            _ => (None, None),
         };
         let held_verdict = held_task.as_ref().and_then(|t| f.verdicts.get(t)).cloned();
         let at_work = if matches!(state, RunState::Running | RunState::Paused | RunState::Silent) {
@@ -810,6 +820,57 @@ mod tests {
             };
             assert_eq!(row.state, expect, "{kind}: {row:?}");
         }
+    }
+
+    /// A note sent to a held run (the fleet's `e`) leaves it held, waiting on the same task;
+    /// a failed run names its failed task, so a decision can be sent to it.
+    #[test]
+    fn a_note_never_hides_a_hold_and_a_failed_run_names_its_failed_task() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tmp.path().join("20261126-000000-bbbbbb");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let log = dir.join(super::super::dir::EVENTS_FILE);
+        let line = |seq: u64, kind: &str, payload: &str| {
+            format!(
+                "{{\"ts\":\"2026-11-26T00:00:{seq:02}Z\",\"seq\":{seq},\"type\":\"{kind}\",\"payload\":{payload}}}\n"
+            )
+        };
+        let held = [
+            line(1, "session_start", r#"{"task_count":2}"#),
+            line(
+                2,
+                "task_state",
+                r#"{"task_id":"T-001","from":"evaluating","to":"needs_operator"}"#,
+            ),
+            line(
+                3,
+                "operator_wait",
+                r#"{"task_id":"T-001","reason":"the evaluator cannot be reached"}"#,
+            ),
+            line(4, "operator_action", r#"{"action":"note","text":"good enough"}"#),
+        ]
+        .concat();
+        std::fs::write(&log, &held).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join("lock"), r#"{"pid":1,"host":"elsewhere","started_at":""}"#)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut fleet = fleet_of(tmp.path());
+        fleet.refresh();
+        let row = &fleet.rows()[0];
+        assert_eq!(row.state, RunState::Held, "{row:?}");
+        assert_eq!(row.held_task.as_deref(), Some("T-001"));
+        std::fs::remove_file(dir.join("lock")).unwrap_or_else(|e| panic!("{e}"));
+        let failed = [
+            line(1, "session_start", r#"{"task_count":2}"#),
+            line(2, "task_state", r#"{"task_id":"T-001","from":"rework","to":"failed"}"#),
+            line(3, "stop", r#"{"reason":"evaluator_cap","error":"task T-001 failed"}"#),
+        ]
+        .concat();
+        std::fs::write(&log, failed).unwrap_or_else(|e| panic!("{e}"));
+        let mut fleet = fleet_of(tmp.path());
+        fleet.refresh();
+        let row = &fleet.rows()[0];
+        assert_eq!(row.state, RunState::Failed, "{row:?}");
+        assert_eq!(row.held_task.as_deref(), Some("T-001"), "{row:?}");
     }
 
     #[test]
