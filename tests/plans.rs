@@ -152,6 +152,17 @@ fn check_lists_the_graph_and_refuses_unknown_ids_self_dependencies_and_cycles() 
         "{err}"
     );
 
+    // A circle of three: the fix names an edge the plan has (T-002's depends_on is T-003).
+    std::fs::write(dir.join("T-001-base.md"), task("T-001", "[T-002]")).unwrap();
+    std::fs::write(dir.join("T-002-left.md"), task("T-002", "[T-003]")).unwrap();
+    std::fs::write(dir.join("T-003-right.md"), task("T-003", "[T-001]")).unwrap();
+    let err = String::from_utf8_lossy(&check(&dir).stderr).into_owned();
+    let fix = err.lines().find(|l| l.contains("circle")).unwrap_or_default().to_owned();
+    let named = ["T-003 from T-002", "T-001 from T-003", "T-002 from T-001"];
+    assert!(named.iter().any(|n| fix.contains(n)), "an edge of the plan: {err}");
+    let wrong = ["T-002 from T-003", "T-003 from T-001", "T-001 from T-002"];
+    assert!(!wrong.iter().any(|n| fix.contains(n)), "never an edge it does not have: {err}");
+
     let prd = tmp.path().join("prd.json");
     std::fs::write(
         &prd,

@@ -62,14 +62,14 @@ impl Plan {
             }
         }
         if let Some(cycle) = self.cycle() {
-            let first = cycle[0].clone();
+            // The circle reads in working order (each task before the next), so the second
+            // task is the one whose depends_on names the first.
+            let (first, next) = (cycle[0].clone(), cycle[1].clone());
             out.push(GraphProblem {
-                task: first.clone(),
+                task: next.clone(),
                 problem: format!("the tasks wait for each other in a circle: {}", cycle.join(" → ")),
                 fix: format!(
-                    "take one of these out of the depends_on of the task before it (for example {} from {})",
-                    cycle[1],
-                    first
+                    "take one task out of the depends_on of the task after it (for example {first} from {next}'s depends_on)"
                 ),
             });
         }
