@@ -1032,3 +1032,59 @@ fn a_seek_past_what_is_read_says_so_and_lands_once_the_log_is_read() {
     act(&mut app, Action::Seek(1));
     assert_eq!(app.position().0, 4_001, "a seek within what is read is made at once");
 }
+
+/// A lane's done task keeps the time it took in the lane strip (from its first event in the
+/// lane to its last), while the replay goes on long after; a task at work counts on.
+#[test]
+fn a_done_lane_task_keeps_its_time_while_the_run_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("20261125-000000-bbbbbb");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ev = |seq: u64, secs: u64, lane: u64, kind: &str, payload: serde_json::Value| serde_json::json!({"ts": format!("2026-11-25T00:00:{secs:02}.000Z"), "seq": seq, "lane": lane, "type": kind, "payload": payload});
+    let lines = [
+        serde_json::json!({"ts": "2026-11-25T00:00:00.000Z", "seq": 1, "type": "session_start",
+            "payload": {"session_id": "20261125-000000-bbbbbb", "plan_tasks": [{"id": "T-001", "title": "a"}, {"id": "T-002", "title": "b"}]}}),
+        ev(
+            2,
+            1,
+            1,
+            "task_state",
+            serde_json::json!({"task_id": "T-001", "attempt": 1, "from": "pending", "to": "running"}),
+        ),
+        ev(
+            3,
+            1,
+            2,
+            "task_state",
+            serde_json::json!({"task_id": "T-002", "attempt": 1, "from": "pending", "to": "running"}),
+        ),
+        ev(
+            4,
+            4,
+            1,
+            "task_state",
+            serde_json::json!({"task_id": "T-001", "attempt": 1, "from": "evaluating", "to": "done"}),
+        ),
+        ev(
+            5,
+            50,
+            2,
+            "tool_call",
+            serde_json::json!({"task_id": "T-002", "iter": 1, "tool": "bash", "args": {"command": "ls"}}),
+        ),
+    ];
+    let text = lines.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n") + "\n";
+    std::fs::write(dir.join("events.jsonl"), text).unwrap();
+    let mut app =
+        App::open(&dir, "20261125-000000-bbbbbb", f64::INFINITY, Look::built_in(true)).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    let mut terminal = Terminal::new(TestBackend::new(160, 45)).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, 160, 45));
+    terminal.draw(|f| draw(f, &app)).unwrap();
+    let shown = format!("{}", terminal.backend());
+    let strip = shown.lines().find(|l| l.contains("L1") && l.contains("L2")).unwrap_or_default();
+    assert!(strip.contains("done 3s"), "T-001 took 3 s: {strip}");
+    assert!(strip.contains("49s"), "T-002 at work for 49 s: {strip}");
+}

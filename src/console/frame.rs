@@ -296,13 +296,15 @@ fn lane_cells(player: &Player, at: Moment) -> Vec<LaneCell> {
         .iter()
         .filter_map(|(number, mark)| {
             let line = fold.task_position(&mark.task).and_then(|i| fold.task_line(i))?;
+            // A task that ended keeps the time it took; one at work counts on.
+            let end = if line.state.is_settled() { mark.last_ms } else { now };
             Some(LaneCell {
                 number,
                 task: mark.task.clone(),
                 attempt: line.attempts.max(1),
                 iteration: line.iterations,
                 state: line.state,
-                for_ms: now.zip(mark.since_ms).map(|(now, since)| (now - since).max(0)),
+                for_ms: end.zip(mark.since_ms).map(|(end, since)| (end - since).max(0)),
             })
         })
         .collect()

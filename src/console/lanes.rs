@@ -16,6 +16,8 @@ pub struct LaneMark {
     pub task: String,
     /// When the lane took the task (its first event there), in milliseconds since the epoch.
     pub since_ms: Option<i64>,
+    /// The lane's latest event about the task: where a finished task's time stops.
+    pub last_ms: Option<i64>,
 }
 
 /// Every lane's task, as of the cursor.
@@ -28,15 +30,16 @@ impl LaneMarks {
         let (Some(lane), Some(task)) = (lane_of(fact), fact.payload.task_id.get()) else {
             return;
         };
-        if self.0.get(&lane).is_some_and(|m| m.task == task) {
-            return;
-        }
-        let since_ms = fact
+        let at = fact
             .ts
             .get()
             .and_then(crate::session::timestamp::parse)
             .map(jiff::Timestamp::as_millisecond);
-        self.0.insert(lane, LaneMark { task: task.to_owned(), since_ms });
+        if let Some(mark) = self.0.get_mut(&lane).filter(|m| m.task == task) {
+            mark.last_ms = at.or(mark.last_ms);
+            return;
+        }
+        self.0.insert(lane, LaneMark { task: task.to_owned(), since_ms: at, last_ms: at });
     }
 
     pub fn get(&self, lane: u64) -> Option<&LaneMark> {
