@@ -29,8 +29,18 @@ fn args_gist(args: &Value) -> String {
     }
 }
 
-/// The line for an event, or `None` for events too fine-grained to print.
+/// The line for an event, or `None` for events too fine-grained to print. In a run with lanes
+/// each line of a lane's work starts with its lane (`L2 `), as the console's rows do, so lines
+/// that interleave can be told apart.
 pub fn describe(e: &Event) -> Option<String> {
+    let line = describe_event(e)?;
+    Some(match e.lane {
+        Some(lane) => format!("L{lane} {}", line.trim_start()),
+        None => line,
+    })
+}
+
+fn describe_event(e: &Event) -> Option<String> {
     let task = e.task_id().unwrap_or("-");
     let iter = e.payload.scope().and_then(|s| s.iter).map(|i| format!(" #{i}")).unwrap_or_default();
     Some(match &e.payload {
@@ -278,6 +288,16 @@ mod tests {
         let line = r#"{"type":"commit","payload":{"task_id":"T-1","sha":"éééééééé"}}"#;
         let event = Event::decode(line.as_bytes()).unwrap();
         assert_eq!(describe(&event).unwrap(), "✔ T-1 done, committed ééééééé");
+    }
+
+    /// Headless lines of a run with lanes name their lane, as the console's rows do.
+    #[test]
+    fn a_lanes_lines_start_with_their_lane() {
+        let line = r#"{"lane":2,"type":"tool_call","payload":{"task_id":"T-2","iter":1,"tool":"write_file","args":{"path":"f.txt"}}}"#;
+        let said = describe(&Event::decode(line.as_bytes()).unwrap()).unwrap();
+        assert!(said.starts_with("L2 T-2 #1 write_file"), "{said}");
+        let one_lane = r#"{"type":"commit","payload":{"task_id":"T-1","sha":"abcdef0"}}"#;
+        assert!(!describe(&Event::decode(one_lane.as_bytes()).unwrap()).unwrap().starts_with('L'));
     }
 
     #[test]
