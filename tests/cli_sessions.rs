@@ -386,3 +386,21 @@ fn every_verb_finds_a_run_in_the_configured_folders_by_the_name_the_fleet_shows(
         "{said}"
     );
 }
+
+/// `sessions --live` with its output piped (`| cat`, a script) prints the list, as `harrow`
+/// alone does, instead of failing to open a terminal.
+#[test]
+fn live_with_its_output_piped_prints_the_list() {
+    let home = tempfile::tempdir().unwrap();
+    copy_dir(&fixtures().join(DONE), &home.path().join("h").join(DONE));
+    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["sessions", "--live"])
+        .env("HOME", home.path())
+        .env("HARROW_SESSIONS_DIR", home.path().join("h"))
+        .env_remove("TILTH_SESSIONS_DIR")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains(DONE), "{}", stdout(&out));
+}

@@ -53,7 +53,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     if args.follow {
         return super::follow::follow(roots, args.json, &config.notify);
     }
-    if args.live {
+    // The live view needs a terminal both ways; piped, `--live` prints the list, as `harrow`
+    // alone does.
+    let terminal = {
+        use std::io::IsTerminal;
+        std::io::stdout().is_terminal() && std::io::stdin().is_terminal()
+    };
+    if args.live && terminal {
         return live(roots);
     }
     let (rows, late) = rows(&roots);
