@@ -343,3 +343,32 @@ fn a_validator_written_in_shell_is_not_mistaken_for_missing_programs() {
     assert!(out.status.success(), "{stderr}\n{}", String::from_utf8_lossy(&out.stdout));
     assert!(!stderr.contains("not installed"), "{stderr}");
 }
+
+/// Small slips get the right one-line answer: a `--repo` that does not exist says so (not
+/// "not inside a git repository"), a `--dir` that does not exist is refused rather than
+/// listing nothing, and a replay speed outside 0.5–64 is refused with the range.
+#[test]
+fn a_missing_repo_a_missing_dir_and_a_speed_out_of_range_are_each_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_repo, plan) = repo_and_plan(tmp.path(), 1);
+    let missing = tmp.path().join("nowhere");
+    let out = harrow_cmd(tmp.path(), "http://127.0.0.1:9/v1")
+        .args(["run", plan.to_str().unwrap(), "--repo", missing.to_str().unwrap(), "--headless"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("does not exist") && !said.contains("not inside a git repository"),
+        "{said}"
+    );
+    for (args, needle) in [
+        (vec!["sessions", "--dir", missing.to_str().unwrap()], "does not exist"),
+        (vec!["replay", "x", "--speed", "100"], "0.5 to 64"),
+    ] {
+        let out = harrow_cmd(tmp.path(), "http://127.0.0.1:9/v1").args(&args).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains(needle), "{args:?}: {said}");
+    }
+}

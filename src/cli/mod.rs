@@ -87,6 +87,19 @@ pub struct DirArgs {
     pub dirs: Vec<PathBuf>,
 }
 
+/// Refuses a `--dir` that is not a folder: a mistyped one would list nothing and say that no
+/// session was found.
+fn existing_folders(given: &[PathBuf]) -> Result<(), UsageError> {
+    if let Some(path) = given.iter().find(|p| !p.is_dir()) {
+        let what = if path.exists() { "is not a folder" } else { "does not exist" };
+        return Err(UsageError(format!(
+            "{} {what}; give the folder that holds the sessions with --dir",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// The session a verb acts on, and where to look for it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SessionArg {
@@ -100,7 +113,10 @@ pub struct SessionArg {
 /// Where sessions are looked for: the folders given, else `HARROW_SESSIONS_DIR`, the default
 /// harrow and Tilth folders and every `[sessions] dirs` entry of the configuration — the same
 /// folders the fleet lists, so every verb finds what the fleet shows.
-pub fn session_roots(given: &[std::path::PathBuf]) -> Vec<crate::session::discover::Root> {
+pub fn session_roots(
+    given: &[std::path::PathBuf],
+) -> Result<Vec<crate::session::discover::Root>, UsageError> {
+    existing_folders(given)?;
     let mut roots = crate::session::discover::roots(given);
     if given.is_empty()
         && let Ok((config, _)) = crate::config::Config::load(None)
@@ -114,13 +130,13 @@ pub fn session_roots(given: &[std::path::PathBuf]) -> Vec<crate::session::discov
             }
         }
     }
-    roots
+    Ok(roots)
 }
 
 impl SessionArg {
     /// Finds the session, or says in one line what was looked for and where.
     pub fn resolve(&self) -> Result<crate::session::discover::Found, UsageError> {
-        let roots = session_roots(&self.dirs.dirs);
+        let roots = session_roots(&self.dirs.dirs)?;
         let found = crate::session::discover::resolve(&self.session, &roots)
             .map_err(|e| UsageError(e.to_string()))?;
         let files = crate::session::dir::SessionDir::new(&found.dir);

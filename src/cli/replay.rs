@@ -15,7 +15,7 @@ pub struct Args {
     #[command(flatten)]
     pub target: SessionArg,
     /// Playback speed: 0.5 to 64 (events keep their relative timing, idle gaps shortened).
-    #[arg(long, default_value_t = 8.0, value_name = "X")]
+    #[arg(long, default_value_t = 8.0, value_name = "X", value_parser = speed)]
     pub speed: f64,
     /// Print the replayed event lines instead of opening the console.
     #[arg(long)]
@@ -36,7 +36,7 @@ pub struct WatchArgs {
 /// Watches a session: the console, or with `headless` its events printed as they come until
 /// the run holding it ends.
 pub fn watch(args: &WatchArgs, headless: bool) -> Result<ExitCode> {
-    let roots = super::session_roots(&args.dirs.dirs);
+    let roots = super::session_roots(&args.dirs.dirs)?;
     let found = if let Some(q) = &args.session {
         crate::session::discover::resolve(q, &roots)
             .map_err(|e| super::UsageError(e.to_string()))?
@@ -80,4 +80,14 @@ pub fn replay(args: &Args) -> Result<ExitCode> {
             .wrap_err_with(|| format!("cannot open {}", found.dir.display()))?;
     crate::console::run(app, None)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A replay speed from the command line: 0.5 to 64, as the help says.
+fn speed(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if (0.5..=64.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "'{text}' is not a speed harrow replays at: give 0.5 to 64 (8 is the default)"
+        )),
+    }
 }

@@ -37,7 +37,7 @@ pub fn browse() -> Result<ExitCode> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return run(&Args { dirs: DirArgs::default(), json: false, follow: false, live: false });
     }
-    live(super::session_roots(&[]))
+    live(super::session_roots(&[])?)
 }
 
 /// The fleet on this terminal.
@@ -49,7 +49,7 @@ fn live(roots: Vec<discover::Root>) -> Result<ExitCode> {
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     let config = config()?;
-    let roots = super::session_roots(&args.dirs.dirs);
+    let roots = super::session_roots(&args.dirs.dirs)?;
     if args.follow {
         return super::follow::follow(roots, args.json, &config.notify);
     }

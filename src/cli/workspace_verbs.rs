@@ -114,7 +114,7 @@ fn remove_worktree(place: &Placement, dir: &Path) -> Result<bool> {
 }
 
 pub fn cleanse(args: &CleanseArgs) -> Result<ExitCode> {
-    let roots = super::session_roots(&args.dirs.dirs);
+    let roots = super::session_roots(&args.dirs.dirs)?;
     let candidates: Vec<Found> = match &args.session {
         Some(q) => vec![discover::resolve(q, &roots).map_err(|e| UsageError(e.to_string()))?],
         None => discover::list(&roots),

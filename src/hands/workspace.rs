@@ -30,6 +30,10 @@ pub enum WorkspaceError {
         "{0} is not inside a git repository; harrow works on a git repository (run `git init` and commit first)"
     )]
     NotARepo(PathBuf),
+    #[error(
+        "{0} does not exist; give the repository's folder with --repo (default: the current folder)"
+    )]
+    Missing(PathBuf),
     #[error("{0} has no commits yet; commit something first so the session has a base")]
     NoCommits(PathBuf),
     #[error(
@@ -228,6 +232,9 @@ fn cut_at_line(patch: &str, max: usize, path: &str) -> String {
 
 /// Finds the repository containing `path`, refusing bare repositories and missing ones.
 pub(super) fn open_source(path: &Path) -> Result<Pooled, WorkspaceError> {
+    if !path.exists() {
+        return Err(WorkspaceError::Missing(path.to_path_buf()));
+    }
     let repo = repo_pool::open(path, |p| Repository::discover(p))
         .map_err(|_| WorkspaceError::NotARepo(path.to_path_buf()))?;
     if repo.is_bare() || repo.workdir().is_none() {
