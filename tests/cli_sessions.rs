@@ -332,8 +332,10 @@ fn hostile_session_folders_never_hang_or_flood_the_readers() {
     assert!(stdout(&out).contains(DONE), "--follow lists the good run: {}", stdout(&out));
     assert!(peak < 100 << 20, "--follow peaked at {} MB", peak >> 20);
     let (out, peak, took) = runs(&["show", "20261126-000005-b16b16"]);
+    // Reading 2 GB takes what it takes (seconds in a debug build under load); what is bounded
+    // is the memory.
     assert!(
-        took < std::time::Duration::from_secs(10),
+        took < std::time::Duration::from_secs(60),
         "show of the giant took {took:?}: {}",
         stderr(&out)
     );
