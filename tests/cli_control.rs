@@ -110,6 +110,11 @@ fn pause_step_note_and_resume_at_task_boundaries() {
             && !log(&dir).contains("T-003 started"),
         "then it pauses again"
     );
+    assert!(
+        wait_until(Duration::from_secs(5), || log(&dir)
+            .contains("\"action\":\"pause\",\"reason\":\"the step's task is done\"")),
+        "and says so in the log, so the console shows the run paused, not live"
+    );
     assert!(ctl(tmp.path(), &id, &["resume"]).status.success());
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));

@@ -1088,3 +1088,16 @@ fn a_done_lane_task_keeps_its_time_while_the_run_goes_on() {
     assert!(strip.contains("done 3s"), "T-001 took 3 s: {strip}");
     assert!(strip.contains("49s"), "T-002 at work for 49 s: {strip}");
 }
+
+/// `P` in a replay whose cursor has not reached the run's end (what the fleet's Enter opens)
+/// asks what would be sent rather than saying the run has not ended: the end is a fact of the
+/// log, not of the cursor.
+#[test]
+fn p_in_a_replay_before_its_end_reads_what_would_be_sent() {
+    let mut app = App::open(&fixture(), SESSION, 1.0, Look::built_in(true)).unwrap();
+    app.tick(10.0).unwrap();
+    assert!(!app.at_end(), "the replay has just begun");
+    let effects = app.act(Action::Ship).unwrap();
+    assert!(effects.iter().any(|e| matches!(e, Effect::ShipPreview)), "{effects:?}");
+    assert!(!app.notice.as_deref().unwrap_or("").contains("has not"), "{:?}", app.notice);
+}

@@ -131,3 +131,40 @@ fn colours_of(screen: &vt100::Screen, needle: &str) -> (vt100::Color, vt100::Col
     }
     (vt100::Color::Default, vt100::Color::Default)
 }
+
+/// A terminal that hangs up without a SIGHUP reaching harrow (its window closed; harrow not
+/// the session's leader): the console ends instead of spinning on a dead terminal for ever.
+#[test]
+fn a_console_whose_terminal_hangs_up_ends_instead_of_spinning() {
+    use std::os::fd::OwnedFd;
+    let size = nix::pty::Winsize { ws_row: 30, ws_col: 100, ws_xpixel: 0, ws_ypixel: 0 };
+    let pty = nix::pty::openpty(Some(&size), None).unwrap();
+    // The terminal's other end stays with the test alone, so dropping it hangs the terminal up.
+    nix::fcntl::fcntl(&pty.master, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC))
+        .unwrap();
+    let tilth = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/tilth/20261122-042843-e02b19");
+    let slave: OwnedFd = pty.slave;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .arg("replay")
+        .arg(&tilth)
+        .args(["--speed", "64"])
+        .stdin(std::process::Stdio::from(slave.try_clone().unwrap()))
+        .stdout(std::process::Stdio::from(slave.try_clone().unwrap()))
+        .stderr(std::process::Stdio::null())
+        .env("TERM", "xterm")
+        .spawn()
+        .unwrap();
+    drop(slave);
+    // Let it draw (what it writes waits in the pty), then close the terminal.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    drop(pty.master);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the console went on after its terminal hung up");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -114,10 +114,46 @@ impl Input {
 impl Drop for Input {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
+        // A terminal that hung up can hold the reader inside its poll for ever: it is left
+        // behind, and ends with the process.
+        if let Some(t) = self.thread.take().filter(|_| !HUNG_UP.load(Ordering::SeqCst)) {
             let _ = t.join();
         }
     }
+}
+
+/// Set when the terminal hung up: the loop ends and the reader is not waited for.
+static HUNG_UP: AtomicBool = AtomicBool::new(false);
+
+/// Watches the terminal (standard input, where the console reads keys) for a hang-up — a
+/// window closed without a SIGHUP reaching harrow — which crossterm's reader does not report:
+/// it spins inside its poll instead. The loop is woken and ends, giving the terminal back as
+/// far as there is one.
+fn watch_hangup(tx: Sender<Msg>) {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return;
+    }
+    let _ = std::thread::Builder::new().name("harrow-hangup".into()).spawn(move || {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        use std::os::fd::AsFd;
+        let stdin = std::io::stdin();
+        loop {
+            let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::empty())];
+            match poll(&mut fds, PollTimeout::from(1000u16)) {
+                Ok(_) => {
+                    let gone = PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL;
+                    if fds[0].revents().is_some_and(|r| r.intersects(gone)) {
+                        HUNG_UP.store(true, Ordering::SeqCst);
+                        let _ = tx.send(Msg::InputGone);
+                        return;
+                    }
+                }
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return,
+            }
+        }
+    });
 }
 
 /// Wakes the loop when SIGTERM or SIGHUP arrives, so it closes every screen and gives the
@@ -149,6 +185,7 @@ impl Console {
         let terminal = ratatui::try_init()?;
         let (tx, rx) = mpsc::channel();
         watch_termination(tx.clone());
+        watch_hangup(tx.clone());
         let input = match Input::start(tx.clone()) {
             Ok(input) => input,
             Err(e) => {
@@ -175,8 +212,9 @@ impl Console {
             top.open(&cx(&self.terminal, &self.tx));
         }
         while let Some(top) = stack.last_mut() {
-            if crate::signals::received().is_some() {
-                // SIGTERM or SIGHUP: every screen closes and the terminal is given back.
+            if crate::signals::received().is_some() || HUNG_UP.load(Ordering::SeqCst) {
+                // SIGTERM or SIGHUP, or a terminal that hung up: every screen closes and the
+                // terminal is given back (as far as there is one).
                 break;
             }
             let now = Instant::now();

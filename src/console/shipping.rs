@@ -9,7 +9,10 @@ use crate::ship::preview::Preview;
 impl App {
     /// `P`: reads what would be sent, once the run has ended.
     pub(super) fn ship_asked(&mut self) {
-        if self.ended().is_none() {
+        // A replay's cursor may not have reached the log's end: whether the run ended is the
+        // log's fact, which reading what would be sent finds out. A live run that goes on is
+        // refused here.
+        if self.ended().is_none() && self.live {
             self.notice = Some("P ships a run that has ended; this one has not".into());
         } else {
             self.notice = Some("reading what would be sent…".into());

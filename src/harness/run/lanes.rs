@@ -666,7 +666,7 @@ impl Run {
                     numbers.insert(task.id.clone(), number);
                     let h = handle.clone();
                     jobs.spawn_blocking(move || h.block_on(lane.lane_job(task)));
-                    self.count_step();
+                    self.count_step()?;
                     waiting_said = false;
                     if self.control.paused {
                         break;

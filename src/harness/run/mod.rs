@@ -696,7 +696,7 @@ impl Run {
                     TaskEnd::Failed(reason) => break 'run self.fail_task(task, reason)?,
                     TaskEnd::Stop(stop) => break 'run stop,
                 }
-                self.count_step();
+                self.count_step()?;
             }
             if blocked.is_empty() {
                 Ended { reason: StopReason::AllDone, detail: None }

@@ -8,16 +8,24 @@ use crate::session::event::OperatorWait;
 use crate::session::state::StopReason;
 
 impl Run {
-    /// After a task: a `step` pauses once its one task is done.
-    pub(super) fn count_step(&mut self) {
+    /// After a task: a `step` pauses once its one task is done, and says so in the log as a
+    /// pause (from the step), so everything that reads the log knows the run now waits.
+    pub(super) fn count_step(&mut self) -> Result<()> {
         if let Some(left) = self.control.steps_left {
             if left <= 1 {
                 self.control.steps_left = None;
                 self.control.paused = true;
+                self.emit(&OperatorAction {
+                    action: Some("pause".into()),
+                    reason: Some("the step's task is done".into()),
+                    source: Some("step".into()),
+                    ..OperatorAction::default()
+                })?;
             } else {
                 self.control.steps_left = Some(left - 1);
             }
         }
+        Ok(())
     }
 
     /// A safe point between tasks: read operator commands, apply them, honour caps, and wait
