@@ -677,7 +677,7 @@ fn a_replay_whose_log_is_truncated_under_it_shows_a_notice_and_stays_up() {
 #[test]
 fn y_says_where_the_copy_went_and_how_to_let_tmux_pass_it() {
     let cmd = format!(
-        "{} replay {} --speed 1000",
+        "{} replay {} --speed max",
         env!("CARGO_BIN_EXE_harrow"),
         harrow_fixture().display()
     );
@@ -701,7 +701,7 @@ fn y_says_where_the_copy_went_and_how_to_let_tmux_pass_it() {
 #[test]
 fn the_row_cursor_and_row_times_in_a_real_terminal() {
     let cmd = format!(
-        "{} replay {} --speed 1000",
+        "{} replay {} --speed max",
         env!("CARGO_BIN_EXE_harrow"),
         harrow_fixture().display()
     );

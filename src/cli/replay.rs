@@ -14,7 +14,8 @@ use std::process::ExitCode;
 pub struct Args {
     #[command(flatten)]
     pub target: SessionArg,
-    /// Playback speed: 0.5 to 64 (events keep their relative timing, idle gaps shortened).
+    /// Playback speed: 0.5 to 64 (events keep their relative timing, idle gaps shortened), or
+    /// `max` for as fast as the screen draws.
     #[arg(long, default_value_t = 8.0, value_name = "X", value_parser = speed)]
     pub speed: f64,
     /// Print the replayed event lines instead of opening the console.
@@ -82,12 +83,15 @@ pub fn replay(args: &Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A replay speed from the command line: 0.5 to 64, as the help says.
+/// A replay speed from the command line: 0.5 to 64, or `max`, as the help says.
 fn speed(text: &str) -> Result<f64, String> {
+    if text.trim().eq_ignore_ascii_case("max") {
+        return Ok(f64::INFINITY);
+    }
     match text.trim().parse::<f64>() {
         Ok(x) if (0.5..=64.0).contains(&x) => Ok(x),
         _ => Err(format!(
-            "'{text}' is not a speed harrow replays at: give 0.5 to 64 (8 is the default)"
+            "'{text}' is not a speed harrow replays at: give 0.5 to 64, or max (8 is the default)"
         )),
     }
 }
