@@ -406,3 +406,76 @@ fn live_with_its_output_piped_prints_the_list() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains(DONE), "{}", stdout(&out));
 }
+
+/// `sessions --follow` with a `[notify] command` that never reads its line nor exits: six runs
+/// that come to need a person at once are each printed at once (notifying never holds the
+/// follow), each notify is stopped at its 1 s timeout with what it started, four at a time, and
+/// nothing is left running.
+#[test]
+fn follow_notifies_side_by_side_and_stops_a_program_that_never_exits() {
+    use std::io::{BufRead, BufReader};
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("shared");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(home.path().join("cfg/harrow")).unwrap();
+    std::fs::write(
+        home.path().join("cfg/harrow/config.toml"),
+        "[notify]\ncommand = [\"sh\", \"-c\", \"sleep 31; sleep 31\"]\ntimeout_seconds = 1\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["sessions", "--follow", "--json"])
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("XDG_CONFIG_HOME", home.path().join("cfg"))
+        .env("HARROW_SESSIONS_DIR", &root)
+        .env_remove("TILTH_SESSIONS_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let big = "x".repeat(200_000);
+    let started = std::time::Instant::now();
+    for n in 0..6 {
+        let dir = root.join(format!("20261127-00000{n}-hhhhh{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let start = format!(
+            "{{\"ts\":\"2026-11-27T00:00:01Z\",\"seq\":1,\"type\":\"session_start\",\"payload\":{{\"task_count\":1,\"feature\":\"{big}\"}}}}\n"
+        );
+        let stop = "{\"ts\":\"2026-11-27T00:00:02Z\",\"seq\":2,\"type\":\"stop\",\"payload\":{\"reason\":\"needs_operator\",\"error\":\"T-001 waits\"}}\n";
+        std::fs::write(dir.join("events.jsonl"), start + stop).unwrap();
+    }
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = 0;
+    let mut line = String::new();
+    while seen < 6 && out.read_line(&mut line).unwrap() > 0 {
+        if line.contains("\"state\":\"held\"") {
+            seen += 1;
+        }
+        line.clear();
+    }
+    let printed = started.elapsed();
+    assert!(printed < std::time::Duration::from_secs(3), "every hold printed at once: {printed:?}");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut stopped = 0;
+    while stopped < 6 && err.read_line(&mut line).unwrap() > 0 {
+        if line.contains("took over 1 s and was stopped") {
+            stopped += 1;
+        }
+        line.clear();
+    }
+    let notified = started.elapsed();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(notified < std::time::Duration::from_secs(6), "four at a time, each 1 s: {notified:?}");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let left = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c.starts_with(b"sleep\x0031\x00"))
+        .count();
+    assert_eq!(left, 0, "no notify program (nor what it started) is left running");
+}
