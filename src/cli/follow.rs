@@ -35,8 +35,17 @@ pub fn sentence(change: &Change) -> String {
     let r = &change.row;
     let task = r.held_task.as_ref().map(|t| format!(" {t}")).unwrap_or_default();
     let why = r.held_reason.as_ref().map(|w| format!(" ({w})")).unwrap_or_default();
-    let was = change.from.map(|f| format!(", was {f}")).unwrap_or_default();
-    crate::printable::line(&format!("{} {}{task}{why}{was}", r.id, r.state))
+    let was = change.from.filter(|f| *f != r.state).map(|f| format!(", was {f}"));
+    let progress = || {
+        let work: Vec<String> =
+            r.at_work.iter().map(|w| format!("{} (attempt {})", w.task, w.attempt)).collect();
+        let work =
+            if work.is_empty() { String::new() } else { format!(", at work {}", work.join(", ")) };
+        format!(": {}/{} done{work}", r.tasks_done, r.tasks_total)
+    };
+    let tail =
+        was.unwrap_or_else(|| if change.from.is_some() { progress() } else { String::new() });
+    crate::printable::line(&format!("{} {}{task}{why}{tail}", r.id, r.state))
 }
 
 /// How many notify programs run at once: a burst of holds is carried out together, and a

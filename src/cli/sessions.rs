@@ -16,7 +16,8 @@ pub struct Args {
     /// `--follow`, one JSON object per line.
     #[arg(long)]
     pub json: bool,
-    /// Keep going: one line per change of any run's state (held, crashed, done …), and the
+    /// Keep going: one line per change of any run's state (held, crashed, done …) or progress
+    /// (a task done, a task at work, the held task), and the
     /// `[notify] command` run for each run that comes to need a person or ends.
     #[arg(long)]
     pub follow: bool,

@@ -643,6 +643,13 @@ impl FleetRow {
         FleetRow::new(found.id.clone(), found.dir.clone())
     }
 
+    /// What a script following the fleet hears about besides the state: the tasks done, the
+    /// tasks at work (with their attempts), the task a held run waits on.
+    fn progress(&self) -> (u64, Vec<(String, u64)>, Option<String>) {
+        let at_work = self.at_work.iter().map(|w| (w.task.clone(), w.attempt)).collect();
+        (self.tasks_done, at_work, self.held_task.clone())
+    }
+
     /// A run of which nothing is known yet.
     pub fn new(id: String, dir: PathBuf) -> FleetRow {
         FleetRow {
@@ -671,7 +678,8 @@ impl FleetRow {
     }
 }
 
-/// A run whose state changed, as `sessions --follow` reports it.
+/// A run whose state or progress changed (tasks done, tasks at work, the held task), as
+/// `sessions --follow` reports it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
     pub id: String,
@@ -687,7 +695,9 @@ impl Change {
     /// Whether a person is called for: a run became held, crashed, failed or done, or started
     /// after the first look and is already so (what the first look finds is not news).
     pub fn calls_a_person(&self) -> bool {
+        let new_state = self.from != Some(self.row.state);
         (self.from.is_some() || self.appeared)
+            && new_state
             && (self.row.state.needs_person() || self.row.state == RunState::Done)
     }
 }
@@ -718,9 +728,10 @@ impl Fleet {
             seen.insert(f.dir.clone());
             if let Some(t) = self.sessions.get_mut(&f.dir) {
                 let was = t.row.state;
+                let progress = t.row.progress();
                 if t.refresh() {
                     any = true;
-                    if t.row.state != was {
+                    if t.row.state != was || t.row.progress() != progress {
                         let row = t.row.clone();
                         changes.push(Change {
                             id: row.id.clone(),
@@ -871,6 +882,58 @@ mod tests {
         let row = &fleet.rows()[0];
         assert_eq!(row.state, RunState::Failed, "{row:?}");
         assert_eq!(row.held_task.as_deref(), Some("T-001"), "{row:?}");
+    }
+
+    /// A script following the fleet hears of progress, not only of a new state: a task done or
+    /// a task starting in a running run is one change (never repeated, never calling a person).
+    #[test]
+    fn progress_in_a_running_run_is_a_change_once() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tmp.path().join("20261126-000000-cccccc");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let log = dir.join(super::super::dir::EVENTS_FILE);
+        let line = |seq: u64, kind: &str, payload: &str| {
+            format!(
+                "{{\"ts\":\"2026-11-26T00:00:{seq:02}Z\",\"seq\":{seq},\"type\":\"{kind}\",\"payload\":{payload}}}\n"
+            )
+        };
+        std::fs::write(&log, line(1, "session_start", r#"{"task_count":2}"#))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join("lock"), r#"{"pid":1,"host":"elsewhere","started_at":""}"#)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut fleet = fleet_of(tmp.path());
+        fleet.refresh();
+        let append = |text: String| {
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&log)
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .unwrap_or_else(|e| panic!("{e}"));
+        };
+        append(line(
+            2,
+            "task_state",
+            r#"{"task_id":"T-001","attempt":1,"from":"pending","to":"running"}"#,
+        ));
+        append(line(3, "context_reset", r#"{"task_id":"T-001","iter":0,"attempt":1}"#));
+        let (changes, _) = fleet.refresh();
+        assert_eq!(changes.len(), 1, "a task at work is news: {changes:?}");
+        assert_eq!(changes[0].from, Some(RunState::Running));
+        assert!(!changes[0].calls_a_person());
+        append(line(
+            4,
+            "model_call",
+            r#"{"task_id":"T-001","iter":1,"attempt":1,"tokens_used_total":10}"#,
+        ));
+        let (changes, _) = fleet.refresh();
+        assert!(changes.is_empty(), "tokens and turns alone are not: {changes:?}");
+        append(line(5, "task_done", r#"{"task_id":"T-001"}"#));
+        let (changes, _) = fleet.refresh();
+        assert_eq!(changes.len(), 1, "a task done is news: {changes:?}");
+        assert_eq!(changes[0].row.tasks_done, 1);
+        let (changes, _) = fleet.refresh();
+        assert!(changes.is_empty(), "never repeated: {changes:?}");
     }
 
     #[test]
