@@ -184,29 +184,11 @@ mod tests {
 
     #[test]
     fn a_follow_line_escapes_c1_controls_from_names_and_reasons() {
-        let row = FleetRow {
-            id: "20261126-x\u{9b}2J".into(),
-            dir: "/s".into(),
-            origin: "harrow".into(),
-            feature: Some("feat\u{9b}".into()),
-            prep: false,
-            state: RunState::Held,
-            held_task: Some("T-\u{9b}1".into()),
-            held_reason: Some("why\u{9d}0;title\u{7}".into()),
-            held_verdict: None,
-            tasks_done: 0,
-            tasks_total: 1,
-            at_work: Vec::new(),
-            tokens: 0,
-            cost: 0.0,
-            started_at: None,
-            last_event_at: None,
-            repo: None,
-            host: None,
-            pull_request: None,
-            recent: Vec::new(),
-            foreign: None,
-        };
+        let mut row = FleetRow::new("20261126-x\u{9b}2J".into(), "/s".into());
+        row.feature = Some("feat\u{9b}".into());
+        row.state = RunState::Held;
+        row.held_task = Some("T-\u{9b}1".into());
+        row.held_reason = Some("why\u{9d}0;title\u{7}".into());
         let change = Change { id: row.id.clone(), from: None, row, appeared: false };
         let line = crate::printable::json_line(&FollowLine::of(&change)).unwrap();
         assert!(!line.chars().any(char::is_control), "{line:?}");
@@ -215,19 +197,23 @@ mod tests {
         assert_eq!(back["id"], "20261126-x\u{9b}2J", "still the same JSON");
     }
 
+    /// Whether a process whose command line starts with `cmdline` still runs.
+    fn sleeping(cmdline: &[u8]) -> bool {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .any(|c| c.starts_with(cmdline))
+    }
+
     #[test]
     fn a_notify_program_that_hangs_is_stopped_at_its_timeout_and_said() {
         let started = Instant::now();
         let said = run_notify(&notify(&["sleep", "37"], 1), "{}").unwrap_or_default();
         assert!(said.contains("took over 1 s and was stopped"), "{said}");
         assert!(started.elapsed() < Duration::from_secs(10), "bounded: {:?}", started.elapsed());
-        let sleeping = std::fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .any(|c| c.starts_with(b"sleep\x0037\x00"));
-        assert!(!sleeping, "the program was killed, not left behind");
+        assert!(!sleeping(b"sleep\x0037\x00"), "the program was killed, not left behind");
     }
 
     /// A program that never reads its stdin, given a line larger than a pipe holds, is stopped
@@ -240,13 +226,7 @@ mod tests {
         assert!(said.unwrap_or_default().contains("took over 1 s"));
         assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
         std::thread::sleep(Duration::from_millis(100));
-        let sleeping = std::fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .any(|c| c.starts_with(b"sleep\x0041\x00"));
-        assert!(!sleeping, "the program's own children were stopped too");
+        assert!(!sleeping(b"sleep\x0041\x00"), "the program's own children were stopped too");
     }
 
     /// Notifications run side by side: eight one-second programs take about two seconds with

@@ -792,6 +792,14 @@ mod tests {
     }
 
     /// A folder others may write is said so: its record is data, never authority.
+
+    /// One line of a log, at second `seq`.
+    fn line(seq: u64, kind: &str, payload: &str) -> String {
+        format!(
+            "{{\"ts\":\"2026-11-26T00:00:{seq:02}Z\",\"seq\":{seq},\"type\":\"{kind}\",\"payload\":{payload}}}\n"
+        )
+    }
+
     #[test]
     fn a_folder_others_can_write_is_marked() {
         use std::os::unix::fs::PermissionsExt;
@@ -841,11 +849,6 @@ mod tests {
         let dir = tmp.path().join("20261126-000000-bbbbbb");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
         let log = dir.join(super::super::dir::EVENTS_FILE);
-        let line = |seq: u64, kind: &str, payload: &str| {
-            format!(
-                "{{\"ts\":\"2026-11-26T00:00:{seq:02}Z\",\"seq\":{seq},\"type\":\"{kind}\",\"payload\":{payload}}}\n"
-            )
-        };
         let held = [
             line(1, "session_start", r#"{"task_count":2}"#),
             line(
@@ -892,11 +895,6 @@ mod tests {
         let dir = tmp.path().join("20261126-000000-cccccc");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
         let log = dir.join(super::super::dir::EVENTS_FILE);
-        let line = |seq: u64, kind: &str, payload: &str| {
-            format!(
-                "{{\"ts\":\"2026-11-26T00:00:{seq:02}Z\",\"seq\":{seq},\"type\":\"{kind}\",\"payload\":{payload}}}\n"
-            )
-        };
         std::fs::write(&log, line(1, "session_start", r#"{"task_count":2}"#))
             .unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(dir.join("lock"), r#"{"pid":1,"host":"elsewhere","started_at":""}"#)
@@ -942,11 +940,6 @@ mod tests {
         let dir = tmp.path().join("20261126-000000-aaaaaa");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
         let log = dir.join(super::super::dir::EVENTS_FILE);
-        let line = |seq: u64, kind: &str, payload: &str| {
-            format!(
-                "{{\"ts\":\"2026-11-26T00:00:{seq:02}Z\",\"seq\":{seq},\"type\":\"{kind}\",\"payload\":{payload}}}\n"
-            )
-        };
         std::fs::write(&log, line(1, "session_start", r#"{"task_count":2,"host":"here"}"#))
             .unwrap_or_else(|e| panic!("{e}"));
         let mut fleet = fleet_of(tmp.path());

@@ -53,40 +53,32 @@ fn regular(file: File, path: &Path) -> io::Result<File> {
 /// component and only when it is a regular file. What harrow appends to in a session folder
 /// (`control.jsonl`, `resume.log`, the event log) goes through this.
 pub fn open_append(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .custom_flags(libc::O_NOFOLLOW | NO_WAIT)
-        .mode(0o644)
-        .open(path)
-        .map_err(|e| refused_link(e, path))?;
-    regular(file, path)
+    open_no_follow(path, OpenOptions::new().create(true).append(true))
 }
 
 /// Opens `path` to write from its start (not truncated), with the same refusals as
 /// [`open_append`]; the file must exist.
 pub fn open_write(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | NO_WAIT)
-        .open(path)
-        .map_err(|e| refused_link(e, path))?;
-    regular(file, path)
+    open_no_follow(path, OpenOptions::new().write(true))
 }
 
 /// Creates `path` afresh for writing, truncating a regular file that is there, never through a
 /// link.
 pub fn create(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .create(true)
-        .write(true)
+    let file = open_no_follow(path, OpenOptions::new().create(true).write(true))?;
+    file.set_len(0)?;
+    Ok(file)
+}
+
+/// Opens `path` as `how` says, refusing a link at its last component, never waiting, and
+/// only when it is a regular file.
+fn open_no_follow(path: &Path, how: &mut OpenOptions) -> io::Result<File> {
+    let file = how
         .custom_flags(libc::O_NOFOLLOW | NO_WAIT)
         .mode(0o644)
         .open(path)
         .map_err(|e| refused_link(e, path))?;
-    let file = regular(file, path)?;
-    file.set_len(0)?;
-    Ok(file)
+    regular(file, path)
 }
 
 /// `ELOOP` from `O_NOFOLLOW` in words.
