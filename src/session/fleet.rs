@@ -791,8 +791,6 @@ mod tests {
         dir
     }
 
-    /// A folder others may write is said so: its record is data, never authority.
-
     /// One line of a log, at second `seq`.
     fn line(seq: u64, kind: &str, payload: &str) -> String {
         format!(
@@ -800,6 +798,7 @@ mod tests {
         )
     }
 
+    /// A folder others may write is said so: its record is data, never authority.
     #[test]
     fn a_folder_others_can_write_is_marked() {
         use std::os::unix::fs::PermissionsExt;
