@@ -139,3 +139,35 @@ fn the_fleet_shows_three_live_runs_rings_once_and_approves_without_attaching() {
     let s = t.wait_for("[exit ");
     assert!(s.contains("[exit 0]"), "{s}");
 }
+
+/// The fleet's ages move with the clock while nothing happens and no key is pressed: a run's
+/// LAST EVENT reads a few seconds more a few seconds later.
+#[test]
+fn the_fleets_ages_move_without_a_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sessions/20261127-000000-abcdef");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ts = jiff::Timestamp::now().checked_sub(jiff::SignedDuration::from_secs(5)).unwrap();
+    let ts = ts.strftime("%Y-%m-%dT%H:%M:%S.000Z").to_string();
+    let start = json!({"ts": ts, "seq": 1, "type": "session_start", "payload": {"task_count": 1, "feature": "ages"}});
+    std::fs::write(dir.join("events.jsonl"), format!("{start}\n")).unwrap();
+    std::fs::write(dir.join("lock"), r#"{"pid":1,"host":"elsewhere","started_at":""}"#).unwrap();
+    let cmd = format!(
+        "HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} XDG_DATA_HOME={} {}",
+        tmp.path().join("sessions").display(),
+        tmp.path().display(),
+        tmp.path().join("data").display(),
+        env!("CARGO_BIN_EXE_harrow")
+    );
+    let t = Tmux::start(&cmd, 140, 10);
+    let age = |s: &str| -> u64 {
+        let row = s.lines().find(|l| l.contains("ages abcdef")).unwrap_or_default();
+        let at = row.find(" s ago").unwrap_or(0);
+        row[..at].rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0)
+    };
+    let first = age(&t.wait_for("s ago"));
+    std::thread::sleep(Duration::from_millis(2500));
+    let later = age(&t.screen());
+    assert!(later >= first + 2, "the age moved on its own: {first} s, then {later} s");
+    t.keys(&["q"]);
+}

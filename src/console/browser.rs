@@ -669,6 +669,8 @@ pub struct BrowserScreen {
     /// Showing the keys instead of the list, scrolled down this many lines.
     help: Option<u16>,
     dirty: bool,
+    /// When the screen was last drawn: its ages are true to the second.
+    drawn_at: Option<std::time::Instant>,
     /// Whether the terminal's title says how many runs wait, as last written.
     title_waiting: Option<usize>,
 }
@@ -685,6 +687,7 @@ impl BrowserScreen {
             look,
             help: None,
             dirty: true,
+            drawn_at: None,
             title_waiting: None,
         }
     }
@@ -794,9 +797,13 @@ impl BrowserScreen {
     }
 }
 
+/// How often the fleet is drawn again with nothing new: its ages read in seconds.
+const AGES_MOVE: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl super::screen::Screen for BrowserScreen {
-    fn due(&self, _now: std::time::Instant) -> bool {
-        self.dirty
+    fn due(&self, now: std::time::Instant) -> bool {
+        // The ages (LAST EVENT, "5 s ago") move with the clock: drawn again every second.
+        self.dirty || self.drawn_at.is_none_or(|at| now.duration_since(at) >= AGES_MOVE)
     }
 
     fn draw(&mut self, frame: &mut Frame) {
@@ -807,8 +814,9 @@ impl super::screen::Screen for BrowserScreen {
         }
     }
 
-    fn drawn(&mut self, _now: std::time::Instant) {
+    fn drawn(&mut self, now: std::time::Instant) {
         self.dirty = false;
+        self.drawn_at = Some(now);
     }
 
     fn wait(&self, _now: std::time::Instant) -> Option<std::time::Duration> {

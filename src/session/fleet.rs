@@ -505,6 +505,14 @@ impl Tracked {
         let summary = read_summary(&found.dir);
         let (mut fold, from) = start_of(&log, len, summary);
         let offset = if len > from { fold_from(&log, from, &mut fold) } else { from };
+        if fold.recent.is_empty() && len > 0 {
+            // Started from a summary at the log's end (an ended run): the preview's rows come
+            // from the log's tail all the same.
+            let (_, tail_from) = start_of(&log, len, None);
+            let mut tail = LogFold::default();
+            fold_from(&log, tail_from, &mut tail);
+            fold.recent = tail.recent;
+        }
         let mut t = Tracked {
             row: FleetRow::empty(&found),
             found,
@@ -813,6 +821,22 @@ mod tests {
         std::fs::set_permissions(dir.join("events.jsonl"), std::fs::Permissions::from_mode(0o666))
             .unwrap();
         assert_eq!(foreign(&dir).as_deref(), Some("writable by others"), "its log too");
+    }
+
+    /// An ended run read from its summary (at the log's end) still shows its last rows in the
+    /// preview.
+    #[test]
+    fn an_ended_run_read_from_its_summary_keeps_its_last_rows() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = copy_fixture("harrow", tmp.path());
+        let log = dir.join(super::super::dir::EVENTS_FILE);
+        let len = std::fs::metadata(&log).map(|m| m.len()).unwrap_or_default();
+        let summary = format!("{{\"harrow\":{{\"log_bytes\":{len},\"tasks_done\":3}}}}");
+        std::fs::write(dir.join("summary.json"), summary).unwrap_or_else(|e| panic!("{e}"));
+        let mut fleet = fleet_of(tmp.path());
+        fleet.refresh();
+        let row = &fleet.rows()[0];
+        assert!(!row.recent.is_empty(), "the preview has rows: {row:?}");
     }
 
     #[test]
