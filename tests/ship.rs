@@ -305,10 +305,13 @@ impl Shop {
     }
 }
 
+/// The pull request's title: the plan overview's heading (`# Demo` in the fixture).
 fn feature_title(o: &Outcome) -> String {
     let start =
         support::strict_events(&o.dir).into_iter().find(|e| e["type"] == "session_start").unwrap();
-    start["payload"]["feature"].as_str().unwrap().to_owned()
+    let title = start["payload"]["title"].as_str().unwrap().to_owned();
+    assert_eq!(title, "Demo", "the overview's heading, not the folder's name");
+    title
 }
 
 #[test]

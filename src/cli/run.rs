@@ -330,6 +330,7 @@ pub fn create_session(start: Start) -> Result<Run> {
         source: Some(run.workspace.source.display().to_string()),
         feature_dir: Some(run.plan.source.display().to_string()),
         feature: Some(run.plan.feature.clone()),
+        title: run.plan.title(),
         phase: Some("run".into()),
         worktree: Some(run.workspace.worktree.display().to_string()),
         branch: Some(run.workspace.branch.clone()),

@@ -23,6 +23,16 @@ pub struct Task {
     pub depends_on: Option<Vec<String>>,
 }
 
+impl Plan {
+    /// The feature's name as people wrote it: the overview's first heading, when it has one.
+    pub fn title(&self) -> Option<String> {
+        let heading =
+            self.overview.as_deref()?.lines().find_map(|l| l.trim().strip_prefix("# "))?;
+        let heading = heading.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!heading.is_empty()).then_some(heading)
+    }
+}
+
 /// A whole plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Plan {

@@ -378,6 +378,9 @@ payload_struct!(
         validators: Value,
         /// harrow: what creating the session had to say (a reused branch, a cleaned folder).
         notices: Vec<String>,
+        /// harrow: the feature's name as its overview's first heading says it (a pull
+        /// request's title), where the folder's name is only a file name.
+        title: String,
         /// harrow: set by `harrow demo` (`{"fast": bool}`).
         demo: Value,
         /// harrow: the machine the run works on, so a fleet watching a shared folder can say

@@ -7,9 +7,8 @@ use crate::export::{Format, render};
 
 /// The title: the feature the plan is about, and `(partial)` when some tasks did not finish.
 pub fn title(ship: &Shipment) -> String {
-    let feature = ship
-        .feature
-        .as_deref()
+    let feature = (ship.title.as_deref())
+        .or(ship.feature.as_deref())
         .map(|f| f.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|f| !f.is_empty())
         .unwrap_or_else(|| format!("harrow session {}", ship.id));

@@ -42,8 +42,11 @@ pub struct Shipment {
     pub source: PathBuf,
     /// The session branch, as a local branch name (`session/<id>`).
     pub branch: String,
-    /// The feature the plan is about, for the pull request's title.
+    /// The feature the plan is about (its folder's name), for the pull request's title when
+    /// its overview has no heading.
     pub feature: Option<String>,
+    /// The overview's heading: the pull request's title.
+    pub title: Option<String>,
     pub status: SessionStatus,
     /// Tasks of the plan that did not end accepted, with their state.
     pub unfinished: Vec<(String, String)>,
@@ -80,6 +83,10 @@ impl Shipment {
             source,
             branch: place.branch,
             feature: harrow.feature.clone(),
+            title: crate::session::placement::first_session_start(
+                &crate::session::dir::SessionDir::new(&found.dir).events(),
+            )
+            .and_then(|s| s.title),
             status: overview.status,
             unfinished,
         })
