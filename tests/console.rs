@@ -1101,3 +1101,33 @@ fn p_in_a_replay_before_its_end_reads_what_would_be_sent() {
     assert!(effects.iter().any(|e| matches!(e, Effect::ShipPreview)), "{effects:?}");
     assert!(!app.notice.as_deref().unwrap_or("").contains("has not"), "{:?}", app.notice);
 }
+
+/// Quitting the console while its run holds a task for a decision says so — the run waits,
+/// it is not "still going", and stopping it is at once — instead of the running run's words.
+#[test]
+fn the_quit_dialog_of_a_held_run_says_it_waits_for_a_decision() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("20261125-000000-dddddd");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = [
+        serde_json::json!({"ts": "2026-11-25T00:00:00.000Z", "seq": 1, "type": "session_start",
+            "payload": {"session_id": "20261125-000000-dddddd", "plan_tasks": [{"id": "T-001", "title": "a"}]}}),
+        serde_json::json!({"ts": "2026-11-25T00:00:01.000Z", "seq": 2, "type": "task_state",
+            "payload": {"task_id": "T-001", "attempt": 1, "from": "evaluating", "to": "needs_operator"}}),
+        serde_json::json!({"ts": "2026-11-25T00:00:02.000Z", "seq": 3, "type": "operator_wait",
+            "payload": {"task_id": "T-001", "reason": "the evaluator cannot be reached"}}),
+    ];
+    let text = lines.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n") + "\n";
+    std::fs::write(dir.join("events.jsonl"), text).unwrap();
+    let mut app =
+        App::open(&dir, "20261125-000000-dddddd", f64::INFINITY, Look::built_in(true)).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    act(&mut app, Action::Quit);
+    assert!(matches!(app.overlay, Overlay::QuitPrompt));
+    let shown = screen(&mut app, 120, 30);
+    assert!(shown.contains("The run waits for your decision on T-001"), "{shown}");
+    assert!(!shown.contains("still going"), "{shown}");
+}

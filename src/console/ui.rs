@@ -53,23 +53,29 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     draw_timeline(frame, areas.timeline, app, theme);
     draw_hints(frame, areas.hints, app, theme);
-    draw_overlay(frame, area, &app.overlay, theme);
+    draw_overlay(frame, area, &app.overlay, theme, app.player.view.held());
 }
 
-fn draw_overlay(frame: &mut Frame, area: Rect, overlay: &Overlay, theme: &Theme) {
+fn draw_overlay(
+    frame: &mut Frame,
+    area: Rect,
+    overlay: &Overlay,
+    theme: &Theme,
+    held: Option<&str>,
+) {
     match overlay {
         Overlay::None => {}
         Overlay::Help { view, back } => {
-            draw_overlay(frame, area, back, theme);
+            draw_overlay(frame, area, back, theme, held);
             view.draw(frame, area, theme);
         }
         Overlay::Inspector(inspector) => inspector.draw(frame, area),
-        Overlay::QuitPrompt => draw_quit_prompt(frame, area),
+        Overlay::QuitPrompt => draw_quit_prompt(frame, area, held),
         Overlay::ResumeOffer(op) => draw_resume_offer(frame, area, op.as_str()),
         Overlay::Diff(view, _) => view.draw(frame, area, theme),
         Overlay::Editor(editor) => draw_editor(frame, area, editor),
         Overlay::Search(text, back) => {
-            draw_overlay(frame, area, back, theme);
+            draw_overlay(frame, area, back, theme, held);
             draw_search(frame, area, text);
         }
         Overlay::Row(row) => row.draw(frame, area, theme),
@@ -567,15 +573,29 @@ fn draw_resume_offer(frame: &mut Frame, area: Rect, op: &str) {
     );
 }
 
-fn draw_quit_prompt(frame: &mut Frame, area: Rect) {
-    let lines = vec![
-        Line::raw("The run is still going."),
-        Line::raw(""),
-        Line::raw("  y    stop it at the next task boundary (resumable)"),
-        Line::raw("  n    leave it running here, printing its events"),
-        Line::raw("  Esc  stay in the console"),
-    ];
-    let rect = popup(frame, area, 58, 7, area.height / 3);
+/// Quitting while the run goes on here; a run that holds a task for a decision is told as
+/// such (it is not going on: stopping it is at once, and the decision waits for a resume).
+fn draw_quit_prompt(frame: &mut Frame, area: Rect, held: Option<&str>) {
+    let lines = match held {
+        Some(task) => vec![
+            Line::raw(format!(
+                "The run waits for your decision on {}.",
+                crate::printable::line(task)
+            )),
+            Line::raw(""),
+            Line::raw("  y    stop it now (resumable: decide later, then harrow resume)"),
+            Line::raw("  n    leave it waiting here, printing its events"),
+            Line::raw("  Esc  stay in the console"),
+        ],
+        None => vec![
+            Line::raw("The run is still going."),
+            Line::raw(""),
+            Line::raw("  y    stop it at the next task boundary (resumable)"),
+            Line::raw("  n    leave it running here, printing its events"),
+            Line::raw("  Esc  stay in the console"),
+        ],
+    };
+    let rect = popup(frame, area, 70, 7, area.height / 3);
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Quit ")),
         rect,
