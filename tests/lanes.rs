@@ -14,6 +14,14 @@ use serde_json::{Value, json};
 use std::path::Path;
 use support::git;
 
+/// A repository and a plan of two tasks that depend on nothing: they run side by side.
+fn side_by_side(tmp: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (repo, plan) = repo_and_plan(tmp, 2);
+    depends(&plan, 1, "[]");
+    depends(&plan, 2, "[]");
+    (repo, plan)
+}
+
 /// `harrow run` with lanes, headless, on the plan and repository.
 fn lanes_run(
     tmp: &Path,
@@ -168,9 +176,7 @@ fn landed(repo: &Path, id: &str, path: &str) -> String {
 #[test]
 fn two_lanes_on_the_same_line_the_later_reworks_the_conflict_and_lands() {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    depends(&plan, 1, "[]");
-    depends(&plan, 2, "[]");
+    let (repo, plan) = side_by_side(tmp.path());
     let script = json!({
         "worker": {
             "T-001": {"*": write("README.md", "# one\n", 1, 0)},
@@ -217,9 +223,7 @@ fn two_lanes_on_the_same_line_the_later_reworks_the_conflict_and_lands() {
 #[test]
 fn a_clean_merge_that_breaks_the_tests_is_not_committed_and_goes_back() {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    depends(&plan, 1, "[]");
-    depends(&plan, 2, "[]");
+    let (repo, plan) = side_by_side(tmp.path());
     let config = tmp.path().join("lanes.toml");
     std::fs::write(
         &config,
@@ -308,9 +312,7 @@ fn a_crash_at_each_event_of_a_merge_then_resume_commits_every_task_exactly_once(
     });
     let (_rt, server) = serve(&script, false);
     let setup = |tmp: &Path| {
-        let (repo, plan) = repo_and_plan(tmp, 2);
-        depends(&plan, 1, "[]");
-        depends(&plan, 2, "[]");
+        let (repo, plan) = side_by_side(tmp);
         let config = tmp.join("lanes.toml");
         std::fs::write(
             &config,
@@ -424,9 +426,7 @@ fn run_then_write(command: &str, n: usize, delay_ms: u64) -> Value {
 #[test]
 fn a_lane_that_leaves_a_job_behind_never_kills_another_lanes_command() {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    depends(&plan, 1, "[]");
-    depends(&plan, 2, "[]");
+    let (repo, plan) = side_by_side(tmp.path());
     let seconds = "37.25";
     let script = json!({
         "worker": {
@@ -574,9 +574,7 @@ fn forged_lane_git_folders_delete_nothing_and_write_nothing_outside_harrows_fold
     std::fs::write(outside.join("keep.txt"), "keep\n").unwrap();
     for mode in sandbox_modes() {
         let at = tmp.path().join(mode);
-        let (repo, plan) = repo_and_plan(&at, 2);
-        depends(&plan, 1, "[]");
-        depends(&plan, 2, "[]");
+        let (repo, plan) = side_by_side(&at);
         let config = at.join("mode.toml");
         std::fs::write(&config, format!("[hands]\nsandbox = \"{mode}\"\n")).unwrap();
         let sessions = at.join("sessions");
@@ -619,9 +617,7 @@ fn forged_lane_git_folders_delete_nothing_and_write_nothing_outside_harrows_fold
 
     // Killed while both lanes work; the forgeries (and a crash's locks) left in their folders.
     let tmp2 = tempfile::tempdir().unwrap();
-    let (repo2, plan2) = repo_and_plan(tmp2.path(), 2);
-    depends(&plan2, 1, "[]");
-    depends(&plan2, 2, "[]");
+    let (repo2, plan2) = side_by_side(tmp2.path());
     let script = json!({
         "worker": {
             "T-001": {"*": write("a.txt", "a\n", 1, 1500)},
@@ -686,9 +682,7 @@ fn forged_lane_git_folders_delete_nothing_and_write_nothing_outside_harrows_fold
 #[test]
 fn a_check_that_writes_into_the_combination_lands_nothing_of_its_own() {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    depends(&plan, 1, "[]");
-    depends(&plan, 2, "[]");
+    let (repo, plan) = side_by_side(tmp.path());
     let config = tmp.path().join("lanes.toml");
     std::fs::write(
         &config,
@@ -742,9 +736,7 @@ fn a_check_that_writes_into_the_combination_lands_nothing_of_its_own() {
 fn without_a_sandbox_a_lanes_worker_cannot_move_the_session_branch_or_a_kept_attempt() {
     for mode in sandbox_modes() {
         let tmp = tempfile::tempdir().unwrap();
-        let (repo, plan) = repo_and_plan(tmp.path(), 2);
-        depends(&plan, 1, "[]");
-        depends(&plan, 2, "[]");
+        let (repo, plan) = side_by_side(tmp.path());
         let config = tmp.path().join("off.toml");
         std::fs::write(&config, format!("[hands]\nsandbox = \"{mode}\"\n")).unwrap();
         // Spelled so the `pre_tool` hook's patterns miss it, as a shell allows many ways to.

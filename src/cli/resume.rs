@@ -30,10 +30,8 @@ pub struct Args {
     pub trust_recorded: bool,
 }
 
-/// The recorded settings a resume takes instead of the operator's, only with this flag: a
-/// session folder is data someone else may have written, never authority over where keys go
-/// or what runs.
-const TRUST_FLAG: &str = "--trust-recorded";
+/// The recorded settings a resume takes instead of the operator's, only with this flag.
+const TRUST_FLAG: &str = crate::session::TRUST_RECORDED;
 
 /// Each role's base URL and model as the operator gives them now — flags, then the
 /// environment, then the configuration, as `run` takes them — compared with what the session

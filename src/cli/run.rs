@@ -588,17 +588,12 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
     let id = run.id.clone();
     let active = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let running = Arc::clone(&active);
-    let (interrupted, cancel) = (Arc::clone(&run.interrupted), Arc::clone(&run.hands.cancel));
     let loop_thread = std::thread::Builder::new().name("harrow-loop".into()).spawn(move || {
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
         if let Ok(rt) = &runtime {
-            rt.spawn(async move {
-                if crate::signals::termination().await.is_some() {
-                    interrupted.store(true, Ordering::SeqCst);
-                    cancel.raise();
-                }
-            });
+            // The console is closed by its own watcher; the message would land on its screen.
+            stop_on_termination(rt, &run, false);
         }
         let ended = runtime
             .map_err(color_eyre::Report::from)
@@ -628,14 +623,9 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
     printer.finish();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id}: {} — {}", terminal_line(ended.reason.as_str()), dir.display());
-    if let Some(number) = crate::signals::received() {
-        return Ok(ExitCode::from(crate::signals::exit_status(number)));
-    }
     Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-/// Runs a session to its end, printing its log from byte `from`, and maps the end to an exit
-/// status.
 /// What a person can decide about a held task, as commands: what a headless run that stopped
 /// on a hold ends by saying.
 fn decisions(id: &str, task: &str) -> String {
@@ -645,6 +635,27 @@ fn decisions(id: &str, task: &str) -> String {
     )
 }
 
+/// Stops `run` as the first Ctrl-C does when SIGTERM or SIGHUP arrives (see [`crate::signals`]):
+/// the work in flight is cancelled and the run logs its stop. The process's status says which
+/// signal it was (`main` maps it).
+fn stop_on_termination(runtime: &tokio::runtime::Runtime, run: &Run, say: bool) {
+    let (interrupted, cancel) = (Arc::clone(&run.interrupted), Arc::clone(&run.hands.cancel));
+    runtime.spawn(async move {
+        if let Some(number) = crate::signals::termination().await {
+            interrupted.store(true, Ordering::SeqCst);
+            cancel.raise();
+            if say {
+                eprintln!(
+                    "harrow: {} received: stopping (the work in flight is cancelled)",
+                    crate::signals::name(number)
+                );
+            }
+        }
+    });
+}
+
+/// Runs a session to its end, printing its log from byte `from`, and maps the end to an exit
+/// status.
 pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     let dir = run.dir.clone();
     let id = run.id.clone();
@@ -665,18 +676,7 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
             std::process::exit(130);
         }
     });
-    // SIGTERM and SIGHUP stop the run as the first Ctrl-C does.
-    let (interrupted, cancel) = (Arc::clone(&run.interrupted), Arc::clone(&run.hands.cancel));
-    runtime.spawn(async move {
-        if let Some(number) = crate::signals::termination().await {
-            interrupted.store(true, Ordering::SeqCst);
-            cancel.raise();
-            eprintln!(
-                "harrow: {} received: stopping (the work in flight is cancelled)",
-                crate::signals::name(number)
-            );
-        }
-    });
+    stop_on_termination(&runtime, &run, true);
     let started = Instant::now();
     let ended = runtime.block_on(run.run());
     let held = run.held_task();
@@ -689,7 +689,7 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
             "stopped by {} (resumable): go on with `harrow resume {id}`",
             crate::signals::name(number)
         );
-        return Ok(ExitCode::from(crate::signals::exit_status(number)));
+        return Ok(ExitCode::FAILURE);
     }
     match ended.reason {
         crate::session::state::StopReason::ProviderFailure => {

@@ -227,7 +227,7 @@ impl Browser {
         match outcome {
             Ok(()) => self.notice = Some(format!("{id} resumes in the background")),
             Err(why) => {
-                if why.contains("--trust-recorded") {
+                if why.contains(crate::session::TRUST_RECORDED) {
                     self.trust_offer = Some(id.clone());
                 }
                 self.notice = Some(format!("{id} did not resume: {why}"));
@@ -580,11 +580,12 @@ impl Browser {
                     }
                     Purpose::Refused(why) => format!("{why} — what you type is not sent"),
                 };
-                Paragraph::new(format!(
-                    "{label}: {}▏  Enter sends · Esc drops",
-                    crate::printable::line(&p.text)
-                ))
-                .style(theme.fg(theme.colors.focus))
+                let keys = match p.purpose {
+                    Purpose::Refused(_) => "Enter or Esc closes",
+                    _ => "Enter sends · Esc drops",
+                };
+                Paragraph::new(format!("{label}: {}▏  {keys}", crate::printable::line(&p.text)))
+                    .style(theme.fg(theme.colors.focus))
             }
             (None, Some(notice)) => {
                 Paragraph::new(crate::printable::line(notice)).style(theme.fg(theme.colors.notice))

@@ -192,7 +192,7 @@ fn start_resume(dir: &Path, id: &str, trust: bool) -> std::io::Result<std::proce
     let mut resume = std::process::Command::new(exe);
     resume
         .args(["resume", id, "--headless", "--wait-for-operator"])
-        .args(trust.then_some("--trust-recorded"))
+        .args(trust.then_some(crate::session::TRUST_RECORDED))
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);

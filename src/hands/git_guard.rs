@@ -89,6 +89,8 @@ pub struct GitGuard {
     /// `refs/harrow/<id>/`: harrow's own refs for the session (kept attempts, set-aside work).
     own_prefix: String,
     common: PathBuf,
+    /// The repository as the lanes' book knows it ([`super::own_refs::repo_key`]).
+    book_repo: PathBuf,
     private: PathBuf,
     snapshot: Snapshot,
     /// In a lane: `refs/heads/session/<id>`, the prefix its sibling lanes' branches share.
@@ -213,8 +215,10 @@ impl GitGuard {
     pub fn new(worktree: &Path, branch: &str) -> Result<GitGuard, git2::Error> {
         let repo = super::workspace::open_worktree(worktree, None)?;
         let common = repo.commondir().to_path_buf();
+        let book_repo = super::own_refs::repo_key(&common);
         let private = repo.path().to_path_buf();
         let mut guard = GitGuard {
+            book_repo,
             quiet: None,
             siblings: None,
             repo,
@@ -280,7 +284,7 @@ impl GitGuard {
         let Some(session) = self.siblings.as_deref() else { return Ok(Vec::new()) };
         let id = session.trim_start_matches("refs/heads/session/");
         let book = super::own_refs::lock();
-        let Some(held) = book.held(&self.common, id) else { return Ok(Vec::new()) };
+        let Some(held) = book.held(&self.book_repo, id) else { return Ok(Vec::new()) };
         let now = self.own_refs_now()?;
         let mut restored = Vec::new();
         for (name, target) in held {

@@ -9,10 +9,10 @@
 //! branch serve one task after another, so starting a task moves one ref and makes no branch,
 //! no reflog and no `HEAD` change. Everything harrow reads from a lane's git folder (its `HEAD`,
 //! its `gitdir`) is the worker's to forge, so a worktree is found and removed by the names and
-//! paths harrow chose, never by what those files say. A task's accepted change lands on the session branch as one
-//! commit: a fast-forward when the session branch has not moved, else a three-way merge (git2,
-//! in memory) whose result is checked out in the lane before anything moves, so the validators
-//! judge the combination.
+//! paths harrow chose, never by what those files say. A task's accepted change lands on the
+//! session branch as one commit: a fast-forward when the session branch has not moved, else a
+//! three-way merge (git2, in memory) whose tree is what lands; it is checked out in the lane
+//! before anything moves, so the validators judge the combination.
 
 use super::workspace::{
     Review, SIGNATURE_EMAIL, SIGNATURE_NAME, Workspace, WorkspaceError, find_commit, git,
@@ -195,8 +195,9 @@ impl Workspace {
         let repo = open_source(&self.source)?;
         for w in lane_worktrees(&repo, lanes, self.session_id(), &[]) {
             if w.task.is_none() {
+                // Its registration by the name found; the folder only inside `lanes`.
                 super::workspace::forget_registration(&repo, &w.registration)?;
-                Workspace::remove_worktree(Some(&self.source), &w.path, lanes)?;
+                Workspace::remove_worktree(None, &w.path, lanes)?;
                 let _ = std::fs::remove_file(note_of(&w.path));
                 if let Some(branch) = &w.branch {
                     Workspace::delete_ref(&self.source, &format!("refs/heads/{branch}"))?;
@@ -301,7 +302,7 @@ impl Workspace {
     /// they are; the landing moves the session branch.
     pub fn commit_merged(
         &self,
-        merged: &mut Merged,
+        merged: &Merged,
         onto: &str,
         message: (&str, &str, &str, Review),
     ) -> Result<String, WorkspaceError> {

@@ -30,9 +30,14 @@ pub fn lock() -> MutexGuard<'static, Book> {
     BOOK.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A book entry's key: the repository by its real path, whichever worktree named it.
+/// A repository as the book knows it: its common git folder's real path, whichever worktree
+/// named it. A guard works it out once; a write, rare, each time.
+pub fn repo_key(common: &Path) -> PathBuf {
+    common.canonicalize().unwrap_or_else(|_| common.to_path_buf())
+}
+
 fn key(common: &Path, session: &str) -> (PathBuf, String) {
-    (common.canonicalize().unwrap_or_else(|_| common.to_path_buf()), session.to_owned())
+    (repo_key(common), session.to_owned())
 }
 
 /// The session a ref belongs to when it is one of a session's own: `session/<id>` (not a
@@ -69,9 +74,10 @@ impl Book {
         self.sessions.remove(&key(common, session));
     }
 
-    /// What the book holds for `session` in the repository at `common`.
-    pub fn held(&self, common: &Path, session: &str) -> Option<&Refs> {
-        self.sessions.get(&key(common, session))
+    /// What the book holds for `session` in the repository `repo` ([`repo_key`]): asked after
+    /// every tool call of every lane, so the key is the caller's, worked out once.
+    pub fn held(&self, repo: &Path, session: &str) -> Option<&Refs> {
+        self.sessions.get(&(repo.to_path_buf(), session.to_owned()))
     }
 }
 
@@ -88,12 +94,12 @@ mod tests {
         let mut book = Book::default();
         let common = Path::new("/r/.git");
         book.wrote(common, "refs/harrow/abc/T-1/1", Some("1".into()));
-        assert!(book.held(common, "abc").is_none(), "not held, not noted");
+        assert!(book.held(&repo_key(common), "abc").is_none(), "not held, not noted");
         book.track(common, "abc", || Refs::from([("refs/heads/session/abc".into(), "0".into())]));
         book.track(common, "abc", Refs::new);
         book.wrote(common, "refs/harrow/abc/T-1/1", Some("1".into()));
         book.wrote(common, "refs/heads/session/abc", None);
-        let held = book.held(common, "abc").unwrap();
+        let held = book.held(&repo_key(common), "abc").unwrap();
         assert_eq!(held.len(), 1);
         assert_eq!(held["refs/harrow/abc/T-1/1"], "1");
     }

@@ -232,11 +232,13 @@ fn cut_at_line(patch: &str, max: usize, path: &str) -> String {
 
 /// Finds the repository containing `path`, refusing bare repositories and missing ones.
 pub(super) fn open_source(path: &Path) -> Result<Pooled, WorkspaceError> {
-    if !path.exists() {
-        return Err(WorkspaceError::Missing(path.to_path_buf()));
-    }
-    let repo = repo_pool::open(path, |p| Repository::discover(p))
-        .map_err(|_| WorkspaceError::NotARepo(path.to_path_buf()))?;
+    let repo = repo_pool::open(path, |p| Repository::discover(p)).map_err(|_| {
+        if path.exists() {
+            WorkspaceError::NotARepo(path.to_path_buf())
+        } else {
+            WorkspaceError::Missing(path.to_path_buf())
+        }
+    })?;
     if repo.is_bare() || repo.workdir().is_none() {
         return Err(WorkspaceError::NotARepo(path.to_path_buf()));
     }
@@ -594,11 +596,11 @@ impl Workspace {
         Ok(())
     }
 
-    /// Removes the worktree folder and its registration in the source repository; the branch
-    /// (the session's result) stays; with no source (it is gone), only the folder goes. The folder goes only when its real path lies under
-    /// `within` (the session folder, or its `lanes/`), whatever the registration's `gitdir`
-    /// says: that file is in the worktree's git folder, which the worker's `git` writes, and
-    /// libgit2's prune deletes the folder it names.
+    /// Removes the worktree folder and its registration in the source repository (none with
+    /// no source); the branch (the session's result) stays. The folder goes only when its real
+    /// path lies under `within` (the session folder, or its `lanes/`), whatever the
+    /// registration's `gitdir` says: that file is in the worktree's git folder, which the
+    /// worker's `git` writes, and libgit2's prune deletes the folder it names.
     pub fn remove_worktree(
         source: Option<&Path>,
         worktree: &Path,

@@ -76,7 +76,6 @@ impl SessionDir {
         self.root.join(PROGRESS_FILE)
     }
 
-    /// A task's ledger file.
     /// A task's ledger. The id comes from a plan someone wrote: anything but letters, digits,
     /// `-`, `_` and `.` becomes `_`, so no id names a file outside the ledger folder.
     pub fn ledger(&self, task: &str) -> PathBuf {

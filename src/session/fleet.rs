@@ -129,8 +129,9 @@ pub struct FleetRow {
 /// Why a session folder (or its log) is writable by someone other than this user, if it is.
 pub fn foreign(dir: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
-    // `/proc/self` belongs to this process's user.
-    let me = std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid());
+    // `/proc/self` belongs to this process's user; asked once, as every row is built anew.
+    static ME: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let me = *ME.get_or_init(|| std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid()));
     for path in [dir.to_path_buf(), dir.join(super::dir::EVENTS_FILE)] {
         let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
         if meta.uid() != me {
@@ -505,14 +506,6 @@ impl Tracked {
         let summary = read_summary(&found.dir);
         let (mut fold, from) = start_of(&log, len, summary);
         let offset = if len > from { fold_from(&log, from, &mut fold) } else { from };
-        if fold.recent.is_empty() && len > 0 {
-            // Started from a summary at the log's end (an ended run): the preview's rows come
-            // from the log's tail all the same.
-            let (_, tail_from) = start_of(&log, len, None);
-            let mut tail = LogFold::default();
-            fold_from(&log, tail_from, &mut tail);
-            fold.recent = tail.recent;
-        }
         let mut t = Tracked {
             row: FleetRow::empty(&found),
             found,
@@ -524,6 +517,16 @@ impl Tracked {
         };
         t.read_checkpoint();
         t.row = t.build_row();
+        if t.row.recent.is_empty() && t.row.state.needs_person() && len > 0 {
+            // Started from a summary at the log's end: a run that waits for a person (held,
+            // failed, crashed) shows its last rows in the preview all the same. A finished run,
+            // the bulk of a large fleet, costs no read of its log.
+            let (_, tail_from) = start_of(&log, len, None);
+            let mut tail = LogFold::default();
+            fold_from(&log, tail_from, &mut tail);
+            t.fold.recent = tail.recent;
+            t.row = t.build_row();
+        }
         t
     }
 
@@ -823,8 +826,8 @@ mod tests {
         assert_eq!(foreign(&dir).as_deref(), Some("writable by others"), "its log too");
     }
 
-    /// An ended run read from its summary (at the log's end) still shows its last rows in the
-    /// preview.
+    /// A run that waits for a person, read from its summary (at the log's end), still shows its
+    /// last rows in the preview.
     #[test]
     fn an_ended_run_read_from_its_summary_keeps_its_last_rows() {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -836,6 +839,7 @@ mod tests {
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
         let row = &fleet.rows()[0];
+        assert!(row.state.needs_person(), "{row:?}");
         assert!(!row.recent.is_empty(), "the preview has rows: {row:?}");
     }
 

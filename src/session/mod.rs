@@ -34,6 +34,11 @@ pub(crate) mod wake;
 pub mod writer;
 
 use checkpoint::{CheckpointRead, read_checkpoint};
+
+/// The flag by which a person lets `resume` take the endpoints, models, validators and worktree
+/// a session folder recorded: a folder is data someone else may have written, never authority
+/// on its own. The console offers it when a resume refused for want of it.
+pub const TRUST_RECORDED: &str = "--trust-recorded";
 use status::{SessionStatus, session_status};
 use std::path::{Path, PathBuf};
 use summary::{Summary, SummaryFold};

@@ -425,20 +425,12 @@ pub struct LineSplitter {
     next_line: u64,
     /// Bytes of the current line dropped because it passed [`MAX_LINE`].
     skipping: u64,
-    /// Lines skipped so for being longer than [`MAX_LINE`].
-    pub overlong: u64,
 }
 
 impl LineSplitter {
     /// A splitter whose next byte is at `offset`, on line `next_line` (1-based).
     pub fn at(offset: u64, next_line: u64) -> LineSplitter {
-        LineSplitter {
-            partial: Vec::new(),
-            partial_offset: offset,
-            next_line,
-            skipping: 0,
-            overlong: 0,
-        }
+        LineSplitter { partial: Vec::new(), partial_offset: offset, next_line, skipping: 0 }
     }
 
     /// Feeds bytes that follow everything fed so far; returns each completed line with where it
@@ -453,7 +445,6 @@ impl LineSplitter {
                 self.partial_offset += self.skipping + held + nl as u64 + 1;
                 self.skipping = 0;
                 self.next_line += 1;
-                self.overlong += 1;
                 rest = &rest[nl + 1..];
                 continue;
             }
@@ -576,7 +567,6 @@ mod tests {
         }
         assert_eq!(got.len(), 2);
         assert_eq!((got[1].0.number, got[1].0.offset), (3, 13 + long.len() as u64 + 1));
-        assert_eq!(lines.overlong, 1);
     }
 
     #[test]

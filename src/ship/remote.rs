@@ -90,11 +90,11 @@ pub fn refuse_outside_rewrites(repo: &Repository, url: &str) -> Result<(), ShipE
     if found.is_empty() {
         return Ok(());
     }
-    Err(ShipError::new(super::secret::redact(&format!(
+    Err(ShipError::new(format!(
         "the address {} is rewritten by {}; harrow does not send a token where a configuration outside the repository points it. Remove that setting (git config --global --unset …), or set the rewrite in the repository itself",
         display_url(url),
         found.join("; ")
-    ))))
+    )))
 }
 
 fn looks_like_address(spec: &str) -> bool {

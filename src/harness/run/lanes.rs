@@ -343,7 +343,7 @@ impl Run {
                 // Nothing would run on the combination: it is committed as merged, and the
                 // worktree, which the next task resets, is left as it is.
                 let message = (task.id.as_str(), task.title.as_str(), self.id.as_str(), a.review);
-                match self.workspace.commit_merged(&mut merged, &onto, message) {
+                match self.workspace.commit_merged(&merged, &onto, message) {
                     Ok(sha) => sha,
                     Err(e) => {
                         let why = format!("its merged work could not be committed: {e}");
