@@ -1,0 +1,29 @@
+//! The real binary, verb by verb: runs, resumes, control, decisions, lanes, the fleet's data,
+//! export and shipping to real bare repositories and scripted forges.
+
+#[path = "../support/forge.rs"]
+mod forge;
+#[path = "../support/git_http.rs"]
+mod git_http;
+#[path = "../support/loop_fixture.rs"]
+mod loop_fixture;
+#[path = "../support/summary.rs"]
+mod summary;
+#[path = "../support/mod.rs"]
+mod support;
+#[path = "../support/tmux.rs"]
+mod tmux;
+
+mod cli_control;
+mod cli_resume;
+mod cli_run;
+mod cli_sessions;
+mod cli_workspace;
+mod decisions;
+mod demo;
+mod export;
+mod fleet;
+mod lanes;
+mod lanes_operator;
+mod ship;
+mod ship_ssh;

@@ -1,0 +1,1129 @@
+//! The console in process: snapshots of its screens at several sizes (ratatui's
+//! `TestBackend` + insta), its keys and overlays, and the fold it draws from. The real binary
+//! in a real terminal is `tests/console/console_tmux.rs`.
+
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
+use crate::{sessions, support};
+
+use crossterm::event::KeyCode;
+use harrow::console::app::{App, Effect};
+use harrow::console::keymap::Action;
+use harrow::console::layout::Pane;
+use harrow::console::modal::Overlay;
+use harrow::console::theme::Look;
+use harrow::console::ui::draw;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use sessions::{HARROW_SESSION, SESSION, fixture, harrow_fixture};
+
+fn harrow_at_end() -> App {
+    let mut app =
+        App::open(&harrow_fixture(), HARROW_SESSION, f64::INFINITY, Look::built_in(true)).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    app
+}
+
+/// Carries out what the app asked to write (operator commands) and to read (diffs, done in
+/// place); the terminal effects (mouse, notifications) are left out, so the test's own
+/// terminal is never written to.
+fn perform(app: &mut App, effects: Vec<Effect>) {
+    let sends = effects
+        .into_iter()
+        .filter(|e| matches!(e, Effect::Send(_) | Effect::LoadDiff(_) | Effect::LoadEvidence(..)))
+        .collect();
+    harrow::console::perform(app, sends, &harrow::console::jobs::Jobs::Inline);
+}
+
+fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
+    crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE)
+}
+
+fn act(app: &mut App, action: Action) {
+    let effects = app.act(action).unwrap();
+    perform(app, effects);
+}
+
+fn press(app: &mut App, key: crossterm::event::KeyEvent) {
+    let effects = app.key(key).unwrap();
+    perform(app, effects);
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, width, height));
+    terminal.draw(|f| draw(f, app)).unwrap();
+    format!("{}", terminal.backend())
+}
+
+fn at_end() -> App {
+    let mut app = App::open(&fixture(), SESSION, 64.0, Look::built_in(true)).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    app
+}
+
+#[test]
+fn replay_screens_at_three_sizes() {
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let mut app = at_end();
+        insta::assert_snapshot!(format!("replay_end_{w}x{h}"), screen(&mut app, w, h));
+    }
+}
+
+#[test]
+fn tilth_session_in_every_tab_at_80x24() {
+    let mut app = at_end();
+    for pane in Pane::ALL {
+        app.sel.focus = pane;
+        let text = screen(&mut app, 80, 24);
+        assert!(text.contains(&format!("┌ {}", pane.name())), "{pane:?}: {text}");
+        insta::assert_snapshot!(format!("tilth_tab_{}_80x24", pane.name()), text);
+    }
+}
+
+#[test]
+fn a_generated_harrow_session_at_three_sizes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("generated");
+    harrow::session::synth::write_session(&dir, 400, harrow::session::synth::Dialect::Harrow, 11)
+        .unwrap();
+    let mut app = App::open_live(&dir, "generated", Look::built_in(true)).unwrap();
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        insta::assert_snapshot!(format!("generated_{w}x{h}"), screen(&mut app, w, h));
+    }
+}
+
+#[test]
+fn help_overlay_and_a_step_back() {
+    let mut app = at_end();
+    act(&mut app, Action::Help);
+    insta::assert_snapshot!("help_120x40", screen(&mut app, 120, 40));
+    press(&mut app, key(KeyCode::Char('?')));
+    assert!(matches!(app.overlay, Overlay::None), "? closes the help it opened");
+    for _ in 0..10 {
+        act(&mut app, Action::StepBack);
+    }
+    assert_eq!(app.position(), (141, 151));
+    let text = screen(&mut app, 120, 40);
+    assert!(text.contains("PAUSED") && text.contains("event 141/151"), "{text}");
+    assert!(
+        !text.contains("waiting on the worker model"),
+        "a replay does not crowd its status with the wait between every two turns: {text}"
+    );
+    assert!(!text.contains("stopped: all_done"), "stepping back un-applies events");
+    act(&mut app, Action::StepForward);
+    assert_eq!(app.position(), (142, 151));
+}
+
+#[test]
+fn help_taller_than_the_terminal_scrolls_to_its_last_key() {
+    let mut app = at_end();
+    act(&mut app, Action::Help);
+    let first = screen(&mut app, 80, 24);
+    assert!(first.contains("Keys (↑↓ scroll)"), "{first}");
+    assert!(!first.contains("a note for the worker"), "the last key is below the fold: {first}");
+    for _ in 0..40 {
+        act(&mut app, Action::Down);
+    }
+    let last = screen(&mut app, 80, 24);
+    assert!(last.contains("a note for the worker"), "{last}");
+    assert!(!last.contains("show or hide this help"), "scrolled past the first key: {last}");
+    insta::assert_snapshot!("help_scrolled_80x24", last);
+    act(&mut app, Action::Up);
+    press(&mut app, key(KeyCode::Char('?')));
+    assert!(!screen(&mut app, 80, 24).contains("Keys"), "? closes the help");
+}
+
+#[test]
+fn a_tiny_terminal_is_told_so() {
+    let mut app = at_end();
+    let text = screen(&mut app, 30, 10);
+    assert!(text.contains("terminal too small: 30×10") && text.contains("40×12"), "{text}");
+}
+
+#[test]
+fn scrolling_up_stops_following_and_g_returns() {
+    let mut app = at_end();
+    for _ in 0..5 {
+        act(&mut app, Action::Up);
+    }
+    assert!(screen(&mut app, 120, 40).contains("5 newer below ↓ (G)"));
+    act(&mut app, Action::Bottom);
+    assert!(!screen(&mut app, 120, 40).contains("newer below"));
+}
+
+#[test]
+fn jump_to_the_first_rejection_and_inspect_it() {
+    let mut app = App::open(&fixture(), SESSION, 64.0, Look::built_in(true)).unwrap();
+    act(&mut app, Action::PlayPause);
+    act(&mut app, Action::StepBack);
+    while app.position().0 > 0 {
+        act(&mut app, Action::StepBack);
+    }
+    act(&mut app, Action::NextFailure);
+    let first = app.position().0;
+    act(&mut app, Action::NextFailure);
+    assert!(app.position().0 > first, "x moves on to the next failure");
+    act(&mut app, Action::PrevFailure);
+    assert_eq!(app.position().0, first, "X comes back to the first");
+    act(&mut app, Action::PrevFailure);
+    assert_eq!(app.notice.as_deref(), Some("no earlier failure"));
+    act(&mut app, Action::Inspect);
+    let Overlay::Inspector(inspector) = &app.overlay else {
+        panic!("no inspector: {:?}", app.notice)
+    };
+    let text = inspector.lines.join("\n");
+    assert!(inspector.title.contains("T-001"), "{}", inspector.title);
+    assert!(
+        text.starts_with(
+            "REJECT — acceptance_gap\n  acceptance_gap: an acceptance criterion is not satisfied"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Next step:") && text.contains("Case:"), "{text}");
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        insta::assert_snapshot!(format!("inspector_{w}x{h}"), screen(&mut app, w, h));
+    }
+    act(&mut app, Action::Close);
+    assert!(matches!(app.overlay, Overlay::None));
+    act(&mut app, Action::NextVerdict);
+    act(&mut app, Action::Inspect);
+    let Overlay::Inspector(inspector) = &app.overlay else { panic!("no inspector") };
+    let text = inspector.lines.join("\n");
+    assert!(
+        text.starts_with("ACCEPT")
+            && text.contains(
+                "Earlier verdicts on this task:\n  1. reject (acceptance_gap) — resolved"
+            ),
+        "{text}"
+    );
+}
+
+#[test]
+fn inspect_at_the_end_opens_the_last_verdict() {
+    let mut app = at_end();
+    app.sel.focus = Pane::Exchange;
+    screen(&mut app, 100, 30);
+    act(&mut app, Action::Inspect);
+    assert!(matches!(app.overlay, Overlay::Inspector(_)), "notice: {:?}", app.notice);
+    assert!(screen(&mut app, 100, 30).contains("Verdict on T-004"));
+}
+
+#[test]
+fn decisions_are_typed_in_an_editor_and_sent_through_control() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(fixture().join("events.jsonl"), dir.join("events.jsonl")).unwrap();
+    let mut replay = App::open(&dir, SESSION, 64.0, Look::built_in(true)).unwrap();
+    act(&mut replay, Action::Approve);
+    assert!(
+        replay.notice.as_deref().unwrap().contains("steer a live run"),
+        "a replay cannot be steered"
+    );
+
+    let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
+    // As when the console drives the loop: a run is there to read the commands.
+    app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    act(&mut app, Action::Approve);
+    assert!(matches!(app.overlay, Overlay::None), "no task waits and none is selected");
+    assert!(app.notice.as_deref().unwrap().contains("select one first"));
+    app.sel.focus = Pane::Plan;
+    act(&mut app, Action::Top);
+    act(&mut app, Action::Approve);
+    assert!(matches!(app.overlay, Overlay::Editor(_)));
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    press(&mut app, key(KeyCode::Enter));
+    assert!(matches!(app.overlay, Overlay::Editor(_)), "an empty reason is not sent");
+    assert!(app.notice.as_deref().unwrap().contains("type the reason"));
+    for c in "diff reviewed".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    insta::assert_snapshot!("editor_100x30", screen(&mut app, 100, 30));
+    press(&mut app, key(KeyCode::Enter));
+    assert!(matches!(app.overlay, Overlay::None));
+    let control = std::fs::read_to_string(dir.join("control.jsonl")).unwrap();
+    let command: serde_json::Value = serde_json::from_str(control.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (
+            command["op"].as_str(),
+            command["task"].as_str(),
+            command["reason"].as_str(),
+            command["source"].as_str()
+        ),
+        (Some("approve"), Some("T-001"), Some("diff reviewed"), Some("console"))
+    );
+
+    act(&mut app, Action::Note);
+    press(&mut app, key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Overlay::None), "Esc cancels");
+    assert_eq!(std::fs::read_to_string(dir.join("control.jsonl")).unwrap().lines().count(), 1);
+
+    act(&mut app, Action::RetryEval);
+    act(&mut app, Action::Skip);
+    let Overlay::Editor(editor) = &app.overlay else { panic!("skip asks why") };
+    assert_eq!(editor.title, "Skip T-001 — why?");
+    for c in "not needed".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    let sent: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("control.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ops: Vec<(&str, &str)> = sent
+        .iter()
+        .map(|c| (c["op"].as_str().unwrap(), c["task"].as_str().unwrap_or("-")))
+        .collect();
+    assert_eq!(ops, [("approve", "T-001"), ("retry_eval", "T-001"), ("skip", "T-001")]);
+    assert_eq!(sent[2]["reason"], "not needed");
+}
+
+#[test]
+fn a_harrow_session_in_every_pane_at_three_sizes() {
+    for (w, h) in [(120, 40), (200, 60)] {
+        let mut app = harrow_at_end();
+        let text = screen(&mut app, w, h);
+        for pane in
+            [" Plan ", " Worker ", " Exchange · T-003", " Validators · T-003", " Ledger · T-003"]
+        {
+            assert!(text.contains(pane), "{pane} at {w}×{h}: {text}");
+        }
+        insta::assert_snapshot!(format!("harrow_end_{w}x{h}"), text);
+    }
+    let mut app = harrow_at_end();
+    for pane in Pane::ALL {
+        app.sel.focus = pane;
+        let text = screen(&mut app, 80, 24);
+        assert!(
+            text.contains(&format!("┌ {}", pane.name())),
+            "{pane:?} is the tab on show: {text}"
+        );
+        insta::assert_snapshot!(format!("harrow_tab_{}_80x24", pane.name()), text);
+    }
+}
+
+#[test]
+fn the_side_panes_follow_the_picked_task_and_the_ledger_opens_its_verdicts() {
+    let mut app = harrow_at_end();
+    app.sel.focus = Pane::Plan;
+    act(&mut app, Action::Top);
+    act(&mut app, Action::Down);
+    let text = screen(&mut app, 200, 60);
+    assert!(text.contains("Plan (G follows the run)"), "{text}");
+    assert!(text.contains(" Ledger · T-002") && text.contains("1. reject (weak_test)"), "{text}");
+    assert!(text.contains("2. accept"), "the rework was accepted: {text}");
+    assert!(text.contains(" Validators · T-002") && text.contains("✓ passed"), "{text}");
+    app.sel.focus = Pane::Ledger;
+    act(&mut app, Action::Top);
+    act(&mut app, Action::Inspect);
+    let Overlay::Inspector(inspector) = &app.overlay else {
+        panic!("no inspector: {:?}", app.notice)
+    };
+    assert!(inspector.lines[0].starts_with("REJECT — weak_test"), "{:?}", inspector.lines);
+    insta::assert_snapshot!("harrow_inspector_80x24", screen(&mut app, 80, 24));
+    act(&mut app, Action::Evidence(1));
+    let notice = app.notice.clone().unwrap_or_default();
+    assert!(
+        notice.contains("is gone") && notice.contains("tests/char_frequencies.rs"),
+        "the fixture's worktree no longer exists, and the console says so: {notice}"
+    );
+    act(&mut app, Action::Evidence(7));
+    assert!(app.notice.as_deref().unwrap_or_default().contains("2 evidence pointer(s)"));
+    insta::assert_snapshot!("harrow_inspector_120x40", screen(&mut app, 120, 40));
+    insta::assert_snapshot!("harrow_inspector_200x60", screen(&mut app, 200, 60));
+    act(&mut app, Action::Close);
+    app.sel.focus = Pane::Plan;
+    act(&mut app, Action::Bottom);
+    assert!(screen(&mut app, 200, 60).contains(" Ledger · T-003"), "G follows the run again");
+}
+
+#[test]
+fn zoom_gives_the_focused_pane_the_whole_body() {
+    let mut app = harrow_at_end();
+    app.sel.focus = Pane::Validators;
+    act(&mut app, Action::Zoom);
+    let text = screen(&mut app, 200, 60);
+    assert!(text.contains("┌ Validators · T-003") && !text.contains(" Plan "), "{text}");
+    act(&mut app, Action::Zoom);
+    assert!(screen(&mut app, 200, 60).contains(" Plan "));
+    for want in [Pane::Ledger, Pane::Plan, Pane::Worker] {
+        act(&mut app, Action::Focus);
+        assert_eq!(app.sel.focus, want, "Tab moves on");
+    }
+    act(&mut app, Action::FocusBack);
+    assert_eq!(app.sel.focus, Pane::Plan, "Shift-Tab moves back");
+    act(&mut app, Action::Faster);
+    act(&mut app, Action::Slower);
+    act(&mut app, Action::Slower);
+    assert!(screen(&mut app, 200, 60).lines().next().unwrap().contains("PAUSED 32×"));
+}
+
+#[test]
+fn search_lands_on_a_tool_call_and_n_moves_to_the_next() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    let mut app = App::open(&fixture(), SESSION, 1.0, Look::built_in(true)).unwrap();
+    act(&mut app, Action::PlayPause);
+    screen(&mut app, 120, 40);
+    act(&mut app, Action::Search);
+    for c in "read_file".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    let first = app.search.at.expect("a match");
+    let text = screen(&mut app, 120, 40);
+    assert!(text.contains("T-001 #1 read_file AGENTS.md"), "the match is on screen: {text}");
+    assert!(app.position().0 > first, "the replay moved forward to the match");
+    act(&mut app, Action::SearchNext);
+    let second = app.search.at.unwrap();
+    assert!(second > first, "n moves on: {first} → {second}");
+    act(&mut app, Action::SearchPrev);
+    assert_eq!(app.search.at, Some(first), "N comes back");
+    act(&mut app, Action::Search);
+    for c in "no-such-thing".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    assert!(app.notice.as_deref().unwrap().contains("no row contains"), "{:?}", app.notice);
+}
+
+#[test]
+fn and_shows_only_the_rows_the_search_found_then_every_row_again() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    let mut app = harrow_at_end();
+    app.sel.focus = Pane::Worker;
+    press(&mut app, key(KeyCode::Char('&')));
+    assert!(app.notice.as_deref().unwrap().contains("search first"), "{:?}", app.notice);
+    act(&mut app, Action::Search);
+    for c in "write_file".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    press(&mut app, key(KeyCode::Char('&')));
+    let said = app.notice.clone().unwrap();
+    assert!(said.starts_with("only the ") && said.contains("“write_file”"), "{said}");
+    let text = screen(&mut app, 160, 45);
+    assert!(text.contains("Worker · only “write_file”"), "{text}");
+    let worker_rows: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split('│').nth(3))
+        .map(str::trim)
+        .filter(|r| r.contains(" #"))
+        .collect();
+    assert!(!worker_rows.is_empty(), "{text}");
+    for r in &worker_rows {
+        assert!(r.to_lowercase().contains("write_file"), "a row without the word: {r}\n{text}");
+    }
+    // k moves among those rows only.
+    press(&mut app, key(KeyCode::Char('k')));
+    let picked = app.sel.picked.expect("a row picked");
+    assert!(app.sel.only.as_ref().unwrap().contains(&picked));
+    press(&mut app, key(KeyCode::Char('&')));
+    assert_eq!(app.notice.as_deref(), Some("every row again"));
+    let text = screen(&mut app, 160, 45);
+    assert!(!text.contains("only “write_file”"), "{text}");
+}
+
+#[test]
+fn the_rows_and_shows_take_in_matches_that_arrive_as_a_fresh_count_would() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use harrow::session::scan::LineAt;
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(fixture().join("events.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (first, rest) = lines.split_at(lines.len() / 2);
+    let head = first.join("\n") + "\n";
+    std::fs::write(dir.join("events.jsonl"), &head).unwrap();
+    let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
+    act(&mut app, Action::Search);
+    for c in "read_file".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    press(&mut app, key(KeyCode::Char('&')));
+    screen(&mut app, 160, 45);
+    let before = app.sel.only.clone().unwrap().len();
+    let (mut offset, mut arrived) = (head.len() as u64, Vec::new());
+    for (i, line) in rest.iter().enumerate() {
+        let at = LineAt { number: (first.len() + i + 1) as u64, offset, len: line.len() as u32 };
+        arrived.push((at, line.as_bytes().to_vec()));
+        offset += line.len() as u64 + 1;
+    }
+    std::fs::write(dir.join("events.jsonl"), text.clone()).unwrap();
+    app.take_lines(arrived).unwrap();
+    screen(&mut app, 160, 45);
+    let grown = app.sel.only.clone().unwrap();
+    let mut fresh = App::open(&dir, SESSION, f64::INFINITY, Look::built_in(true)).unwrap();
+    fresh.search.query = "read_file".into();
+    let counted = fresh.search.matches(&mut fresh.player, fresh.sel.filter).unwrap();
+    assert!(grown.len() > before, "matches that arrived are taken in: {before} → {}", grown.len());
+    assert_eq!(grown, counted, "the same rows a fresh count finds");
+}
+
+#[test]
+fn seeking_by_tenths_either_way_matches_a_plain_fold_of_the_log_up_to_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("big");
+    harrow::session::synth::write_session(&dir, 30_000, harrow::session::synth::Dialect::Harrow, 7)
+        .unwrap();
+    let mut seeker = App::open(&dir, "big", f64::INFINITY, Look::built_in(true)).unwrap();
+    while seeker.player.reading_percent().is_some() {
+        seeker.read_more().unwrap();
+    }
+    while !seeker.at_end() {
+        seeker.tick(1e9).unwrap();
+    }
+    let text = std::fs::read(dir.join("events.jsonl")).unwrap();
+    let events: Vec<&[u8]> = text.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+    assert_eq!(events.len(), seeker.position().1);
+    for tenths in [9, 3, 7, 0, 5, 8] {
+        act(&mut seeker, Action::Seek(tenths));
+        let target = seeker.position().0;
+        assert_eq!(target, 30_000 * usize::from(tenths) / 10 + 1, "at {tenths}0 %");
+        let mut fold = harrow::session::summary::SummaryFold::new(Some("big".into()));
+        let mut stream = Vec::new();
+        let mut kept = harrow::session::fact::KeptValues::default();
+        for (pos, line) in events[..target].iter().enumerate() {
+            let fact = harrow::session::fact::Fact::decode(line, &mut kept).unwrap();
+            fold.apply(&fact);
+            if harrow::console::view::shown(&fact) {
+                stream.push(pos);
+            }
+        }
+        let report =
+            harrow::session::scan::ScanReport { events: target as u64, ..Default::default() };
+        assert_eq!(seeker.player.view.summary(), &fold.finish(&report), "at {tenths}0 %");
+        assert_eq!(
+            seeker.player.view.stream(harrow::console::view::Filter::All),
+            stream.as_slice(),
+            "at {tenths}0 %"
+        );
+    }
+}
+
+#[test]
+fn a_torn_or_corrupt_log_opens_with_the_bad_lines_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(fixture().join("events.jsonl")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(3, "{\"ts\": \"2026-11-22T04:28:44Z\", \"type\": \"tool_call\", \"payl");
+    lines.insert(7, "not json at all");
+    let torn = lines.join("\n") + "\n{\"ts\": \"2026-11-22T05:00:00Z\", \"type\": \"st";
+    std::fs::write(dir.join("events.jsonl"), torn).unwrap();
+    let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
+    assert_eq!(app.position(), (151, 151), "every readable event is there");
+    let text = screen(&mut app, 120, 40);
+    assert!(
+        text.contains("events.jsonl: 2 unreadable lines (4, 8) skipped; the rest is shown"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_mouse_scrolls_and_focuses_the_pane_under_it_once_captured_and_t_changes_theme() {
+    use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let mut app = at_end();
+    let area = ratatui::layout::Rect::new(0, 0, 200, 60);
+    screen(&mut app, 200, 60);
+    act(&mut app, Action::Mouse);
+    assert!(app.mouse && app.notice.as_deref().unwrap().contains("mouse on"));
+    let at = |kind, column, row| MouseEvent { kind, column, row, modifiers: KeyModifiers::NONE };
+    app.mouse_event(at(MouseEventKind::ScrollUp, 80, 20), area).unwrap();
+    assert_eq!(
+        (app.sel.focus, app.sel.stream_back),
+        (Pane::Worker, 3),
+        "the wheel scrolls the Worker"
+    );
+    app.mouse_event(at(MouseEventKind::Down(MouseButton::Left), 5, 3), area).unwrap();
+    assert_eq!(app.sel.focus, Pane::Plan, "a click focuses the Plan");
+    act(&mut app, Action::Mouse);
+    assert!(!app.mouse);
+
+    let before = app.theme().name.clone();
+    act(&mut app, Action::Theme);
+    assert_ne!(app.theme().name, before);
+    assert!(app.notice.as_deref().unwrap().starts_with("theme: "));
+    for _ in 0..app.themes.len() - 1 {
+        act(&mut app, Action::Theme);
+    }
+    assert_eq!(app.theme().name, before, "t cycles through every theme");
+}
+
+#[test]
+fn f_narrows_the_worker_stream_to_the_dialogue_then_to_the_problems() {
+    let mut app = harrow_at_end();
+    let everything = screen(&mut app, 200, 60);
+    assert!(everything.contains("write_file src/lib.rs") && everything.contains(" context "));
+    act(&mut app, Action::Filter);
+    let dialogue = screen(&mut app, 200, 60);
+    assert!(dialogue.contains("Worker · worker ↔ evaluator"), "{dialogue}");
+    assert!(dialogue.contains("verdict: reject (weak_test)") && dialogue.contains("submit_case"));
+    assert!(!dialogue.contains("write_file src/lib.rs"), "tool calls are left out: {dialogue}");
+    act(&mut app, Action::Filter);
+    let problems = screen(&mut app, 200, 60);
+    assert!(problems.contains("Worker · problems"), "{problems}");
+    assert!(problems.contains("BLOCKED") && problems.contains("validators failed"));
+    assert!(!problems.contains("verdict: accept"), "{problems}");
+    act(&mut app, Action::Filter);
+    assert!(screen(&mut app, 200, 60).contains("┌ Worker ─"), "f comes back to everything");
+}
+
+#[test]
+fn the_status_line_says_what_the_run_waits_on() {
+    let text = std::fs::read_to_string(harrow_fixture().join("events.jsonl")).unwrap();
+    let evaluating = text.lines().position(|l| l.contains("\"to\":\"evaluating\"")).unwrap();
+    let mut app = App::open(&harrow_fixture(), HARROW_SESSION, 1.0, Look::built_in(true)).unwrap();
+    act(&mut app, Action::PlayPause);
+    while app.position().0 <= evaluating {
+        act(&mut app, Action::StepForward);
+    }
+    let s = screen(&mut app, 200, 60);
+    assert!(s.lines().next().unwrap().contains("waiting on the evaluator"), "{s}");
+    while app.player.view.waiting().is_some() {
+        act(&mut app, Action::StepForward);
+    }
+    let s = screen(&mut app, 200, 60);
+    assert!(!s.lines().next().unwrap().contains("waiting"), "the reply ends the wait: {s}");
+}
+
+#[test]
+fn a_removed_session_folder_is_a_notice_not_the_end_of_the_console() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(fixture().join("events.jsonl"), dir.join("events.jsonl")).unwrap();
+    let mut ended = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
+    act(&mut ended, Action::Pause);
+    let notice = ended.notice.clone().unwrap_or_default();
+    assert!(notice.contains("the run has ended"), "p after the end says so: {notice}");
+    assert!(!dir.join("control.jsonl").exists(), "and sends nothing");
+    // The same log cut before its stop: a run that may still be going.
+    let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let mut open = String::new();
+    for line in text.lines() {
+        if serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| v["type"] != "stop") {
+            open.push_str(line);
+            open.push('\n');
+        }
+    }
+    std::fs::write(dir.join("events.jsonl"), open).unwrap();
+    let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    act(&mut app, Action::Pause);
+    let notice = app.notice.clone().unwrap_or_default();
+    assert!(notice.contains("could not send pause"), "{notice}");
+    assert!(!app.quit);
+    assert!(screen(&mut app, 120, 40).contains("could not send pause"));
+}
+
+#[test]
+fn k_is_about_the_task_at_work_when_none_is_picked_or_waiting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(fixture().join("events.jsonl"), dir.join("events.jsonl")).unwrap();
+    let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
+    act(&mut app, Action::FailTask);
+    let Overlay::Editor(editor) = &app.overlay else { panic!("K asks why: {:?}", app.notice) };
+    assert_eq!(editor.task.as_deref(), Some("T-004"));
+    assert!(editor.title.starts_with("Fail T-004"), "{}", editor.title);
+}
+
+/// The screen with its colours: each row's text, then under it the runs of that row drawn in
+/// anything but the terminal's default style, as `from-to fg/bg modifiers`.
+fn coloured(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, width, height));
+    terminal.draw(|f| draw(f, app)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..height {
+        let mut text = String::new();
+        let mut runs = Vec::new();
+        let mut run: Option<(u16, String)> = None;
+        for x in 0..=width {
+            let style = (x < width).then(|| {
+                let cell = &buffer[(x, y)];
+                text.push_str(cell.symbol());
+                let plain = cell.fg == ratatui::style::Color::Reset
+                    && cell.bg == ratatui::style::Color::Reset
+                    && cell.modifier.is_empty();
+                (!plain).then(|| format!("{:?}/{:?} {:?}", cell.fg, cell.bg, cell.modifier))
+            });
+            let style = style.flatten();
+            if run.as_ref().map(|(_, s)| Some(s)) != Some(style.as_ref()) {
+                if let Some((from, s)) = run.take() {
+                    runs.push(format!("    {from}-{}: {s}", x - 1));
+                }
+                run = style.map(|s| (x, s));
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+        for r in runs {
+            out.push_str(&r);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn every_built_in_theme_and_no_color_in_colour() {
+    let themes = Look::built_in(true).themes.len();
+    assert!(themes >= 3, "dark, light and high contrast");
+    for i in 0..themes {
+        let mut app =
+            App::open(&harrow_fixture(), HARROW_SESSION, f64::INFINITY, Look::built_in(true))
+                .unwrap();
+        while !app.at_end() {
+            app.tick(10_000.0).unwrap();
+        }
+        app.theme = i;
+        let name = app.theme().name.clone();
+        insta::assert_snapshot!(format!("colour_{name}_120x32"), coloured(&mut app, 120, 32));
+    }
+    let mut plain =
+        App::open(&harrow_fixture(), HARROW_SESSION, f64::INFINITY, Look::built_in(false)).unwrap();
+    while !plain.at_end() {
+        plain.tick(10_000.0).unwrap();
+    }
+    let text = coloured(&mut plain, 120, 32);
+    assert!(!text.contains("Rgb(") && !text.contains("Indexed("), "NO_COLOR draws no colour");
+    insta::assert_snapshot!("colour_no_color_120x32", text);
+}
+
+/// The hint line of the screen is `mode`'s, and `?` (where it opens the help) lists every row
+/// of `mode`'s table, then Esc goes back.
+fn check_mode(app: &mut App, mode: harrow::console::keymap::Mode) {
+    let text = screen(app, 200, 60);
+    let hints = text.lines().last().unwrap_or("").trim_matches(|c| c == '"' || c == ' ');
+    assert_eq!(hints, harrow::console::keymap::hint_line(mode, app.live, 200), "{mode:?}: {text}");
+    press(app, key(KeyCode::Char('?')));
+    if matches!(app.overlay, Overlay::Help { .. }) {
+        // The whole table: its first screen, then scrolled to its end.
+        let mut help = screen(app, 200, 60);
+        press(app, key(KeyCode::End));
+        help.push_str(&screen(app, 200, 60));
+        let hints = help.lines().last().unwrap_or("").trim_matches(|c| c == '"' || c == ' ');
+        let help_mode = harrow::console::keymap::Mode::Help;
+        assert_eq!(hints, harrow::console::keymap::hint_line(help_mode, app.live, 200));
+        for b in mode.bindings() {
+            assert!(help.contains(b.help), "{mode:?}'s help lacks {:?}: {help}", b.label());
+        }
+        press(app, key(KeyCode::Esc));
+    }
+}
+
+#[test]
+fn the_diff_row_editor_file_and_resume_modes_show_their_own_keys() {
+    use harrow::console::keymap::Mode;
+    let mut tilth = at_end();
+    tilth.sel.focus = Pane::Worker;
+    act(&mut tilth, Action::PrevVerdict);
+    press(&mut tilth, key(KeyCode::Char('d')));
+    assert!(matches!(tilth.overlay, Overlay::Diff(..)), "{:?}", tilth.notice);
+    check_mode(&mut tilth, Mode::Diff);
+    assert!(matches!(tilth.overlay, Overlay::Diff(..)), "Esc from its help goes back to it");
+    press(&mut tilth, key(KeyCode::Esc));
+    act(&mut tilth, Action::StepBack);
+    screen(&mut tilth, 200, 60);
+    press(&mut tilth, key(KeyCode::Enter));
+    assert!(matches!(tilth.overlay, Overlay::Row(_)), "{:?}", tilth.notice);
+    check_mode(&mut tilth, Mode::Row);
+    press(&mut tilth, key(KeyCode::Esc));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let session = support::demo_session(tmp.path());
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let mut app = App::open_live(&session, &id, Look::built_in(true)).unwrap();
+    screen(&mut app, 200, 60);
+    app.sel.focus = Pane::Ledger;
+    act(&mut app, Action::Top);
+    act(&mut app, Action::Inspect);
+    press(&mut app, key(KeyCode::Char('1')));
+    assert!(matches!(app.overlay, Overlay::Source(_)), "{:?}", app.notice);
+    check_mode(&mut app, Mode::FileView);
+    press(&mut app, key(KeyCode::Esc));
+    press(&mut app, key(KeyCode::Esc));
+    app.sel.focus = Pane::Plan;
+    act(&mut app, Action::Top);
+    press(&mut app, key(KeyCode::Char('a')));
+    assert!(matches!(app.overlay, Overlay::Editor(_)), "{:?}", app.notice);
+    check_mode(&mut app, Mode::Editor);
+    let Overlay::Editor(editor) = &app.overlay else { panic!("? is typed into the editor") };
+    assert_eq!(editor.text.lines().join(""), "?");
+    press(&mut app, key(KeyCode::Char('!')));
+    press(&mut app, key(KeyCode::Enter));
+    assert!(matches!(app.overlay, Overlay::ResumeOffer(_)), "no run holds it: {:?}", app.notice);
+    check_mode(&mut app, Mode::ResumePrompt);
+    press(&mut app, key(KeyCode::Esc));
+    assert!(app.notice.as_deref().is_some_and(|n| n.contains("waits in the control file")));
+}
+
+#[test]
+fn each_modes_help_and_hint_line_are_its_key_table() {
+    use harrow::console::keymap::Mode;
+    let check = check_mode;
+    let mut app = harrow_at_end();
+    check(&mut app, Mode::Main);
+    assert!(matches!(app.overlay, Overlay::None));
+    app.sel.focus = Pane::Ledger;
+    act(&mut app, Action::Top);
+    act(&mut app, Action::Inspect);
+    check(&mut app, Mode::Inspector);
+    assert!(matches!(app.overlay, Overlay::Inspector(_)), "Esc from its help goes back to it");
+    press(&mut app, key(KeyCode::Esc));
+    press(&mut app, key(KeyCode::Char('/')));
+    check(&mut app, Mode::Search);
+    assert!(matches!(app.overlay, Overlay::Search(..)), "? is typed into the search box");
+    press(&mut app, key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Overlay::None));
+    app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    press(&mut app, key(KeyCode::Char('q')));
+    check(&mut app, Mode::QuitPrompt);
+    press(&mut app, key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Overlay::None) && !app.quit, "Esc stays in the console");
+    // Ctrl-C leaves any overlay, and the console from the panes.
+    press(&mut app, key(KeyCode::Char('/')));
+    let ctrl_c = crossterm::event::KeyEvent::new(
+        KeyCode::Char('c'),
+        crossterm::event::KeyModifiers::CONTROL,
+    );
+    press(&mut app, ctrl_c);
+    assert!(matches!(app.overlay, Overlay::None));
+}
+
+#[test]
+fn d_on_a_tilth_verdict_shows_the_diff_tilth_showed_its_evaluator() {
+    let mut app = at_end();
+    app.sel.focus = Pane::Worker;
+    act(&mut app, Action::PrevVerdict);
+    act(&mut app, Action::Diff);
+    let Overlay::Diff(view, _) = &app.overlay else { panic!("no diff: {:?}", app.notice) };
+    assert!(view.title.contains("the diff Tilth showed its evaluator"), "{}", view.title);
+    assert!(!view.files.is_empty(), "{:?}", view.lines);
+    insta::assert_snapshot!("tilth_diff_120x40", screen(&mut app, 120, 40));
+}
+
+#[test]
+fn enter_on_a_long_bash_row_shows_the_whole_command_and_its_output() {
+    let mut app = harrow_at_end();
+    app.sel.focus = Pane::Worker;
+    act(&mut app, Action::Search);
+    for c in "--test char_frequencies 2>&1".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    let pane = screen(&mut app, 80, 24);
+    assert!(pane.contains("bash cargo test"), "the row is on screen: {pane}");
+    assert!(!pane.contains("char_frequencies 2>&1 | tail -n 3"), "the pane cuts the row: {pane}");
+    act(&mut app, Action::Inspect);
+    let Overlay::Row(row) = &app.overlay else { panic!("no row view: {:?}", app.notice) };
+    let text = row.lines.join("\n");
+    assert!(
+        text.contains("cargo test --quiet --offline --test char_frequencies 2>&1 | tail -n 3"),
+        "the whole command: {text}"
+    );
+    assert!(text.contains("Result") && text.contains("2 passed"), "and its output: {text}");
+    insta::assert_snapshot!("row_view_100x30", screen(&mut app, 100, 30));
+    press(&mut app, key(KeyCode::Char('/')));
+    for c in "passed".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    let Overlay::Row(row) = &app.overlay else { panic!("the search goes back to the row") };
+    assert!(row.found.is_some_and(|i| row.lines[i].contains("passed")));
+    let effects = app.key(key(KeyCode::Char('y'))).unwrap();
+    let copied = effects.iter().find_map(|e| match e {
+        Effect::Copy(text) => Some(text.clone()),
+        _ => None,
+    });
+    assert!(copied.is_some_and(|t| t.contains("tail -n 3")), "y copies the whole row");
+    press(&mut app, key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Overlay::None));
+}
+
+#[test]
+fn the_plan_lists_every_task_with_its_title_before_the_first_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = support::demo_session(tmp.path());
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let mut app = App::open(&session, &id, 1.0, Look::built_in(true)).unwrap();
+    act(&mut app, Action::Seek(0));
+    assert_eq!(app.position().0, 1, "only the session's start is replayed");
+    let s = screen(&mut app, 160, 45);
+    for row in [
+        "T-001 pending  Count words",
+        "└ T-002 pending ←T-001  Count characte",
+        "└ T-003 pending ←T-001  Find the longe",
+    ] {
+        assert!(s.contains(row), "{row} in {s}");
+    }
+}
+
+#[test]
+fn while_the_run_is_paused_the_hint_line_offers_p_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(HARROW_SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(harrow_fixture().join("events.jsonl")).unwrap();
+    // The demo's log up to its first task's end, then the loop applying a pause: a live run
+    // paused at a task boundary.
+    let done = text.lines().position(|l| l.contains("\"type\":\"task_done\"")).unwrap();
+    let mut log: String = text.lines().take(done + 1).flat_map(|l| [l, "\n"]).collect();
+    log.push_str(r#"{"ts":"2026-11-22T08:06:20.000Z","seq":9999,"type":"operator_action","payload":{"action":"pause"}}"#);
+    log.push('\n');
+    std::fs::write(dir.join("events.jsonl"), log).unwrap();
+    let mut app = App::open_live(&dir, HARROW_SESSION, Look::built_in(true)).unwrap();
+    let s = screen(&mut app, 160, 45);
+    let hints = s.lines().last().unwrap_or("");
+    assert!(hints.contains("p resume") && !hints.contains("p pause"), "{hints}");
+}
+
+/// `k`/`j` move a cursor over the Worker rows; `Enter` opens the row under it (not the newest),
+/// `d` the diff of that row's attempt, and `G` follows the newest again.
+#[test]
+fn a_row_cursor_picks_a_worker_row_for_enter_and_d() {
+    let mut app = harrow_at_end();
+    app.sel.focus = Pane::Worker;
+    screen(&mut app, 200, 60);
+    let newest = app.selected_row().unwrap();
+    act(&mut app, Action::Up);
+    act(&mut app, Action::Up);
+    let picked = app.selected_row().unwrap();
+    assert!(picked < newest, "the cursor moved to an older row");
+    let text = screen(&mut app, 200, 60);
+    assert!(text.contains("2 newer below ↓ (G)"), "{text}");
+    act(&mut app, Action::Inspect);
+    let opened = match &app.overlay {
+        Overlay::Row(row) => row.pos,
+        Overlay::Inspector(verdict) => Some(verdict.pos),
+        other => panic!("Enter opened {other:?}"),
+    };
+    assert_eq!(opened, Some(picked), "Enter opened the picked row, not the newest");
+    act(&mut app, Action::Close);
+    // Walk back to a row of T-002's first (rejected) attempt; `d` shows that attempt's diff.
+    loop {
+        let at = app.selected_row().unwrap();
+        let event = app.player.fetch(at).unwrap();
+        let attempt = event.payload.scope().and_then(|s| s.attempt);
+        if event.task_id() == Some("T-002") && attempt == Some(1) {
+            break;
+        }
+        assert!(at > 0, "no row of T-002 attempt 1");
+        act(&mut app, Action::Up);
+        screen(&mut app, 200, 60);
+    }
+    act(&mut app, Action::Diff);
+    match &app.overlay {
+        Overlay::Diff(view, _) => assert!(view.title.contains("T-002"), "{}", view.title),
+        other => panic!("d opened {other:?}: {:?}", app.notice),
+    }
+    act(&mut app, Action::Close);
+    act(&mut app, Action::Bottom);
+    assert_eq!(app.selected_row(), Some(newest), "G follows the newest again");
+    assert!(!screen(&mut app, 200, 60).contains("newer below"));
+    act(&mut app, Action::Diff);
+    match &app.overlay {
+        Overlay::Diff(view, _) => assert!(view.title.contains("T-003"), "{}", view.title),
+        other => panic!("d opened {other:?}: {:?}", app.notice),
+    }
+}
+
+/// `T` cycles the worker rows' time: the clock's, then since the session began, then none.
+#[test]
+fn t_gives_worker_rows_their_time_and_takes_it_away() {
+    let mut app = harrow_at_end();
+    screen(&mut app, 200, 60);
+    let first = |app: &App| app.prepared.worker.last().map(|(_, (_, t))| t.clone()).unwrap();
+    let plain = first(&app);
+    act(&mut app, Action::RowTime);
+    screen(&mut app, 200, 60);
+    let clock = first(&app);
+    let b = clock.as_bytes();
+    assert!(
+        b.len() > 9 && b[2] == b':' && b[5] == b':' && b[8] == b' ' && clock.ends_with(&plain),
+        "hh:mm:ss before the row: {clock:?}"
+    );
+    act(&mut app, Action::RowTime);
+    screen(&mut app, 200, 60);
+    let since = first(&app);
+    assert!(since.trim_start().starts_with('+') && since.ends_with(&plain), "{since:?}");
+    assert!(since.contains("s ") || since.contains("m "), "a duration: {since:?}");
+    act(&mut app, Action::RowTime);
+    screen(&mut app, 200, 60);
+    assert_eq!(first(&app), plain, "and back to none");
+}
+
+/// A hostile log names a lane's task with escape sequences: the lane strip, the Plan and the
+/// rows show them as text, and no cell of the screen holds a control character.
+#[test]
+fn a_lane_task_named_with_escapes_reaches_no_cell_as_a_control_character() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("20261125-000000-aaaaaa");
+    std::fs::create_dir_all(&dir).unwrap();
+    let evil = "T-\u{1b}]0;pwned\u{7}\u{9b}31m";
+    let lines = [
+        serde_json::json!({"ts": "2026-11-25T00:00:00.000Z", "seq": 1, "type": "session_start",
+            "payload": {"session_id": "20261125-000000-aaaaaa", "plan_tasks": [{"id": evil, "title": "x", "depends_on": [evil]}]}}),
+        serde_json::json!({"ts": "2026-11-25T00:00:01.000Z", "seq": 2, "lane": 1, "type": "task_state",
+            "payload": {"task_id": evil, "attempt": 1, "from": "pending", "to": "running"}}),
+        serde_json::json!({"ts": "2026-11-25T00:00:02.000Z", "seq": 3, "lane": 2, "type": "tool_call",
+            "payload": {"task_id": evil, "iter": 1, "tool": "bash", "args": {"command": "ls"}}}),
+    ];
+    let text = lines.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n") + "\n";
+    std::fs::write(dir.join("events.jsonl"), text).unwrap();
+    let mut app =
+        App::open(&dir, "20261125-000000-aaaaaa", f64::INFINITY, Look::built_in(true)).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    let mut terminal = Terminal::new(TestBackend::new(160, 45)).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, 160, 45));
+    terminal.draw(|f| draw(f, &app)).unwrap();
+    let cells = terminal.backend().buffer().content();
+    assert!(
+        cells.iter().all(|c| c.symbol().chars().all(|ch| !ch.is_control())),
+        "no control character in any cell"
+    );
+    let shown = format!("{}", terminal.backend());
+    assert!(shown.contains("L1") && shown.contains("L2"), "the lane strip is drawn: {shown}");
+}
+
+#[test]
+fn a_seek_past_what_is_read_says_so_and_lands_once_the_log_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("big");
+    harrow::session::synth::write_session(&dir, 40_000, harrow::session::synth::Dialect::Harrow, 5)
+        .unwrap();
+    let mut app = App::open(&dir, "big", 8.0, Look::built_in(true)).unwrap();
+    let read = app.player.reading_percent().expect("a 34 MB log is not read at open");
+    let (at, total) = app.position();
+    act(&mut app, Action::Seek(9));
+    let notice = app.notice.clone().unwrap_or_default();
+    assert!(notice.contains(&format!("still being read ({read} %)")), "{notice}");
+    assert!(notice.contains("goes to 90 % once it is"), "{notice}");
+    assert_eq!(app.position(), (at, total), "the cursor waits");
+    screen(&mut app, 160, 45);
+    while app.player.reading_percent().is_some() {
+        app.read_more().unwrap();
+    }
+    assert_eq!(app.position(), (36_001, 40_000), "then it lands at 90 %");
+    assert!(app.notice.is_none(), "and the notice goes: {:?}", app.notice);
+    act(&mut app, Action::Seek(1));
+    assert_eq!(app.position().0, 4_001, "a seek within what is read is made at once");
+}
+
+/// A lane's done task keeps the time it took in the lane strip (from its first event in the
+/// lane to its last), while the replay goes on long after; a task at work counts on.
+#[test]
+fn a_done_lane_task_keeps_its_time_while_the_run_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("20261125-000000-bbbbbb");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ev = |seq: u64, secs: u64, lane: u64, kind: &str, payload: serde_json::Value| serde_json::json!({"ts": format!("2026-11-25T00:00:{secs:02}.000Z"), "seq": seq, "lane": lane, "type": kind, "payload": payload});
+    let lines = [
+        serde_json::json!({"ts": "2026-11-25T00:00:00.000Z", "seq": 1, "type": "session_start",
+            "payload": {"session_id": "20261125-000000-bbbbbb", "plan_tasks": [{"id": "T-001", "title": "a"}, {"id": "T-002", "title": "b"}]}}),
+        ev(
+            2,
+            1,
+            1,
+            "task_state",
+            serde_json::json!({"task_id": "T-001", "attempt": 1, "from": "pending", "to": "running"}),
+        ),
+        ev(
+            3,
+            1,
+            2,
+            "task_state",
+            serde_json::json!({"task_id": "T-002", "attempt": 1, "from": "pending", "to": "running"}),
+        ),
+        ev(
+            4,
+            4,
+            1,
+            "task_state",
+            serde_json::json!({"task_id": "T-001", "attempt": 1, "from": "evaluating", "to": "done"}),
+        ),
+        ev(
+            5,
+            50,
+            2,
+            "tool_call",
+            serde_json::json!({"task_id": "T-002", "iter": 1, "tool": "bash", "args": {"command": "ls"}}),
+        ),
+    ];
+    let text = lines.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n") + "\n";
+    std::fs::write(dir.join("events.jsonl"), text).unwrap();
+    let mut app =
+        App::open(&dir, "20261125-000000-bbbbbb", f64::INFINITY, Look::built_in(true)).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    let mut terminal = Terminal::new(TestBackend::new(160, 45)).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, 160, 45));
+    terminal.draw(|f| draw(f, &app)).unwrap();
+    let shown = format!("{}", terminal.backend());
+    let strip = shown.lines().find(|l| l.contains("L1") && l.contains("L2")).unwrap_or_default();
+    assert!(strip.contains("done 3s"), "T-001 took 3 s: {strip}");
+    assert!(strip.contains("49s"), "T-002 at work for 49 s: {strip}");
+}
+
+/// `P` in a replay whose cursor has not reached the run's end (what the fleet's Enter opens)
+/// asks what would be sent rather than saying the run has not ended: the end is a fact of the
+/// log, not of the cursor.
+#[test]
+fn p_in_a_replay_before_its_end_reads_what_would_be_sent() {
+    let mut app = App::open(&fixture(), SESSION, 1.0, Look::built_in(true)).unwrap();
+    app.tick(10.0).unwrap();
+    assert!(!app.at_end(), "the replay has just begun");
+    let effects = app.act(Action::Ship).unwrap();
+    assert!(effects.iter().any(|e| matches!(e, Effect::ShipPreview)), "{effects:?}");
+    assert!(!app.notice.as_deref().unwrap_or("").contains("has not"), "{:?}", app.notice);
+}
+
+/// Quitting the console while its run holds a task for a decision says so — the run waits,
+/// it is not "still going", and stopping it is at once — instead of the running run's words.
+#[test]
+fn the_quit_dialog_of_a_held_run_says_it_waits_for_a_decision() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("20261125-000000-dddddd");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = [
+        serde_json::json!({"ts": "2026-11-25T00:00:00.000Z", "seq": 1, "type": "session_start",
+            "payload": {"session_id": "20261125-000000-dddddd", "plan_tasks": [{"id": "T-001", "title": "a"}]}}),
+        serde_json::json!({"ts": "2026-11-25T00:00:01.000Z", "seq": 2, "type": "task_state",
+            "payload": {"task_id": "T-001", "attempt": 1, "from": "evaluating", "to": "needs_operator"}}),
+        serde_json::json!({"ts": "2026-11-25T00:00:02.000Z", "seq": 3, "type": "operator_wait",
+            "payload": {"task_id": "T-001", "reason": "the evaluator cannot be reached"}}),
+    ];
+    let text = lines.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n") + "\n";
+    std::fs::write(dir.join("events.jsonl"), text).unwrap();
+    let mut app =
+        App::open(&dir, "20261125-000000-dddddd", f64::INFINITY, Look::built_in(true)).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    act(&mut app, Action::Quit);
+    assert!(matches!(app.overlay, Overlay::QuitPrompt));
+    let shown = screen(&mut app, 120, 30);
+    assert!(shown.contains("The run waits for your decision on T-001"), "{shown}");
+    assert!(!shown.contains("still going"), "{shown}");
+}

@@ -1,0 +1,19 @@
+//! The console: panes snapshot-tested with `TestBackend`, a vt100-parsed terminal, and the real
+//! binary in a private tmux.
+
+#[path = "../support/loop_fixture.rs"]
+mod loop_fixture;
+#[path = "../support/sessions.rs"]
+mod sessions;
+#[path = "../support/summary.rs"]
+mod summary;
+#[path = "../support/mod.rs"]
+mod support;
+#[path = "../support/tmux.rs"]
+mod tmux;
+
+mod console;
+mod console_modules;
+mod console_tmux;
+mod console_vt100;
+mod fleet_tmux;
