@@ -1,6 +1,9 @@
 //! The real binary, verb by verb: runs, resumes, control, decisions, lanes, the fleet's data,
 //! export and shipping to real bare repositories and scripted forges.
 
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
 #[path = "../support/forge.rs"]
 mod forge;
 #[path = "../support/git_http.rs"]

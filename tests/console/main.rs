@@ -1,6 +1,9 @@
 //! The console: panes snapshot-tested with `TestBackend`, a vt100-parsed terminal, and the real
 //! binary in a private tmux.
 
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
 #[path = "../support/loop_fixture.rs"]
 mod loop_fixture;
 #[path = "../support/sessions.rs"]

@@ -1,6 +1,9 @@
 //! The library's parts against real processes, real git and scripted HTTP model servers: the
 //! model client, the worker's hands and their sandbox, the gate, plans, the loop, and hostile input.
 
+// A test whose setup fails should panic there, helpers included.
+#![allow(clippy::unwrap_used)]
+
 #[path = "../support/loop_fixture.rs"]
 mod loop_fixture;
 #[path = "../support/mod.rs"]
