@@ -3,7 +3,8 @@
 
 use crate::config::NotifySection;
 use crate::session::discover::Root;
-use crate::session::fleet::{Change, Fleet, FleetRow, RunState};
+use crate::session::fleet::{Change, Fleet, FleetRow};
+use crate::session::status::SessionStatus;
 use color_eyre::eyre::Result;
 use serde::Serialize;
 use std::io::Write;
@@ -19,7 +20,7 @@ pub const POLL: Duration = Duration::from_millis(250);
 pub struct FollowLine<'a> {
     pub ts: String,
     /// The state before, absent for a run seen for the first time.
-    pub from: Option<RunState>,
+    pub from: Option<SessionStatus>,
     #[serde(flatten)]
     pub row: &'a FleetRow,
 }
@@ -186,7 +187,7 @@ mod tests {
     fn a_follow_line_escapes_c1_controls_from_names_and_reasons() {
         let mut row = FleetRow::new("20261126-x\u{9b}2J".into(), "/s".into());
         row.feature = Some("feat\u{9b}".into());
-        row.state = RunState::Held;
+        row.state = SessionStatus::Held;
         row.held_task = Some("T-\u{9b}1".into());
         row.held_reason = Some("why\u{9d}0;title\u{7}".into());
         let change = Change { id: row.id.clone(), from: None, row, appeared: false };

@@ -10,7 +10,9 @@ use crate::hands::workspace::Workspace;
 use crate::harness::plan;
 use crate::harness::resume::restore;
 use crate::harness::run::{Parts, Restart, Run};
+use crate::session::discover::Found;
 use crate::session::event::{LogRepaired, SessionResume, SessionStart};
+use crate::session::state::{StopReason, TaskState};
 use crate::session::writer::{SessionWriter, WriterError};
 use color_eyre::eyre::Result;
 use std::path::PathBuf;
@@ -158,14 +160,9 @@ fn resume_validators(
     }
 }
 
-pub fn resume(args: &Args) -> Result<ExitCode> {
-    let found = args.target.resolve()?;
-    let restored = restore(&found.dir, &found.id)
-        .map_err(|e| UsageError(format!("{}: {e}", found.dir.display())))?;
-    if restored.last_stop.as_deref() == Some("all_done") {
-        println!("Session {} finished every task; nothing to resume.", found.id);
-        return Ok(ExitCode::SUCCESS);
-    }
+/// Takes the session's lock (saying so when it takes over from a dead run), cuts a torn tail
+/// back and logs the repair. Returns the writer and where the log ended before this resume.
+fn open_log(found: &Found) -> Result<(SessionWriter, u64)> {
     let (mut writer, repair) = SessionWriter::open(&found.dir).map_err(|e| match e {
         WriterError::Lock(l) => UsageError(l.to_string()),
         other => UsageError(other.to_string()),
@@ -192,17 +189,26 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
             ..LogRepaired::default()
         })?;
     }
-    let start = restored.start.clone();
-    let need = |v: Option<String>, what: &str| {
-        v.ok_or_else(|| {
-            UsageError(format!(
-                "the session's start does not record its {what}; it cannot be resumed"
-            ))
-        })
-    };
+    Ok((writer, resumed_at))
+}
+
+/// A field the session's start must record for a resume.
+fn need(v: Option<String>, what: &str) -> Result<String, UsageError> {
+    v.ok_or_else(|| {
+        UsageError(format!("the session's start does not record its {what}; it cannot be resumed"))
+    })
+}
+
+/// The workspace the start records, refused when its worktree is gone or (unless the
+/// operator says they put it there) lies outside the session's folder.
+fn recorded_workspace(
+    start: &SessionStart,
+    found: &Found,
+    trust_recorded: bool,
+) -> Result<Workspace> {
     let worktree = PathBuf::from(need(start.worktree.clone(), "worktree")?);
     let inside = |p: &std::path::Path| matches!((p.canonicalize(), found.dir.canonicalize()), (Ok(p), Ok(d)) if p.starts_with(&d));
-    if worktree.exists() && !inside(&worktree) && !args.trust_recorded {
+    if worktree.exists() && !inside(&worktree) && !trust_recorded {
         return Err(UsageError(crate::printable::line(&format!(
             "the session records its worktree at {}, outside its folder {}; the worker's tools would work there. Pass {TRUST_FLAG} if that is where you put it",
             worktree.display(),
@@ -217,12 +223,25 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         ))
         .into());
     }
-    let workspace = Workspace {
+    Ok(Workspace {
         source: PathBuf::from(need(start.source.clone(), "source repository")?),
         worktree,
         branch: need(start.branch.clone(), "branch")?,
         base: need(start.base_commit.clone(), "base commit")?,
-    };
+    })
+}
+
+pub fn resume(args: &Args) -> Result<ExitCode> {
+    let found = args.target.resolve()?;
+    let restored = restore(&found.dir, &found.id)
+        .map_err(|e| UsageError(format!("{}: {e}", found.dir.display())))?;
+    if restored.last_stop == Some(StopReason::AllDone) {
+        println!("Session {} finished every task; nothing to resume.", found.id);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (writer, resumed_at) = open_log(&found)?;
+    let start = restored.start.clone();
+    let workspace = recorded_workspace(&start, &found, args.trust_recorded)?;
     let plan_path = PathBuf::from(need(start.plan.clone().or(start.feature_dir.clone()), "plan")?);
     let plan = plan::load(&plan_path).map_err(|e| UsageError(e.to_string()))?;
     let (config, _) =
@@ -300,14 +319,14 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     // A failed task is worked again only when it does not wait for a decision.
     let retried: Vec<String> = pending
         .first()
-        .filter(|t| !kept && restored.states.get(*t).is_some_and(|s| s.as_str() == "failed"))
+        .filter(|t| !kept && restored.states.get(*t) == Some(&TaskState::Failed))
         .cloned()
         .into_iter()
         .collect();
     let mut event = SessionResume {
         session_id: Some(found.id.clone()),
         host: Some(crate::session::lock::hostname()),
-        last_stop: restored.last_stop.clone(),
+        last_stop: restored.last_stop.as_ref().map(|r| r.as_str().to_owned()),
         retried: Some(retried),
         pending: Some(pending.clone()),
         unwound_commit: Some(false),

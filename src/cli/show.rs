@@ -4,6 +4,7 @@ use super::SessionArg;
 use super::format::{dollars, short_ts, table, thousands};
 use crate::session::checkpoint::CheckpointRead;
 use crate::session::listing::tasks_total;
+use crate::session::state::TaskState;
 use crate::session::status::SessionStatus;
 use crate::session::summary::{Usage, VerdictCounts};
 use crate::session::timestamp::span;
@@ -74,9 +75,18 @@ fn usage_line(u: &Usage) -> String {
 fn status_sentence(o: &Overview) -> String {
     let s = &o.summary;
     let stop = s.final_stop().unwrap_or("");
+    let waits_on = s.harrow.waiting_on.as_deref().filter(|t| !t.is_empty());
     match o.status {
         SessionStatus::Running => "running: a live process holds the session".into(),
-        SessionStatus::Paused => format!("paused: stopped on '{stop}', resumable"),
+        SessionStatus::Held => match waits_on {
+            Some(task) => format!("held: task {task} waits for a decision"),
+            None => "held: a task waits for a decision".into(),
+        },
+        SessionStatus::Paused => "paused: live, starting no new task until resumed".into(),
+        SessionStatus::Silent => {
+            "silent: held by a process on another machine that has written nothing for ten minutes or more".into()
+        }
+        SessionStatus::Stopped => format!("stopped: stopped on '{stop}', resumable"),
         SessionStatus::Done => "done: every task finished".into(),
         SessionStatus::Failed => format!("failed: stopped on '{stop}'"),
         SessionStatus::Crashed => {
@@ -161,63 +171,78 @@ pub fn render(o: &Overview) -> String {
     }
     if !s.tasks.is_empty() {
         out.push('\n');
-        let not_begun = h.tasks.keys().filter(|id| !s.tasks.contains_key(*id));
-        let empty = crate::session::summary::TaskSummary::default();
-        let rows: Vec<Vec<String>> = s
-            .tasks
-            .iter()
-            .chain(not_begun.map(|id| (id, &empty)))
-            .map(|(id, t)| {
-                let d = h.tasks.get(id);
-                let mut note = Vec::new();
-                if let Some(d) = d.filter(|d| !d.failure_reasons.is_empty()) {
-                    let verb = if t.status == "failed" { "failed" } else { "failed before" };
-                    note.push(format!("{verb}: {}", d.failure_reasons.join(", ")));
-                }
-                if let Some(c) = d.and_then(|d| d.last_category.as_deref()) {
-                    note.push(format!("last reject: {c}"));
-                }
-                if d.is_some_and(|d| d.by_operator) {
-                    note.push("accepted by the operator".into());
-                }
-                vec![
-                    id.clone(),
-                    d.map_or_else(|| t.status.clone(), |d| d.state.to_string()),
-                    d.and_then(|d| d.lane).map_or_else(|| "-".into(), |n| n.to_string()),
-                    d.map(|d| d.depends_on.join(","))
-                        .filter(|a| !a.is_empty())
-                        .unwrap_or_else(|| "-".into()),
-                    d.map_or(0, |d| d.attempts).to_string(),
-                    t.iterations.to_string(),
-                    d.and_then(|d| d.elapsed_ms).map_or_else(|| "-".into(), span),
-                    thousands(t.tokens.all.total),
-                    dollars(t.tokens.all.cost),
-                    t.tool_calls.values().sum::<u64>().to_string(),
-                    t.hook_blocks.to_string(),
-                    format!("{}✓ {}✗", t.evaluator.accepts, t.evaluator.rejects),
-                    note.join("; "),
-                ]
-            })
-            .collect();
-        let mut header = vec![
-            "TASK", "STATE", "LANE", "AFTER", "ATTEMPTS", "ITERS", "TIME", "TOKENS", "COST",
-            "TOOLS", "BLOCKED", "VERDICTS", "NOTE",
-        ];
-        let mut rows = rows;
-        // The lane and what a task waits for are columns only for a run that had them.
-        let graph = h.tasks.values().any(|d| !d.depends_on.is_empty());
-        let lanes = h.tasks.values().any(|d| d.lane.is_some());
-        for (column, keep) in [(3, graph), (2, lanes)] {
-            if !keep {
-                header.remove(column);
-                for row in &mut rows {
-                    row.remove(column);
-                }
-            }
-        }
-        out.push_str(&table(&header, &rows));
+        out.push_str(&task_table(o));
     }
     out.push('\n');
+    render_end(o, &mut out);
+    out
+}
+
+/// One row a task: its state, lane, dependencies, attempts, time, usage and a note.
+fn task_table(o: &Overview) -> String {
+    let s = &o.summary;
+    let h = &s.harrow;
+    let not_begun = h.tasks.keys().filter(|id| !s.tasks.contains_key(*id));
+    let empty = crate::session::summary::TaskSummary::default();
+    let rows: Vec<Vec<String>> = s
+        .tasks
+        .iter()
+        .chain(not_begun.map(|id| (id, &empty)))
+        .map(|(id, t)| {
+            let d = h.tasks.get(id);
+            let mut note = Vec::new();
+            if let Some(d) = d.filter(|d| !d.failure_reasons.is_empty()) {
+                let verb = if d.state == TaskState::Failed { "failed" } else { "failed before" };
+                note.push(format!("{verb}: {}", d.failure_reasons.join(", ")));
+            }
+            if let Some(c) = d.and_then(|d| d.last_category.as_deref()) {
+                note.push(format!("last reject: {c}"));
+            }
+            if d.is_some_and(|d| d.by_operator) {
+                note.push("accepted by the operator".into());
+            }
+            vec![
+                id.clone(),
+                d.map_or_else(|| t.status.clone(), |d| d.state.to_string()),
+                d.and_then(|d| d.lane).map_or_else(|| "-".into(), |n| n.to_string()),
+                d.map(|d| d.depends_on.join(","))
+                    .filter(|a| !a.is_empty())
+                    .unwrap_or_else(|| "-".into()),
+                d.map_or(0, |d| d.attempts).to_string(),
+                t.iterations.to_string(),
+                d.and_then(|d| d.elapsed_ms).map_or_else(|| "-".into(), span),
+                thousands(t.tokens.all.total),
+                dollars(t.tokens.all.cost),
+                t.tool_calls.values().sum::<u64>().to_string(),
+                t.hook_blocks.to_string(),
+                format!("{}✓ {}✗", t.evaluator.accepts, t.evaluator.rejects),
+                note.join("; "),
+            ]
+        })
+        .collect();
+    let mut header = vec![
+        "TASK", "STATE", "LANE", "AFTER", "ATTEMPTS", "ITERS", "TIME", "TOKENS", "COST", "TOOLS",
+        "BLOCKED", "VERDICTS", "NOTE",
+    ];
+    let mut rows = rows;
+    // The lane and what a task waits for are columns only for a run that had them.
+    let graph = h.tasks.values().any(|d| !d.depends_on.is_empty());
+    let lanes = h.tasks.values().any(|d| d.lane.is_some());
+    for (column, keep) in [(3, graph), (2, lanes)] {
+        if !keep {
+            header.remove(column);
+            for row in &mut rows {
+                row.remove(column);
+            }
+        }
+    }
+    table(&header, &rows)
+}
+
+/// The last stop and what the reading found wrong with the folder.
+fn render_end(o: &Overview, out: &mut String) {
+    let s = &o.summary;
+    let h = &s.harrow;
     match &s.stop {
         Some(stop) => {
             let _ = writeln!(
@@ -254,5 +279,4 @@ pub fn render(o: &Overview) -> String {
             h.pending_bytes
         );
     }
-    out
 }

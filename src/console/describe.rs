@@ -1,7 +1,9 @@
 //! One readable line per event, derived from the log alone: the headless output of `run` and
 //! `resume`, and the rows of the console's event stream.
 
-use crate::session::event::{Event, Payload};
+use crate::session::event::{
+    Event, ModelCall, Payload, PullRequest, Push, SessionStart, ValidatorRun,
+};
 use crate::session::outcome::LastOutcome;
 use crate::session::state::Ruling;
 use crate::session::state::TaskState as State;
@@ -44,23 +46,7 @@ fn describe_event(e: &Event) -> Option<String> {
     let task = e.task_id().unwrap_or("-");
     let iter = e.payload.scope().and_then(|s| s.iter).map(|i| format!(" #{i}")).unwrap_or_default();
     Some(match &e.payload {
-        Payload::SessionStart(p) => format!(
-            "session started: {} ({} tasks{}), worker {}, evaluator {}",
-            p.feature.as_deref().unwrap_or("plan"),
-            p.task_count.unwrap_or(0),
-            p.limits
-                .as_ref()
-                .and_then(|l| l["lanes"].as_u64())
-                .filter(|n| *n > 1)
-                .map(|n| format!(", up to {n} at once"))
-                .unwrap_or_default(),
-            p.worker_model.as_deref().unwrap_or("?"),
-            if p.no_eval == Some(true) {
-                "off (unreviewed)"
-            } else {
-                p.evaluator_model.as_deref().unwrap_or("?")
-            }
-        ),
+        Payload::SessionStart(p) => session_started(p),
         Payload::TaskState(p) if p.to == Some(State::Running) => match p.from {
             Some(State::Rework) => {
                 format!("↻ {task} rework (attempt {})", p.scope.attempt.unwrap_or(2))
@@ -90,20 +76,7 @@ fn describe_event(e: &Event) -> Option<String> {
             format!("  {task}{iter} BLOCKED {}", short(why, 90))
         }
         Payload::ModelCall(p) if p.health.as_deref().is_some_and(|h| h != "ok") => {
-            let what = match (p.http_status, p.error_class.as_deref()) {
-                (Some(status), _) => format!("call failed ({status})"),
-                (None, Some("unreachable" | "timeout" | "cancelled")) => "call failed".to_owned(),
-                _ => format!("reply {}", p.health.as_deref().unwrap_or("?")),
-            };
-            let next = match p.retry_backoff_seconds {
-                Some(wait) => format!("retrying in {wait:.1} s"),
-                None => "not retried".to_owned(),
-            };
-            format!(
-                "  {} {what} ({}); {next}",
-                p.role.as_deref().unwrap_or("model"),
-                p.health_detail.as_deref().unwrap_or(""),
-            )
+            unhealthy_call(p)
         }
         Payload::Nudge(_) => format!("  {task}{iter} quiet turn: nudged to submit its case"),
         Payload::CaseParseError(p) => format!(
@@ -114,26 +87,7 @@ fn describe_event(e: &Event) -> Option<String> {
             "  {task}{iter} evaluator answer unparseable: {}",
             short(p.error.as_deref().unwrap_or(""), 80)
         ),
-        Payload::ValidatorRun(p) => {
-            let results = p.results.as_deref().unwrap_or_default();
-            let parts: Vec<String> = results
-                .iter()
-                .map(|r| {
-                    let secs = r.duration_ms.unwrap_or(0) as f64 / 1000.0;
-                    let mark = if r.passed {
-                        "ok"
-                    } else if r.timed_out == Some(true) {
-                        "TIMED OUT"
-                    } else {
-                        "FAILED"
-                    };
-                    format!("{} {mark} {secs:.1}s", r.name)
-                })
-                .collect();
-            let verdict = if p.passed == Some(true) { "passed" } else { "failed" };
-            let on = if p.combined == Some(true) { " merged with the session branch" } else { "" };
-            format!("  {task}{iter} validators {verdict}{on}: {}", parts.join(", "))
-        }
+        Payload::ValidatorRun(p) => validators_line(&format!("{task}{iter}"), p),
         Payload::Verdict(p) => {
             let v = p.verdict.as_deref().unwrap_or("?");
             let cat =
@@ -180,31 +134,99 @@ fn describe_event(e: &Event) -> Option<String> {
                 p.branch.as_deref().unwrap_or("?")
             )
         }
-        Payload::Push(p) => match (&p.error, &p.sha) {
-            (Some(error), _) => format!("⇡ push failed: {}", short(error, 120)),
-            (None, sha) => format!(
-                "⇡ pushed {} to {} on {}{}",
-                short_sha(sha.as_deref().unwrap_or("")),
-                p.branch.as_deref().unwrap_or("?"),
-                p.remote.as_deref().unwrap_or("?"),
-                if p.forced == Some(true) { ", over what was there" } else { "" }
-            ),
-        },
-        Payload::PullRequest(p) => match (&p.error, &p.url, &p.compare_url) {
-            (Some(error), ..) => format!("⇡ pull request not opened: {}", short(error, 120)),
-            (None, Some(url), _) => format!(
-                "⇡ pull request #{} opened on {}: {url}",
-                p.number.unwrap_or(0),
-                p.forge.as_deref().unwrap_or("?")
-            ),
-            (None, None, compare) => format!(
-                "⇡ pull request to open by hand (no token): {} — its body is in {}",
-                compare.as_deref().unwrap_or("?"),
-                p.body_file.as_deref().unwrap_or("?")
-            ),
-        },
+        Payload::Push(p) => pushed(p),
+        Payload::PullRequest(p) => pull_request(p),
         _ => return None,
     })
+}
+
+fn session_started(p: &SessionStart) -> String {
+    format!(
+        "session started: {} ({} tasks{}), worker {}, evaluator {}",
+        p.feature.as_deref().unwrap_or("plan"),
+        p.task_count.unwrap_or(0),
+        p.limits
+            .as_ref()
+            .and_then(|l| l["lanes"].as_u64())
+            .filter(|n| *n > 1)
+            .map(|n| format!(", up to {n} at once"))
+            .unwrap_or_default(),
+        p.worker_model.as_deref().unwrap_or("?"),
+        if p.no_eval == Some(true) {
+            "off (unreviewed)"
+        } else {
+            p.evaluator_model.as_deref().unwrap_or("?")
+        }
+    )
+}
+
+/// A model call that failed or came back unusable, and whether it is tried again.
+fn unhealthy_call(p: &ModelCall) -> String {
+    let what = match (p.http_status, p.error_class.as_deref()) {
+        (Some(status), _) => format!("call failed ({status})"),
+        (None, Some("unreachable" | "timeout" | "cancelled")) => "call failed".to_owned(),
+        _ => format!("reply {}", p.health.as_deref().unwrap_or("?")),
+    };
+    let next = match p.retry_backoff_seconds {
+        Some(wait) => format!("retrying in {wait:.1} s"),
+        None => "not retried".to_owned(),
+    };
+    format!(
+        "  {} {what} ({}); {next}",
+        p.role.as_deref().unwrap_or("model"),
+        p.health_detail.as_deref().unwrap_or(""),
+    )
+}
+
+/// A validator run: each validator's result and time.
+fn validators_line(at: &str, p: &ValidatorRun) -> String {
+    let results = p.results.as_deref().unwrap_or_default();
+    let parts: Vec<String> = results
+        .iter()
+        .map(|r| {
+            let secs = r.duration_ms.unwrap_or(0) as f64 / 1000.0;
+            let mark = if r.passed {
+                "ok"
+            } else if r.timed_out == Some(true) {
+                "TIMED OUT"
+            } else {
+                "FAILED"
+            };
+            format!("{} {mark} {secs:.1}s", r.name)
+        })
+        .collect();
+    let verdict = if p.passed == Some(true) { "passed" } else { "failed" };
+    let on = if p.combined == Some(true) { " merged with the session branch" } else { "" };
+    format!("  {at} validators {verdict}{on}: {}", parts.join(", "))
+}
+
+fn pushed(p: &Push) -> String {
+    match (&p.error, &p.sha) {
+        (Some(error), _) => format!("⇡ push failed: {}", short(error, 120)),
+        (None, sha) => format!(
+            "⇡ pushed {} to {} on {}{}",
+            short_sha(sha.as_deref().unwrap_or("")),
+            p.branch.as_deref().unwrap_or("?"),
+            p.remote.as_deref().unwrap_or("?"),
+            if p.forced == Some(true) { ", over what was there" } else { "" }
+        ),
+    }
+}
+
+fn pull_request(p: &PullRequest) -> String {
+    match (&p.error, &p.url, &p.compare_url) {
+        (Some(error), ..) => format!("⇡ pull request not opened: {}", short(error, 120)),
+        (None, Some(url), _) => format!(
+            "⇡ pull request #{} opened on {}: {url}",
+            p.number.unwrap_or(0),
+            p.forge.as_deref().unwrap_or("?")
+        ),
+        (None, None, compare) => format!(
+            "⇡ pull request to open by hand (no token): {} — its body is in {}",
+            compare.as_deref().unwrap_or("?"),
+            p.body_file.as_deref().unwrap_or("?")
+        ),
+    }
 }
 
 /// How a row reads at a glance, decided from the event itself rather than its words.

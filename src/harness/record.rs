@@ -35,7 +35,7 @@ fn ledger_path(dir: &Path, task_id: &str) -> std::path::PathBuf {
 /// Appends a verdict to a task's ledger.
 pub fn append_ledger(dir: &Path, task_id: &str, entry: &LedgerEntry) -> io::Result<()> {
     crate::session::safe_io::ensure_dir(&crate::session::dir::SessionDir::new(dir).ledger_dir())?;
-    let line = serde_json::to_string(entry).map_err(io::Error::other)? + "\n";
+    let line = serde_json::to_string(entry).map_err(io::Error::from)? + "\n";
     crate::session::atomic::append_scrubbed(&ledger_path(dir, task_id), &line)
 }
 
@@ -59,12 +59,10 @@ pub fn write_task_status(dir: &Path, states: &BTreeMap<String, String>) -> io::R
 /// Writes `summary.json` from the writer's running fold, with the session's status.
 pub fn write_summary(dir: &Path, mut summary: Summary) -> io::Result<()> {
     let checkpoint = crate::session::checkpoint::read_checkpoint(dir);
-    let status = crate::session::status::session_status(
-        summary.final_stop(),
-        summary.harrow.events,
-        &checkpoint,
-        true,
-    );
+    // The writer is the live holder.
+    let me =
+        crate::session::status::Holder { elsewhere: false, quiet_for: std::time::Duration::ZERO };
+    let status = crate::session::status::session_status(&summary, &checkpoint, Some(me));
     status.as_str().clone_into(&mut summary.harrow.status);
     crate::session::atomic::write_json_atomic(&SessionDir::new(dir).summary(), &summary)
 }

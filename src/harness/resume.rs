@@ -11,7 +11,7 @@ use crate::session::event::EventKind as K;
 use crate::session::event::{Event, Payload, SessionStart};
 use crate::session::outcome::LastOutcome;
 use crate::session::scan::{LineAt, scan};
-use crate::session::state::Ruling;
+use crate::session::state::{Ruling, StopReason};
 use crate::session::summary::Usage;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufRead};
@@ -42,13 +42,13 @@ pub struct Restored {
     /// Extra attempts the operator granted a task beyond the cap (a reject with guidance).
     pub granted: BTreeMap<String, u64>,
     /// Why each failed task failed (the last `task_failed` reason).
-    pub failed_because: BTreeMap<String, String>,
+    pub failed_because: BTreeMap<String, StopReason>,
     /// Skipped or failed tasks' work set aside by the operator: task → commit.
     pub set_aside: BTreeMap<String, String>,
     pub usage: BTreeMap<String, Usage>,
     pub tokens_total: u64,
     /// The reason of the last `stop`, if the session stopped cleanly.
-    pub last_stop: Option<String>,
+    pub last_stop: Option<StopReason>,
     /// How far `control.jsonl` has been read and applied.
     pub control_offset: u64,
     /// Where each task's last submitted case is in the log: what `retry_eval` judges again.
@@ -77,13 +77,18 @@ pub fn first_start(dir: &Path) -> io::Result<Option<SessionStart>> {
     Ok(None)
 }
 
+/// Why a folder's run cannot be rebuilt.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    #[error("the log has no session_start: this is not a harrow run that can be resumed")]
+    NoStart,
+    #[error("cannot read the log: {0}")]
+    Io(#[from] io::Error),
+}
+
 /// Rebuilds a run's state from its folder.
-pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
-    let start = first_start(dir)?.ok_or_else(|| {
-        io::Error::other(
-            "the log has no session_start: this is not a harrow run that can be resumed",
-        )
-    })?;
+pub fn restore(dir: &Path, id: &str) -> Result<Restored, RestoreError> {
+    let start = first_start(dir)?.ok_or(RestoreError::NoStart)?;
     let mut r = Restored { start, ..Restored::default() };
     scan(&crate::session::dir::SessionDir::new(dir).events(), |at, f| {
         let task = f.payload.task_id.get();
@@ -154,10 +159,10 @@ pub fn restore(dir: &Path, id: &str) -> io::Result<Restored> {
                 }
             }
             (Some(K::TaskFailed), Some(t)) => {
-                let why = f.payload.reason.get().unwrap_or_default().to_owned();
+                let why = StopReason::parse(f.payload.reason.get().unwrap_or_default());
                 r.failed_because.insert(t.to_owned(), why);
             }
-            (Some(K::Stop), _) => r.last_stop = f.payload.reason.get().map(str::to_owned),
+            (Some(K::Stop), _) => r.last_stop = f.payload.reason.get().map(StopReason::parse),
             (Some(K::OperatorAction), _) => {
                 if let Some(o) = f.payload.control_offset.value.and_then(|o| u64::try_from(o).ok())
                 {

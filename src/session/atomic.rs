@@ -34,7 +34,7 @@ pub fn append_scrubbed(path: &Path, text: &str) -> io::Result<()> {
 
 /// [`write_atomic`] of a value as pretty-printed JSON, the way Tilth writes its state files.
 pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> io::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::from)?;
     bytes.push(b'\n');
     write_atomic(path, &bytes)
 }

@@ -92,7 +92,7 @@ pub struct Command {
 
 /// Appends a command for the loop to pick up.
 pub fn send(dir: &Path, command: &Command) -> io::Result<()> {
-    let mut line = serde_json::to_vec(command).map_err(io::Error::other)?;
+    let mut line = serde_json::to_vec(command).map_err(io::Error::from)?;
     line.push(b'\n');
     let mut f = super::safe_io::open_append(&dir.join(CONTROL_FILE))?;
     f.write_all(&line)?;

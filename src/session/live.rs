@@ -43,7 +43,7 @@ pub fn tail(text: &str) -> String {
 
 /// Writes the reply in flight (keys taken out), replacing the file whole.
 pub fn write(dir: &Path, reply: &LiveReply) -> std::io::Result<()> {
-    let text = serde_json::to_string(reply).map_err(std::io::Error::other)?;
+    let text = serde_json::to_string(reply).map_err(std::io::Error::from)?;
     let text = crate::keys::scrub(&text);
     let path = super::dir::SessionDir::new(dir).live();
     super::safe_io::replace_volatile(&path, text.as_bytes())

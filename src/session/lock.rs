@@ -81,6 +81,12 @@ pub enum LockError {
     Held { dir: PathBuf, holder: LockHolder },
     #[error("cannot take the lock {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
+    /// Another process kept creating the lock between our reads of a dead holder and our
+    /// own create: two resumes racing for the same folder.
+    #[error(
+        "cannot take the lock {path}: it kept reappearing (another harrow is starting on this session?)"
+    )]
+    Reappearing { path: PathBuf },
 }
 
 /// Reads the lock of a session folder, if there is one. An unreadable lock file (being
@@ -117,7 +123,7 @@ impl SessionLock {
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(mut file) => {
                     let body = serde_json::to_vec(&LockHolder::me())
-                        .map_err(|e| io_err(io::Error::other(e)))?;
+                        .map_err(|e| io_err(io::Error::from(e)))?;
                     file.write_all(&body).and_then(|()| file.sync_all()).map_err(io_err)?;
                     return Ok(SessionLock { path, took_over_from });
                 }
@@ -137,7 +143,7 @@ impl SessionLock {
                 Err(e) => return Err(io_err(e)),
             }
         }
-        Err(io_err(io::Error::other("the lock kept reappearing")))
+        Err(LockError::Reappearing { path })
     }
 }
 

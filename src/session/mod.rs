@@ -52,6 +52,8 @@ pub struct Overview {
     pub checkpoint: CheckpointRead,
     /// True when `events.jsonl` does not exist.
     pub log_missing: bool,
+    /// A live process holds the session's lock.
+    pub live: bool,
 }
 
 /// Reads a session folder and folds its log into an [`Overview`].
@@ -68,8 +70,15 @@ pub fn overview_of(dir: &Path, fold: SummaryFold, report: &scan::ScanReport) -> 
     let log_missing = !dir.join(dir::EVENTS_FILE).exists();
     let mut summary = fold.finish(report);
     let checkpoint = read_checkpoint(dir);
-    let status =
-        session_status(summary.final_stop(), report.events, &checkpoint, lock::is_locked(dir));
+    let holder = status::Holder::of(dir);
+    let status = session_status(&summary, &checkpoint, holder);
     status.as_str().clone_into(&mut summary.harrow.status);
-    Overview { dir: dir.to_path_buf(), summary, status, checkpoint, log_missing }
+    Overview {
+        dir: dir.to_path_buf(),
+        summary,
+        status,
+        checkpoint,
+        log_missing,
+        live: holder.is_some(),
+    }
 }

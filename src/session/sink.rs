@@ -19,7 +19,7 @@ impl EventSink for SessionWriter {
 /// Events kept in memory as `(type, payload)`.
 impl EventSink for Vec<(String, serde_json::Value)> {
     fn emit<P: Record>(&mut self, payload: &P) -> io::Result<()> {
-        let value = serde_json::to_value(payload).map_err(io::Error::other)?;
+        let value = serde_json::to_value(payload).map_err(io::Error::from)?;
         self.push((P::KIND.name().to_owned(), value));
         Ok(())
     }

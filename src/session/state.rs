@@ -5,52 +5,74 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Where a task stands. A log may name a state harrow does not know (Tilth's `in_progress`,
-/// a later writer's): it is kept as written in `Other`, so nothing read is lost or refused.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub enum TaskState {
-    #[default]
-    Pending,
-    /// Waiting on a task it depends on that is not accepted yet (in rework, or held): with
-    /// lanes, rework holds only the tasks downstream of it.
-    Blocked,
-    Running,
-    Validating,
-    Evaluating,
-    Rework,
-    NeedsOperator,
-    Done,
-    DoneBelowBar,
-    /// Accepted without review: the run had review switched off (`--no-eval`).
-    DoneUnreviewed,
-    Failed,
-    Skipped,
-    /// A name this build does not know, as written.
-    Other(String),
+/// An enum of written names with a catch-all (`Other`) for names this build does not know: each
+/// variant and its name are written once, and `ALL` (every known variant) is built from the
+/// same list, so a new variant cannot be left out of it.
+macro_rules! named {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $( $(#[$vmeta:meta])* $variant:ident => $written:literal, )*
+        }
+    ) => {
+        $(#[$meta])*
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )*
+            /// A name this build does not know, kept as written.
+            Other(String),
+        }
+
+        impl $name {
+            /// Every variant harrow writes, in the order declared.
+            pub const ALL: [$name; [$($written),*].len()] = [$($name::$variant),*];
+
+            /// The name written in the log.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( $name::$variant => $written, )*
+                    $name::Other(name) => name,
+                }
+            }
+
+            /// The variant a written name names, if this build knows it.
+            fn known(name: &str) -> Option<$name> {
+                match name {
+                    $( $written => Some($name::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+named! {
+    /// Where a task stands. A log may name a state harrow does not know (Tilth's `in_progress`,
+    /// a later writer's): it is kept as written in `Other`, so nothing read is lost or refused.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+    pub enum TaskState {
+        #[default]
+        Pending => "pending",
+        /// Waiting on a task it depends on that is not accepted yet (in rework, or held): with
+        /// lanes, rework holds only the tasks downstream of it.
+        Blocked => "blocked",
+        Running => "running",
+        Validating => "validating",
+        Evaluating => "evaluating",
+        Rework => "rework",
+        NeedsOperator => "needs_operator",
+        Done => "done",
+        DoneBelowBar => "done_below_bar",
+        /// Accepted without review: the run had review switched off (`--no-eval`).
+        DoneUnreviewed => "done_unreviewed",
+        Failed => "failed",
+        Skipped => "skipped",
+    }
 }
 
 impl TaskState {
-    pub fn as_str(&self) -> &str {
-        match self {
-            TaskState::Pending => "pending",
-            TaskState::Blocked => "blocked",
-            TaskState::Running => "running",
-            TaskState::Validating => "validating",
-            TaskState::Evaluating => "evaluating",
-            TaskState::Rework => "rework",
-            TaskState::NeedsOperator => "needs_operator",
-            TaskState::Done => "done",
-            TaskState::DoneBelowBar => "done_below_bar",
-            TaskState::DoneUnreviewed => "done_unreviewed",
-            TaskState::Failed => "failed",
-            TaskState::Skipped => "skipped",
-            TaskState::Other(name) => name,
-        }
-    }
-
     /// One of harrow's states, by its written name; `None` for any other name.
     pub fn parse(s: &str) -> Option<TaskState> {
-        TaskState::ALL.iter().find(|t| t.as_str() == s).cloned()
+        TaskState::known(s)
     }
 
     /// Any written name: harrow's states as themselves, Tilth's `in_progress` as running, and
@@ -77,24 +99,14 @@ impl TaskState {
     pub fn is_terminal(&self) -> bool {
         self.is_settled() || *self == TaskState::Failed
     }
-}
 
-impl TaskState {
-    /// Every state, in the order a task usually meets them.
-    pub const ALL: [TaskState; 12] = [
-        TaskState::Pending,
-        TaskState::Blocked,
-        TaskState::Running,
-        TaskState::Validating,
-        TaskState::Evaluating,
-        TaskState::Rework,
-        TaskState::NeedsOperator,
-        TaskState::Done,
-        TaskState::DoneBelowBar,
-        TaskState::DoneUnreviewed,
-        TaskState::Failed,
-        TaskState::Skipped,
-    ];
+    /// A task at work: a lane (or the run) is busy with it.
+    pub fn is_at_work(&self) -> bool {
+        matches!(
+            self,
+            TaskState::Running | TaskState::Validating | TaskState::Evaluating | TaskState::Rework
+        )
+    }
 }
 
 impl Serialize for TaskState {
@@ -116,85 +128,56 @@ impl fmt::Display for TaskState {
     }
 }
 
-/// Why a run stopped, as the `stop` event's `reason`. Tilth wrote names harrow does not (and
-/// later writers may add more): those are kept as they were in `Other`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum StopReason {
-    /// Every task was settled.
-    AllDone,
-    /// A task waits for a person's decision.
-    NeedsOperator,
-    /// The operator asked the run to stop (resumable).
-    OperatorStop,
-    /// The operator failed a task.
-    OperatorFail,
-    /// A task ran out of worker iterations.
-    IterCap,
-    /// A task ran out of evaluator rounds.
-    EvaluatorCap,
-    /// The worker never submitted a case.
-    NoCase,
-    /// The session's wall-clock budget was spent.
-    WallClock,
-    /// The session's token budget was spent.
-    TokenCap,
-    /// The session's cost budget was spent.
-    CostCap,
-    /// A model endpoint kept failing.
-    ProviderFailure,
-    /// The person pressed Ctrl-C (resumable; the task at work restarts).
-    Interrupted,
-    /// Every task that could run is done; the rest wait on a task that was not accepted.
-    Blocked,
-    /// Something the run could not go on from.
-    Error,
-    /// A name this build does not know.
-    Other(String),
+named! {
+    /// Why a run stopped, as the `stop` event's `reason`. Tilth wrote names harrow does not (and
+    /// later writers may add more): those are kept as they were in `Other`.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum StopReason {
+        /// Every task was settled.
+        AllDone => "all_done",
+        /// A task waits for a person's decision.
+        NeedsOperator => "needs_operator",
+        /// The operator asked the run to stop (resumable).
+        OperatorStop => "operator_stop",
+        /// The operator failed a task.
+        OperatorFail => "operator_fail",
+        /// A task ran out of worker iterations.
+        IterCap => "iter_cap",
+        /// A task ran out of evaluator rounds.
+        EvaluatorCap => "evaluator_cap",
+        /// The worker never submitted a case.
+        NoCase => "no_case",
+        /// The session's wall-clock budget was spent.
+        WallClock => "wall_clock",
+        /// The session's token budget was spent.
+        TokenCap => "token_cap",
+        /// The session's cost budget was spent.
+        CostCap => "cost_cap",
+        /// A model endpoint kept failing.
+        ProviderFailure => "provider_failure",
+        /// The person pressed Ctrl-C (resumable; the task at work restarts).
+        Interrupted => "interrupted",
+        /// Every task that could run is done; the rest wait on a task that was not accepted.
+        Blocked => "blocked",
+        /// Something the run could not go on from.
+        Error => "error",
+    }
 }
 
-impl StopReason {
-    /// The name written in the log.
-    pub fn as_str(&self) -> &str {
-        match self {
-            StopReason::AllDone => "all_done",
-            StopReason::NeedsOperator => "needs_operator",
-            StopReason::OperatorStop => "operator_stop",
-            StopReason::OperatorFail => "operator_fail",
-            StopReason::IterCap => "iter_cap",
-            StopReason::EvaluatorCap => "evaluator_cap",
-            StopReason::NoCase => "no_case",
-            StopReason::WallClock => "wall_clock",
-            StopReason::TokenCap => "token_cap",
-            StopReason::CostCap => "cost_cap",
-            StopReason::ProviderFailure => "provider_failure",
-            StopReason::Interrupted => "interrupted",
-            StopReason::Blocked => "blocked",
-            StopReason::Error => "error",
-            StopReason::Other(name) => name,
-        }
-    }
+/// The names Tilth wrote for a run that ended on a failure, beside harrow's own.
+const TILTH_FAILURES: [&str; 4] = ["judge_cap", "empty_responses", "task_failed", "failed"];
 
+impl StopReason {
     /// Reads a written name; unknown names are kept, never refused.
     pub fn parse(name: &str) -> StopReason {
-        [
-            StopReason::AllDone,
-            StopReason::NeedsOperator,
-            StopReason::OperatorStop,
-            StopReason::OperatorFail,
-            StopReason::IterCap,
-            StopReason::EvaluatorCap,
-            StopReason::NoCase,
-            StopReason::WallClock,
-            StopReason::TokenCap,
-            StopReason::CostCap,
-            StopReason::ProviderFailure,
-            StopReason::Interrupted,
-            StopReason::Blocked,
-            StopReason::Error,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == name)
-        .unwrap_or_else(|| StopReason::Other(name.to_owned()))
+        StopReason::known(name).unwrap_or_else(|| StopReason::Other(name.to_owned()))
+    }
+
+    /// The run ended as failed rather than stopped: a task failure of harrow's, or a name Tilth
+    /// wrote for one.
+    pub fn is_failure(&self) -> bool {
+        self.is_task_failure()
+            || matches!(self, StopReason::Other(name) if TILTH_FAILURES.contains(&name.as_str()))
     }
 
     /// A task failed: the run ends as failed rather than paused.

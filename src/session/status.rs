@@ -1,23 +1,39 @@
-//! What state a session is in, from its log, checkpoint and lock.
+//! What state a session is in: one ladder from what its log, checkpoint and lock say, used by
+//! `show`, `sessions`, the fleet and `--follow` alike, so no two of them name a run
+//! differently.
 
 use super::checkpoint::CheckpointRead;
+use super::event::EventKind;
+use super::state::{StopReason, TaskState};
 use serde::Serialize;
 use std::fmt;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
 
-/// The state of a session as a person would name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// How long a run on another machine may write nothing before it reads as silent.
+pub const SILENT_AFTER: Duration = Duration::from_secs(10 * 60);
+
+/// The state of a session as a person would name it. Ordered as the fleet lists runs: what
+/// needs a person first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
-    /// A live process holds the lock and has not stopped.
-    Running,
-    /// Stopped cleanly for a reason that allows `resume` (a cap, an interrupt, the operator).
-    Paused,
-    /// Every task finished.
-    Done,
-    /// Stopped on a failed task or an error.
-    Failed,
+    /// A task waits for a decision.
+    Held,
     /// No final stop, no live lock, and the checkpoint says running: the process died.
     Crashed,
+    /// Stopped on a failed task or an error.
+    Failed,
+    /// Held by a process on another machine that has written nothing for a long while.
+    Silent,
+    /// A live process holds the lock and works.
+    Running,
+    /// Live, not starting new tasks until someone resumes it.
+    Paused,
+    /// Ended for a reason `resume` gets past (a cap, an interrupt, the operator).
+    Stopped,
+    /// Every task finished.
+    Done,
     /// Nothing recorded yet.
     Empty,
 }
@@ -25,12 +41,51 @@ pub enum SessionStatus {
 impl SessionStatus {
     pub fn as_str(self) -> &'static str {
         match self {
+            SessionStatus::Held => "held",
+            SessionStatus::Crashed => "crashed",
+            SessionStatus::Failed => "failed",
+            SessionStatus::Silent => "silent",
             SessionStatus::Running => "running",
             SessionStatus::Paused => "paused",
+            SessionStatus::Stopped => "stopped",
             SessionStatus::Done => "done",
-            SessionStatus::Failed => "failed",
-            SessionStatus::Crashed => "crashed",
             SessionStatus::Empty => "empty",
+        }
+    }
+
+    /// Whether the run waits for a person: held, crashed or failed.
+    pub fn needs_person(self) -> bool {
+        matches!(self, SessionStatus::Held | SessionStatus::Crashed | SessionStatus::Failed)
+    }
+
+    /// Whether a live process works the session (a held run may be live or ended: the lock
+    /// says which).
+    pub fn is_working(self) -> bool {
+        matches!(self, SessionStatus::Running | SessionStatus::Paused | SessionStatus::Silent)
+    }
+
+    /// The ladder: the last stop decides an ended run; a live lock with a wait, a pause or a
+    /// long silence decides a live one; the checkpoint, an unlocked one with no final stop.
+    pub fn decide(facts: &StatusFacts<'_>) -> SessionStatus {
+        use SessionStatus as S;
+        let said = facts.checkpoint;
+        match (facts.final_stop, &facts.holder) {
+            (Some(StopReason::NeedsOperator), _) => S::Held,
+            (Some(StopReason::AllDone), _) => S::Done,
+            (Some(r), _) if r.is_failure() => S::Failed,
+            (Some(_), _) => S::Stopped,
+            (None, Some(h)) if h.elsewhere && h.quiet_for >= SILENT_AFTER => S::Silent,
+            (None, Some(_)) if facts.waiting => S::Held,
+            (None, Some(_)) if said == Some(Said::Paused) => S::Paused,
+            (None, Some(_)) => S::Running,
+            (None, None) => match said {
+                Some(Said::AllDone) => S::Done,
+                Some(Said::Failed) => S::Failed,
+                Some(Said::Paused) => S::Stopped,
+                Some(Said::Other) => S::Crashed,
+                None if facts.events > 0 => S::Crashed,
+                None => S::Empty,
+            },
         }
     }
 }
@@ -41,70 +96,179 @@ impl fmt::Display for SessionStatus {
     }
 }
 
-/// Stop reasons that end a run for good (Tilth's `_stop_to_status` plus harrow's).
-pub(crate) fn is_failure(reason: &str) -> bool {
-    matches!(
-        reason,
-        "iter_cap"
-            | "evaluator_cap"
-            | "no_case"
-            | "error"
-            | "judge_cap"
-            | "empty_responses"
-            | "task_failed"
-            | "failed"
-            | "operator_fail"
-    )
+/// What a checkpoint's `status` says, as far as the ladder cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Said {
+    AllDone,
+    Failed,
+    Paused,
+    Other,
 }
 
-/// Decides the status. `final_stop` is the reason of the last stop not followed by a start or
-/// resume; `events` is how many events the log holds.
+impl Said {
+    /// Reads a checkpoint's written status.
+    pub fn read(status: &str) -> Said {
+        match StopReason::parse(status) {
+            StopReason::AllDone => Said::AllDone,
+            r if r.is_failure() => Said::Failed,
+            StopReason::Other(name) if name == "paused" => Said::Paused,
+            _ => Said::Other,
+        }
+    }
+
+    /// What the checkpoint read says, if it says anything.
+    pub fn of(checkpoint: &CheckpointRead) -> Option<Said> {
+        checkpoint.checkpoint().and_then(|c| c.status.as_deref()).map(Said::read)
+    }
+}
+
+/// The live process that holds a session's lock.
+#[derive(Debug, Clone, Copy)]
+pub struct Holder {
+    /// It runs on another machine (its liveness cannot be checked from here).
+    pub elsewhere: bool,
+    /// How long the log has not grown.
+    pub quiet_for: Duration,
+}
+
+impl Holder {
+    /// The live holder of the session in `dir`, if any; `quiet_for` is the log's age.
+    pub fn of(dir: &Path) -> Option<Holder> {
+        let holder = super::lock::read_lock(dir).filter(|h| h.pid == 0 || h.is_alive())?;
+        let quiet_for = std::fs::metadata(super::dir::SessionDir::new(dir).events())
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|at| SystemTime::now().duration_since(at).ok())
+            .unwrap_or_default();
+        Some(Holder { elsewhere: holder.host != super::lock::hostname(), quiet_for })
+    }
+}
+
+/// The status of a session whose log folded into `summary`, with its checkpoint and lock.
 pub fn session_status(
-    final_stop: Option<&str>,
-    events: u64,
+    summary: &super::summary::Summary,
     checkpoint: &CheckpointRead,
-    locked: bool,
+    holder: Option<Holder>,
 ) -> SessionStatus {
-    if let Some(reason) = final_stop {
-        return match reason {
-            "all_done" => SessionStatus::Done,
-            r if is_failure(r) => SessionStatus::Failed,
-            _ => SessionStatus::Paused,
-        };
+    let stop = summary.final_stop().map(StopReason::parse);
+    SessionStatus::decide(&StatusFacts {
+        final_stop: stop.as_ref(),
+        waiting: summary.harrow.waiting_on.is_some(),
+        holder,
+        checkpoint: Said::of(checkpoint),
+        events: summary.harrow.events,
+    })
+}
+
+/// What the ladder decides from.
+#[derive(Debug, Clone, Copy)]
+pub struct StatusFacts<'a> {
+    /// The reason of the last stop not followed by a start or resume.
+    pub final_stop: Option<&'a StopReason>,
+    /// A task waits for a decision (an `operator_wait` no decision has answered yet).
+    pub waiting: bool,
+    pub holder: Option<Holder>,
+    pub checkpoint: Option<Said>,
+    /// How many events the log holds.
+    pub events: u64,
+}
+
+/// The wait for a decision a log is in, folded the same way by every reader: an
+/// `operator_wait` (or a stop for one) opens it, the waiting task's move to another state or a
+/// new start closes it. A note or a refused decision leaves it as it was.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Waiting {
+    /// The task waited on (empty when the log did not say) and why.
+    pub on: Option<(String, String)>,
+}
+
+impl Waiting {
+    /// Folds one event of the log.
+    pub fn apply(
+        &mut self,
+        kind: Option<EventKind>,
+        task: Option<&str>,
+        to: Option<&TaskState>,
+        why: Option<&str>,
+    ) {
+        match kind {
+            Some(EventKind::SessionStart | EventKind::SessionResume) => self.on = None,
+            Some(EventKind::OperatorWait) => {
+                let why = why.unwrap_or("waits for the operator").to_owned();
+                self.on = Some((task.unwrap_or_default().to_owned(), why));
+            }
+            Some(EventKind::TaskState) => {
+                let moved_on = to.is_some_and(|to| *to != TaskState::NeedsOperator);
+                if moved_on && self.on.as_ref().is_some_and(|(w, _)| Some(w.as_str()) == task) {
+                    self.on = None;
+                }
+            }
+            _ => {}
+        }
     }
-    if locked {
-        return SessionStatus::Running;
-    }
-    let said = checkpoint.checkpoint().and_then(|c| c.status.as_deref());
-    match said {
-        Some("all_done") => SessionStatus::Done,
-        Some("failed") => SessionStatus::Failed,
-        Some("paused") => SessionStatus::Paused,
-        Some(_) => SessionStatus::Crashed,
-        None if events > 0 => SessionStatus::Crashed,
-        None => SessionStatus::Empty,
+
+    /// A stop for a decision: the run waits on `task` (or the task it already waited on).
+    pub fn stopped_for_decision(&mut self, task: Option<&str>, why: Option<&str>) {
+        let why = why.unwrap_or("waits for a decision").to_owned();
+        let held = task.map(str::to_owned).or_else(|| self.on.take().map(|(t, _)| t));
+        self.on = Some((held.unwrap_or_default(), why));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::checkpoint::Checkpoint;
 
-    fn cp(status: &str) -> CheckpointRead {
-        CheckpointRead::Ok(Checkpoint { status: Some(status.into()), ..Checkpoint::default() })
+    fn facts<'a>(
+        stop: Option<&'a StopReason>,
+        holder: Option<Holder>,
+        said: Option<&str>,
+    ) -> StatusFacts<'a> {
+        StatusFacts {
+            final_stop: stop,
+            waiting: false,
+            holder,
+            checkpoint: said.map(Said::read),
+            events: 5,
+        }
     }
 
     #[test]
     fn decides_every_status() {
         use SessionStatus::*;
-        assert_eq!(session_status(Some("all_done"), 5, &cp("running"), false), Done);
-        assert_eq!(session_status(Some("evaluator_cap"), 5, &cp("failed"), false), Failed);
-        assert_eq!(session_status(Some("wall_clock"), 5, &cp("running"), false), Paused);
-        assert_eq!(session_status(None, 5, &cp("running"), true), Running);
-        assert_eq!(session_status(None, 5, &cp("running"), false), Crashed);
-        assert_eq!(session_status(None, 5, &CheckpointRead::Missing, false), Crashed);
-        assert_eq!(session_status(None, 0, &CheckpointRead::Missing, false), Empty);
-        assert_eq!(session_status(None, 0, &CheckpointRead::Missing, true), Running);
+        let here = Some(Holder { elsewhere: false, quiet_for: Duration::ZERO });
+        let quiet_elsewhere = Some(Holder { elsewhere: true, quiet_for: SILENT_AFTER });
+        let decide = |f: &StatusFacts<'_>| SessionStatus::decide(f);
+        assert_eq!(decide(&facts(Some(&StopReason::AllDone), None, Some("running"))), Done);
+        assert_eq!(decide(&facts(Some(&StopReason::EvaluatorCap), None, Some("failed"))), Failed);
+        assert_eq!(decide(&facts(Some(&StopReason::parse("judge_cap")), None, None)), Failed);
+        assert_eq!(decide(&facts(Some(&StopReason::WallClock), None, Some("running"))), Stopped);
+        assert_eq!(decide(&facts(Some(&StopReason::NeedsOperator), None, None)), Held);
+        assert_eq!(decide(&facts(None, here, Some("running"))), Running);
+        assert_eq!(decide(&facts(None, here, Some("paused"))), Paused);
+        assert_eq!(decide(&StatusFacts { waiting: true, ..facts(None, here, None) }), Held);
+        assert_eq!(decide(&facts(None, quiet_elsewhere, Some("running"))), Silent);
+        assert_eq!(decide(&facts(None, None, Some("running"))), Crashed);
+        assert_eq!(decide(&facts(None, None, Some("paused"))), Stopped);
+        assert_eq!(decide(&facts(None, None, Some("all_done"))), Done);
+        assert_eq!(decide(&facts(None, None, None)), Crashed);
+        assert_eq!(decide(&StatusFacts { events: 0, ..facts(None, None, None) }), Empty);
+        assert_eq!(decide(&StatusFacts { events: 0, ..facts(None, here, None) }), Running);
+    }
+
+    #[test]
+    fn a_wait_ends_only_when_its_task_moves_on_or_the_run_starts_again() {
+        let mut w = Waiting::default();
+        w.apply(Some(EventKind::OperatorWait), Some("T-1"), None, Some("held"));
+        w.apply(Some(EventKind::OperatorAction), Some("T-1"), None, Some("a note"));
+        w.apply(Some(EventKind::TaskState), Some("T-2"), Some(&TaskState::Running), None);
+        w.apply(Some(EventKind::TaskState), Some("T-1"), Some(&TaskState::NeedsOperator), None);
+        assert_eq!(w.on, Some(("T-1".into(), "held".into())));
+        w.apply(Some(EventKind::TaskState), Some("T-1"), Some(&TaskState::Done), None);
+        assert_eq!(w.on, None);
+        w.stopped_for_decision(None, None);
+        assert_eq!(w.on, Some((String::new(), "waits for a decision".into())));
+        w.apply(Some(EventKind::SessionResume), None, None, None);
+        assert_eq!(w.on, None);
     }
 }

@@ -174,7 +174,7 @@ impl SessionWriter {
         self.with(|log| {
             let seq = log.next_seq;
             log.line =
-                encode_line(&timestamp::now(), seq, lane, payload).map_err(io::Error::other)?;
+                encode_line(&timestamp::now(), seq, lane, payload).map_err(io::Error::from)?;
             if let Ok(text) = std::str::from_utf8(&log.line)
                 && let std::borrow::Cow::Owned(clean) = crate::keys::scrub(text)
             {

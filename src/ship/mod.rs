@@ -48,6 +48,8 @@ pub struct Shipment {
     /// The overview's heading: the pull request's title.
     pub title: Option<String>,
     pub status: SessionStatus,
+    /// A live process holds the session.
+    pub live: bool,
     /// Tasks of the plan that did not end accepted, with their state.
     pub unfinished: Vec<(String, String)>,
 }
@@ -88,6 +90,7 @@ impl Shipment {
             )
             .and_then(|s| s.title),
             status: overview.status,
+            live: overview.live,
             unfinished,
         })
     }
@@ -105,7 +108,7 @@ impl Shipment {
 
     /// Refuses a session that is running, or (unless `partial`) one with unfinished tasks.
     pub fn check_finished(&self, partial: bool) -> Result<(), ShipError> {
-        if self.status == SessionStatus::Running {
+        if self.live {
             return Err(ShipError::new(format!(
                 "session {} is still running; ship it when it has ended (or stop it: harrow control {} stop)",
                 self.id, self.id

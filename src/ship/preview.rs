@@ -34,7 +34,7 @@ pub struct Preview {
 /// Reads the session and its repository; sends nothing.
 pub fn preview(found: &Found, forge: &ForgeSection) -> Result<Preview, ShipError> {
     let ship = Shipment::read(found)?;
-    if ship.status == crate::session::status::SessionStatus::Running {
+    if ship.live {
         ship.check_finished(true)?;
     }
     let repo = ship.repo()?;

@@ -140,6 +140,9 @@ const DEAD: &str = "http://127.0.0.1:9/v1";
 /// Returns the repository, the session folder and its id.
 fn held(tmp: &Path, server: &ScriptedServer) -> (PathBuf, PathBuf, String) {
     let (repo, plan) = repo_and_plan(tmp, 1);
+    // The dead evaluator is tried four times; its gaps need not be the default seconds.
+    std::fs::create_dir_all(tmp.join("harrow")).unwrap();
+    std::fs::write(tmp.join("harrow/config.toml"), "[models]\nretry_base_ms = 50\n").unwrap();
     let out = headless_run(harrow(tmp, &server.base_url(), DEAD), &plan, &repo)
         .arg("--no-preflight")
         .output()

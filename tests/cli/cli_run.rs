@@ -302,7 +302,7 @@ fn ctrl_c_on_a_headless_run_stops_it_resumable_within_a_second() {
     let shown = harrow_cmd(tmp.path(), &server.base_url()).args(["sessions"]).output().unwrap();
     let listed = String::from_utf8_lossy(&shown.stdout);
     let row = listed.lines().find(|l| l.contains(&id)).unwrap_or_default();
-    assert!(row.contains("paused") && !row.contains("crashed"), "{listed}");
+    assert!(row.contains("stopped") && !row.contains("crashed"), "{listed}");
 }
 
 #[test]

@@ -294,6 +294,10 @@ fn skipping_or_failing_a_held_task_sets_its_work_aside_and_the_next_task_starts_
         let (repo, plan) = repo_and_plan(tmp.path(), 2);
         let script = loop_fixture::first_of_two_held();
         let (_rt, server) = serve(&script, true);
+        // The dead evaluator is tried four times; its gaps need not be the default seconds.
+        std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
+        std::fs::write(tmp.path().join("harrow/config.toml"), "[models]\nretry_base_ms = 50\n")
+            .unwrap();
         let mut held = harrow_cmd(tmp.path(), &server.base_url());
         held.env("HARROW_EVALUATOR_BASE_URL", "http://127.0.0.1:9/v1");
         let out = headless_run(held, &plan, &repo).arg("--no-preflight").output().unwrap();

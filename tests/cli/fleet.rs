@@ -91,7 +91,7 @@ fn sessions_follow_reports_every_change_as_a_strict_json_line_and_notifies_once(
     std::fs::write(
         tmp.path().join("harrow/config.toml"),
         format!(
-            "[sessions]\ndirs = [{:?}]\n\n[notify]\ncommand = [\"sh\", \"-c\", \"cat >> {}\"]\n",
+            "[sessions]\ndirs = [{:?}]\n\n[notify]\ncommand = [\"sh\", \"-c\", \"cat >> {}\"]\n\n[models]\nretry_base_ms = 50\n",
             other.display().to_string(),
             notified.display()
         ),

@@ -204,7 +204,11 @@ fn an_unreachable_evaluator_holds_the_task_for_the_operator() {
         serde_json::from_slice(&std::fs::read(o.dir.join("checkpoint.json")).unwrap()).unwrap();
     assert_eq!(checkpoint["status"], "paused");
     let overview = harrow::session::overview(&o.dir, "x").unwrap();
-    assert_eq!(overview.status.as_str(), "paused");
+    assert_eq!(
+        overview.status.as_str(),
+        "held",
+        "a run stopped for a decision is held, as the fleet says"
+    );
 }
 
 #[test]

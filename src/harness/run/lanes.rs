@@ -85,6 +85,48 @@ pub(super) enum LaneDecision {
 /// A lane job's result: the lane, its task and how the task ended.
 type LaneDone = (Box<Run>, Task, Result<TaskEnd>);
 
+/// The lanes' dispatch while a graph plan is worked: the lanes at work, which numbers are
+/// free, and what stops the run once the lanes at work come back.
+struct Dispatch {
+    handle: tokio::runtime::Handle,
+    jobs: tokio::task::JoinSet<LaneDone>,
+    free: BTreeSet<u64>,
+    /// The lane number each working task has.
+    numbers: BTreeMap<String, u64>,
+    stop: Option<Ended>,
+    error: Option<HarnessError>,
+    failures: Vec<Ended>,
+    /// Whether the current wait (paused, or held for a decision) was said already.
+    waiting_said: bool,
+}
+
+impl Dispatch {
+    /// Nothing has stopped the run: new tasks may start.
+    fn going(&self) -> bool {
+        self.stop.is_none() && self.error.is_none()
+    }
+
+    /// Stops the run at `end`: the lanes at work are told to stop, and nothing new starts.
+    fn halt(&mut self, run: &mut Run, end: Ended) {
+        run.halt_lanes(&end);
+        self.stop = Some(end);
+    }
+
+    /// Stops the run on an error, which it ends with once the lanes at work come back.
+    fn fail(&mut self, run: &mut Run, e: HarnessError) {
+        let end = Ended { reason: StopReason::Error, detail: Some(e.to_string()) };
+        run.halt_lanes(&end);
+        self.error = Some(e);
+    }
+}
+
+/// What the dispatch does when no lane is working.
+enum Idle {
+    Ended(Result<Ended>),
+    Wait,
+    Go,
+}
+
 impl Run {
     /// A run of its own for `task` in lane `number`, in the task's worktree (cut from the
     /// session branch as it stands now, or the one it already has).
@@ -142,7 +184,9 @@ impl Run {
             }
         };
         copy(&self.task_bases, &mut lane.task_bases);
-        copy(&self.failed_because, &mut lane.failed_because);
+        if let Some(v) = self.failed_because.get(id) {
+            lane.failed_because.insert(id.clone(), v.clone());
+        }
         copy(&self.set_aside, &mut lane.set_aside);
         if let Some(v) = self.granted.get(id) {
             lane.granted.insert(id.clone(), *v);
@@ -590,15 +634,52 @@ impl Run {
 
     async fn work_in_lanes(&mut self) -> Result<Ended> {
         self.workspace.forget_own_refs()?;
-        let handle = tokio::runtime::Handle::current();
-        let mut jobs: tokio::task::JoinSet<LaneDone> = tokio::task::JoinSet::new();
-        let mut free: BTreeSet<u64> = (1..=self.opts.lanes.max(1)).collect();
-        let mut numbers: BTreeMap<String, u64> = BTreeMap::new();
-        let mut stop: Option<Ended> = None;
-        let mut error: Option<HarnessError> = None;
-        let mut failures: Vec<Ended> = Vec::new();
-        let mut waiting_said = false;
+        let mut d = Dispatch {
+            handle: tokio::runtime::Handle::current(),
+            jobs: tokio::task::JoinSet::new(),
+            free: (1..=self.opts.lanes.max(1)).collect(),
+            numbers: BTreeMap::new(),
+            stop: None,
+            error: None,
+            failures: Vec::new(),
+            waiting_said: false,
+        };
         *self.book.halt.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        self.land_what_was_kept()?;
+        loop {
+            if d.going() {
+                match self.lane_boundary().await {
+                    Ok(Some(end)) => d.halt(self, end),
+                    Ok(None) => {}
+                    Err(e) => d.fail(self, e),
+                }
+            }
+            if d.going() && !self.control.paused {
+                self.start_lanes(&mut d)?;
+            }
+            if d.jobs.is_empty() {
+                match self.idle(&mut d).await? {
+                    Idle::Ended(end) => return end,
+                    Idle::Wait => continue,
+                    Idle::Go => {}
+                }
+            }
+            let joined = tokio::select! {
+                j = d.jobs.join_next(), if !d.jobs.is_empty() => j,
+                () = tokio::time::sleep(Duration::from_millis(200)) => None,
+            };
+            if let Some(joined) = joined {
+                let done = joined.map_err(|e| {
+                    HarnessError::NotKept(format!("a lane stopped unexpectedly: {e}"))
+                })?;
+                self.lane_came_back(&mut d, done)?;
+            }
+        }
+    }
+
+    /// Work accepted before a resume that has not landed yet lands first, each from its kept
+    /// attempt in a lane of its own.
+    fn land_what_was_kept(&mut self) -> Result<()> {
         for (id, kept) in std::mem::take(&mut self.book.to_land) {
             let Some(task) = self.plan.tasks.iter().find(|t| t.id == id).cloned() else {
                 continue;
@@ -613,166 +694,140 @@ impl Run {
                 }
             }
         }
-        loop {
-            if stop.is_none() && error.is_none() {
-                match self.lane_boundary().await {
-                    Ok(Some(end)) => {
-                        self.halt_lanes(&end);
-                        stop = Some(end);
-                    }
-                    Ok(None) => {}
-                    Err(e) => {
-                        let end = Ended { reason: StopReason::Error, detail: Some(e.to_string()) };
-                        self.halt_lanes(&end);
-                        error = Some(e);
-                    }
+        Ok(())
+    }
+
+    /// Starts what can start, one free lane a task, until the lanes are full or a pause.
+    fn start_lanes(&mut self, d: &mut Dispatch) -> Result<()> {
+        for (task, lane) in self.startable() {
+            let Some(&number) = d.free.iter().next() else {
+                if let Some(lane) = lane {
+                    self.book.parked.insert(task.id.clone(), lane);
+                    self.book.revived.push(task.id.clone());
                 }
-            }
-            if stop.is_none() && error.is_none() && !self.control.paused {
-                let starts = self.startable();
-                for (task, lane) in starts {
-                    let Some(&number) = free.iter().next() else {
-                        if let Some(lane) = lane {
-                            self.book.parked.insert(task.id.clone(), lane);
-                            self.book.revived.push(task.id.clone());
-                        }
-                        continue;
-                    };
-                    let mut lane = match lane {
-                        Some(lane) => lane,
-                        // A task marked blocked before (a resume after a decision on what it
-                        // waits on) is unblocked as it starts.
-                        None => match self
-                            .waits_on(&task.id)
-                            .and_then(|_| self.open_lane(&task, number))
-                        {
-                            Ok(lane) => Box::new(lane),
-                            Err(e) => {
-                                let end = Ended {
-                                    reason: StopReason::Error,
-                                    detail: Some(e.to_string()),
-                                };
-                                self.halt_lanes(&end);
-                                error = Some(e);
-                                break;
-                            }
-                        },
-                    };
-                    lane.renumber(number);
-                    free.remove(&number);
-                    if let Some(link) = &lane.lane {
-                        self.book.running.insert(task.id.clone(), link.clone());
-                    }
-                    numbers.insert(task.id.clone(), number);
-                    let h = handle.clone();
-                    jobs.spawn_blocking(move || h.block_on(lane.lane_job(task)));
-                    self.count_step()?;
-                    waiting_said = false;
-                    if self.control.paused {
-                        break;
-                    }
-                }
-            }
-            if jobs.is_empty() {
-                if let Some(e) = error {
-                    return Err(e);
-                }
-                if let Some(end) = stop {
-                    return Ok(end);
-                }
-                let open =
-                    self.plan.tasks.iter().any(|t| self.ready(t)) || !self.book.revived.is_empty();
-                if self.control.paused && open {
-                    if !waiting_said {
-                        self.checkpoint("paused")?;
-                        waiting_said = true;
-                    }
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                    continue;
-                }
-                if !open {
-                    let held = self
-                        .book
-                        .parked
-                        .keys()
-                        .find(|t| {
-                            self.states.get(*t) == Some(&TaskState::NeedsOperator)
-                                || self
-                                    .failed_waiting(
-                                        t,
-                                        record::read_ledger(&self.dir, t).len() as u64,
-                                    )
-                                    .is_some()
-                        })
-                        .cloned();
-                    if let Some(held) = held.as_ref().filter(|_| self.opts.wait_for_operator) {
-                        if !waiting_said {
-                            self.emit(&OperatorWait {
-                                scope: super::scope(held, 0, 0),
-                                reason: Some(format!("task {held} waits for the operator")),
-                                ..OperatorWait::default()
-                            })?;
-                            self.checkpoint("needs_operator")?;
-                            waiting_said = true;
-                        }
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        continue;
-                    }
-                    return self.lanes_ended(failures);
-                }
-            }
-            let joined = tokio::select! {
-                j = jobs.join_next(), if !jobs.is_empty() => j,
-                () = tokio::time::sleep(Duration::from_millis(200)) => None,
+                continue;
             };
-            let Some(joined) = joined else { continue };
-            let (mut lane, task, end) = joined
-                .map_err(|e| HarnessError::NotKept(format!("a lane stopped unexpectedly: {e}")))?;
-            self.book.running.remove(&task.id);
-            if let Some(n) = numbers.remove(&task.id) {
-                free.insert(n);
+            let mut lane = match lane {
+                Some(lane) => lane,
+                // A task marked blocked before (a resume after a decision on what it waits
+                // on) is unblocked as it starts.
+                None => match self.waits_on(&task.id).and_then(|_| self.open_lane(&task, number)) {
+                    Ok(lane) => Box::new(lane),
+                    Err(e) => {
+                        d.fail(self, e);
+                        return Ok(());
+                    }
+                },
+            };
+            lane.renumber(number);
+            d.free.remove(&number);
+            if let Some(link) = &lane.lane {
+                self.book.running.insert(task.id.clone(), link.clone());
             }
-            self.take_from_lane(&task.id, &mut lane);
-            match end {
-                Err(e) => {
-                    if error.is_none() {
-                        let end = Ended { reason: StopReason::Error, detail: Some(e.to_string()) };
-                        self.halt_lanes(&end);
-                        error = Some(e);
-                    }
-                    self.book.parked.insert(task.id.clone(), lane);
-                }
-                Ok(TaskEnd::Landed(warning)) => self.after_lane(&task, lane, warning)?,
-                Ok(TaskEnd::Accepted(a)) => {
-                    let held = lane.finish_accepted(&task, a)?;
-                    self.take_from_lane(&task.id, &mut lane);
-                    match held {
-                        None => self.after_lane(&task, lane, None)?,
-                        Some(_) => {
-                            self.book.parked.insert(task.id.clone(), lane);
-                        }
-                    }
-                }
-                Ok(TaskEnd::Failed(reason)) => {
-                    let ended = lane.fail_task(&task, reason)?;
-                    self.take_from_lane(&task.id, &mut lane);
-                    self.write_status()?;
-                    failures.push(ended);
-                    self.book.parked.insert(task.id.clone(), lane);
-                }
-                Ok(TaskEnd::Stop(end)) if end.reason == StopReason::NeedsOperator => {
-                    self.write_status()?;
-                    self.book.parked.insert(task.id.clone(), lane);
-                }
-                Ok(TaskEnd::Stop(end)) => {
-                    if stop.is_none() {
-                        self.halt_lanes(&end);
-                        stop = Some(end);
-                    }
-                    self.book.parked.insert(task.id.clone(), lane);
-                }
+            d.numbers.insert(task.id.clone(), number);
+            let h = d.handle.clone();
+            d.jobs.spawn_blocking(move || h.block_on(lane.lane_job(task)));
+            self.count_step()?;
+            d.waiting_said = false;
+            if self.control.paused {
+                break;
             }
         }
+        Ok(())
+    }
+
+    /// No lane is working: the run ends, waits (paused, or held for a decision), or goes on.
+    async fn idle(&mut self, d: &mut Dispatch) -> Result<Idle> {
+        if let Some(e) = d.error.take() {
+            return Ok(Idle::Ended(Err(e)));
+        }
+        if let Some(end) = d.stop.take() {
+            return Ok(Idle::Ended(Ok(end)));
+        }
+        let open = self.plan.tasks.iter().any(|t| self.ready(t)) || !self.book.revived.is_empty();
+        if self.control.paused && open {
+            if !d.waiting_said {
+                self.checkpoint("paused")?;
+                d.waiting_said = true;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            return Ok(Idle::Wait);
+        }
+        if open {
+            return Ok(Idle::Go);
+        }
+        let held = self
+            .book
+            .parked
+            .keys()
+            .find(|t| {
+                self.states.get(*t) == Some(&TaskState::NeedsOperator)
+                    || self
+                        .failed_waiting(t, record::read_ledger(&self.dir, t).len() as u64)
+                        .is_some()
+            })
+            .cloned();
+        if let Some(held) = held.as_ref().filter(|_| self.opts.wait_for_operator) {
+            if !d.waiting_said {
+                self.emit(&OperatorWait {
+                    scope: super::scope(held, 0, 0),
+                    reason: Some(format!("task {held} waits for the operator")),
+                    ..OperatorWait::default()
+                })?;
+                self.checkpoint("needs_operator")?;
+                d.waiting_said = true;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            return Ok(Idle::Wait);
+        }
+        Ok(Idle::Ended(self.lanes_ended(std::mem::take(&mut d.failures))))
+    }
+
+    /// A lane's task came back: its lane is free again, and its end is acted on.
+    fn lane_came_back(&mut self, d: &mut Dispatch, done: LaneDone) -> Result<()> {
+        let (mut lane, task, end) = done;
+        self.book.running.remove(&task.id);
+        if let Some(n) = d.numbers.remove(&task.id) {
+            d.free.insert(n);
+        }
+        self.take_from_lane(&task.id, &mut lane);
+        match end {
+            Err(e) => {
+                if d.error.is_none() {
+                    d.fail(self, e);
+                }
+                self.book.parked.insert(task.id.clone(), lane);
+            }
+            Ok(TaskEnd::Landed(warning)) => self.after_lane(&task, lane, warning)?,
+            Ok(TaskEnd::Accepted(a)) => {
+                let held = lane.finish_accepted(&task, a)?;
+                self.take_from_lane(&task.id, &mut lane);
+                match held {
+                    None => self.after_lane(&task, lane, None)?,
+                    Some(_) => {
+                        self.book.parked.insert(task.id.clone(), lane);
+                    }
+                }
+            }
+            Ok(TaskEnd::Failed(reason)) => {
+                let ended = lane.fail_task(&task, reason)?;
+                self.take_from_lane(&task.id, &mut lane);
+                self.write_status()?;
+                d.failures.push(ended);
+                self.book.parked.insert(task.id.clone(), lane);
+            }
+            Ok(TaskEnd::Stop(end)) if end.reason == StopReason::NeedsOperator => {
+                self.write_status()?;
+                self.book.parked.insert(task.id.clone(), lane);
+            }
+            Ok(TaskEnd::Stop(end)) => {
+                if d.stop.is_none() {
+                    d.halt(self, end);
+                }
+                self.book.parked.insert(task.id.clone(), lane);
+            }
+        }
+        Ok(())
     }
 
     /// The tasks to start now, in plan order: parked lanes a decision revived first (with

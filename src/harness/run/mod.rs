@@ -275,7 +275,7 @@ pub struct Run {
     /// Watches for `fail` and `stop --now` while a task is at work.
     urgent: Option<Urgent>,
     /// Why each failed task failed.
-    failed_because: BTreeMap<String, String>,
+    failed_because: BTreeMap<String, StopReason>,
     /// Skipped or failed tasks' work, set aside on a ref: task → commit.
     set_aside: BTreeMap<String, String>,
     /// In a lane's run: what ties it to the run that started it.
@@ -750,7 +750,7 @@ impl Run {
         if self.states.get(task) != Some(&TaskState::Failed) {
             return None;
         }
-        if self.failed_because.get(task).is_some_and(|w| w == "operator_fail") {
+        if self.failed_because.get(task) == Some(&StopReason::OperatorFail) {
             Some("was failed by the operator")
         } else if reviews >= self.cap_for(task) {
             Some("failed at the attempt cap")
@@ -765,7 +765,7 @@ impl Run {
 
     fn fail_task(&mut self, task: &Task, reason: StopReason) -> Result<Ended> {
         self.gate(&task.id, GateEvent::Failed, reason.as_str(), 0)?;
-        self.failed_because.insert(task.id.clone(), reason.as_str().to_owned());
+        self.failed_because.insert(task.id.clone(), reason.clone());
         self.emit(&TaskFailed {
             scope: scope(&task.id, 0, 0),
             reason: Some(reason.as_str().to_owned()),

@@ -11,6 +11,14 @@ use crate::hands::workspace::{DiffInfo, WorkspaceError};
 use crate::session::event::{CaseParseError, EvaluatorParseError};
 use crate::session::state::StopReason;
 
+/// What the validators said of an attempt.
+enum Checks {
+    /// They passed: their joined output, for the evaluator.
+    Passed(String),
+    /// They failed or could not run: what the worker reads, and the task's end if it ended.
+    Answered(String, Option<TaskEnd>),
+}
+
 impl Run {
     /// Handles one `submit_case`: parse, validators, evaluator, gate. Returns what the worker
     /// reads as the tool result, and the task's end if it ended.
@@ -76,60 +84,10 @@ impl Run {
             return self.judged(task, &case, &verdict, &diff, sc, attempt, iter);
         }
         if !self.opts.validators.is_empty() {
-            let tests = self.selected_tests(task);
-            let kept = match self.keep_work(
-                &format!("{}/{}-checks-{iter}", task.id, *attempt),
-                &diff.base,
-                &format!("{} attempt {}, as checked at iteration {iter}", task.id, *attempt),
-            )? {
-                Ok(kept) => kept,
-                Err(why) => {
-                    let end = self.hold(&task.id, &why, *attempt)?;
-                    return Ok(("The checks could not be completed; stop here.".into(), Some(end)));
-                }
-            };
-            self.guard_before();
-            let v = validators::run_all(
-                &self.opts.validators,
-                &self.hands,
-                &tests,
-                sc,
-                Some(&kept),
-                false,
-                &mut self.writer,
-            )?;
-            let put_back = match self.guard_git(&task.id, sc, "validators")? {
-                Guarded::Clean => None,
-                Guarded::PutBack(note) => Some(note),
-                Guarded::Held(end) => {
-                    return Ok((
-                        "The checks could not be completed; stop here.".into(),
-                        Some(TaskEnd::Stop(end)),
-                    ));
-                }
-            };
-            if let Some(report) = v.report {
-                let report = match put_back {
-                    Some(note) => format!("{report}\n\n{note}"),
-                    None => report,
-                };
-                self.last_outcomes.insert(task.id.clone(), LastOutcome::ValidatorsFailed);
-                self.gate(&task.id, GateEvent::ValidatorsFailed, "validators failed", *attempt)?;
-                self.feedback(sc, "validators", &report)?;
-                return Ok((report, None));
+            match self.check(task, &diff, sc, *attempt, iter)? {
+                Checks::Passed(output) => validator_output = Some(output),
+                Checks::Answered(text, end) => return Ok((text, end)),
             }
-            let joined: Vec<String> = v
-                .results
-                .iter()
-                .map(|r| {
-                    format!(
-                        "$ {}\n{}",
-                        r.command.as_deref().unwrap_or(&r.name),
-                        r.output.as_deref().unwrap_or("")
-                    )
-                })
-                .collect();
-            validator_output = Some(joined.join("\n"));
         }
         if self.opts.no_eval {
             self.gate(
@@ -170,6 +128,75 @@ impl Run {
         };
         let verdict = verdict.held_to(self.opts.score_threshold);
         self.judged(task, &case, &verdict, &diff, sc, attempt, iter)
+    }
+
+    /// Runs the validators on the attempt as it stands, kept first so what they check is
+    /// what is judged. Returns their output when they pass, else what the worker reads.
+    fn check(
+        &mut self,
+        task: &Task,
+        diff: &DiffInfo,
+        sc: &Scope,
+        attempt: u64,
+        iter: u64,
+    ) -> Result<Checks> {
+        let tests = self.selected_tests(task);
+        let kept = match self.keep_work(
+            &format!("{}/{}-checks-{iter}", task.id, attempt),
+            &diff.base,
+            &format!("{} attempt {}, as checked at iteration {iter}", task.id, attempt),
+        )? {
+            Ok(kept) => kept,
+            Err(why) => {
+                let end = self.hold(&task.id, &why, attempt)?;
+                return Ok(Checks::Answered(
+                    "The checks could not be completed; stop here.".into(),
+                    Some(end),
+                ));
+            }
+        };
+        self.guard_before();
+        let v = validators::run_all(
+            &self.opts.validators,
+            &self.hands,
+            &tests,
+            sc,
+            Some(&kept),
+            false,
+            &mut self.writer,
+        )?;
+        let put_back = match self.guard_git(&task.id, sc, "validators")? {
+            Guarded::Clean => None,
+            Guarded::PutBack(note) => Some(note),
+            Guarded::Held(end) => {
+                return Ok(Checks::Answered(
+                    "The checks could not be completed; stop here.".into(),
+                    Some(TaskEnd::Stop(end)),
+                ));
+            }
+        };
+        if let Some(report) = v.report {
+            let report = match put_back {
+                Some(note) => format!("{report}\n\n{note}"),
+                None => report,
+            };
+            self.last_outcomes.insert(task.id.clone(), LastOutcome::ValidatorsFailed);
+            self.gate(&task.id, GateEvent::ValidatorsFailed, "validators failed", attempt)?;
+            self.feedback(sc, "validators", &report)?;
+            return Ok(Checks::Answered(report, None));
+        }
+        let joined: Vec<String> = v
+            .results
+            .iter()
+            .map(|r| {
+                format!(
+                    "$ {}\n{}",
+                    r.command.as_deref().unwrap_or(&r.name),
+                    r.output.as_deref().unwrap_or("")
+                )
+            })
+            .collect();
+        Ok(Checks::Passed(joined.join("\n")))
     }
 
     /// The task's change, read a second time before giving up: a path the worker's last

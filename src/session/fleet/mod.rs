@@ -11,70 +11,21 @@ use super::checkpoint::{CheckpointRead, read_checkpoint};
 use super::discover::{self, Found, Root};
 use super::fact::{Fact, KeptValues};
 use super::scan::LineSplitter;
-use serde::{Deserialize, Serialize};
+use super::state::TaskState;
+use super::status::{Holder, Said, SessionStatus, StatusFacts};
+use super::summary::SummaryHead;
+use fold::LogFold;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
+
+mod fold;
 
 /// The most of a log a row is ever built from when the run's summary cannot say where to
 /// start: the rest of what a row shows comes from the run's own files.
 pub const TAIL_BYTES: u64 = 256 * 1024;
-
-/// How long a run on another machine may write nothing before the fleet calls it silent: a
-/// slow model call writes no event for minutes, so less would cry wolf.
-pub const SILENT_AFTER: Duration = Duration::from_secs(10 * 60);
-
-/// Rows kept per session for the preview.
-const RECENT: usize = 8;
-
-/// A run's state as the fleet names it, in the order a person should look at them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunState {
-    /// A task waits for a decision.
-    Held,
-    /// The process died without a final stop.
-    Crashed,
-    /// Stopped on a failed task or an error.
-    Failed,
-    /// Held by a process on another machine that has written nothing for a long while.
-    Silent,
-    Running,
-    /// Live, not starting new tasks until someone resumes it.
-    Paused,
-    /// Ended for a reason `resume` gets past (a cap, an interrupt, the operator).
-    Stopped,
-    Done,
-    Empty,
-}
-
-impl RunState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Held => "held",
-            RunState::Crashed => "crashed",
-            RunState::Failed => "failed",
-            RunState::Silent => "silent",
-            RunState::Running => "running",
-            RunState::Paused => "paused",
-            RunState::Stopped => "stopped",
-            RunState::Done => "done",
-            RunState::Empty => "empty",
-        }
-    }
-
-    /// Whether the run waits for a person: held, crashed or failed.
-    pub fn needs_person(self) -> bool {
-        matches!(self, RunState::Held | RunState::Crashed | RunState::Failed)
-    }
-}
-
-impl std::fmt::Display for RunState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// A task at work, and the lane it is in (absent without lanes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -95,7 +46,7 @@ pub struct FleetRow {
     pub feature: Option<String>,
     /// A `harrow prep` interview: it writes a plan and works no tasks.
     pub prep: bool,
-    pub state: RunState,
+    pub state: SessionStatus,
     /// The task a held run waits on, and why; for a failed run, its failed task (a decision
     /// can still land it) and the stop's reason.
     pub held_task: Option<String>,
@@ -132,7 +83,7 @@ pub fn foreign(dir: &Path) -> Option<String> {
     // `/proc/self` belongs to this process's user; asked once, as every row is built anew.
     static ME: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     let me = *ME.get_or_init(|| std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid()));
-    for path in [dir.to_path_buf(), dir.join(super::dir::EVENTS_FILE)] {
+    for path in [dir.to_path_buf(), dir.join(crate::session::dir::EVENTS_FILE)] {
         let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
         if meta.uid() != me {
             return Some(format!("owned by uid {}", meta.uid()));
@@ -142,272 +93,6 @@ pub fn foreign(dir: &Path) -> Option<String> {
         }
     }
     None
-}
-
-/// The part of `summary.json` a row starts from; everything else in it is skipped.
-#[derive(Debug, Default, Deserialize)]
-struct SummaryHead {
-    #[serde(default)]
-    started_at: Option<String>,
-    #[serde(default)]
-    last_event_at: Option<String>,
-    #[serde(default)]
-    tokens: TokensHead,
-    #[serde(default)]
-    harrow: HarrowHead,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct TokensHead {
-    #[serde(default)]
-    total: i64,
-    #[serde(default)]
-    cost: f64,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct HarrowHead {
-    #[serde(default)]
-    format: String,
-    #[serde(default)]
-    task_count: Option<u64>,
-    #[serde(default)]
-    tasks_done: u64,
-    #[serde(default)]
-    tasks: BTreeMap<String, TaskHead>,
-    #[serde(default)]
-    feature: Option<String>,
-    #[serde(default)]
-    phase: Option<String>,
-    #[serde(default)]
-    host: Option<String>,
-    #[serde(default)]
-    final_stop: Option<String>,
-    #[serde(default)]
-    log_bytes: Option<u64>,
-    #[serde(default)]
-    pull_request: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct TaskHead {
-    #[serde(default)]
-    state: String,
-}
-
-/// What a session's log said, folded from where its summary stopped.
-#[derive(Debug, Clone, Default)]
-struct LogFold {
-    started_at: Option<String>,
-    /// Whether `started_at` is a `session_start`'s time (else the first event's).
-    started_by_start: bool,
-    last_ts: Option<String>,
-    feature: Option<String>,
-    prep: bool,
-    format: String,
-    host: Option<String>,
-    pull_request: Option<String>,
-    task_count: Option<u64>,
-    tasks_done: u64,
-    tokens: u64,
-    cost: f64,
-    /// The reason of the last `stop` with no start or resume after it.
-    final_stop: Option<String>,
-    /// Each task's latest state, as `task_state` said.
-    states: BTreeMap<String, String>,
-    /// The latest scope seen per lane (0: a run without lanes).
-    at_work: BTreeMap<u64, AtWork>,
-    /// The latest `operator_wait`: the task and why, until a decision or a new start.
-    waiting: Option<(String, String)>,
-    /// Each task's latest verdict, in words: what a person deciding on it reads first.
-    verdicts: BTreeMap<String, String>,
-    recent: std::collections::VecDeque<String>,
-}
-
-impl LogFold {
-    fn from_summary(s: SummaryHead) -> LogFold {
-        LogFold {
-            started_by_start: s.started_at.is_some(),
-            started_at: s.started_at,
-            last_ts: s.last_event_at,
-            feature: s.harrow.feature,
-            prep: s.harrow.phase.as_deref() == Some("prep"),
-            host: s.harrow.host,
-            pull_request: s.harrow.pull_request,
-            format: s.harrow.format,
-            task_count: s.harrow.task_count,
-            tasks_done: s.harrow.tasks_done,
-            tokens: u64::try_from(s.tokens.total).unwrap_or(0),
-            cost: s.tokens.cost,
-            final_stop: s.harrow.final_stop,
-            states: s.harrow.tasks.into_iter().map(|(id, t)| (id, t.state)).collect(),
-            ..LogFold::default()
-        }
-    }
-
-    fn apply(&mut self, fact: &Fact<'_>) {
-        let p = &fact.payload;
-        if let Some(ts) = fact.ts.get() {
-            self.started_at.get_or_insert_with(|| ts.to_owned());
-            self.last_ts = Some(ts.to_owned());
-        }
-        if fact.seq.value.is_some() {
-            "harrow".clone_into(&mut self.format);
-        } else if self.format.is_empty() {
-            "tilth".clone_into(&mut self.format);
-        }
-        let task = p.task_id.get().map(str::to_owned);
-        match fact.kind() {
-            "session_start" | "session_resume" => {
-                let run_start =
-                    fact.kind() == "session_start" && p.phase.get() != Some("prep-feature");
-                if run_start && !self.started_by_start {
-                    // A session's start is its run's first start (Tilth's feature interview
-                    // before it is not), as the whole log's fold says.
-                    self.started_by_start = true;
-                    self.started_at = fact.ts.get().map(str::to_owned);
-                }
-                self.final_stop = None;
-                self.waiting = None;
-                self.at_work.clear();
-                if let Some(h) = p.host.get() {
-                    self.host = Some(h.to_owned());
-                }
-                if let Some(f) = p.feature.get() {
-                    self.feature.get_or_insert_with(|| f.to_owned());
-                }
-                if p.phase.get() == Some("prep") {
-                    self.prep = true;
-                }
-                if let Some(n) = count(p.task_count) {
-                    self.task_count = Some(n);
-                }
-            }
-            "stop" => {
-                self.final_stop = p.reason.get().map(str::to_owned);
-                self.at_work.clear();
-                if self.final_stop.as_deref() == Some("needs_operator") {
-                    let why = p.error.get().unwrap_or("waits for a decision").to_owned();
-                    let held = task.clone().or_else(|| self.waiting.take().map(|(t, _)| t));
-                    self.waiting = Some((held.unwrap_or_default(), why));
-                }
-            }
-            "model_call" => {
-                if let Some(total) = count(p.tokens_used_total) {
-                    self.tokens = self.tokens.max(total);
-                }
-                self.cost += p.cost.0.unwrap_or(0.0);
-            }
-            "task_done" => self.tasks_done += 1,
-            "task_state" => {
-                if let (Some(t), Some(to)) = (&task, p.to.get()) {
-                    self.states.insert(t.clone(), to.to_owned());
-                    if !matches!(to, "running" | "validating" | "evaluating" | "rework") {
-                        self.at_work.retain(|_, w| &w.task != t);
-                    }
-                    if self.waiting.as_ref().is_some_and(|(w, _)| w == t) && to != "needs_operator"
-                    {
-                        self.waiting = None;
-                    }
-                }
-            }
-            "operator_wait" => {
-                let why = p.reason.get().unwrap_or("waits for the operator").to_owned();
-                self.waiting = Some((task.clone().unwrap_or_default(), why));
-            }
-            // A note, a pause or a refused decision changes nothing of what a run waits for;
-            // a decision that does moves the task's state, which ends the wait above.
-            "pull_request" if p.error.get().is_none() => {
-                if let Some(url) = p.url.get() {
-                    self.pull_request = Some(crate::printable::line(url));
-                }
-            }
-            "evaluator_verdict" => {
-                if let Some(t) = &task {
-                    let mut said = p.verdict.get().unwrap_or("?").to_owned();
-                    if let Some(c) = p.rejection_category.get() {
-                        said = format!("{said} ({c})");
-                    }
-                    if let Some(c) = p.concern.get() {
-                        said = format!("{said}: {c}");
-                    }
-                    if let Some(n) = p.next_step.get() {
-                        said = format!("{said} Next: {n}");
-                    }
-                    self.verdicts.insert(t.clone(), crate::printable::line(&said));
-                }
-            }
-            _ => {}
-        }
-        let working = !matches!(
-            fact.kind(),
-            "task_done" | "task_failed" | "commit" | "operator_wait" | "task_state" | "stop"
-        );
-        if let (Some(t), true) = (&task, working) {
-            let lane = count(fact.lane);
-            let iter = count(p.iter).unwrap_or(0);
-            let attempt = count(p.attempt).unwrap_or(0);
-            let settled = self.states.get(t).is_some_and(|s| {
-                !matches!(s.as_str(), "running" | "validating" | "evaluating" | "rework")
-            });
-            if !settled {
-                let at = AtWork { task: t.clone(), iter, attempt, lane };
-                self.at_work.retain(|_, w| &w.task != t);
-                self.at_work.insert(lane.unwrap_or(0), at);
-            }
-        }
-        let line = recent_line(fact);
-        if !line.is_empty() {
-            if self.recent.len() == RECENT {
-                self.recent.pop_front();
-            }
-            self.recent.push_back(line);
-        }
-    }
-}
-
-/// A counting field's value, when it is one.
-fn count(v: super::lenient::LInt) -> Option<u64> {
-    v.value.and_then(|n| u64::try_from(n).ok())
-}
-
-/// A log row in a few words, for the preview.
-fn recent_line(fact: &Fact<'_>) -> String {
-    let p = &fact.payload;
-    let time = fact.ts.get().and_then(|t| t.get(11..19)).unwrap_or("");
-    let task = p.task_id.get().unwrap_or("");
-    let what = match fact.kind() {
-        "tool_call" => format!("calls {}", p.tool.get().unwrap_or("a tool")),
-        "evaluator_verdict" => format!(
-            "verdict: {}{}",
-            p.verdict.get().unwrap_or("?"),
-            p.rejection_category.get().map(|c| format!(" ({c})")).unwrap_or_default()
-        ),
-        "validator_run" => {
-            format!("validators {}", if p.passed.0 == Some(true) { "passed" } else { "failed" })
-        }
-        "task_state" => format!("→ {}", p.to.get().unwrap_or("?")),
-        "task_done" => "done".to_owned(),
-        "task_failed" => format!("failed: {}", p.reason.get().unwrap_or("?")),
-        "commit" => format!("committed {}", p.sha.get().map_or("", |s| &s[..s.len().min(7)])),
-        "operator_wait" => format!("waits: {}", p.reason.get().unwrap_or("")),
-        "operator_action" => format!("operator: {}", p.action.get().unwrap_or("?")),
-        "stop" => format!("stopped: {}", p.reason.get().unwrap_or("?")),
-        "session_start" => "session started".to_owned(),
-        "session_resume" => "session resumed".to_owned(),
-        "push" => match p.error.get() {
-            Some(e) => format!("push failed: {e}"),
-            None => format!("pushed to {}", p.remote.get().unwrap_or("?")),
-        },
-        "pull_request" => match (p.error.get(), p.url.get()) {
-            (Some(e), _) => format!("pull request not opened: {e}"),
-            (None, Some(url)) => format!("pull request {url}"),
-            (None, None) => "pull request to open by hand".to_owned(),
-        },
-        _ => return String::new(),
-    };
-    let line: Vec<&str> = [time, task, &what].into_iter().filter(|s| !s.is_empty()).collect();
-    crate::printable::line(&line.join(" "))
 }
 
 /// A session the fleet follows: what it folded and where it got to in each file.
@@ -431,7 +116,7 @@ fn stamp(path: &Path) -> Option<(u64, SystemTime)> {
 
 /// Folds the log's complete lines from `offset` to its end; the offset after the last one.
 fn fold_from(path: &Path, offset: u64, fold: &mut LogFold) -> u64 {
-    let Ok(mut file) = super::safe_io::open_regular(path) else { return offset };
+    let Ok(mut file) = crate::session::safe_io::open_regular(path) else { return offset };
     if file.seek(SeekFrom::Start(offset)).is_err() {
         return offset;
     }
@@ -466,7 +151,7 @@ fn start_of(path: &Path, len: u64, summary: Option<SummaryHead>) -> (LogFold, u6
             // Mid-log: skip to the first whole line of the tail; the counts come from the
             // summary, however old.
             let from = len - TAIL_BYTES;
-            let skip = super::safe_io::open_regular(path)
+            let skip = crate::session::safe_io::open_regular(path)
                 .ok()
                 .and_then(|mut f| {
                     f.seek(SeekFrom::Start(from)).ok()?;
@@ -475,35 +160,18 @@ fn start_of(path: &Path, len: u64, summary: Option<SummaryHead>) -> (LogFold, u6
                     memchr::memchr(b'\n', &buf[..n]).map(|i| i as u64 + 1)
                 })
                 .unwrap_or(0);
-            let fold = summary.map_or_else(LogFold::default, |s| LogFold {
-                task_count: s.harrow.task_count,
-                tasks_done: s.harrow.tasks_done,
-                feature: s.harrow.feature,
-                started_at: s.started_at,
-                ..LogFold::default()
-            });
+            let fold = LogFold::counts_from(summary);
             (fold, from + skip)
         }
     }
 }
 
-fn read_summary(dir: &Path) -> Option<SummaryHead> {
-    // Only its head is kept: the rest is skipped as it streams past, and one over the limit
-    // (a planted giant, in a shared folder) is not read at all — the log's tail serves.
-    let file = super::safe_io::open_regular(&super::dir::SessionDir::new(dir).summary()).ok()?;
-    if file.metadata().ok()?.len() > super::safe_io::SMALL_FILE {
-        return None;
-    }
-    let limited = std::io::BufReader::new(file.take(super::safe_io::SMALL_FILE));
-    serde_json::from_reader(limited).ok()
-}
-
 impl Tracked {
     fn open(found: Found) -> Tracked {
-        let log = found.dir.join(super::dir::EVENTS_FILE);
+        let log = found.dir.join(crate::session::dir::EVENTS_FILE);
         let log_stamp = stamp(&log);
         let len = log_stamp.map_or(0, |s| s.0);
-        let summary = read_summary(&found.dir);
+        let summary = SummaryHead::read(&found.dir);
         let (mut fold, from) = start_of(&log, len, summary);
         let offset = if len > from { fold_from(&log, from, &mut fold) } else { from };
         let mut t = Tracked {
@@ -531,7 +199,7 @@ impl Tracked {
     }
 
     fn read_checkpoint(&mut self) {
-        let path = self.found.dir.join(super::dir::CHECKPOINT_FILE);
+        let path = self.found.dir.join(crate::session::dir::CHECKPOINT_FILE);
         let at = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
         if at == self.checkpoint_stamp && self.checkpoint.is_some() {
             return;
@@ -546,7 +214,7 @@ impl Tracked {
     /// Folds what the log gained; reads it again when it was rewritten (shorter, or the same
     /// length with a new time: a repair).
     fn refresh(&mut self) -> bool {
-        let log = self.found.dir.join(super::dir::EVENTS_FILE);
+        let log = self.found.dir.join(crate::session::dir::EVENTS_FILE);
         let now = stamp(&log);
         let checkpoint_before = self.checkpoint.clone();
         self.read_checkpoint();
@@ -571,57 +239,44 @@ impl Tracked {
     fn build_row(&self) -> FleetRow {
         let f = &self.fold;
         let (said, source) = self.checkpoint.clone().unwrap_or_default();
-        let holder =
-            super::lock::read_lock(&self.found.dir).filter(super::lock::LockHolder::is_alive);
-        let here = super::lock::hostname();
-        let elsewhere = holder.as_ref().is_some_and(|h| h.host != here);
-        let quiet_for = self
-            .log_stamp
-            .and_then(|(_, at)| SystemTime::now().duration_since(at).ok())
-            .unwrap_or_default();
-        let held_task =
-            f.waiting.as_ref().map(|(t, _)| t.clone()).filter(|t| !t.is_empty()).or_else(|| {
-                let waits = |s: &String| matches!(s.as_str(), "needs_operator" | "failed");
-                f.states.iter().find(|(_, s)| waits(s)).map(|(t, _)| t.clone())
-            });
-        let waits = f.waiting.is_some() || f.final_stop.as_deref() == Some("needs_operator");
-        let state = match (&f.final_stop, holder.is_some()) {
-            (Some(r), _) if r == "needs_operator" => RunState::Held,
-            (Some(r), _) if r == "all_done" => RunState::Done,
-            (Some(r), _) if super::status::is_failure(r) => RunState::Failed,
-            (Some(_), _) => RunState::Stopped,
-            (None, true) if elsewhere && quiet_for >= SILENT_AFTER => RunState::Silent,
-            (None, true) if waits => RunState::Held,
-            (None, true) if said.as_deref() == Some("paused") => RunState::Paused,
-            (None, true) => RunState::Running,
-            (None, false) => match said.as_deref() {
-                Some("all_done") => RunState::Done,
-                Some("failed") => RunState::Failed,
-                Some("paused") => RunState::Stopped,
-                Some(_) => RunState::Crashed,
-                None if self.offset > 0 => RunState::Crashed,
-                None => RunState::Empty,
-            },
-        };
+        let lock =
+            crate::session::lock::read_lock(&self.found.dir).filter(|h| h.pid == 0 || h.is_alive());
+        let holder = lock.as_ref().map(|h| Holder {
+            elsewhere: h.host != crate::session::lock::hostname(),
+            quiet_for: self
+                .log_stamp
+                .and_then(|(_, at)| SystemTime::now().duration_since(at).ok())
+                .unwrap_or_default(),
+        });
+        let state = SessionStatus::decide(&StatusFacts {
+            final_stop: f.final_stop.as_ref(),
+            waiting: f.waiting.on.is_some(),
+            holder,
+            checkpoint: said.as_deref().map(Said::read),
+            events: self.offset,
+        });
         let (held_task, held_reason) = match state {
-            RunState::Held => {
-                (held_task, f.waiting.as_ref().map(|(_, why)| crate::printable::line(why)))
+            SessionStatus::Held => {
+                let task = f.waiting.on.as_ref().map(|(t, _)| t.clone()).filter(|t| !t.is_empty());
+                let task = task.or_else(|| {
+                    let waits =
+                        |s: &TaskState| matches!(s, TaskState::NeedsOperator | TaskState::Failed);
+                    f.states.iter().find(|(_, s)| waits(s)).map(|(t, _)| t.clone())
+                });
+                (task, f.waiting.on.as_ref().map(|(_, why)| crate::printable::line(why)))
             }
             // A task failed at the cap still takes a decision (approve, force-accept, skip):
             // the failed run's row names it, so the fleet can send one.
-            RunState::Failed => {
-                let failed = f.states.iter().find(|(_, s)| s.as_str() == "failed");
-                let why = f.final_stop.as_deref().map(|r| format!("failed: {r}"));
+            SessionStatus::Failed => {
+                let failed = f.states.iter().find(|(_, s)| **s == TaskState::Failed);
+                let why = f.final_stop.as_ref().map(|r| format!("failed: {r}"));
                 (failed.map(|(t, _)| t.clone()), why)
             }
             _ => (None, None),
         };
         let held_verdict = held_task.as_ref().and_then(|t| f.verdicts.get(t)).cloned();
-        let at_work = if matches!(state, RunState::Running | RunState::Paused | RunState::Silent) {
-            f.at_work.values().cloned().collect()
-        } else {
-            Vec::new()
-        };
+        let at_work =
+            if state.is_working() { f.at_work.values().cloned().collect() } else { Vec::new() };
         let tasks_total = f.task_count.unwrap_or(f.states.len() as u64).max(f.tasks_done);
         FleetRow {
             id: self.found.id.clone(),
@@ -641,7 +296,7 @@ impl Tracked {
             started_at: f.started_at.clone(),
             last_event_at: f.last_ts.clone(),
             repo: source,
-            host: f.host.clone().or_else(|| holder.map(|h| h.host)),
+            host: f.host.clone().or_else(|| lock.map(|h| h.host)),
             pull_request: f.pull_request.clone(),
             recent: f.recent.iter().cloned().collect(),
             foreign: foreign(&self.found.dir),
@@ -669,7 +324,7 @@ impl FleetRow {
             origin: String::new(),
             feature: None,
             prep: false,
-            state: RunState::Empty,
+            state: SessionStatus::Empty,
             held_task: None,
             held_reason: None,
             held_verdict: None,
@@ -695,7 +350,7 @@ impl FleetRow {
 pub struct Change {
     pub id: String,
     /// `None` for a session seen for the first time.
-    pub from: Option<RunState>,
+    pub from: Option<SessionStatus>,
     pub row: FleetRow,
     /// Seen for the first time after the fleet's first look: a run that started meanwhile.
     #[serde(skip)]
@@ -709,7 +364,7 @@ impl Change {
         let new_state = self.from != Some(self.row.state);
         (self.from.is_some() || self.appeared)
             && new_state
-            && (self.row.state.needs_person() || self.row.state == RunState::Done)
+            && (self.row.state.needs_person() || self.row.state == SessionStatus::Done)
     }
 }
 
@@ -780,6 +435,8 @@ impl Fleet {
 mod tests {
     use super::*;
     use crate::session::discover::Origin;
+    use crate::session::status::SILENT_AFTER;
+    use std::time::Duration;
 
     fn fleet_of(root: &Path) -> Fleet {
         Fleet::new(vec![Root { path: root.to_path_buf(), origin: Origin::Given }])
@@ -832,7 +489,7 @@ mod tests {
     fn an_ended_run_read_from_its_summary_keeps_its_last_rows() {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let dir = copy_fixture("harrow", tmp.path());
-        let log = dir.join(super::super::dir::EVENTS_FILE);
+        let log = dir.join(crate::session::dir::EVENTS_FILE);
         let len = std::fs::metadata(&log).map(|m| m.len()).unwrap_or_default();
         let summary = format!("{{\"harrow\":{{\"log_bytes\":{len},\"tasks_done\":3}}}}");
         std::fs::write(dir.join("summary.json"), summary).unwrap_or_else(|e| panic!("{e}"));
@@ -859,10 +516,10 @@ mod tests {
             assert_eq!(row.last_event_at, whole.summary.last_event_at, "{kind}");
             assert_eq!(row.origin, whole.summary.harrow.format, "{kind}");
             let expect = match whole.status.as_str() {
-                "done" => RunState::Done,
-                "failed" => RunState::Failed,
-                "crashed" => RunState::Crashed,
-                _ => RunState::Stopped,
+                "done" => SessionStatus::Done,
+                "failed" => SessionStatus::Failed,
+                "crashed" => SessionStatus::Crashed,
+                _ => SessionStatus::Stopped,
             };
             assert_eq!(row.state, expect, "{kind}: {row:?}");
         }
@@ -875,7 +532,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let dir = tmp.path().join("20261126-000000-bbbbbb");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-        let log = dir.join(super::super::dir::EVENTS_FILE);
+        let log = dir.join(crate::session::dir::EVENTS_FILE);
         let held = [
             line(1, "session_start", r#"{"task_count":2}"#),
             line(
@@ -897,7 +554,7 @@ mod tests {
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
         let row = &fleet.rows()[0];
-        assert_eq!(row.state, RunState::Held, "{row:?}");
+        assert_eq!(row.state, SessionStatus::Held, "{row:?}");
         assert_eq!(row.held_task.as_deref(), Some("T-001"));
         std::fs::remove_file(dir.join("lock")).unwrap_or_else(|e| panic!("{e}"));
         let failed = [
@@ -910,7 +567,7 @@ mod tests {
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
         let row = &fleet.rows()[0];
-        assert_eq!(row.state, RunState::Failed, "{row:?}");
+        assert_eq!(row.state, SessionStatus::Failed, "{row:?}");
         assert_eq!(row.held_task.as_deref(), Some("T-001"), "{row:?}");
     }
 
@@ -921,7 +578,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let dir = tmp.path().join("20261126-000000-cccccc");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-        let log = dir.join(super::super::dir::EVENTS_FILE);
+        let log = dir.join(crate::session::dir::EVENTS_FILE);
         std::fs::write(&log, line(1, "session_start", r#"{"task_count":2}"#))
             .unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(dir.join("lock"), r#"{"pid":1,"host":"elsewhere","started_at":""}"#)
@@ -944,7 +601,7 @@ mod tests {
         append(line(3, "context_reset", r#"{"task_id":"T-001","iter":0,"attempt":1}"#));
         let (changes, _) = fleet.refresh();
         assert_eq!(changes.len(), 1, "a task at work is news: {changes:?}");
-        assert_eq!(changes[0].from, Some(RunState::Running));
+        assert_eq!(changes[0].from, Some(SessionStatus::Running));
         assert!(!changes[0].calls_a_person());
         append(line(
             4,
@@ -966,12 +623,12 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let dir = tmp.path().join("20261126-000000-aaaaaa");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-        let log = dir.join(super::super::dir::EVENTS_FILE);
+        let log = dir.join(crate::session::dir::EVENTS_FILE);
         std::fs::write(&log, line(1, "session_start", r#"{"task_count":2,"host":"here"}"#))
             .unwrap_or_else(|e| panic!("{e}"));
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
-        assert_eq!(fleet.rows()[0].state, RunState::Crashed, "no lock, no stop");
+        assert_eq!(fleet.rows()[0].state, SessionStatus::Crashed, "no lock, no stop");
         let mut more =
             std::fs::OpenOptions::new().append(true).open(&log).unwrap_or_else(|e| panic!("{e}"));
         std::io::Write::write_all(
@@ -994,7 +651,7 @@ mod tests {
         drop(more);
         let (changes, _) = fleet.refresh();
         let row = &fleet.rows()[0];
-        assert_eq!(row.state, RunState::Held);
+        assert_eq!(row.state, SessionStatus::Held);
         assert_eq!(row.held_task.as_deref(), Some("T-002"));
         assert_eq!(row.tasks_done, 1);
         assert_eq!(row.host.as_deref(), Some("here"));
@@ -1006,7 +663,9 @@ mod tests {
             "{verdict}"
         );
         assert!(!verdict.contains('\u{1b}') && !verdict.contains('\u{7}'), "{verdict}");
-        assert!(changes.iter().any(|c| c.from == Some(RunState::Crashed) && c.calls_a_person()));
+        assert!(
+            changes.iter().any(|c| c.from == Some(SessionStatus::Crashed) && c.calls_a_person())
+        );
         let pr = row.pull_request.as_deref().unwrap_or_default();
         assert!(pr.starts_with("https://x/pull/1") && !pr.contains('\u{1b}'), "{pr}");
         std::fs::write(&log, line(1, "session_start", r#"{"task_count":2}"#))
@@ -1021,7 +680,7 @@ mod tests {
         let dir = tmp.path().join("20261126-000000-cccccc");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(
-            dir.join(super::super::dir::EVENTS_FILE),
+            dir.join(crate::session::dir::EVENTS_FILE),
             "{\"ts\":\"2026-11-26T00:00:01Z\",\"seq\":1,\"type\":\"session_start\",\"payload\":{\"phase\":\"prep\",\"feature\":\"search\"}}\n",
         )
         .unwrap_or_else(|e| panic!("{e}"));
@@ -1037,17 +696,21 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let dir = tmp.path().join("20261126-000000-bbbbbb");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-        let log = dir.join(super::super::dir::EVENTS_FILE);
+        let log = dir.join(crate::session::dir::EVENTS_FILE);
         std::fs::write(&log, "{\"ts\":\"2026-11-26T00:00:01Z\",\"seq\":1,\"type\":\"session_start\",\"payload\":{\"host\":\"build-7\"}}\n")
             .unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(
-            dir.join(super::super::dir::LOCK_FILE),
+            dir.join(crate::session::dir::LOCK_FILE),
             r#"{"pid":1,"host":"build-7","started_at":"2026-11-26T00:00:00Z"}"#,
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
-        assert_eq!(fleet.rows()[0].state, RunState::Running, "just written: running elsewhere");
+        assert_eq!(
+            fleet.rows()[0].state,
+            SessionStatus::Running,
+            "just written: running elsewhere"
+        );
         let old = SystemTime::now() - SILENT_AFTER - Duration::from_secs(5);
         std::fs::File::options()
             .append(true)
@@ -1057,7 +720,7 @@ mod tests {
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
         let row = &fleet.rows()[0];
-        assert_eq!(row.state, RunState::Silent);
+        assert_eq!(row.state, SessionStatus::Silent);
         assert_eq!(row.host.as_deref(), Some("build-7"));
     }
 }

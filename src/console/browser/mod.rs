@@ -4,15 +4,14 @@
 //! and quitting that console comes back here.
 
 use crate::session::control::{Command, Op};
-use crate::session::fleet::{FleetRow, RunState};
-use crate::session::state::TaskState;
-use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout};
-use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState, Wrap};
+use crate::session::fleet::FleetRow;
+use crate::session::status::SessionStatus;
 
 use super::jobs::Job;
-use super::theme::Theme;
+
+mod draw;
+mod screen;
+pub use screen::BrowserScreen;
 
 /// One run in the list.
 pub type Entry = FleetRow;
@@ -30,13 +29,16 @@ pub enum Show {
 }
 
 impl Show {
-    fn keeps(self, state: RunState) -> bool {
+    fn keeps(self, state: SessionStatus) -> bool {
         match self {
             Show::All => true,
             Show::Waiting => state.needs_person(),
-            Show::Live => matches!(state, RunState::Running | RunState::Paused | RunState::Silent),
-            Show::Stopped => state == RunState::Stopped,
-            Show::Done => matches!(state, RunState::Done | RunState::Empty),
+            Show::Live => matches!(
+                state,
+                SessionStatus::Running | SessionStatus::Paused | SessionStatus::Silent
+            ),
+            Show::Stopped => state == SessionStatus::Stopped,
+            Show::Done => matches!(state, SessionStatus::Done | SessionStatus::Empty),
         }
     }
 
@@ -295,7 +297,7 @@ impl Browser {
                 }
             }
             Some(Action::ResumeRun) => match self.current() {
-                Some(e) if matches!(e.state, RunState::Running | RunState::Paused) => {
+                Some(e) if matches!(e.state, SessionStatus::Running | SessionStatus::Paused) => {
                     self.notice = Some(format!("{} is running", e.id));
                 }
                 Some(e) => self.offer = Some(e.id.clone()),
@@ -306,10 +308,10 @@ impl Browser {
             }
             Some(Action::Pause) => {
                 return self.on_current(|e| match e.state {
-                    RunState::Paused => {
+                    SessionStatus::Paused => {
                         Ok(Choice::Send(e.dir.clone(), command(Op::Resume, None, None, None)))
                     }
-                    RunState::Running | RunState::Held | RunState::Silent => {
+                    SessionStatus::Running | SessionStatus::Held | SessionStatus::Silent => {
                         Ok(Choice::Send(e.dir.clone(), command(Op::Pause, None, None, None)))
                     }
                     _ => Err(format!("{} is not running; R resumes it", e.id)),
@@ -442,462 +444,6 @@ impl Browser {
             }
         }
     }
-
-    /// The list's title: how many runs, and how many wait for a person.
-    pub fn title(&self, shown: usize) -> String {
-        use std::fmt::Write as _;
-        let waiting = self.entries.iter().filter(|e| e.state.needs_person()).count();
-        let runs = if shown == 1 { "run" } else { "runs" };
-        let mut t = format!(" Fleet: {shown} {runs}{}", self.show.name());
-        if !self.filter.is_empty() {
-            let _ = write!(t, " matching \"{}\"", crate::printable::line(&self.filter));
-        }
-        if waiting > 0 {
-            let _ = write!(t, " — {waiting} waiting");
-        }
-        if !self.loaded {
-            t.push_str(" (reading…)");
-        }
-        t.push(' ');
-        t
-    }
-
-    pub fn draw(&self, frame: &mut Frame, theme: &Theme, now: jiff::Timestamp) {
-        // Filtered and sorted once per frame.
-        let rows = self.visible();
-        let at = self.cursor_in(&rows);
-        let area = frame.area();
-        let [body, hints] =
-            Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
-        let wide = body.width >= 120;
-        let [list, preview] = if wide {
-            Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(body)
-        } else {
-            Layout::vertical([Constraint::Min(3), Constraint::Length(9)]).areas(body)
-        };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.border(true))
-            .title(self.title(rows.len()));
-        if rows.is_empty() {
-            let text = if self.entries.is_empty() {
-                vec![
-                    Line::raw(format!("No sessions in {}.", self.searched)),
-                    Line::raw(""),
-                    Line::raw("Try `harrow demo`: it needs no key and no network."),
-                ]
-            } else {
-                vec![Line::raw("No run matches; 0 shows every run, Esc on / clears the filter.")]
-            };
-            frame.render_widget(Paragraph::new(text).block(block), list);
-        } else {
-            let table_rows = rows.iter().map(|e| {
-                let state = match (&e.held_task, e.state) {
-                    (Some(t), RunState::Held) => format!("held {}", crate::printable::line(t)),
-                    (_, s) => s.to_string(),
-                };
-                let work = match e.at_work.as_slice() {
-                    [] => "-".to_owned(),
-                    [one] => format!("{} it{}", crate::printable::line(&one.task), one.iter),
-                    many => format!("{} lanes", many.len()),
-                };
-                let short = &e.id[e.id.len().saturating_sub(6)..];
-                let name =
-                    e.feature.as_ref().map_or_else(|| e.id.clone(), |f| format!("{f} {short}"));
-                Row::new(vec![
-                    crate::printable::line(&name),
-                    state,
-                    if e.prep {
-                        "prep".into()
-                    } else {
-                        format!("{}/{}", e.tasks_done, e.tasks_total)
-                    },
-                    work,
-                    super::ui::compact(i64::try_from(e.tokens).unwrap_or(i64::MAX)),
-                    if e.cost == 0.0 { "$0".into() } else { format!("${:.2}", e.cost) },
-                    age(e.last_event_at.as_deref(), now),
-                    crate::printable::line(e.host.as_deref().unwrap_or("-")),
-                ])
-                .style(theme.state(&match e.state {
-                    RunState::Done => TaskState::Done,
-                    RunState::Failed | RunState::Crashed => TaskState::Failed,
-                    RunState::Held | RunState::Silent => TaskState::NeedsOperator,
-                    RunState::Running | RunState::Paused => TaskState::Running,
-                    RunState::Stopped | RunState::Empty => TaskState::Pending,
-                }))
-            });
-            let table = Table::new(
-                table_rows,
-                [
-                    Constraint::Min(12),
-                    Constraint::Length(14),
-                    Constraint::Length(6),
-                    Constraint::Length(12),
-                    Constraint::Length(7),
-                    Constraint::Length(7),
-                    Constraint::Length(11),
-                    Constraint::Length(10),
-                ],
-            )
-            .header(Row::new([
-                "RUN",
-                "STATE",
-                "TASKS",
-                "AT WORK",
-                "TOKENS",
-                "COST",
-                "LAST EVENT",
-                "HOST",
-            ]))
-            .row_highlight_style(theme.selected())
-            .block(block);
-            let mut state = TableState::default().with_selected(Some(at));
-            frame.render_stateful_widget(table, list, &mut state);
-        }
-        Browser::draw_preview(frame, theme, preview, rows.get(at).copied());
-        let offer = self
-            .offer
-            .as_ref()
-            .map(|id| format!("resume {id} in the background? y resumes · any other key does not"))
-            .or_else(|| {
-                self.trust_offer.as_ref().map(|_| {
-                    format!(
-                        "Y resumes it trusting what its folder records · any other key does not — {}",
-                        self.notice.as_deref().unwrap_or("")
-                    )
-                })
-            });
-        let hint = match (&self.prompt, offer.as_ref().or(self.notice.as_ref())) {
-            (Some(p), _) => {
-                let label = match &p.purpose {
-                    Purpose::Filter => "filter".to_owned(),
-                    Purpose::Decide { op, task, .. } => match op {
-                        Op::Reject => format!("reject {task}, guidance for its next attempt"),
-                        op => format!("{} {task}, reason", op.as_str()),
-                    },
-                    Purpose::Note { task, .. } => {
-                        format!("note for {}", task.as_deref().unwrap_or("the next task"))
-                    }
-                    Purpose::Refused(why) => format!("{why} — what you type is not sent"),
-                };
-                let keys = match p.purpose {
-                    Purpose::Refused(_) => "Enter or Esc closes",
-                    _ => "Enter sends · Esc drops",
-                };
-                Paragraph::new(format!("{label}: {}▏  {keys}", crate::printable::line(&p.text)))
-                    .style(theme.fg(theme.colors.focus))
-            }
-            (None, Some(notice)) => {
-                Paragraph::new(crate::printable::line(notice)).style(theme.fg(theme.colors.notice))
-            }
-            (None, None) => Paragraph::new(super::keymap::hint_line(
-                super::keymap::Mode::Browser,
-                false,
-                usize::from(hints.width),
-            ))
-            .style(theme.fg(theme.colors.muted)),
-        };
-        frame.render_widget(hint, hints);
-    }
-
-    /// The selected run in more words: where it runs, what it waits on, its latest rows.
-    fn draw_preview(
-        frame: &mut Frame,
-        theme: &Theme,
-        area: ratatui::layout::Rect,
-        selected: Option<&Entry>,
-    ) {
-        let block = Block::default().borders(Borders::ALL).border_style(theme.border(false));
-        let Some(e) = selected else {
-            frame.render_widget(block.title(" Preview "), area);
-            return;
-        };
-        let clean = |s: &str| crate::printable::line(s);
-        let mut lines = vec![Line::raw(format!("{} · {}", clean(&e.id), e.state))];
-        if let Some(repo) = &e.repo {
-            lines.push(Line::raw(format!("repo {}", clean(repo))));
-        }
-        if let Some(host) = &e.host {
-            lines.push(Line::raw(format!("on {}", clean(host))));
-        }
-        if let Some(why) = &e.foreign {
-            lines.push(Line::styled(
-                format!(
-                    "folder {}: its record is data; a resume trusts none of its settings",
-                    clean(why)
-                ),
-                theme.fg(theme.colors.notice),
-            ));
-        }
-        if let Some(url) = &e.pull_request {
-            lines.push(Line::raw(format!("pull request {}", clean(url))));
-        }
-        if let Some(t) = &e.held_task {
-            lines.push(Line::styled(
-                format!(
-                    "waits: {} — {}",
-                    clean(t),
-                    clean(e.held_reason.as_deref().unwrap_or("a decision"))
-                ),
-                theme.fg(theme.colors.notice),
-            ));
-            if let Some(v) = &e.held_verdict {
-                lines.push(Line::raw(format!("last verdict: {}", clean(v))));
-            }
-        }
-        for w in &e.at_work {
-            let lane = w.lane.map(|l| format!("L{l} ")).unwrap_or_default();
-            lines.push(Line::raw(format!("{lane}{} #{} it{}", clean(&w.task), w.attempt, w.iter)));
-        }
-        lines.push(Line::raw(""));
-        lines.extend(e.recent.iter().rev().map(|r| Line::raw(clean(r))));
-        let title = format!(" {} ", clean(e.feature.as_deref().unwrap_or("Preview")));
-        frame.render_widget(
-            Paragraph::new(lines).block(block.title(title)).wrap(Wrap { trim: false }),
-            area,
-        );
-    }
-}
-
-/// The fleet as a screen of the console's loop: `Enter` opens a run's console over the list,
-/// which comes back, cursor in place, when that console closes.
-pub struct BrowserScreen {
-    list: Browser,
-    feed: super::fleet_feed::FleetFeed,
-    /// The feed's generation last shown.
-    seen: u64,
-    look: super::theme::Look,
-    /// Showing the keys instead of the list, scrolled down this many lines.
-    help: Option<u16>,
-    dirty: bool,
-    /// When the screen was last drawn: its ages are true to the second.
-    drawn_at: Option<std::time::Instant>,
-    /// Whether the terminal's title says how many runs wait, as last written.
-    title_waiting: Option<usize>,
-}
-
-impl BrowserScreen {
-    pub fn new(roots: Vec<crate::session::discover::Root>, searched: String) -> BrowserScreen {
-        let mut list = Browser::new(Vec::new(), searched);
-        list.loaded = false;
-        let look = super::theme::Look::from_user();
-        BrowserScreen {
-            list,
-            feed: super::fleet_feed::FleetFeed::start(roots),
-            seen: 0,
-            look,
-            help: None,
-            dirty: true,
-            drawn_at: None,
-            title_waiting: None,
-        }
-    }
-
-    fn theme(&self) -> &Theme {
-        &self.look.themes[self.look.theme.min(self.look.themes.len().saturating_sub(1))]
-    }
-
-    /// Takes what the feed found since the last look: new rows, and a call to the person for
-    /// each run that came to need one (once per change) with the title's count kept true.
-    fn take_feed(&mut self) {
-        let (generation, loaded, rows, changes) = self.feed.with(|f| {
-            if f.generation == self.seen {
-                return (f.generation, f.loaded, None, Vec::new());
-            }
-            (f.generation, f.loaded, Some(f.rows.clone()), std::mem::take(&mut f.changes))
-        });
-        self.seen = generation;
-        self.list.loaded = loaded;
-        let Some(rows) = rows else { return };
-        self.list.refresh(rows);
-        self.dirty = true;
-        let mut out = std::io::stdout();
-        for change in changes.iter().filter(|c| c.calls_a_person()) {
-            let what = match (&change.row.held_task, change.row.state) {
-                (Some(t), RunState::Held) => format!("{} holds {t}", change.row.id),
-                (_, state) => format!("{} {state}", change.row.id),
-            };
-            let _ =
-                std::io::Write::write_all(&mut out, self.look.notify.sequence(&what).as_bytes());
-        }
-        let waiting = self.list.entries.iter().filter(|e| e.state.needs_person()).count();
-        if self.title_waiting != Some(waiting) {
-            self.title_waiting = Some(waiting);
-            let title = if waiting == 0 {
-                "harrow".to_owned()
-            } else {
-                format!("harrow — {waiting} waiting")
-            };
-            let _ = crossterm::execute!(out, crossterm::terminal::SetTitle(title));
-        }
-        let _ = std::io::Write::flush(&mut out);
-    }
-
-    /// The console of the chosen run: watching it when a run holds it, else a replay.
-    fn open(&mut self, entry: &Entry) -> super::screen::Flow {
-        use super::app::App;
-        let live = crate::session::lock::is_locked(&entry.dir);
-        let opened = if live {
-            App::open_live(&entry.dir, &entry.id, self.look.clone())
-        } else {
-            App::open(&entry.dir, &entry.id, 8.0, self.look.clone())
-        };
-        match opened {
-            Ok(mut app) => {
-                app.opened_from = super::app::OpenedFrom::Fleet;
-                self.list.notice = None;
-                let follow = live.then(|| entry.dir.clone());
-                super::screen::Flow::Open(Box::new(super::session_screen::SessionScreen::new(
-                    app, follow,
-                )))
-            }
-            Err(e) => {
-                self.list.notice = Some(format!("cannot open {}: {e}", entry.dir.display()));
-                super::screen::Flow::Stay
-            }
-        }
-    }
-
-    fn send(&mut self, dir: &std::path::Path, cmd: &Command) {
-        let id = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        self.list.notice = Some(match crate::session::control::send(dir, cmd) {
-            Err(e) => format!("could not write to {}: {e}", dir.display()),
-            Ok(()) if crate::session::lock::is_locked(dir) => {
-                format!("{} sent to {id}", cmd.op.as_str())
-            }
-            Ok(()) => format!(
-                "{} written for {id}; it applies when the run goes on (R resumes it)",
-                cmd.op.as_str()
-            ),
-        });
-    }
-
-    fn draw_help(&self, frame: &mut Frame) {
-        use super::keymap::Mode;
-        let theme = self.theme();
-        let mut lines = vec![Line::raw("")];
-        for b in Mode::Browser.bindings() {
-            lines.push(Line::from(vec![
-                ratatui::text::Span::styled(
-                    format!("{:>9}  ", b.label()),
-                    theme.fg(theme.colors.focus),
-                ),
-                ratatui::text::Span::raw(b.help),
-            ]));
-        }
-        let [area, hints] =
-            Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(frame.area());
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.border(true))
-            .title(format!(" {} ", Mode::Browser.title()));
-        let top = self.help.unwrap_or(0).min(u16::try_from(lines.len()).unwrap_or(u16::MAX));
-        frame.render_widget(Paragraph::new(lines).block(block).scroll((top, 0)), area);
-        let hint = super::keymap::hint_line(Mode::Help, false, usize::from(hints.width));
-        frame.render_widget(Paragraph::new(hint).style(theme.fg(theme.colors.muted)), hints);
-    }
-}
-
-/// How often the fleet is drawn again with nothing new: its ages read in seconds.
-const AGES_MOVE: std::time::Duration = std::time::Duration::from_secs(1);
-
-impl super::screen::Screen for BrowserScreen {
-    fn due(&self, now: std::time::Instant) -> bool {
-        // The ages (LAST EVENT, "5 s ago") move with the clock: drawn again every second.
-        self.dirty || self.drawn_at.is_none_or(|at| now.duration_since(at) >= AGES_MOVE)
-    }
-
-    fn draw(&mut self, frame: &mut Frame) {
-        if self.help.is_some() {
-            self.draw_help(frame);
-        } else {
-            self.list.draw(frame, self.theme(), jiff::Timestamp::now());
-        }
-    }
-
-    fn drawn(&mut self, now: std::time::Instant) {
-        self.dirty = false;
-        self.drawn_at = Some(now);
-    }
-
-    fn wait(&self, _now: std::time::Instant) -> Option<std::time::Duration> {
-        // The feed is looked at this often: a row is true within half a second of its event.
-        Some(std::time::Duration::from_millis(200))
-    }
-
-    fn on(&mut self, msg: super::screen::Msg, cx: &super::screen::Cx) -> super::screen::Flow {
-        use super::keymap::{Action, Mode, action_for};
-        use super::screen::{Flow, Msg};
-        use crossterm::event::{Event, KeyEventKind};
-        self.dirty = true;
-        match msg {
-            Msg::Term(Event::Key(key)) if key.kind == KeyEventKind::Press => {
-                if let Some(top) = self.help {
-                    let last = u16::try_from(Mode::Browser.bindings().len()).unwrap_or(u16::MAX);
-                    self.help = match action_for(Mode::Help, &key) {
-                        Some(Action::Close) => None,
-                        Some(Action::Down) => Some((top + 1).min(last)),
-                        Some(Action::Up) => Some(top.saturating_sub(1)),
-                        _ => Some(top),
-                    };
-                    return Flow::Stay;
-                }
-                if self.list.prompt.is_none()
-                    && matches!(action_for(Mode::Browser, &key), Some(Action::Help))
-                {
-                    self.help = Some(0);
-                    return Flow::Stay;
-                }
-                self.list.notice = None;
-                match self.list.key(key) {
-                    Choice::Stay => Flow::Stay,
-                    Choice::Quit => Flow::Close,
-                    Choice::Open(e) => self.open(&e),
-                    Choice::Send(dir, cmd) => {
-                        self.send(&dir, &cmd);
-                        Flow::Stay
-                    }
-                    Choice::Resume(e, trust) => {
-                        self.list.notice = Some(format!("starting {} …", e.id));
-                        if let Some(job) = cx.jobs().resume(&e.dir, &e.id, trust) {
-                            self.list.resumed(job);
-                        }
-                        Flow::Stay
-                    }
-                    Choice::Export(e) => {
-                        self.list.notice = Some(match super::jobs::export_now(&e.dir, &e.id) {
-                            Ok(path) => format!("exported to {}", path.display()),
-                            Err(err) => format!("could not export {}: {err}", e.id),
-                        });
-                        Flow::Stay
-                    }
-                }
-            }
-            Msg::Job(job @ Job::Resumed { .. }) => {
-                self.list.resumed(job);
-                Flow::Stay
-            }
-            Msg::InputGone => Flow::Close,
-            _ => Flow::Stay,
-        }
-    }
-
-    fn turn(&mut self, _now: std::time::Instant, _cx: &super::screen::Cx) -> super::screen::Flow {
-        self.take_feed();
-        super::screen::Flow::Stay
-    }
-
-    fn back(&mut self, _cx: &super::screen::Cx) {
-        self.seen = 0;
-        self.take_feed();
-        self.dirty = true;
-    }
-}
-
-impl std::fmt::Debug for BrowserScreen {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BrowserScreen").field("list", &self.list).finish_non_exhaustive()
-    }
 }
 
 #[cfg(test)]
@@ -906,12 +452,12 @@ mod tests {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use std::path::PathBuf;
 
-    fn entry(id: &str, state: RunState) -> Entry {
+    fn entry(id: &str, state: SessionStatus) -> Entry {
         Entry {
             origin: "harrow".into(),
             feature: Some("textstats".into()),
             state,
-            held_task: (state == RunState::Held).then(|| "T-002".into()),
+            held_task: (state == SessionStatus::Held).then(|| "T-002".into()),
             tasks_done: 1,
             tasks_total: 3,
             ..Entry::new(id.into(), PathBuf::from(id))
@@ -930,9 +476,9 @@ mod tests {
     fn what_needs_a_person_comes_first_and_the_selection_follows_its_run() {
         let mut b = Browser::new(
             vec![
-                entry("c", RunState::Done),
-                entry("b", RunState::Running),
-                entry("a", RunState::Held),
+                entry("c", SessionStatus::Done),
+                entry("b", SessionStatus::Running),
+                entry("a", SessionStatus::Held),
             ],
             String::new(),
         );
@@ -940,9 +486,9 @@ mod tests {
         b.key(key(KeyCode::Char('j')));
         assert_eq!(b.current().map(|e| e.id.as_str()), Some("b"));
         b.refresh(vec![
-            entry("b", RunState::Held),
-            entry("a", RunState::Done),
-            entry("c", RunState::Done),
+            entry("b", SessionStatus::Held),
+            entry("a", SessionStatus::Done),
+            entry("c", SessionStatus::Done),
         ]);
         assert_eq!(b.current().map(|e| e.id.as_str()), Some("b"), "the same run stays selected");
         assert_eq!(b.cursor(), 0, "now first: it waits");
@@ -955,8 +501,8 @@ mod tests {
     #[test]
     fn esc_clears_a_filter_and_never_quits() {
         let runs = vec![
-            entry("20261126-alpha", RunState::Running),
-            entry("20261126-beta", RunState::Done),
+            entry("20261126-alpha", SessionStatus::Running),
+            entry("20261126-beta", SessionStatus::Done),
         ];
         let mut b = Browser::new(runs, String::new());
         b.key(key(KeyCode::Char('/')));
@@ -975,10 +521,10 @@ mod tests {
     fn filters_sorts_and_the_next_run_that_waits() {
         let mut b = Browser::new(
             vec![
-                entry("r1", RunState::Running),
-                entry("h1", RunState::Held),
-                entry("d1", RunState::Done),
-                entry("x1", RunState::Crashed),
+                entry("r1", SessionStatus::Running),
+                entry("h1", SessionStatus::Held),
+                entry("d1", SessionStatus::Done),
+                entry("x1", SessionStatus::Crashed),
             ],
             String::new(),
         );
@@ -1006,7 +552,7 @@ mod tests {
     #[test]
     fn a_decision_asks_for_words_and_is_sent_to_the_held_runs_folder() {
         let mut b = Browser::new(
-            vec![entry("h", RunState::Held), entry("r", RunState::Running)],
+            vec![entry("h", SessionStatus::Held), entry("r", SessionStatus::Running)],
             String::new(),
         );
         assert_eq!(b.key(key(KeyCode::Char('a'))), Choice::Stay);
@@ -1076,7 +622,7 @@ mod tests {
     #[test]
     fn force_skip_fail_and_a_note_are_sent_with_their_words_and_e_exports() {
         for (c, op) in [('F', Op::ForceAccept), ('S', Op::Skip), ('K', Op::Fail), ('e', Op::Note)] {
-            let mut b = Browser::new(vec![entry("h", RunState::Held)], String::new());
+            let mut b = Browser::new(vec![entry("h", SessionStatus::Held)], String::new());
             assert_eq!(b.key(key(KeyCode::Char(c))), Choice::Stay, "{c} asks for words first");
             for ch in "because".chars() {
                 b.key(key(KeyCode::Char(ch)));
@@ -1092,14 +638,14 @@ mod tests {
                 other => panic!("{c}: {other:?}"),
             }
         }
-        let mut b = Browser::new(vec![entry("d", RunState::Done)], String::new());
+        let mut b = Browser::new(vec![entry("d", SessionStatus::Done)], String::new());
         assert!(matches!(b.key(key(KeyCode::Char('E'))), Choice::Export(e) if e.id == "d"));
     }
 
     #[test]
     fn what_a_log_says_is_shown_escaped_in_the_fleet_never_as_a_control_byte() {
         let evil = "T-1\u{1b}]0;pwned\u{7}\u{1b}[2J";
-        let mut held = entry("20261126-000000-\u{1b}[31mred", RunState::Held);
+        let mut held = entry("20261126-000000-\u{1b}[31mred", SessionStatus::Held);
         held.held_task = Some(evil.into());
         held.held_reason = Some(format!("waits \u{1b}[5m{evil}"));
         held.held_verdict = Some(format!("reject: {evil}"));
@@ -1107,7 +653,7 @@ mod tests {
         held.host = Some(format!("host{evil}"));
         held.repo = Some(format!("/repo/{evil}"));
         held.recent = vec![format!("12:00:00 {evil} calls bash")];
-        let mut running = entry("r", RunState::Running);
+        let mut running = entry("r", SessionStatus::Running);
         running.at_work = vec![crate::session::fleet::AtWork {
             task: evil.into(),
             iter: 2,

@@ -8,252 +8,21 @@
 use super::fact::Fact;
 use super::scan::ScanReport;
 use super::state::Ruling;
-use super::state::TaskState;
-use serde::{Deserialize, Serialize};
+use super::state::{StopReason, TaskState};
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+mod figures;
+mod head;
+pub use figures::{
+    ByPhase, HarrowFigures, PhasedUsage, StopInfo, Summary, TaskDetail, TaskSummary, Unreadable,
+    Usage, ValidatorCounts, VerdictCounts,
+};
+pub use head::SummaryHead;
+
 /// Tilth's summary schema version whose keys this summary carries.
 pub const TILTH_SUMMARY_VERSION: u32 = 4;
-
-/// Token usage and cost of a set of model calls.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt: i64,
-    pub eval: i64,
-    pub total: i64,
-    pub cached: i64,
-    pub reasoning: i64,
-    pub cost: f64,
-}
-
-impl Usage {
-    fn add(&mut self, call: &CallUsage) {
-        self.prompt += call.prompt;
-        self.eval += call.eval;
-        self.total += call.prompt + call.eval;
-        self.cached += call.cached;
-        self.reasoning += call.reasoning;
-        self.cost += call.cost;
-    }
-}
-
-/// Usage with Tilth's split into the worker and evaluator phases.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PhasedUsage {
-    #[serde(flatten)]
-    pub all: Usage,
-    pub by_phase: ByPhase,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ByPhase {
-    pub worker: Usage,
-    pub evaluator: Usage,
-}
-
-impl PhasedUsage {
-    fn add(&mut self, call: &CallUsage) {
-        self.all.add(call);
-        if call.evaluator {
-            self.by_phase.evaluator.add(call);
-        } else {
-            self.by_phase.worker.add(call);
-        }
-    }
-}
-
-/// Verdict counts in Tilth's shape.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerdictCounts {
-    pub accepts: u64,
-    pub rejects: u64,
-    pub rejection_categories: BTreeMap<String, u64>,
-}
-
-impl VerdictCounts {
-    fn add(&mut self, accept: bool, category: Option<&str>) {
-        if accept {
-            self.accepts += 1;
-        } else {
-            self.rejects += 1;
-            if let Some(c) = category {
-                bump(&mut self.rejection_categories, c);
-            }
-        }
-    }
-}
-
-/// One task in Tilth's shape.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskSummary {
-    /// Tilth's vocabulary: `in_progress`, `done` or `failed`.
-    pub status: String,
-    pub iterations: u64,
-    pub tokens: PhasedUsage,
-    pub tool_calls: BTreeMap<String, u64>,
-    pub hook_blocks: u64,
-    pub evaluator: VerdictCounts,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure_reason: Option<String>,
-}
-
-impl Default for TaskSummary {
-    fn default() -> Self {
-        TaskSummary {
-            status: "in_progress".into(),
-            iterations: 0,
-            tokens: PhasedUsage::default(),
-            tool_calls: BTreeMap::new(),
-            hook_blocks: 0,
-            evaluator: VerdictCounts::default(),
-            failure_reason: None,
-        }
-    }
-}
-
-/// The last stop of the session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StopInfo {
-    pub reason: Option<String>,
-    pub ts: Option<String>,
-}
-
-/// harrow's own view of one task.
-// Each flag is a field of summary.json that readers test on its own.
-#[allow(clippy::struct_excessive_bools)]
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TaskDetail {
-    /// The task's state (written as harrow names it: pending, running, validating, evaluating,
-    /// rework, `needs_operator`, done, `done_below_bar`, failed, skipped; Tilth's names kept).
-    #[serde(default)]
-    pub state: TaskState,
-    /// Evaluator rounds: each ends in a verdict; one still under way counts.
-    pub attempts: u64,
-    pub below_bar: bool,
-    /// Accepted with review switched off (`--no-eval`): nobody judged the work.
-    #[serde(default)]
-    pub unreviewed: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_category: Option<String>,
-    pub by_operator: bool,
-    pub validator_runs: u64,
-    pub validator_failures: u64,
-    pub commits: u64,
-    pub failure_reasons: Vec<String>,
-    /// harrow: the task's title, from the plan the run started with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Wall time from the task's first event to its last, in milliseconds (a stop and a
-    /// resume in between count too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub elapsed_ms: Option<u64>,
-    /// harrow: the lane that last worked the task, in a run with lanes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lane: Option<u64>,
-    /// harrow: the tasks it depends on, from the plan the run started with (a graph plan).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub depends_on: Vec<String>,
-    #[serde(skip)]
-    working_since_verdict: bool,
-}
-
-/// Counts of validator runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ValidatorCounts {
-    pub runs: u64,
-    pub failed: u64,
-}
-
-/// Lines of the log that could not be read.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Unreadable {
-    pub count: u64,
-    pub lines: Vec<u64>,
-}
-
-/// harrow's figures, beside Tilth's.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HarrowFigures {
-    /// `harrow` when any event carries a sequence number, else `tilth`.
-    pub format: String,
-    /// running, paused, done, failed, crashed or empty; filled in by the status check.
-    pub status: String,
-    /// Tasks in the plan, when the log says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task_count: Option<u64>,
-    pub tasks_done: u64,
-    pub tasks: BTreeMap<String, TaskDetail>,
-    pub tokens_by_role: BTreeMap<String, Usage>,
-    pub model_calls: u64,
-    pub unhealthy_model_calls: u64,
-    pub verdicts_parse_failed: u64,
-    pub validators: ValidatorCounts,
-    pub failure_reasons: BTreeMap<String, u64>,
-    pub below_bar: Vec<String>,
-    /// Tasks accepted without review (`--no-eval`).
-    #[serde(default)]
-    pub unreviewed: Vec<String>,
-    pub operator_actions: u64,
-    pub no_eval: bool,
-    /// The sandbox the worker's commands ran in (`bubblewrap`, `landlock`, `off`), as the
-    /// latest start or resume recorded it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<String>,
-    /// The feature the session is about, as its first start recorded it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub feature: Option<String>,
-    /// The machine the run works on, as its latest start or resume recorded it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-    /// `prep` for a `harrow prep` interview (which works no tasks), else absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    /// The reason of the last `stop` with no start or resume after it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub final_stop: Option<String>,
-    /// Where the session branch was last pushed: `BRANCH on REMOTE`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pushed: Option<String>,
-    /// The address of the pull request last opened for the session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pull_request: Option<String>,
-    pub events: u64,
-    pub unreadable_lines: Unreadable,
-    pub blank_lines: u64,
-    pub pending_bytes: u64,
-    /// Where in the log this summary was folded to: a reader that wants the session as it is
-    /// now folds only what was appended after it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub log_bytes: Option<u64>,
-}
-
-/// The whole summary. Serialises to Tilth's v4 keys plus `harrow`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub version: u32,
-    pub session_id: Option<String>,
-    pub started_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prep_started_at: Option<String>,
-    pub last_event_at: Option<String>,
-    pub tokens: PhasedUsage,
-    pub tasks: BTreeMap<String, TaskSummary>,
-    pub tool_histogram: BTreeMap<String, u64>,
-    pub hook_outcomes: BTreeMap<String, BTreeMap<String, u64>>,
-    pub evaluator: VerdictCounts,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop: Option<StopInfo>,
-    pub harrow: HarrowFigures,
-}
-
-impl Summary {
-    /// The stop that ended the session as it stands: the last `stop` with no start or resume
-    /// after it.
-    pub fn final_stop(&self) -> Option<&str> {
-        self.harrow.final_stop.as_deref()
-    }
-}
 
 struct CallUsage {
     prompt: i64,
@@ -436,6 +205,7 @@ pub struct SummaryFold {
     last_ts: String,
     tokens_total: i64,
     final_stop: Option<String>,
+    waiting: super::status::Waiting,
     saw_seq: bool,
 }
 
@@ -472,88 +242,21 @@ impl SummaryFold {
     /// Applies one event.
     pub fn apply(&mut self, fact: &Fact<'_>) {
         use super::event::EventKind as K;
-        let sum = &mut self.s;
-        let tasks = &mut self.tasks;
+        self.note_time_and_place(fact);
         let p = &fact.payload;
-        let ts = fact.ts.get();
-        if let Some(ts) = ts {
-            self.last_ts.clear();
-            self.last_ts.push_str(ts);
-        }
-        self.saw_seq |= fact.seq.value.is_some();
         let tid = p.task_id.get();
-        if let (Some(tid), Some(lane)) = (tid, fact.lane.value.and_then(|l| u64::try_from(l).ok()))
-        {
-            let detail = tasks.detail(tid);
-            if detail.lane != Some(lane) {
-                detail.lane = Some(lane);
-            }
-        }
-        if let Some(tid) = tid {
-            let at = |v: &super::lenient::LInt| {
-                v.value.and_then(|n| u64::try_from(n).ok()).filter(|n| *n > 0)
-            };
-            let (iter, attempt) = (at(&p.iter), at(&p.attempt));
-            if iter.is_some() || attempt.is_some() {
-                let slot = tasks.slot(tid);
-                if let Some(iter) = iter {
-                    slot.position.0 = iter;
-                }
-                if let Some(attempt) = attempt {
-                    slot.position.1 = slot.position.1.max(attempt);
-                }
-            }
-        }
-        if let (Some(tid), Some(ts)) = (tid, ts) {
-            let slot = tasks.slot(tid);
-            if slot.first_ts.is_empty() {
-                ts.clone_into(&mut slot.first_ts);
-            }
-            slot.last_ts.clear();
-            slot.last_ts.push_str(ts);
-        }
-        match fact.event_kind() {
-            Some(K::SessionStart) => {
-                if p.phase.get() == Some("prep-feature") {
-                    sum.prep_started_at = ts.map(str::to_owned);
-                } else {
-                    sum.started_at = ts.map(str::to_owned);
-                }
-                if sum.harrow.feature.is_none() {
-                    sum.harrow.feature = p.feature.get().map(str::to_owned);
-                }
-                if let Some(h) = p.host.get() {
-                    sum.harrow.host = Some(h.to_owned());
-                }
-                if p.phase.get() == Some("prep") {
-                    sum.harrow.phase = Some("prep".into());
-                }
-                if let Some(n) = p.task_count.value {
-                    sum.harrow.task_count = u64::try_from(n).ok();
-                }
-                if sum.session_id.is_none() {
-                    sum.session_id = p.session_id.get().map(str::to_owned);
-                }
-                sum.harrow.no_eval |= p.no_eval.0 == Some(true);
-                if let Some(kind) = p.sandbox.get().and_then(sandbox_kind) {
-                    sum.harrow.sandbox = Some(kind.to_owned());
-                }
-                self.final_stop = None;
-                for (id, title, depends_on) in plan_tasks(p.plan_tasks.as_ref()) {
-                    if !tasks.slot(id).known {
-                        tasks.set_state(id, TaskState::Pending);
-                    }
-                    let detail = tasks.detail(id);
-                    detail.title = Some(title.to_owned());
-                    detail.depends_on = depends_on;
-                }
-            }
+        let kind = fact.event_kind();
+        let to = if kind == Some(K::TaskState) { p.to.get().map(TaskState::read) } else { None };
+        self.waiting.apply(kind, tid, to.as_ref(), p.reason.get());
+        match kind {
+            Some(K::SessionStart) => self.session_start(fact),
             Some(K::SessionResume) => {
+                let sum = &mut self.s;
                 if let Some(h) = p.host.get() {
                     sum.harrow.host = Some(h.to_owned());
                 }
                 if sum.started_at.is_none() {
-                    sum.started_at = ts.map(str::to_owned);
+                    sum.started_at = fact.ts.get().map(str::to_owned);
                 }
                 if sum.session_id.is_none() {
                     sum.session_id = p.session_id.get().map(str::to_owned);
@@ -562,112 +265,66 @@ impl SummaryFold {
             }
             Some(K::Stop) => {
                 let reason = p.reason.get().map(str::to_owned);
+                if reason.as_deref().map(StopReason::parse) == Some(StopReason::NeedsOperator) {
+                    self.waiting.stopped_for_decision(tid, p.error.get());
+                }
                 self.final_stop = Some(reason.clone().unwrap_or_default());
-                sum.stop = Some(StopInfo { reason, ts: ts.map(str::to_owned) });
+                self.s.stop = Some(StopInfo { reason, ts: fact.ts.get().map(str::to_owned) });
             }
             Some(K::ModelCall) => self.model_call(fact),
             Some(K::ToolCall) => {
                 if let Some(tool) = p.tool.get() {
-                    bump(&mut sum.tool_histogram, tool);
+                    bump(&mut self.s.tool_histogram, tool);
                     if let Some(tid) = tid {
-                        bump(&mut tasks.tilth(tid).tool_calls, tool);
-                        tasks.detail(tid).working_since_verdict = true;
+                        bump(&mut self.tasks.tilth(tid).tool_calls, tool);
+                        self.tasks.detail(tid).working_since_verdict = true;
                     }
                 }
             }
             Some(K::HookRun) => {
                 if let (Some(hook), Some(outcome)) = (p.hook.get(), p.outcome.get()) {
-                    bump(entry(&mut sum.hook_outcomes, hook), outcome);
+                    bump(entry(&mut self.s.hook_outcomes, hook), outcome);
                     if let (Some(tid), "pre_tool", "block") = (tid, hook, outcome) {
-                        tasks.tilth(tid).hook_blocks += 1;
+                        self.tasks.tilth(tid).hook_blocks += 1;
                     }
                 }
             }
-            Some(K::Verdict | K::JudgeVerdict) => {
-                let accept = fact.ruling() == Some(Ruling::Accept);
-                let category = p.rejection_category.get();
-                sum.evaluator.add(accept, category);
-                if p.parse_failed.0 == Some(true) {
-                    sum.harrow.verdicts_parse_failed += 1;
-                }
-                if let Some(tid) = tid {
-                    tasks.tilth(tid).evaluator.add(accept, category);
-                    let d = tasks.detail(tid);
-                    d.attempts += 1;
-                    d.working_since_verdict = false;
-                    if !accept {
-                        d.last_category = category.map(str::to_owned).or(d.last_category.take());
-                    }
-                }
-            }
+            Some(K::Verdict | K::JudgeVerdict) => self.verdict(fact),
             Some(K::ValidatorRun) => {
                 let failed = p.passed.0 == Some(false);
-                sum.harrow.validators.runs += 1;
-                sum.harrow.validators.failed += u64::from(failed);
+                self.s.harrow.validators.runs += 1;
+                self.s.harrow.validators.failed += u64::from(failed);
                 if let Some(tid) = tid {
-                    let d = tasks.detail(tid);
+                    let d = self.tasks.detail(tid);
                     d.validator_runs += 1;
                     d.validator_failures += u64::from(failed);
                 }
             }
-            Some(K::TaskDone) => {
-                if let Some(tid) = tid {
-                    tasks.tilth(tid).status = "done".into();
-                    let d = tasks.detail(tid);
-                    d.below_bar = p.below_bar.0 == Some(true);
-                    d.by_operator = p.by_operator.0 == Some(true);
-                    d.unreviewed = p.reviewed.0 == Some(false);
-                    if let Some(c) = p.last_category.get() {
-                        d.last_category = Some(c.to_owned());
-                    }
-                    let state = match (d.below_bar, d.unreviewed) {
-                        (true, _) => TaskState::DoneBelowBar,
-                        (false, true) => TaskState::DoneUnreviewed,
-                        (false, false) => TaskState::Done,
-                    };
-                    tasks.set_state(tid, state);
-                }
-            }
-            Some(K::TaskFailed) => {
-                let reason = p.reason.get();
-                if let Some(r) = reason {
-                    bump(&mut sum.harrow.failure_reasons, r);
-                }
-                if let Some(tid) = tid {
-                    let t = tasks.tilth(tid);
-                    t.status = "failed".into();
-                    if let Some(r) = reason {
-                        t.failure_reason = Some(r.to_owned());
-                    }
-                    tasks.set_state(tid, TaskState::Failed);
-                    if let Some(r) = reason {
-                        tasks.detail(tid).failure_reasons.push(r.to_owned());
-                    }
-                }
-            }
+            Some(K::TaskDone) => self.task_done(fact),
+            Some(K::TaskFailed) => self.task_failed(fact),
             Some(K::TaskState) => {
                 if let (Some(tid), Some(to)) = (tid, p.to.get()) {
-                    tasks.tilth(tid);
+                    self.tasks.tilth(tid);
                     let to = TaskState::read(to);
                     // Work on a new attempt starts here, before the worker's first call.
-                    tasks.detail(tid).working_since_verdict |= to == TaskState::Running;
-                    tasks.set_state(tid, to);
+                    self.tasks.detail(tid).working_since_verdict |= to == TaskState::Running;
+                    self.tasks.set_state(tid, to);
                 }
             }
             Some(K::Commit) => {
                 if let Some(tid) = tid {
-                    tasks.detail(tid).commits += u64::from(p.sha.get().is_some());
+                    self.tasks.detail(tid).commits += u64::from(p.sha.get().is_some());
                 }
             }
-            Some(K::OperatorAction) => sum.harrow.operator_actions += 1,
+            Some(K::OperatorAction) => self.s.harrow.operator_actions += 1,
             Some(K::Push) if p.error.get().is_none() => {
                 if let (Some(branch), Some(remote)) = (p.branch.get(), p.remote.get()) {
-                    sum.harrow.pushed = Some(format!("{branch} on {remote}"));
+                    self.s.harrow.pushed = Some(format!("{branch} on {remote}"));
                 }
             }
             Some(K::PullRequest) if p.error.get().is_none() => {
                 if let Some(url) = p.url.get() {
-                    sum.harrow.pull_request = Some(url.to_owned());
+                    self.s.harrow.pull_request = Some(url.to_owned());
                 }
             }
             Some(
@@ -695,6 +352,141 @@ impl SummaryFold {
                 | K::PullRequest,
             )
             | None => {}
+        }
+    }
+
+    /// What every event says of when and where: the log's last time, a task's lane, its
+    /// latest (iteration, attempt) and its first and last times.
+    fn note_time_and_place(&mut self, fact: &Fact<'_>) {
+        let tasks = &mut self.tasks;
+        let p = &fact.payload;
+        let ts = fact.ts.get();
+        if let Some(ts) = ts {
+            self.last_ts.clear();
+            self.last_ts.push_str(ts);
+        }
+        self.saw_seq |= fact.seq.value.is_some();
+        let Some(tid) = p.task_id.get() else { return };
+        if let Some(lane) = fact.lane.value.and_then(|l| u64::try_from(l).ok()) {
+            let detail = tasks.detail(tid);
+            if detail.lane != Some(lane) {
+                detail.lane = Some(lane);
+            }
+        }
+        let at = |v: &super::lenient::LInt| {
+            v.value.and_then(|n| u64::try_from(n).ok()).filter(|n| *n > 0)
+        };
+        let (iter, attempt) = (at(&p.iter), at(&p.attempt));
+        if iter.is_some() || attempt.is_some() {
+            let slot = tasks.slot(tid);
+            if let Some(iter) = iter {
+                slot.position.0 = iter;
+            }
+            if let Some(attempt) = attempt {
+                slot.position.1 = slot.position.1.max(attempt);
+            }
+        }
+        if let Some(ts) = ts {
+            let slot = tasks.slot(tid);
+            if slot.first_ts.is_empty() {
+                ts.clone_into(&mut slot.first_ts);
+            }
+            slot.last_ts.clear();
+            slot.last_ts.push_str(ts);
+        }
+    }
+
+    fn session_start(&mut self, fact: &Fact<'_>) {
+        let (sum, tasks, p) = (&mut self.s, &mut self.tasks, &fact.payload);
+        let ts = fact.ts.get();
+        if p.phase.get() == Some("prep-feature") {
+            sum.prep_started_at = ts.map(str::to_owned);
+        } else {
+            sum.started_at = ts.map(str::to_owned);
+        }
+        if sum.harrow.feature.is_none() {
+            sum.harrow.feature = p.feature.get().map(str::to_owned);
+        }
+        if let Some(h) = p.host.get() {
+            sum.harrow.host = Some(h.to_owned());
+        }
+        if p.phase.get() == Some("prep") {
+            sum.harrow.phase = Some("prep".into());
+        }
+        if let Some(n) = p.task_count.value {
+            sum.harrow.task_count = u64::try_from(n).ok();
+        }
+        if sum.session_id.is_none() {
+            sum.session_id = p.session_id.get().map(str::to_owned);
+        }
+        sum.harrow.no_eval |= p.no_eval.0 == Some(true);
+        if let Some(kind) = p.sandbox.get().and_then(sandbox_kind) {
+            sum.harrow.sandbox = Some(kind.to_owned());
+        }
+        self.final_stop = None;
+        for (id, title, depends_on) in plan_tasks(p.plan_tasks.as_ref()) {
+            if !tasks.slot(id).known {
+                tasks.set_state(id, TaskState::Pending);
+            }
+            let detail = tasks.detail(id);
+            detail.title = Some(title.to_owned());
+            detail.depends_on = depends_on;
+        }
+    }
+
+    fn verdict(&mut self, fact: &Fact<'_>) {
+        let p = &fact.payload;
+        let accept = fact.ruling() == Some(Ruling::Accept);
+        let category = p.rejection_category.get();
+        self.s.evaluator.add(accept, category);
+        if p.parse_failed.0 == Some(true) {
+            self.s.harrow.verdicts_parse_failed += 1;
+        }
+        if let Some(tid) = p.task_id.get() {
+            self.tasks.tilth(tid).evaluator.add(accept, category);
+            let d = self.tasks.detail(tid);
+            d.attempts += 1;
+            d.working_since_verdict = false;
+            if !accept {
+                d.last_category = category.map(str::to_owned).or(d.last_category.take());
+            }
+        }
+    }
+
+    fn task_done(&mut self, fact: &Fact<'_>) {
+        let p = &fact.payload;
+        let Some(tid) = p.task_id.get() else { return };
+        self.tasks.tilth(tid).status = "done".into();
+        let d = self.tasks.detail(tid);
+        d.below_bar = p.below_bar.0 == Some(true);
+        d.by_operator = p.by_operator.0 == Some(true);
+        d.unreviewed = p.reviewed.0 == Some(false);
+        if let Some(c) = p.last_category.get() {
+            d.last_category = Some(c.to_owned());
+        }
+        let state = match (d.below_bar, d.unreviewed) {
+            (true, _) => TaskState::DoneBelowBar,
+            (false, true) => TaskState::DoneUnreviewed,
+            (false, false) => TaskState::Done,
+        };
+        self.tasks.set_state(tid, state);
+    }
+
+    fn task_failed(&mut self, fact: &Fact<'_>) {
+        let p = &fact.payload;
+        let reason = p.reason.get();
+        if let Some(r) = reason {
+            bump(&mut self.s.harrow.failure_reasons, r);
+        }
+        let Some(tid) = p.task_id.get() else { return };
+        let t = self.tasks.tilth(tid);
+        t.status = "failed".into();
+        if let Some(r) = reason {
+            t.failure_reason = Some(r.to_owned());
+        }
+        self.tasks.set_state(tid, TaskState::Failed);
+        if let Some(r) = reason {
+            self.tasks.detail(tid).failure_reasons.push(r.to_owned());
         }
     }
 
@@ -734,7 +526,6 @@ impl SummaryFold {
         }
     }
 
-    /// Finishes the fold with what the scan found besides events.
     /// A copy to seek back to, sharing every task not changed since.
     pub fn snapshot(&self) -> FoldSnapshot {
         let fold = SummaryFold {
@@ -747,6 +538,7 @@ impl SummaryFold {
             last_ts: self.last_ts.clone(),
             tokens_total: self.tokens_total,
             final_stop: self.final_stop.clone(),
+            waiting: self.waiting.clone(),
             saw_seq: self.saw_seq,
         };
         FoldSnapshot { fold }
@@ -849,6 +641,7 @@ impl SummaryFold {
         s.harrow.blank_lines = report.blank;
         s.harrow.pending_bytes = report.pending_bytes;
         s.harrow.log_bytes = Some(report.end_offset);
+        s.harrow.waiting_on = self.waiting.on.clone().map(|(task, _)| task);
         for slot in std::mem::take(&mut self.tasks.slots) {
             let state = slot.state();
             let attempts = slot.attempts();
