@@ -8,3 +8,4 @@ mod deploy;
 mod install;
 mod module_graph;
 mod readme;
+mod sizes;

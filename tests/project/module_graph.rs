@@ -1,11 +1,19 @@
-//! The crate's top-level modules, read from the real source: no cycle, and no edge that runs up
-//! the layers (DESIGN.md §2). A new `use crate::…` that breaks either fails here, naming it.
+//! The crate's top-level modules, read from the real source as Rust: no cycle, and no edge that
+//! runs up the layers (DESIGN.md §2). The crate is walked from `src/lib.rs` the way the
+//! compiler walks it (`mod x;` → `x.rs` or `x/mod.rs`, `#[path]` honoured), every file parsed
+//! whole with `syn`; what sits under `#[cfg(test)]` is left out by its attribute, not by where it
+//! stands. Every way code names another module counts: `use` trees however grouped, nested or
+//! re-exported, paths in types and expressions, `crate::`, `self::`, `super::super::`, and paths
+//! inside macro bodies (`$crate::` included). The self-test plants each form in a file's text
+//! and holds the check to finding it.
 
 // A test whose setup fails should panic there.
 #![allow(clippy::unwrap_used)]
 
+use proc_macro2::{TokenStream, TokenTree};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use syn::visit::Visit;
 
 /// Each top-level module's layer: a module may use its own layer and those below.
 const LAYERS: &[(&str, u8)] = &[
@@ -31,75 +39,337 @@ fn layer(module: &str) -> u8 {
     )
 }
 
-/// Every `.rs` file under `dir`.
-fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
+/// Top-level module → the top-level modules it names, each with the first place it does.
+type Graph = BTreeMap<String, BTreeMap<String, String>>;
+
+/// Whether an item's attributes make it test-only: `#[cfg(test)]`, or `test` among the
+/// conditions of `all(…)`. `cfg(not(test))` and `cfg(any(test, …))` code is compiled outside
+/// tests, so it counts.
+fn test_only(attrs: &[syn::Attribute]) -> bool {
+    fn needs_test(meta: &syn::Meta) -> bool {
+        match meta {
+            syn::Meta::Path(p) => p.is_ident("test"),
+            syn::Meta::List(list) if list.path.is_ident("all") => list
+                .parse_args_with(
+                    syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+                )
+                .is_ok_and(|inner| inner.iter().any(needs_test)),
+            _ => false,
+        }
+    }
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .any(|a| a.parse_args::<syn::Meta>().is_ok_and(|m| needs_test(&m)))
+}
+
+/// The `#[path = "…"]` of a `mod x;`, if any.
+fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
+    attrs.iter().find(|a| a.path().is_ident("path")).and_then(|a| match &a.meta {
+        syn::Meta::NameValue(nv) => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// What one file says: the crate-relative paths it names (resolved to absolute module paths)
+/// and the `mod x;` declarations whose files the walk reads next.
+struct FileReader {
+    /// The module the code being read is in (grows inside inline `mod x { … }`).
+    module: Vec<String>,
+    named: Vec<(Vec<String>, usize)>,
+    children: Vec<(Vec<String>, Option<String>)>,
+}
+
+impl FileReader {
+    /// Resolves a path that starts at `crate`, `self` or `super` to one from the crate root;
+    /// any other path (a local name, an outside crate) is not a module edge.
+    fn resolve(&self, segments: &[String]) -> Option<Vec<String>> {
+        let mut at = self.module.clone();
+        let mut rest = segments;
+        match rest.first().map(String::as_str) {
+            Some("crate") => {
+                at.clear();
+                rest = &rest[1..];
+            }
+            Some("self") => rest = &rest[1..],
+            Some("super") => {}
+            _ => return None,
+        }
+        while rest.first().is_some_and(|s| s == "super") {
+            at.pop();
+            rest = &rest[1..];
+        }
+        at.extend(rest.iter().cloned());
+        Some(at)
+    }
+
+    fn name(&mut self, segments: &[String], line: usize) {
+        if let Some(path) = self.resolve(segments) {
+            self.named.push((path, line));
+        }
+    }
+
+    /// Every leaf of a `use` tree, as the full path it imports.
+    fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(prefix, &p.tree);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => self.leaf(prefix, &n.ident),
+            syn::UseTree::Rename(r) => self.leaf(prefix, &r.ident),
+            syn::UseTree::Glob(g) => {
+                let line = g.star_token.spans[0].start().line;
+                let path = prefix.clone();
+                self.name(&path, line);
+            }
+            syn::UseTree::Group(g) => {
+                for item in &g.items {
+                    self.use_tree(prefix, item);
+                }
+            }
+        }
+    }
+
+    fn leaf(&mut self, prefix: &[String], ident: &syn::Ident) {
+        let mut path = prefix.to_vec();
+        if ident != "self" {
+            path.push(ident.to_string());
+        }
+        self.name(&path, ident.span().start().line);
+    }
+
+    /// Paths in a macro's tokens: `crate :: a`, `$crate :: a`, `super :: super :: a`, at any
+    /// depth of brackets.
+    fn tokens(&mut self, stream: TokenStream) {
+        let tokens: Vec<TokenTree> = stream.into_iter().collect();
+        let mut i = 0;
+        while i < tokens.len() {
+            if let TokenTree::Group(g) = &tokens[i] {
+                self.tokens(g.stream());
+                i += 1;
+                continue;
+            }
+            let starts = matches!(&tokens[i], TokenTree::Ident(id) if id == "crate" || id == "super" || id == "self");
+            if !starts {
+                i += 1;
+                continue;
+            }
+            let line = tokens[i].span().start().line;
+            let mut path = Vec::new();
+            let mut j = i;
+            while let Some(TokenTree::Ident(id)) = tokens.get(j) {
+                path.push(id.to_string());
+                let colons = matches!(
+                    (tokens.get(j + 1), tokens.get(j + 2)),
+                    (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b))) if a.as_char() == ':' && b.as_char() == ':'
+                );
+                if !colons {
+                    break;
+                }
+                j += 3;
+            }
+            if path.len() > 1 {
+                self.name(&path, line);
+            }
+            i = j.max(i + 1);
         }
     }
 }
 
-/// The top-level module → the top-level modules its code (tests and comments left out) names
-/// through `crate::`.
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
-        let rel = file.strip_prefix(&src).unwrap();
-        let top = rel.components().next().unwrap().as_os_str().to_string_lossy();
-        let top = top.trim_end_matches(".rs").to_owned();
-        if top == "main" || top == "lib" {
-            continue;
+fn attrs_of(item: &syn::Item) -> &[syn::Attribute] {
+    match item {
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::ExternCrate(i) => &i.attrs,
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::ForeignMod(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Macro(i) => &i.attrs,
+        syn::Item::Mod(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::TraitAlias(i) => &i.attrs,
+        syn::Item::Type(i) => &i.attrs,
+        syn::Item::Union(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
+fn impl_attrs_of(item: &syn::ImplItem) -> &[syn::Attribute] {
+    match item {
+        syn::ImplItem::Const(i) => &i.attrs,
+        syn::ImplItem::Fn(i) => &i.attrs,
+        syn::ImplItem::Type(i) => &i.attrs,
+        syn::ImplItem::Macro(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
+impl<'ast> Visit<'ast> for FileReader {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        if !test_only(attrs_of(item)) {
+            syn::visit::visit_item(self, item);
         }
-        let text = std::fs::read_to_string(&file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or("");
-        let deps = graph.entry(top.clone()).or_default();
-        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
-            for (i, _) in line.match_indices("crate::") {
-                let rest = &line[i + "crate::".len()..];
-                let module: String =
-                    rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-                if !module.is_empty() && module != top {
-                    deps.insert(module);
+    }
+
+    fn visit_impl_item(&mut self, item: &'ast syn::ImplItem) {
+        if !test_only(impl_attrs_of(item)) {
+            syn::visit::visit_impl_item(self, item);
+        }
+    }
+
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        let mut module = self.module.clone();
+        module.push(item.ident.to_string());
+        match &item.content {
+            Some((_, items)) => {
+                let outer = std::mem::replace(&mut self.module, module);
+                for inner in items {
+                    self.visit_item(inner);
                 }
+                self.module = outer;
             }
+            None => self.children.push((module, path_attr(&item.attrs))),
+        }
+    }
+
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        if item.leading_colon.is_none() {
+            self.use_tree(&mut Vec::new(), &item.tree);
+        }
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if path.leading_colon.is_none() {
+            let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+            let line = path.segments.first().map_or(0, |s| s.ident.span().start().line);
+            self.name(&segments, line);
+        }
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.tokens(mac.tokens.clone());
+        syn::visit::visit_macro(self, mac);
+    }
+}
+
+/// The file a `mod` declaration in `parent` loads, as rustc finds it.
+fn module_file(parent: &Path, module: &[String], path: Option<&str>) -> PathBuf {
+    let dir = parent.parent().unwrap();
+    let owns_dir = parent.file_name().is_some_and(|n| n == "mod.rs" || n == "lib.rs");
+    let base = if owns_dir { dir.to_path_buf() } else { dir.join(parent.file_stem().unwrap()) };
+    if let Some(path) = path {
+        return base.join(path);
+    }
+    let name = module.last().unwrap();
+    let flat = base.join(format!("{name}.rs"));
+    if flat.exists() { flat } else { base.join(name).join("mod.rs") }
+}
+
+/// What one file names and which files it declares as modules.
+type FileFacts = (Vec<(Vec<String>, usize)>, Vec<(Vec<String>, Option<String>)>);
+
+fn read_file(file: &Path, module: &[String], text: &str) -> FileFacts {
+    let ast =
+        syn::parse_file(text).unwrap_or_else(|e| panic!("{}: does not parse: {e}", file.display()));
+    let mut reader =
+        FileReader { module: module.to_vec(), named: Vec::new(), children: Vec::new() };
+    reader.visit_file(&ast);
+    (reader.named, reader.children)
+}
+
+/// A file of the real crate, parsed once for every test of this module.
+fn cached(file: &Path, module: &[String]) -> FileFacts {
+    static READ: std::sync::Mutex<BTreeMap<PathBuf, FileFacts>> =
+        std::sync::Mutex::new(BTreeMap::new());
+    if let Some(facts) = READ.lock().unwrap().get(file) {
+        return facts.clone();
+    }
+    let text = std::fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("{}: {e} (a `mod` names a missing file)", file.display()));
+    let facts = read_file(file, module, &text);
+    READ.lock().unwrap().insert(file.to_path_buf(), facts.clone());
+    facts
+}
+
+/// Reads the crate under `src` from its `lib.rs`, module by module.
+fn graph(src: &Path) -> Graph {
+    graph_with(src, &BTreeMap::new())
+}
+
+/// [`graph`], with some files' text replaced (a path relative to `src` → the text read).
+fn graph_with(src: &Path, planted: &BTreeMap<PathBuf, String>) -> Graph {
+    let mut graph = Graph::new();
+    let mut queue = vec![(src.join("lib.rs"), Vec::<String>::new())];
+    let mut roots = BTreeSet::new();
+    let mut named = Vec::new();
+    while let Some((file, module)) = queue.pop() {
+        let planted_text = file.strip_prefix(src).ok().and_then(|rel| planted.get(rel));
+        let (named_here, children) = match planted_text {
+            Some(text) => read_file(&file, &module, text),
+            None => cached(&file, &module),
+        };
+        for (child, path) in children {
+            if child.len() == 1 {
+                roots.insert(child[0].clone());
+            }
+            queue.push((module_file(&file, &child, path.as_deref()), child));
+        }
+        if let Some(top) = module.first() {
+            let rel = file.strip_prefix(src).unwrap_or(&file).display().to_string();
+            graph.entry(top.clone()).or_default();
+            for (path, line) in named_here {
+                named.push((top.clone(), path, format!("src/{rel}:{line}")));
+            }
+        }
+    }
+    for (top, path, at) in named {
+        if let Some(dep) = path.first().filter(|d| roots.contains(*d) && **d != top) {
+            graph.get_mut(&top).unwrap().entry(dep.clone()).or_insert(at);
         }
     }
     graph
 }
 
-#[test]
-fn no_module_uses_one_above_its_layer() {
-    let graph = graph();
-    assert!(graph.len() >= LAYERS.len(), "read the crate: {graph:?}");
+/// Every edge that runs up the layers, one line each with where it is.
+fn upward_edges(graph: &Graph) -> Vec<String> {
     let mut wrong = Vec::new();
-    for (module, deps) in &graph {
-        for dep in deps {
+    for (module, deps) in graph {
+        for (dep, at) in deps {
             if layer(dep) > layer(module) {
                 wrong.push(format!(
-                    "{module} (layer {}) uses {dep} (layer {})",
+                    "{module} (layer {}) uses {dep} (layer {}) at {at}",
                     layer(module),
                     layer(dep)
                 ));
             }
         }
     }
+    wrong
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+#[test]
+fn no_module_uses_one_above_its_layer() {
+    let graph = graph(&src());
+    assert!(graph.len() >= LAYERS.len(), "read the crate: {graph:?}");
+    let wrong = upward_edges(&graph);
     assert!(wrong.is_empty(), "edges up the layers:\n{}", wrong.join("\n"));
 }
 
 // Depth-first, with colours: a node met again while still open closes a cycle.
-fn visit(
-    node: &str,
-    graph: &BTreeMap<String, BTreeSet<String>>,
-    open: &mut Vec<String>,
-    done: &mut BTreeSet<String>,
-) {
+fn visit(node: &str, graph: &Graph, open: &mut Vec<String>, done: &mut BTreeSet<String>) {
     if done.contains(node) {
         return;
     }
@@ -107,7 +377,7 @@ fn visit(
         panic!("the modules use each other in a cycle: {} → {node}", open[at..].join(" → "));
     }
     open.push(node.to_owned());
-    for dep in graph.get(node).into_iter().flatten() {
+    for dep in graph.get(node).into_iter().flat_map(BTreeMap::keys) {
         visit(dep, graph, open, done);
     }
     open.pop();
@@ -116,9 +386,63 @@ fn visit(
 
 #[test]
 fn the_modules_form_no_cycle() {
-    let graph = graph();
+    let graph = graph(&src());
     let mut done = BTreeSet::new();
     for node in graph.keys() {
         visit(node, &graph, &mut Vec::new(), &mut done);
     }
+}
+
+/// Each way of naming a module up the layers, planted in the text of a file of `src/`, is found and named
+/// with its file; the same forms under `#[cfg(test)]` are not.
+#[test]
+fn the_check_finds_every_form_of_an_upward_edge() {
+    let plants: &[(&str, &str, &str)] = &[
+        (
+            "after a test module",
+            "hands/mod.rs",
+            "\n#[cfg(test)]\nmod planted_tests {}\nuse crate::console as planted;\n",
+        ),
+        ("a grouped use", "session/mod.rs", "\nuse crate::{keys, harness::plan as planted};\n"),
+        ("a nested group", "session/mod.rs", "\nuse crate::{keys::{self}, cli::{run::{Start}}};\n"),
+        ("super::super", "hands/lanes.rs", "\nuse super::super::cli as planted;\n"),
+        ("a pub use", "session/event.rs", "\npub use crate::brain as planted;\n"),
+        ("a glob", "brain/mod.rs", "\nuse crate::harness::*;\n"),
+        ("a path in code", "hands/mod.rs", "\nfn planted() { let _ = crate::ship::push; }\n"),
+        ("a path in a type", "keys.rs", "\nfn planted(_: &crate::session::SessionDir) {}\n"),
+        (
+            "self:: from the root file of a module",
+            "session/mod.rs",
+            "\nfn planted() { self::super::hands::x(); }\n",
+        ),
+        (
+            "a macro body",
+            "session/mod.rs",
+            "\nmacro_rules! planted { () => { $crate::console::x() }; }\n",
+        ),
+        (
+            "an inline module",
+            "hands/mod.rs",
+            "\nmod planted { use super::super::harness::plan; }\n",
+        ),
+        ("an impl item", "keys.rs", "\nstruct P;\nimpl P { fn f() { crate::session::x(); } }\n"),
+    ];
+    let src = src();
+    let with = |file: &str, code: &str| {
+        let text = std::fs::read_to_string(src.join(file)).unwrap() + code;
+        graph_with(&src, &BTreeMap::from([(PathBuf::from(file), text)]))
+    };
+    assert!(upward_edges(&graph(&src)).is_empty(), "the crate itself is clean");
+    for (form, file, code) in plants {
+        let wrong = upward_edges(&with(file, code));
+        assert!(
+            wrong.iter().any(|w| w.contains(&format!("src/{file}:"))),
+            "{form} planted in src/{file} went unseen: {wrong:?}"
+        );
+    }
+    let hidden = with(
+        "session/mod.rs",
+        "\n#[cfg(test)]\nuse crate::cli;\n#[cfg(all(test, unix))]\nmod more { use crate::console; }\n",
+    );
+    assert!(upward_edges(&hidden).is_empty(), "test-only code may use any layer");
 }
