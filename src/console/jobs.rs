@@ -5,6 +5,7 @@
 use crate::export::Progress;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What a job reports.
 #[derive(Debug)]
@@ -26,6 +27,8 @@ pub enum Job {
     Resumed { id: String, outcome: Result<(), String> },
     /// The interview's side of `harrow prep` said something.
     Interview(FromInterview),
+    /// What became of a copy to the clipboard, in words (tmux asked whether it lets it through).
+    Clipboard(String),
 }
 
 /// What the interview's thread tells its screen.
@@ -43,21 +46,27 @@ pub enum FromInterview {
     Ended,
 }
 
-/// Where a job's reports go: into the console loop's channel.
+/// Where a job's reports go: into the console loop's channel, addressed to the screen that
+/// started it.
 pub type Report = Arc<dyn Fn(Job) + Send + Sync>;
 
 /// Where the console's slow work goes: a thread reporting to the loop, or (for tests without
 /// a loop) done in place and reported to the caller at once.
 #[derive(Clone)]
 pub enum Jobs {
-    Spawned(Report),
+    /// Each job a thread; `running` counts those that have not made their last report, so
+    /// quitting can wait for them.
+    Spawned {
+        report: Report,
+        running: Arc<AtomicUsize>,
+    },
     Inline,
 }
 
 impl std::fmt::Debug for Jobs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Jobs::Spawned(_) => "Jobs::Spawned",
+            Jobs::Spawned { .. } => "Jobs::Spawned",
             Jobs::Inline => "Jobs::Inline",
         })
     }
@@ -74,12 +83,18 @@ impl Jobs {
     ) -> Option<Job> {
         match self {
             Jobs::Inline => Some(work(&|_| {})),
-            Jobs::Spawned(report) => {
-                let report = report.clone();
-                let spawned = std::thread::Builder::new()
-                    .name(name.into())
-                    .spawn(move || report(work(&|progress| report(progress))));
-                spawned.err().map(|e| failed(e.to_string()))
+            Jobs::Spawned { report, running } => {
+                let (report, left) = (report.clone(), running.clone());
+                running.fetch_add(1, Ordering::SeqCst);
+                let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
+                    let last = work(&|progress| report(progress));
+                    left.fetch_sub(1, Ordering::SeqCst);
+                    report(last);
+                });
+                spawned.err().map(|e| {
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    failed(e.to_string())
+                })
             }
         }
     }
@@ -126,6 +141,20 @@ impl Jobs {
         )
     }
 
+    /// Says what became of `lines` lines sent to the clipboard: inside tmux that depends on
+    /// its `set-clipboard`, which tmux is asked for on the job's thread.
+    pub fn clipboard(&self, lines: usize) -> Option<Job> {
+        let in_tmux = std::env::var_os("TMUX").is_some();
+        self.run(
+            "harrow-clipboard",
+            move |_| {
+                let setting = in_tmux.then(super::tmux_set_clipboard).flatten();
+                Job::Clipboard(super::clipboard_report(lines, setting.as_deref()))
+            },
+            move |_| Job::Clipboard(super::clipboard_report(lines, None)),
+        )
+    }
+
     /// Reads what shipping the session would send.
     pub fn ship_preview(&self, dir: &Path, id: &str) -> Option<Job> {
         let found = crate::session::discover::Found::at(dir, id);
@@ -159,11 +188,6 @@ impl Jobs {
 /// The configuration's `[forge]`; a configuration that does not parse is said, not ignored.
 fn forge_config() -> Result<crate::config::ForgeSection, String> {
     crate::config::Config::load(None).map(|(c, _)| c.forge).map_err(|e| e.to_string())
-}
-
-/// Exports a session as Markdown into its folder, here and now (the fleet's `E`).
-pub(crate) fn export_now(dir: &Path, id: &str) -> Result<PathBuf, String> {
-    export(dir, id, &mut |_| {})
 }
 
 fn export(dir: &Path, id: &str, progress: &mut dyn FnMut(Progress)) -> Result<PathBuf, String> {

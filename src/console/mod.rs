@@ -106,18 +106,14 @@ pub fn perform(app: &mut App, effects: Vec<Effect>, jobs: &Jobs) {
             }
             Effect::Copy(text) => {
                 use base64::Engine as _;
-                app.notice = Some(clipboard_report(
-                    text.lines().count(),
-                    std::env::var_os("TMUX")
-                        .is_some()
-                        .then(tmux_set_clipboard)
-                        .flatten()
-                        .as_deref(),
-                ));
+                let lines = text.lines().count();
                 let encoded = base64::engine::general_purpose::STANDARD.encode(text);
                 let mut out = std::io::stdout();
                 let _ = write!(out, "\x1b]52;c;{encoded}\x07");
                 let _ = out.flush();
+                if let Some(Job::Clipboard(said)) = jobs.clipboard(lines) {
+                    app.notice = Some(said);
+                }
             }
             Effect::LoadEvidence(inspector, n) => {
                 if let Some(Job::Evidence(result)) = jobs.evidence(*inspector, n) {

@@ -12,7 +12,7 @@ use crossterm::event::{self, Event as TermEvent};
 use ratatui::Frame;
 use ratatui::layout::Size;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -23,8 +23,20 @@ pub enum Msg {
     /// The terminal can no longer be read.
     InputGone,
     Tail(TailEvent),
+    /// A job's report, as the screen it is for receives it (and, unaddressed, for the screen
+    /// on top: the interview's thread reports so).
     Job(Job),
+    /// A job's report addressed to the screen that started it: the loop hands it to that
+    /// screen as [`Msg::Job`] wherever it is in the stack, and drops it when that screen is
+    /// gone.
+    For(ScreenId, Job),
 }
+
+/// Which screen of the loop's stack: given as each is opened, never reused.
+pub type ScreenId = u64;
+
+/// How long quitting waits for jobs still at work (an export writing its file).
+const JOBS_FINISH: Duration = Duration::from_secs(10);
 
 /// What a screen asks of the loop after a message.
 pub enum Flow {
@@ -35,21 +47,27 @@ pub enum Flow {
     Close,
 }
 
-/// What a screen may use of the loop: a sender for its jobs and tailers, and the terminal's
-/// size (for the mouse).
+/// What a screen may use of the loop: a sender for its jobs and tailers, the terminal's size
+/// (for the mouse), and which screen it is.
 #[derive(Debug, Clone)]
 pub struct Cx {
     pub tx: Sender<Msg>,
     pub size: Size,
+    pub screen: ScreenId,
+    /// Jobs started and not finished, across every screen.
+    pub running: Arc<AtomicUsize>,
 }
 
 impl Cx {
-    /// Where the screen's slow work reports: this loop's channel.
+    /// Where the screen's slow work reports: this loop's channel, addressed to this screen.
     pub fn jobs(&self) -> super::jobs::Jobs {
-        let tx = self.tx.clone();
-        super::jobs::Jobs::Spawned(Arc::new(move |job| {
-            let _ = tx.send(Msg::Job(job));
-        }))
+        let (tx, screen) = (self.tx.clone(), self.screen);
+        super::jobs::Jobs::Spawned {
+            report: Arc::new(move |job| {
+                let _ = tx.send(Msg::For(screen, job));
+            }),
+            running: self.running.clone(),
+        }
     }
 }
 
@@ -177,6 +195,8 @@ pub struct Console {
     tx: Sender<Msg>,
     rx: Receiver<Msg>,
     input: Option<Input>,
+    /// Jobs started by any screen and not finished.
+    running: Arc<AtomicUsize>,
 }
 
 impl Console {
@@ -193,7 +213,7 @@ impl Console {
                 return Err(e);
             }
         };
-        Ok(Console { terminal, tx, rx, input: Some(input) })
+        Ok(Console { terminal, tx, rx, input: Some(input), running: Arc::default() })
     }
 
     /// A sender into the loop's channel, for work started before the loop runs.
@@ -201,46 +221,48 @@ impl Console {
         self.tx.clone()
     }
 
-    /// Runs `first` (and whatever it opens) until the last screen closes.
+    /// Runs `first` (and whatever it opens) until the last screen closes, then gives jobs
+    /// still at work a moment to finish.
     pub fn run(&mut self, first: Box<dyn Screen>) -> std::io::Result<()> {
-        let mut stack = vec![first];
-        let cx = |terminal: &ratatui::DefaultTerminal, tx: &Sender<Msg>| Cx {
-            tx: tx.clone(),
-            size: terminal.size().unwrap_or_default(),
-        };
-        if let Some(top) = stack.last_mut() {
-            top.open(&cx(&self.terminal, &self.tx));
+        let mut next: ScreenId = 0;
+        let mut stack: Vec<(ScreenId, Box<dyn Screen>)> = vec![(next, first)];
+        if let Some((id, top)) = stack.last_mut() {
+            top.open(&self.cx(*id));
         }
-        while let Some(top) = stack.last_mut() {
+        while let Some((top_id, top)) = stack.last_mut() {
             if crate::signals::received().is_some() || HUNG_UP.load(Ordering::SeqCst) {
                 // SIGTERM or SIGHUP, or a terminal that hung up: every screen closes and the
                 // terminal is given back (as far as there is one).
                 break;
             }
+            let top_id = *top_id;
             let now = Instant::now();
             if top.due(now) {
                 self.terminal.draw(|f| top.draw(f))?;
                 top.drawn(now);
             }
-            let first = match top.wait(Instant::now()) {
-                Some(wait) => match self.rx.recv_timeout(wait) {
-                    Ok(m) => Some(m),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => break,
-                },
-                None => match self.rx.recv() {
-                    Ok(m) => Some(m),
-                    Err(_) => break,
-                },
-            };
-            let cx = cx(&self.terminal, &self.tx);
+            let Ok(first) = self.next_message(top.wait(Instant::now())) else { break };
+            let cx = self.cx(top_id);
             let mut flow = Flow::Stay;
             for msg in first.into_iter().chain(self.rx.try_iter()) {
+                let msg = match msg {
+                    Msg::For(to, job) if to == top_id => Msg::Job(job),
+                    Msg::For(to, job) => {
+                        // For a screen under the top one, or for one that is gone (dropped).
+                        if let Some((_, under)) = stack.iter_mut().find(|(id, _)| *id == to) {
+                            under.on(Msg::Job(job), &self.cx(to));
+                        }
+                        continue;
+                    }
+                    other => other,
+                };
+                let Some((_, top)) = stack.last_mut() else { break };
                 flow = top.on(msg, &cx);
                 if !matches!(flow, Flow::Stay) {
                     break;
                 }
             }
+            let Some((_, top)) = stack.last_mut() else { break };
             if matches!(flow, Flow::Stay) {
                 flow = top.turn(Instant::now(), &cx);
             }
@@ -248,23 +270,64 @@ impl Console {
                 Flow::Stay => {}
                 Flow::Open(mut screen) => {
                     self.terminal.clear()?;
-                    screen.open(&cx);
-                    stack.push(screen);
+                    next += 1;
+                    screen.open(&self.cx(next));
+                    stack.push((next, screen));
                 }
                 Flow::Close => {
                     top.close();
                     stack.pop();
                     self.terminal.clear()?;
-                    if let Some(under) = stack.last_mut() {
-                        under.back(&cx);
+                    if let Some((id, under)) = stack.last_mut() {
+                        under.back(&self.cx(*id));
                     }
                 }
             }
         }
-        for screen in stack.iter_mut().rev() {
+        for (_, screen) in stack.iter_mut().rev() {
             screen.close();
         }
+        self.let_jobs_finish();
         Ok(())
+    }
+
+    /// The context a screen's calls get.
+    fn cx(&self, screen: ScreenId) -> Cx {
+        Cx {
+            tx: self.tx.clone(),
+            size: self.terminal.size().unwrap_or_default(),
+            screen,
+            running: self.running.clone(),
+        }
+    }
+
+    /// Waits up to `wait` (or, with none, until one comes) for a message: `Ok(None)` on a
+    /// timeout, an error when the channel is gone.
+    fn next_message(&self, wait: Option<Duration>) -> Result<Option<Msg>, mpsc::RecvError> {
+        match wait {
+            Some(wait) => match self.rx.recv_timeout(wait) {
+                Ok(m) => Ok(Some(m)),
+                Err(RecvTimeoutError::Timeout) => Ok(None),
+                Err(RecvTimeoutError::Disconnected) => Err(mpsc::RecvError),
+            },
+            None => self.rx.recv().map(Some),
+        }
+    }
+
+    /// Jobs still at work when the last screen closed (an export writing its file) finish,
+    /// up to [`JOBS_FINISH`]; a key, a signal or a hung-up terminal stops the wait.
+    fn let_jobs_finish(&self) {
+        let deadline = Instant::now() + JOBS_FINISH;
+        while self.running.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            if crate::signals::received().is_some() || HUNG_UP.load(Ordering::SeqCst) {
+                return;
+            }
+            match self.rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(Msg::Term(TermEvent::Key(_)) | Msg::InputGone)
+                | Err(RecvTimeoutError::Disconnected) => return,
+                Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
     }
 }
 

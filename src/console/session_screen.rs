@@ -134,7 +134,7 @@ impl Screen for SessionScreen {
                 }
             }
             Msg::Term(TermEvent::Resize(..)) => self.schedule.changed(),
-            Msg::Term(_) | Msg::Job(Job::Interview(_)) => {}
+            Msg::Term(_) | Msg::Job(Job::Interview(_)) | Msg::For(..) => {}
             Msg::Tail(TailEvent::Lines(lines)) => {
                 if kept_up(app.take_lines(lines), app).unwrap_or(true) {
                     self.schedule.changed();
@@ -175,6 +175,10 @@ impl Screen for SessionScreen {
             }
             Msg::Job(Job::Resumed { outcome, .. }) => {
                 app.resumed(outcome);
+                self.schedule.changed();
+            }
+            Msg::Job(Job::Clipboard(said)) => {
+                app.notice = Some(said);
                 self.schedule.changed();
             }
             Msg::InputGone => app.quit = true,

@@ -167,3 +167,86 @@ fn the_fleets_ages_move_without_a_key() {
     assert!(later >= first + 2, "the age moved on its own: {first} s, then {later} s");
     t.keys(&["q"]);
 }
+
+/// The fleet's `E` exports on a job of its own: the list answers `Enter` while the export of
+/// a large run goes on, and the export's end is said in the fleet that asked for it, never in
+/// the console opened over it meanwhile.
+#[test]
+fn the_fleets_export_runs_as_a_job_and_reports_to_the_fleet_not_the_console_over_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("sessions");
+    let dir = sessions.join("20261127-120000-abcdef");
+    harrow::session::synth::write_session(
+        &dir,
+        200_000,
+        harrow::session::synth::Dialect::Harrow,
+        3,
+    )
+    .unwrap();
+    let cmd = format!(
+        "HARROW_SESSIONS_DIR={} TILTH_SESSIONS_DIR={} XDG_CONFIG_HOME={} {}",
+        sessions.display(),
+        tmp.path().join("no-tilth").display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow")
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    t.wait_long("Fleet: 1 run", 60);
+    let export = dir.join("export.md");
+    // Both keys at once: the console opens while the export runs only if the export does not
+    // hold the fleet's loop.
+    t.keys(&["E", "Enter"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let opened = loop {
+        let s = t.screen();
+        if !s.contains("Fleet:") && s.contains("abcdef") {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the console never opened: {s}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(!export.exists(), "the console opened only after the export had ended: {opened}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !export.exists() {
+        assert!(Instant::now() < deadline, "the export never ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let console = t.screen();
+    assert!(!console.contains("exported to"), "the fleet's export spoke in the console: {console}");
+    t.keys(&["Escape"]);
+    let s = t.wait_long("exported to", 30);
+    assert!(s.contains("Fleet:") && s.contains("export.md"), "{s}");
+}
+
+/// Quitting while an export runs lets it finish: the file is there when harrow has exited.
+#[test]
+fn quitting_the_fleet_while_it_exports_waits_for_the_export() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("sessions");
+    let dir = sessions.join("20261127-120000-abcdef");
+    harrow::session::synth::write_session(
+        &dir,
+        200_000,
+        harrow::session::synth::Dialect::Harrow,
+        3,
+    )
+    .unwrap();
+    let cmd = format!(
+        "HARROW_SESSIONS_DIR={} TILTH_SESSIONS_DIR={} XDG_CONFIG_HOME={} {}",
+        sessions.display(),
+        tmp.path().join("no-tilth").display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow")
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    t.wait_long("Fleet: 1 run", 60);
+    t.keys(&["E", "q"]);
+    t.wait_long("[exit 0]", 60);
+    let md = std::fs::read_to_string(dir.join("export.md")).unwrap_or_default();
+    assert!(
+        md.starts_with('#'),
+        "the export was cut off by the quit: {:?}",
+        &md[..md.len().min(80)]
+    );
+}

@@ -110,6 +110,16 @@ impl BrowserScreen {
         }
     }
 
+    /// An export the fleet started (`E`) read this far, or ended.
+    fn exported(&mut self, job: Job) {
+        self.list.notice = match job {
+            Job::Exporting(p) => Some(format!("exporting … {} %", p.percent())),
+            Job::Exported(Ok(path)) => Some(format!("exported to {}", path.display())),
+            Job::Exported(Err(err)) => Some(format!("could not export: {err}")),
+            _ => return,
+        };
+    }
+
     fn send(&mut self, dir: &std::path::Path, cmd: &Command) {
         let id = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         self.list.notice = Some(match crate::session::control::send(dir, cmd) {
@@ -221,17 +231,20 @@ impl crate::console::screen::Screen for BrowserScreen {
                         Flow::Stay
                     }
                     Choice::Export(e) => {
-                        self.list.notice =
-                            Some(match crate::console::jobs::export_now(&e.dir, &e.id) {
-                                Ok(path) => format!("exported to {}", path.display()),
-                                Err(err) => format!("could not export {}: {err}", e.id),
-                            });
+                        self.list.notice = Some(format!("exporting {} …", e.id));
+                        if let Some(job) = cx.jobs().export(&e.dir, &e.id) {
+                            self.exported(job);
+                        }
                         Flow::Stay
                     }
                 }
             }
             Msg::Job(job @ Job::Resumed { .. }) => {
                 self.list.resumed(job);
+                Flow::Stay
+            }
+            Msg::Job(job @ (Job::Exporting(_) | Job::Exported(_))) => {
+                self.exported(job);
                 Flow::Stay
             }
             Msg::InputGone => Flow::Close,
