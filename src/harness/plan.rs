@@ -226,10 +226,11 @@ fn check_folder(dir: &Path) -> Result<Plan, Vec<PlanError>> {
     }
     let mut tasks: Vec<(Task, PathBuf)> = Vec::new();
     for file in files {
-        let task = match read(&file).and_then(|text| parse_task_file(&file, &text)) {
+        let parsed = read(&file).map_err(|e| vec![e]);
+        let task = match parsed.and_then(|text| parse_task_file(&file, &text)) {
             Ok(task) => task,
-            Err(e) => {
-                problems.push(e);
+            Err(found) => {
+                problems.extend(found);
                 continue;
             }
         };
@@ -301,27 +302,90 @@ pub const SKELETON: [(&str, &str); 2] = [
 ];
 
 /// Parses one task file: a `---` frontmatter of `key: value` lines, then `## ` sections.
-pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
+/// Every problem the file has is reported, each with its line, not only the first.
+pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, Vec<PlanError>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines: Vec<&str> = text.lines().collect();
     if lines.first().map(|l| l.trim()) != Some("---") {
-        return Err(err(
+        return Err(vec![err(
             file,
             Some(1),
             "no frontmatter",
             "start the file with ---, then `id: T-001` and `title: …`, then ---",
-        ));
+        )]);
     }
     let Some(close) = lines.iter().skip(1).position(|l| l.trim() == "---").map(|i| i + 1) else {
-        return Err(err(
+        return Err(vec![err(
             file,
             Some(1),
             "the frontmatter is not closed",
             "end it with a line holding only ---",
-        ));
+        )]);
     };
-    let (mut id, mut title, mut tests, mut depends_on) = (None, None, Vec::new(), None);
-    for (n, line) in lines.iter().enumerate().take(close).skip(1) {
+    let mut problems = Vec::new();
+    let front = frontmatter(file, &lines[1..close], &mut problems);
+    let id = match front.id {
+        Some((id, line)) if !valid_id(&id) => {
+            problems.push(err(
+                file,
+                Some(line),
+                format!("id '{id}' is not of the form T-<digits>"),
+                "use an id like T-001",
+            ));
+            id
+        }
+        Some((id, _)) => id,
+        None => {
+            problems.push(err(file, Some(2), "missing id", "add `id: T-001` to the frontmatter"));
+            "the task".to_owned()
+        }
+    };
+    let title = front.title.filter(|t| !t.is_empty());
+    if title.is_none() {
+        problems.push(err(
+            file,
+            Some(2),
+            format!("{id} has no title"),
+            "add `title: …` to the frontmatter",
+        ));
+    }
+    let (description, criteria, criteria_line) = body(&lines, close);
+    if criteria.is_empty() {
+        problems.push(err(
+            file,
+            Some(criteria_line.unwrap_or(close + 2)),
+            format!("{id} has no acceptance criteria"),
+            "add a `## Acceptance criteria` section with one `- ` bullet per criterion",
+        ));
+    }
+    match title {
+        Some(title) if problems.is_empty() => Ok(Task {
+            id,
+            title,
+            description,
+            criteria,
+            tests: front.tests,
+            depends_on: front.depends_on,
+        }),
+        _ => Err(problems),
+    }
+}
+
+/// What a task file's frontmatter says.
+#[derive(Default)]
+struct Frontmatter {
+    /// The id and its line.
+    id: Option<(String, usize)>,
+    title: Option<String>,
+    tests: Vec<String>,
+    depends_on: Option<Vec<String>>,
+}
+
+/// Reads the frontmatter's lines (the first is the file's line 2); each bad line is a problem
+/// and the reading goes on.
+fn frontmatter(file: &Path, lines: &[&str], problems: &mut Vec<PlanError>) -> Frontmatter {
+    let mut front = Frontmatter::default();
+    for (n, line) in lines.iter().enumerate().map(|(i, l)| (i + 2, l)) {
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
@@ -331,43 +395,40 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
             } else {
                 "write `key: value`"
             };
-            return Err(err(
+            problems.push(err(
                 file,
-                Some(n + 1),
+                Some(n),
                 format!("bad frontmatter line '{}'", line.trim()),
                 fix,
             ));
+            continue;
         };
         let value = value.trim().trim_matches('"').trim_matches('\'').to_owned();
         match key.trim().to_ascii_lowercase().as_str() {
-            "id" => id = Some((value, n + 1)),
-            "title" => title = Some(value),
-            "tests" => {
-                tests = test_list(&value).map_err(|why| err(file, Some(n + 1), why, TESTS_FIX))?;
-            }
-            "depends_on" | "depends-on" | "dependson" => {
-                depends_on = Some(id_list(&value).map_err(|why| {
-                    err(file, Some(n + 1), why, "list task ids: `depends_on: [T-001, T-003]`")
-                })?);
-            }
+            "id" => front.id = Some((value, n)),
+            "title" => front.title = Some(value),
+            "tests" => match test_list(&value) {
+                Ok(tests) => front.tests = tests,
+                Err(why) => problems.push(err(file, Some(n), why, TESTS_FIX)),
+            },
+            "depends_on" | "depends-on" | "dependson" => match id_list(&value) {
+                Ok(ids) => front.depends_on = Some(ids),
+                Err(why) => problems.push(err(
+                    file,
+                    Some(n),
+                    why,
+                    "list task ids: `depends_on: [T-001, T-003]`",
+                )),
+            },
             _ => {}
         }
     }
-    let Some((id, id_line)) = id else {
-        return Err(err(file, Some(2), "missing id", "add `id: T-001` to the frontmatter"));
-    };
-    if !valid_id(&id) {
-        return Err(err(
-            file,
-            Some(id_line),
-            format!("id '{id}' is not of the form T-<digits>"),
-            "use an id like T-001",
-        ));
-    }
-    let title = title.filter(|t| !t.is_empty()).ok_or_else(|| {
-        err(file, Some(2), format!("{id} has no title"), "add `title: …` to the frontmatter")
-    })?;
+    front
+}
 
+/// The body after the frontmatter (which closes at `close`): the description, the acceptance
+/// criteria and the line of their heading.
+fn body(lines: &[&str], close: usize) -> (String, Vec<String>, Option<usize>) {
     let mut sections: Vec<(String, Vec<&str>)> = Vec::new();
     let mut criteria_line = None;
     for (n, line) in lines.iter().enumerate().skip(close + 1) {
@@ -412,16 +473,7 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, PlanError> {
             }
         }
     }
-    if criteria.is_empty() {
-        let line = criteria_line.unwrap_or(close + 2);
-        return Err(err(
-            file,
-            Some(line),
-            format!("{id} has no acceptance criteria"),
-            "add a `## Acceptance criteria` section with one `- ` bullet per criterion",
-        ));
-    }
-    Ok(Task { id, title, description: description.join("\n\n"), criteria, tests, depends_on })
+    (description.join("\n\n"), criteria, criteria_line)
 }
 
 /// Reads a `depends_on:` value: task ids separated by commas, optionally in brackets and
@@ -607,7 +659,7 @@ mod tests {
     use super::*;
 
     fn task(text: &str) -> Result<Task, PlanError> {
-        parse_task_file(Path::new("T-001-x.md"), text)
+        parse_task_file(Path::new("T-001-x.md"), text).map_err(|mut all| all.remove(0))
     }
 
     #[test]
@@ -649,7 +701,7 @@ mod tests {
         std::fs::write(dir.path().join("NOTES.md"), "just notes\n").unwrap();
         let problems = check(dir.path()).unwrap_err();
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
-        assert_eq!(problems.len(), 3, "{text:#?}");
+        assert_eq!(problems.len(), 4, "T-004 lacks both a title and criteria: {text:#?}");
         assert!(text.iter().any(|t| t.contains("t-002-b.md looks like a task")), "{text:#?}");
         assert!(text.iter().any(|t| t.contains("task3.md looks like a task")), "{text:#?}");
         assert!(text.iter().any(|t| t.contains("T-004 has no title")), "{text:#?}");

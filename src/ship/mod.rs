@@ -52,6 +52,8 @@ pub struct Shipment {
     pub live: bool,
     /// Tasks of the plan that did not end accepted, with their state.
     pub unfinished: Vec<(String, String)>,
+    /// The pull request the session opened before, as its log records it.
+    pub pull_request: Option<String>,
 }
 
 impl Shipment {
@@ -92,6 +94,7 @@ impl Shipment {
             status: overview.status,
             live: overview.live,
             unfinished,
+            pull_request: harrow.pull_request.clone(),
         })
     }
 

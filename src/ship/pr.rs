@@ -186,32 +186,19 @@ fn send(
         base: base.clone(),
         draft: opts.draft,
     };
-    let (status, answer) =
-        client.send(&forge.open_request(&draft, &opts.forge.labels)).map_err(unreachable)?;
-    let opened = match forge.opened(status, &answer) {
-        Ok(opened) => opened,
-        Err(why) if matches!(status, 409 | 422) => {
-            let found = client
-                .send(&forge.open_one_request(&draft.head, &draft.base))
-                .ok()
-                .and_then(|(s, a)| forge.open_one(s, &a, &draft.head));
-            let Some(opened) = found else { return Err(refused(forge, status, &why, &draft)) };
-            notices.push(match client.send(&forge.describe_request(&opened, &draft.body)) {
-                Ok((s, _)) if (200..300).contains(&s) => {
-                    "it was open already: the branch is pushed to it, and its description is the record as it stands now".to_owned()
-                }
-                Ok((s, a)) => format!(
-                    "it was open already: the branch is pushed to it, but its description was not updated ({s}: {})",
-                    short_answer(&a)
-                ),
-                Err(e) => format!(
-                    "it was open already: the branch is pushed to it, but its description was not updated: {}",
-                    e.0
-                ),
-            });
-            opened
-        }
-        Err(why) => return Err(refused(forge, status, &why, &draft)),
+    // A session that opened a pull request before (a second `harrow pr`) looks for it open
+    // from this branch into this base first: it gets the record as it stands now, never a
+    // twin, from any forge (one that would open a second is never asked to).
+    let open_already = ship
+        .pull_request
+        .as_ref()
+        .and_then(|_| client.send(&forge.open_one_request(&draft.head, &draft.base)).ok())
+        .and_then(|(s, a)| forge.open_one(s, &a, &draft.head));
+    let opened = if let Some(opened) = open_already {
+        notices.push(redescribe(&client, forge, &opened, &draft.body));
+        opened
+    } else {
+        open_or_find(&client, forge, &draft, &opts.forge.labels, &mut notices)?
     };
     if let Some(req) = forge.labels_request(&opened, &opts.forge.labels) {
         match client.send(&req) {
@@ -233,6 +220,53 @@ fn send(
         cut: fitted.cut,
         notices,
     })
+}
+
+/// Asks the forge to open the pull request; one it says exists already (opened meanwhile, or
+/// by a person) is found by its branch and described instead.
+fn open_or_find(
+    client: &ForgeClient,
+    forge: &Forge,
+    draft: &Draft,
+    labels: &[String],
+    notices: &mut Vec<String>,
+) -> Result<Opened, ShipError> {
+    let (status, answer) = client.send(&forge.open_request(draft, labels)).map_err(|e| {
+        ShipError::new(format!(
+            "cannot reach {}: {}; check [forge] api_url and the network",
+            forge.api, e.0
+        ))
+    })?;
+    match forge.opened(status, &answer) {
+        Ok(opened) => Ok(opened),
+        Err(why) if matches!(status, 409 | 422) => {
+            let found = client
+                .send(&forge.open_one_request(&draft.head, &draft.base))
+                .ok()
+                .and_then(|(s, a)| forge.open_one(s, &a, &draft.head));
+            let Some(opened) = found else { return Err(refused(forge, status, &why, draft)) };
+            notices.push(redescribe(client, forge, &opened, &draft.body));
+            Ok(opened)
+        }
+        Err(why) => Err(refused(forge, status, &why, draft)),
+    }
+}
+
+/// Puts the record as it stands now into a pull request that was open already, and says so.
+fn redescribe(client: &ForgeClient, forge: &Forge, opened: &Opened, body: &str) -> String {
+    match client.send(&forge.describe_request(opened, body)) {
+        Ok((s, _)) if (200..300).contains(&s) => {
+            "it was open already: the branch is pushed to it, and its description is the record as it stands now".to_owned()
+        }
+        Ok((s, a)) => format!(
+            "it was open already: the branch is pushed to it, but its description was not updated ({s}: {})",
+            short_answer(&a)
+        ),
+        Err(e) => format!(
+            "it was open already: the branch is pushed to it, but its description was not updated: {}",
+            e.0
+        ),
+    }
 }
 
 /// Gitea keeps no gists: the part of the record the description left out follows in

@@ -659,6 +659,51 @@ fn p_in_the_console_shows_what_goes_and_sends_only_after_y() {
     shop.assert_no_token_in(&[]);
 }
 
+/// A second `harrow pr` finds the pull request the first opened before asking for one: the
+/// forge is asked for the open one from the branch, which gets the record as it stands now;
+/// no second pull request is asked for, even from a forge that would open one.
+#[test]
+fn a_second_pr_updates_the_open_one_and_never_opens_a_twin() {
+    let shop = shop("github", &forge::Forge::start(vec![]), "/api/v3", None);
+    let branch = branch_of(&shop.o);
+    let query = format!(
+        "/api/v3/repos/acme/widgets/pulls?state=open&head=acme:{}&base=main",
+        branch.replace('/', "%2F")
+    );
+    let answer = format!(
+        r#"[{{"html_url":"https://github.example/acme/widgets/pull/7","number":7,"head":{{"ref":"{branch}"}}}}]"#
+    );
+    let forge = forge::Forge::start(vec![
+        (
+            ("POST", "/api/v3/repos/acme/widgets/pulls".into()),
+            (201, r#"{"html_url":"https://github.example/acme/widgets/pull/7","number":7}"#.into()),
+        ),
+        (("GET", query), (200, answer)),
+        (("PATCH", "/api/v3/repos/acme/widgets/pulls/7".into()), (200, "{}".into())),
+        (("POST", "/api/v3/repos/acme/widgets/issues/7/labels".into()), (200, "[]".into())),
+    ]);
+    forge_config(shop.tmp.path(), "github", &forge.url("/api/v3"), &[]);
+    let first = shop.pr("GITHUB_TOKEN", &[]);
+    assert!(first.status.success(), "{}", text(&first).1);
+    let out = shop.pr("GITHUB_TOKEN", &[]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.lines().last(), Some("https://github.example/acme/widgets/pull/7"));
+    assert!(stdout.contains("it was open already"), "{stdout}");
+    let opens = forge
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/pulls"))
+        .count();
+    assert_eq!(opens, 1, "the second pr asked for a twin: {:?}", forge.requests());
+    let patch = forge.requests().into_iter().find(|r| r.method == "PATCH").unwrap();
+    assert!(patch.body["body"].as_str().unwrap().starts_with("# harrow session"));
+    let numbers: Vec<Value> =
+        events_of(&shop.o, "pull_request").iter().map(|e| e["number"].clone()).collect();
+    assert_eq!(numbers, [json!(7), json!(7)]);
+    shop.assert_no_token_in(&[&first, &out]);
+}
+
 #[test]
 fn a_pull_request_open_already_is_found_and_named_not_failed() {
     // The forge's address is written after the branch's name is known.

@@ -100,7 +100,48 @@ fn init_then_check_round_trips_and_check_names_every_problem() {
         stderr.contains("T-003-third.md:2: the file is named for T-003 but its id is T-004"),
         "{stderr}"
     );
-    assert!(stderr.contains("3 problem(s)"), "every problem, not only the first: {stderr}");
+    assert!(stderr.contains("4 problem(s)"), "every problem, not only the first: {stderr}");
+}
+
+/// One task file with five things wrong and another with two: `check` names all seven, each
+/// with its `FILE:LINE`, not only the first it met.
+#[test]
+fn check_reports_every_problem_of_every_file_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("plan");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("overview.md"), "# Plan\n\nTwo broken tasks.\n").unwrap();
+    std::fs::write(
+        dir.join("T-001-broken.md"),
+        "---\nid: X-1\ndepends_on: [T-002\ntests: ../outside.py\n---\n\n## Description\nNo criteria.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("T-002-also.md"),
+        "---\nid: T-002\ntitle: Also\n- a list item\n---\n## Acceptance criteria\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .arg("check")
+        .arg(&dir)
+        .env("XDG_CONFIG_HOME", tmp.path())
+        .env_remove("HARROW_CONFIG")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for said in [
+        "T-001-broken.md:2: id 'X-1' is not of the form T-<digits>",
+        "T-001-broken.md:3: depends_on entry '[T-002' is not a task id",
+        "T-001-broken.md:4: ",
+        "T-001-broken.md:2: X-1 has no title",
+        "T-001-broken.md:6: X-1 has no acceptance criteria",
+        "T-002-also.md:4: bad frontmatter line '- a list item'",
+        "T-002-also.md:6: T-002 has no acceptance criteria",
+    ] {
+        assert!(stderr.contains(said), "missing {said:?} in:\n{stderr}");
+    }
+    assert!(stderr.contains("7 problem(s)"), "{stderr}");
 }
 
 /// A graph plan from the real binary: `check` lists what each task waits for, and refuses an
