@@ -259,10 +259,10 @@ pub fn tone(e: &Event) -> Tone {
     }
 }
 
-/// The stream row for an event: its headless line, or for the finer events the console also
-/// shows, a line of its own.
+/// The stream row for an event: its headless line (without the lane mark: the console marks
+/// each row's lane itself), or for the finer events the console also shows, a line of its own.
 pub fn row(e: &Event) -> String {
-    if let Some(line) = describe(e) {
+    if let Some(line) = describe_event(e) {
         return line;
     }
     let task = e.task_id().unwrap_or("-");

@@ -749,6 +749,7 @@ fn the_demo_in_two_lanes_shows_the_lane_strip_the_graph_and_follows_a_lane() {
     assert!(s.contains("└ T-003 done L2 ←T-001"), "the graph: {s}");
     assert!(s.contains("└ T-002 done L1 ←T-001"), "what a task depends on: {s}");
     assert!(s.contains("L2   T-003 #") || s.contains("L2 ✔ T-003"), "rows carry their lane: {s}");
+    assert!(!s.contains("L1 L1") && !s.contains("L2 L2"), "each row marked once: {s}");
     t.keys(&["L"]);
     let s = t.wait_for("following lane 1");
     assert!(s.lines().nth(1).unwrap_or("").contains("▸L1 T-002"), "{s}");
