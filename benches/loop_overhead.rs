@@ -26,7 +26,10 @@ use std::time::Instant;
 const TASKS: usize = 20;
 
 fn main() {
-    whole_process(10);
+    // A short run of Tilth's size (4 tasks, 36 calls), where start-up weighs on every call,
+    // then a long one.
+    whole_process(4, 8);
+    whole_process(TASKS, 10);
     let short = run(10);
     let long = run(30);
     let marginal = (long - short) / (TASKS as f64 * 20.0);
@@ -44,6 +47,7 @@ fn main() {
 /// for them: a file written, `iterations - 2` files read, a case; every verdict an accept.
 fn setup(
     root: &std::path::Path,
+    tasks: usize,
     iterations: usize,
 ) -> (std::path::PathBuf, std::path::PathBuf, serde_json::Value) {
     let repo = support::repo_with_readme(root);
@@ -51,7 +55,7 @@ fn setup(
     std::fs::create_dir_all(&plan_dir).unwrap();
     std::fs::write(plan_dir.join("overview.md"), "# Bench\n").unwrap();
     let mut worker = serde_json::Map::new();
-    for t in 1..=TASKS {
+    for t in 1..=tasks {
         std::fs::write(plan_dir.join(format!("T-{t:03}-x.md")), format!("---\nid: T-{t:03}\ntitle: Task {t}\n---\n## Acceptance criteria\n- f{t}.txt exists\n")).unwrap();
         let mut turns = vec![
             json!({"tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{t}.txt"), "content": "x\n"}}]}),
@@ -71,9 +75,9 @@ fn setup(
 /// Runs the plan with the `harrow` binary, default settings, and reports its CPU per model
 /// call: every cost of the process (start-up, loading, the sandbox's probe, git, the session's
 /// files) divided among the calls it made.
-fn whole_process(iterations: usize) {
+fn whole_process(tasks: usize, iterations: usize) {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan_dir, script) = setup(tmp.path(), iterations);
+    let (repo, plan_dir, script) = setup(tmp.path(), tasks, iterations);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let server = runtime
@@ -90,9 +94,9 @@ fn whole_process(iterations: usize) {
     );
     let (user, kernel) = (cpu.user_s, cpu.kernel_s);
     let calls = server.received().len();
-    assert_eq!(calls, TASKS * (iterations + 1));
+    assert_eq!(calls, tasks * (iterations + 1));
     println!(
-        "harrow run as a process, {TASKS} tasks × {} model calls, default settings: {:.2} ms of CPU per model call ({:.2} ms in user space, {:.2} ms in the kernel), start-up included",
+        "harrow run as a process, {tasks} tasks × {} model calls, default settings: {:.2} ms of CPU per model call ({:.2} ms in user space, {:.2} ms in the kernel), start-up included",
         iterations + 1,
         (user + kernel) * 1000.0 / calls as f64,
         user * 1000.0 / calls as f64,
@@ -103,7 +107,7 @@ fn whole_process(iterations: usize) {
 /// Runs the whole session and returns its wall time in seconds.
 fn run(iterations: usize) -> f64 {
     let tmp = tempfile::tempdir().expect("tmp");
-    let (repo, plan_dir, script) = setup(tmp.path(), iterations);
+    let (repo, plan_dir, script) = setup(tmp.path(), TASKS, iterations);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async move {

@@ -9,7 +9,7 @@ use crate::brain::client::{Brain, BrainConfig, BrainError, Endpoint, Role};
 use crate::config::Config;
 use crate::console::describe::describe;
 use crate::hands::programs;
-use crate::hands::validators::presets;
+use crate::hands::validators::{ValidatorSpec, presets};
 use crate::hands::workspace::Workspace;
 use crate::hands::{Hands, HandsConfig};
 use crate::harness::plan;
@@ -264,6 +264,37 @@ pub struct Start {
 }
 
 /// Creates the session folder and worktree, logs `session_start`, and returns the run.
+/// Whether the toolchains the validators run start where validators run (the sandbox, its
+/// environment): a rustup `cargo` that finds no toolchain there, say, would otherwise fail every
+/// submit and be read as the worker's fault. Each known toolchain is asked its version once.
+fn validators_start(validators: &[ValidatorSpec], hands: &Hands) -> Result<(), String> {
+    for (validator, probe) in programs::probes(validators) {
+        let outcome = hands
+            .run_command(probe, Duration::from_secs(30), 4_000, None)
+            .map_err(|e| format!("validator '{validator}' cannot be started: {e}"))?;
+        if outcome.success() {
+            continue;
+        }
+        let how = if outcome.timed_out {
+            "did not answer within 30 s".to_owned()
+        } else {
+            outcome
+                .exit_code
+                .map_or_else(|| "was killed".to_owned(), |c| format!("failed (exit {c})"))
+        };
+        let said: Vec<&str> =
+            outcome.output.lines().map(str::trim).filter(|l| !l.is_empty()).take(2).collect();
+        let config = crate::config::config_path(None)
+            .map_or_else(|| "the config file".to_owned(), |p| p.display().to_string());
+        return Err(crate::printable::line(&format!(
+            "validator '{validator}' cannot run where validators run (sandbox: {}): `{probe}` {how}: {}; make the toolchain reachable there, or set [[validators]] in {config} (or pass --no-validators)",
+            hands.isolation.kind(),
+            said.join(" / ")
+        )));
+    }
+    Ok(())
+}
+
 pub fn create_session(start: Start) -> Result<Run> {
     let top = Workspace::source_top(&start.repo).map_err(|e| UsageError(e.to_string()))?;
     let validators = start.validators.unwrap_or_else(|| presets(&top));
@@ -291,17 +322,24 @@ pub fn create_session(start: Start) -> Result<Run> {
     for n in &notices {
         eprintln!("harrow: {n}");
     }
+    // A start that fails leaves nothing behind: no folder, worktree or branch.
+    let undo = |writer: SessionWriter, workspace: &Workspace| {
+        drop(writer);
+        let _ = Workspace::remove_worktree(Some(&workspace.source), &workspace.worktree, &dir);
+        let _ = Workspace::delete_branch(&workspace.source, &workspace.branch);
+        let _ = std::fs::remove_dir_all(&dir);
+    };
     let hands = match Hands::new(&workspace.worktree, Some(&dir), start.hands) {
         Ok(h) => h,
         Err(e) => {
-            // A start that fails leaves nothing behind: no folder, worktree or branch.
-            drop(writer);
-            let _ = Workspace::remove_worktree(Some(&workspace.source), &workspace.worktree, &dir);
-            let _ = Workspace::delete_branch(&workspace.source, &workspace.branch);
-            let _ = std::fs::remove_dir_all(&dir);
+            undo(writer, &workspace);
             return Err(UsageError(e.to_string()).into());
         }
     };
+    if let Err(why) = validators_start(&validators, &hands) {
+        undo(writer, &workspace);
+        return Err(UsageError(why).into());
+    }
     let mut opts = start.opts;
     opts.validators = validators;
     let worker = brain.endpoint(Role::Worker).cloned();

@@ -79,27 +79,8 @@ pub fn first_missing(specs: &[ValidatorSpec], repo: &Path) -> Option<Missing> {
 
 /// The first program a command line needs that is not installed.
 fn missing_in(command: &str, repo: &Path) -> Option<String> {
-    for segment in segments(command) {
-        // Assignments (`VAR=x`), redirections (`>log`, `2>`, `<in`) and a subshell's or a
-        // group's opening (`(cd`, `{`, `!`) come before the program.
-        let words: Vec<&str> = segment
-            .split_whitespace()
-            .map(|w| w.trim_start_matches(['(', '{', '!']))
-            .filter(|w| !w.is_empty())
-            .skip_while(|w| {
-                (w.contains('=') && !w.starts_with('-'))
-                    || w.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['>', '<'])
-            })
-            .collect();
-        let words: &[&str] = if words.first() == Some(&"env") { &words[1..] } else { &words };
-        let Some(program) =
-            words.first().map(|w| w.trim_end_matches([')', '}']).trim_matches(['\'', '"']))
-        else {
-            continue;
-        };
-        if program.is_empty() || BUILTINS.contains(&program) || program.starts_with('$') {
-            continue;
-        }
+    for words in segments(command).into_iter().filter_map(program_words) {
+        let program = words[0];
         if !installed(program, repo) {
             return Some(program.to_owned());
         }
@@ -119,6 +100,60 @@ fn missing_in(command: &str, repo: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// A segment's words from its program on: assignments (`VAR=x`), redirections (`>log`, `2>`,
+/// `<in`), a subshell's or a group's opening (`(cd`, `{`, `!`) and `env` come before it. `None`
+/// when the segment runs no program harrow can look for (a builtin, a `$VAR`).
+fn program_words(segment: &str) -> Option<Vec<&str>> {
+    let words: Vec<&str> = segment
+        .split_whitespace()
+        .map(|w| w.trim_start_matches(['(', '{', '!']))
+        .filter(|w| !w.is_empty())
+        .skip_while(|w| {
+            (w.contains('=') && !w.starts_with('-'))
+                || w.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['>', '<'])
+        })
+        .collect();
+    let mut words = if words.first() == Some(&"env") { words[1..].to_vec() } else { words };
+    let program = words.first()?.trim_end_matches([')', '}']).trim_matches(['\'', '"']);
+    if program.is_empty() || BUILTINS.contains(&program) || program.starts_with('$') {
+        return None;
+    }
+    words[0] = program;
+    Some(words)
+}
+
+/// The toolchains whose start can be tried without side effects, and how: a validator that
+/// runs one of these is asked to start it where validators run, before the first task.
+const PROBES: &[(&str, &str)] = &[
+    ("cargo", "cargo --version"),
+    ("rustc", "rustc --version"),
+    ("python", "python --version"),
+    ("python3", "python3 --version"),
+    ("pytest", "pytest --version"),
+    ("ruff", "ruff --version"),
+    ("go", "go version"),
+    ("node", "node --version"),
+    ("npm", "npm --version"),
+    ("npx", "npx --version"),
+    ("make", "make --version"),
+];
+
+/// The probes of the known toolchains a validator's command runs, each once.
+pub fn probes(specs: &[ValidatorSpec]) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    for spec in specs {
+        for words in segments(&spec.command).into_iter().filter_map(program_words) {
+            let found = PROBES.iter().find(|(name, _)| *name == words[0]);
+            if let Some((_, probe)) = found
+                && !out.iter().any(|(_, p)| p == probe)
+            {
+                out.push((spec.name.clone(), probe));
+            }
+        }
+    }
+    out
 }
 
 /// The command line cut at unquoted `&`, `|`, `;` and newlines: each piece starts a program.

@@ -618,6 +618,62 @@ fn a_missing_validator_program_stops_run_before_anything_is_created() {
     assert!(!tmp.path().join("sessions").exists());
 }
 
+/// A validator whose toolchain is installed but cannot start where validators run (a rustup
+/// `cargo` that finds no toolchain, a `python3` that cannot load its library) stops the run
+/// before anything is made, in one line saying what it said and what to do — not on the first
+/// submit, where it would read as the worker's failure.
+#[test]
+fn a_validator_toolchain_that_cannot_start_is_said_before_anything_is_created() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("python3");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'python3: error while loading shared libraries: libpython3.so' >&2\nexit 127\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = tmp.path().join("harrow.toml");
+    std::fs::write(
+        &config,
+        "[hands]\nsandbox = \"off\"\n\n[[validators]]\nname = \"check\"\ncommand = \"python3 check.py\"\n",
+    )
+    .unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let (_rt, server) = serve(&json!({}), true);
+    let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
+    cmd.args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"]);
+    cmd.arg("--config").arg(&config).env("PATH", &path);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("validator 'check' cannot run where validators run (sandbox: off): `python3 --version` failed (exit 127): python3: error while loading shared libraries")
+            && stderr.contains("--no-validators"),
+        "{stderr}"
+    );
+    assert!(
+        !tmp.path().join("sessions").read_dir().is_ok_and(|mut d| d.next().is_some()),
+        "no session left"
+    );
+    assert!(!git(&repo, &["branch", "--list"]).contains("session/"), "no branch");
+    assert!(server.received().is_empty(), "no model was called");
+
+    // The same validator with a python3 that starts is no obstacle.
+    std::fs::write(&fake, "#!/bin/sh\necho 'Python 3.99.0'\n").unwrap();
+    let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
+    cmd.args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"]);
+    cmd.arg("--config").arg(&config).env("PATH", &path);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("cannot run where validators run"), "{stderr}");
+    assert!(tmp.path().join("sessions").read_dir().is_ok_and(|mut d| d.next().is_some()));
+}
+
 #[test]
 fn the_session_harrow_keeps_as_a_fixture_reads_strictly() {
     let dir =
