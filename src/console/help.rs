@@ -11,6 +11,21 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
+/// A mode's key table as lines: each binding's keys (right-aligned in `width` columns, in
+/// `key_style`) and what it does. Every help there is (this overlay, the fleet's, the
+/// interview's) is drawn from these lines, so each says exactly what its table binds.
+pub fn key_lines(mode: Mode, width: usize, key_style: ratatui::style::Style) -> Vec<Line<'static>> {
+    mode.bindings()
+        .iter()
+        .map(|b| {
+            Line::from(vec![
+                Span::styled(format!("{:>width$}  ", b.label()), key_style),
+                Span::raw(b.help),
+            ])
+        })
+        .collect()
+}
+
 /// The keys of one mode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HelpView {
@@ -40,15 +55,7 @@ impl HelpView {
         let hidden = rows.saturating_sub(height.saturating_sub(2));
         let top = self.scroll.shown_from(usize::from(rows), usize::from(height.saturating_sub(2)));
         let rect = popup(frame, area, 86, height, (area.height - height) / 2);
-        let lines: Vec<Line> = bindings
-            .iter()
-            .map(|b| {
-                Line::from(vec![
-                    Span::styled(format!("{:>7}  ", b.label()), theme.fg(theme.colors.focus)),
-                    Span::raw(b.help),
-                ])
-            })
-            .collect();
+        let lines = key_lines(self.of, 7, theme.fg(theme.colors.focus));
         let title = if hidden == 0 {
             format!(" {} ", self.of.title())
         } else {

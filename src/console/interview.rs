@@ -14,7 +14,7 @@ use crossterm::event::{Event, KeyEvent, KeyEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
@@ -428,15 +428,11 @@ fn draw_talk(
 ) {
     if let Some(mode) = help {
         let mut lines = vec![Line::raw("")];
-        for b in mode.bindings() {
-            lines.push(Line::from(vec![
-                Span::styled(
-                    format!("{:>16}  ", b.label()),
-                    Style::default().add_modifier(Modifier::BOLD),
-                ),
-                Span::raw(b.help),
-            ]));
-        }
+        lines.extend(super::help::key_lines(
+            mode,
+            16,
+            Style::default().add_modifier(Modifier::BOLD),
+        ));
         let block = Block::default().borders(Borders::ALL).title(format!(" {} ", mode.title()));
         frame.render_widget(Paragraph::new(lines).block(block), area);
         return;

@@ -659,20 +659,27 @@ fn p_in_the_console_shows_what_goes_and_sends_only_after_y() {
     shop.assert_no_token_in(&[]);
 }
 
-/// A second `harrow pr` finds the pull request the first opened before asking for one: the
-/// forge is asked for the open one from the branch, which gets the record as it stands now;
-/// no second pull request is asked for, even from a forge that would open one.
-#[test]
-fn a_second_pr_updates_the_open_one_and_never_opens_a_twin() {
-    let shop = shop("github", &forge::Forge::start(vec![]), "/api/v3", None);
+/// What GitHub's list of open pull requests from the session's branch asks and answers, with
+/// pull request `number` open.
+fn open_pull_request_listed(shop: &Shop, number: u64) -> (String, String) {
     let branch = branch_of(&shop.o);
     let query = format!(
         "/api/v3/repos/acme/widgets/pulls?state=open&head=acme:{}&base=main",
         branch.replace('/', "%2F")
     );
     let answer = format!(
-        r#"[{{"html_url":"https://github.example/acme/widgets/pull/7","number":7,"head":{{"ref":"{branch}"}}}}]"#
+        r#"[{{"html_url":"https://github.example/acme/widgets/pull/{number}","number":{number},"head":{{"ref":"{branch}"}}}}]"#
     );
+    (query, answer)
+}
+
+/// A second `harrow pr` finds the pull request the first opened before asking for one: the
+/// forge is asked for the open one from the branch, which gets the record as it stands now;
+/// no second pull request is asked for, even from a forge that would open one.
+#[test]
+fn a_second_pr_updates_the_open_one_and_never_opens_a_twin() {
+    let shop = shop("github", &forge::Forge::start(vec![]), "/api/v3", None);
+    let (query, answer) = open_pull_request_listed(&shop, 7);
     let forge = forge::Forge::start(vec![
         (
             ("POST", "/api/v3/repos/acme/widgets/pulls".into()),
@@ -708,14 +715,7 @@ fn a_second_pr_updates_the_open_one_and_never_opens_a_twin() {
 fn a_pull_request_open_already_is_found_and_named_not_failed() {
     // The forge's address is written after the branch's name is known.
     let shop = shop("github", &forge::Forge::start(vec![]), "/api/v3", None);
-    let branch = branch_of(&shop.o);
-    let query = format!(
-        "/api/v3/repos/acme/widgets/pulls?state=open&head=acme:{}&base=main",
-        branch.replace('/', "%2F")
-    );
-    let answer = format!(
-        r#"[{{"html_url":"https://github.example/acme/widgets/pull/3","number":3,"head":{{"ref":"{branch}"}}}}]"#
-    );
+    let (query, answer) = open_pull_request_listed(&shop, 3);
     let forge = forge::Forge::start(vec![
         (
             ("POST", "/api/v3/repos/acme/widgets/pulls".into()),

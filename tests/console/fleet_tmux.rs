@@ -168,13 +168,9 @@ fn the_fleets_ages_move_without_a_key() {
     t.keys(&["q"]);
 }
 
-/// The fleet's `E` exports on a job of its own: the list answers `Enter` while the export of
-/// a large run goes on, and the export's end is said in the fleet that asked for it, never in
-/// the console opened over it meanwhile.
-#[test]
-fn the_fleets_export_runs_as_a_job_and_reports_to_the_fleet_not_the_console_over_it() {
-    let tmp = tempfile::tempdir().unwrap();
-    let sessions = tmp.path().join("sessions");
+/// The fleet (in tmux) over one synthesized run of 200,000 events, whose export takes a while.
+fn fleet_of_one_large_run(root: &Path) -> (Tmux, PathBuf) {
+    let sessions = root.join("sessions");
     let dir = sessions.join("20261127-120000-abcdef");
     harrow::session::synth::write_session(
         &dir,
@@ -186,12 +182,22 @@ fn the_fleets_export_runs_as_a_job_and_reports_to_the_fleet_not_the_console_over
     let cmd = format!(
         "HARROW_SESSIONS_DIR={} TILTH_SESSIONS_DIR={} XDG_CONFIG_HOME={} {}",
         sessions.display(),
-        tmp.path().join("no-tilth").display(),
-        tmp.path().display(),
+        root.join("no-tilth").display(),
+        root.display(),
         env!("CARGO_BIN_EXE_harrow")
     );
     let t = Tmux::start(&cmd, 160, 45);
     t.wait_long("Fleet: 1 run", 60);
+    (t, dir)
+}
+
+/// The fleet's `E` exports on a job of its own: the list answers `Enter` while the export of
+/// a large run goes on, and the export's end is said in the fleet that asked for it, never in
+/// the console opened over it meanwhile.
+#[test]
+fn the_fleets_export_runs_as_a_job_and_reports_to_the_fleet_not_the_console_over_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (t, dir) = fleet_of_one_large_run(tmp.path());
     let export = dir.join("export.md");
     // Both keys at once: the console opens while the export runs only if the export does not
     // hold the fleet's loop.
@@ -223,24 +229,7 @@ fn the_fleets_export_runs_as_a_job_and_reports_to_the_fleet_not_the_console_over
 #[test]
 fn quitting_the_fleet_while_it_exports_waits_for_the_export() {
     let tmp = tempfile::tempdir().unwrap();
-    let sessions = tmp.path().join("sessions");
-    let dir = sessions.join("20261127-120000-abcdef");
-    harrow::session::synth::write_session(
-        &dir,
-        200_000,
-        harrow::session::synth::Dialect::Harrow,
-        3,
-    )
-    .unwrap();
-    let cmd = format!(
-        "HARROW_SESSIONS_DIR={} TILTH_SESSIONS_DIR={} XDG_CONFIG_HOME={} {}",
-        sessions.display(),
-        tmp.path().join("no-tilth").display(),
-        tmp.path().display(),
-        env!("CARGO_BIN_EXE_harrow")
-    );
-    let t = Tmux::start(&cmd, 160, 45);
-    t.wait_long("Fleet: 1 run", 60);
+    let (t, dir) = fleet_of_one_large_run(tmp.path());
     t.keys(&["E", "q"]);
     t.wait_long("[exit 0]", 60);
     let md = std::fs::read_to_string(dir.join("export.md")).unwrap_or_default();

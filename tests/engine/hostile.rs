@@ -862,13 +862,17 @@ fn work_swapped_for_a_link_while_it_is_judged_is_held_never_committed() {
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
         {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
     ]);
+    // Swapped once the review has begun and kept swapped (a swap that flips back and forth
+    // can miss every moment harrow looks, on a busy machine, and then the judged work lands
+    // rightly: that proves nothing).
     let (code, stderr, events, branch) = run_with_meanwhile(&worker, "", |worktree, stop| {
         let file = worktree.join("f1.txt");
         while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-            let _ = std::fs::remove_file(&file);
-            let _ = std::os::unix::fs::symlink("/etc/hostname", &file);
-            let _ = std::fs::remove_file(&file);
-            let _ = std::fs::write(&file, "1\n");
+            if !std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
+                let _ = std::fs::remove_file(&file);
+                let _ = std::os::unix::fs::symlink("/etc/hostname", &file);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
     });
     assert_eq!(code, Some(1), "{stderr}");

@@ -138,15 +138,11 @@ impl BrowserScreen {
         use crate::console::keymap::Mode;
         let theme = self.theme();
         let mut lines = vec![Line::raw("")];
-        for b in Mode::Browser.bindings() {
-            lines.push(Line::from(vec![
-                ratatui::text::Span::styled(
-                    format!("{:>9}  ", b.label()),
-                    theme.fg(theme.colors.focus),
-                ),
-                ratatui::text::Span::raw(b.help),
-            ]));
-        }
+        lines.extend(crate::console::help::key_lines(
+            Mode::Browser,
+            9,
+            theme.fg(theme.colors.focus),
+        ));
         let [area, hints] =
             Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(frame.area());
         let block = Block::default()
