@@ -195,6 +195,17 @@ fn task_table(o: &Overview) -> String {
                 let verb = if d.state == TaskState::Failed { "failed" } else { "failed before" };
                 note.push(format!("{verb}: {}", d.failure_reasons.join(", ")));
             }
+            if let Some(d) = d.filter(|d| d.merge_reworks > 0) {
+                let times = if d.merge_reworks > 1 {
+                    format!(" ({}×)", d.merge_reworks)
+                } else {
+                    String::new()
+                };
+                note.push(format!(
+                    "sent back after its accept{times}: {}",
+                    crate::export::merge_words(&d.conflicts)
+                ));
+            }
             if let Some(c) = d.and_then(|d| d.last_category.as_deref()) {
                 note.push(format!("last reject: {c}"));
             }

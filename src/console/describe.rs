@@ -79,6 +79,10 @@ fn describe_event(e: &Event) -> Option<String> {
             unhealthy_call(p)
         }
         Payload::Nudge(_) => format!("  {task}{iter} quiet turn: nudged to submit its case"),
+        Payload::FeedbackSent(p) if p.kind.as_deref() == Some("merge") => format!(
+            "⚠ {task} accepted, but {}: back to its worker",
+            crate::export::merge_words(p.conflicts.as_deref().unwrap_or_default())
+        ),
         Payload::CaseParseError(p) => format!(
             "  {task}{iter} case sent back: {}",
             short(p.error.as_deref().unwrap_or(""), 90)
@@ -254,6 +258,7 @@ pub fn tone(e: &Event) -> Tone {
         Payload::PullRequest(p) if p.error.is_some() => Tone::Bad,
         Payload::Commit(_) | Payload::Push(_) | Payload::PullRequest(_) => Tone::Good,
         Payload::PreToolBlock(_) => Tone::Warn,
+        Payload::FeedbackSent(f) if f.kind.as_deref() == Some("merge") => Tone::Warn,
         Payload::ValidatorRun(v) if v.passed != Some(true) => Tone::Warn,
         _ => Tone::Plain,
     }

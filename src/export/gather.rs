@@ -200,6 +200,7 @@ impl Collector {
                 | K::Commit
                 | K::OperatorAction,
             ) => true,
+            Some(K::FeedbackSent) => fact.payload.kind.get() == Some("merge"),
             _ => false,
         }
     }
@@ -301,6 +302,10 @@ impl Collector {
                 self.attempt(&task, number)?.verdict = Some(verdict);
             }
             (Payload::Commit(c), Some(task)) => self.task(&task)?.commit.clone_from(&c.sha),
+            (Payload::FeedbackSent(f), Some(task)) if f.kind.as_deref() == Some("merge") => {
+                let files = f.conflicts.as_deref().unwrap_or_default();
+                self.attempt(&task, number)?.sent_back = Some(merge_words(files));
+            }
             (Payload::OperatorAction(a), Some(task)) => {
                 let decision = Decision {
                     action: a.action.clone().unwrap_or_default(),
@@ -311,5 +316,14 @@ impl Collector {
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// Why accepted work went back to its worker when it was landed, in words.
+pub fn merge_words(conflicts: &[String]) -> String {
+    if conflicts.is_empty() {
+        "combined with work that landed meanwhile it failed the checks".to_owned()
+    } else {
+        format!("it conflicted with work that landed meanwhile in {}", conflicts.join(", "))
     }
 }

@@ -8,6 +8,7 @@
 //! machine's paths are never written.
 
 mod gather;
+pub use gather::merge_words;
 pub(crate) mod html;
 mod json;
 pub(crate) mod markdown;
@@ -78,13 +79,20 @@ pub struct Attempt {
     /// Each validator run of the attempt, in order (a failed run sends the work back).
     pub validator_runs: Vec<Vec<Check>>,
     pub verdict: Option<VerdictExport>,
+    /// Accepted, then sent back because it did not combine with work that landed meanwhile
+    /// (lanes): why, with the files that conflicted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_back: Option<String>,
 }
 
 impl Attempt {
     /// How the attempt ended, in a few words.
     pub fn outcome(&self) -> String {
         match &self.verdict {
-            Some(v) if v.accepted() => "accepted".to_owned(),
+            Some(v) if v.accepted() => match &self.sent_back {
+                Some(why) => format!("accepted, then sent back: {why}"),
+                None => "accepted".to_owned(),
+            },
             Some(v) => v
                 .category
                 .as_deref()

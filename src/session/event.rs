@@ -539,6 +539,9 @@ payload_struct!(
         /// A lane brought up to the session branch after a merge: the task's change is
         /// measured from this commit from now on.
         base_commit: String,
+        /// `merge`: the files where the accepted change and work that landed meanwhile both
+        /// changed the same lines (none when they combine but fail the checks together).
+        conflicts: Vec<String>,
     } scoped
 );
 payload_struct!(

@@ -52,12 +52,13 @@ impl KeptValues {
 
 /// Reads and checks the value at `c` and marks it for `field`.
 fn keep(c: &mut Cursor<'_>, field: u8, kept: &mut KeptValues) -> sparse::Result<()> {
-    let token = if field == ids::plan_tasks { c.whole()? } else { c.token(&mut kept.text)? };
+    let whole = field == ids::plan_tasks || field == ids::conflicts;
+    let token = if whole { c.whole()? } else { c.token(&mut kept.text)? };
     kept.marks.push(Mark { field, token });
     Ok(())
 }
 
-/// `plan_tasks`, kept whole.
+/// `plan_tasks` and `conflicts`, kept whole.
 impl FromToken<'_> for Option<serde_json::Value> {
     fn from_token(line: &[u8], _: &str, token: Token) -> Self {
         let Token::Whole { start, end } = token else { return None };
@@ -188,6 +189,10 @@ fact_fields! {
     url: LStr<'a>,
     /// `session_start`: the plan's tasks, `[{"id", "title"}]` (rare, so kept whole).
     plan_tasks: Option<serde_json::Value>,
+    /// `feedback_sent`: what the worker was sent back for (`merge`, `validators`, …), and for
+    /// a merge the files that conflicted (rare, so kept whole).
+    kind: LStr<'a>,
+    conflicts: Option<serde_json::Value>,
 }
 
 impl<'a> Fact<'a> {

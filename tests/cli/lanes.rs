@@ -213,6 +213,32 @@ fn two_lanes_on_the_same_line_the_later_reworks_the_conflict_and_lands() {
     let subjects = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
     let ours: Vec<&str> = subjects.lines().filter(|l| l.starts_with("T-")).collect();
     assert_eq!(ours, ["T-002: Write file 2", "T-001: Write file 1"]);
+    assert_eq!(merge[0]["payload"]["conflicts"], json!(["README.md"]));
+    // The conflict is a visible state wherever the verdicts are shown: the log's line, show,
+    // and the export (what a pull request's body is).
+    let said = "accepted, but it conflicted with work that landed meanwhile in README.md";
+    let replay = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["replay", &id, "--headless", "--speed", "max"])
+        .output()
+        .unwrap();
+    let replay = String::from_utf8_lossy(&replay.stdout);
+    assert!(replay.contains(&format!("⚠ T-002 {said}: back to its worker")), "{replay}");
+    let show = harrow_cmd(tmp.path(), &server.base_url()).args(["show", &id]).output().unwrap();
+    let show = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        show.contains(
+            "sent back after its accept: it conflicted with work that landed meanwhile in README.md"
+        ),
+        "{show}"
+    );
+    let md = harrow_cmd(tmp.path(), &server.base_url()).args(["export", &id]).output().unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains(
+            "accepted, then sent back: it conflicted with work that landed meanwhile in README.md"
+        ),
+        "{md}"
+    );
 }
 
 /// Two changes that merge cleanly but together break the tests: the second is not committed

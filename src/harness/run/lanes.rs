@@ -68,9 +68,9 @@ pub(super) struct LaneBook {
 pub(super) enum Landing {
     /// On the session branch; the warning later tasks get, when it was below the bar.
     Landed(Option<String>),
-    /// Sent back to the worker with this text: a conflict, or the combination fails the
-    /// validators.
-    Rework(String),
+    /// Sent back to the worker with this text: a conflict (in these files), or the
+    /// combination fails the validators (no files).
+    Rework { text: String, conflicts: Vec<String> },
     /// It could not land and waits for the operator, its work kept.
     Held(Ended),
 }
@@ -278,7 +278,7 @@ impl Run {
         attempt: &mut u64,
     ) -> Result<Landing> {
         let landing = self.land_once(task, a)?;
-        if let Landing::Rework(text) = &landing {
+        if let Landing::Rework { text, conflicts } = &landing {
             let why = "the accepted change does not combine with work that landed meanwhile";
             self.gate(&task.id, GateEvent::MergeFailed, why, *attempt)?;
             *self.granted.entry(task.id.clone()).or_default() += 1;
@@ -294,6 +294,7 @@ impl Run {
                 kind: Some("merge".into()),
                 content: Some(text.clone()),
                 base_commit: self.task_bases.get(&task.id).cloned(),
+                conflicts: Some(conflicts.clone()),
                 ..FeedbackSent::default()
             })?;
         }
@@ -306,7 +307,7 @@ impl Run {
         match self.land_once(task, a)? {
             Landing::Landed(_) => Ok(None),
             Landing::Held(end) => Ok(Some(end)),
-            Landing::Rework(text) => {
+            Landing::Rework { text, .. } => {
                 let why = format!(
                     "its accepted work does not combine with work that landed meanwhile ({}); reject it with guidance to have it reworked, or skip it",
                     text.lines().next().unwrap_or_default()
@@ -427,12 +428,18 @@ impl Run {
         self.task_bases.insert(task.id.clone(), onto.to_owned());
         self.record_guard()?;
         if !merged.conflicts.is_empty() {
-            return Ok(Err(Landing::Rework(conflict_feedback(&merged.conflicts))));
+            return Ok(Err(Landing::Rework {
+                text: conflict_feedback(&merged.conflicts),
+                conflicts: merged.conflicts.clone(),
+            }));
         }
         if let Some(report) = self.validate_combined(task)? {
-            return Ok(Err(Landing::Rework(format!(
-                "Your change was accepted, but combined with work that landed meanwhile it fails the checks. Your worktree now holds the combination; make it pass, then submit again.\n\n{report}"
-            ))));
+            return Ok(Err(Landing::Rework {
+                text: format!(
+                    "Your change was accepted, but combined with work that landed meanwhile it fails the checks. Your worktree now holds the combination; make it pass, then submit again.\n\n{report}"
+                ),
+                conflicts: Vec::new(),
+            }));
         }
         // The combination lands as the merge built it from judged work; whatever the
         // validators left in the worktree stays out.

@@ -255,7 +255,7 @@ impl Agent for WorkerTurns<'_> {
             Some(TaskEnd::Accepted(a)) if self.run.lane.is_some() => {
                 match self.run.land(self.task, a, &sc, &mut self.attempt)? {
                     Landing::Landed(warning) => (result, Some(TaskEnd::Landed(warning))),
-                    Landing::Rework(text) => (text, None),
+                    Landing::Rework { text, .. } => (text, None),
                     Landing::Held(end) => (
                         "The accepted work could not land; stop here.".into(),
                         Some(TaskEnd::Stop(end)),

@@ -144,6 +144,12 @@ pub struct TaskDetail {
     /// harrow: the tasks it depends on, from the plan the run started with (a graph plan).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<String>,
+    /// How often its accepted work was sent back because it did not combine with work that
+    /// landed meanwhile (lanes), and the files of the last conflict.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub merge_reworks: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
     #[serde(skip)]
     pub(super) working_since_verdict: bool,
 }
@@ -247,4 +253,9 @@ impl Summary {
     pub fn final_stop(&self) -> Option<&str> {
         self.harrow.final_stop.as_deref()
     }
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if hands a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

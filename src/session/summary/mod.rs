@@ -209,6 +209,15 @@ pub struct SummaryFold {
     saw_seq: bool,
 }
 
+/// The files a `merge` feedback names, as written.
+fn conflict_files(list: Option<&serde_json::Value>) -> Vec<String> {
+    list.and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str().map(str::to_owned))
+        .collect()
+}
+
 /// The sandbox a `session_start` names, in one word; earlier sessions wrote a sentence.
 fn sandbox_kind(recorded: &str) -> Option<&'static str> {
     match recorded {
@@ -317,6 +326,13 @@ impl SummaryFold {
                 }
             }
             Some(K::OperatorAction) => self.s.harrow.operator_actions += 1,
+            Some(K::FeedbackSent) if p.kind.get() == Some("merge") => {
+                if let Some(tid) = tid {
+                    let d = self.tasks.detail(tid);
+                    d.merge_reworks += 1;
+                    d.conflicts = conflict_files(p.conflicts.as_ref());
+                }
+            }
             Some(K::Push) if p.error.get().is_none() => {
                 if let (Some(branch), Some(remote)) = (p.branch.get(), p.remote.get()) {
                     self.s.harrow.pushed = Some(format!("{branch} on {remote}"));
