@@ -1,6 +1,6 @@
-//! `harrow completions SHELL` and `harrow man`: what a package or a dotfile needs to make the
-//! command feel installed — tab completion of verbs and flags, and a manual page — generated
-//! from the same definition clap parses, so they can never disagree with the binary.
+//! `harrow completions SHELL`: tab completion of verbs and flags, generated from the same
+//! definition clap parses, so it can never disagree with the binary (the manual page is
+//! `manual`).
 
 use clap::CommandFactory;
 use color_eyre::eyre::Result;
@@ -32,14 +32,6 @@ pub fn completions(args: &CompletionsArgs) -> Result<ExitCode> {
     };
     let mut out = std::io::stdout().lock();
     clap_complete::generate(shell, &mut super::Cli::command(), "harrow", &mut out);
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Writes harrow's manual page (roff) to standard output: `harrow man > harrow.1`.
-pub fn man() -> Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
-    clap_mangen::Man::new(super::Cli::command()).render(&mut out)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

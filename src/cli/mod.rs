@@ -6,6 +6,7 @@ mod export;
 mod follow;
 mod format;
 mod install;
+mod manual;
 mod out;
 mod plan_verbs;
 pub(crate) mod prep;
@@ -70,8 +71,9 @@ pub enum Command {
     Cleanse(workspace_verbs::CleanseArgs),
     /// Print tab completion for bash, zsh or fish.
     Completions(install::CompletionsArgs),
-    /// Print harrow's manual page (roff): `harrow man > harrow.1`.
-    Man,
+    /// Print harrow's manual page (roff): `harrow man > harrow.1`; `--dir DIR` writes it and a
+    /// page per verb
+    Man(manual::ManArgs),
 }
 
 /// A failure the user can fix, reported as one line with exit status 2.
@@ -226,7 +228,7 @@ fn dispatch(command: Command) -> color_eyre::Result<ExitCode> {
         Command::Init(args) => plan_verbs::init(&args),
         Command::Check(args) => Ok(plan_verbs::check(&args)),
         Command::Completions(args) => install::completions(&args),
-        Command::Man => install::man(),
+        Command::Man(args) => manual::man(&args),
         Command::Prep(args) => prep::run(&args),
         Command::Reset(args) => workspace_verbs::reset(&args),
         Command::Cleanse(args) => workspace_verbs::cleanse(&args),
