@@ -203,7 +203,7 @@ fn task_table(o: &Overview) -> String {
                 };
                 note.push(format!(
                     "sent back after its accept{times}: {}",
-                    crate::export::merge_words(&d.conflicts)
+                    crate::session::outcome::not_landed_because(&d.conflicts)
                 ));
             }
             if let Some(c) = d.and_then(|d| d.last_category.as_deref()) {

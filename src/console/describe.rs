@@ -37,8 +37,9 @@ fn args_gist(args: &Value) -> String {
 pub fn describe(e: &Event) -> Option<String> {
     let line = describe_event(e)?;
     Some(match e.lane {
-        Some(lane) => format!("L{lane} {}", line.trim_start()),
-        None => line,
+        // Lane 0, which earlier logs wrote for work between lanes, is no lane.
+        Some(lane) if lane > 0 => format!("L{lane} {}", line.trim_start()),
+        _ => line,
     })
 }
 
@@ -81,7 +82,7 @@ fn describe_event(e: &Event) -> Option<String> {
         Payload::Nudge(_) => format!("  {task}{iter} quiet turn: nudged to submit its case"),
         Payload::FeedbackSent(p) if p.kind.as_deref() == Some("merge") => format!(
             "⚠ {task} accepted, but {}: back to its worker",
-            crate::export::merge_words(p.conflicts.as_deref().unwrap_or_default())
+            crate::session::outcome::not_landed_because(p.conflicts.as_deref().unwrap_or_default())
         ),
         Payload::CaseParseError(p) => format!(
             "  {task}{iter} case sent back: {}",

@@ -363,7 +363,7 @@ fn worker_rows(
                 Ok(event) => {
                     let time = timed.prefix(event.ts.as_deref(), start.as_deref());
                     let lane = match event.lane {
-                        Some(n) if marked => format!("L{n} "),
+                        Some(n) if marked && n > 0 => format!("L{n} "),
                         _ if marked => "   ".to_owned(),
                         _ => String::new(),
                     };

@@ -304,7 +304,8 @@ impl Collector {
             (Payload::Commit(c), Some(task)) => self.task(&task)?.commit.clone_from(&c.sha),
             (Payload::FeedbackSent(f), Some(task)) if f.kind.as_deref() == Some("merge") => {
                 let files = f.conflicts.as_deref().unwrap_or_default();
-                self.attempt(&task, number)?.sent_back = Some(merge_words(files));
+                self.attempt(&task, number)?.sent_back =
+                    Some(crate::session::outcome::not_landed_because(files));
             }
             (Payload::OperatorAction(a), Some(task)) => {
                 let decision = Decision {
@@ -316,14 +317,5 @@ impl Collector {
             _ => {}
         }
         Ok(())
-    }
-}
-
-/// Why accepted work went back to its worker when it was landed, in words.
-pub fn merge_words(conflicts: &[String]) -> String {
-    if conflicts.is_empty() {
-        "combined with work that landed meanwhile it failed the checks".to_owned()
-    } else {
-        format!("it conflicted with work that landed meanwhile in {}", conflicts.join(", "))
     }
 }

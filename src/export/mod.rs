@@ -8,7 +8,6 @@
 //! machine's paths are never written.
 
 mod gather;
-pub use gather::merge_words;
 pub(crate) mod html;
 mod json;
 pub(crate) mod markdown;

@@ -2,6 +2,16 @@
 //! truthfully to the operator and to every later task: never reviewed, failed its checks,
 //! rejected as a category, or reviewed without a usable answer.
 
+/// Why accepted work did not land on the session branch (lanes), in words: the files where it
+/// conflicted with work that landed meanwhile, or that the two together failed the checks.
+pub fn not_landed_because(conflicts: &[String]) -> String {
+    if conflicts.is_empty() {
+        "combined with work that landed meanwhile it failed the checks".to_owned()
+    } else {
+        format!("it conflicted with work that landed meanwhile in {}", conflicts.join(", "))
+    }
+}
+
 /// The last judgement a task's work received before it was let through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LastOutcome {

@@ -153,8 +153,10 @@ impl SessionWriter {
 
     /// A clone that marks every event it appends as run by `lane`.
     #[must_use]
+    /// Lane 0 is no lane (a decision worked on a parked task between lanes): its events are
+    /// the run's own.
     pub fn for_lane(&self, lane: u64) -> SessionWriter {
-        SessionWriter { lane: Some(lane), ..self.clone() }
+        SessionWriter { lane: (lane > 0).then_some(lane), ..self.clone() }
     }
 
     pub fn dir(&self) -> &Path {

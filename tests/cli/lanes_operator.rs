@@ -205,3 +205,56 @@ fn pause_stops_new_starts_in_every_lane_and_step_starts_one() {
     assert_eq!(landed.pop().as_deref(), Some("T-004"));
     assert_eq!(landed.pop().as_deref(), Some("T-003"));
 }
+
+/// A task force-accepted in its lane whose work no longer combines with what landed
+/// meanwhile is held, never landed half-way, and the hold says why in the run's own words —
+/// the files that conflicted — not in the words meant for its worker.
+#[test]
+fn a_force_accept_that_cannot_land_holds_the_task_naming_the_conflicting_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    for (n, deps) in [(1, "[]"), (2, "[]")] {
+        depends(&plan, n, deps);
+    }
+    let readme = |text: &str, n: usize| {
+        json!([
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "README.md", "content": text}}]},
+            {"tool_calls": [{"name": "submit_case", "arguments": case(n)}]}
+        ])
+    };
+    let script = json!({
+        "worker": {"T-001": {"*": readme("# one\n", 1)}, "T-002": {"*": readme("# two\n", 2)}},
+        "evaluator": {"T-001": {"*": [reject("weak_test")]}, "*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+        .args(["--headless", "--lanes", "2", "--no-validators", "--max-attempts", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let (_dir, id) = session(tmp.path()).unwrap();
+    assert_eq!(task_commits(&repo, &id), ["T-002"], "the other lane landed");
+    ctl(
+        tmp.path(),
+        &server.base_url(),
+        &id,
+        &["force-accept", "--task", "T-001", "--reason", "ok"],
+    );
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("its accepted work was not landed: it conflicted with work that landed meanwhile in README.md"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Your change was accepted"),
+        "the worker's words are not the hold's: {text}"
+    );
+    assert!(!text.contains("L0 "), "work between lanes is marked with no lane: {text}");
+    assert_eq!(task_commits(&repo, &id), ["T-002"], "nothing landed half-way");
+}

@@ -215,7 +215,7 @@ impl Browser {
             }
         }
         for w in &e.at_work {
-            let lane = w.lane.map(|l| format!("L{l} ")).unwrap_or_default();
+            let lane = w.lane.filter(|l| *l > 0).map(|l| format!("L{l} ")).unwrap_or_default();
             lines.push(Line::raw(format!("{lane}{} #{} it{}", clean(&w.task), w.attempt, w.iter)));
         }
         lines.push(Line::raw(""));

@@ -307,10 +307,10 @@ impl Run {
         match self.land_once(task, a)? {
             Landing::Landed(_) => Ok(None),
             Landing::Held(end) => Ok(Some(end)),
-            Landing::Rework { text, .. } => {
+            Landing::Rework { conflicts, .. } => {
                 let why = format!(
-                    "its accepted work does not combine with work that landed meanwhile ({}); reject it with guidance to have it reworked, or skip it",
-                    text.lines().next().unwrap_or_default()
+                    "its accepted work was not landed: {}; reject it with guidance to have it reworked, or skip it",
+                    crate::session::outcome::not_landed_because(&conflicts)
                 );
                 self.landing_failed(task, &why).map(Some)
             }
