@@ -134,7 +134,18 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     ];
     let width = usize::from(area.width);
     let text =
-        candidates.iter().find(|c| c.chars().count() <= width).unwrap_or(&candidates[2]).clone();
+        candidates.iter().find(|c| c.chars().count() <= width).cloned().unwrap_or_else(|| {
+            // Nothing fits: what the run is doing is cut short, never its tokens and cost.
+            let end = format!("  {tail}{short_sandbox}");
+            let head = format!(" {mode}{waiting}  tasks {done}/{tasks}{at_task}  ev {at}/{total}");
+            let room = width.saturating_sub(end.chars().count());
+            let head: String = if head.chars().count() > room {
+                head.chars().take(room.saturating_sub(1)).chain(['…']).collect()
+            } else {
+                head
+            };
+            format!("{head}{end}")
+        });
     frame.render_widget(Paragraph::new(text).style(theme.status()), area);
 }
 

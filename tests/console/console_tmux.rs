@@ -61,7 +61,12 @@ fn the_real_binary_in_tmux_plays_pauses_helps_and_restores_the_terminal() {
         "the first rejection, inspected: {s}"
     );
     t.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    // `q` only once the inspector is gone: an Esc and a q read together are Alt-q.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while t.screen().contains("Verdict on T-001") {
+        assert!(Instant::now() < deadline, "Esc never closed the inspector: {}", t.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
     t.keys(&["q"]);
     let s = t.wait_for("[exit 0]");
     assert!(s.contains("[exit 0]"), "{s}");
@@ -271,6 +276,10 @@ fn a_held_task_in_the_live_console_waits_rings_and_is_approved_with_a() {
     let s = t.wait_long("HELD: T-001 waits for you", 90);
     let status = s.lines().next().unwrap_or("");
     assert!(status.contains("a approve") && status.contains("r reject"), "the keys: {status}");
+    assert!(
+        status.contains(" tok  $") && status.trim_end().ends_with(char::is_numeric),
+        "tokens and cost stay on a held run's status line at 160 columns: {status}"
+    );
     std::thread::sleep(Duration::from_millis(500));
     let s = t.screen();
     assert!(s.contains("HELD: T-001"), "still waiting, not exited: {s}");
