@@ -132,9 +132,18 @@ impl Input {
 impl Drop for Input {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        // A terminal that hung up can hold the reader inside its poll for ever: it is left
-        // behind, and ends with the process.
-        if let Some(t) = self.thread.take().filter(|_| !HUNG_UP.load(Ordering::SeqCst)) {
+        // The reader looks up from its poll every INPUT_POLL. A terminal that hung up — seen
+        // by the watcher, or only by a SIGHUP — can hold it inside crossterm's poll for ever:
+        // it is waited for a little, then left behind to end with the process.
+        let Some(t) = self.thread.take() else { return };
+        if HUNG_UP.load(Ordering::SeqCst) {
+            return;
+        }
+        let deadline = Instant::now() + INPUT_POLL * 3;
+        while !t.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if t.is_finished() {
             let _ = t.join();
         }
     }

@@ -802,3 +802,46 @@ fn sigterm_to_the_live_console_gives_the_terminal_back_and_logs_the_stop() {
     let why = stop["payload"]["error"].as_str().unwrap_or_default();
     assert!(why.starts_with("interrupted (SIGTERM)"), "{stop}");
 }
+
+/// The terminal goes away with its tmux (a closed window, a dropped SSH session): the console
+/// gets its SIGHUP while its pty is already gone, and ends within seconds — never left behind
+/// spinning on a terminal no one reads.
+#[test]
+fn a_console_whose_terminal_is_killed_ends_instead_of_spinning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pidfile = tmp.path().join("pid");
+    let cmd = format!(
+        "echo $$ > {}; XDG_CONFIG_HOME={} exec {} replay {} --speed 0.5",
+        pidfile.display(),
+        tmp.path().display(),
+        env!("CARGO_BIN_EXE_harrow"),
+        fixture().display()
+    );
+    let t = Tmux::start(&format!("sh -c '{cmd}'"), 120, 30);
+    t.wait_for("REPLAY");
+    // Paused, with the inspector open: a console that waits for nothing but a key.
+    t.keys(&["space"]);
+    t.wait_for("PAUSED");
+    t.keys(&["x"]);
+    t.keys(&["Enter"]);
+    t.wait_for("Verdict on");
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    drop(t);
+    // A process that ended but was not reaped yet (a zombie) has ended.
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat.rsplit(") ").next().is_some_and(|rest| !rest.starts_with('Z')))
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let still = alive();
+    if still {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(!still, "harrow was left running after its terminal went away");
+}
