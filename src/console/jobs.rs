@@ -141,17 +141,14 @@ impl Jobs {
         )
     }
 
-    /// Says what became of `lines` lines sent to the clipboard: inside tmux that depends on
-    /// its `set-clipboard`, which tmux is asked for on the job's thread.
-    pub fn clipboard(&self, lines: usize) -> Option<Job> {
-        let in_tmux = std::env::var_os("TMUX").is_some();
+    /// Puts `text` (already sent to the terminal as OSC 52) where this machine keeps copies
+    /// — tmux's paste buffer, or a clipboard program — and says where it went.
+    pub fn clipboard(&self, text: String) -> Option<Job> {
+        let lines = text.lines().count();
         self.run(
             "harrow-clipboard",
-            move |_| {
-                let setting = in_tmux.then(super::tmux_set_clipboard).flatten();
-                Job::Clipboard(super::clipboard_report(lines, setting.as_deref()))
-            },
-            move |_| Job::Clipboard(super::clipboard_report(lines, None)),
+            move |_| Job::Clipboard(super::clipboard::deliver(&text)),
+            move |_| Job::Clipboard(super::clipboard::report(lines, None, None)),
         )
     }
 

@@ -11,6 +11,7 @@ pub mod app;
 pub(crate) mod attempt;
 pub(crate) mod browser;
 pub(crate) mod chrome;
+mod clipboard;
 pub(crate) mod decide;
 pub(crate) mod describe;
 pub mod diff;
@@ -106,12 +107,11 @@ pub fn perform(app: &mut App, effects: Vec<Effect>, jobs: &Jobs) {
             }
             Effect::Copy(text) => {
                 use base64::Engine as _;
-                let lines = text.lines().count();
-                let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+                let encoded = base64::engine::general_purpose::STANDARD.encode(&text);
                 let mut out = std::io::stdout();
                 let _ = write!(out, "\x1b]52;c;{encoded}\x07");
                 let _ = out.flush();
-                if let Some(Job::Clipboard(said)) = jobs.clipboard(lines) {
+                if let Some(Job::Clipboard(said)) = jobs.clipboard(text) {
                     app.notice = Some(said);
                 }
             }
@@ -148,34 +148,6 @@ pub fn perform(app: &mut App, effects: Vec<Effect>, jobs: &Jobs) {
             }
         }
     }
-}
-
-/// What `y` did, in words: the copy goes to the terminal as OSC 52, which a terminal may
-/// ignore; inside tmux it arrives only when tmux's `set-clipboard` lets it through, so then
-/// the person is told how to turn it on instead of being told it worked.
-pub fn clipboard_report(lines: usize, tmux_setting: Option<&str>) -> String {
-    match tmux_setting {
-        Some("off") => format!(
-            "tmux keeps the copy of {lines} line(s) from the clipboard (set-clipboard is off): run `tmux set -g set-clipboard on` (or add it to ~/.tmux.conf) and press y again"
-        ),
-        Some(_) => format!(
-            "sent {lines} line(s) to the clipboard through tmux (OSC 52; the outer terminal must allow it)"
-        ),
-        None => format!(
-            "sent {lines} line(s) to the terminal's clipboard (OSC 52; a terminal without it ignores it)"
-        ),
-    }
-}
-
-/// tmux's `set-clipboard` option, when tmux can be asked.
-fn tmux_set_clipboard() -> Option<String> {
-    let out = std::process::Command::new("tmux")
-        .args(["show-options", "-gv", "set-clipboard"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 /// Starts `harrow resume ID --headless` in the background (with `--trust-recorded` when the

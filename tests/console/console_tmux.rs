@@ -16,7 +16,7 @@ use tmux::Tmux;
 fn the_exit_status_the_tmux_tests_read_is_the_binarys() {
     let cmd = format!("{} replay /nonexistent/harrow-session", env!("CARGO_BIN_EXE_harrow"));
     let t = Tmux::start(&cmd, 100, 20);
-    let s = t.wait_for("[exit ");
+    let s = t.wait_exit("[exit ");
     assert!(s.contains("[exit 2]"), "a refused replay is exit 2, and the check sees it: {s}");
 }
 
@@ -68,7 +68,7 @@ fn the_real_binary_in_tmux_plays_pauses_helps_and_restores_the_terminal() {
         std::thread::sleep(Duration::from_millis(50));
     }
     t.keys(&["q"]);
-    let s = t.wait_for("[exit 0]");
+    let s = t.wait_exit("[exit 0]");
     assert!(s.contains("[exit 0]"), "{s}");
     assert!(!s.contains(" Plan ") && !s.contains(" Keys "), "the alternate screen is gone: {s}");
 }
@@ -90,7 +90,7 @@ fn watch_shows_events_as_they_are_appended() {
     let s = t.wait_for("watched-failure");
     assert!(s.contains("✘ T-001 failed: watched-failure") && s.contains("event 21/21"), "{s}");
     t.keys(&["q"]);
-    assert!(t.wait_for("[exit 0]").contains("[exit 0]"));
+    assert!(t.wait_exit("[exit 0]").contains("[exit 0]"));
 }
 
 #[test]
@@ -138,7 +138,7 @@ fn the_demo_live_pause_inspect_resume_and_quit() {
     t.keys(&["Escape"]);
     std::thread::sleep(Duration::from_millis(300));
     t.keys(&["q"]);
-    let s = t.wait_for("[exit 0]");
+    let s = t.wait_exit("[exit 0]");
     assert!(!s.contains(" Plan "), "the terminal is restored: {s}");
     let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
     let summary = show_json(&session);
@@ -225,7 +225,7 @@ fn harrow_alone_browses_sessions_opens_one_and_comes_back() {
     t.keys(&["q"]);
     t.wait_for("Fleet: 2 runs");
     t.keys(&["q"]);
-    let s = t.wait_for("[exit 0]");
+    let s = t.wait_exit("[exit 0]");
     assert!(!s.contains("Fleet: "), "the terminal is restored: {s}");
 }
 
@@ -250,7 +250,7 @@ fn the_status_line_reads_done_within_a_second_of_the_demos_end() {
     assert!(status.contains("DONE"), "no key pressed, the status says how it ended: {status}");
     assert!(!status.contains("LIVE"), "{status}");
     t.keys(&["q"]);
-    t.wait_for("[exit 0]");
+    t.wait_exit("[exit 0]");
 }
 
 #[test]
@@ -296,7 +296,7 @@ fn a_held_task_in_the_live_console_waits_rings_and_is_approved_with_a() {
     let s = t.wait_long("DONE", 90);
     assert!(s.contains("T-002"), "{s}");
     t.keys(&["q"]);
-    let s = t.wait_for("[exit ");
+    let s = t.wait_exit("[exit ");
     assert!(s.contains("[exit 0]"), "{s}");
     let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
     let log = support::strict_events(&session);
@@ -339,7 +339,7 @@ fn a_decision_typed_in_watch_of_a_stopped_run_offers_to_resume_it_and_the_run_ac
         std::thread::sleep(Duration::from_millis(100));
     }
     t.keys(&["q"]);
-    t.wait_for("[exit 0]");
+    t.wait_exit("[exit 0]");
     let log = support::strict_events(&session);
     let kinds = |k: &str| log.iter().filter(|e| e["type"] == k).cloned().collect::<Vec<_>>();
     assert_eq!(kinds("session_resume").len(), 1, "the console resumed the run once");
@@ -392,7 +392,7 @@ fn watch_of_a_paused_run_killed_in_silence_says_crashed_without_a_key() {
     let s = t.wait_long("CRASHED", 6);
     assert!(s.lines().next().unwrap_or("").contains(&format!("harrow resume {id}")), "{s}");
     t.keys(&["q"]);
-    t.wait_for("[exit 0]");
+    t.wait_exit("[exit 0]");
 }
 
 #[test]
@@ -443,7 +443,7 @@ fn the_diff_of_the_demos_rejected_attempt_and_what_its_rework_added() {
     t.keys(&["Escape"]);
     std::thread::sleep(Duration::from_millis(300));
     t.keys(&["q"]);
-    t.wait_for("[exit 0]");
+    t.wait_exit("[exit 0]");
 }
 
 #[test]
@@ -475,7 +475,7 @@ fn the_live_console_shows_a_streaming_reply_arriving() {
         !sessions.read_dir().unwrap().next().unwrap().unwrap().path().join("live.json").exists()
     );
     t.keys(&["q"]);
-    t.wait_for("[exit 0]");
+    t.wait_exit("[exit 0]");
 }
 
 #[test]
@@ -496,7 +496,7 @@ fn demo_prep_in_tmux_from_the_first_question_to_the_runs_first_task() {
     t.keys(&["q"]);
     t.wait_for("Quit");
     t.keys(&["y"]);
-    let s = t.wait_long("[exit ", 60);
+    let s = t.wait_exit_long("[exit ", 60);
     assert!(
         s.contains("the run stops at the next task boundary") && !s.contains("the run goes on"),
         "after choosing to stop, the console does not say the run goes on: {s}"
@@ -553,7 +553,7 @@ fn prep_on_a_terminal_is_an_interview_screen_with_a_revision_and_a_yes() {
     let s = t.wait_for("# search and filters");
     assert!(s.contains("y writes it"), "the edit is checked and shown again: {s}");
     t.keys(&["y"]);
-    t.wait_for("[exit 0]");
+    t.wait_exit("[exit 0]");
     let written =
         std::fs::read_to_string(repo.join(".harrow/search/T-001-add-case-insensitive-search.md"))
             .unwrap();
@@ -588,7 +588,7 @@ fn esc_in_the_interview_stops_it_and_writes_nothing() {
     t.keys(&["Escape"]);
     t.wait_for("Stop the interview? Nothing is written.");
     t.keys(&["y"]);
-    let s = t.wait_for("[exit ");
+    let s = t.wait_exit("[exit ");
     assert!(
         s.contains("[exit 0]") && s.contains("The interview was stopped; nothing was written"),
         "{s}"
@@ -629,7 +629,7 @@ fn the_interview_redraws_while_a_slow_model_thinks_shows_its_keys_and_esc_stops_
     t.wait_for("Stop the interview? Nothing is written.");
     let started = Instant::now();
     t.keys(&["y"]);
-    let s = t.wait_for("[exit ");
+    let s = t.wait_exit("[exit ");
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "the call in flight was dropped, not waited for"
@@ -669,7 +669,7 @@ fn a_replay_whose_log_is_truncated_under_it_shows_a_notice_and_stays_up() {
     t.keys(&["Escape"]);
     std::thread::sleep(Duration::from_millis(300));
     t.keys(&["q"]);
-    let s = t.wait_for("[exit ");
+    let s = t.wait_exit("[exit ");
     assert!(s.contains("[exit 0]"), "{s}");
 }
 
@@ -691,6 +691,10 @@ fn y_says_where_the_copy_went_and_how_to_let_tmux_pass_it() {
     t.keys(&["y"]);
     let s = t.wait_for("set-clipboard is off");
     assert!(s.contains("tmux set -g set-clipboard on"), "{s}");
+    // What was said happened: the copy is in tmux's paste buffer.
+    assert!(s.contains("into tmux's paste buffer"), "{s}");
+    let buffer = t.ask(&["show-buffer"]);
+    assert!(buffer.lines().count() >= 1 && !buffer.trim().is_empty(), "the buffer: {buffer:?}");
     t.command(&["set", "-g", "set-clipboard", "on"]);
     t.keys(&["y"]);
     t.wait_for("to the clipboard through tmux");
@@ -772,7 +776,7 @@ fn the_demo_in_two_lanes_shows_the_lane_strip_the_graph_and_follows_a_lane() {
     let s = t.wait_for("every lane's rows");
     assert!(s.lines().nth(1).unwrap_or("").contains("all lanes"), "{s}");
     t.keys(&["q"]);
-    t.wait_for("[exit 0]");
+    t.wait_exit("[exit 0]");
 }
 
 /// SIGTERM to the console (a pod's end, `kill`): the run stops as on Ctrl-C — a `stop`
@@ -794,7 +798,7 @@ fn sigterm_to_the_live_console_gives_the_terminal_back_and_logs_the_stop() {
     let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM)
         .unwrap();
-    let s = t.wait_for("[exit 143]");
+    let s = t.wait_exit("[exit 143]");
     assert!(s.contains("interrupted") && !s.contains("LIVE"), "the terminal is back: {s}");
     let dir = sessions.read_dir().unwrap().flatten().next().unwrap().path();
     let events = support::strict_events(&dir);

@@ -132,7 +132,7 @@ fn the_fleet_shows_three_live_runs_rings_once_and_approves_without_attaching() {
     let preview = |s: &str| s.lines().nth(1).map(|l| l.chars().skip(98).collect::<String>());
     assert_eq!(preview(&s), preview(&before), "the same run is selected: {s}");
     t.keys(&["q"]);
-    let s = t.wait_for("[exit ");
+    let s = t.wait_exit("[exit ");
     assert!(s.contains("[exit 0]"), "{s}");
 }
 
@@ -231,7 +231,7 @@ fn quitting_the_fleet_while_it_exports_waits_for_the_export() {
     let tmp = tempfile::tempdir().unwrap();
     let (t, dir) = fleet_of_one_large_run(tmp.path());
     t.keys(&["E", "q"]);
-    t.wait_long("[exit 0]", 60);
+    t.wait_exit_long("[exit 0]", 60);
     let md = std::fs::read_to_string(dir.join("export.md")).unwrap_or_default();
     assert!(
         md.starts_with('#'),

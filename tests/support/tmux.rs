@@ -61,12 +61,37 @@ impl Tmux {
             .unwrap();
     }
 
+    /// What a tmux command of this server prints (`show-buffer`, an option's value).
+    pub fn ask(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     pub fn screen(&self) -> String {
         let out = Command::new("tmux")
             .args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits for the shell's `[exit N]` line after the program (`needle` is `[exit ` or the
+    /// whole marker): a line that begins with it, so a program's own text that merely holds
+    /// those words (a replayed tool's output) is never taken for its end.
+    pub fn wait_exit(&self, needle: &str) -> String {
+        self.wait_exit_long(needle, 15)
+    }
+
+    pub fn wait_exit_long(&self, needle: &str, secs: u64) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let s = self.screen();
+            if s.lines().any(|l| l.starts_with(needle)) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "{needle:?} never ended a line; the screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     pub fn wait_for(&self, needle: &str) -> String {
