@@ -146,7 +146,8 @@ fn write_task(out: &mut String, t: &TaskExport) {
 }
 
 fn attempt(out: &mut String, a: &Attempt) {
-    let _ = writeln!(out, "\n### Attempt {} — {}\n", a.number, a.outcome());
+    // The outcome can name files the worker made (a merge conflict's): one cell of text.
+    let _ = writeln!(out, "\n### Attempt {} — {}\n", a.number, cell(&a.outcome()));
     if let Some(case) = &a.case {
         let _ = writeln!(out, "- Case: {}", cell(&case.summary));
         for (criterion, by) in &case.criteria {
@@ -166,5 +167,26 @@ fn attempt(out: &mut String, a: &Attempt) {
         if let Some(next) = &v.next_step {
             let _ = writeln!(out, "  - Next step: {}", cell(next));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Attempt, TaskExport, VerdictExport};
+
+    /// A conflicting file the worker named to break out of its line — a heading, a link — stays
+    /// text inside the attempt's heading.
+    #[test]
+    fn a_hostile_file_name_in_an_outcome_stays_one_cell() {
+        let attempt = Attempt {
+            number: 1,
+            verdict: Some(VerdictExport { verdict: "accept".into(), ..VerdictExport::default() }),
+            sent_back: Some("it conflicted in a\n## Injected [x](javascript:alert(1))".into()),
+            ..Attempt::default()
+        };
+        let t = TaskExport { id: "T-1".into(), attempts: vec![attempt], ..TaskExport::default() };
+        let md = super::task(&t);
+        assert!(!md.lines().any(|l| l.starts_with("## Injected")), "{md}");
+        assert!(md.contains("\\[x\\](javascript:alert(1))"), "the link is escaped: {md}");
     }
 }
