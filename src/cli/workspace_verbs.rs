@@ -55,7 +55,7 @@ fn confirm(question: &str, yes: bool) -> Result<bool> {
 }
 
 fn refuse_if_running(found: &Found) -> Result<()> {
-    if let Some(holder) = lock::read_lock(&found.dir).filter(|h| h.pid == 0 || h.is_alive()) {
+    if let Some(holder) = lock::live_holder(&found.dir) {
         return Err(UsageError(format!(
             "session {} is running ({holder}); stop it first",
             found.id

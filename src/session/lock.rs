@@ -100,9 +100,15 @@ pub fn read_lock(dir: &Path) -> Option<LockHolder> {
     }))
 }
 
+/// The live process that holds the session's lock, if one does. A lock that cannot be read
+/// yet (being written) counts as held.
+pub fn live_holder(dir: &Path) -> Option<LockHolder> {
+    read_lock(dir).filter(|h| h.pid == 0 || h.is_alive())
+}
+
 /// Whether a live process holds the session's lock.
 pub fn is_locked(dir: &Path) -> bool {
-    read_lock(dir).is_some_and(|h| h.pid == 0 || h.is_alive())
+    live_holder(dir).is_some()
 }
 
 /// A held lock; released when dropped.

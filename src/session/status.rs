@@ -134,7 +134,7 @@ pub struct Holder {
 impl Holder {
     /// The live holder of the session in `dir`, if any; `quiet_for` is the log's age.
     pub fn of(dir: &Path) -> Option<Holder> {
-        let holder = super::lock::read_lock(dir).filter(|h| h.pid == 0 || h.is_alive())?;
+        let holder = super::lock::live_holder(dir)?;
         let quiet_for = std::fs::metadata(super::dir::SessionDir::new(dir).events())
             .and_then(|m| m.modified())
             .ok()

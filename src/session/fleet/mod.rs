@@ -239,8 +239,7 @@ impl Tracked {
     fn build_row(&self) -> FleetRow {
         let f = &self.fold;
         let (said, source) = self.checkpoint.clone().unwrap_or_default();
-        let lock =
-            crate::session::lock::read_lock(&self.found.dir).filter(|h| h.pid == 0 || h.is_alive());
+        let lock = crate::session::lock::live_holder(&self.found.dir);
         let holder = lock.as_ref().map(|h| Holder {
             elsewhere: h.host != crate::session::lock::hostname(),
             quiet_for: self

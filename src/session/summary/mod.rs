@@ -312,9 +312,8 @@ impl SummaryFold {
             Some(K::TaskDone) => self.task_done(fact),
             Some(K::TaskFailed) => self.task_failed(fact),
             Some(K::TaskState) => {
-                if let (Some(tid), Some(to)) = (tid, p.to.get()) {
+                if let (Some(tid), Some(to)) = (tid, to) {
                     self.tasks.tilth(tid);
-                    let to = TaskState::read(to);
                     // Work on a new attempt starts here, before the worker's first call.
                     self.tasks.detail(tid).working_since_verdict |= to == TaskState::Running;
                     self.tasks.set_state(tid, to);
