@@ -632,7 +632,7 @@ fn a_validator_toolchain_that_cannot_start_is_said_before_anything_is_created() 
     let fake = bin.join("python3");
     std::fs::write(
         &fake,
-        "#!/bin/sh\necho 'python3: error while loading shared libraries: libpython3.so' >&2\nexit 127\n",
+        "#!/bin/sh\nprintf 'python3: error while loading shared libraries: libpython3.so\\033]52;c;eA==\\007\\n' >&2\nexit 127\n",
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -651,6 +651,10 @@ fn a_validator_toolchain_that_cannot_start_is_said_before_anything_is_created() 
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
+        "what it printed, escaped: {stderr}"
+    );
     assert!(
         stderr.contains("validator 'check' cannot run where validators run (sandbox: off): `python3 --version` failed (exit 127): python3: error while loading shared libraries")
             && stderr.contains("--no-validators"),
