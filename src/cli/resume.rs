@@ -319,7 +319,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     // A failed task is worked again only when it does not wait for a decision.
     let retried: Vec<String> = pending
         .first()
-        .filter(|t| !kept && restored.states.get(*t) == Some(&TaskState::Failed))
+        .filter(|t| !kept && restored.state(t) == TaskState::Failed)
         .cloned()
         .into_iter()
         .collect();

@@ -11,6 +11,7 @@ pub mod plan;
 pub(crate) mod record;
 pub(crate) mod resume;
 pub mod run;
+pub(crate) mod task_record;
 pub(crate) mod turns;
 pub(crate) mod urgent;
 pub mod verdict;

@@ -7,10 +7,11 @@
 //! and the task restarts from the last commit with a fresh conversation, its ledger intact.
 
 use super::gate::TaskState;
+use super::task_record::TaskRecord;
 use crate::session::event::EventKind as K;
 use crate::session::event::{Event, Payload, SessionStart};
 use crate::session::outcome::LastOutcome;
-use crate::session::scan::{LineAt, scan};
+use crate::session::scan::scan;
 use crate::session::state::{Ruling, StopReason};
 use crate::session::summary::Usage;
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,37 +23,38 @@ use std::path::Path;
 pub struct Restored {
     /// The session's first `session_start`: where everything lives.
     pub start: SessionStart,
-    /// Each task's last state.
-    pub states: BTreeMap<String, TaskState>,
+    /// Each task's record as the log leaves it: state, base, last outcome and case, grants,
+    /// why it failed, where its work was set aside.
+    pub tasks: BTreeMap<String, TaskRecord>,
     /// Tasks with a `commit` event.
     pub committed: BTreeSet<String>,
     /// Tasks with a `task_done` event.
     pub done_logged: BTreeSet<String>,
     /// Tasks accepted below the bar, in order, with what last happened to their work.
     pub below_bar: Vec<(String, LastOutcome)>,
-    /// The commit each task last started from.
-    pub task_bases: BTreeMap<String, String>,
-    /// What last happened to each task's work: its last failed validation or verdict.
-    pub last_outcomes: BTreeMap<String, LastOutcome>,
     /// Each task's judged attempts: attempt → the commit its work was kept as.
     pub judged: BTreeMap<String, BTreeMap<u64, String>>,
     /// Tasks whose last verdict is an accept with no `task_done` after it: the accept is
     /// durable, and the resume commits the judged work (digest of the diff, its base).
     pub accepted: BTreeMap<String, (String, String)>,
-    /// Extra attempts the operator granted a task beyond the cap (a reject with guidance).
-    pub granted: BTreeMap<String, u64>,
-    /// Why each failed task failed (the last `task_failed` reason).
-    pub failed_because: BTreeMap<String, StopReason>,
-    /// Skipped or failed tasks' work set aside by the operator: task → commit.
-    pub set_aside: BTreeMap<String, String>,
     pub usage: BTreeMap<String, Usage>,
     pub tokens_total: u64,
     /// The reason of the last `stop`, if the session stopped cleanly.
     pub last_stop: Option<StopReason>,
     /// How far `control.jsonl` has been read and applied.
     pub control_offset: u64,
-    /// Where each task's last submitted case is in the log: what `retry_eval` judges again.
-    pub last_cases: BTreeMap<String, LineAt>,
+}
+
+impl Restored {
+    /// `task`'s record, made on first mention.
+    fn task(&mut self, task: &str) -> &mut TaskRecord {
+        self.tasks.entry(task.to_owned()).or_default()
+    }
+
+    /// `task`'s state as the log leaves it: pending when the log never moved it.
+    pub fn state(&self, task: &str) -> TaskState {
+        self.tasks.get(task).map(|r| r.state.clone()).unwrap_or_default()
+    }
 }
 
 /// Reads a session's first `session_start`.
@@ -94,15 +96,15 @@ pub fn restore(dir: &Path, id: &str) -> Result<Restored, RestoreError> {
         let task = f.payload.task_id.get();
         match (f.event_kind(), task) {
             (Some(K::ToolCall), Some(t)) if f.payload.tool.get() == Some("submit_case") => {
-                r.last_cases.insert(t.to_owned(), at);
+                r.task(t).last_case = Some(at);
             }
             (Some(K::ContextReset | K::FeedbackSent), Some(t)) => {
                 if let Some(base) = f.payload.base_commit.get() {
-                    r.task_bases.insert(t.to_owned(), base.to_owned());
+                    r.task(t).base = Some(base.to_owned());
                 }
             }
             (Some(K::ValidatorRun), Some(t)) if f.payload.passed.0 == Some(false) => {
-                r.last_outcomes.insert(t.to_owned(), LastOutcome::ValidatorsFailed);
+                r.task(t).last_outcome = Some(LastOutcome::ValidatorsFailed);
             }
             (Some(K::Verdict), Some(t)) => {
                 if let (Some(attempt), Some(sha)) =
@@ -129,10 +131,7 @@ pub fn restore(dir: &Path, id: &str) -> Result<Restored, RestoreError> {
                 } else {
                     None
                 };
-                match outcome {
-                    Some(o) => r.last_outcomes.insert(t.to_owned(), o),
-                    None => r.last_outcomes.remove(t),
-                };
+                r.task(t).last_outcome = outcome;
             }
             (Some(K::TaskState), Some(t)) => {
                 if let Some(to) = f.payload.to.get().and_then(TaskState::parse) {
@@ -141,7 +140,7 @@ pub fn restore(dir: &Path, id: &str) -> Result<Restored, RestoreError> {
                     if to == TaskState::Rework {
                         r.accepted.remove(t);
                     }
-                    r.states.insert(t.to_owned(), to);
+                    r.task(t).state = to;
                 }
             }
             (Some(K::Commit), Some(t)) => {
@@ -160,7 +159,7 @@ pub fn restore(dir: &Path, id: &str) -> Result<Restored, RestoreError> {
             }
             (Some(K::TaskFailed), Some(t)) => {
                 let why = StopReason::parse(f.payload.reason.get().unwrap_or_default());
-                r.failed_because.insert(t.to_owned(), why);
+                r.task(t).failed_because = Some(why);
             }
             (Some(K::Stop), _) => r.last_stop = f.payload.reason.get().map(StopReason::parse),
             (Some(K::OperatorAction), _) => {
@@ -169,10 +168,10 @@ pub fn restore(dir: &Path, id: &str) -> Result<Restored, RestoreError> {
                     r.control_offset = r.control_offset.max(o);
                 }
                 if let (Some(t), Some(true)) = (task, f.payload.granted_attempt.0) {
-                    *r.granted.entry(t.to_owned()).or_default() += 1;
+                    r.task(t).granted += 1;
                 }
                 if let (Some(t), Some(sha)) = (task, f.payload.set_aside.get()) {
-                    r.set_aside.insert(t.to_owned(), sha.to_owned());
+                    r.task(t).set_aside = Some(sha.to_owned());
                 }
             }
             (Some(K::SessionResume), _) => r.last_stop = None,

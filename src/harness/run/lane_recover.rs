@@ -25,7 +25,7 @@ impl Run {
     pub fn recover_lanes(&mut self, r: &Restored) -> Result<Vec<String>> {
         let mut repaired = Vec::new();
         for task in self.plan.tasks.clone() {
-            let state = self.states.get(&task.id).cloned().unwrap_or_default();
+            let state = self.records.state(&task.id);
             let accept = r.accepted.get(&task.id).cloned();
             if r.committed.contains(&task.id) || (!state.is_accepted() && accept.is_none()) {
                 self.ready_lane(&task.id, r)?;
@@ -75,11 +75,11 @@ impl Run {
             return Ok(());
         };
         let reviews = record::read_ledger(&self.dir, task).len() as u64;
-        let state = self.states.get(task).cloned().unwrap_or_default();
+        let state = self.records.state(task);
         if state == TaskState::NeedsOperator || self.failed_waiting(task, reviews).is_some() {
             return Ok(());
         }
-        let Some(base) = self.task_bases.get(task).cloned() else { return Ok(()) };
+        let Some(base) = self.records.get(task).base else { return Ok(()) };
         lane.reset_lane(&base)?;
         if let Some(sha) = r.judged.get(task).and_then(|j| j.get(&reviews)) {
             lane.restore_files(sha)?;

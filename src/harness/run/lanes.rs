@@ -66,8 +66,8 @@ pub(super) struct LaneBook {
 
 /// How an accepted task's landing went.
 pub(super) enum Landing {
-    /// On the session branch; the warning later tasks get, when it was below the bar.
-    Landed(Option<String>),
+    /// On the session branch.
+    Landed,
     /// Sent back to the worker with this text: a conflict (in these files), or the
     /// combination fails the validators (no files).
     Rework { text: String, conflicts: Vec<String> },
@@ -172,33 +172,11 @@ impl Run {
             brain: self.brain.clone(),
             opts: self.opts.clone(),
         });
-        lane.states.clone_from(&self.states);
-        lane.warnings.clone_from(&self.warnings);
-        lane.spent = Arc::clone(&self.spent);
+        lane.records = Arc::clone(&self.records);
         lane.interrupted = Arc::clone(&self.interrupted);
         lane.control.offset = self.control.offset;
-        let id = &task.id;
-        let copy = |from: &BTreeMap<String, String>, to: &mut BTreeMap<String, String>| {
-            if let Some(v) = from.get(id) {
-                to.insert(id.clone(), v.clone());
-            }
-        };
-        copy(&self.task_bases, &mut lane.task_bases);
-        if let Some(v) = self.failed_because.get(id) {
-            lane.failed_because.insert(id.clone(), v.clone());
-        }
-        copy(&self.set_aside, &mut lane.set_aside);
-        if let Some(v) = self.granted.get(id) {
-            lane.granted.insert(id.clone(), *v);
-        }
-        if let Some(v) = self.last_outcomes.get(id) {
-            lane.last_outcomes.insert(id.clone(), v.clone());
-        }
-        if let Some(v) = self.last_cases.get(id) {
-            lane.last_cases.insert(id.clone(), *v);
-        }
-        if let Some(note) = self.take_notes(id) {
-            lane.control.notes.push((Some(id.clone()), note));
+        if let Some(note) = self.take_notes(&task.id) {
+            lane.control.notes.push((Some(task.id.clone()), note));
         }
         lane.lane = Some(link);
         lane.guard = guard;
@@ -230,13 +208,13 @@ impl Run {
                     return Ok(TaskEnd::Failed(end.reason));
                 }
                 Some(end) => return Ok(TaskEnd::Stop(end)),
-                None if self.settled(&task.id) => return Ok(TaskEnd::Landed(None)),
+                None if self.settled(&task.id) => return Ok(TaskEnd::Landed),
                 None => {}
             }
         }
         let end = self.run_task(task).await?;
         match end {
-            TaskEnd::Landed(_) if self.opts.learnings => {
+            TaskEnd::Landed if self.opts.learnings => {
                 self.propose_learning(task).await?;
                 Ok(end)
             }
@@ -281,7 +259,7 @@ impl Run {
         if let Landing::Rework { text, conflicts } = &landing {
             let why = "the accepted change does not combine with work that landed meanwhile";
             self.gate(&task.id, GateEvent::MergeFailed, why, *attempt)?;
-            *self.granted.entry(task.id.clone()).or_default() += 1;
+            self.records.update(&task.id, |r| r.granted += 1);
             *attempt += 1;
             self.gate(
                 &task.id,
@@ -293,7 +271,7 @@ impl Run {
                 scope: sc.clone(),
                 kind: Some("merge".into()),
                 content: Some(text.clone()),
-                base_commit: self.task_bases.get(&task.id).cloned(),
+                base_commit: self.records.get(&task.id).base,
                 conflicts: Some(conflicts.clone()),
                 ..FeedbackSent::default()
             })?;
@@ -305,7 +283,7 @@ impl Run {
     /// go back to, so work that does not combine waits for the operator.
     pub(super) fn land_decided(&mut self, task: &Task, a: Acceptance) -> Result<Option<Ended>> {
         match self.land_once(task, a)? {
-            Landing::Landed(_) => Ok(None),
+            Landing::Landed => Ok(None),
             Landing::Held(end) => Ok(Some(end)),
             Landing::Rework { conflicts, .. } => {
                 let why = format!(
@@ -327,7 +305,7 @@ impl Run {
     ) -> Result<Option<Ended>> {
         self.workspace.reset_lane(&k.base)?;
         self.workspace.restore_files(&k.kept)?;
-        self.task_bases.insert(task.id.clone(), k.base.clone());
+        self.records.update(&task.id, |r| r.base = Some(k.base.clone()));
         let review = self.review_of(&task.id);
         let summary = self
             .last_case(&task.id)?
@@ -378,7 +356,7 @@ impl Run {
         };
         self.record_guard()?;
         let Some(change) = change else {
-            return self.record_landed(task, a, None).map(Landing::Landed);
+            return self.record_landed(task, a, None).map(|()| Landing::Landed);
         };
         let landed = if onto == base {
             change
@@ -398,7 +376,7 @@ impl Run {
             } else {
                 match self.bring_up_and_check(task, a.review, &onto, &mut merged)? {
                     Ok(Some(sha)) => sha,
-                    Ok(None) => return self.record_landed(task, a, None).map(Landing::Landed),
+                    Ok(None) => return self.record_landed(task, a, None).map(|()| Landing::Landed),
                     Err(landing) => return Ok(landing),
                 }
             }
@@ -411,7 +389,7 @@ impl Run {
             return Ok(Landing::Held(self.landing_failed(task, &why)?));
         }
         self.record_guard()?;
-        self.record_landed(task, a, Some(landed)).map(Landing::Landed)
+        self.record_landed(task, a, Some(landed)).map(|()| Landing::Landed)
     }
 
     /// Brings the lane up to the merge of its task's change onto `onto` and runs the
@@ -425,7 +403,7 @@ impl Run {
         merged: &mut crate::hands::lanes::Merged,
     ) -> Result<std::result::Result<Option<String>, Landing>> {
         self.workspace.bring_up(onto, merged)?;
-        self.task_bases.insert(task.id.clone(), onto.to_owned());
+        self.records.update(&task.id, |r| r.base = Some(onto.to_owned()));
         self.record_guard()?;
         if !merged.conflicts.is_empty() {
             return Ok(Err(Landing::Rework {
@@ -500,12 +478,7 @@ impl Run {
 
     /// A decision about a task that is at work in a lane or parked there.
     pub(super) fn decide_in_lane(&mut self, cmd: &control::Command) -> Result<LaneDecision> {
-        let target = cmd.task.clone().or_else(|| {
-            self.states
-                .iter()
-                .find(|(_, s)| **s == TaskState::NeedsOperator)
-                .map(|(t, _)| t.clone())
-        });
+        let target = cmd.task.clone().or_else(|| self.records.first_in(&TaskState::NeedsOperator));
         let Some(task) = target else { return Ok(LaneDecision::NotInLane) };
         if let Some(link) = self.book.running.get(&task) {
             if cmd.op == Op::Fail {
@@ -529,12 +502,11 @@ impl Run {
         };
         lane.control.offset = self.control.offset;
         let end = lane.decide(cmd)?;
-        self.take_from_lane(&task, &mut lane);
         let Some(t) = self.plan.tasks.iter().find(|t| t.id == task).cloned() else {
             return Ok(LaneDecision::Decided(None));
         };
         if self.settled(&task) {
-            self.after_lane(&t, lane, None)?;
+            self.after_lane(&t, lane)?;
         } else if cmd.op == Op::Fail {
             self.book.parked.insert(task, lane);
         } else {
@@ -548,45 +520,10 @@ impl Run {
         ))
     }
 
-    /// What the run keeps of a lane's task: its state, spend and the facts a later decision
-    /// or resume needs.
-    fn take_from_lane(&mut self, task: &str, lane: &mut Run) {
-        if let Some(state) = lane.states.get(task) {
-            self.states.insert(task.to_owned(), state.clone());
-        }
-        for (role, u) in std::mem::take(&mut lane.usage) {
-            let entry = self.usage.entry(role).or_default();
-            entry.prompt += u.prompt;
-            entry.eval += u.eval;
-            entry.total += u.total;
-            entry.cached += u.cached;
-            entry.reasoning += u.reasoning;
-            entry.cost += u.cost;
-        }
-        let key = task.to_owned();
-        if let Some(v) = lane.task_bases.get(task) {
-            self.task_bases.insert(key.clone(), v.clone());
-        }
-        if let Some(v) = lane.failed_because.get(task) {
-            self.failed_because.insert(key.clone(), v.clone());
-        }
-        if let Some(v) = lane.set_aside.get(task) {
-            self.set_aside.insert(key.clone(), v.clone());
-        }
-        if let Some(v) = lane.granted.get(task) {
-            self.granted.insert(key.clone(), *v);
-        }
-        match lane.last_outcomes.get(task) {
-            Some(v) => self.last_outcomes.insert(key, v.clone()),
-            None => self.last_outcomes.remove(&key),
-        };
-    }
-
     /// A lane whose task settled: the run records it, and the lane's worktree is freed for
     /// the next task once its work is on the session branch (a skipped task's work is on its
     /// set-aside ref).
-    fn after_lane(&mut self, task: &Task, lane: Box<Run>, warning: Option<String>) -> Result<()> {
-        self.warnings.extend(warning);
+    fn after_lane(&mut self, task: &Task, lane: Box<Run>) -> Result<()> {
         let Run { workspace, hands, guard, .. } = *lane;
         if self.settled(&task.id) {
             workspace.release_lane()?;
@@ -599,22 +536,24 @@ impl Run {
     }
 
     /// Whether `task` may start in a lane now: unsettled, not at work or parked, and every
-    /// task it depends on done.
+    /// task it depends on landed.
     fn ready(&self, task: &Task) -> bool {
         let id = &task.id;
         !self.settled(id)
             && !self.book.running.contains_key(id)
             && !self.book.parked.contains_key(id)
-            && self.states.get(id) != Some(&TaskState::NeedsOperator)
-            && (self.states.get(id) != Some(&TaskState::Failed)
+            && self.records.state(id) != TaskState::NeedsOperator
+            && (self.records.state(id) != TaskState::Failed
                 || self
                     .failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64)
                     .is_none())
-            && self
-                .plan
-                .dependencies(id)
-                .iter()
-                .all(|d| self.states.get(*d).is_some_and(TaskState::is_accepted))
+            && self.plan.dependencies(id).iter().all(|d| self.landed(d))
+    }
+
+    /// Whether `task`'s accepted work is on the session branch: accepted, and its lane back
+    /// (a lane's task is accepted before its work lands).
+    fn landed(&self, task: &str) -> bool {
+        self.records.state(task).is_accepted() && !self.book.running.contains_key(task)
     }
 
     /// Stops every lane at once with `end`: their calls and tools are cancelled, and their
@@ -693,9 +632,8 @@ impl Run {
             };
             let mut lane = Box::new(self.open_lane(&task, 1)?);
             let held = lane.land_kept(&task, &kept)?;
-            self.take_from_lane(&task.id, &mut lane);
             match held {
-                None => self.after_lane(&task, lane, None)?,
+                None => self.after_lane(&task, lane)?,
                 Some(_) => {
                     self.book.parked.insert(task.id.clone(), lane);
                 }
@@ -768,7 +706,7 @@ impl Run {
             .parked
             .keys()
             .find(|t| {
-                self.states.get(*t) == Some(&TaskState::NeedsOperator)
+                self.records.state(t) == TaskState::NeedsOperator
                     || self
                         .failed_waiting(t, record::read_ledger(&self.dir, t).len() as u64)
                         .is_some()
@@ -797,7 +735,6 @@ impl Run {
         if let Some(n) = d.numbers.remove(&task.id) {
             d.free.insert(n);
         }
-        self.take_from_lane(&task.id, &mut lane);
         match end {
             Err(e) => {
                 if d.error.is_none() {
@@ -805,12 +742,11 @@ impl Run {
                 }
                 self.book.parked.insert(task.id.clone(), lane);
             }
-            Ok(TaskEnd::Landed(warning)) => self.after_lane(&task, lane, warning)?,
+            Ok(TaskEnd::Landed) => self.after_lane(&task, lane)?,
             Ok(TaskEnd::Accepted(a)) => {
                 let held = lane.finish_accepted(&task, a)?;
-                self.take_from_lane(&task.id, &mut lane);
                 match held {
-                    None => self.after_lane(&task, lane, None)?,
+                    None => self.after_lane(&task, lane)?,
                     Some(_) => {
                         self.book.parked.insert(task.id.clone(), lane);
                     }
@@ -818,7 +754,6 @@ impl Run {
             }
             Ok(TaskEnd::Failed(reason)) => {
                 let ended = lane.fail_task(&task, reason)?;
-                self.take_from_lane(&task.id, &mut lane);
                 self.write_status()?;
                 d.failures.push(ended);
                 self.book.parked.insert(task.id.clone(), lane);
@@ -920,7 +855,7 @@ impl Run {
             .in_order()
             .into_iter()
             .map(|t| t.id.clone())
-            .find(|t| self.states.get(t) == Some(&TaskState::NeedsOperator));
+            .find(|t| self.records.state(t) == TaskState::NeedsOperator);
         let tasks: Vec<Task> = self.plan.in_order().into_iter().cloned().collect();
         let mut blocked = Vec::new();
         for task in &tasks {

@@ -6,6 +6,7 @@ mod lane_recover;
 mod lanes;
 mod learn;
 mod operator;
+mod records;
 mod recover;
 mod retry;
 mod review;
@@ -37,7 +38,6 @@ use crate::session::event::{
 use crate::session::live;
 use crate::session::outcome::LastOutcome;
 use crate::session::state::StopReason;
-use crate::session::summary::Usage;
 use crate::session::timestamp;
 use crate::session::writer::SessionWriter;
 use serde_json::{Value, json};
@@ -189,34 +189,11 @@ enum Guarded {
     Held(Ended),
 }
 
-/// Tokens and dollars spent so far by a run and all its lanes.
-#[derive(Debug, Default)]
-struct Spent(std::sync::Mutex<(u64, f64)>);
-
-impl Spent {
-    fn from(tokens: u64, dollars: f64) -> Spent {
-        Spent(std::sync::Mutex::new((tokens, dollars)))
-    }
-
-    /// Adds one call's spend; the run's tokens so far.
-    fn add(&self, tokens: u64, dollars: f64) -> u64 {
-        let mut spent = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        spent.0 += tokens;
-        spent.1 += dollars;
-        spent.0
-    }
-
-    fn now(&self) -> (u64, f64) {
-        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
 /// A task's result, inside the loop.
 enum TaskEnd {
     Accepted(Acceptance),
-    /// A lane's task whose accepted work is on the session branch; what later tasks must be
-    /// warned of, when it was accepted below the bar.
-    Landed(Option<String>),
+    /// A lane's task whose accepted work is on the session branch.
+    Landed,
     Failed(StopReason),
     Stop(Ended),
 }
@@ -245,23 +222,11 @@ pub struct Run {
     pub hands: Hands,
     pub brain: Brain,
     pub opts: RunOptions,
-    states: BTreeMap<String, TaskState>,
-    usage: BTreeMap<String, Usage>,
-    /// What the whole run has spent, shared by its lanes, so the caps see every lane's calls
-    /// as they are made.
-    spent: Arc<Spent>,
+    /// Every task's record and the run's spend, shared with its lanes: the caps see every
+    /// lane's calls as they are made, and a decision sees what a lane left.
+    records: Arc<records::Records>,
     started: Instant,
-    warnings: Vec<String>,
     control: ControlState,
-    /// Where each task's last case was in the log when the run was resumed. A task is held for
-    /// the operator only as a run ends, so the case a `retry_eval` judges is always here.
-    last_cases: BTreeMap<String, crate::session::scan::LineAt>,
-    /// The commit each task started from: what its diff is measured from and its accepted
-    /// commit is made on, whatever the worker does to HEAD or the branch meanwhile.
-    task_bases: BTreeMap<String, String>,
-    /// What last happened to each task's work (validators, verdicts), for describing an
-    /// accept below the bar truthfully.
-    last_outcomes: BTreeMap<String, LastOutcome>,
     /// Puts back refs, HEAD, git config and hooks a tool call changed.
     guard: Option<GitGuard>,
     /// Raised by Ctrl-C on a headless run: the call or tool in flight is cancelled (through
@@ -270,14 +235,8 @@ pub struct Run {
     /// Why the guard could not take the repository's state before the call in flight, if it
     /// could not.
     guard_blind: Option<String>,
-    /// Attempts the operator granted beyond the cap, by task.
-    granted: BTreeMap<String, u64>,
     /// Watches for `fail` and `stop --now` while a task is at work.
     urgent: Option<Urgent>,
-    /// Why each failed task failed.
-    failed_because: BTreeMap<String, StopReason>,
-    /// Skipped or failed tasks' work, set aside on a ref: task → commit.
-    set_aside: BTreeMap<String, String>,
     /// In a lane's run: what ties it to the run that started it.
     lane: Option<lanes::LaneLink>,
     /// In a run with lanes: the lanes at work and those waiting for a decision.
@@ -339,7 +298,7 @@ pub(super) fn interrupted_by() -> &'static str {
 
 impl Run {
     pub fn new(p: Parts) -> Run {
-        let states = p.plan.tasks.iter().map(|t| (t.id.clone(), TaskState::Pending)).collect();
+        let records = Arc::new(records::Records::new(&p.plan));
         Run {
             id: p.id,
             dir: p.dir,
@@ -349,21 +308,12 @@ impl Run {
             hands: p.hands,
             brain: p.brain,
             opts: p.opts,
-            states,
-            usage: BTreeMap::new(),
-            spent: Arc::default(),
+            records,
             started: Instant::now(),
-            warnings: Vec::new(),
             control: ControlState::default(),
-            last_cases: BTreeMap::new(),
-            task_bases: BTreeMap::new(),
-            last_outcomes: BTreeMap::new(),
             guard: None,
             guard_blind: None,
             interrupted: Arc::default(),
-            granted: BTreeMap::new(),
-            failed_because: BTreeMap::new(),
-            set_aside: BTreeMap::new(),
             urgent: None,
             lane: None,
             book: lanes::LaneBook::default(),
@@ -373,25 +323,8 @@ impl Run {
     /// A run that continues a session: states, spend and warnings come from its folder.
     pub fn resumed(p: Parts, r: &super::resume::Restored) -> Run {
         let mut run = Run::new(p);
-        for (task, state) in &r.states {
-            if run.states.contains_key(task) {
-                run.states.insert(task.clone(), state.clone());
-            }
-        }
-        run.usage.clone_from(&r.usage);
-        run.spent = Arc::new(Spent::from(r.tokens_total, r.usage.values().map(|u| u.cost).sum()));
+        run.records = Arc::new(records::Records::restored(&run.plan, r));
         run.control.offset = r.control_offset;
-        run.last_cases.clone_from(&r.last_cases);
-        run.task_bases.clone_from(&r.task_bases);
-        run.last_outcomes.clone_from(&r.last_outcomes);
-        run.granted.clone_from(&r.granted);
-        run.failed_because.clone_from(&r.failed_because);
-        run.set_aside.clone_from(&r.set_aside);
-        for (task, last) in &r.below_bar {
-            let title =
-                run.plan.tasks.iter().find(|t| &t.id == task).map_or("", |t| t.title.as_str());
-            run.warnings.push(below_bar_warning(task, title, last));
-        }
         run
     }
 
@@ -400,7 +333,7 @@ impl Run {
         self.plan
             .tasks
             .iter()
-            .filter(|t| !self.states.get(&t.id).is_some_and(TaskState::is_settled))
+            .filter(|t| !self.records.state(&t.id).is_settled())
             .map(|t| t.id.clone())
             .collect()
     }
@@ -418,9 +351,9 @@ impl Run {
         reason: &str,
         attempt: u64,
     ) -> Result<TaskState> {
-        let from = self.states.get(task).cloned().unwrap_or(TaskState::Pending);
+        let from = self.records.state(task);
         let to = transition(&from, event)?;
-        self.states.insert(task.to_owned(), to.clone());
+        self.records.update(task, |r| r.state = to.clone());
         self.emit(&TaskStateEvent {
             scope: scope(task, 0, attempt),
             from: Some(from),
@@ -432,19 +365,17 @@ impl Run {
     }
 
     fn status_map(&self) -> BTreeMap<String, String> {
-        self.states
-            .iter()
+        self.records
+            .states()
+            .into_iter()
             .filter(|(_, s)| s.is_terminal())
-            .map(|(k, s)| (k.clone(), s.to_string()))
+            .map(|(k, s)| (k, s.to_string()))
             .collect()
     }
 
-    /// Writes `task_status.json`. A lane leaves it to the run that started it, which alone
-    /// knows every task's state.
+    /// Writes `task_status.json` from every task's record, whichever lane writes it.
     fn write_status(&self) -> Result<()> {
-        if self.lane.is_none() {
-            record::write_task_status(&self.dir, &self.status_map())?;
-        }
+        record::write_task_status(&self.dir, &self.status_map())?;
         Ok(())
     }
 
@@ -458,7 +389,7 @@ impl Run {
                 workspace: &self.workspace.worktree,
                 branch: &self.workspace.branch,
                 base: &self.workspace.base,
-                usage: &self.usage,
+                usage: &self.records.usage(),
                 status,
             },
         )?;
@@ -472,15 +403,7 @@ impl Run {
         a: &Attempt,
         reply: Option<&Reply>,
     ) -> Result<()> {
-        let u = a.usage;
-        let tokens_total = self.spent.add(u.prompt + u.completion, u.cost);
-        let entry = self.usage.entry(role.as_str().to_owned()).or_default();
-        entry.prompt += u.prompt as i64;
-        entry.eval += u.completion as i64;
-        entry.total += (u.prompt + u.completion) as i64;
-        entry.cached += u.cached as i64;
-        entry.reasoning += u.reasoning as i64;
-        entry.cost += u.cost;
+        let tokens_total = self.records.spend(role.as_str(), &a.usage);
         self.emit(&record::model_call(role, scope, a, tokens_total))?;
         if let Some(r) = reply {
             self.emit(&record::assistant_message(role, scope, r))?;
@@ -583,7 +506,7 @@ impl Run {
         if caps.wall_clock.is_some_and(|w| self.started.elapsed() >= w) {
             return Some(StopReason::WallClock);
         }
-        let (tokens, dollars) = self.spent.now();
+        let (tokens, dollars) = self.records.spent();
         if caps.tokens.is_some_and(|t| tokens >= t) {
             return Some(StopReason::TokenCap);
         }
@@ -665,7 +588,7 @@ impl Run {
                 if self.settled(&task.id) {
                     continue;
                 }
-                if self.states.get(&task.id) == Some(&TaskState::NeedsOperator) {
+                if self.records.state(&task.id) == TaskState::NeedsOperator {
                     // Held before this run (a resume): it waits for the decision, and is
                     // never started again on its own.
                     break 'run Ended {
@@ -692,7 +615,7 @@ impl Run {
                             self.propose_learning(task).await?;
                         }
                     }
-                    TaskEnd::Landed(warning) => self.warnings.extend(warning),
+                    TaskEnd::Landed => {}
                     TaskEnd::Failed(reason) => break 'run self.fail_task(task, reason)?,
                     TaskEnd::Stop(stop) => break 'run stop,
                 }
@@ -718,13 +641,10 @@ impl Run {
             .plan
             .dependencies(task)
             .into_iter()
-            .filter(|d| !self.states.get(*d).is_some_and(TaskState::is_accepted))
-            .map(|d| {
-                let state = self.states.get(d).cloned().unwrap_or_default();
-                format!("{d} ({state})")
-            })
+            .filter(|d| !self.records.state(d).is_accepted())
+            .map(|d| format!("{d} ({})", self.records.state(d)))
             .collect();
-        let state = self.states.get(task).cloned().unwrap_or_default();
+        let state = self.records.state(task);
         if missing.is_empty() {
             if state == TaskState::Blocked {
                 self.gate(task, GateEvent::Unblocked, "what it waited on is accepted", 0)?;
@@ -740,17 +660,18 @@ impl Run {
 
     /// Evaluator rounds `task` may have: the cap, plus any the operator granted.
     fn cap_for(&self, task: &str) -> u64 {
-        self.opts.max_attempts + self.granted.get(task).copied().unwrap_or(0)
+        self.opts.max_attempts + self.records.get(task).granted
     }
 
     /// Why a failed task waits for the operator rather than being worked again, if it does:
     /// the operator failed it, or its `reviews` reached the cap. A task that failed otherwise
     /// (iterations, no case) is retried by a resume.
     fn failed_waiting(&self, task: &str, reviews: u64) -> Option<&'static str> {
-        if self.states.get(task) != Some(&TaskState::Failed) {
+        let record = self.records.get(task);
+        if record.state != TaskState::Failed {
             return None;
         }
-        if self.failed_because.get(task) == Some(&StopReason::OperatorFail) {
+        if record.failed_because == Some(StopReason::OperatorFail) {
             Some("was failed by the operator")
         } else if reviews >= self.cap_for(task) {
             Some("failed at the attempt cap")
@@ -760,12 +681,12 @@ impl Run {
     }
 
     fn settled(&self, task: &str) -> bool {
-        self.states.get(task).is_some_and(TaskState::is_settled)
+        self.records.state(task).is_settled()
     }
 
     fn fail_task(&mut self, task: &Task, reason: StopReason) -> Result<Ended> {
         self.gate(&task.id, GateEvent::Failed, reason.as_str(), 0)?;
-        self.failed_because.insert(task.id.clone(), reason.clone());
+        self.records.update(&task.id, |r| r.failed_because = Some(reason.clone()));
         self.emit(&TaskFailed {
             scope: scope(&task.id, 0, 0),
             reason: Some(reason.as_str().to_owned()),
@@ -779,8 +700,8 @@ impl Run {
     /// The commit `task` started from, as recorded when it started; the branch tip when the
     /// log does not say (a session from before harrow recorded it).
     fn task_base(&self, task: &str) -> Result<String> {
-        match self.task_bases.get(task) {
-            Some(base) => Ok(base.clone()),
+        match self.records.get(task).base {
+            Some(base) => Ok(base),
             None => self.workspace.tip().map_err(HarnessError::from),
         }
     }
@@ -834,6 +755,9 @@ impl Run {
         match self.commit_judged(task, &a, &base) {
             Ok(sha) => {
                 self.record_landed(task, a, sha)?;
+                self.write_status()?;
+                record::write_summary(&self.dir, self.writer.summary())?;
+                self.checkpoint("running")?;
                 Ok(None)
             }
             Err(e) => self
@@ -866,13 +790,8 @@ impl Run {
     }
 
     /// Logs an accepted task's `task_done` and `commit` once its commit is on the session
-    /// branch, and what later tasks must be warned of. Returns that warning.
-    fn record_landed(
-        &mut self,
-        task: &Task,
-        a: Acceptance,
-        sha: Option<String>,
-    ) -> Result<Option<String>> {
+    /// branch, and warns later tasks when it was accepted below the bar.
+    fn record_landed(&mut self, task: &Task, a: Acceptance, sha: Option<String>) -> Result<()> {
         let below_bar = a.review == Review::BelowBar;
         let last = a.last.filter(|_| below_bar);
         let (iter, attempt) = self.writer.position(&task.id);
@@ -901,14 +820,10 @@ impl Run {
             })?;
         }
         record::append_progress(&self.dir, &task.id, progress_outcome(a.review), &task.title)?;
-        let warning = last.as_ref().map(|last| below_bar_warning(&task.id, &task.title, last));
-        if self.lane.is_none() {
-            self.write_status()?;
-            record::write_summary(&self.dir, self.writer.summary())?;
-            self.checkpoint("running")?;
-            self.warnings.extend(warning.clone());
+        if let Some(last) = &last {
+            self.records.warn(below_bar_warning(&task.id, &task.title, last));
         }
-        Ok(warning)
+        Ok(())
     }
 
     /// Logs the user message a role was sent (whole: harrow keeps what Tilth capped).

@@ -75,7 +75,7 @@ impl Run {
     /// awaiting a decision.
     pub fn held_task(&self) -> Option<String> {
         self.plan.tasks.iter().map(|t| t.id.clone()).find(|id| {
-            self.states.get(id) == Some(&TaskState::NeedsOperator)
+            self.records.state(id) == TaskState::NeedsOperator
                 || self
                     .failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64)
                     .is_some()
@@ -96,7 +96,7 @@ impl Run {
             ..OperatorWait::default()
         })?;
         self.checkpoint("needs_operator")?;
-        let hold = |run: &Run| (run.states.get(held).cloned(), run.cap_for(held));
+        let hold = |run: &Run| (run.records.state(held), run.cap_for(held));
         let before = hold(self);
         loop {
             if let Some(end) = self.poll_control()? {
@@ -204,12 +204,7 @@ impl Run {
             self.control.deferred.push(cmd.clone());
             return Ok(None);
         }
-        let target = cmd.task.clone().or_else(|| {
-            self.states
-                .iter()
-                .find(|(_, s)| **s == TaskState::NeedsOperator)
-                .map(|(t, _)| t.clone())
-        });
+        let target = cmd.task.clone().or_else(|| self.records.first_in(&TaskState::NeedsOperator));
         let Some(task) = target.and_then(|id| self.plan.tasks.iter().find(|t| t.id == id).cloned())
         else {
             let why = format!(
@@ -220,7 +215,7 @@ impl Run {
             return Ok(None);
         };
         let reason = cmd.reason.clone().unwrap_or_default();
-        let state = self.states.get(&task.id).cloned().unwrap_or(TaskState::Pending);
+        let state = self.records.state(&task.id);
         if state.is_settled() {
             let why =
                 format!("{} cannot be applied to {} while it is {state}", cmd.op.as_str(), task.id);
@@ -243,7 +238,7 @@ impl Run {
                 ));
                 let reviews = record::read_ledger(&self.dir, &task.id).len() as u64;
                 if reviews >= self.cap_for(&task.id) {
-                    *self.granted.entry(task.id.clone()).or_default() += 1;
+                    self.records.update(&task.id, |r| r.granted += 1);
                     let mut granted = OperatorAction {
                         action: Some("grant_attempt".into()),
                         reason: Some(format!(
@@ -259,7 +254,7 @@ impl Run {
                 return Ok(None);
             }
         };
-        let from = self.states.get(&task.id).cloned().unwrap_or(TaskState::Pending);
+        let from = self.records.state(&task.id);
         if transition(&from, event).is_err() {
             let why =
                 format!("{} cannot be applied to {} while it is {from}", cmd.op.as_str(), task.id);
@@ -277,7 +272,7 @@ impl Run {
                 let review =
                     if cmd.op == Op::ForceAccept { Review::BelowBar } else { Review::Operator };
                 let last =
-                    self.last_outcomes.get(&task.id).cloned().unwrap_or(LastOutcome::NotReviewed);
+                    self.records.get(&task.id).last_outcome.unwrap_or(LastOutcome::NotReviewed);
                 // The person accepts the work as it stands now: no judged diff binds it.
                 self.finish_accepted(
                     &task,
@@ -319,7 +314,7 @@ impl Run {
                     &format!("{}: its work, set aside when the operator {what} it", task.id),
                 )?
                 .map_err(HarnessError::NotKept)?;
-            self.set_aside.insert(task.id.clone(), sha.clone());
+            self.records.update(&task.id, |r| r.set_aside = Some(sha.clone()));
             let mut aside = OperatorAction {
                 action: Some("set_aside".into()),
                 reason: Some(format!(
@@ -339,7 +334,7 @@ impl Run {
     /// Before an approve or force-accept of a task whose work was set aside, puts that work
     /// back in the worktree: it is what the decision is about.
     fn take_back_set_aside(&mut self, task: &super::Task) -> Result<()> {
-        let Some(sha) = self.set_aside.get(&task.id).cloned() else { return Ok(()) };
+        let Some(sha) = self.records.get(&task.id).set_aside else { return Ok(()) };
         let base = self.task_base(&task.id)?;
         if self.task_diff(&base).is_ok_and(|d| d.is_empty()) {
             self.workspace.restore_files(&sha)?;

@@ -19,9 +19,9 @@ pub enum Restart {
 impl Run {
     /// How an accepted task's work was let through, as its state says.
     pub(super) fn review_of(&self, task: &str) -> Review {
-        match self.states.get(task) {
-            Some(TaskState::DoneBelowBar) => Review::BelowBar,
-            Some(TaskState::DoneUnreviewed) => Review::Unreviewed,
+        match self.records.state(task) {
+            TaskState::DoneBelowBar => Review::BelowBar,
+            TaskState::DoneUnreviewed => Review::Unreviewed,
             _ => Review::Accepted,
         }
     }
@@ -66,7 +66,7 @@ impl Run {
         let tasks: Vec<Task> = self.plan.tasks.clone();
         for task in &tasks {
             let Some((digest, base)) = r.accepted.get(&task.id) else { continue };
-            let state = self.states.get(&task.id).cloned().unwrap_or(TaskState::Pending);
+            let state = self.records.state(&task.id);
             if state.is_accepted() || state == TaskState::NeedsOperator {
                 // Landed, or already held for a person (an earlier resume found the work
                 // changed): the decision is the operator's, and the run says which there are.
@@ -104,7 +104,7 @@ impl Run {
         let Some(task) = self.unfinished().into_iter().next() else {
             return Ok(Restart::Kept);
         };
-        let state = self.states.get(&task).cloned().unwrap_or(TaskState::Pending);
+        let state = self.records.state(&task);
         let reviews = record::read_ledger(&self.dir, &task).len() as u64;
         if state == TaskState::NeedsOperator || self.failed_waiting(&task, reviews).is_some() {
             return Ok(Restart::Kept);
@@ -125,7 +125,7 @@ impl Run {
             .plan
             .tasks
             .iter()
-            .filter(|t| self.states.get(&t.id).is_some_and(TaskState::is_accepted))
+            .filter(|t| self.records.state(&t.id).is_accepted())
             .cloned()
             .collect();
         for task in &accepted {

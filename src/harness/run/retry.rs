@@ -9,7 +9,7 @@ impl Run {
     /// The task's last case, read from where the resumed run found it in the log, with the
     /// iteration that submitted it.
     pub(super) fn last_case(&self, task: &str) -> Result<Option<(Case, u64)>> {
-        let Some(at) = self.last_cases.get(task) else { return Ok(None) };
+        let Some(at) = self.records.get(task).last_case else { return Ok(None) };
         let mut line = vec![0; at.len as usize];
         let file = crate::session::safe_io::open_regular(
             &crate::session::dir::SessionDir::new(&self.dir).events(),
@@ -75,10 +75,7 @@ impl Run {
             self.judged(&task, &case, &verdict, &diff, &sc, &mut attempt, iter)?;
         match end {
             Some(TaskEnd::Accepted(acceptance)) => self.finish_accepted(&task, acceptance),
-            Some(TaskEnd::Landed(warning)) => {
-                self.warnings.extend(warning);
-                Ok(None)
-            }
+            Some(TaskEnd::Landed) => Ok(None),
             Some(TaskEnd::Failed(reason)) => self.fail_task(&task, reason).map(Some),
             Some(TaskEnd::Stop(end)) => Ok(Some(end)),
             None => {

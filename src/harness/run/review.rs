@@ -180,7 +180,7 @@ impl Run {
                 Some(note) => format!("{report}\n\n{note}"),
                 None => report,
             };
-            self.last_outcomes.insert(task.id.clone(), LastOutcome::ValidatorsFailed);
+            self.records.update(&task.id, |r| r.last_outcome = Some(LastOutcome::ValidatorsFailed));
             self.gate(&task.id, GateEvent::ValidatorsFailed, "validators failed", attempt)?;
             self.feedback(sc, "validators", &report)?;
             return Ok(Checks::Answered(report, None));
@@ -215,10 +215,11 @@ impl Run {
     /// own, each once.
     pub(super) fn selected_tests(&self, task: &Task) -> Vec<String> {
         let mut tests: Vec<String> = Vec::new();
-        let done = self.plan.tasks.iter().filter(|t| {
-            t.id != task.id
-                && self.states.get(&t.id).is_some_and(crate::session::state::TaskState::is_accepted)
-        });
+        let done = self
+            .plan
+            .tasks
+            .iter()
+            .filter(|t| t.id != task.id && self.records.state(&t.id).is_accepted());
         for t in done.chain(std::iter::once(task)) {
             for path in &t.tests {
                 if !tests.contains(path) {
@@ -298,10 +299,7 @@ impl Run {
             return Ok(("The review could not be completed; stop here.".into(), Some(end)));
         }
         let outcome = verdict.outcome();
-        match &outcome {
-            Some(o) => self.last_outcomes.insert(task.id.clone(), o.clone()),
-            None => self.last_outcomes.remove(&task.id),
-        };
+        self.records.update(&task.id, |r| r.last_outcome.clone_from(&outcome));
         let Some(outcome) = outcome else {
             self.gate(&task.id, GateEvent::Accepted, "the evaluator accepted", *attempt)?;
             return Ok((

@@ -34,13 +34,14 @@ impl Run {
             memory::PROGRESS_MAX_CHARS,
         );
         let statuses: Vec<(String, crate::session::state::TaskState)> =
-            self.states.iter().map(|(k, s)| (k.clone(), s.clone())).collect();
+            self.records.states().into_iter().collect();
+        let warnings = self.records.warnings();
         let ctx = WorkerContext {
             project: project.as_ref().map(|(t, _)| t.as_str()),
             progress: progress.as_deref(),
             statuses: &statuses,
             ledger,
-            warnings: &self.warnings,
+            warnings: &warnings,
             operator_note: note,
         };
         memory::worker_prompt(&self.plan, task, &ctx)
@@ -93,11 +94,11 @@ impl Run {
         }
         let attempt = ledger.len() as u64 + 1;
         self.gate(&task.id, GateEvent::Start, "task started", attempt)?;
-        let base = match self.task_bases.get(&task.id) {
-            Some(base) => base.clone(),
+        let base = match self.records.get(&task.id).base {
+            Some(base) => base,
             None => self.workspace.tip()?,
         };
-        self.task_bases.insert(task.id.clone(), base.clone());
+        self.records.update(&task.id, |r| r.base = Some(base.clone()));
         self.emit(&ContextReset {
             scope: Scope {
                 task_id: Some(task.id.clone()),
@@ -254,7 +255,7 @@ impl Agent for WorkerTurns<'_> {
         let (result, end) = match end {
             Some(TaskEnd::Accepted(a)) if self.run.lane.is_some() => {
                 match self.run.land(self.task, a, &sc, &mut self.attempt)? {
-                    Landing::Landed(warning) => (result, Some(TaskEnd::Landed(warning))),
+                    Landing::Landed => (result, Some(TaskEnd::Landed)),
                     Landing::Rework { text, .. } => (text, None),
                     Landing::Held(end) => (
                         "The accepted work could not land; stop here.".into(),
