@@ -106,7 +106,7 @@ fn existing_folders(given: &[PathBuf]) -> Result<(), UsageError> {
 #[derive(Debug, Clone, clap::Args)]
 pub struct SessionArg {
     /// A session id, a unique prefix of one, or a session folder's path.
-    #[arg(value_name = "ID|DIR")]
+    #[arg(value_name = "ID|DIR", add = clap_complete::ArgValueCompleter::new(install::session_ids))]
     pub session: String,
     #[command(flatten)]
     pub dirs: DirArgs,
@@ -157,6 +157,7 @@ impl SessionArg {
 
 /// Parses the command line, runs the verb, and turns errors into an exit status.
 pub fn main() -> ExitCode {
+    install::answer_completion_request();
     let cli = Cli::parse();
     let result = match cli.command {
         None => sessions::browse(),

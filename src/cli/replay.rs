@@ -28,7 +28,7 @@ pub struct Args {
 pub struct WatchArgs {
     /// A session id, a unique prefix of one, or a session folder's path (default: the newest
     /// running session, else the newest).
-    #[arg(value_name = "ID|DIR")]
+    #[arg(value_name = "ID|DIR", add = clap_complete::ArgValueCompleter::new(super::install::session_ids))]
     pub session: Option<String>,
     #[command(flatten)]
     pub dirs: super::DirArgs,

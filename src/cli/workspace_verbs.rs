@@ -27,7 +27,7 @@ pub struct ResetArgs {
 #[derive(Debug, clap::Args)]
 pub struct CleanseArgs {
     /// One session to cleanse; without it, every finished session.
-    #[arg(value_name = "ID|DIR")]
+    #[arg(value_name = "ID|DIR", add = clap_complete::ArgValueCompleter::new(super::install::session_ids))]
     pub session: Option<String>,
     #[command(flatten)]
     pub dirs: DirArgs,
