@@ -430,6 +430,7 @@ fn draw_talk(
         let mut lines = vec![Line::raw("")];
         lines.extend(super::help::key_lines(
             mode,
+            None,
             16,
             Style::default().add_modifier(Modifier::BOLD),
         ));

@@ -300,6 +300,28 @@ pub struct Binding {
     pub action: Action,
     pub help: &'static str,
     pub hint: Hint,
+    /// Where the key means something: the help of a live console lists no replay's clock keys,
+    /// and a replay's help no decisions.
+    pub only: Only,
+}
+
+/// Whether a key is for watching a run, for a replay, or for both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Only {
+    Both,
+    Live,
+    Replay,
+}
+
+impl Only {
+    /// Whether a key so scoped is listed in a console that is `live` (or a replay).
+    pub fn listed(self, live: bool) -> bool {
+        match self {
+            Only::Both => true,
+            Only::Live => live,
+            Only::Replay => !live,
+        }
+    }
 }
 
 impl Binding {
@@ -322,7 +344,17 @@ impl Binding {
 }
 
 const fn bind(keys: &'static [Key], action: Action, help: &'static str, hint: Hint) -> Binding {
-    Binding { keys, action, help, hint }
+    Binding { keys, action, help, hint, only: Only::Both }
+}
+
+/// A key that only means something while a run is watched.
+const fn live(keys: &'static [Key], action: Action, help: &'static str, hint: Hint) -> Binding {
+    Binding { only: Only::Live, ..bind(keys, action, help, hint) }
+}
+
+/// A key of the replay's clock.
+const fn replay(keys: &'static [Key], action: Action, help: &'static str, hint: Hint) -> Binding {
+    Binding { only: Only::Replay, ..bind(keys, action, help, hint) }
 }
 
 use Action as A;
@@ -392,21 +424,26 @@ const MAIN: &[Binding] = &[
         "only the rows the search matches, or all again",
         H::No,
     ),
-    bind(&[k(K::Char(' '))], A::PlayPause, "play or pause the replay", H::Replay(2, "space play")),
-    bind(
+    replay(
+        &[k(K::Char(' '))],
+        A::PlayPause,
+        "play or pause the replay",
+        H::Replay(2, "space play"),
+    ),
+    replay(
         &[k(K::Char('+')), k(K::Char('='))],
         A::Faster,
         "replay faster (up to as fast as possible)",
         H::Replay(7, "+/- speed"),
     ),
-    bind(&[k(K::Char('-'))], A::Slower, "replay slower (down to 0.5×)", H::No),
-    bind(
+    replay(&[k(K::Char('-'))], A::Slower, "replay slower (down to 0.5×)", H::No),
+    replay(
         &[k(K::Char('.'))],
         A::StepForward,
         "step one event forward (pauses)",
         H::Replay(8, "./, step"),
     ),
-    bind(&[k(K::Char(','))], A::StepBack, "step one event back (pauses)", H::No),
+    replay(&[k(K::Char(','))], A::StepBack, "step one event back (pauses)", H::No),
     bind(
         &[k(K::Char('x'))],
         A::NextFailure,
@@ -426,45 +463,45 @@ const MAIN: &[Binding] = &[
         H::Always(4, "Enter inspect"),
     ),
     bind(&[k(K::Esc)], A::Close, "leave the zoom; else back to the fleet, if from it", H::No),
-    bind(
+    live(
         &[k(K::Char('p'))],
         A::Pause,
         "live: pause at the next task boundary, or resume",
         H::Live(2, "p pause"),
     ),
-    bind(
+    live(
         &[k(K::Char('s'))],
         A::Step,
         "live: run exactly one more task, then pause",
         H::Live(7, "s step"),
     ),
-    bind(
+    live(
         &[k(K::Char('a'))],
         A::Approve,
         "live: approve the waiting (or selected) task, with a reason",
         H::Live(9, "a/r/F decide"),
     ),
-    bind(
+    live(
         &[k(K::Char('r'))],
         A::Reject,
         "live: send it back with guidance for its next attempt",
         H::No,
     ),
-    bind(&[k(K::Char('F'))], A::ForceAccept, "live: accept it below the bar, with a reason", H::No),
-    bind(
+    live(&[k(K::Char('F'))], A::ForceAccept, "live: accept it below the bar, with a reason", H::No),
+    live(
         &[k(K::Char('v'))],
         A::RetryEval,
         "live: ask the evaluator again about the held task's work",
         H::No,
     ),
-    bind(&[k(K::Char('S'))], A::Skip, "live: skip the task, with a reason", H::No),
-    bind(
+    live(&[k(K::Char('S'))], A::Skip, "live: skip the task, with a reason", H::No),
+    live(
         &[k(K::Char('K'))],
         A::FailTask,
         "live: fail (kill) the task, with a reason; the run stops",
         H::No,
     ),
-    bind(&[k(K::Char('e'))], A::Note, "live: a note for the worker's next attempt", H::No),
+    live(&[k(K::Char('e'))], A::Note, "live: a note for the worker's next attempt", H::No),
     bind(
         &[k(K::Char('d'))],
         A::Diff,

@@ -75,9 +75,14 @@ impl Overlay {
         !matches!(self, Overlay::None)
     }
 
-    /// The help over the panes (`back` none) or over an overlay.
+    /// The help of an overlay, over it.
     pub fn help(of: Mode, back: Overlay) -> Overlay {
         Overlay::Help { view: HelpView::new(of), back: Box::new(back) }
+    }
+
+    /// The help of the panes, over them: the keys of a console that is `live`, or a replay's.
+    pub fn main_help(live: bool) -> Overlay {
+        Overlay::Help { view: HelpView::main(live), back: Box::new(Overlay::None) }
     }
 
     /// A text box with a placeholder, and text already in it.
@@ -260,7 +265,7 @@ mod tests {
             column: 0,
         };
         vec![
-            Overlay::help(Mode::Main, Overlay::None),
+            Overlay::main_help(true),
             Overlay::Inspector(inspector()),
             Overlay::QuitPrompt,
             Overlay::Editor(Box::new(Editor {

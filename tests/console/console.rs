@@ -126,12 +126,12 @@ fn help_taller_than_the_terminal_scrolls_to_its_last_key() {
     act(&mut app, Action::Help);
     let first = screen(&mut app, 80, 24);
     assert!(first.contains("Keys (↑↓ scroll)"), "{first}");
-    assert!(!first.contains("a note for the worker"), "the last key is below the fold: {first}");
+    assert!(!first.contains("mouse capture on or off"), "the last key is below the fold: {first}");
     for _ in 0..40 {
         act(&mut app, Action::Down);
     }
     let last = screen(&mut app, 80, 24);
-    assert!(last.contains("a note for the worker"), "{last}");
+    assert!(last.contains("mouse capture on or off"), "{last}");
     assert!(!last.contains("show or hide this help"), "scrolled past the first key: {last}");
     insta::assert_snapshot!("help_scrolled_80x24", last);
     act(&mut app, Action::Up);
@@ -722,8 +722,11 @@ fn check_mode(app: &mut App, mode: harrow::console::keymap::Mode) {
         let hints = help.lines().last().unwrap_or("").trim_matches(|c| c == '"' || c == ' ');
         let help_mode = harrow::console::keymap::Mode::Help;
         assert_eq!(hints, harrow::console::keymap::hint_line(help_mode, app.live, 200));
+        // Every key of the table that means something here, and none that does not (a
+        // replay's clock live, a decision in a replay).
         for b in mode.bindings() {
-            assert!(help.contains(b.help), "{mode:?}'s help lacks {:?}: {help}", b.label());
+            let listed = b.only.listed(app.live);
+            assert_eq!(help.contains(b.help), listed, "{mode:?}, {:?}: {help}", b.label());
         }
         press(app, key(KeyCode::Esc));
     }
@@ -773,6 +776,28 @@ fn the_diff_row_editor_file_and_resume_modes_show_their_own_keys() {
     check_mode(&mut app, Mode::ResumePrompt);
     press(&mut app, key(KeyCode::Esc));
     assert!(app.notice.as_deref().is_some_and(|n| n.contains("waits in the control file")));
+}
+
+/// The help of a console watching a run lists its decisions and no replay's clock keys
+/// (space, + -, . ,); a replay's lists the clock and no decisions.
+#[test]
+fn the_live_help_lists_no_replay_keys_and_a_replays_no_decisions() {
+    let mut app = harrow_at_end();
+    app.live = true;
+    check_mode(&mut app, harrow::console::keymap::Mode::Main);
+    act(&mut app, Action::Help);
+    let live = screen(&mut app, 120, 60);
+    assert!(live.contains("pause at the next task boundary"), "{live}");
+    assert!(
+        !live.contains("play or pause the replay") && !live.contains("replay slower"),
+        "{live}"
+    );
+    app.overlay = Overlay::None;
+    app.live = false;
+    act(&mut app, Action::Help);
+    let replay = screen(&mut app, 120, 60);
+    assert!(replay.contains("play or pause the replay"), "{replay}");
+    assert!(!replay.contains("pause at the next task boundary"), "{replay}");
 }
 
 #[test]

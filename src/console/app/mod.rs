@@ -317,7 +317,7 @@ impl App {
                 self.sel.zoom = false;
             }
             Action::Quit | Action::Close => self.quit = true,
-            Action::Help => self.overlay = Overlay::help(Mode::Main, Overlay::None),
+            Action::Help => self.overlay = Overlay::main_help(self.live),
             Action::Pause
             | Action::Step
             | Action::Note

@@ -140,6 +140,7 @@ impl BrowserScreen {
         let mut lines = vec![Line::raw("")];
         lines.extend(crate::console::help::key_lines(
             Mode::Browser,
+            None,
             9,
             theme.fg(theme.colors.focus),
         ));
