@@ -31,9 +31,10 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         K::TaskDone => {
             fact.payload.below_bar.0 == Some(true) || fact.payload.reviewed.0 == Some(false)
         }
+        // A reply that only calls tools is shown by its tool calls' own rows.
+        K::AssistantMessage => fact.payload.content.0 || fact.payload.reasoning.0,
         K::SessionStart
         | K::SessionResume
-        | K::AssistantMessage
         | K::ToolCall
         | K::ToolResult
         | K::PreToolBlock
@@ -605,6 +606,29 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reply that only calls tools earns no row of its own (each call has one, so the stream
+    /// said `worker calls submit_case` and then `submit_case`); one that says or thinks
+    /// something does, whatever else it holds; a text that is empty or null says nothing.
+    #[test]
+    fn a_reply_that_only_calls_tools_is_shown_by_its_calls() {
+        let shown_for = |payload: &str| {
+            let line = format!(
+                r#"{{"ts":"2026-11-27T10:00:00Z","seq":1,"type":"assistant_message","payload":{payload}}}"#
+            );
+            let mut kept = crate::session::fact::KeptValues::default();
+            let fact = Fact::decode(line.as_bytes(), &mut kept).unwrap_or_default();
+            shown(&fact)
+        };
+        let calls = r#""tool_calls":[{"id":"c1","name":"submit_case","arguments":"{}"}]"#;
+        assert!(!shown_for(&format!(r#"{{"role":"worker",{calls}}}"#)));
+        assert!(!shown_for(&format!(
+            r#"{{"role":"worker","content":null,"reasoning":"",{calls}}}"#
+        )));
+        assert!(shown_for(&format!(r#"{{"role":"worker","content":"Done: \"x\"",{calls}}}"#)));
+        assert!(shown_for(&format!(r#"{{"role":"evaluator","reasoning":"hm",{calls}}}"#)));
+        assert!(shown_for(r#"{"role":"worker","content":"all good"}"#));
+    }
 
     #[test]
     fn the_clock_runs_at_its_speed_only_while_playing() {

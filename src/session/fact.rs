@@ -52,10 +52,34 @@ impl KeptValues {
 
 /// Reads and checks the value at `c` and marks it for `field`.
 fn keep(c: &mut Cursor<'_>, field: u8, kept: &mut KeptValues) -> sparse::Result<()> {
-    let whole = field == ids::plan_tasks || field == ids::conflicts;
+    let whole = matches!(field, ids::plan_tasks | ids::conflicts | ids::content | ids::reasoning);
     let token = if whole { c.whole()? } else { c.token(&mut kept.text)? };
     kept.marks.push(Mark { field, token });
     Ok(())
+}
+
+/// Whether a text field says something (there, not null, not empty), known without copying
+/// the text: a model's words and reasoning can be long, and a fold only asks whether they are
+/// there.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Said(pub bool);
+
+impl FromToken<'_> for Said {
+    fn from_token(line: &[u8], _: &str, token: Token) -> Self {
+        let Token::Whole { start, end } = token else { return Said(false) };
+        let raw = line.get(start as usize..end as usize).unwrap_or_default();
+        Said(!raw.is_empty() && raw != b"null" && raw != b"\"\"")
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Said {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Null => Said(false),
+            serde_json::Value::String(s) => Said(!s.is_empty()),
+            _ => Said(true),
+        })
+    }
 }
 
 /// `plan_tasks` and `conflicts`, kept whole.
@@ -193,6 +217,10 @@ fact_fields! {
     /// a merge the files that conflicted (rare, so kept whole).
     kind: LStr<'a>,
     conflicts: Option<serde_json::Value>,
+    /// `assistant_message`: whether the model said or thought something, beside its tool
+    /// calls (each of which has a row of its own).
+    content: Said,
+    reasoning: Said,
 }
 
 impl<'a> Fact<'a> {
