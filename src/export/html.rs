@@ -1,7 +1,8 @@
 //! The export as one standalone HTML page: no script, no network, no file beside it; each
 //! attempt folds open with `<details>`, so it reads in any browser and in a mail client.
 
-use super::{Attempt, ExportHead, FileChange, Row, TaskExport};
+use super::doc::{Block, Inline, Render, Tone};
+use super::{ExportHead, FileChange, Row};
 use crate::session::timestamp::span;
 use std::fmt::Write as _;
 
@@ -92,85 +93,100 @@ pub fn tail(changes: Option<&[FileChange]>) -> String {
     out
 }
 
-/// One task's section.
-pub fn task(t: &TaskExport) -> String {
-    let mut out = String::new();
-    write_task(&mut out, t);
-    out
+/// HTML: an attempt folds open with `<details>`.
+pub struct Html;
+
+impl Render for Html {
+    fn block(out: &mut String, b: &Block) {
+        match b {
+            Block::Heading { level, anchor, line } => {
+                let id =
+                    anchor.as_deref().map(|a| format!(" id=\"{}\"", esc(a))).unwrap_or_default();
+                let _ = writeln!(out, "<h{level}{id}>{}</h{level}>", inline(line));
+            }
+            Block::Para(line) => {
+                let _ = writeln!(out, "<p>{}</p>", inline(line));
+            }
+            Block::List(items) => {
+                out.push_str("<ul>");
+                for item in items {
+                    let _ = write!(out, "<li>{}", inline(&item.line));
+                    if !item.under.is_empty() {
+                        out.push_str("<ul>");
+                        for under in &item.under {
+                            let _ = write!(out, "<li>{}</li>", inline(under));
+                        }
+                        out.push_str("</ul>");
+                    }
+                    out.push_str("</li>");
+                }
+                out.push_str("</ul>\n");
+            }
+            Block::Fold { line, tone, blocks } => {
+                let class = match tone {
+                    Tone::Accepted => "accept",
+                    Tone::Rejected => "reject",
+                    Tone::NotJudged => "muted",
+                };
+                let _ = writeln!(
+                    out,
+                    "<details><summary><span class=\"{class}\">{}</span></summary>",
+                    inline(line)
+                );
+                for b in blocks {
+                    Self::block(out, b);
+                }
+                out.push_str("</details>\n");
+            }
+        }
+    }
 }
 
-fn write_task(out: &mut String, t: &TaskExport) {
-    let title = t.title.as_deref().map(|x| format!(" — {}", esc(x))).unwrap_or_default();
-    let _ = writeln!(out, "<section id=\"{id}\"><h2>{id}{title}</h2>", id = esc(&t.id));
-    let _ = writeln!(
-        out,
-        "<p><b>{}</b>{} · {} · {} tokens · ${:.3}{}</p>",
-        esc(&t.state),
-        t.ended_because.as_deref().map(|w| format!(" · {}", esc(w))).unwrap_or_default(),
-        t.elapsed_ms.map_or_else(|| "-".into(), span),
-        t.tokens,
-        t.cost,
-        t.commit
-            .as_deref()
-            .map(|c| format!(
-                " · commit <code>{}</code>",
-                esc(&c.chars().take(7).collect::<String>())
-            ))
-            .unwrap_or_default()
-    );
-    for a in &t.attempts {
-        attempt(out, a);
-    }
-    if !t.decisions.is_empty() {
-        out.push_str("<p>Operator:</p><ul>");
-        for d in &t.decisions {
-            let why = d.reason.as_deref().map(|r| format!(" — {}", esc(r))).unwrap_or_default();
-            let _ = write!(out, "<li>{}{why}</li>", esc(&d.action));
-        }
-        out.push_str("</ul>\n");
-    }
-    out.push_str("</section>\n");
+/// A line, every piece of it escaped: harrow's own words too, which carry no markup.
+fn inline(line: &[Inline]) -> String {
+    line.iter()
+        .map(|piece| match piece {
+            Inline::Own(s) | Inline::Text(s) => esc(s),
+            Inline::Code(s) => format!("<code>{}</code>", esc(s)),
+            Inline::Strong(s) => format!("<b>{}</b>", esc(s)),
+        })
+        .collect()
 }
 
-fn attempt(out: &mut String, a: &Attempt) {
-    let outcome = a.outcome();
-    let class = match &a.verdict {
-        Some(v) if v.accepted() => "accept",
-        None if outcome == "not judged" => "muted",
-        _ => "reject",
-    };
-    let _ = writeln!(
-        out,
-        "<details><summary>Attempt {} — <span class=\"{class}\">{}</span></summary>",
-        a.number,
-        esc(&outcome)
-    );
-    if let Some(case) = &a.case {
-        let _ = write!(out, "<p>Case: {}</p><ul>", esc(&case.summary));
-        for (criterion, by) in &case.criteria {
-            let _ = write!(out, "<li>{} → <code>{}</code></li>", esc(criterion), esc(by));
-        }
-        out.push_str("</ul>\n");
+#[cfg(test)]
+mod tests {
+    use super::super::{Attempt, Case, Decision, TaskExport, VerdictExport};
+
+    /// Every word of a task that a model, a tool or a log wrote reaches the page as text: a
+    /// tag in a title, a criterion, an evidence pointer, an anchor or an operator's reason
+    /// stays text.
+    #[test]
+    fn model_and_log_words_never_become_markup() {
+        let evil = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>";
+        let attempt = Attempt {
+            number: 1,
+            case: Some(Case { summary: evil.into(), criteria: vec![(evil.into(), evil.into())] }),
+            verdict: Some(VerdictExport {
+                verdict: evil.into(),
+                category: Some(evil.into()),
+                concern: evil.into(),
+                evidence: vec![evil.into()],
+                next_step: Some(evil.into()),
+                ..VerdictExport::default()
+            }),
+            ..Attempt::default()
+        };
+        let t = TaskExport {
+            id: evil.into(),
+            title: Some(evil.into()),
+            state: evil.into(),
+            commit: Some(evil.into()),
+            attempts: vec![attempt],
+            decisions: vec![Decision { action: evil.into(), reason: Some(evil.into()) }],
+            ..TaskExport::default()
+        };
+        let page = <super::Html as super::Render>::task(&t);
+        assert!(!page.contains("<script") && !page.contains("<img"), "{page}");
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;"), "{page}");
     }
-    if !a.validator_runs.is_empty() {
-        let _ = writeln!(out, "<p>Validators: {}</p>", esc(&a.checks_line()));
-    }
-    if let Some(v) = &a.verdict {
-        let by = if v.by_harness { " (by harrow, not the evaluator)" } else { "" };
-        let _ = write!(
-            out,
-            "<p>Verdict: <b class=\"{class}\">{}</b>{}{by}: {}</p><ul>",
-            esc(&v.verdict),
-            v.category.as_deref().map(|c| format!(" ({})", esc(c))).unwrap_or_default(),
-            esc(&v.concern)
-        );
-        for pointer in &v.evidence {
-            let _ = write!(out, "<li>Evidence: <code>{}</code></li>", esc(pointer));
-        }
-        if let Some(next) = &v.next_step {
-            let _ = write!(out, "<li>Next step: {}</li>", esc(next));
-        }
-        out.push_str("</ul>\n");
-    }
-    out.push_str("</details>\n");
 }

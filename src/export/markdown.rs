@@ -1,7 +1,8 @@
 //! The export as Markdown: short enough for a pull request description or an issue comment,
 //! complete enough to see why each task ended as it did.
 
-use super::{Attempt, ExportHead, FileChange, Row, TaskExport};
+use super::doc::{Block, Inline, Render};
+use super::{ExportHead, FileChange, Row};
 use crate::session::timestamp::span;
 use std::fmt::Write as _;
 
@@ -42,10 +43,6 @@ fn code(text: &str) -> String {
     } else {
         format!("{fence}{one_line}{fence}")
     }
-}
-
-fn short(sha: &str) -> String {
-    sha.chars().take(7).collect()
 }
 
 /// The export's head as Markdown: the session in a line, then a table of its tasks.
@@ -110,64 +107,49 @@ pub fn tail(changes: Option<&[FileChange]>) -> String {
     out
 }
 
-/// One task with its attempts and the operator's decisions.
-pub fn task(t: &TaskExport) -> String {
-    let mut out = String::new();
-    write_task(&mut out, t);
-    out
+/// Markdown: an attempt is a heading under its task, since Markdown folds nothing.
+pub struct Markdown;
+
+impl Render for Markdown {
+    /// A block, after a blank line.
+    fn block(out: &mut String, b: &Block) {
+        match b {
+            Block::Heading { level, line, .. } => {
+                let _ = writeln!(out, "\n{} {}", "#".repeat(usize::from(*level)), inline(line));
+            }
+            Block::Para(line) => {
+                let _ = writeln!(out, "\n{}", inline(line));
+            }
+            Block::List(items) => {
+                out.push('\n');
+                for item in items {
+                    let _ = writeln!(out, "- {}", inline(&item.line));
+                    for under in &item.under {
+                        let _ = writeln!(out, "  - {}", inline(under));
+                    }
+                }
+            }
+            // Markdown folds nothing: the attempt is a heading under its task.
+            Block::Fold { line, blocks, .. } => {
+                let _ = writeln!(out, "\n### {}", inline(line));
+                for b in blocks {
+                    Self::block(out, b);
+                }
+            }
+        }
+    }
 }
 
-fn write_task(out: &mut String, t: &TaskExport) {
-    let title = t.title.as_deref().map(|x| format!(" — {}", cell(x))).unwrap_or_default();
-    let _ = writeln!(out, "\n## {}{title}\n", cell(&t.id));
-    let mut facts = vec![format!("**{}**", t.state)];
-    if let Some(why) = &t.ended_because {
-        facts.push(cell(why));
-    }
-    if let Some(ms) = t.elapsed_ms {
-        facts.push(span(ms));
-    }
-    facts.push(format!("{} tokens", t.tokens));
-    facts.push(format!("${:.3}", t.cost));
-    if let Some(sha) = &t.commit {
-        facts.push(format!("commit `{}`", short(sha)));
-    }
-    let _ = writeln!(out, "{}", facts.join(" · "));
-    for a in &t.attempts {
-        attempt(out, a);
-    }
-    if !t.decisions.is_empty() {
-        out.push_str("\n**Operator**\n\n");
-        for d in &t.decisions {
-            let why = d.reason.as_deref().map(|r| format!(" — {}", cell(r))).unwrap_or_default();
-            let _ = writeln!(out, "- {}{why}", d.action);
-        }
-    }
-}
-
-fn attempt(out: &mut String, a: &Attempt) {
-    // The outcome can name files the worker made (a merge conflict's): one cell of text.
-    let _ = writeln!(out, "\n### Attempt {} — {}\n", a.number, cell(&a.outcome()));
-    if let Some(case) = &a.case {
-        let _ = writeln!(out, "- Case: {}", cell(&case.summary));
-        for (criterion, by) in &case.criteria {
-            let _ = writeln!(out, "  - {} → {}", cell(criterion), code(by));
-        }
-    }
-    if !a.validator_runs.is_empty() {
-        let _ = writeln!(out, "- Validators: {}", a.checks_line());
-    }
-    if let Some(v) = &a.verdict {
-        let by = if v.by_harness { " (by harrow, not the evaluator)" } else { "" };
-        let score = v.score.map(|s| format!(", score {s}")).unwrap_or_default();
-        let _ = writeln!(out, "- Verdict: **{}**{by}{score}: {}", v.verdict, cell(&v.concern));
-        for pointer in &v.evidence {
-            let _ = writeln!(out, "  - Evidence: {}", code(pointer));
-        }
-        if let Some(next) = &v.next_step {
-            let _ = writeln!(out, "  - Next step: {}", cell(next));
-        }
-    }
+/// A line: harrow's words as they are, anything else made inert.
+fn inline(line: &[Inline]) -> String {
+    line.iter()
+        .map(|piece| match piece {
+            Inline::Own(s) => s.clone(),
+            Inline::Text(s) => cell(s),
+            Inline::Code(s) => code(s),
+            Inline::Strong(s) => format!("**{}**", cell(s)),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -185,7 +167,7 @@ mod tests {
             ..Attempt::default()
         };
         let t = TaskExport { id: "T-1".into(), attempts: vec![attempt], ..TaskExport::default() };
-        let md = super::task(&t);
+        let md = <super::Markdown as super::Render>::task(&t);
         assert!(!md.lines().any(|l| l.starts_with("## Injected")), "{md}");
         assert!(md.contains("\\[x\\](javascript:alert(1))"), "the link is escaped: {md}");
     }

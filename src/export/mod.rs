@@ -7,6 +7,7 @@
 //! memory, so memory is bounded by the largest tasks, not by the session. Keys and the
 //! machine's paths are never written.
 
+mod doc;
 mod gather;
 pub(crate) mod html;
 mod json;
@@ -15,6 +16,7 @@ mod store;
 
 use crate::session::dir::SessionDir;
 use crate::session::state::Ruling;
+use doc::Render as _;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
@@ -252,8 +254,8 @@ pub fn render_to(
     for (n, row) in rows.iter().enumerate() {
         let task = gathered.task(row)?;
         put(match format {
-            Format::Md => markdown::task(&task),
-            Format::Html => html::task(&task),
+            Format::Md => markdown::Markdown::task(&task),
+            Format::Html => html::Html::task(&task),
             Format::Json => json::task(&task, n == 0)?,
         })?;
     }
