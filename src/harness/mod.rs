@@ -13,5 +13,4 @@ pub(crate) mod resume;
 pub mod run;
 pub(crate) mod task_record;
 pub(crate) mod turns;
-pub(crate) mod urgent;
 pub mod verdict;

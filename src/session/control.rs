@@ -99,31 +99,6 @@ pub fn send(dir: &Path, command: &Command) -> io::Result<()> {
     f.sync_data()
 }
 
-/// Calls `on_change` whenever the control file changes, for a reader that should act on a
-/// command at once without looking every few milliseconds. The file itself is watched, made
-/// empty first when it is missing: a watch on the session folder would wake for every line
-/// the run logs. Opening or reading the file is not a change (the reader's own read would
-/// wake it again, for ever). `Err` says why no watch could be set up.
-pub fn watch<F>(dir: &Path, on_change: F) -> Result<notify::RecommendedWatcher, String>
-where
-    F: Fn() + Send + 'static,
-{
-    use notify::{RecursiveMode, Watcher};
-    let path = dir.join(CONTROL_FILE);
-    super::safe_io::open_append(&path)
-        .map_err(|e| format!("cannot open {} ({e})", path.display()))?;
-    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        if !res.is_ok_and(|e| matches!(e.kind, notify::EventKind::Access(_))) {
-            on_change();
-        }
-    })
-    .map_err(|e| format!("cannot start a file watcher ({e})"))?;
-    watcher
-        .watch(&path, RecursiveMode::NonRecursive)
-        .map_err(|e| format!("cannot watch {} ({e})", path.display()))?;
-    Ok(watcher)
-}
-
 /// Reads the commands appended after `offset`. Returns them with the offset just past the last
 /// complete line; a half-written last line waits, and a line that is not a command is skipped
 /// with its reason.
@@ -156,30 +131,6 @@ pub(crate) fn plain(op: Op) -> Command {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_control_watch_wakes_for_a_command_and_never_for_a_read() {
-        use std::sync::Arc;
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let tmp = tempfile::tempdir().unwrap();
-        let woken = Arc::new(AtomicUsize::new(0));
-        let count = Arc::clone(&woken);
-        let _watch = watch(tmp.path(), move || {
-            count.fetch_add(1, Ordering::SeqCst);
-        })
-        .unwrap();
-        for _ in 0..5 {
-            read_new(tmp.path(), 0).unwrap();
-        }
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        assert_eq!(woken.load(Ordering::SeqCst), 0, "reading the file is not a change");
-        send(tmp.path(), &plain(Op::Pause)).unwrap();
-        let start = std::time::Instant::now();
-        while woken.load(Ordering::SeqCst) == 0 && start.elapsed().as_secs() < 5 {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        assert!(woken.load(Ordering::SeqCst) > 0, "a command appended is a change");
-    }
 
     #[test]
     fn reads_only_complete_new_commands() {

@@ -76,8 +76,14 @@ fn pause_step_note_and_resume_at_task_boundaries() {
         String::from_utf8_lossy(&sent.stdout)
             .contains("the run applies it at the next task boundary")
     );
+    // The pause is logged as the run reads it, and applied at the boundary: T-001 finishes,
+    // and T-002 does not start.
     assert!(
-        wait_until(Duration::from_secs(20), || log(&dir).contains("\"action\":\"pause\"")),
+        wait_until(Duration::from_secs(20), || {
+            let text = log(&dir);
+            text.contains("\"action\":\"pause\"")
+                && text.contains("\"type\":\"commit\",\"payload\":{\"task_id\":\"T-001\"")
+        }),
         "the pause is applied after T-001"
     );
     std::thread::sleep(Duration::from_millis(600));

@@ -1,11 +1,14 @@
-//! Lanes: up to N ready tasks of a graph plan worked at once, each by a run of its own in its
-//! own worktree, their accepted work landed on the session branch one at a time.
+//! The scheduler: every plan is worked in lanes — one, or up to N ready tasks of a graph plan
+//! at once, each in its own worktree, their accepted work landed on the session branch one at
+//! a time.
 //!
-//! The run that starts the lanes keeps what belongs to the whole run — the plan's states, the
-//! operator's commands, the caps, the session branch — and starts a lane for each task whose
-//! dependencies are done. A lane is a [`Run`] with its own worktree, hands, conversation and
-//! git guard, writing to the same log through a clone of the writer that stamps its number on
-//! every event. It runs on a thread of its own, since tools and validators block.
+//! The run keeps what belongs to the whole run — the operator's commands, the caps, the
+//! session branch — and the one record of every task, which its lanes share; it starts a lane
+//! for each task whose dependencies landed. A lane is a worktree, its hands and git guard and
+//! the task's conversation, writing to the same log (through a clone of the writer that stamps
+//! its number on every event when there are several). With one lane the worktree is the
+//! session's own and accepted work is committed where it is. A lane runs on a thread of its
+//! own, since tools and validators block.
 
 use super::{
     Acceptance, Ended, GateEvent, HarnessError, Parts, Result, Run, Scope, Task, TaskEnd,
@@ -41,6 +44,9 @@ pub(super) struct LaneLink {
     cancel: Arc<crate::hands::cancel::Cancel>,
     /// The lane's worktree, which no other task may take while this one runs there.
     worktree: std::path::PathBuf,
+    /// The lane works in the session's own worktree, on the session branch: what it accepts
+    /// is committed where it is, with nothing to merge.
+    in_place: bool,
 }
 
 /// The lanes of a run: those at work, and those whose task waits for a decision.
@@ -96,6 +102,10 @@ struct Dispatch {
     stop: Option<Ended>,
     error: Option<HarnessError>,
     failures: Vec<Ended>,
+    /// Why each held task waits, as its lane said: how the run ends when it still does.
+    holds: BTreeMap<String, Ended>,
+    /// Tasks a stop cut short: they restart on resume, and the stop says so.
+    cut: Vec<String>,
     /// Whether the current wait (paused, or held for a decision) was said already.
     waiting_said: bool,
 }
@@ -131,14 +141,23 @@ impl Run {
     /// A run of its own for `task` in lane `number`, in the task's worktree (cut from the
     /// session branch as it stands now, or the one it already has).
     fn open_lane(&mut self, task: &Task, number: u64) -> Result<Run> {
-        // The worktrees other tasks hold, whatever their files say: a worker's command can
-        // write the worktree's note of its task while it runs (the guard puts it back after).
-        let busy: Vec<&std::path::Path> =
-            (self.book.running.values().map(|l| l.worktree.as_path()))
-                .chain(self.book.parked.values().map(|l| l.workspace.worktree.as_path()))
-                .collect();
-        let workspace = self.workspace.lane_for(&task.id, &self.dir.join("lanes"), &busy)?;
-        let config = crate::hands::HandsConfig { lane: Some(number), ..self.hands.config.clone() };
+        let in_place = !self.apart();
+        let workspace = if in_place {
+            self.workspace.clone()
+        } else {
+            // The worktrees other tasks hold, whatever their files say: a worker's command can
+            // write the worktree's note of its task while it runs (the guard puts it back).
+            let busy: Vec<&std::path::Path> =
+                (self.book.running.values().map(|l| l.worktree.as_path()))
+                    .chain(self.book.parked.values().map(|l| l.workspace.worktree.as_path()))
+                    .collect();
+            self.workspace.lane_for(&task.id, &self.dir.join("lanes"), &busy)?
+        };
+        let stamp = if in_place { 0 } else { number };
+        let config = crate::hands::HandsConfig {
+            lane: (stamp > 0).then_some(stamp),
+            ..self.hands.config.clone()
+        };
         let (hands, guard) = if let Some((mut hands, guard)) =
             self.book.idle.remove(&workspace.worktree)
         {
@@ -161,11 +180,12 @@ impl Run {
             halt: Arc::clone(&self.book.halt),
             cancel: Arc::clone(&hands.cancel),
             worktree: workspace.worktree.clone(),
+            in_place,
         };
         let mut lane = Run::new(Parts {
             id: self.id.clone(),
             dir: self.dir.clone(),
-            writer: self.writer.for_lane(number),
+            writer: self.writer.for_lane(stamp),
             plan: self.plan.clone(),
             workspace,
             hands,
@@ -179,7 +199,9 @@ impl Run {
             lane.control.notes.push((Some(task.id.clone()), note));
         }
         lane.lane = Some(link);
-        lane.guard = guard;
+        // In place, the run's own guard goes with the work: one guard per worktree, so none
+        // puts back what another recorded.
+        lane.guard = if in_place { self.guard.take() } else { guard };
         Ok(lane)
     }
 
@@ -323,7 +345,7 @@ impl Run {
     /// Gives a lane another number: a lane revived by a decision starts in whichever lane is
     /// free, and its events say so.
     fn renumber(&mut self, number: u64) {
-        if let Some(link) = &mut self.lane {
+        if let Some(link) = self.lane.as_mut().filter(|l| !l.in_place) {
             link.number = number;
             self.writer = self.writer.for_lane(number);
         }
@@ -339,6 +361,18 @@ impl Run {
         };
         let _turn = link.landing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let base = self.task_base(&task.id)?;
+        if link.in_place {
+            return match self.commit_judged(task, &a, &base) {
+                Ok(sha) => {
+                    self.record_guard()?;
+                    self.record_landed(task, a, sha).map(|()| Landing::Landed)
+                }
+                Err(e) => {
+                    let why = format!("its accepted work could not be committed: {e}");
+                    Ok(Landing::Held(self.landing_failed(task, &why)?))
+                }
+            };
+        }
         let onto = link.session.session_tip()?;
         // Unmoved, the session branch takes the task's commit as it is; moved, the task's
         // work is merged onto it as a tree, and only the combination is committed.
@@ -489,6 +523,12 @@ impl Run {
             }
             return Ok(LaneDecision::Decided(None));
         }
+        if !self.apart() && !self.book.running.is_empty() {
+            // In place, the session's worktree is the work at hand: a decision about another
+            // task (its work set aside, or taken back) waits until that work is done.
+            self.control.deferred.push(cmd.clone());
+            return Ok(LaneDecision::Decided(None));
+        }
         let has_lane = self.workspace.lane_of(&task, &self.dir.join("lanes")).is_some();
         if !self.book.parked.contains_key(&task)
             && has_lane
@@ -524,8 +564,16 @@ impl Run {
     /// the next task once its work is on the session branch (a skipped task's work is on its
     /// set-aside ref).
     fn after_lane(&mut self, task: &Task, lane: Box<Run>) -> Result<()> {
-        let Run { workspace, hands, guard, .. } = *lane;
-        if self.settled(&task.id) {
+        let Run { workspace, hands, mut guard, lane: link, .. } = *lane;
+        if link.as_ref().is_some_and(|l| l.in_place) {
+            if let Some(g) = &mut guard {
+                g.record().map_err(|source| HarnessError::Git {
+                    what: "cannot record the worktree's git state",
+                    source,
+                })?;
+            }
+            self.guard = guard;
+        } else if self.settled(&task.id) {
             workspace.release_lane()?;
             self.book.idle.insert(workspace.worktree, (hands, guard));
         }
@@ -552,8 +600,18 @@ impl Run {
 
     /// Whether `task`'s accepted work is on the session branch: accepted, and its lane back
     /// (a lane's task is accepted before its work lands).
+    /// In a plan without a graph, the task before is landed once it is settled: a skipped one
+    /// lets the next start, as it always has.
     fn landed(&self, task: &str) -> bool {
-        self.records.state(task).is_accepted() && !self.book.running.contains_key(task)
+        let state = self.records.state(task);
+        let done = if self.plan.is_graph() { state.is_accepted() } else { state.is_settled() };
+        done && !self.book.running.contains_key(task)
+    }
+
+    /// Whether tasks are worked apart, each in a worktree of its own: several lanes on a
+    /// graph plan. Otherwise the one lane works in the session's own worktree.
+    fn apart(&self) -> bool {
+        self.opts.lanes > 1 && self.plan.is_graph()
     }
 
     /// Stops every lane at once with `end`: their calls and tools are cancelled, and their
@@ -572,9 +630,11 @@ impl Run {
         let ended = self.work_in_lanes().await;
         // The session's own worktree shows the branch as the lanes left it, and the lanes'
         // worktrees no task holds go; a failure at either loses nothing (the branch holds
-        // the work).
-        let _ = self.workspace.refresh();
-        let _ = self.workspace.remove_free_lanes(&self.dir.join("lanes"));
+        // the work). In place, the worktree is the work itself and stays as it is.
+        if self.apart() {
+            let _ = self.workspace.refresh();
+            let _ = self.workspace.remove_free_lanes(&self.dir.join("lanes"));
+        }
         ended
     }
 
@@ -588,6 +648,8 @@ impl Run {
             stop: None,
             error: None,
             failures: Vec::new(),
+            holds: BTreeMap::new(),
+            cut: Vec::new(),
             waiting_said: false,
         };
         *self.book.halt.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
@@ -671,9 +733,12 @@ impl Run {
             }
             d.numbers.insert(task.id.clone(), number);
             let h = d.handle.clone();
+            let task_id = task.id.clone();
             d.jobs.spawn_blocking(move || h.block_on(lane.lane_job(task)));
-            self.count_step()?;
-            d.waiting_said = false;
+            self.count_step(&task_id);
+            if std::mem::take(&mut d.waiting_said) {
+                self.checkpoint("running")?;
+            }
             if self.control.paused {
                 break;
             }
@@ -686,7 +751,15 @@ impl Run {
         if let Some(e) = d.error.take() {
             return Ok(Idle::Ended(Err(e)));
         }
-        if let Some(end) = d.stop.take() {
+        if let Some(mut end) = d.stop.take() {
+            let cut = std::mem::take(&mut d.cut);
+            if let Some(detail) = end.detail.as_mut().filter(|_| !cut.is_empty()) {
+                let (who, verb) = match cut.as_slice() {
+                    [one] => (one.clone(), "is unfinished and restarts"),
+                    many => (many.join(", "), "are unfinished and restart"),
+                };
+                *detail = format!("{detail}; {who} {verb} on resume");
+            }
             return Ok(Idle::Ended(Ok(end)));
         }
         let open = self.plan.tasks.iter().any(|t| self.ready(t)) || !self.book.revived.is_empty();
@@ -701,17 +774,7 @@ impl Run {
         if open {
             return Ok(Idle::Go);
         }
-        let held = self
-            .book
-            .parked
-            .keys()
-            .find(|t| {
-                self.records.state(t) == TaskState::NeedsOperator
-                    || self
-                        .failed_waiting(t, record::read_ledger(&self.dir, t).len() as u64)
-                        .is_some()
-            })
-            .cloned();
+        let held = self.held_task();
         if let Some(held) = held.as_ref().filter(|_| self.opts.wait_for_operator) {
             if !d.waiting_said {
                 self.emit(&OperatorWait {
@@ -725,13 +788,15 @@ impl Run {
             tokio::time::sleep(Duration::from_millis(200)).await;
             return Ok(Idle::Wait);
         }
-        Ok(Idle::Ended(self.lanes_ended(std::mem::take(&mut d.failures))))
+        let (failures, holds) = (std::mem::take(&mut d.failures), std::mem::take(&mut d.holds));
+        Ok(Idle::Ended(self.lanes_ended(failures, holds)))
     }
 
     /// A lane's task came back: its lane is free again, and its end is acted on.
     fn lane_came_back(&mut self, d: &mut Dispatch, done: LaneDone) -> Result<()> {
         let (mut lane, task, end) = done;
         self.book.running.remove(&task.id);
+        self.step_done(&task.id)?;
         if let Some(n) = d.numbers.remove(&task.id) {
             d.free.insert(n);
         }
@@ -747,7 +812,8 @@ impl Run {
                 let held = lane.finish_accepted(&task, a)?;
                 match held {
                     None => self.after_lane(&task, lane)?,
-                    Some(_) => {
+                    Some(end) => {
+                        d.holds.insert(task.id.clone(), end);
                         self.book.parked.insert(task.id.clone(), lane);
                     }
                 }
@@ -760,11 +826,14 @@ impl Run {
             }
             Ok(TaskEnd::Stop(end)) if end.reason == StopReason::NeedsOperator => {
                 self.write_status()?;
+                d.holds.insert(task.id.clone(), end);
                 self.book.parked.insert(task.id.clone(), lane);
             }
             Ok(TaskEnd::Stop(end)) => {
                 if d.stop.is_none() {
                     d.halt(self, end);
+                } else {
+                    d.cut.push(task.id.clone());
                 }
                 self.book.parked.insert(task.id.clone(), lane);
             }
@@ -799,7 +868,8 @@ impl Run {
     async fn lane_boundary(&mut self) -> Result<Option<Ended>> {
         let deferred = std::mem::take(&mut self.control.deferred);
         for cmd in deferred {
-            let at_work = cmd.task.as_ref().is_some_and(|t| self.book.running.contains_key(t));
+            let at_work = cmd.task.as_ref().is_some_and(|t| self.book.running.contains_key(t))
+                || (!self.apart() && !self.book.running.is_empty());
             if at_work {
                 self.control.deferred.push(cmd);
             } else if let Some(end) = self.decide(&cmd)? {
@@ -849,7 +919,11 @@ impl Run {
     /// How a run with lanes ends once nothing more can start: a task held for a person
     /// first, then a failure (one failed by the person included), then tasks blocked by what
     /// they depend on.
-    fn lanes_ended(&mut self, failures: Vec<Ended>) -> Result<Ended> {
+    fn lanes_ended(
+        &mut self,
+        failures: Vec<Ended>,
+        mut holds: BTreeMap<String, Ended>,
+    ) -> Result<Ended> {
         let held = self
             .plan
             .in_order()
@@ -868,13 +942,20 @@ impl Run {
         }
         self.write_status()?;
         if let Some(task) = held {
-            return Ok(Ended {
+            return Ok(holds.remove(&task).unwrap_or_else(|| Ended {
                 reason: StopReason::NeedsOperator,
                 detail: Some(format!("task {task} waits for the operator")),
-            });
+            }));
         }
         if let Some(first) = failures.into_iter().next() {
             return Ok(first);
+        }
+        // A task that failed before this run and waits for a decision is not worked again.
+        if let Some(task) = self.held_task() {
+            let reviews = record::read_ledger(&self.dir, &task).len() as u64;
+            if let Some(why) = self.failed_waiting(&task, reviews) {
+                return Ok(super::worker::decision_awaited(&task, why));
+            }
         }
         if blocked.is_empty() {
             Ok(Ended { reason: StopReason::AllDone, detail: None })

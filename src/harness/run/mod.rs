@@ -21,7 +21,6 @@ use super::memory::{self, EvaluatorInputs, LedgerEntry, WorkerContext};
 use super::plan::{Plan, Task};
 use super::record::{self, CheckpointFacts};
 use super::turns::tool_message;
-use super::urgent::Urgent;
 use super::verdict::{self, Verdict};
 use crate::brain::client::{Attempt, Brain, BrainError, CallTag, Reply, Role};
 use crate::hands::Hands;
@@ -235,8 +234,6 @@ pub struct Run {
     /// Why the guard could not take the repository's state before the call in flight, if it
     /// could not.
     guard_blind: Option<String>,
-    /// Watches for `fail` and `stop --now` while a task is at work.
-    urgent: Option<Urgent>,
     /// In a lane's run: what ties it to the run that started it.
     lane: Option<lanes::LaneLink>,
     /// In a run with lanes: the lanes at work and those waiting for a decision.
@@ -250,6 +247,8 @@ struct ControlState {
     paused: bool,
     /// Tasks left before pausing again, after a `step`.
     steps_left: Option<u32>,
+    /// The task a `step` let start, whose end the run pauses at.
+    stepping: Option<String>,
     stop: Option<String>,
     /// Notes for the next attempt: by task, or for whichever task runs next.
     notes: Vec<(Option<String>, String)>,
@@ -314,7 +313,6 @@ impl Run {
             guard: None,
             guard_blind: None,
             interrupted: Arc::default(),
-            urgent: None,
             lane: None,
             book: lanes::LaneBook::default(),
         }
@@ -411,41 +409,10 @@ impl Run {
         Ok(())
     }
 
-    /// Acts on `fail` or `stop --now` for the task at work, once the watcher raised the flag:
-    /// reads the control file as at a boundary (decisions about the task at work other than
-    /// `fail` wait for the boundary) and says how the task ends, if it does.
+    /// How the task at work ends at once, if the run or the operator said so (`fail`,
+    /// `stop --now`, Ctrl-C): checked after every call and tool.
     fn act_now(&mut self, task: &str) -> Result<Option<TaskEnd>> {
-        if self.lane.is_some() {
-            return self.lane_stopped(task);
-        }
-        if !self.urgent.as_ref().is_some_and(Urgent::raised) {
-            return Ok(None);
-        }
-        if let Some(u) = &self.urgent {
-            u.lower();
-        }
-        if let Some(end) = self.poll_control()? {
-            return Ok(Some(TaskEnd::Stop(end)));
-        }
-        if self.interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-            return Ok(Some(TaskEnd::Stop(Ended {
-                reason: StopReason::Interrupted,
-                detail: Some(format!(
-                    "interrupted ({}); {task} is unfinished and restarts on resume",
-                    interrupted_by()
-                )),
-            })));
-        }
-        if self.control.stop_now {
-            let why = self.control.stop.clone().unwrap_or_default();
-            return Ok(Some(TaskEnd::Stop(Ended {
-                reason: StopReason::OperatorStop,
-                detail: Some(format!(
-                    "stopped now by the operator ({why}); {task} is unfinished and restarts on resume"
-                )),
-            })));
-        }
-        Ok(None)
+        self.lane_stopped(task)
     }
 
     /// Calls a model, logging every try.
@@ -530,11 +497,7 @@ impl Run {
             source,
         })?;
         self.guard = Some(guard);
-        let ended = if self.opts.lanes > 1 && self.plan.is_graph() {
-            self.work_lanes().await?
-        } else {
-            self.work_in_one_lane().await?
-        };
+        let ended = self.work_lanes().await?;
         self.emit(&Stop {
             reason: Some(ended.reason.as_str().to_owned()),
             error: ended.detail.clone(),
@@ -548,85 +511,6 @@ impl Run {
         };
         self.checkpoint(status)?;
         record::write_summary(&self.dir, self.writer.summary())?;
-        Ok(ended)
-    }
-
-    /// Works the plan one task at a time, waiting for a person on a held task when one is
-    /// watching.
-    async fn work_in_one_lane(&mut self) -> Result<Ended> {
-        self.urgent =
-            Some(Urgent::watch(&self.dir, self.control.offset, Arc::clone(&self.hands.cancel)));
-        let ended = loop {
-            let ended = self.work().await?;
-            if ended.reason != StopReason::NeedsOperator || !self.opts.wait_for_operator {
-                break ended;
-            }
-            let Some(held) = self.held_task() else { break ended };
-            if let Some(end) = self.wait_for_operator(&held, &ended).await? {
-                break end;
-            }
-        };
-        Ok(ended)
-    }
-
-    /// Works through the plan's unsettled tasks in order until one ends the run.
-    async fn work(&mut self) -> Result<Ended> {
-        let tasks: Vec<Task> = self.plan.in_order().into_iter().cloned().collect();
-        let mut blocked: Vec<String> = Vec::new();
-        let ended = 'run: {
-            for task in &tasks {
-                if self.settled(&task.id) {
-                    continue;
-                }
-                if let Some(why) = self.waits_on(&task.id)? {
-                    blocked.push(why);
-                    continue;
-                }
-                if let Some(end) = self.boundary().await? {
-                    break 'run end;
-                }
-                if self.settled(&task.id) {
-                    continue;
-                }
-                if self.records.state(&task.id) == TaskState::NeedsOperator {
-                    // Held before this run (a resume): it waits for the decision, and is
-                    // never started again on its own.
-                    break 'run Ended {
-                        reason: StopReason::NeedsOperator,
-                        detail: Some(format!("task {} waits for a decision", task.id)),
-                    };
-                }
-                self.control.working = Some(task.id.clone());
-                if let Some(u) = &self.urgent {
-                    u.working_on(Some(&task.id));
-                }
-                let end = self.run_task(task).await;
-                self.control.working = None;
-                if let Some(u) = &self.urgent {
-                    u.working_on(None);
-                    u.lower();
-                }
-                match end? {
-                    TaskEnd::Accepted(acceptance) => {
-                        if let Some(held) = self.finish_accepted(task, acceptance)? {
-                            break 'run held;
-                        }
-                        if self.opts.learnings {
-                            self.propose_learning(task).await?;
-                        }
-                    }
-                    TaskEnd::Landed => {}
-                    TaskEnd::Failed(reason) => break 'run self.fail_task(task, reason)?,
-                    TaskEnd::Stop(stop) => break 'run stop,
-                }
-                self.count_step()?;
-            }
-            if blocked.is_empty() {
-                Ended { reason: StopReason::AllDone, detail: None }
-            } else {
-                Ended { reason: StopReason::Blocked, detail: Some(blocked.join("; ")) }
-            }
-        };
         Ok(ended)
     }
 

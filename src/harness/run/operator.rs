@@ -1,74 +1,39 @@
 //! Operator commands at task boundaries: pause, step, stop, notes, and decisions on a task.
 
 use super::{
-    Acceptance, Duration, Ended, GateEvent, HarnessError, LastOutcome, Op, OperatorAction, Result,
-    Review, Run, TaskState, control, record, transition,
+    Acceptance, Ended, GateEvent, HarnessError, LastOutcome, Op, OperatorAction, Result, Review,
+    Run, TaskState, control, record, transition,
 };
-use crate::session::event::OperatorWait;
 use crate::session::state::StopReason;
 
 impl Run {
-    /// After a task: a `step` pauses once its one task is done, and says so in the log as a
-    /// pause (from the step), so everything that reads the log knows the run now waits.
-    pub(super) fn count_step(&mut self) -> Result<()> {
+    /// As a task starts: the last task a `step` allows is this one, and nothing starts after
+    /// it until the operator says so.
+    pub(super) fn count_step(&mut self, task: &str) {
         if let Some(left) = self.control.steps_left {
             if left <= 1 {
                 self.control.steps_left = None;
                 self.control.paused = true;
-                self.emit(&OperatorAction {
-                    action: Some("pause".into()),
-                    reason: Some("the step's task is done".into()),
-                    source: Some("step".into()),
-                    ..OperatorAction::default()
-                })?;
+                self.control.stepping = Some(task.to_owned());
             } else {
                 self.control.steps_left = Some(left - 1);
             }
         }
-        Ok(())
     }
 
-    /// A safe point between tasks: read operator commands, apply them, honour caps, and wait
-    /// while paused. Returns how the run ends, if it ends here.
-    pub(super) async fn boundary(&mut self) -> Result<Option<Ended>> {
-        let mut announced = false;
-        for cmd in std::mem::take(&mut self.control.deferred) {
-            if let Some(end) = self.decide(&cmd)? {
-                return Ok(Some(end));
-            }
+    /// As a task comes back: when it was the step's, the run now waits, and the log says so
+    /// as a pause (from the step), so everything that reads it knows the run waits.
+    pub(super) fn step_done(&mut self, task: &str) -> Result<()> {
+        if self.control.stepping.as_deref() == Some(task) {
+            self.control.stepping = None;
+            self.emit(&OperatorAction {
+                action: Some("pause".into()),
+                reason: Some("the step's task is done".into()),
+                source: Some("step".into()),
+                ..OperatorAction::default()
+            })?;
         }
-        loop {
-            if self.interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-                let detail =
-                    Some(format!("interrupted ({}) between tasks", super::interrupted_by()));
-                return Ok(Some(Ended { reason: StopReason::Interrupted, detail }));
-            }
-            if let Some(end) = self.poll_control()? {
-                return Ok(Some(end));
-            }
-            if let Some(task) = self.control.retry_eval.take()
-                && let Some(end) = self.retry_evaluation(&task).await?
-            {
-                return Ok(Some(end));
-            }
-            if let Some(why) = self.control.stop.take() {
-                return Ok(Some(Ended { reason: StopReason::OperatorStop, detail: Some(why) }));
-            }
-            if let Some(cap) = self.cap_reached() {
-                return Ok(Some(Ended { reason: cap, detail: None }));
-            }
-            if !self.control.paused {
-                if announced {
-                    self.checkpoint("running")?;
-                }
-                return Ok(None);
-            }
-            if !announced {
-                self.checkpoint("paused")?;
-                announced = true;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        Ok(())
     }
 
     /// The task a `needs_operator` end is about: held for a person, or failed at the cap
@@ -80,44 +45,6 @@ impl Run {
                     .failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64)
                     .is_some()
         })
-    }
-
-    /// Keeps the run at the boundary while `held` waits for a person: commands are applied as
-    /// they arrive, and the wait ends when one changes what is held (a decision, a granted
-    /// attempt, a re-evaluation) — `None`, and the plan is worked on — or ends the run.
-    pub(super) async fn wait_for_operator(
-        &mut self,
-        held: &str,
-        why: &Ended,
-    ) -> Result<Option<Ended>> {
-        self.emit(&OperatorWait {
-            scope: super::scope(held, 0, 0),
-            reason: why.detail.clone(),
-            ..OperatorWait::default()
-        })?;
-        self.checkpoint("needs_operator")?;
-        let hold = |run: &Run| (run.records.state(held), run.cap_for(held));
-        let before = hold(self);
-        loop {
-            if let Some(end) = self.poll_control()? {
-                return Ok(Some(end));
-            }
-            if let Some(task) = self.control.retry_eval.take() {
-                match self.retry_evaluation(&task).await? {
-                    Some(end) if end.reason == StopReason::NeedsOperator => {}
-                    Some(end) => return Ok(Some(end)),
-                    None => return Ok(None),
-                }
-            }
-            if let Some(why) = self.control.stop.take() {
-                return Ok(Some(Ended { reason: StopReason::OperatorStop, detail: Some(why) }));
-            }
-            if hold(self) != before {
-                self.checkpoint("running")?;
-                return Ok(None);
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
     }
 
     /// Reads and applies new operator commands, logging each. A `fail` decision ends the run.
@@ -192,8 +119,7 @@ impl Run {
     /// Applies a decision on a task: the one named, else the one waiting for the operator. A
     /// decision about the task at work (other than `fail`) waits for the next boundary.
     pub(super) fn decide(&mut self, cmd: &control::Command) -> Result<Option<Ended>> {
-        if self.opts.lanes > 1
-            && self.lane.is_none()
+        if self.lane.is_none()
             && let super::lanes::LaneDecision::Decided(end) = self.decide_in_lane(cmd)?
         {
             return Ok(end);

@@ -53,13 +53,7 @@ impl Run {
     /// stops and says which decisions there are).
     fn at_the_cap(&mut self, task: &Task, ledger: &[LedgerEntry]) -> Result<Option<TaskEnd>> {
         if let Some(why) = self.failed_waiting(&task.id, ledger.len() as u64) {
-            return Ok(Some(TaskEnd::Stop(Ended {
-                reason: StopReason::NeedsOperator,
-                detail: Some(format!(
-                    "task {} {why}; decide with `harrow control` (approve, force-accept, reject --text for another attempt, or skip), or leave it failed",
-                    task.id
-                )),
-            })));
+            return Ok(Some(TaskEnd::Stop(decision_awaited(&task.id, why))));
         }
         let rejected_last = ledger.last().is_some_and(|e| !e.verdict.accepted());
         if (ledger.len() as u64) < self.cap_for(&task.id) || !rejected_last {
@@ -279,5 +273,16 @@ impl Agent for WorkerTurns<'_> {
 
     fn out_of_turns(&mut self) -> TaskEnd {
         TaskEnd::Failed(StopReason::IterCap)
+    }
+}
+
+/// How a run ends on a failed task that waits for a decision rather than being worked again
+/// (`why`: failed by the operator, or at the attempt cap), saying which decisions there are.
+pub(super) fn decision_awaited(task: &str, why: &str) -> Ended {
+    Ended {
+        reason: StopReason::NeedsOperator,
+        detail: Some(format!(
+            "task {task} {why}; decide with `harrow control` (approve, force-accept, reject --text for another attempt, or skip), or leave it failed"
+        )),
     }
 }
