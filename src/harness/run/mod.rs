@@ -2,6 +2,7 @@
 //! until it submits a case; validators, then the evaluator; the gate decides; a reject goes
 //! back into the same conversation. Everything that happens is appended to the session log.
 
+mod landing;
 mod lane_recover;
 mod lanes;
 mod learn;
@@ -10,6 +11,7 @@ mod records;
 mod recover;
 mod retry;
 mod review;
+mod scheduler;
 mod worker;
 
 pub use recover::Restart;

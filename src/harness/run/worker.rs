@@ -1,7 +1,7 @@
 //! The worker's side of a task: a fresh conversation with its context, tool calls through
 //! the hands, nudges for quiet turns, and `submit_case` handed to the review.
 
-use super::lanes::Landing;
+use super::landing::Landing;
 use super::{
     Acceptance, CallTag, ContextReset, Ended, GateEvent, Guarded, Hands, HarnessError, LedgerEntry,
     NUDGE, NUDGE_LENGTH, Nudge, OnCap, Reply, Result, Review, Role, Run, Scope, Task, TaskEnd,
