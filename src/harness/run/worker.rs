@@ -247,7 +247,7 @@ impl Agent for WorkerTurns<'_> {
         let sc = self.scope(iter);
         let (result, end) = self.run.review(self.task, first, &sc, &mut self.attempt, iter).await?;
         let (result, end) = match end {
-            Some(TaskEnd::Accepted(a)) if self.run.lane.is_some() => {
+            Some(TaskEnd::Accepted(a)) => {
                 match self.run.land(self.task, a, &sc, &mut self.attempt)? {
                     Landing::Landed => (result, Some(TaskEnd::Landed)),
                     Landing::Rework { text, .. } => (text, None),
