@@ -270,6 +270,7 @@ impl Run {
                 })?;
             }
             self.guard = guard;
+            self.book.idle.insert(workspace.worktree, (hands, None));
         } else if self.settled(&task.id) {
             workspace.release_lane()?;
             self.book.idle.insert(workspace.worktree, (hands, guard));

@@ -39,11 +39,13 @@ impl Run {
     /// The task a `needs_operator` end is about: held for a person, or failed at the cap
     /// awaiting a decision.
     pub fn held_task(&self) -> Option<String> {
-        self.plan.tasks.iter().map(|t| t.id.clone()).find(|id| {
-            self.records.state(id) == TaskState::NeedsOperator
-                || self
-                    .failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64)
-                    .is_some()
+        self.plan.tasks.iter().map(|t| t.id.clone()).find(|id| match self.records.state(id) {
+            TaskState::NeedsOperator => true,
+            // Only a failed task can wait for a decision: its ledger is read for it alone.
+            TaskState::Failed => self
+                .failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64)
+                .is_some(),
+            _ => false,
         })
     }
 
