@@ -42,9 +42,9 @@ impl Run {
         self.plan.tasks.iter().map(|t| t.id.clone()).find(|id| match self.records.state(id) {
             TaskState::NeedsOperator => true,
             // Only a failed task can wait for a decision: its ledger is read for it alone.
-            TaskState::Failed => self
-                .failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64)
-                .is_some(),
+            TaskState::Failed => {
+                self.failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64).is_some()
+            }
             _ => false,
         })
     }
