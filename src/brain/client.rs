@@ -217,7 +217,7 @@ pub enum BrainError {
     #[error("the {role} endpoint {base_url} has no model '{model}'; check the model name")]
     ModelNotFound { role: &'static str, base_url: String, model: String },
     #[error("the {role} model's context window is exceeded: {detail}")]
-    ContextExceeded { role: &'static str, detail: String },
+    ContextExceeded { role: &'static str, status: u16, detail: String },
     #[error("the {role} endpoint {base_url} rejected the request ({status}): {detail}")]
     Rejected { role: &'static str, base_url: String, status: u16, detail: String },
     #[error("the {role} endpoint {base_url} cannot be reached: {detail}")]
@@ -294,6 +294,7 @@ impl BrainError {
     pub fn http_status(&self) -> Option<u16> {
         match self {
             BrainError::Unauthorized { status, .. }
+            | BrainError::ContextExceeded { status, .. }
             | BrainError::Rejected { status, .. }
             | BrainError::Answered { status, .. } => Some(*status),
             BrainError::ModelNotFound { .. } => Some(404),
@@ -706,6 +707,16 @@ fn megabytes(bytes: u64) -> String {
     }
 }
 
+/// Whether a refusal says the request is longer than the model's window, in any server's
+/// words: OpenAI's `context_length_exceeded`, llama.cpp's `exceed_context_size_error` ("exceeds
+/// the available context size"), vLLM's and Ollama's "maximum context length" / "context
+/// length".
+fn too_long(code: &str, kind: &str, message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    [code, kind].iter().any(|k| k.contains("context_length") || k.contains("context_size"))
+        || ["context length", "context size", "context window"].iter().any(|w| message.contains(w))
+}
+
 pub(super) fn classify(
     e: OpenAIError,
     r: Role,
@@ -718,15 +729,15 @@ pub(super) fn classify(
         OpenAIError::ApiError(api) => {
             let status = api.status_code.as_u16();
             let code = api.api_error.code.clone().unwrap_or_default();
+            let kind = api.api_error.r#type.clone().unwrap_or_default();
             let detail = api.api_error.message.clone();
-            let context = code.contains("context_length")
-                || detail.to_ascii_lowercase().contains("context length");
+            let context = too_long(&code, &kind, &detail);
             match status {
                 401 | 403 => {
                     BrainError::Unauthorized { role, base_url, status, key_var: r.key_var() }
                 }
                 404 => BrainError::ModelNotFound { role, base_url, model: endpoint.model.clone() },
-                400 | 413 if context => BrainError::ContextExceeded { role, detail },
+                400 | 413 if context => BrainError::ContextExceeded { role, status, detail },
                 429 | 500..=599 => {
                     BrainError::Answered { role, base_url, status, detail: error_message(&detail) }
                 }

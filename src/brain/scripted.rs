@@ -43,6 +43,10 @@ pub struct Turn {
     pub times: Option<u32>,
     #[serde(default)]
     pub error_code: Option<String>,
+    /// With `http_status`: answer with exactly this body, a server's own error shape
+    /// (llama.cpp's, vLLM's), instead of OpenAI's.
+    #[serde(default)]
+    pub error_body: Option<serde_json::Value>,
     #[serde(default)]
     pub retry_after: Option<u64>,
     /// Wait this long before answering (skipped in fast mode); streamed, half of it comes
@@ -305,6 +309,9 @@ async fn answer(
     let sent = if scripted.empty && failing { &empty } else { scripted };
     if let Some(status) = scripted.http_status.filter(|_| failing && !scripted.empty) {
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        if let Some(body) = &scripted.error_body {
+            return (status, Json(body.clone())).into_response();
+        }
         let code = scripted.error_code.as_deref().unwrap_or("scripted");
         let message = if scripted.echo_authorization {
             let auth = header(&headers, "authorization");

@@ -120,7 +120,15 @@ impl Transport {
             }
             Ok::<Bytes, std::io::Error>(chunk)
         });
-        let body = if wants_stream && is_json && status.is_success() {
+        let body = if is_json && !status.is_success() {
+            let mut whole = Vec::new();
+            let mut body = std::pin::pin!(body);
+            while let Some(Ok(chunk)) = body.next().await {
+                whole.extend_from_slice(&chunk);
+            }
+            headers.remove(reqwest::header::CONTENT_LENGTH);
+            reqwest::Body::from(openai_error(&whole))
+        } else if wants_stream && is_json && status.is_success() {
             let mut whole = Vec::new();
             let mut body = std::pin::pin!(body);
             while let Some(chunk) = body.next().await {
@@ -142,6 +150,38 @@ impl Transport {
         *built.headers_mut() = headers;
         Ok(reqwest::Response::from(built))
     }
+}
+
+/// A server's error body in OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`,
+/// which is the only one the client reads: llama.cpp sends `code` as a number (with
+/// `n_ctx` beside it), vLLM its fields at the top level, others `{"error": "text"}`. Read
+/// any other way, a context window exceeded became "the reply is not JSON". What is not JSON
+/// at all is left as it is.
+fn openai_error(body: &[u8]) -> Vec<u8> {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) else { return body.to_vec() };
+    let error = match v.get("error") {
+        Some(e @ serde_json::Value::Object(_)) => e,
+        Some(serde_json::Value::String(text)) => {
+            return serde_json::json!({"error": {"message": text, "type": null, "param": null, "code": null}})
+                .to_string()
+                .into_bytes();
+        }
+        _ => &v,
+    };
+    let text = |key: &str| match error.get(key) {
+        Some(serde_json::Value::String(s)) => Some(s.clone()),
+        Some(serde_json::Value::Null) | None => None,
+        Some(other) => Some(other.to_string()),
+    };
+    let message = text("message").unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
+    serde_json::json!({"error": {
+        "message": message,
+        "type": text("type"),
+        "param": text("param"),
+        "code": text("code"),
+    }})
+    .to_string()
+    .into_bytes()
 }
 
 /// `Retry-After` in seconds (the HTTP-date form is rare from model servers and is ignored).

@@ -324,6 +324,38 @@ fn failed_model_calls_are_events_and_a_refused_key_names_its_variable() {
     assert!(held.last().unwrap()["reason"].as_str().unwrap().contains("refused the API key"));
 }
 
+/// llama.cpp's own answer to a request longer than its window — `code` a number, `n_ctx`
+/// beside it — is read as what it is: the context window exceeded, with the server's words and
+/// the status it sent, not "the reply is not JSON (200)". vLLM's fields at the top level and a
+/// bare `{"error": "text"}` are read too.
+#[test]
+fn a_servers_own_too_long_answer_is_a_context_window_exceeded() {
+    let llama = json!({"error": {"code": 400, "message": "request (4476 tokens) exceeds the available context size (4096 tokens)", "type": "exceed_context_size_error", "n_prompt_tokens": 4476, "n_ctx": 4096}});
+    let vllm = json!({"object": "error", "message": "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.", "type": "BadRequestError", "param": null, "code": 400});
+    let bare = json!({"error": "the input length exceeds the context length"});
+    for (server, body, words) in [
+        ("llama.cpp", llama, "exceeds the available context size (4096 tokens)"),
+        ("vLLM", vllm, "maximum context length is 8192 tokens"),
+        ("a bare error", bare, "the input length exceeds the context length"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let script = json!({
+            "worker": {"T-001": {"1": [{"http_status": 400, "error_body": body}]}},
+            "evaluator": {"T-001": {"1": [accept()]}}
+        });
+        let o = run(tmp.path(), Setup { script, ..Setup::default() });
+        let detail = o.ended.detail.clone().unwrap_or_default();
+        assert!(
+            detail.contains("context window is exceeded") && detail.contains(words),
+            "{server}: {detail}"
+        );
+        assert!(!detail.contains("not JSON"), "{server}: {detail}");
+        let call = o.of("model_call").into_iter().find(|c| c["role"] == "worker").unwrap();
+        assert_eq!(call["http_status"], 400, "{server}");
+        assert_eq!(call["error_class"], "context_exceeded", "{server}");
+    }
+}
+
 #[test]
 fn a_force_accepted_task_that_was_never_reviewed_is_not_called_rejected() {
     let tmp = tempfile::tempdir().unwrap();
