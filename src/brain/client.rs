@@ -708,7 +708,7 @@ fn megabytes(bytes: u64) -> String {
 }
 
 /// Whether a refusal says the request is longer than the model's window, in any server's
-/// words: OpenAI's `context_length_exceeded`, llama.cpp's `exceed_context_size_error` ("exceeds
+/// words: `OpenAI`'s `context_length_exceeded`, llama.cpp's `exceed_context_size_error` ("exceeds
 /// the available context size"), vLLM's and Ollama's "maximum context length" / "context
 /// length".
 fn too_long(code: &str, kind: &str, message: &str) -> bool {

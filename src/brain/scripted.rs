@@ -44,7 +44,7 @@ pub struct Turn {
     #[serde(default)]
     pub error_code: Option<String>,
     /// With `http_status`: answer with exactly this body, a server's own error shape
-    /// (llama.cpp's, vLLM's), instead of OpenAI's.
+    /// (llama.cpp's, vLLM's), instead of `OpenAI`'s.
     #[serde(default)]
     pub error_body: Option<serde_json::Value>,
     #[serde(default)]

@@ -152,7 +152,7 @@ impl Transport {
     }
 }
 
-/// A server's error body in OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`,
+/// A server's error body in `OpenAI`'s shape, `{"error": {"message", "type", "param", "code"}}`,
 /// which is the only one the client reads: llama.cpp sends `code` as a number (with
 /// `n_ctx` beside it), vLLM its fields at the top level, others `{"error": "text"}`. Read
 /// any other way, a context window exceeded became "the reply is not JSON". What is not JSON
