@@ -7,7 +7,7 @@
 
 use crate::{loop_fixture, support};
 
-use loop_fixture::{accept, case, depends, harrow_cmd, repo_and_plan, serve};
+use loop_fixture::{accept, case, depends, harrow_cmd, reject, repo_and_plan, serve};
 use serde_json::{Value, json};
 use std::path::Path;
 use support::git;
@@ -804,4 +804,40 @@ fn without_a_sandbox_a_lanes_worker_cannot_move_the_session_branch_or_a_kept_att
         );
         assert!(!kept.trim().is_empty() && !kept.contains("forged-by-worker"), "{kept}");
     }
+}
+
+/// A lanes run whose T-001 failed at the attempt cap while T-002 landed: resumed, T-001 is not
+/// worked again and nothing else is left, so the run stops saying T-001 waits for a decision
+/// (status 1) — it said `all_done` with a task failed.
+#[test]
+fn a_resumed_lanes_run_with_a_task_failed_at_the_cap_says_it_waits_for_a_decision() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = side_by_side(tmp.path());
+    let worker: serde_json::Map<String, Value> = (1..=2)
+        .map(|n| (format!("T-00{n}"), json!({"*": write(&format!("f{n}.txt"), "x\n", n, 0)})))
+        .collect();
+    let script = json!({
+        "worker": worker,
+        "evaluator": {"T-001": {"*": [reject("weak_test")]}, "T-002": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+        .args(["--no-validators", "--max-attempts", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    let (id, _) = events(tmp.path());
+    let asked = server.received().len();
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("T-001 failed at the attempt cap; decide with `harrow control`"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("all_done"), "{stdout}");
+    assert_eq!(server.received().len(), asked, "nothing was asked of any model");
 }
