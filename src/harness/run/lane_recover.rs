@@ -65,7 +65,7 @@ impl Run {
     }
 
     /// Puts an unfinished task's lane back at the task's start, with the work its last
-    /// judged attempt had on top (as a run without lanes restarts a rework). A task that waits
+    /// judged attempt had on top (as a run in place restarts a rework). A task that waits
     /// for a decision keeps its worktree as it is.
     fn ready_lane(&mut self, task: &str, r: &Restored) -> Result<()> {
         if self.settled(task) {

@@ -60,7 +60,7 @@ pub(super) struct LaneBook {
 
 /// Whether a decision was about a lane's task, and how the run ends if it does.
 pub(super) enum LaneDecision {
-    /// The task is in no lane: the run decides as without lanes.
+    /// The task is in no lane: the run decides it itself, on the session's worktree.
     NotInLane,
     Decided(Option<Ended>),
 }
@@ -175,8 +175,8 @@ impl Run {
         }
     }
 
-    /// How a lane's task ends at once, if the run or the operator said so: checked after every
-    /// call and tool, as the urgent watcher's flag is in a run without lanes.
+    /// How a lane's task ends at once, if the run or the operator said so (the scheduler raises
+    /// the lane's flags): checked after every call and tool.
     pub(super) fn lane_stopped(&mut self, task: &str) -> Result<Option<TaskEnd>> {
         let Some(link) = self.lane.clone() else { return Ok(None) };
         if link.fail.swap(false, Ordering::SeqCst) {

@@ -381,8 +381,8 @@ impl Run {
             // A plain stop lets the tasks at work finish; no new one starts.
             self.control.paused = true;
         }
-        // A cap, like a plain stop, lets the tasks at work finish — as without lanes, where it
-        // is read between tasks — and the run ends on it once none is at work.
+        // A cap, like a plain stop, lets the tasks at work finish, and the run ends on it once
+        // none is at work.
         let Some(cap) = self.cap_reached() else { return Ok(None) };
         if self.book.running.is_empty() {
             return Ok(Some(Ended { reason: cap, detail: None }));
