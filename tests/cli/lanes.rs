@@ -841,3 +841,34 @@ fn a_resumed_lanes_run_with_a_task_failed_at_the_cap_says_it_waits_for_a_decisio
     assert!(!stdout.contains("all_done"), "{stdout}");
     assert_eq!(server.received().len(), asked, "nothing was asked of any model");
 }
+
+/// `--lanes 1` is the same scheduler: in a graph, a task that fails holds up only what depends
+/// on it — the independent T-002 is still worked and lands, in the session's own worktree (no
+/// `lanes/` folder, no lane mark on any event) — and the run then stops on the failure.
+#[test]
+fn one_lane_on_a_graph_works_what_does_not_depend_on_a_failed_task_then_stops_on_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = side_by_side(tmp.path());
+    let worker: serde_json::Map<String, Value> = (1..=2)
+        .map(|n| (format!("T-00{n}"), json!({"*": write(&format!("f{n}.txt"), "x\n", n, 0)})))
+        .collect();
+    let script = json!({
+        "worker": worker,
+        "evaluator": {"T-001": {"*": [reject("weak_test")]}, "T-002": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "1")
+        .args(["--no-validators", "--max-attempts", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("stopped: evaluator_cap"), "{stdout}");
+    let (id, events) = events(tmp.path());
+    assert!(events.iter().all(|e| e.get("lane").is_none()), "one lane marks nothing");
+    let dir = tmp.path().join("sessions").join(&id);
+    assert!(!dir.join("lanes").exists(), "one lane works in the session's own worktree");
+    assert_eq!(landed(&repo, &id, "f2.txt"), "x\n", "T-002 landed");
+    let log = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
+    assert!(!log.contains("T-001"), "T-001 did not: {log}");
+}
