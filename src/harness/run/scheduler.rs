@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// The lanes' dispatch while a graph plan is worked: the lanes at work, which numbers are
+/// The lanes' dispatch while the plan is worked: the lanes at work, which numbers are
 /// free, and what stops the run once the lanes at work come back.
 struct Dispatch {
     handle: tokio::runtime::Handle,
@@ -73,10 +73,9 @@ impl Run {
             && self.plan.dependencies(id).iter().all(|d| self.landed(d))
     }
 
-    /// Whether `task`'s accepted work is on the session branch: accepted, and its lane back
-    /// (a lane's task is accepted before its work lands).
-    /// In a plan without a graph, the task before is landed once it is settled: a skipped one
-    /// lets the next start, as it always has.
+    /// Whether `task`'s work is on the session branch: accepted, and its lane back (a lane's
+    /// task is accepted before its work lands). In a plan without a graph, settled is enough:
+    /// a skipped task lets the next one start.
     fn landed(&self, task: &str) -> bool {
         let state = self.records.state(task);
         let done = if self.plan.is_graph() { state.is_accepted() } else { state.is_settled() };
@@ -99,8 +98,8 @@ impl Run {
         }
     }
 
-    /// Works a graph plan in up to `lanes` lanes until every task is settled, what is left
-    /// waits on something that will not come, or something stops the run.
+    /// Works the plan in up to `lanes` lanes until every task is settled, what is left waits
+    /// on something that will not come, or something stops the run.
     pub(super) async fn work_lanes(&mut self) -> Result<Ended> {
         let ended = self.work_in_lanes().await;
         // The session's own worktree shows the branch as the lanes left it, and the lanes'
