@@ -30,6 +30,9 @@ pub struct Config {
     pub console: ConsoleSection,
     #[serde(default)]
     pub run: RunSection,
+    /// `[loop]`: when a worker repeating itself is nudged, then held.
+    #[serde(default, rename = "loop")]
+    pub repeats: LoopSection,
     #[serde(default)]
     pub sessions: SessionsSection,
     #[serde(default)]
@@ -135,6 +138,16 @@ pub struct NotifySection {
     /// How long it may take before it is stopped (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u64>,
+}
+
+/// `[loop]`: the same tool call with the same arguments this many times in a row earns the
+/// worker one nudge, and the next repeat holds the task for a person.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopSection {
+    /// 2–100; 0 turns the check off. Unset: 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<u64>,
 }
 
 /// `[run]`: how runs go when the command line does not say.
@@ -383,6 +396,11 @@ impl Config {
         })?;
         crate::hands::hooks::PreTool::new(Path::new("/"), &config.hands.deny)
             .map_err(|e| e.to_string())?;
+        if let Some(n) = config.repeats.repeats.filter(|n| *n == 1 || *n > 100) {
+            return Err(format!(
+                "[loop] repeats = {n}: give 2 to 100 calls in a row, or 0 to turn the check off"
+            ));
+        }
         Ok(config)
     }
 }
@@ -390,6 +408,21 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A loop threshold that would call every call a loop, or one past any use, is refused in
+    /// one line that says what to give; 0 turns the check off.
+    #[test]
+    fn a_loop_threshold_of_one_or_past_a_hundred_is_refused() {
+        for bad in ["[loop]\nrepeats = 1\n", "[loop]\nrepeats = 101\n"] {
+            let e = Config::parse(bad).unwrap_err();
+            assert!(
+                e.contains("[loop] repeats") && e.contains("2 to 100") && !e.contains('\n'),
+                "{e}"
+            );
+        }
+        assert_eq!(Config::parse("[loop]\nrepeats = 0\n").unwrap().repeats.repeats, Some(0));
+        assert!(Config::parse("[loop]\nrepeat = 3\n").is_err(), "an unknown key is refused");
+    }
 
     #[test]
     fn a_notification_cannot_be_ended_early_by_the_text_it_carries() {

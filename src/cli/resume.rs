@@ -274,6 +274,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         if demo.is_some() { vec![super::demo::validator()] } else { presets(&workspace.worktree) };
     let mut opts = args.flags.options(start.limits.as_ref());
     opts.no_eval |= start.no_eval == Some(true);
+    opts.loop_repeats = config.repeats.repeats.unwrap_or(opts.loop_repeats);
     opts.validators = if args.flags.no_validators {
         Vec::new()
     } else {

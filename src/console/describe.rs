@@ -79,6 +79,10 @@ fn describe_event(e: &Event) -> Option<String> {
         Payload::ModelCall(p) if p.health.as_deref().is_some_and(|h| h != "ok") => {
             unhealthy_call(p)
         }
+        Payload::Nudge(p) if p.kind.as_deref() == Some("loop") => format!(
+            "⚠ {task}{iter} repeats itself ({}): nudged to do something else",
+            short(p.content.as_deref().unwrap_or(""), 90)
+        ),
         Payload::Nudge(_) => format!("  {task}{iter} quiet turn: nudged to submit its case"),
         Payload::FeedbackSent(p) if p.kind.as_deref() == Some("merge") => format!(
             "⚠ {task} accepted, but {}: back to its worker",

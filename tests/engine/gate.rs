@@ -356,6 +356,68 @@ fn a_servers_own_too_long_answer_is_a_context_window_exceeded() {
     }
 }
 
+/// A worker that makes the same call with the same arguments three times in a row is told so
+/// once, in its own words (a `loop` nudge, the note added to the third call's result); the
+/// fourth holds the task for a person with the call as the evidence. Three calls that differ
+/// in an argument are no loop.
+#[test]
+fn a_worker_repeating_the_same_call_is_nudged_once_then_held_as_stuck() {
+    let read =
+        |path: &str| json!({"tool_calls": [{"name": "read_file", "arguments": {"path": path}}]});
+    let tmp = tempfile::tempdir().unwrap();
+    let turns = json!([
+        read("README.md"),
+        read("README.md"),
+        read("README.md"),
+        read("README.md"),
+        read("README.md")
+    ]);
+    let script =
+        json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let o = run(tmp.path(), Setup { script, ..Setup::default() });
+    assert_eq!(o.ended.reason, "needs_operator", "{:?}", o.ended);
+    let nudges = o.of("nudge");
+    assert_eq!(nudges.len(), 1, "one nudge: {nudges:?}");
+    assert_eq!(nudges[0]["kind"], "loop");
+    assert_eq!(nudges[0]["streak"], 3);
+    let held = o.of("task_state");
+    let why = held.last().unwrap()["reason"].as_str().unwrap().to_owned();
+    assert!(
+        why.starts_with("stuck:") && why.contains("4 times") && why.contains("read_file"),
+        "{why}"
+    );
+    assert!(why.contains("README.md"), "the evidence names the call: {why}");
+    assert_eq!(o.of("tool_result").len(), 3, "the fourth call never ran");
+    // The worker reads the note with the third call's result, in the request after it.
+    let requests = o.requests("worker");
+    let sent = |n: usize| requests[n].body["messages"].to_string();
+    assert!(sent(3).contains("same call 3 times in a row"), "{}", sent(3));
+    assert!(!sent(2).contains("same call"), "{}", sent(2));
+    assert!(!sent(3).contains("harrow") && !sent(3).contains("loop_repeats"), "no harness words");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let turns = json!([read("a.md"), read("b.md"), read("a.md"), {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]);
+    let script =
+        json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let o = run(tmp.path(), Setup { script, ..Setup::default() });
+    assert!(o.of("nudge").is_empty(), "calls that differ are no loop");
+
+    // The call is the model's text: on its way to the log and the operator's screen, an escape
+    // sequence in its arguments is shown, never sent.
+    let tmp = tempfile::tempdir().unwrap();
+    let evil = read("x\u{1b}]0;owned\u{7}\u{1b}[2J");
+    let turns = json!([evil, evil, evil, evil]);
+    let script =
+        json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let o = run(tmp.path(), Setup { script, ..Setup::default() });
+    assert_eq!(o.ended.reason, "needs_operator");
+    let nudge = o.of("nudge")[0]["content"].as_str().unwrap().to_owned();
+    let why = o.of("task_state").last().unwrap()["reason"].as_str().unwrap().to_owned();
+    for text in [&nudge, &why, o.ended.detail.as_ref().unwrap()] {
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
+    }
+}
+
 #[test]
 fn a_force_accepted_task_that_was_never_reviewed_is_not_called_rejected() {
     let tmp = tempfile::tempdir().unwrap();

@@ -122,6 +122,9 @@ pub struct RunOptions {
     pub context_files: Vec<String>,
     pub caps: Caps,
     pub max_quiet_turns: u64,
+    /// The same tool call with the same arguments this many times in a row is a loop: the
+    /// worker is nudged once, and the next repeat holds the task. 0: not checked.
+    pub loop_repeats: u64,
     /// After each accepted task, ask whether it taught something worth writing down.
     pub learnings: bool,
     /// An accept with a 0–100 score below this is a reject.
@@ -144,6 +147,7 @@ impl Default for RunOptions {
             context_files: vec!["AGENTS.md".into(), "CLAUDE.md".into()],
             caps: Caps::default(),
             max_quiet_turns: 3,
+            loop_repeats: 3,
             learnings: false,
             score_threshold: None,
             wait_for_operator: false,

@@ -112,7 +112,14 @@ impl Run {
         let mut tools = Hands::schemas();
         tools.push(case::schema());
         let max_turns = self.opts.max_iterations;
-        let mut worker = WorkerTurns { run: self, task, attempt, turn: 0, quiet: 0 };
+        let mut worker = WorkerTurns {
+            run: self,
+            task,
+            attempt,
+            turn: 0,
+            quiet: 0,
+            repeated: Repeated::default(),
+        };
         turns::drive(&mut worker, &mut messages, &tools, max_turns).await
     }
 }
@@ -128,6 +135,36 @@ struct WorkerTurns<'r> {
     turn: usize,
     /// Turns in a row that called no tool.
     quiet: u64,
+    /// The tool call just made, and how many times in a row it was made the same.
+    repeated: Repeated,
+}
+
+/// A call the worker keeps making: its tool and arguments, and how many times in a row.
+#[derive(Debug, Default)]
+struct Repeated {
+    call: Option<(String, String)>,
+    times: u64,
+}
+
+impl Repeated {
+    /// Counts `name(args)`; how many times in a row it has now been made.
+    fn count(&mut self, name: &str, args: &Value) -> u64 {
+        let call = (name.to_owned(), args.to_string());
+        if self.call.as_ref() == Some(&call) {
+            self.times += 1;
+        } else {
+            self.call = Some(call);
+            self.times = 1;
+        }
+        self.times
+    }
+
+    /// The call in words, for the worker and the operator: its tool and arguments, short.
+    fn described(&self) -> String {
+        let (name, args) = self.call.clone().unwrap_or_default();
+        let args: String = args.chars().take(160).collect();
+        crate::printable::line(&format!("{name} {args}"))
+    }
 }
 
 impl Agent for WorkerTurns<'_> {
@@ -177,6 +214,9 @@ impl Agent for WorkerTurns<'_> {
         call: &ToolCallRecord,
         args: &Value,
     ) -> Result<Result<String, TaskEnd>> {
+        if let Some(stuck) = self.loop_check(iter, &call.name, args)? {
+            return Ok(Err(stuck));
+        }
         // Only a command can reach git; the file tools are confined away from `.git`.
         let guarded = Hands::runs_commands(&call.name);
         if guarded {
@@ -195,6 +235,13 @@ impl Agent for WorkerTurns<'_> {
         }
         if let Some(end) = self.run.act_now(&self.task.id)? {
             return Ok(Err(end));
+        }
+        let limit = self.run.opts.loop_repeats;
+        if limit > 0 && self.repeated.times == limit {
+            output = format!(
+                "{output}\n[You have made this same call {} times in a row, and it gives the same result each time. Do something different: another tool, other arguments, or submit_case if the task is done.]",
+                self.repeated.times
+            );
         }
         Ok(Ok(output))
     }
@@ -273,6 +320,39 @@ impl Agent for WorkerTurns<'_> {
 
     fn out_of_turns(&mut self) -> TaskEnd {
         TaskEnd::Failed(StopReason::IterCap)
+    }
+}
+
+impl WorkerTurns<'_> {
+    /// Counts the call; at the loop's threshold the worker is nudged (a `loop` nudge, its
+    /// words added to the call's result), and a repeat past it holds the task for a person
+    /// with the call as the evidence.
+    fn loop_check(&mut self, iter: u64, name: &str, args: &Value) -> Result<Option<TaskEnd>> {
+        let limit = self.run.opts.loop_repeats;
+        if limit == 0 {
+            return Ok(None);
+        }
+        let times = self.repeated.count(name, args);
+        if times == limit {
+            self.run.emit(&Nudge {
+                scope: self.scope(iter),
+                kind: Some("loop".into()),
+                streak: Some(times),
+                content: Some(format!(
+                    "the same call {times} times in a row: {}",
+                    self.repeated.described()
+                )),
+                ..Nudge::default()
+            })?;
+        }
+        if times <= limit {
+            return Ok(None);
+        }
+        let why = format!(
+            "stuck: the worker made the same call {times} times in a row, after a nudge: {}",
+            self.repeated.described()
+        );
+        self.run.hold(&self.task.id, &why, self.attempt).map(Some)
     }
 }
 
