@@ -79,9 +79,12 @@ fn describe_event(e: &Event) -> Option<String> {
         Payload::ModelCall(p) if p.health.as_deref().is_some_and(|h| h != "ok") => {
             unhealthy_call(p)
         }
-        Payload::Nudge(p) if p.kind.as_deref() == Some("loop") => format!(
-            "⚠ {task}{iter} repeats itself ({}): nudged to do something else",
-            short(p.content.as_deref().unwrap_or(""), 90)
+        Payload::LoopDetected(p) => format!(
+            "⚠ {task}{iter} repeats itself: {} {} {} times in a row, {}",
+            p.tool.as_deref().unwrap_or("a tool"),
+            short(p.arguments.as_deref().unwrap_or(""), 60),
+            p.times.unwrap_or(0),
+            if p.action.as_deref() == Some("held") { "held for you" } else { "nudged" }
         ),
         Payload::Nudge(_) => format!("  {task}{iter} quiet turn: nudged to submit its case"),
         Payload::FeedbackSent(p) if p.kind.as_deref() == Some("merge") => format!(
@@ -323,6 +326,24 @@ mod tests {
     }
 
     /// Headless lines of a run with lanes name their lane, as the console's rows do.
+    /// A loop's rows name the task and turn (the event is scoped like every task event), the
+    /// call repeated, how many times, and whether the worker was nudged or the task held.
+    #[test]
+    fn a_loop_says_the_call_how_often_and_what_was_done() {
+        let line = |action: &str, times: u64| {
+            format!(
+                r#"{{"ts":"2026-11-27T10:00:00Z","seq":9,"type":"loop_detected","payload":{{"task_id":"T-003","iter":2,"attempt":1,"tool":"read_file","arguments":"{{\"path\":\"a.md\"}}","times":{times},"action":"{action}","content":"x"}}}}"#
+            )
+        };
+        let nudged = row(&Event::decode(line("nudged", 3).as_bytes()).unwrap());
+        assert_eq!(
+            nudged,
+            r#"⚠ T-003 #2 repeats itself: read_file {"path":"a.md"} 3 times in a row, nudged"#
+        );
+        let held = row(&Event::decode(line("held", 4).as_bytes()).unwrap());
+        assert!(held.ends_with("4 times in a row, held for you"), "{held}");
+    }
+
     #[test]
     fn a_lanes_lines_start_with_their_lane() {
         let line = r#"{"lane":2,"type":"tool_call","payload":{"task_id":"T-2","iter":1,"tool":"write_file","args":{"path":"f.txt"}}}"#;

@@ -137,6 +137,11 @@ pub fn open(player: &mut Player, pos: usize) -> Result<RowView, String> {
             push_text(&mut lines, "Sent to the worker", f.content.as_deref().unwrap_or(""));
             format!("{task}: feedback")
         }
+        Payload::LoopDetected(l) => {
+            push_text(&mut lines, "The call", l.arguments.as_deref().unwrap_or(""));
+            push_text(&mut lines, "Sent to the worker", l.content.as_deref().unwrap_or(""));
+            format!("{task}: a loop ({})", l.tool.as_deref().unwrap_or("a tool"))
+        }
         Payload::Nudge(n) => {
             push_text(&mut lines, "Sent to the worker", n.content.as_deref().unwrap_or(""));
             format!("{task}: a nudge")

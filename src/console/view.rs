@@ -39,6 +39,7 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::ToolResult
         | K::PreToolBlock
         | K::Nudge
+        | K::LoopDetected
         | K::CaseParseError
         | K::EvaluatorParseError
         | K::Verdict
@@ -137,6 +138,7 @@ impl Filter {
                             | K::CaseParseError
                             | K::EvaluatorParseError
                             | K::Nudge
+                            | K::LoopDetected
                             | K::TaskFailed
                             | K::TaskDone
                             | K::LogRepaired
@@ -244,6 +246,7 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         | K::MemoryLoad
         | K::AssistantMessage
         | K::HookRun
+        | K::LoopDetected
         | K::CaseParseError
         | K::EvaluatorParseError
         | K::Verdict

@@ -140,6 +140,7 @@ payloads! {
     "tool_result" => ToolResult(ToolResult),
     "pre_tool_block" => PreToolBlock(PreToolBlock),
     "nudge" => Nudge(Nudge),
+    "loop_detected" => LoopDetected(LoopDetected),
     "case_parse_error" => CaseParseError(CaseParseError),
     "evaluator_parse_error" => EvaluatorParseError(EvaluatorParseError),
     "evaluator_verdict" => Verdict(Verdict),
@@ -249,6 +250,7 @@ impl Payload {
             Payload::ToolResult(p) => &p.scope,
             Payload::PreToolBlock(p) => &p.0.scope,
             Payload::Nudge(p) => &p.scope,
+            Payload::LoopDetected(p) => &p.scope,
             Payload::CaseParseError(p) => &p.0.scope,
             Payload::EvaluatorParseError(p) => &p.0.scope,
             Payload::Verdict(p) => &p.scope,
@@ -265,7 +267,17 @@ impl Payload {
             Payload::EmptyModelResponse(p) => &p.scope,
             Payload::OperatorAction(p) => &p.scope,
             Payload::OperatorWait(p) => &p.scope,
-            _ => return None,
+            Payload::SessionStart(_)
+            | Payload::SessionResume(_)
+            | Payload::LogRepaired(_)
+            | Payload::Stop(_)
+            | Payload::Archived(_)
+            | Payload::SessionPrepared(_)
+            | Payload::SeedCommitted(_)
+            | Payload::PlanWritten(_)
+            | Payload::Push(_)
+            | Payload::PullRequest(_)
+            | Payload::Raw(_) => return None,
         })
     }
 }
@@ -475,6 +487,11 @@ payload_struct!(
 payload_struct!(
     /// The worker went quiet and was told to submit its case.
     Nudge { kind: String, streak: u64, content: String } scoped
+);
+payload_struct!(
+    /// The worker made the same tool call with the same arguments `times` in a row: at the
+    /// threshold it was `nudged` (`content`: what it was told), past it the task was `held`.
+    LoopDetected { tool: String, arguments: String, times: u64, action: String, content: String } scoped
 );
 payload_struct!(
     /// A `submit_case` or `submit_verdict` call that could not be parsed.

@@ -357,8 +357,9 @@ fn a_servers_own_too_long_answer_is_a_context_window_exceeded() {
 }
 
 /// A worker that makes the same call with the same arguments three times in a row is told so
-/// once, in its own words (a `loop` nudge, the note added to the third call's result); the
-/// fourth holds the task for a person with the call as the evidence. Three calls that differ
+/// once, in its own words (the note added to the third call's result, a `loop_detected`
+/// event, `nudged`); the fourth holds the task for a person with the call as the evidence
+/// (`loop_detected`, `held`). Three calls that differ
 /// in an argument are no loop.
 #[test]
 fn a_worker_repeating_the_same_call_is_nudged_once_then_held_as_stuck() {
@@ -376,10 +377,12 @@ fn a_worker_repeating_the_same_call_is_nudged_once_then_held_as_stuck() {
         json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
     let o = run(tmp.path(), Setup { script, ..Setup::default() });
     assert_eq!(o.ended.reason, "needs_operator", "{:?}", o.ended);
-    let nudges = o.of("nudge");
-    assert_eq!(nudges.len(), 1, "one nudge: {nudges:?}");
-    assert_eq!(nudges[0]["kind"], "loop");
-    assert_eq!(nudges[0]["streak"], 3);
+    let loops = o.of("loop_detected");
+    assert_eq!(loops.len(), 2, "nudged once, then held: {loops:?}");
+    assert_eq!((&loops[0]["action"], &loops[0]["times"]), (&json!("nudged"), &json!(3)));
+    assert_eq!((&loops[1]["action"], &loops[1]["times"]), (&json!("held"), &json!(4)));
+    assert_eq!(loops[0]["tool"], "read_file");
+    assert!(loops[0]["arguments"].as_str().unwrap().contains("README.md"));
     let held = o.of("task_state");
     let why = held.last().unwrap()["reason"].as_str().unwrap().to_owned();
     assert!(
@@ -400,7 +403,7 @@ fn a_worker_repeating_the_same_call_is_nudged_once_then_held_as_stuck() {
     let script =
         json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
     let o = run(tmp.path(), Setup { script, ..Setup::default() });
-    assert!(o.of("nudge").is_empty(), "calls that differ are no loop");
+    assert!(o.of("loop_detected").is_empty(), "calls that differ are no loop");
 
     // The call is the model's text: on its way to the log and the operator's screen, an escape
     // sequence in its arguments is shown, never sent.
@@ -411,9 +414,9 @@ fn a_worker_repeating_the_same_call_is_nudged_once_then_held_as_stuck() {
         json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
     let o = run(tmp.path(), Setup { script, ..Setup::default() });
     assert_eq!(o.ended.reason, "needs_operator");
-    let nudge = o.of("nudge")[0]["content"].as_str().unwrap().to_owned();
+    let arguments = o.of("loop_detected")[0]["arguments"].as_str().unwrap().to_owned();
     let why = o.of("task_state").last().unwrap()["reason"].as_str().unwrap().to_owned();
-    for text in [&nudge, &why, o.ended.detail.as_ref().unwrap()] {
+    for text in [&arguments, &why, o.ended.detail.as_ref().unwrap()] {
         assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
     }
 }

@@ -8,6 +8,7 @@ use super::{
     ToolCallRecord, Value, WORKER_PROMPT, WorkerContext, case, json, memory, record, scope,
 };
 use crate::harness::turns::{self, Agent, Turn, tool_message};
+use crate::session::event::LoopDetected;
 use crate::session::state::StopReason;
 
 impl Run {
@@ -238,10 +239,7 @@ impl Agent for WorkerTurns<'_> {
         }
         let limit = self.run.opts.loop_repeats;
         if limit > 0 && self.repeated.times == limit {
-            output = format!(
-                "{output}\n[You have made this same call {} times in a row, and it gives the same result each time. Do something different: another tool, other arguments, or submit_case if the task is done.]",
-                self.repeated.times
-            );
+            output = format!("{output}\n{}", loop_note(limit));
         }
         Ok(Ok(output))
     }
@@ -333,17 +331,19 @@ impl WorkerTurns<'_> {
             return Ok(None);
         }
         let times = self.repeated.count(name, args);
+        let (tool, arguments) = self.repeated.call.clone().unwrap_or_default();
+        let arguments = crate::printable::line(&arguments.chars().take(400).collect::<String>());
+        let detected = |action: &str, content: String| LoopDetected {
+            scope: scope(&self.task.id, iter, self.attempt),
+            tool: Some(tool.clone()),
+            arguments: Some(arguments.clone()),
+            times: Some(times),
+            action: Some(action.into()),
+            content: Some(content),
+            ..LoopDetected::default()
+        };
         if times == limit {
-            self.run.emit(&Nudge {
-                scope: self.scope(iter),
-                kind: Some("loop".into()),
-                streak: Some(times),
-                content: Some(format!(
-                    "the same call {times} times in a row: {}",
-                    self.repeated.described()
-                )),
-                ..Nudge::default()
-            })?;
+            self.run.emit(&detected("nudged", loop_note(times)))?;
         }
         if times <= limit {
             return Ok(None);
@@ -352,8 +352,16 @@ impl WorkerTurns<'_> {
             "stuck: the worker made the same call {times} times in a row, after a nudge: {}",
             self.repeated.described()
         );
+        self.run.emit(&detected("held", why.clone()))?;
         self.run.hold(&self.task.id, &why, self.attempt).map(Some)
     }
+}
+
+/// What a worker making the same call `times` in a row is told, with that call's result.
+fn loop_note(times: u64) -> String {
+    format!(
+        "[You have made this same call {times} times in a row, and it gives the same result each time. Do something different: another tool, other arguments, or submit_case if the task is done.]"
+    )
 }
 
 /// How a run ends on a failed task that waits for a decision rather than being worked again

@@ -350,6 +350,7 @@ impl SummaryFold {
                 | K::ToolResult
                 | K::PreToolBlock
                 | K::Nudge
+                | K::LoopDetected
                 | K::CaseParseError
                 | K::EvaluatorParseError
                 | K::LedgerAppended
