@@ -7,6 +7,7 @@
 
 use crate::{loop_fixture, support};
 
+use harrow::brain::scripted::ScriptedServer;
 use loop_fixture::{accept, case, depends, harrow_cmd, reject, repo_and_plan, serve};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -806,13 +807,13 @@ fn without_a_sandbox_a_lanes_worker_cannot_move_the_session_branch_or_a_kept_att
     }
 }
 
-/// A lanes run whose T-001 failed at the attempt cap while T-002 landed: resumed, T-001 is not
-/// worked again and nothing else is left, so the run stops saying T-001 waits for a decision
-/// (status 1) — it said `all_done` with a task failed.
-#[test]
-fn a_resumed_lanes_run_with_a_task_failed_at_the_cap_says_it_waits_for_a_decision() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = side_by_side(tmp.path());
+/// Two independent tasks in `lanes` lanes, headless, with one attempt each: T-001 is rejected
+/// (so it fails at the cap), T-002 accepted. The repository, the server and how the run ended.
+fn t001_fails_at_the_cap_t002_lands(
+    tmp: &Path,
+    lanes: &str,
+) -> (std::path::PathBuf, (tokio::runtime::Runtime, ScriptedServer), std::process::Output) {
+    let (repo, plan) = side_by_side(tmp);
     let worker: serde_json::Map<String, Value> = (1..=2)
         .map(|n| (format!("T-00{n}"), json!({"*": write(&format!("f{n}.txt"), "x\n", n, 0)})))
         .collect();
@@ -820,11 +821,21 @@ fn a_resumed_lanes_run_with_a_task_failed_at_the_cap_says_it_waits_for_a_decisio
         "worker": worker,
         "evaluator": {"T-001": {"*": [reject("weak_test")]}, "T-002": {"*": [accept()]}}
     });
-    let (_rt, server) = serve(&script, true);
-    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+    let server = serve(&script, true);
+    let out = lanes_run(tmp, &server.1.base_url(), &plan, &repo, lanes)
         .args(["--no-validators", "--max-attempts", "1"])
         .output()
         .unwrap();
+    (repo, server, out)
+}
+
+/// A lanes run whose T-001 failed at the attempt cap while T-002 landed: resumed, T-001 is not
+/// worked again and nothing else is left, so the run stops saying T-001 waits for a decision
+/// (status 1) — it said `all_done` with a task failed.
+#[test]
+fn a_resumed_lanes_run_with_a_task_failed_at_the_cap_says_it_waits_for_a_decision() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, (_rt, server), out) = t001_fails_at_the_cap_t002_lands(tmp.path(), "2");
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     let (id, _) = events(tmp.path());
     let asked = server.received().len();
@@ -848,19 +859,7 @@ fn a_resumed_lanes_run_with_a_task_failed_at_the_cap_says_it_waits_for_a_decisio
 #[test]
 fn one_lane_on_a_graph_works_what_does_not_depend_on_a_failed_task_then_stops_on_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = side_by_side(tmp.path());
-    let worker: serde_json::Map<String, Value> = (1..=2)
-        .map(|n| (format!("T-00{n}"), json!({"*": write(&format!("f{n}.txt"), "x\n", n, 0)})))
-        .collect();
-    let script = json!({
-        "worker": worker,
-        "evaluator": {"T-001": {"*": [reject("weak_test")]}, "T-002": {"*": [accept()]}}
-    });
-    let (_rt, server) = serve(&script, true);
-    let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "1")
-        .args(["--no-validators", "--max-attempts", "1"])
-        .output()
-        .unwrap();
+    let (repo, _server, out) = t001_fails_at_the_cap_t002_lands(tmp.path(), "1");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("stopped: evaluator_cap"), "{stdout}");
