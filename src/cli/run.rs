@@ -263,7 +263,6 @@ pub struct Start {
     pub demo: Option<serde_json::Value>,
 }
 
-/// Creates the session folder and worktree, logs `session_start`, and returns the run.
 /// Whether the toolchains the validators run start where validators run (the sandbox, its
 /// environment): a rustup `cargo` that finds no toolchain there, say, would otherwise fail every
 /// submit and be read as the worker's fault. Each known toolchain is asked its version once.
@@ -295,6 +294,7 @@ fn validators_start(validators: &[ValidatorSpec], hands: &Hands) -> Result<(), S
     Ok(())
 }
 
+/// Creates the session folder and worktree, logs `session_start`, and returns the run.
 pub fn create_session(start: Start) -> Result<Run> {
     let top = Workspace::source_top(&start.repo).map_err(|e| UsageError(e.to_string()))?;
     let validators = start.validators.unwrap_or_else(|| presets(&top));

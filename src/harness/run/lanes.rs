@@ -175,9 +175,10 @@ impl Run {
         }
     }
 
-    /// How a lane's task ends at once, if the run or the operator said so (the scheduler raises
-    /// the lane's flags): checked after every call and tool.
-    pub(super) fn lane_stopped(&mut self, task: &str) -> Result<Option<TaskEnd>> {
+    /// How a lane's task ends at once, if the run or the operator said so (`fail`, `stop
+    /// --now`, Ctrl-C: the scheduler raises the lane's flags): checked after every call and
+    /// tool.
+    pub(super) fn act_now(&mut self, task: &str) -> Result<Option<TaskEnd>> {
         let Some(link) = self.lane.clone() else { return Ok(None) };
         if link.fail.swap(false, Ordering::SeqCst) {
             link.cancel.lower();

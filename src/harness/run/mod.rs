@@ -262,8 +262,6 @@ struct ControlState {
     retry_eval: Option<String>,
     /// `stop --now` arrived: the task at work is left unfinished.
     stop_now: bool,
-    /// The task at work, while one is.
-    working: Option<String>,
     /// Decisions about the task at work that arrived while it ran: applied (or refused) at
     /// the next boundary.
     deferred: Vec<control::Command>,
@@ -413,12 +411,6 @@ impl Run {
             self.emit(&record::assistant_message(role, scope, r))?;
         }
         Ok(())
-    }
-
-    /// How the task at work ends at once, if the run or the operator said so (`fail`,
-    /// `stop --now`, Ctrl-C): checked after every call and tool.
-    fn act_now(&mut self, task: &str) -> Result<Option<TaskEnd>> {
-        self.lane_stopped(task)
     }
 
     /// Calls a model, logging every try.

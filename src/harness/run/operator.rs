@@ -126,12 +126,6 @@ impl Run {
         {
             return Ok(end);
         }
-        let about_working = self.control.working.is_some()
-            && (cmd.task.is_none() || cmd.task == self.control.working);
-        if about_working && cmd.op != Op::Fail {
-            self.control.deferred.push(cmd.clone());
-            return Ok(None);
-        }
         let target = cmd.task.clone().or_else(|| self.records.first_in(&TaskState::NeedsOperator));
         let Some(task) = target.and_then(|id| self.plan.tasks.iter().find(|t| t.id == id).cloned())
         else {
