@@ -2,6 +2,7 @@
 
 mod control;
 pub(crate) mod demo;
+mod elsewhere;
 mod export;
 mod follow;
 mod format;

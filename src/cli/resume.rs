@@ -30,6 +30,13 @@ pub struct Args {
     /// named.
     #[arg(long)]
     pub trust_recorded: bool,
+    /// Go on in this clone of the project: for a session whose clone is gone (another
+    /// machine's, a finished Job's) or that you move on purpose. The session branch and its
+    /// kept attempts come from the session folder; the worktree there keeps its files. An
+    /// address (https://…, ssh://…, git@host:path) is cloned first, into harrow's data folder,
+    /// with `$HARROW_GIT_TOKEN` or your SSH key.
+    #[arg(long, value_name = "CLONE|URL")]
+    pub repo: Option<String>,
 }
 
 /// The recorded settings a resume takes instead of the operator's, only with this flag.
@@ -216,13 +223,6 @@ fn recorded_workspace(
         )))
         .into());
     }
-    if !worktree.exists() {
-        return Err(UsageError(format!(
-            "the worktree {} is gone (cleansed or removed); there is nothing to resume on",
-            worktree.display()
-        ))
-        .into());
-    }
     Ok(Workspace {
         source: PathBuf::from(need(start.source.clone(), "source repository")?),
         worktree,
@@ -241,8 +241,23 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     }
     let (writer, resumed_at) = open_log(&found)?;
     let start = restored.start.clone();
-    let workspace = recorded_workspace(&start, &found, args.trust_recorded)?;
+    let recorded = recorded_workspace(&start, &found, args.trust_recorded)?;
+    let (workspace, moved) = super::elsewhere::place(recorded, args.repo.as_deref(), &found)?;
+    if let Some(m) = &moved {
+        println!("{}", super::format::terminal_line(&super::elsewhere::said(&found.id, m)));
+    }
     let plan_path = PathBuf::from(need(start.plan.clone().or(start.feature_dir.clone()), "plan")?);
+    let plan_path = match crate::harness::plan_copy::copy_path(&plan_path, &found.dir) {
+        Some(copy) if !plan_path.exists() && copy.exists() => {
+            println!(
+                "The plan {} is not on this machine; the session's copy {} is used.",
+                plan_path.display(),
+                copy.display()
+            );
+            copy
+        }
+        _ => plan_path,
+    };
     let plan = plan::load(&plan_path).map_err(|e| UsageError(e.to_string()))?;
     let (config, _) =
         Config::load(args.flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
@@ -345,6 +360,10 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     event.discarded = Some(serde_json::json!(discarded));
     if !removed_locks.is_empty() {
         event.removed_locks = Some(serde_json::json!(removed_locks));
+    }
+    if let Some(m) = &moved {
+        event.source = Some(m.workspace.source.display().to_string());
+        event.moved_from.clone_from(&start.source);
     }
     run.writer.append(&event)?;
     let (id, dir) = (run.id.clone(), run.dir.clone());

@@ -9,6 +9,7 @@ use crate::brain::client::{Brain, BrainConfig, BrainError, Endpoint, Role};
 use crate::config::Config;
 use crate::console::describe::describe;
 use crate::hands::programs;
+use crate::hands::session_store::SessionStore;
 use crate::hands::validators::{ValidatorSpec, presets};
 use crate::hands::workspace::Workspace;
 use crate::hands::{Hands, HandsConfig};
@@ -329,6 +330,19 @@ pub fn create_session(start: Start) -> Result<Run> {
         let _ = Workspace::delete_branch(&workspace.source, &workspace.branch);
         let _ = std::fs::remove_dir_all(&dir);
     };
+    let store = SessionStore::of(&dir);
+    if let Err(e) = workspace.copy_branch(&store, &workspace.branch) {
+        undo(writer, &workspace);
+        return Err(UsageError(format!(
+            "cannot copy the session branch into {}: {e}",
+            store.path().display()
+        ))
+        .into());
+    }
+    if let Err(e) = crate::harness::plan_copy::keep_copy(&start.plan.source, &dir) {
+        undo(writer, &workspace);
+        return Err(UsageError(e.to_string()).into());
+    }
     let hands = match Hands::new(&workspace.worktree, Some(&dir), start.hands) {
         Ok(h) => h,
         Err(e) => {

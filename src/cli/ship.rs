@@ -26,6 +26,11 @@ pub struct ToArgs {
     /// last pushed it (or where the remote-tracking branch says).
     #[arg(long)]
     pub force_with_lease: bool,
+    /// Ship from this clone of the project: for a session whose clone is gone (another
+    /// machine's, a finished Job's). The session branch is brought into it from the session
+    /// folder, and the clone's remotes and credentials are used.
+    #[arg(long, value_name = "CLONE")]
+    pub repo: Option<std::path::PathBuf>,
 }
 
 impl ToArgs {
@@ -69,15 +74,18 @@ pub struct PrArgs {
 
 /// The session, refused in one line (exit 2) when it is running or, without `--partial`,
 /// unfinished.
-fn shipment(target: &SessionArg, partial: bool) -> Result<Shipment> {
+fn shipment(target: &SessionArg, to: &ToArgs) -> Result<Shipment> {
     let found = target.resolve()?;
-    let ship = Shipment::read(&found).map_err(|e| UsageError(e.to_string()))?;
-    ship.check_finished(partial).map_err(|e| UsageError(e.to_string()))?;
+    let mut ship = Shipment::read(&found).map_err(|e| UsageError(e.to_string()))?;
+    ship.check_finished(to.partial).map_err(|e| UsageError(e.to_string()))?;
+    if let Some(clone) = &to.repo {
+        ship.move_to(clone).map_err(|e| UsageError(e.to_string()))?;
+    }
     Ok(ship)
 }
 
 pub fn push_verb(args: &PushArgs) -> Result<ExitCode> {
-    let ship = shipment(&args.target, args.to.partial)?;
+    let ship = shipment(&args.target, &args.to)?;
     let pushed = push::push(&ship, &args.to.options())?;
     let mut out = super::out::stdout();
     if args.json {
@@ -90,7 +98,7 @@ pub fn push_verb(args: &PushArgs) -> Result<ExitCode> {
 }
 
 pub fn pr_verb(args: &PrArgs) -> Result<ExitCode> {
-    let ship = shipment(&args.target, args.to.partial)?;
+    let ship = shipment(&args.target, &args.to)?;
     let (config, _) = Config::load(None).map_err(|e| UsageError(e.to_string()))?;
     let opts = PrOptions {
         push: args.to.options(),

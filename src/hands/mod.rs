@@ -13,7 +13,9 @@ pub mod lanes;
 pub mod own_refs;
 pub mod process;
 pub(crate) mod programs;
+pub mod rehome;
 mod repo_pool;
+pub mod session_store;
 #[cfg(test)]
 mod test_git;
 pub(crate) mod tools;

@@ -3,6 +3,7 @@
 //! worktree entry and nothing else; its working tree is never touched, and nothing is merged.
 
 use super::repo_pool::{self, Pooled};
+use super::session_store::SessionStore;
 use git2::{
     BranchType, DiffOptions, IndexAddOption, ObjectType, Oid, Repository, Signature, StatusOptions,
     WorktreeAddOptions,
@@ -58,6 +59,14 @@ pub enum WorkspaceError {
         "{0} is not a folder inside {1}; harrow removes only worktrees it made in the session's folder, so remove it yourself if it is yours"
     )]
     OutsideSession(PathBuf, PathBuf),
+    #[error(
+        "{0} holds no copy of the session branch (a session from before harrow kept one, or the folder was cut short); resume it on the machine whose clone has the branch"
+    )]
+    NoCopy(PathBuf),
+    #[error(
+        "the branch {branch} in {repo} is at {ours}, which went another way than the session's copy ({theirs}); move or delete that branch in {repo}, then resume again"
+    )]
+    Diverged { branch: String, ours: String, theirs: String, repo: PathBuf },
 }
 
 pub(super) fn git(context: impl Into<String>) -> impl FnOnce(git2::Error) -> WorkspaceError {
@@ -535,50 +544,18 @@ impl Workspace {
         Ok(Kept { refname, oid })
     }
 
-    /// Copies a kept attempt with every object it needs into the bare repository `into`
-    /// (made when missing), under the same ref, outside the worktree's reach under a sandbox,
-    /// so the work a verdict names can still be shown and landed if the source repository's
-    /// copy is pruned or forged. Only what the copy lacks is sent: the commits between the
-    /// attempt and the nearest ones the copy holds, and the objects their trees add, as one
-    /// pack — no fetch, so no listing of the source's refs and no negotiation.
-    pub fn copy_kept(&self, into: &Path, kept: &Kept) -> Result<(), WorkspaceError> {
-        let _one_at_a_time = copying();
-        let source = self.repo()?;
-        let copy = repo_pool::open(into, |into| {
-            Repository::open_bare(into).or_else(|_| Repository::init_bare(into))
-        })
-        .map_err(git(format!("open {}", into.display())))?;
-        let odb = copy.odb().map_err(git(format!("open {}", into.display())))?;
-        if !odb.exists(kept.oid) {
-            let mut walk = source.revwalk().map_err(git("walk the kept attempt"))?;
-            walk.push(kept.oid).map_err(git("walk the kept attempt"))?;
-            let mut todo = vec![kept.oid];
-            let mut seen = std::collections::HashSet::new();
-            while let Some(commit) = todo.pop() {
-                let commit = source.find_commit(commit).map_err(git("walk the kept attempt"))?;
-                for parent in commit.parent_ids().filter(|p| seen.insert(*p)) {
-                    if odb.exists(parent) {
-                        walk.hide(parent).map_err(git("walk the kept attempt"))?;
-                    } else {
-                        todo.push(parent);
-                    }
-                }
-            }
-            let mut pack = source.packbuilder().map_err(git("pack the kept attempt"))?;
-            pack.insert_walk(&mut walk).map_err(git("pack the kept attempt"))?;
-            let mut writer = odb.packwriter().map_err(git("write the kept attempt's pack"))?;
-            let mut written = Ok(());
-            pack.foreach(|chunk| {
-                written = std::io::Write::write_all(&mut writer, chunk);
-                written.is_ok()
-            })
-            .map_err(git("pack the kept attempt"))?;
-            written.map_err(|e| WorkspaceError::Io(into.to_path_buf(), e))?;
-            writer.commit().map_err(git("write the kept attempt's pack"))?;
-        }
-        copy.reference(&kept.refname, kept.oid, true, "harrow: a kept attempt")
-            .map_err(git("name the kept attempt in the session folder"))?;
-        Ok(())
+    /// Copies a kept attempt into the session's copy of its git state, under the same ref,
+    /// outside the worktree's reach under a sandbox, so the work a verdict names can still be
+    /// shown and landed if the source repository's copy is pruned or forged — and brought to
+    /// another machine's clone.
+    pub fn copy_kept(&self, into: &SessionStore, kept: &Kept) -> Result<(), WorkspaceError> {
+        into.copy(&*self.repo()?, &kept.refname, kept.oid)
+    }
+
+    /// Copies the session branch as it is now into the session's copy of its git state: at
+    /// the session's start and after every landing, so the branch outlives the clone.
+    pub fn copy_branch(&self, into: &SessionStore, branch: &str) -> Result<(), WorkspaceError> {
+        into.copy_branch(&*self.repo()?, branch)
     }
 
     /// Puts the worktree's files back as they were in `commit` (kept by [`Workspace::keep`]),
@@ -679,13 +656,6 @@ pub(super) fn head_on(repo: &Repository, branch: &str) -> Result<(), git2::Error
     if there { Ok(()) } else { repo.set_head(branch) }
 }
 
-/// Held while a kept attempt is copied: lanes of one run copy into the same repository, and
-/// the first two would both make it.
-fn copying() -> std::sync::MutexGuard<'static, ()> {
-    static COPYING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    COPYING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Opens the worktree at `worktree` as harrow placed it, whatever the files the worker's `git`
 /// can write say: its working folder is `worktree` itself (libgit2 would take it from the
 /// registration's `gitdir`, so a forged one would make a checkout clean the user's own
@@ -742,7 +712,10 @@ pub(super) fn forget_registration(repo: &Repository, name: &str) -> Result<bool,
 
 /// `worktree` when it is a folder of harrow's to remove: a real folder (not a link) whose real
 /// path lies under `within`'s; `None` when it is gone. Anything else is refused.
-fn harrow_folder(worktree: &Path, within: &Path) -> Result<Option<PathBuf>, WorkspaceError> {
+pub(super) fn harrow_folder(
+    worktree: &Path,
+    within: &Path,
+) -> Result<Option<PathBuf>, WorkspaceError> {
     let meta = match std::fs::symlink_metadata(worktree) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -8,6 +8,7 @@ pub(crate) mod graph;
 pub(crate) mod learnings;
 pub(crate) mod memory;
 pub mod plan;
+pub mod plan_copy;
 pub(crate) mod record;
 pub(crate) mod resume;
 pub mod run;

@@ -26,6 +26,9 @@ pub(super) const LEARNINGS_FILE: &str = "proposed-learnings.md";
 /// A bare repository holding a copy of every kept attempt (judged or checked), so the work a
 /// verdict names survives a worker that prunes or rewrites the source repository's objects.
 pub(super) const ATTEMPTS_REPO: &str = "attempts.git";
+/// A copy of the plan the run was started from, so a resume on a machine without the clone
+/// the plan lived in still has it.
+pub(super) const PLAN_COPY_DIR: &str = "plan";
 /// The console's Markdown export.
 pub(super) const EXPORT_FILE: &str = "export.md";
 /// The output of a `harrow resume` started from the console.
@@ -91,6 +94,11 @@ impl SessionDir {
 
     pub fn attempts(&self) -> PathBuf {
         self.root.join(ATTEMPTS_REPO)
+    }
+
+    /// Where the copy of the plan is kept: `plan/<the plan's file or folder name>`.
+    pub fn plan_copy(&self) -> PathBuf {
+        self.root.join(PLAN_COPY_DIR)
     }
 
     pub fn live(&self) -> PathBuf {

@@ -418,6 +418,11 @@ payload_struct!(
         /// harrow: git lock files the interrupted run left (no process had them open), removed
         /// so the worktrees can be used again.
         removed_locks: Value,
+        /// harrow: the clone the run goes on in when it moved (`resume --repo`): its branch and
+        /// kept attempts were brought from the session folder.
+        source: String,
+        /// harrow: the clone the run worked in before it moved.
+        moved_from: String,
     }
 );
 payload_struct!(

@@ -46,6 +46,16 @@ impl Credentials {
     /// Reads the token variable, the git configuration (for its credential helper) and which
     /// SSH keys exist.
     pub fn for_repo(repo: &git2::Repository) -> Credentials {
+        Credentials {
+            // The repository's own credential helper only: the user's and the system's git
+            // configuration is writable by any process of theirs (a worker run without a
+            // sandbox included), and a helper planted there would be handed the token.
+            config: repo.config().ok().and_then(|c| c.open_level(git2::ConfigLevel::Local).ok()),
+            ..Credentials::from_env()
+        }
+    }
+
+    fn from_env() -> Credentials {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let ssh_keys = home
             .map(|h| {
@@ -58,15 +68,18 @@ impl Credentials {
             .unwrap_or_default();
         Credentials {
             token: Token::from_var(GIT_TOKEN_VAR),
-            // The repository's own credential helper only: the user's and the system's git
-            // configuration is writable by any process of theirs (a worker run without a
-            // sandbox included), and a helper planted there would be handed the token.
-            config: repo.config().ok().and_then(|c| c.open_level(git2::ConfigLevel::Local).ok()),
+            config: None,
             ssh_keys,
             agent: std::env::var_os("SSH_AUTH_SOCK").is_some(),
             tried: Vec::new(),
             offered: Offered::default(),
         }
+    }
+
+    /// For a clone, before there is a repository: the token, the SSH agent and keys, and no
+    /// credential helper (only a repository's own is ever asked).
+    pub fn without_repo() -> Credentials {
+        Credentials { config: None, ..Credentials::from_env() }
     }
 
     /// What was offered, in order, for an error message (`$HARROW_GIT_TOKEN`, `the

@@ -6,6 +6,7 @@
 //! no token ever reaches the log, a file or the terminal ([`secret`]).
 
 pub mod body;
+pub mod clone;
 pub mod credentials;
 pub mod forge;
 pub mod http;
@@ -102,11 +103,29 @@ impl Shipment {
     pub fn repo(&self) -> Result<git2::Repository, ShipError> {
         git2::Repository::open(&self.source).map_err(|e| {
             ShipError::new(format!(
-                "cannot open the repository {}: {}; the session's branch lives there",
+                "cannot open the repository {}: {}; the session's branch lives there — or pass --repo with another clone of the project, and the branch is brought into it from the session folder",
                 self.source.display(),
                 e.message()
             ))
         })
+    }
+
+    /// Ships from `clone`, another clone of the project, instead: the session branch (and
+    /// its kept attempts) brought into it from the session folder's copy.
+    pub fn move_to(&mut self, clone: &std::path::Path) -> Result<(), ShipError> {
+        let repo = git2::Repository::open(clone).map_err(|e| {
+            ShipError::new(format!(
+                "cannot open the repository {}: {}; give a clone of the project with --repo",
+                clone.display(),
+                e.message()
+            ))
+        })?;
+        let store = crate::hands::session_store::SessionStore::of(&self.dir);
+        store
+            .bring_into(&repo, &self.id, &self.branch)
+            .map_err(|e| ShipError::new(e.to_string()))?;
+        self.source = repo.workdir().unwrap_or(clone).to_path_buf();
+        Ok(())
     }
 
     /// Refuses a session that is running, or (unless `partial`) one with unfinished tasks.

@@ -102,7 +102,7 @@ fn looks_like_address(spec: &str) -> bool {
 }
 
 /// `user@host:path` (git's short form of an SSH address): host and path.
-fn scp_like(spec: &str) -> Option<(&str, &str)> {
+pub(super) fn scp_like(spec: &str) -> Option<(&str, &str)> {
     if spec.contains("://") {
         return None;
     }

@@ -9,6 +9,7 @@ use crate::support;
 
 use harrow::hands::hooks::{DenyRule, PostEditLinter};
 use harrow::hands::isolation::{Isolation, SandboxMode};
+use harrow::hands::session_store::SessionStore;
 use harrow::hands::validators::{ValidatorSpec, run_all};
 use harrow::hands::workspace::{Review, Workspace, WorkspaceError};
 use harrow::hands::{CallOutcome, Hands, HandsConfig};
@@ -184,7 +185,8 @@ fn a_kept_attempt_copied_to_the_session_folder_holds_everything_to_show_it_witho
     let f = Fixture::new();
     let id = "20261122-000000-c0ffe1";
     let (ws, _) = Workspace::create(&f.source(), &f.session().join("workspace"), id).unwrap();
-    let copy = f.session().join("attempts.git");
+    let store = SessionStore::of(&f.session());
+    let copy = store.path().to_path_buf();
     let start = ws.tip().unwrap();
     let mut kept = Vec::new();
     for (n, text) in ["A = 1\n", "A = 2\n", "A = 3\n"].iter().enumerate() {
@@ -192,7 +194,7 @@ fn a_kept_attempt_copied_to_the_session_folder_holds_everything_to_show_it_witho
         std::fs::create_dir_all(ws.worktree.join(format!("pkg{n}"))).unwrap();
         std::fs::write(ws.worktree.join(format!("pkg{n}/m.py")), text).unwrap();
         let k = ws.keep(&format!("T-00{n}/1"), &start, "judged").unwrap();
-        ws.copy_kept(&copy, &k).unwrap();
+        ws.copy_kept(&store, &k).unwrap();
         kept.push(k);
         if n == 1 {
             let diff = ws.diff_from(&start).unwrap();
@@ -213,7 +215,7 @@ fn a_kept_attempt_copied_to_the_session_folder_holds_everything_to_show_it_witho
     let shown = git(&copy, &["diff", &start, &kept[2].refname, "--", "a.py", "pkg2/m.py"]);
     assert!(shown.contains("+A = 3") && shown.contains("pkg2/m.py"), "{shown}");
     let again = ws.keep("T-002/1", &start, "judged again, unchanged").unwrap();
-    ws.copy_kept(&copy, &again).unwrap();
+    ws.copy_kept(&store, &again).unwrap();
     assert_eq!(
         std::fs::read_dir(copy.join("objects/pack")).unwrap().count(),
         packs + 2,

@@ -14,6 +14,7 @@ mod gate;
 mod hands;
 mod hostile;
 mod hostile_server;
+mod moved;
 mod parallel_fold;
 mod plans;
 mod prep;

@@ -66,20 +66,25 @@ impl Run {
 
     /// Puts an unfinished task's lane back at the task's start, with the work its last
     /// judged attempt had on top (as a run in place restarts a rework). A task that waits
-    /// for a decision keeps its worktree as it is.
+    /// for a decision keeps its worktree as it is. A task that had begun and whose lane is gone
+    /// (the session moved to another clone, or the folder was removed) gets a new lane at its
+    /// start, so its attempts go on from the commit they were measured against.
     fn ready_lane(&mut self, task: &str, r: &Restored) -> Result<()> {
         if self.settled(task) {
             return Ok(());
         }
-        let Some(lane) = self.workspace.lane_of(task, &self.dir.join("lanes")) else {
-            return Ok(());
-        };
+        let lanes = self.dir.join("lanes");
+        let found = self.workspace.lane_of(task, &lanes);
         let reviews = record::read_ledger(&self.dir, task).len() as u64;
         let state = self.records.state(task);
         if state == TaskState::NeedsOperator || self.failed_waiting(task, reviews).is_some() {
             return Ok(());
         }
         let Some(base) = self.records.get(task).base else { return Ok(()) };
+        let lane = match found {
+            Some(lane) => lane,
+            None => self.workspace.lane_for(task, &lanes, &[])?,
+        };
         lane.reset_lane(&base)?;
         if let Some(sha) = r.judged.get(task).and_then(|j| j.get(&reviews)) {
             lane.restore_files(sha)?;

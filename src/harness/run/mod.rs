@@ -612,7 +612,7 @@ impl Run {
             Ok(kept) => kept,
             Err(e) => return Ok(Err(format!("the work could not be kept as it was checked: {e}"))),
         };
-        let copy = crate::session::dir::SessionDir::new(&self.dir).attempts();
+        let copy = crate::hands::session_store::SessionStore::of(&self.dir);
         if let Err(e) = self.workspace.copy_kept(&copy, &kept) {
             return Ok(Err(format!("the kept work could not be copied: {e}")));
         }
@@ -701,11 +701,20 @@ impl Run {
                 source,
             })?;
         }
+        self.copy_session_branch()?;
         record::append_progress(&self.dir, &task.id, progress_outcome(a.review), &task.title)?;
         if let Some(last) = &last {
             self.records.warn(below_bar_warning(&task.id, &task.title, last));
         }
         Ok(())
+    }
+
+    /// Copies the session branch, as the landing just left it, into the session folder's copy
+    /// of its git state (see [`crate::hands::session_store`]): the branch outlives the clone.
+    fn copy_session_branch(&self) -> Result<()> {
+        let session = self.lane.as_ref().map_or(&self.workspace, |l| &l.session);
+        let store = crate::hands::session_store::SessionStore::of(&self.dir);
+        session.copy_branch(&store, &session.branch).map_err(HarnessError::from)
     }
 
     /// Logs the user message a role was sent (whole: harrow keeps what Tilth capped).

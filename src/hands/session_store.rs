@@ -1,0 +1,175 @@
+//! The session's own copy of its git state: `attempts.git`, a bare repository in the session
+//! folder holding the session branch as it lands and every attempt harrow kept.
+//!
+//! The session folder is what a shared mount carries from one machine to the next; the clone
+//! a run worked in (a Kubernetes Job's `emptyDir`, a CI runner's checkout) dies with its
+//! machine. So the branch is copied here when the session is cut and again at every landing,
+//! and a resume, a push or a pull request elsewhere brings it — with the kept attempts a
+//! resume restores from — into whichever clone of the project the operator has there.
+//! Objects are sent as one pack of only what the copy lacks; nothing is fetched from the
+//! source, so the copy never lists or negotiates the source's refs.
+
+use super::repo_pool::{self, Pooled};
+use super::workspace::{WorkspaceError, git};
+use git2::{Oid, Repository};
+use std::path::{Path, PathBuf};
+
+/// The session's copy of its git state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStore {
+    path: PathBuf,
+}
+
+/// Held while objects are copied in: lanes of one run copy into the same repository, and the
+/// first two would both make it.
+fn copying() -> std::sync::MutexGuard<'static, ()> {
+    static COPYING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    COPYING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl SessionStore {
+    /// The copy in the session folder `dir`.
+    pub fn of(dir: &Path) -> SessionStore {
+        SessionStore { path: crate::session::dir::SessionDir::new(dir).attempts() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The copy, made when missing.
+    fn open_or_make(&self) -> Result<Pooled, WorkspaceError> {
+        repo_pool::open(&self.path, |p| {
+            Repository::open_bare(p).or_else(|_| Repository::init_bare(p))
+        })
+        .map_err(git(format!("open {}", self.path.display())))
+    }
+
+    /// The copy as it is; `None` when the session never made one.
+    fn open(&self) -> Option<Pooled> {
+        repo_pool::open(&self.path, |p| Repository::open_bare(p)).ok()
+    }
+
+    /// Where the copy's `refname` points, if it has it.
+    pub fn target(&self, refname: &str) -> Option<Oid> {
+        self.open()?.refname_to_id(refname).ok()
+    }
+
+    /// Copies the commit `oid` of `source`, with every object it needs that the copy lacks,
+    /// and names it `refname` in the copy (moved if it named another commit). The commits
+    /// walked are those between `oid` and the nearest ones the copy holds.
+    pub fn copy(&self, source: &Repository, refname: &str, oid: Oid) -> Result<(), WorkspaceError> {
+        let _one_at_a_time = copying();
+        let copy = self.open_or_make()?;
+        let held = copy.odb().map_err(git(format!("open {}", self.path.display())))?.exists(oid);
+        if !held {
+            send(source, &copy, oid)?;
+        }
+        copy.reference(refname, oid, true, "harrow: the session's copy")
+            .map_err(git(format!("name {refname} in the session folder's copy")))?;
+        Ok(())
+    }
+
+    /// Copies the branch `branch` of `source` as it is now.
+    pub fn copy_branch(&self, source: &Repository, branch: &str) -> Result<(), WorkspaceError> {
+        let refname = format!("refs/heads/{branch}");
+        let oid = source.refname_to_id(&refname).map_err(git(format!("read {refname}")))?;
+        self.copy(source, &refname, oid)
+    }
+
+    /// Brings the session branch `branch` and the session's kept refs
+    /// (`refs/harrow/<session>/…`) from the copy into `repo`, another clone of the project.
+    /// A kept ref is set as the copy has it. The branch is made when `repo` lacks it and moved
+    /// forward when the copy's is ahead; a branch of `repo` that is ahead of the copy's stays,
+    /// and one that went another way is refused, both commits named.
+    pub fn bring_into(
+        &self,
+        repo: &Repository,
+        session: &str,
+        branch: &str,
+    ) -> Result<Brought, WorkspaceError> {
+        let Some(copy) = self.open() else {
+            return Err(WorkspaceError::NoCopy(self.path.clone()));
+        };
+        let branch_ref = format!("refs/heads/{branch}");
+        let theirs = copy
+            .refname_to_id(&branch_ref)
+            .map_err(|_| WorkspaceError::NoCopy(self.path.clone()))?;
+        let kept_glob = format!("refs/harrow/{session}/*");
+        let kept: Vec<(String, Oid)> = copy
+            .references_glob(&kept_glob)
+            .map_err(git("list the copy's kept attempts"))?
+            .flatten()
+            .filter_map(|r| Some((r.name().ok()?.to_owned(), r.target()?)))
+            .collect();
+        let into = repo.odb().map_err(git("open the repository's objects"))?;
+        let mut tips: Vec<Oid> = kept.iter().map(|(_, oid)| *oid).collect();
+        tips.push(theirs);
+        for tip in tips.into_iter().filter(|oid| !into.exists(*oid)) {
+            send(&copy, repo, tip)?;
+        }
+        for (name, oid) in &kept {
+            repo.reference(name, *oid, true, "harrow: from the session folder's copy")
+                .map_err(git(format!("set {name}")))?;
+        }
+        let ours = repo.refname_to_id(&branch_ref).ok();
+        let branch_moved = match ours {
+            Some(ours) if ours == theirs => false,
+            Some(ours) if repo.graph_descendant_of(ours, theirs).unwrap_or(false) => false,
+            Some(ours) if !repo.graph_descendant_of(theirs, ours).unwrap_or(false) => {
+                return Err(WorkspaceError::Diverged {
+                    branch: branch.to_owned(),
+                    ours: ours.to_string(),
+                    theirs: theirs.to_string(),
+                    repo: repo.workdir().unwrap_or_else(|| repo.path()).to_path_buf(),
+                });
+            }
+            _ => {
+                repo.reference(&branch_ref, theirs, true, "harrow: from the session folder's copy")
+                    .map_err(git(format!("set {branch_ref}")))?;
+                true
+            }
+        };
+        Ok(Brought { kept: kept.len(), branch_moved })
+    }
+}
+
+/// What [`SessionStore::bring_into`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Brought {
+    /// How many kept refs the copy had.
+    pub kept: usize,
+    /// The branch was made or moved to the copy's.
+    pub branch_moved: bool,
+}
+
+/// Sends `tip` from `from` into `to` with what `to` lacks of its history, as one pack.
+fn send(from: &Repository, to: &Repository, tip: Oid) -> Result<(), WorkspaceError> {
+    let odb = to.odb().map_err(git("open the repository's objects"))?;
+    let mut walk = from.revwalk().map_err(git("walk the session's commits"))?;
+    walk.push(tip).map_err(git("walk the session's commits"))?;
+    let mut todo = vec![tip];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(commit) = todo.pop() {
+        let commit = from.find_commit(commit).map_err(git("walk the session's commits"))?;
+        for parent in commit.parent_ids().filter(|p| seen.insert(*p)) {
+            if odb.exists(parent) {
+                walk.hide(parent).map_err(git("walk the session's commits"))?;
+            } else {
+                todo.push(parent);
+            }
+        }
+    }
+    let mut pack = from.packbuilder().map_err(git("pack the session's commits"))?;
+    pack.insert_walk(&mut walk).map_err(git("pack the session's commits"))?;
+    let mut writer = odb.packwriter().map_err(git("write the session's commits"))?;
+    let mut written = Ok(());
+    pack.foreach(|chunk| {
+        written = std::io::Write::write_all(&mut writer, chunk);
+        written.is_ok()
+    })
+    .map_err(git("pack the session's commits"))?;
+    written.map_err(|e| WorkspaceError::Io(to.path().to_path_buf(), e))?;
+    writer.commit().map_err(git("write the session's commits"))?;
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! A clone of the project made by harrow: for a resume on a machine that has none (a second
+//! Job with nothing but the share), `resume ID --repo URL` clones the project's address with
+//! the credentials a push would offer, then brings the session's branch into it from the
+//! session folder.
+
+use super::ShipError;
+use super::credentials::{Credentials, GIT_TOKEN_VAR};
+use super::secret::display_url;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+/// Whether `spec`, given where a clone is asked for, is an address to clone rather than a
+/// folder: `scheme://…` or git's `user@host:path`.
+pub fn is_address(spec: &str) -> bool {
+    spec.contains("://") || super::remote::scp_like(spec).is_some()
+}
+
+/// Where harrow keeps the clones it makes, on this machine's disk (never the share): the
+/// platform's data folder, `clones/<session>`.
+pub fn clone_folder(session: &str) -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "harrow")
+        .map(|d| d.data_dir().join("clones").join(session))
+}
+
+/// Clones `url` into `dest` (which must not hold anything yet), its default branch checked
+/// out, `origin` naming `url`. A folder harrow made and could not fill is removed again.
+pub fn clone_project(url: &str, dest: &Path) -> Result<(), ShipError> {
+    let shown = display_url(url);
+    if dest.exists() {
+        return Err(ShipError::new(format!(
+            "{} exists already; pass --repo {} to go on in it, or remove it",
+            dest.display(),
+            dest.display()
+        )));
+    }
+    let made = fill(url, dest);
+    if made.is_err() {
+        let _ = std::fs::remove_dir_all(dest);
+    }
+    made.map_err(|(e, tried)| {
+        let auth = e.code() == git2::ErrorCode::Auth || e.message().contains("401");
+        ShipError::new(if auth {
+            format!(
+                "{shown} refused the credentials ({}); set {GIT_TOKEN_VAR} to a token that may read it, or pass --repo with a clone you made",
+                if tried.is_empty() { "none were found".to_owned() } else { format!("tried {}", tried.join(", ")) }
+            )
+        } else {
+            format!("cannot clone {shown}: {}; check the address, or pass --repo with a clone you made", e.message())
+        })
+    })?;
+    Ok(())
+}
+
+/// Makes the clone in `dest`: the remote's branches fetched, its default branch made and
+/// checked out. A failure comes with the credentials that were offered.
+fn fill(url: &str, dest: &Path) -> Result<(), (git2::Error, Vec<String>)> {
+    let none = |e| (e, Vec::new());
+    let repo = git2::Repository::init(dest).map_err(none)?;
+    super::remote::refuse_outside_rewrites(&repo, url)
+        .map_err(|e| (git2::Error::from_str(&e.to_string()), Vec::new()))?;
+    let mut remote = repo.remote("origin", url).map_err(none)?;
+    let credentials = RefCell::new(Credentials::without_repo());
+    let callbacks = || {
+        let mut cb = git2::RemoteCallbacks::new();
+        cb.credentials(|u, user, allowed| credentials.borrow_mut().next(u, user, allowed));
+        cb
+    };
+    let tried = |e| (e, credentials.borrow().tried().to_vec());
+    let default = {
+        let connection =
+            remote.connect_auth(git2::Direction::Fetch, Some(callbacks()), None).map_err(tried)?;
+        let name = connection.default_branch().map_err(tried)?;
+        name.as_str().ok().map(str::to_owned)
+    };
+    credentials.borrow_mut().new_connection();
+    let mut fetch = git2::FetchOptions::new();
+    fetch.remote_callbacks(callbacks());
+    remote.fetch::<&str>(&[], Some(&mut fetch), None).map_err(tried)?;
+    let Some(branch) = default.as_deref().and_then(|d| d.strip_prefix("refs/heads/")) else {
+        return Ok(());
+    };
+    let tip = repo.refname_to_id(&format!("refs/remotes/origin/{branch}")).map_err(none)?;
+    let commit = repo.find_commit(tip).map_err(none)?;
+    let mut local = repo.branch(branch, &commit, false).map_err(none)?;
+    local.set_upstream(Some(&format!("origin/{branch}"))).map_err(none)?;
+    repo.set_head(&format!("refs/heads/{branch}")).map_err(none)?;
+    let mut checkout = git2::build::CheckoutBuilder::new();
+    checkout.force();
+    repo.checkout_head(Some(&mut checkout)).map_err(none)
+}

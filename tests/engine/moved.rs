@@ -1,0 +1,139 @@
+//! A session moved to another clone of its project (`resume --repo`): its branch and kept
+//! attempts come from the session folder's copy, its worktree keeps its files, and a worktree
+//! folder or a clone someone else prepared cannot turn the move against the operator.
+
+use crate::support::git;
+use harrow::hands::session_store::SessionStore;
+use harrow::hands::workspace::{Review, Workspace, WorkspaceError};
+use std::path::{Path, PathBuf};
+
+const ID: &str = "20261127-000000-a1b2c3";
+
+/// A project, a session on it with one landed task and one kept attempt in its copy, an
+/// interrupted task's edits in its worktree, and a second clone made before the session
+/// began (as another machine's would be).
+struct Moved {
+    tmp: tempfile::TempDir,
+    ws: Workspace,
+    store: SessionStore,
+    kept: String,
+}
+
+impl Moved {
+    fn new() -> Moved {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("first");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("a.txt"), "a\n").unwrap();
+        git(&src, &["init", "-q", "-b", "main"]);
+        git(&src, &["add", "-A"]);
+        git(&src, &["commit", "-qm", "initial"]);
+        git(tmp.path(), &["clone", "-q", src.to_str().unwrap(), "second"]);
+        let session = tmp.path().join("sessions").join(ID);
+        let (ws, _) = Workspace::create(&src, &session.join("workspace"), ID).unwrap();
+        let store = SessionStore::of(&session);
+        ws.copy_branch(&store, &ws.branch).unwrap();
+        let start = ws.tip().unwrap();
+        std::fs::write(ws.worktree.join("b.txt"), "b\n").unwrap();
+        let diff = ws.diff_from(&start).unwrap();
+        ws.commit_task("T-001", "B", ID, Review::Accepted, Some(&start), Some(&diff.digest))
+            .unwrap();
+        ws.copy_branch(&store, &ws.branch).unwrap();
+        std::fs::write(ws.worktree.join("a.txt"), "a, judged\n").unwrap();
+        let tip = ws.tip().unwrap();
+        let k = ws.keep("T-002/1", &tip, "judged").unwrap();
+        ws.copy_kept(&store, &k).unwrap();
+        std::fs::write(ws.worktree.join("a.txt"), "a, edited after\n").unwrap();
+        std::fs::write(ws.worktree.join("new.txt"), "untracked\n").unwrap();
+        Moved { tmp, ws, store, kept: k.refname }
+    }
+
+    fn second(&self) -> PathBuf {
+        self.tmp.path().join("second")
+    }
+
+    fn session(&self) -> PathBuf {
+        self.tmp.path().join("sessions").join(ID)
+    }
+
+    /// The first clone dies with its machine.
+    fn lose_first(&self) {
+        std::fs::remove_dir_all(self.tmp.path().join("first")).unwrap();
+        assert!(!self.ws.opens(), "the worktree's link to the first clone is dead");
+    }
+}
+
+fn rev(repo: &Path, r: &str) -> String {
+    git(repo, &["rev-parse", r]).trim().to_owned()
+}
+
+#[test]
+fn a_session_whose_clone_died_goes_on_in_another_with_its_branch_kept_work_and_edits() {
+    let m = Moved::new();
+    let tip = m.ws.tip().unwrap();
+    let kept = rev(m.store.path(), &m.kept);
+    m.lose_first();
+    let moved = m.ws.rehome(&m.second(), &m.store, &m.session()).unwrap();
+    assert!(moved.kept_files && moved.brought.branch_moved, "{moved:?}");
+    assert_eq!(moved.brought.kept, 1);
+    let ws = moved.workspace;
+    assert!(ws.opens(), "the worktree is a worktree of the second clone now");
+    assert_eq!(ws.source.canonicalize().unwrap(), m.second().canonicalize().unwrap());
+    assert_eq!(ws.tip().unwrap(), tip, "the branch as it landed");
+    assert_eq!(rev(&m.second(), &m.kept), kept, "the kept attempt travelled");
+    assert_eq!(
+        git(&ws.worktree, &["symbolic-ref", "HEAD"]).trim(),
+        format!("refs/heads/{}", ws.branch)
+    );
+    let status = git(&ws.worktree, &["status", "--porcelain"]);
+    assert!(status.contains(" M a.txt") && status.contains("?? new.txt"), "{status}");
+    assert_eq!(std::fs::read_to_string(ws.worktree.join("a.txt")).unwrap(), "a, edited after\n");
+    // What the resume restores a rework from is there to restore.
+    ws.restore_files(&kept).unwrap();
+    assert_eq!(std::fs::read_to_string(ws.worktree.join("a.txt")).unwrap(), "a, judged\n");
+}
+
+#[test]
+fn a_planted_git_link_in_the_worktree_is_replaced_never_followed() {
+    let m = Moved::new();
+    m.lose_first();
+    let victim = m.tmp.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let dot_git = m.ws.worktree.join(".git");
+    std::fs::remove_file(&dot_git).unwrap();
+    std::os::unix::fs::symlink(&victim, &dot_git).unwrap();
+    let moved = m.ws.rehome(&m.second(), &m.store, &m.session()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "precious\n",
+        "the link was not written through"
+    );
+    assert!(std::fs::symlink_metadata(&dot_git).unwrap().is_file(), "a file of harrow's now");
+    assert!(moved.workspace.opens());
+}
+
+#[test]
+fn a_clone_whose_session_branch_went_another_way_is_refused_and_left_as_it_was() {
+    let m = Moved::new();
+    m.lose_first();
+    let second = m.second();
+    git(&second, &["checkout", "-q", "-b", &m.ws.branch]);
+    std::fs::write(second.join("other.txt"), "someone else's\n").unwrap();
+    git(&second, &["add", "-A"]);
+    git(&second, &["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "other"]);
+    let before = rev(&second, &m.ws.branch);
+    let refused = m.ws.rehome(&second, &m.store, &m.session()).unwrap_err();
+    assert!(matches!(refused, WorkspaceError::Diverged { .. }), "{refused}");
+    let said = refused.to_string();
+    assert!(said.contains(&before) && said.contains("went another way"), "{said}");
+    assert_eq!(rev(&second, &m.ws.branch), before, "the clone's branch is untouched");
+}
+
+#[test]
+fn a_session_folder_without_a_copy_of_its_branch_says_so() {
+    let m = Moved::new();
+    m.lose_first();
+    std::fs::remove_dir_all(m.store.path()).unwrap();
+    let refused = m.ws.rehome(&m.second(), &m.store, &m.session()).unwrap_err();
+    assert!(matches!(refused, WorkspaceError::NoCopy(_)), "{refused}");
+}
