@@ -28,5 +28,6 @@ mod export;
 mod fleet;
 mod lanes;
 mod lanes_operator;
+mod scale_out;
 mod ship;
 mod ship_ssh;

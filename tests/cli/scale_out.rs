@@ -1,0 +1,243 @@
+//! Scale-out as a user meets it, on one machine playing two: each "machine" its own `HOME`,
+//! configuration and data folder, one sessions folder shared between them. The first runs a
+//! plan from its clone and is stopped with SIGTERM mid-task, as Kubernetes stops a pod; the
+//! second finds the run by the short id the fleet shows (through its `[sessions] dirs`),
+//! resumes it to the end in a clone of its own — or, when it has none and the first clone is
+//! gone, in one harrow makes from the project's address — and opens the pull request on a
+//! scripted forge.
+
+use crate::{forge, git_http, loop_fixture, support};
+
+use loop_fixture::{accept, repo_and_plan, serve, write_and_submit};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use support::git;
+
+const GIT_TOKEN: &str = "canary-scale-git-token-5150";
+const FORGE_TOKEN: &str = "canary-scale-forge-token-8088";
+
+/// The project on a smart-HTTP server (`acme/widgets`, token [`GIT_TOKEN`]) with its plan
+/// committed under `.harrow/demo`, the shared sessions folder, and a forge that opens pull
+/// request 12.
+struct World {
+    tmp: tempfile::TempDir,
+    _git: git_http::GitHttp,
+    url: String,
+    bare: PathBuf,
+    forge: forge::Forge,
+}
+
+impl World {
+    fn new() -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        let (seed, plan) = repo_and_plan(tmp.path(), 2);
+        let inside = seed.join(".harrow/demo");
+        std::fs::create_dir_all(&inside).unwrap();
+        for f in std::fs::read_dir(&plan).unwrap().flatten() {
+            std::fs::copy(f.path(), inside.join(f.file_name())).unwrap();
+        }
+        git(&seed, &["add", "-A"]);
+        git(&seed, &["commit", "-qm", "the plan"]);
+        let root = tmp.path().join("srv");
+        let server = git_http::GitHttp::start(&root, GIT_TOKEN);
+        let bare = git_http::bare_with_main(&root, "acme/widgets.git", &seed);
+        let forge = forge::Forge::start(vec![(
+            ("POST", "/api/v3/repos/acme/widgets/pulls".into()),
+            (
+                201,
+                r#"{"html_url":"https://github.example/acme/widgets/pull/12","number":12}"#.into(),
+            ),
+        )]);
+        let url = server.url("acme/widgets.git");
+        World { tmp, _git: server, url, bare, forge }
+    }
+
+    fn share(&self) -> PathBuf {
+        self.tmp.path().join("share")
+    }
+
+    /// A clone of the project on `machine`, its `origin` the project's address.
+    fn clone_on(&self, machine: &str) -> PathBuf {
+        let clone = self.tmp.path().join(machine).join("clone");
+        git(
+            self.tmp.path(),
+            &["clone", "-q", self.bare.to_str().unwrap(), clone.to_str().unwrap()],
+        );
+        git(&clone, &["remote", "set-url", "origin", &self.url]);
+        clone
+    }
+
+    /// The binary as `machine` runs it: its own home, configuration and data folder, the
+    /// model at `model`, no tokens of the test's machine. The first machine writes its
+    /// sessions to the share; the second lists the share in `[sessions] dirs`.
+    fn harrow(&self, machine: &str, model: &str) -> Command {
+        let home = self.tmp.path().join(machine);
+        let config = home.join(".config");
+        std::fs::create_dir_all(config.join("harrow")).unwrap();
+        let mut c = Command::new(env!("CARGO_BIN_EXE_harrow"));
+        c.env("HOME", &home)
+            .env("XDG_CONFIG_HOME", &config)
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("HARROW_BASE_URL", model)
+            .env("HARROW_WORKER_MODEL", "scripted/worker")
+            .env("HARROW_API_KEY", "sk-binary-test")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HARROW_GIT_TOKEN", GIT_TOKEN)
+            .env("GITHUB_TOKEN", FORGE_TOKEN)
+            .env_remove("SSH_AUTH_SOCK")
+            .env_remove("HARROW_CONFIG")
+            .env_remove("HARROW_EVALUATOR_BASE_URL")
+            .env_remove("HARROW_EVALUATOR_MODEL");
+        if machine == "first" {
+            c.env("HARROW_SESSIONS_DIR", self.share());
+        } else {
+            c.env_remove("HARROW_SESSIONS_DIR");
+            let text = format!(
+                "[sessions]\ndirs = [{:?}]\n\n[forge]\nkind = \"github\"\napi_url = \"{}\"\n",
+                self.share().display(),
+                self.forge.url("/api/v3")
+            );
+            std::fs::write(config.join("harrow/config.toml"), text).unwrap();
+        }
+        c
+    }
+
+    /// The first machine runs the plan from its clone; T-002's first reply takes 20 s, and
+    /// SIGTERM comes while it is awaited. Returns the session folder.
+    fn first_run_stopped_mid_task(&self, clone: &Path) -> PathBuf {
+        let mut slow = write_and_submit(2);
+        slow[0]["delay_ms"] = json!(20_000);
+        let script = json!({
+            "worker": {"T-001": {"*": write_and_submit(1)}, "T-002": {"1": slow}},
+            "evaluator": {"*": {"*": [accept()]}}
+        });
+        let (_rt, server) = serve(&script, false);
+        let plan = clone.join(".harrow/demo");
+        let mut child = self
+            .harrow("first", &server.base_url())
+            .args(["run", plan.to_str().unwrap(), "--repo", clone.to_str().unwrap()])
+            .args(["--headless", "--no-validators"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let dir = loop {
+            let found = std::fs::read_dir(self.share()).ok().and_then(|mut d| d.next());
+            if let Some(Ok(entry)) = found {
+                let log = entry.path().join("events.jsonl");
+                if std::fs::read_to_string(&log).is_ok_and(|t| t.contains("\"T-002\"")) {
+                    break entry.path();
+                }
+            }
+            assert!(Instant::now() < deadline, "T-002 never started");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        std::thread::sleep(Duration::from_millis(500));
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        assert_eq!(child.wait().unwrap().code(), Some(143), "a graceful stop");
+        dir
+    }
+
+    /// The second machine resumes the session by the id's end, as the fleet shows it, to
+    /// the end, and opens the pull request.
+    fn second_resumes(&self, dir: &Path, repo: &str) -> Output {
+        let script = json!({
+            "worker": {"T-001": {"*": write_and_submit(1)}, "T-002": {"*": write_and_submit(2)}},
+            "evaluator": {"*": {"*": [accept()]}}
+        });
+        let (_rt, server) = serve(&script, true);
+        let short = &id_of(dir)[id_of(dir).len() - 6..];
+        self.harrow("second", &server.base_url())
+            .args(["resume", short, "--repo", repo, "--headless", "--pr"])
+            .output()
+            .unwrap()
+    }
+
+    /// The pull request was opened for the session branch, which the project's server holds
+    /// with both tasks' commits; nothing holds a token.
+    fn assert_shipped(&self, dir: &Path, out: &Output) {
+        let (stdout, stderr) = text(out);
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        assert_eq!(
+            stdout.lines().last(),
+            Some("https://github.example/acme/widgets/pull/12"),
+            "{stdout}"
+        );
+        let branch = format!("session/{}", id_of(dir));
+        let subjects = git(&self.bare, &["log", "--format=%s", &branch]);
+        let ours: Vec<&str> = subjects.lines().filter(|l| l.starts_with("T-")).collect();
+        assert_eq!(ours, ["T-002: Write file 2", "T-001: Write file 1"], "one commit per task");
+        let requests = self.forge.requests();
+        let open = requests.iter().find(|r| r.path.ends_with("/pulls")).expect("a pull request");
+        assert_eq!(open.body["head"], branch.as_str());
+        assert_eq!(open.headers["authorization"], format!("Bearer {FORGE_TOKEN}"));
+        let everything = loop_fixture::all_text(dir) + &stdout + &stderr;
+        for token in [GIT_TOKEN, FORGE_TOKEN] {
+            assert!(!everything.contains(token), "{token} leaked");
+        }
+    }
+}
+
+fn id_of(dir: &Path) -> String {
+    dir.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn resume_event(dir: &Path) -> Value {
+    let events = support::strict_events(dir);
+    let resume = events.iter().rev().find(|e| e["type"] == "session_resume");
+    resume.expect("a session_resume").clone()["payload"].clone()
+}
+
+#[test]
+fn a_run_stopped_by_sigterm_is_resumed_on_a_second_machine_in_its_own_clone_and_shipped() {
+    let w = World::new();
+    let first = w.clone_on("first");
+    let dir = w.first_run_stopped_mid_task(&first);
+    let second = w.clone_on("second");
+    let out = w.second_resumes(&dir, second.to_str().unwrap());
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains(&format!("goes on in {}", second.display())), "{stdout}");
+    w.assert_shipped(&dir, &out);
+    let resumed = resume_event(&dir);
+    assert_eq!(resumed["moved_from"], json!(first.display().to_string() + "/"));
+    assert!(resumed["source"].as_str().unwrap().starts_with(second.to_str().unwrap()));
+    // The branch is in the second clone too, and the first clone kept only what it had.
+    let branch = format!("session/{}", id_of(&dir));
+    assert_eq!(git(&second, &["rev-parse", &branch]), git(&w.bare, &["rev-parse", &branch]));
+    let first_has = git(&first, &["log", "--format=%s", &branch]);
+    assert!(!first_has.contains("T-002"), "{first_has}");
+}
+
+#[test]
+fn with_the_first_clone_gone_and_none_on_the_second_machine_the_run_is_resumed_from_the_address() {
+    let w = World::new();
+    let first = w.clone_on("first");
+    let dir = w.first_run_stopped_mid_task(&first);
+    std::fs::remove_dir_all(&first).unwrap();
+    let short = &id_of(&dir)[id_of(&dir).len() - 6..];
+    let mut resume = w.harrow("second", "http://127.0.0.1:9/v1");
+    let refused = resume.args(["resume", short, "--headless"]).output().unwrap();
+    let (_, stderr) = text(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("pass --repo with a clone of the project"), "{stderr}");
+    let out = w.second_resumes(&dir, &w.url);
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("Cloning http://127.0.0.1:"), "{stdout}");
+    assert!(stdout.contains("the session's copy"), "the plan came from the session: {stdout}");
+    w.assert_shipped(&dir, &out);
+}
