@@ -175,7 +175,7 @@ impl World {
         let ours: Vec<&str> = subjects.lines().filter(|l| l.starts_with("T-")).collect();
         assert_eq!(ours, ["T-002: Write file 2", "T-001: Write file 1"], "one commit per task");
         let requests = self.forge.requests();
-        let open = requests.iter().find(|r| r.path.ends_with("/pulls")).expect("a pull request");
+        let open = requests.iter().find(|r| r.path.ends_with("/pulls")).unwrap();
         assert_eq!(open.body["head"], branch.as_str());
         assert_eq!(open.headers["authorization"], format!("Bearer {FORGE_TOKEN}"));
         let everything = loop_fixture::all_text(dir) + &stdout + &stderr;
@@ -199,7 +199,7 @@ fn text(out: &Output) -> (String, String) {
 fn resume_event(dir: &Path) -> Value {
     let events = support::strict_events(dir);
     let resume = events.iter().rev().find(|e| e["type"] == "session_resume");
-    resume.expect("a session_resume").clone()["payload"].clone()
+    resume.unwrap()["payload"].clone()
 }
 
 #[test]
