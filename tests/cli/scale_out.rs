@@ -241,3 +241,29 @@ fn with_the_first_clone_gone_and_none_on_the_second_machine_the_run_is_resumed_f
     assert!(stdout.contains("the session's copy"), "the plan came from the session: {stdout}");
     w.assert_shipped(&dir, &out);
 }
+
+#[test]
+fn a_stopped_run_whose_clone_is_gone_is_pushed_partial_from_another_clone() {
+    let w = World::new();
+    let first = w.clone_on("first");
+    let dir = w.first_run_stopped_mid_task(&first);
+    std::fs::remove_dir_all(&first).unwrap();
+    let second = w.clone_on("second");
+    let short = &id_of(&dir)[id_of(&dir).len() - 6..];
+    let push = |extra: &[&str]| {
+        let mut c = w.harrow("second", "http://127.0.0.1:9/v1");
+        c.args(["push", short, "--partial"]).args(extra).output().unwrap()
+    };
+    let refused = push(&[]);
+    let (_, stderr) = text(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("pass --repo with another clone"), "{stderr}");
+    let out = push(&["--repo", second.to_str().unwrap()]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let branch = format!("session/{}", id_of(&dir));
+    let subjects = git(&w.bare, &["log", "--format=%s", &branch]);
+    let ours: Vec<&str> = subjects.lines().filter(|l| l.starts_with("T-")).collect();
+    assert_eq!(ours, ["T-001: Write file 1"], "what was accepted before the stop");
+}
