@@ -1,9 +1,11 @@
-//! The fleet's first look at 2,000 sessions, as a whole process: 1,995 copies of the demo's
-//! session (its log, and the summary a run writes) and 5 sessions of 100,000 events whose
-//! summary is far behind their log's end, then `harrow sessions --follow --json` until it has
-//! written a line for every session. Reports the time to that point (what the fleet view needs
-//! before its first full frame; the view itself draws at once and fills in as rows come) and
-//! the peak memory. `cargo bench --bench fleet`
+//! The fleet over many sessions, as a whole process: copies of the demo's session (its log,
+//! and the summary a run writes) and 5 sessions of 100,000 events whose summary is far behind
+//! their log's end, then `harrow sessions --follow --json` until it has written a line for
+//! every session. Reports the time to that point (what the fleet view needs before its first
+//! full frame; the view itself draws at once and fills in as rows come), how long a change to
+//! one session takes to be followed, the CPU the follower spends idle (it polls every folder,
+//! as it must on a network filesystem) and the peak memory.
+//! `cargo bench --bench fleet` (2,000 sessions; `FLEET_SESSIONS=10000` for more)
 
 // A bench that cannot set up its input has nothing to measure: failing loudly is right.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -14,7 +16,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-const SESSIONS: usize = 2_000;
+const SESSIONS_DEFAULT: usize = 2_000;
 const BIG: usize = 5;
 const BIG_EVENTS: usize = 100_000;
 
@@ -48,11 +50,23 @@ fn session(root: &Path, id: &str, log: &str, summary_at: usize) {
     std::fs::write(dir.join("summary.json"), serde_json::to_vec(&summary).unwrap()).unwrap();
 }
 
+/// User and system CPU of process `pid` so far, in seconds.
+fn cpu_of(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
 fn main() {
+    let sessions: usize = std::env::var("FLEET_SESSIONS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(SESSIONS_DEFAULT);
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     let log = demo_log();
-    for n in 0..SESSIONS - BIG {
+    for n in 0..sessions - BIG {
         session(&root, &format!("20261126-{:06}-{n:06x}", n % 240_000), &log, log.len());
     }
     // A long run: the demo's start, then 100,000 tool calls, its summary from the start.
@@ -76,25 +90,41 @@ fn main() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut lines = 0;
-    for line in out.lines() {
-        line.unwrap();
-        lines += 1;
-        if lines == SESSIONS {
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in 0..sessions {
+        out.next().unwrap().unwrap();
+    }
+    let first_look = started.elapsed();
+    // Idle: nothing changes; what does following cost?
+    let before = cpu_of(child.id());
+    let idle = std::time::Duration::from_secs(5);
+    std::thread::sleep(idle);
+    let idle_share = (cpu_of(child.id()) - before) / idle.as_secs_f64();
+    // One session changes: it is stopped anew. How long until the follower says so?
+    let id = "20261126-000007-000007";
+    let stop = r#"{"ts":"2026-11-26T01:00:00.000Z","seq":999999,"type":"stop","payload":{"reason":"interrupted","detail":"bench"}}"#;
+    let changed = Instant::now();
+    let mut log =
+        std::fs::OpenOptions::new().append(true).open(root.join(id).join("events.jsonl")).unwrap();
+    writeln!(log, "{stop}").unwrap();
+    drop(log);
+    loop {
+        if out.next().unwrap().unwrap().contains(id) {
             break;
         }
     }
-    let first_look = started.elapsed();
+    let follow = changed.elapsed();
     child.kill().unwrap();
     child.wait().unwrap();
     let peak = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap().max_rss() as f64 / 1024.0;
     let mut stdout = std::io::stdout();
     writeln!(
         stdout,
-        "fleet first look: {SESSIONS} sessions ({BIG} of {BIG_EVENTS} events; {:.0} MB of logs) in {:.0} ms, peak {peak:.1} MB",
+        "fleet first look: {sessions} sessions ({BIG} of {BIG_EVENTS} events; {:.0} MB of logs) in {:.0} ms, peak {peak:.1} MB; a change followed in {:.0} ms; idle following costs {:.0} % of a core",
         bytes as f64 / 1e6,
-        first_look.as_secs_f64() * 1000.0
+        first_look.as_secs_f64() * 1000.0,
+        follow.as_secs_f64() * 1000.0,
+        idle_share * 100.0
     )
     .unwrap();
 }

@@ -16,7 +16,8 @@ use super::status::{Holder, Said, SessionStatus, StatusFacts};
 use super::summary::SummaryHead;
 use fold::LogFold;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -108,6 +109,12 @@ struct Tracked {
     checkpoint_stamp: Option<SystemTime>,
     row: FleetRow,
 }
+
+/// How many looks at the fleet go by between two whole looks at a run that has ended: in
+/// between, only its log's size and time are compared (one `stat`), since anything that
+/// revives it — a resume, a push, a pull request — appends to its log. The bulk of a large
+/// fleet is ended runs, and on a network filesystem every `stat` is a round trip.
+const WHOLE_LOOK_EVERY: u64 = 8;
 
 fn stamp(path: &Path) -> Option<(u64, SystemTime)> {
     let m = std::fs::metadata(path).ok()?;
@@ -212,10 +219,18 @@ impl Tracked {
     }
 
     /// Folds what the log gained; reads it again when it was rewritten (shorter, or the same
-    /// length with a new time: a repair).
-    fn refresh(&mut self) -> bool {
+    /// length with a new time: a repair). With `whole` false, a run that has ended is only
+    /// checked for a log that moved.
+    fn refresh(&mut self, whole: bool) -> bool {
         let log = self.found.dir.join(crate::session::dir::EVENTS_FILE);
         let now = stamp(&log);
+        let ended = matches!(
+            self.row.state,
+            SessionStatus::Done | SessionStatus::Stopped | SessionStatus::Failed
+        );
+        if !whole && ended && now == self.log_stamp {
+            return false;
+        }
         let checkpoint_before = self.checkpoint.clone();
         self.read_checkpoint();
         if now != self.log_stamp {
@@ -371,30 +386,39 @@ impl Change {
 #[derive(Debug)]
 pub struct Fleet {
     roots: Vec<Root>,
-    sessions: BTreeMap<PathBuf, Tracked>,
+    /// Looks taken so far.
+    looks: u64,
+    /// By folder, spelled as bytes: compared with `memcmp`, where a path is compared component
+    /// by component, which a look at thousands of runs felt.
+    sessions: HashMap<OsString, Tracked>,
     /// Whether the first look is done.
     looked: bool,
 }
 
 impl Fleet {
     pub fn new(roots: Vec<Root>) -> Fleet {
-        Fleet { roots, sessions: BTreeMap::new(), looked: false }
+        Fleet { roots, looks: 0, sessions: HashMap::new(), looked: false }
     }
 
     /// Looks at every session again: new ones are read, grown logs folded from where they
     /// were left, gone ones dropped. Returns the runs whose state changed (or appeared) and
     /// whether any row changed at all.
     pub fn refresh(&mut self) -> (Vec<Change>, bool) {
-        let found = discover::list(&self.roots);
+        let known = &self.sessions;
+        let found = discover::list_where(&self.roots, |d| {
+            known.contains_key(d.as_os_str()) || discover::is_session_dir(d)
+        });
+        let whole = self.looks.is_multiple_of(WHOLE_LOOK_EVERY);
+        self.looks += 1;
         let mut changes = Vec::new();
         let mut any = false;
-        let mut seen = std::collections::BTreeSet::new();
+        let mut seen = std::collections::HashSet::new();
         for f in found {
-            seen.insert(f.dir.clone());
-            if let Some(t) = self.sessions.get_mut(&f.dir) {
+            seen.insert(f.dir.as_os_str().to_owned());
+            if let Some(t) = self.sessions.get_mut(f.dir.as_os_str()) {
                 let was = t.row.state;
                 let progress = t.row.progress();
-                if t.refresh() {
+                if t.refresh(whole) {
                     any = true;
                     if t.row.state != was || t.row.progress() != progress {
                         let row = t.row.clone();
@@ -410,11 +434,12 @@ impl Fleet {
                 let t = Tracked::open(f);
                 let row = t.row.clone();
                 changes.push(Change { id: row.id.clone(), from: None, row, appeared: self.looked });
-                self.sessions.insert(t.found.dir.clone(), t);
+                self.sessions.insert(t.found.dir.as_os_str().to_owned(), t);
                 any = true;
             }
         }
         self.looked = true;
+        changes.sort_by(|a, b| b.id.cmp(&a.id).then_with(|| a.row.dir.cmp(&b.row.dir)));
         let before = self.sessions.len();
         self.sessions.retain(|dir, _| seen.contains(dir));
         any |= self.sessions.len() != before;
@@ -480,6 +505,35 @@ mod tests {
         std::fs::set_permissions(dir.join("events.jsonl"), std::fs::Permissions::from_mode(0o666))
             .unwrap();
         assert_eq!(foreign(&dir).as_deref(), Some("writable by others"), "its log too");
+    }
+
+    /// An ended run costs one `stat` a look: what changes beside its log (here its checkpoint)
+    /// is seen at the next whole look, within [`WHOLE_LOOK_EVERY`] looks; what reaches its log
+    /// (a resume, a push) at the next look.
+    #[test]
+    fn an_ended_run_is_looked_at_whole_now_and_then_and_at_once_when_its_log_moves() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = copy_fixture("harrow", tmp.path());
+        let mut fleet = fleet_of(tmp.path());
+        fleet.refresh();
+        assert_eq!(fleet.rows()[0].state, SessionStatus::Done);
+        let checkpoint = r#"{"status":"done","source":"/elsewhere/clone"}"#;
+        std::fs::write(dir.join(crate::session::dir::CHECKPOINT_FILE), checkpoint).unwrap();
+        let looks = (1..=WHOLE_LOOK_EVERY).find(|_| fleet.refresh().1);
+        assert_eq!(looks, Some(WHOLE_LOOK_EVERY), "seen at the whole look, not before");
+        assert_eq!(fleet.rows()[0].repo.as_deref(), Some("/elsewhere/clone"));
+        let mut log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(crate::session::dir::EVENTS_FILE))
+            .unwrap();
+        std::io::Write::write_all(
+            &mut log,
+            line(59, "stop", r#"{"reason":"interrupted"}"#).as_bytes(),
+        )
+        .unwrap();
+        let (changes, _) = fleet.refresh();
+        assert_eq!(changes.len(), 1, "at the very next look");
+        assert_eq!(changes[0].row.state, SessionStatus::Stopped);
     }
 
     /// A run that waits for a person, read from its summary (at the log's end), still shows its
