@@ -15,6 +15,7 @@ pub(super) fn place(
     recorded: Workspace,
     clone: Option<&str>,
     found: &Found,
+    trust_recorded: bool,
 ) -> Result<(Workspace, Option<Rehomed>), UsageError> {
     let clone = clone.map(|c| local_clone(c, &found.id)).transpose()?;
     let clone = clone.as_deref();
@@ -23,6 +24,7 @@ pub(super) fn place(
     let store = SessionStore::of(&found.dir);
     match clone {
         Some(c) if !(opens && same(c)) => {
+            refuse_foreign(found, trust_recorded)?;
             let rehomed = recorded
                 .rehome(c, &store, &found.dir)
                 .map_err(|e| UsageError(crate::printable::line(&e.to_string())))?;
@@ -42,6 +44,20 @@ pub(super) fn place(
             recorded.source.display(),
             store.path().display()
         )))),
+    }
+}
+
+/// Refuses to bring a session's branch out of a folder someone else can write, unless the
+/// operator says they trust it: its commits would become their clone's session branch — work
+/// landed as judged — as whoever wrote the folder left them.
+pub(super) fn refuse_foreign(found: &Found, trust_recorded: bool) -> Result<(), UsageError> {
+    match crate::session::fleet::foreign(&found.dir) {
+        Some(why) if !trust_recorded => Err(UsageError(crate::printable::line(&format!(
+            "the session folder {} is {why}: its branch and kept attempts would go into your clone as they are there; pass {} if you trust who wrote it (a Job of yours, say)",
+            found.dir.display(),
+            crate::session::TRUST_RECORDED
+        )))),
+        _ => Ok(()),
     }
 }
 

@@ -242,7 +242,8 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     let (writer, resumed_at) = open_log(&found)?;
     let start = restored.start.clone();
     let recorded = recorded_workspace(&start, &found, args.trust_recorded)?;
-    let (workspace, moved) = super::elsewhere::place(recorded, args.repo.as_deref(), &found)?;
+    let (workspace, moved) =
+        super::elsewhere::place(recorded, args.repo.as_deref(), &found, args.trust_recorded)?;
     if let Some(m) = &moved {
         println!("{}", super::format::terminal_line(&super::elsewhere::said(&found.id, m)));
     }

@@ -31,6 +31,10 @@ pub struct ToArgs {
     /// folder, and the clone's remotes and credentials are used.
     #[arg(long, value_name = "CLONE")]
     pub repo: Option<std::path::PathBuf>,
+    /// With --repo: take the branch from a session folder another user owns or others may
+    /// write (a Job's, on a shared folder), as it is there.
+    #[arg(long, requires = "repo")]
+    pub trust_recorded: bool,
 }
 
 impl ToArgs {
@@ -79,6 +83,7 @@ fn shipment(target: &SessionArg, to: &ToArgs) -> Result<Shipment> {
     let mut ship = Shipment::read(&found).map_err(|e| UsageError(e.to_string()))?;
     ship.check_finished(to.partial).map_err(|e| UsageError(e.to_string()))?;
     if let Some(clone) = &to.repo {
+        super::elsewhere::refuse_foreign(&found, to.trust_recorded)?;
         ship.move_to(clone).map_err(|e| UsageError(e.to_string()))?;
     }
     Ok(ship)

@@ -37,22 +37,33 @@ impl SessionStore {
         &self.path
     }
 
-    /// The copy, made when missing.
+    /// The copy, made when missing. A link at its place is refused: the copy is harrow's
+    /// own folder, never one a link makes it write into.
     fn open_or_make(&self) -> Result<Pooled, WorkspaceError> {
+        self.refuse_link()?;
         repo_pool::open(&self.path, |p| {
             Repository::open_bare(p).or_else(|_| Repository::init_bare(p))
         })
         .map_err(git(format!("open {}", self.path.display())))
     }
 
-    /// The copy as it is; `None` when the session never made one.
+    /// The copy as it is; `None` when the session never made one (or a link stands there).
     fn open(&self) -> Option<Pooled> {
+        self.refuse_link().ok()?;
         repo_pool::open(&self.path, |p| Repository::open_bare(p)).ok()
     }
 
-    /// Where the copy's `refname` points, if it has it.
-    pub fn target(&self, refname: &str) -> Option<Oid> {
-        self.open()?.refname_to_id(refname).ok()
+    fn refuse_link(&self) -> Result<(), WorkspaceError> {
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) if meta.file_type().is_symlink() => Err(WorkspaceError::Io(
+                self.path.clone(),
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "a symbolic link; harrow does not write through links",
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Copies the commit `oid` of `source`, with every object it needs that the copy lacks,

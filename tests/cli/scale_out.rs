@@ -243,7 +243,8 @@ fn with_the_first_clone_gone_and_none_on_the_second_machine_the_run_is_resumed_f
 }
 
 #[test]
-fn a_stopped_run_whose_clone_is_gone_is_pushed_partial_from_another_clone() {
+fn a_stopped_run_whose_clone_is_gone_is_pushed_partial_from_another_clone_and_a_foreign_folder_only_when_trusted()
+ {
     let w = World::new();
     let first = w.clone_on("first");
     let dir = w.first_run_stopped_mid_task(&first);
@@ -259,7 +260,18 @@ fn a_stopped_run_whose_clone_is_gone_is_pushed_partial_from_another_clone() {
     assert_eq!(refused.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("pass --repo with another clone"), "{stderr}");
-    let out = push(&["--repo", second.to_str().unwrap()]);
+    // A folder others may write: its branch is taken only when the operator says so.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let refused = push(&["--repo", second.to_str().unwrap()]);
+    let (_, stderr) = text(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("writable by others") && stderr.contains("--trust-recorded"),
+        "{stderr}"
+    );
+    assert!(git(&second, &["branch", "--list", "session/*"]).trim().is_empty(), "nothing brought");
+    let out = push(&["--repo", second.to_str().unwrap(), "--trust-recorded"]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let branch = format!("session/{}", id_of(&dir));
