@@ -10,6 +10,7 @@ use crate::{forge, git_http, loop_fixture, support};
 
 use loop_fixture::{accept, repo_and_plan, serve, write_and_submit};
 use serde_json::{Value, json};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -261,7 +262,6 @@ fn a_stopped_run_whose_clone_is_gone_is_pushed_partial_from_another_clone_and_a_
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("pass --repo with another clone"), "{stderr}");
     // A folder others may write: its branch is taken only when the operator says so.
-    use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     let refused = push(&["--repo", second.to_str().unwrap()]);
     let (_, stderr) = text(&refused);
