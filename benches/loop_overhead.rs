@@ -127,6 +127,7 @@ fn run(iterations: usize) -> f64 {
             brain,
             opts: RunOptions::default(),
             sessions_dir: tmp.path().join("sessions"),
+            work_root: None,
             demo: None,
         };
         let mut run = create_session(start).unwrap();

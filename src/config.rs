@@ -157,6 +157,21 @@ pub struct RunSection {
     /// How many ready tasks of a graph plan are worked at once (1–32).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lanes: Option<u64>,
+    /// Where runs keep their worktrees and builds (`<work_dir>/<session id>/`), when not in
+    /// the session folder: local disk, while the record goes to a shared one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<std::path::PathBuf>,
+}
+
+impl RunSection {
+    /// The folder of this machine's worktrees: `HARROW_WORK_DIR`, else `[run] work_dir`; `None`
+    /// keeps them in each session's folder.
+    pub fn work_root(&self) -> Option<std::path::PathBuf> {
+        std::env::var_os("HARROW_WORK_DIR")
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from)
+            .or_else(|| self.work_dir.clone())
+    }
 }
 
 /// `[console]`: how the console looks.

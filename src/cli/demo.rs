@@ -221,6 +221,7 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
         // T-002 and T-003 depend only on T-001: after it, they are worked side by side.
         opts: RunOptions { lanes: 2, ..RunOptions::default() },
         sessions_dir,
+        work_root: config.run.work_root(),
         demo: Some(serde_json::json!({"fast": args.fast})),
     };
     println!("demo repository: {}", repo.display());

@@ -15,6 +15,7 @@ pub(super) fn place(
     recorded: Workspace,
     clone: Option<&str>,
     found: &Found,
+    work: Option<&Path>,
     trust_recorded: bool,
 ) -> Result<(Workspace, Option<Rehomed>), UsageError> {
     let clone = clone.map(|c| local_clone(c, &found.id)).transpose()?;
@@ -25,8 +26,15 @@ pub(super) fn place(
     match clone {
         Some(c) if !(opens && same(c)) => {
             refuse_foreign(found, trust_recorded)?;
-            let rehomed = recorded
-                .rehome(c, &store, &found.dir)
+            // A worktree on another machine's disk is made again here: in this machine's work
+            // folder, else the session's.
+            let here = if recorded.worktree.exists() {
+                recorded.worktree.clone()
+            } else {
+                work.unwrap_or(&found.dir).join("workspace")
+            };
+            let rehomed = Workspace { worktree: here, ..recorded }
+                .rehome(c, &store)
                 .map_err(|e| UsageError(crate::printable::line(&e.to_string())))?;
             Ok((rehomed.workspace.clone(), Some(rehomed)))
         }

@@ -206,16 +206,19 @@ fn need(v: Option<String>, what: &str) -> Result<String, UsageError> {
     })
 }
 
-/// The workspace the start records, refused when its worktree is gone or (unless the
-/// operator says they put it there) lies outside the session's folder.
+/// The workspace the start records, refused (unless the operator says they put it there) when
+/// its worktree lies outside the session's folder and this machine's work folder (`work`, the
+/// session's own under `[run] work_dir`): the worker's tools would work there.
 fn recorded_workspace(
     start: &SessionStart,
     found: &Found,
+    work: Option<&std::path::Path>,
     trust_recorded: bool,
 ) -> Result<Workspace> {
     let worktree = PathBuf::from(need(start.worktree.clone(), "worktree")?);
-    let inside = |p: &std::path::Path| matches!((p.canonicalize(), found.dir.canonicalize()), (Ok(p), Ok(d)) if p.starts_with(&d));
-    if worktree.exists() && !inside(&worktree) && !trust_recorded {
+    let within = |p: &std::path::Path, d: &std::path::Path| matches!((p.canonicalize(), d.canonicalize()), (Ok(p), Ok(d)) if p.starts_with(&d));
+    let ours = within(&worktree, &found.dir) || work.is_some_and(|w| within(&worktree, w));
+    if worktree.exists() && !ours && !trust_recorded {
         return Err(UsageError(crate::printable::line(&format!(
             "the session records its worktree at {}, outside its folder {}; the worker's tools would work there. Pass {TRUST_FLAG} if that is where you put it",
             worktree.display(),
@@ -241,9 +244,17 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     }
     let (writer, resumed_at) = open_log(&found)?;
     let start = restored.start.clone();
-    let recorded = recorded_workspace(&start, &found, args.trust_recorded)?;
-    let (workspace, moved) =
-        super::elsewhere::place(recorded, args.repo.as_deref(), &found, args.trust_recorded)?;
+    let (config, _) =
+        Config::load(args.flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
+    let work = config.run.work_root().map(|root| root.join(&found.id));
+    let recorded = recorded_workspace(&start, &found, work.as_deref(), args.trust_recorded)?;
+    let (workspace, moved) = super::elsewhere::place(
+        recorded,
+        args.repo.as_deref(),
+        &found,
+        work.as_deref(),
+        args.trust_recorded,
+    )?;
     if let Some(m) = &moved {
         println!("{}", super::format::terminal_line(&super::elsewhere::said(&found.id, m)));
     }
@@ -260,8 +271,6 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         _ => plan_path,
     };
     let plan = plan::load(&plan_path).map_err(|e| UsageError(e.to_string()))?;
-    let (config, _) =
-        Config::load(args.flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let demo = start.demo.clone();
     // A demo session answers from the bundled script on loopback again: no key goes anywhere.
     let (models, overrides) = if demo.is_some() {
@@ -297,7 +306,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         resume_validators(recorded, config.validators.clone(), fallback, args.trust_recorded)?
     };
     let removed_locks = workspace
-        .clear_stale_locks(&found.dir.join("lanes"))
+        .clear_stale_locks(&workspace.lanes_folder())
         .map_err(|e| UsageError(format!("cannot clear the interrupted run's git locks: {e}")))?;
     for lock in &removed_locks {
         println!("Removed {}, a git lock the interrupted run left.", lock.display());

@@ -260,6 +260,8 @@ pub struct Start {
     pub brain: BrainConfig,
     pub opts: RunOptions,
     pub sessions_dir: PathBuf,
+    /// Where the session's worktree and lanes go (`<root>/<id>/`) instead of its folder.
+    pub work_root: Option<PathBuf>,
     /// `harrow demo` records itself in `session_start` (`{"fast": bool}`).
     pub demo: Option<serde_json::Value>,
 }
@@ -312,7 +314,10 @@ pub fn create_session(start: Start) -> Result<Run> {
     let id = timestamp::new_session_id();
     let dir = start.sessions_dir.join(&id);
     let writer = SessionWriter::create(&dir).wrap_err("cannot create the session folder")?;
-    let (workspace, notices) = match Workspace::create(&start.repo, &dir.join("workspace"), &id) {
+    // The worktree and the lanes' worktrees (builds and all) live in one folder: the
+    // session's own, or this machine's work folder.
+    let work = start.work_root.as_ref().map_or_else(|| dir.clone(), |root| root.join(&id));
+    let (workspace, notices) = match Workspace::create(&start.repo, &work.join("workspace"), &id) {
         Ok(w) => w,
         Err(e) => {
             drop(writer);
@@ -326,9 +331,12 @@ pub fn create_session(start: Start) -> Result<Run> {
     // A start that fails leaves nothing behind: no folder, worktree or branch.
     let undo = |writer: SessionWriter, workspace: &Workspace| {
         drop(writer);
-        let _ = Workspace::remove_worktree(Some(&workspace.source), &workspace.worktree, &dir);
+        let _ = Workspace::remove_worktree(Some(&workspace.source), &workspace.worktree, &work);
         let _ = Workspace::delete_branch(&workspace.source, &workspace.branch);
         let _ = std::fs::remove_dir_all(&dir);
+        if work != dir {
+            let _ = std::fs::remove_dir(&work);
+        }
     };
     let store = SessionStore::of(&dir);
     if let Err(e) = workspace.copy_branch(&store, &workspace.branch) {
@@ -595,6 +603,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             ..flags.options(None)
         },
         sessions_dir,
+        work_root: config.run.work_root(),
         demo: None,
     };
     let run = create_session(start)?;

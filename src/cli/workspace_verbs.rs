@@ -101,12 +101,27 @@ pub fn reset(args: &ResetArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Removes a session's worktree, which must lie in its folder `dir`: the folder's record says
-/// where the worktree is, and a folder someone else wrote must not name one of the user's.
+/// Removes a session's worktree, which must lie in its folder `dir` or in this machine's work
+/// folder for it (`[run] work_dir`): the folder's record says where the worktree is, and a
+/// folder someone else wrote must not name one of the user's.
 fn remove_worktree(place: &Placement, dir: &Path) -> Result<bool> {
     let source = place.source.as_deref().filter(|s| s.exists());
-    let removed = Workspace::remove_worktree(source, &place.worktree, dir)
+    let id = dir.file_name().map(std::ffi::OsStr::to_os_string).unwrap_or_default();
+    let work = crate::config::Config::load(None)
+        .ok()
+        .and_then(|(c, _)| c.run.work_root())
+        .map(|root| root.join(id))
+        .filter(|w| {
+            matches!((place.worktree.canonicalize(), w.canonicalize()), (Ok(t), Ok(w)) if t.starts_with(&w))
+        });
+    let within = work.as_deref().unwrap_or(dir);
+    let removed = Workspace::remove_worktree(source, &place.worktree, within)
         .map_err(|e| UsageError(e.to_string()))?;
+    if let Some(work) = &work {
+        // The lanes beside it went with the run; the folder goes once empty.
+        let _ = std::fs::remove_dir(work.join("lanes"));
+        let _ = std::fs::remove_dir(work);
+    }
     if removed {
         println!("Removed worktree {}.", place.worktree.display());
     }

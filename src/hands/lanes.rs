@@ -86,6 +86,12 @@ impl Workspace {
         Ok(tip.id().to_string())
     }
 
+    /// Where the lanes' worktrees of the session whose own worktree this is live: `lanes/`
+    /// beside it, in the session's folder or this machine's work folder (`[run] work_dir`).
+    pub fn lanes_folder(&self) -> PathBuf {
+        self.worktree.parent().map_or_else(|| PathBuf::from("lanes"), |p| p.join("lanes"))
+    }
+
     /// The branch of the lane worktree in folder `folder`: `session/<id>--<folder>`.
     fn lane_branch(&self, folder: &str) -> String {
         format!("{}{LANE_MARK}{}", self.session_branch(), lane_name(folder))

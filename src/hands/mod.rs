@@ -135,14 +135,17 @@ impl Hands {
         let repo = repo_pool::open(jail.root(), |p| git2::Repository::open(p)).ok();
         let common_git = repo.as_ref().map(|r| r.commondir().to_path_buf());
         let private_git = repo.as_ref().map(|r| r.path().to_path_buf());
-        let hide = session_dir.filter(|d| {
-            jail.root().starts_with(d.canonicalize().unwrap_or_else(|_| d.to_path_buf()))
-        });
+        // The session folder is hidden whether the worktree is inside it or, with a work
+        // folder on local disk, elsewhere: its log and ledgers are harrow's, never the worker's.
+        let hide = session_dir
+            .map(|d| d.canonicalize().unwrap_or_else(|_| d.to_path_buf()))
+            .filter(|d| !d.starts_with(jail.root()));
         let mut writable: Vec<PathBuf> = private_git.into_iter().collect();
         writable.extend(build_cache_dirs(jail.root(), config.build_dir.as_deref()));
         let readable: Vec<PathBuf> = common_git.into_iter().collect();
-        let isolation = Isolation::choose(config.sandbox, jail.root(), hide, &readable, writable)
-            .map_err(HandsError::Sandbox)?;
+        let isolation =
+            Isolation::choose(config.sandbox, jail.root(), hide.as_deref(), &readable, writable)
+                .map_err(HandsError::Sandbox)?;
         Ok(Hands { jail, config, isolation, cancel: Arc::default(), pre_tool })
     }
 

@@ -39,15 +39,14 @@ impl Workspace {
     }
 
     /// Moves the session whose worktree is `self` to the clone at `clone`: the session branch
-    /// and kept attempts brought from `store`, the worktree folder (inside `session_dir`)
-    /// linked to `clone` as a worktree of the session branch, the old clone's lanes removed
-    /// from `session_dir/lanes`.
-    pub fn rehome(
-        &self,
-        clone: &Path,
-        store: &SessionStore,
-        session_dir: &Path,
-    ) -> Result<Rehomed, WorkspaceError> {
+    /// and kept attempts brought from `store`, the worktree folder linked to `clone` as a
+    /// worktree of the session branch where it stands (made when it is not there), the old
+    /// clone's lanes removed from beside it. Where the worktree may be is the caller's to
+    /// check: its folder is changed here.
+    pub fn rehome(&self, clone: &Path, store: &SessionStore) -> Result<Rehomed, WorkspaceError> {
+        let work = self.worktree.parent().unwrap_or(Path::new("/")).to_path_buf();
+        crate::session::safe_io::ensure_dir(&work)
+            .map_err(|e| WorkspaceError::Io(work.clone(), e))?;
         let repo = open_source(clone)?;
         let session = self.session_id();
         let brought = store.bring_into(&repo, session, &self.branch)?;
@@ -57,13 +56,13 @@ impl Workspace {
         if repo.find_worktree(session).is_ok_and(|w| w.validate().is_err()) {
             forget_registration(&repo, session)?;
         }
-        let kept_files = harrow_folder(&self.worktree, session_dir)?.is_some();
+        let kept_files = harrow_folder(&self.worktree, &work)?.is_some();
         if kept_files {
-            link_in_place(&repo, session, &self.worktree, &self.branch, session_dir)?;
+            link_in_place(&repo, session, &self.worktree, &self.branch, &work)?;
         } else {
             add_worktree(&repo, session, &self.worktree, &self.branch)?;
         }
-        let lanes = session_dir.join("lanes");
+        let lanes = self.lanes_folder();
         let mut lanes_removed = Vec::new();
         if let Ok(entries) = std::fs::read_dir(&lanes) {
             let folders = entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir()));
@@ -106,10 +105,10 @@ fn link_in_place(
     name: &str,
     folder: &Path,
     branch: &str,
-    session_dir: &Path,
+    work: &Path,
 ) -> Result<(), WorkspaceError> {
-    let beside = session_dir.join(".worktree-relink");
-    if let Some(stale) = harrow_folder(&beside, session_dir)? {
+    let beside = work.join(".worktree-relink");
+    if let Some(stale) = harrow_folder(&beside, work)? {
         std::fs::remove_dir_all(&stale).map_err(|e| WorkspaceError::Io(stale.clone(), e))?;
     }
     add_worktree(repo, name, &beside, branch)?;

@@ -28,6 +28,9 @@ struct World {
     url: String,
     bare: PathBuf,
     forge: forge::Forge,
+    /// Each machine keeps worktrees and builds on its own disk (`HARROW_WORK_DIR`), as a Job
+    /// does in its `emptyDir`.
+    work_dirs: bool,
 }
 
 impl World {
@@ -52,7 +55,7 @@ impl World {
             ),
         )]);
         let url = server.url("acme/widgets.git");
-        World { tmp, _git: server, url, bare, forge }
+        World { tmp, _git: server, url, bare, forge, work_dirs: false }
     }
 
     fn share(&self) -> PathBuf {
@@ -91,6 +94,11 @@ impl World {
             .env_remove("HARROW_CONFIG")
             .env_remove("HARROW_EVALUATOR_BASE_URL")
             .env_remove("HARROW_EVALUATOR_MODEL");
+        if self.work_dirs {
+            c.env("HARROW_WORK_DIR", home.join("work"));
+        } else {
+            c.env_remove("HARROW_WORK_DIR");
+        }
         if machine == "first" {
             c.env("HARROW_SESSIONS_DIR", self.share());
         } else {
@@ -225,10 +233,17 @@ fn a_run_stopped_by_sigterm_is_resumed_on_a_second_machine_in_its_own_clone_and_
 
 #[test]
 fn with_the_first_clone_gone_and_none_on_the_second_machine_the_run_is_resumed_from_the_address() {
-    let w = World::new();
+    let w = World { work_dirs: true, ..World::new() };
     let first = w.clone_on("first");
     let dir = w.first_run_stopped_mid_task(&first);
-    std::fs::remove_dir_all(&first).unwrap();
+    let first_work = w.tmp.path().join("first/work").join(id_of(&dir));
+    assert!(
+        first_work.join("workspace/.git").is_file(),
+        "the worktree on the first machine's disk"
+    );
+    assert!(!dir.join("workspace").exists(), "no worktree, no builds on the share");
+    // The whole first machine goes: its clone and its disk.
+    std::fs::remove_dir_all(w.tmp.path().join("first")).unwrap();
     let short = &id_of(&dir)[id_of(&dir).len() - 6..];
     let mut resume = w.harrow("second", "http://127.0.0.1:9/v1");
     let refused = resume.args(["resume", short, "--headless"]).output().unwrap();
@@ -241,6 +256,14 @@ fn with_the_first_clone_gone_and_none_on_the_second_machine_the_run_is_resumed_f
     assert!(stdout.contains("Cloning http://127.0.0.1:"), "{stdout}");
     assert!(stdout.contains("the session's copy"), "the plan came from the session: {stdout}");
     w.assert_shipped(&dir, &out);
+    let worktree = w.tmp.path().join("second/work").join(id_of(&dir)).join("workspace");
+    let clone = w.tmp.path().join("second/.local/share/harrow/clones").join(id_of(&dir));
+    let common = git(&worktree, &["rev-parse", "--git-common-dir"]);
+    assert_eq!(
+        PathBuf::from(common.trim()).canonicalize().unwrap(),
+        clone.join(".git").canonicalize().unwrap(),
+        "the worktree was made on the second machine's disk, of the clone harrow made"
+    );
 }
 
 #[test]

@@ -799,3 +799,30 @@ fn a_folder_swapped_for_a_link_after_the_check_cannot_empty_a_file_outside() {
     assert!(fresh.is_err(), "and a new check sees the link");
     assert!(!outside.join("new.txt").exists());
 }
+
+/// With a work folder on local disk (`[run] work_dir`), the worktree is outside the session's
+/// folder: the sandbox hides that folder all the same, by its own path.
+#[test]
+fn a_worktree_in_a_work_folder_cannot_see_the_sessions_files_either() {
+    let f = Fixture::new();
+    let worktree = f.tmp.path().join("work/20261122-000000-abcdef/workspace");
+    let (ws, _) = Workspace::create(&f.source(), &worktree, "20261122-000000-abcdef").unwrap();
+    std::fs::create_dir_all(f.session()).unwrap();
+    std::fs::write(f.session().join("events.jsonl"), "the-sessions-own-log\n").unwrap();
+    let session = f.session().display().to_string();
+    for sandbox in [SandboxMode::Auto, SandboxMode::Landlock] {
+        let h = Hands::new(
+            &ws.worktree,
+            Some(&f.session()),
+            HandsConfig { sandbox, ..HandsConfig::default() },
+        )
+        .unwrap();
+        let command = format!("cat {session}/events.jsonl 2>&1; ls {session} 2>&1; echo done");
+        let out = ok(&h, "bash", json!({ "command": command }));
+        assert!(out.contains("done"), "{out}");
+        assert!(
+            !out.contains("the-sessions-own-log") && !out.contains("events.jsonl\n"),
+            "{sandbox:?}: {out}"
+        );
+    }
+}

@@ -52,10 +52,6 @@ impl Moved {
         self.tmp.path().join("second")
     }
 
-    fn session(&self) -> PathBuf {
-        self.tmp.path().join("sessions").join(ID)
-    }
-
     /// The first clone dies with its machine.
     fn lose_first(&self) {
         std::fs::remove_dir_all(self.tmp.path().join("first")).unwrap();
@@ -73,7 +69,7 @@ fn a_session_whose_clone_died_goes_on_in_another_with_its_branch_kept_work_and_e
     let tip = m.ws.tip().unwrap();
     let kept = rev(m.store.path(), &m.kept);
     m.lose_first();
-    let moved = m.ws.rehome(&m.second(), &m.store, &m.session()).unwrap();
+    let moved = m.ws.rehome(&m.second(), &m.store).unwrap();
     assert!(moved.kept_files && moved.brought.branch_moved, "{moved:?}");
     assert_eq!(moved.brought.kept, 1);
     let ws = moved.workspace;
@@ -102,7 +98,7 @@ fn a_planted_git_link_in_the_worktree_is_replaced_never_followed() {
     let dot_git = m.ws.worktree.join(".git");
     std::fs::remove_file(&dot_git).unwrap();
     std::os::unix::fs::symlink(&victim, &dot_git).unwrap();
-    let moved = m.ws.rehome(&m.second(), &m.store, &m.session()).unwrap();
+    let moved = m.ws.rehome(&m.second(), &m.store).unwrap();
     assert_eq!(
         std::fs::read_to_string(&victim).unwrap(),
         "precious\n",
@@ -122,7 +118,7 @@ fn a_clone_whose_session_branch_went_another_way_is_refused_and_left_as_it_was()
     git(&second, &["add", "-A"]);
     git(&second, &["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "other"]);
     let before = rev(&second, &m.ws.branch);
-    let refused = m.ws.rehome(&second, &m.store, &m.session()).unwrap_err();
+    let refused = m.ws.rehome(&second, &m.store).unwrap_err();
     assert!(matches!(refused, WorkspaceError::Diverged { .. }), "{refused}");
     let said = refused.to_string();
     assert!(said.contains(&before) && said.contains("went another way"), "{said}");
@@ -134,6 +130,6 @@ fn a_session_folder_without_a_copy_of_its_branch_says_so() {
     let m = Moved::new();
     m.lose_first();
     std::fs::remove_dir_all(m.store.path()).unwrap();
-    let refused = m.ws.rehome(&m.second(), &m.store, &m.session()).unwrap_err();
+    let refused = m.ws.rehome(&m.second(), &m.store).unwrap_err();
     assert!(matches!(refused, WorkspaceError::NoCopy(_)), "{refused}");
 }

@@ -165,6 +165,7 @@ pub fn run(tmp: &Path, setup: Setup) -> Outcome {
             brain,
             opts: setup.opts,
             sessions_dir: tmp.join("sessions"),
+            work_root: None,
             demo: None,
         };
         let mut run = create_session(start).unwrap();

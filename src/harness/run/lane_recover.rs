@@ -73,7 +73,7 @@ impl Run {
         if self.settled(task) {
             return Ok(());
         }
-        let lanes = self.dir.join("lanes");
+        let lanes = self.workspace.lanes_folder();
         let found = self.workspace.lane_of(task, &lanes);
         let reviews = record::read_ledger(&self.dir, task).len() as u64;
         let state = self.records.state(task);

@@ -82,7 +82,7 @@ impl Run {
                 (self.book.running.values().map(|l| l.worktree.as_path()))
                     .chain(self.book.parked.values().map(|l| l.workspace.worktree.as_path()))
                     .collect();
-            self.workspace.lane_for(&task.id, &self.dir.join("lanes"), &busy)?
+            self.workspace.lane_for(&task.id, &self.workspace.lanes_folder(), &busy)?
         };
         let stamp = if in_place { 0 } else { number };
         let config = crate::hands::HandsConfig {
@@ -227,7 +227,7 @@ impl Run {
             self.control.deferred.push(cmd.clone());
             return Ok(LaneDecision::Decided(None));
         }
-        let has_lane = self.workspace.lane_of(&task, &self.dir.join("lanes")).is_some();
+        let has_lane = self.workspace.lane_of(&task, &self.workspace.lanes_folder()).is_some();
         if !self.book.parked.contains_key(&task)
             && has_lane
             && let Some(t) = self.plan.tasks.iter().find(|t| t.id == task).cloned()

@@ -107,7 +107,7 @@ impl Run {
         // the work). In place, the worktree is the work itself and stays as it is.
         if self.apart() {
             let _ = self.workspace.refresh();
-            let _ = self.workspace.remove_free_lanes(&self.dir.join("lanes"));
+            let _ = self.workspace.remove_free_lanes(&self.workspace.lanes_folder());
         }
         ended
     }
