@@ -157,7 +157,7 @@ fn the_fleets_ages_move_without_a_key() {
     );
     let t = Tmux::start(&cmd, 140, 10);
     let age = |s: &str| -> u64 {
-        let row = s.lines().find(|l| l.contains("ages abcdef")).unwrap_or_default();
+        let row = s.lines().find(|l| l.contains("abcdef ages")).unwrap_or_default();
         let at = row.find(" s ago").unwrap_or(0);
         row[..at].rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0)
     };

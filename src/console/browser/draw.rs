@@ -42,7 +42,10 @@ impl Browser {
         let [list, preview] = if wide {
             Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(body)
         } else {
-            Layout::vertical([Constraint::Min(3), Constraint::Length(9)]).areas(body)
+            // Below the list on a narrow screen; on a short one the list keeps room for three
+            // runs and the preview gets what is left, up to its nine rows.
+            let preview = if body.height >= 18 { 9 } else { body.height.saturating_sub(6).min(9) };
+            Layout::vertical([Constraint::Min(0), Constraint::Length(preview)]).areas(body)
         };
         let block = Block::default()
             .borders(Borders::ALL)
@@ -70,9 +73,11 @@ impl Browser {
                     [one] => format!("{} it{}", crate::printable::line(&one.task), one.iter),
                     many => format!("{} lanes", many.len()),
                 };
+                // The id's end first: what `harrow resume`, `show`, `control` take, kept
+                // whole when a narrow column cuts the feature's name.
                 let short = &e.id[e.id.len().saturating_sub(6)..];
                 let name =
-                    e.feature.as_ref().map_or_else(|| e.id.clone(), |f| format!("{f} {short}"));
+                    e.feature.as_ref().map_or_else(|| e.id.clone(), |f| format!("{short} {f}"));
                 Row::new(vec![
                     crate::printable::line(&name),
                     state,

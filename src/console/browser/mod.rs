@@ -694,6 +694,37 @@ mod tests {
         }
     }
 
+    /// The fleet at a wide and a short, narrow size: the id's end leads each row, whole
+    /// however narrow the column, and a short screen keeps three runs in view.
+    #[test]
+    fn the_fleet_at_a_wide_and_a_short_narrow_size() {
+        let now = jiff::Timestamp::from_second(1_800_000_000).unwrap_or_else(|e| panic!("{e}"));
+        let ago =
+            |s: i64| jiff::Timestamp::from_second(1_800_000_000 - s).map(|t| t.to_string()).ok();
+        let mut runs = vec![
+            entry("20261127-180948-9d8329", SessionStatus::Held),
+            entry("20261127-181130-2a2de6", SessionStatus::Running),
+            entry("20261127-175002-7108f1", SessionStatus::Done),
+        ];
+        for (n, r) in runs.iter_mut().enumerate() {
+            r.feature = Some("a-feature-with-a-long-name".into());
+            r.last_event_at = ago(60 * (n as i64 + 1));
+            r.host = Some("runner-7".into());
+        }
+        let b = Browser::new(runs, String::new());
+        let theme = super::super::theme::Look::from_user().themes.remove(0);
+        for (w, h) in [(140, 20), (100, 12)] {
+            let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h))
+                .unwrap_or_else(|e| panic!("{e}"));
+            terminal.draw(|f| b.draw(f, &theme, now)).unwrap_or_else(|e| panic!("{e}"));
+            let buffer = terminal.backend().buffer();
+            let text: Vec<String> = (0..h)
+                .map(|y| (0..w).map(|x| buffer[(x, y)].symbol().to_owned()).collect())
+                .collect();
+            insta::assert_snapshot!(format!("fleet_{w}x{h}"), text.join("\n"));
+        }
+    }
+
     #[test]
     fn ages_read_as_people_say_them() {
         let now = jiff::Timestamp::from_second(1_000_000).unwrap_or_else(|e| panic!("{e}"));
