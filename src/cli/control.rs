@@ -8,6 +8,15 @@ use color_eyre::eyre::Result;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  harrow control 9d8329 pause
+  harrow control 9d8329 steer --task T-002 \"use the parser in src/parse.rs, not a new one\"
+  harrow control 9d8329 queue --task T-003 \"keep the public API as it is\"
+  harrow control 9d8329 reject --task T-002 --reason \"the edge case is untested\" --text \"add a test for an empty file\"
+  harrow control 9d8329 stop --now
+
+steer goes into the worker's conversation before its next model request, while the task
+works; queue waits for the task's next attempt (or its first turn, when it has not begun).")]
 pub struct Args {
     #[command(flatten)]
     pub target: SessionArg,
@@ -21,9 +30,13 @@ pub struct Args {
     /// Why: required for approve, reject, force-accept, skip and fail.
     #[arg(long)]
     pub reason: Option<String>,
-    /// The note for the next attempt, or the guidance that goes with a reject.
+    /// The note for the next attempt, the guidance that goes with a reject, or the words of a
+    /// steer or queue.
     #[arg(long)]
     pub text: Option<String>,
+    /// The words, as the last argument instead of --text.
+    #[arg(value_name = "TEXT", conflicts_with = "text")]
+    pub words: Option<String>,
     /// With stop: stop now, cancelling the model call or tool in flight (the task is left
     /// unfinished and restarts on resume).
     #[arg(long)]
@@ -57,26 +70,41 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         ))
         .into());
     }
-    let text = args.text.clone().filter(|t| !t.trim().is_empty());
-    if args.op == Op::Note && text.is_none() {
-        return Err(UsageError(
-            "note needs --text: what the worker should know on its next attempt".into(),
-        )
+    let text = args.text.clone().or(args.words.clone()).filter(|t| !t.trim().is_empty());
+    if matches!(args.op, Op::Note | Op::Steer | Op::Queue) && text.is_none() {
+        return Err(UsageError(format!(
+            "{} needs words: the text, as the last argument or with --text",
+            args.op.as_str()
+        ))
         .into());
     }
+    let task = match args.op {
+        Op::Steer | Op::Queue => Some(word_target(args.op, args.task.as_deref(), &o, &found.id)?),
+        _ => args.task.clone(),
+    };
     let op = if args.now && args.op == Op::Stop { Op::StopNow } else { args.op };
     send(
         &found.dir,
         &Command {
             op,
-            task: args.task.clone(),
+            task: task.clone(),
             reason,
             text,
             ts: timestamp::now(),
             source: "cli".into(),
         },
     )?;
-    let when = if lock::is_locked(&found.dir) && op.is_urgent() {
+    let when = if op == Op::Steer {
+        format!(
+            "{} reads it before its worker's next model request (the Worker pane and the log say when)",
+            task.as_deref().unwrap_or("the task")
+        )
+    } else if op == Op::Queue {
+        format!(
+            "it waits for {}'s next attempt, or its first turn",
+            task.as_deref().unwrap_or("the task")
+        )
+    } else if lock::is_locked(&found.dir) && op.is_urgent() {
         "the run acts on it at once, stopping what is in flight".to_owned()
     } else if lock::is_locked(&found.dir) {
         "the run applies it at the next task boundary".to_owned()
@@ -85,4 +113,53 @@ pub fn control(args: &Args) -> Result<ExitCode> {
     };
     println!("Sent {} to session {}; {when}.", op.as_str(), found.id);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The task a steer or queue is for: the one named, or the one at work when only one is. A
+/// steer needs a live run and a task at work; a queue, a task that is not settled. Anything
+/// else is refused in one line with the task's state and what to do instead.
+fn word_target(
+    op: Op,
+    named: Option<&str>,
+    o: &crate::session::Overview,
+    id: &str,
+) -> Result<String, UsageError> {
+    let tasks = &o.summary.harrow.tasks;
+    let at_work: Vec<&String> =
+        tasks.iter().filter(|(_, t)| t.state.is_at_work()).map(|(id, _)| id).collect();
+    let task = match (named, at_work.as_slice()) {
+        (Some(t), _) => t.to_owned(),
+        (None, [one]) => (*one).clone(),
+        (None, []) => {
+            return Err(UsageError(format!(
+                "no task of session {id} is at work; name one with --task T-NNN"
+            )));
+        }
+        (None, many) => {
+            let many: Vec<&str> = many.iter().map(|s| s.as_str()).collect();
+            return Err(UsageError(format!(
+                "{} tasks are at work ({}); name one with --task T-NNN",
+                many.len(),
+                many.join(", ")
+            )));
+        }
+    };
+    let said = crate::printable::line(&task);
+    let Some(state) = tasks.get(&task).map(|t| t.state.clone()) else {
+        return Err(UsageError(format!("session {id} has no task {said}")));
+    };
+    match op {
+        Op::Steer if !o.live => Err(UsageError(format!(
+            "session {id} is not running: a steer goes to a task at work; queue it for {said}'s next attempt instead (harrow control {id} queue --task {said} TEXT)"
+        ))),
+        Op::Steer if !state.is_at_work() => Err(UsageError(format!(
+            "{said} is {}, not at work: a steer goes to a task at work; queue it instead (harrow control {id} queue --task {said} TEXT)",
+            state.as_str()
+        ))),
+        Op::Queue if state.is_settled() => Err(UsageError(format!(
+            "{said} is {}: there is no attempt to queue for",
+            state.as_str()
+        ))),
+        _ => Ok(task),
+    }
 }

@@ -134,6 +134,19 @@ fn describe_event(e: &Event) -> Option<String> {
             p.action.as_deref().unwrap_or("?"),
             p.reason.as_deref().or(p.note.as_deref()).map(|t| short(t, 100)).unwrap_or_default()
         ),
+        Payload::OperatorSteer(p) if p.delivered == Some(true) => format!(
+            "✎ {task}{iter} the operator says: {}",
+            short(p.text.as_deref().unwrap_or(""), 100)
+        ),
+        Payload::OperatorSteer(p) => format!(
+            "  {task} steer not sent: {}",
+            short(p.reason.as_deref().unwrap_or("its task was not at work"), 110)
+        ),
+        Payload::OperatorQueue(p) => format!(
+            "  {task} queued for its {}: {}",
+            p.until.as_deref().unwrap_or("next attempt"),
+            short(p.text.as_deref().unwrap_or(""), 90)
+        ),
         Payload::LogRepaired(p) => {
             format!("  log repaired: cut {} torn bytes", p.cut_bytes.unwrap_or(0))
         }

@@ -129,6 +129,15 @@ pub fn open(player: &mut Player, pos: usize) -> Result<RowView, String> {
             push_text(&mut lines, "Note", a.note.as_deref().unwrap_or(""));
             format!("{task}: the operator's {}", a.action.as_deref().unwrap_or("?"))
         }
+        Payload::OperatorSteer(o) => {
+            push_text(&mut lines, "Said", o.text.as_deref().unwrap_or(""));
+            push_text(&mut lines, "Not sent because", o.reason.as_deref().unwrap_or(""));
+            format!("{task}: the operator's steer")
+        }
+        Payload::OperatorQueue(o) => {
+            push_text(&mut lines, "Said", o.text.as_deref().unwrap_or(""));
+            format!("{task}: queued for its {}", o.until.as_deref().unwrap_or("next attempt"))
+        }
         Payload::PromptAssembled(p) => {
             push_text(&mut lines, "Content", p.content.as_deref().unwrap_or(""));
             format!("{task}: the prompt to the {}", p.role.as_deref().unwrap_or("model"))

@@ -58,7 +58,9 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::SeedCommitted
         | K::PlanWritten
         | K::Push
-        | K::PullRequest => true,
+        | K::PullRequest
+        | K::OperatorSteer
+        | K::OperatorQueue => true,
     }
 }
 
@@ -266,7 +268,9 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         | K::SeedCommitted
         | K::PlanWritten
         | K::Push
-        | K::PullRequest => WaitChange::Same,
+        | K::PullRequest
+        | K::OperatorSteer
+        | K::OperatorQueue => WaitChange::Same,
     }
 }
 

@@ -205,6 +205,9 @@ pub struct EvaluatorInputs<'a> {
     pub seed_tests: &'a [(String, String)],
     /// The score an accept needs, when the run sets one.
     pub score_threshold: Option<f64>,
+    /// What the operator told the worker while it worked on this attempt (`steer`): the work
+    /// is judged against what was asked, not only the plan.
+    pub operator_asked: &'a [String],
 }
 
 /// The evaluator's message.
@@ -220,6 +223,15 @@ pub fn evaluator_prompt(i: &EvaluatorInputs<'_>) -> String {
     if !i.ledger.is_empty() {
         let _ =
             writeln!(out, "\n## Your earlier verdicts on this task\n\n{}", render_ledger(i.ledger));
+    }
+    if !i.operator_asked.is_empty() {
+        let said: Vec<String> =
+            i.operator_asked.iter().map(|t| format!("> {}", t.replace('\n', "\n> "))).collect();
+        let _ = writeln!(
+            out,
+            "\n## The operator asked during this attempt\n\nThe operator asked during this attempt:\n\n{}\n\nJudge the work against the task and what the operator asked.",
+            said.join("\n\n")
+        );
     }
     let _ = writeln!(out, "\n## The worker's case\n\n{}", i.case.render());
     if let Some(v) = i.validator_output {

@@ -24,6 +24,12 @@ pub(crate) trait Agent {
     /// What the role's own failures are (the loop's log writes convert into it).
     type Error: From<io::Error>;
 
+    /// What goes into the conversation before the next request, from outside it: the
+    /// operator's words for the task at work.
+    fn interject(&mut self, _iter: u64, _messages: &mut Vec<Value>) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
     /// Asks the model for its next reply; `Err` ends the loop (a failed call, a stop).
     async fn ask(
         &mut self,
@@ -107,6 +113,7 @@ pub(crate) async fn drive<A: Agent>(
     max_turns: u64,
 ) -> Result<A::Done, A::Error> {
     for iter in 1..=max_turns {
+        agent.interject(iter, messages)?;
         let reply = match agent.ask(iter, messages, tools).await? {
             Ok(reply) => reply,
             Err(done) => return Ok(done),

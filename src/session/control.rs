@@ -40,6 +40,11 @@ pub enum Op {
     RetryEval,
     /// A note for the worker's next attempt.
     Note,
+    /// Words for the task at work, put into its worker's conversation before its next model
+    /// request.
+    Steer,
+    /// Words kept for a task's next attempt, or its first turn when it has not begun.
+    Queue,
 }
 
 impl Op {
@@ -57,6 +62,8 @@ impl Op {
             Op::Fail => "fail",
             Op::RetryEval => "retry_eval",
             Op::Note => "note",
+            Op::Steer => "steer",
+            Op::Queue => "queue",
         }
     }
 

@@ -153,6 +153,8 @@ payloads! {
     "commit" => Commit(Commit),
     "operator_action" => OperatorAction(OperatorAction),
     "operator_wait" => OperatorWait(OperatorWait),
+    "operator_steer" => OperatorSteer(OperatorSteer),
+    "operator_queue" => OperatorQueue(OperatorQueue),
     "log_repaired" => LogRepaired(LogRepaired),
     "stop" => Stop(Stop),
     "archived" => Archived(Archived),
@@ -267,6 +269,8 @@ impl Payload {
             Payload::EmptyModelResponse(p) => &p.scope,
             Payload::OperatorAction(p) => &p.scope,
             Payload::OperatorWait(p) => &p.scope,
+            Payload::OperatorSteer(p) => &p.scope,
+            Payload::OperatorQueue(p) => &p.scope,
             Payload::SessionStart(_)
             | Payload::SessionResume(_)
             | Payload::LogRepaired(_)
@@ -618,6 +622,17 @@ payload_struct!(
     /// harrow: a task is held for a person and the run waits for the decision instead of
     /// stopping (the console drives it, or `--wait-for-operator`).
     OperatorWait { reason: String } scoped
+);
+payload_struct!(
+    /// harrow: the operator's words for the task at work (`steer`), put into its worker's
+    /// conversation before the worker's next model request — or not, when the task ended
+    /// first (`delivered` false, `reason` why).
+    OperatorSteer { text: String, delivered: bool, reason: String, source: String } scoped
+);
+payload_struct!(
+    /// harrow: the operator's words kept for a task (`queue`): its next attempt's brief, or its
+    /// first turn when it has not begun (`until`: `next attempt`, `first turn`).
+    OperatorQueue { text: String, until: String, source: String } scoped
 );
 payload_struct!(
     /// harrow: a torn tail was cut back on resume.

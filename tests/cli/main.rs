@@ -31,3 +31,4 @@ mod lanes_operator;
 mod scale_out;
 mod ship;
 mod ship_ssh;
+mod steer;

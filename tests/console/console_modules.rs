@@ -17,6 +17,10 @@ fn console_files() -> Vec<(String, String, usize)> {
         if path.is_dir() {
             for inner in std::fs::read_dir(&path).unwrap() {
                 let inner = inner.unwrap().path();
+                // Rust files only: a module's folder may hold its snapshots.
+                if inner.extension().is_none_or(|e| e != "rs") {
+                    continue;
+                }
                 let depth = usize::from(inner.file_name().is_some_and(|n| n != "mod.rs"));
                 files.push((name.clone(), std::fs::read_to_string(&inner).unwrap(), depth));
             }

@@ -35,6 +35,8 @@ pub(super) struct LaneLink {
     /// The lane works in the session's own worktree, on the session branch: what it accepts
     /// is committed where it is, with nothing to merge.
     pub(super) in_place: bool,
+    /// The operator's words for the lane's task, from the scheduler to its worker.
+    pub(super) inbox: super::steer::Inbox,
 }
 
 /// The lanes of a run: those at work, and those whose task waits for a decision.
@@ -112,6 +114,7 @@ impl Run {
             cancel: Arc::clone(&hands.cancel),
             worktree: workspace.worktree.clone(),
             in_place,
+            inbox: super::steer::Inbox::default(),
         };
         let mut lane = Run::new(Parts {
             id: self.id.clone(),

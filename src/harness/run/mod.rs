@@ -12,6 +12,7 @@ mod recover;
 mod retry;
 mod review;
 mod scheduler;
+mod steer;
 mod worker;
 
 pub use recover::Restart;
@@ -32,9 +33,9 @@ use crate::hands::workspace::{Review, Workspace};
 use crate::session::control::{self, Op};
 use crate::session::event::ProposedLearnings;
 use crate::session::event::{
-    Commit, ContextReset, FeedbackSent, HookRun, Nudge, OperatorAction, ParseError,
-    PromptAssembled, Scope, Stop, TaskDone, TaskFailed, TaskState as TaskStateEvent, ToolCall,
-    ToolCallRecord, Verdict as VerdictEvent,
+    Commit, ContextReset, FeedbackSent, HookRun, Nudge, OperatorAction, OperatorQueue,
+    OperatorSteer, ParseError, PromptAssembled, Scope, Stop, TaskDone, TaskFailed,
+    TaskState as TaskStateEvent, ToolCall, ToolCallRecord, Verdict as VerdictEvent,
 };
 use crate::session::live;
 use crate::session::outcome::LastOutcome;
@@ -265,6 +266,9 @@ struct ControlState {
     /// Decisions about the task at work that arrived while it ran: applied (or refused) at
     /// the next boundary.
     deferred: Vec<control::Command>,
+    /// The steers put into this run's worker conversations: task, attempt and text, for the
+    /// evaluator of that attempt.
+    steered: Vec<(String, u64, String)>,
 }
 
 fn scope(task: &str, iter: u64, attempt: u64) -> Scope {

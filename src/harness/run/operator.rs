@@ -103,6 +103,7 @@ impl Run {
                         self.control.notes.push((cmd.task.clone(), text));
                     }
                 }
+                Op::Steer | Op::Queue => self.take_word(&cmd)?,
                 Op::Approve
                 | Op::Reject
                 | Op::ForceAccept

@@ -340,7 +340,7 @@ impl Run {
         self.gate(&task.id, GateEvent::Rejected, &verdict.summary(), *attempt)?;
         *attempt += 1;
         self.gate(&task.id, GateEvent::ReworkStarted, "rework in the same conversation", *attempt)?;
-        let text = verdict.feedback();
+        let text = with_queued(verdict.feedback(), &self.take_queued(&task.id));
         self.feedback(sc, "verdict", &text)?;
         Ok((text, None))
     }
@@ -372,6 +372,7 @@ impl Run {
             })
             .collect();
         let earlier_files = self.workspace.earlier_files()?;
+        let asked = self.asked_during(&task.id, attempt);
         let prompt = memory::evaluator_prompt(&EvaluatorInputs {
             plan: &self.plan,
             task,
@@ -383,6 +384,7 @@ impl Run {
             validator_output,
             seed_tests: &seed_tests,
             score_threshold: self.opts.score_threshold,
+            operator_asked: &asked,
         });
         self.log_prompt(sc, "evaluator", &prompt)?;
         let mut messages = vec![
@@ -442,4 +444,14 @@ impl Run {
         }
         Ok(Ok(Verdict::parse_failed()))
     }
+}
+
+/// A rework's brief with the words the operator queued for the attempt it starts.
+pub(super) fn with_queued(brief: String, queued: &[String]) -> String {
+    if queued.is_empty() {
+        return brief;
+    }
+    let words: Vec<String> =
+        queued.iter().map(|q| format!("> {}", q.replace('\n', "\n> "))).collect();
+    format!("{brief}\n\nThe operator adds, for this attempt:\n\n{}", words.join("\n\n"))
 }

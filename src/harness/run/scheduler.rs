@@ -271,6 +271,7 @@ impl Run {
         let (mut lane, task, end) = done;
         self.book.running.remove(&task.id);
         self.step_done(&task.id)?;
+        self.steers_left(&task.id, &lane)?;
         if let Some(n) = d.numbers.remove(&task.id) {
             d.free.insert(n);
         }

@@ -172,6 +172,10 @@ impl Agent for WorkerTurns<'_> {
     type Done = TaskEnd;
     type Error = HarnessError;
 
+    fn interject(&mut self, iter: u64, messages: &mut Vec<Value>) -> Result<()> {
+        self.run.deliver_steers(&self.task.id, iter, self.attempt, messages)
+    }
+
     async fn ask(
         &mut self,
         iter: u64,

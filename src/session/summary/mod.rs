@@ -356,6 +356,8 @@ impl SummaryFold {
                 | K::LedgerAppended
                 | K::FeedbackSent
                 | K::OperatorWait
+                | K::OperatorSteer
+                | K::OperatorQueue
                 | K::LogRepaired
                 | K::Archived
                 | K::ProposedLearnings

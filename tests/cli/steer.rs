@@ -1,0 +1,140 @@
+//! Steering a task while it works, through the real binary against a scripted model that
+//! records every request: a steer reaches the worker's very next request (the one that carries
+//! the tool result it was waiting on) and the evaluator's request for that attempt; a queued
+//! text waits for the next attempt; words with terminal escapes reach the model as plain text.
+
+use crate::{loop_fixture, support};
+
+use loop_fixture::{accept, case, harrow_cmd, headless_run, reject, repo_and_plan, serve};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn wait_for(path: &Path, needle: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(path).is_ok_and(|t| t.contains(needle)) {
+        assert!(Instant::now() < deadline, "{needle} never appeared in {}", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The text of every message of a recorded request, in order, with its role.
+fn messages(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            let content =
+                m["content"].as_str().map_or_else(|| m["content"].to_string(), str::to_owned);
+            (m["role"].as_str().unwrap_or("").to_owned(), content)
+        })
+        .collect()
+}
+
+#[test]
+fn a_steer_reaches_the_workers_next_request_and_its_evaluator_and_a_queue_waits_for_the_next_attempt()
+ {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let slow_first = json!([
+        {"delay_ms": 3000, "tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
+        {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
+    ]);
+    let script = json!({
+        "worker": {"T-001": {"1": slow_first, "2": [{"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]}},
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let mut child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let dir = loop {
+        if let Some(Ok(e)) =
+            std::fs::read_dir(tmp.path().join("sessions")).ok().and_then(|mut d| d.next())
+        {
+            break e.path();
+        }
+        assert!(Instant::now() < deadline, "no session");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    wait_for(&dir.join("events.jsonl"), "\"type\":\"context_reset\"");
+    std::thread::sleep(Duration::from_millis(300));
+    let control = |args: &[&str]| {
+        harrow_cmd(tmp.path(), &server.base_url())
+            .arg("control")
+            .arg(&id)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let steer = control(&[
+        "steer",
+        "--task",
+        "T-001",
+        "STEER-WORDS: name it f1.txt \u{1b}[31mred\u{1b}[0m",
+    ]);
+    assert!(steer.status.success(), "{}", String::from_utf8_lossy(&steer.stderr));
+    let queue = control(&["queue", "--task", "T-001", "QUEUED-WORDS: keep it short"]);
+    assert!(queue.status.success(), "{}", String::from_utf8_lossy(&queue.stderr));
+    let unknown = control(&["steer", "--task", "T-009", "anything"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("has no task T-009"));
+    assert!(child.wait().unwrap().success(), "the run ends with its task accepted");
+
+    let received = server.received();
+    let worker = |attempt: &str, turn: usize| {
+        let r =
+            received.iter().find(|r| r.role == "worker" && r.attempt == attempt && r.turn == turn);
+        messages(&r.unwrap_or_else(|| panic!("worker {attempt}/{turn}: {received:?}")).body)
+    };
+    let said = |m: &[(String, String)], needle: &str| m.iter().any(|(_, c)| c.contains(needle));
+    let first = worker("1", 0);
+    assert!(!said(&first, "STEER-WORDS"), "not before it was sent");
+    let second = worker("1", 1);
+    let at = second
+        .iter()
+        .position(|(_, c)| c.contains("STEER-WORDS"))
+        .expect("the steer is in the next request");
+    assert_eq!(second[at].0, "user", "as the operator's message");
+    assert_eq!(second[at - 1].0, "tool", "right after the tool result the worker waited on");
+    assert!(!said(&second, "QUEUED-WORDS"), "a queued text waits for the next attempt");
+    assert!(
+        !second[at].1.contains('\u{1b}') && second[at].1.contains("\\u{1b}[31m"),
+        "plain text: {}",
+        second[at].1
+    );
+    let evaluator = |attempt: &str| {
+        let r = received.iter().find(|r| r.role == "evaluator" && r.attempt == attempt).unwrap();
+        messages(&r.body)
+    };
+    assert!(said(&evaluator("1"), "The operator asked during this attempt"));
+    assert!(said(&evaluator("1"), "STEER-WORDS"));
+    assert!(!said(&evaluator("2"), "STEER-WORDS"), "the steer was about attempt 1");
+    let rework: Vec<(String, String)> = received
+        .iter()
+        .filter(|r| r.role == "worker" && r.attempt == "2")
+        .flat_map(|r| messages(&r.body))
+        .collect();
+    assert!(said(&rework, "QUEUED-WORDS"), "the queued text is in the next attempt's brief");
+
+    let events = support::strict_events(&dir);
+    let of = |kind: &str| {
+        events
+            .iter()
+            .filter(|e| e["type"] == kind)
+            .map(|e| e["payload"].clone())
+            .collect::<Vec<_>>()
+    };
+    let steers = of("operator_steer");
+    assert_eq!(steers.len(), 1, "{steers:?}");
+    assert_eq!(steers[0]["delivered"], true);
+    assert_eq!(steers[0]["iter"], 2, "before the second model request");
+    let queued = of("operator_queue");
+    assert_eq!(queued[0]["until"], "next attempt");
+}
