@@ -44,6 +44,23 @@ impl App {
         self.overlay = Overlay::Editor(Box::new(Editor { op, task, title, text }));
     }
 
+    /// `i`: the editor for words to the task at work — the one picked in the plan, else the
+    /// one the log worked on last. Tab in it turns the steer into a queue.
+    pub(super) fn open_steer(&mut self) {
+        let picked = if self.sel.plan_follow { None } else { self.decision_task() };
+        let task = picked.or_else(|| self.player.view.current_task().map(str::to_owned));
+        let Some(task) = task else {
+            self.notice = Some(
+                "no task is at work yet: e leaves a note for the next task's first turn".into(),
+            );
+            return;
+        };
+        let title = super::modal::words_title(Op::Steer, &task);
+        let text = Overlay::text_box("Enter sends · Tab: queue instead · Esc cancels", "");
+        self.overlay =
+            Overlay::Editor(Box::new(Editor { op: Op::Steer, task: Some(task), title, text }));
+    }
+
     /// What the event loop reports after carrying out a [`Effect::Send`]: the notice says what
     /// happens next, or why it could not be sent. When no run is there to read it, the console
     /// offers to start one.
@@ -71,6 +88,14 @@ impl App {
                 cmd.task.as_deref().unwrap_or("the task")
             ),
             op if op.is_urgent() => format!("sent {}; the run acts on it at once", op.as_str()),
+            Op::Steer => format!(
+                "sent to {}: its worker reads it before its next model request (a ✎ row says when)",
+                cmd.task.as_deref().unwrap_or("the task")
+            ),
+            Op::Queue => format!(
+                "queued for {}'s next attempt (or its first turn)",
+                cmd.task.as_deref().unwrap_or("the task")
+            ),
             op if self.player.view.held().is_some() => {
                 format!("sent {}; the waiting run acts on it now", op.as_str())
             }

@@ -162,6 +162,10 @@ pub enum Action {
     Skip,
     FailTask,
     Note,
+    /// Words for the task at work, read before its worker's next model request.
+    Steer,
+    /// In the editor: a steer becomes a queue (for the next attempt) and back.
+    SwitchWords,
     Search,
     Filter,
     SearchNext,
@@ -502,6 +506,12 @@ const MAIN: &[Binding] = &[
         H::No,
     ),
     live(&[k(K::Char('e'))], A::Note, "live: a note for the worker's next attempt", H::No),
+    live(
+        &[k(K::Char('i'))],
+        A::Steer,
+        "live: words for the task at work, read before its next model request",
+        H::No,
+    ),
     bind(
         &[k(K::Char('d'))],
         A::Diff,
@@ -600,6 +610,12 @@ const EDITOR: &[Binding] = &[
         A::Submit,
         "send the decision with this text",
         H::Always(0, "Enter sends"),
+    ),
+    bind(
+        &[k(K::Tab)],
+        A::SwitchWords,
+        "words to steer with now become words queued for the next attempt, and back",
+        H::No,
     ),
     bind(&[k(K::Esc)], A::Cancel, "cancel: nothing is sent", H::Always(1, "Esc cancels")),
 ];

@@ -53,6 +53,16 @@ pub struct Editor {
 
 pub use super::outcome::Outcome;
 
+/// The editor's title for words to a task: a steer (now) or a queue (its next attempt).
+pub fn words_title(op: Op, task: &str) -> String {
+    let task = crate::printable::line(task);
+    if op == Op::Queue {
+        format!("Queue for {task}: words kept for its next attempt (or its first turn)")
+    } else {
+        format!("Steer {task}: words its worker reads before its next model request")
+    }
+}
+
 impl Overlay {
     /// The key table in force while this overlay is open.
     pub fn mode(&self) -> Mode {
@@ -190,6 +200,25 @@ impl Overlay {
             )),
             (Overlay::QuitPrompt, Some(Action::StopAndQuit)) => Outcome::Quit { stop: true },
             (Overlay::QuitPrompt, Some(Action::LeaveRunning)) => Outcome::Quit { stop: false },
+            (Overlay::Editor(mut editor), Some(Action::SwitchWords)) => {
+                let to = match editor.op {
+                    Op::Steer => Some(Op::Queue),
+                    Op::Queue => Some(Op::Steer),
+                    _ => None,
+                };
+                let said = to.map(|op| {
+                    let task = editor.task.clone().unwrap_or_default();
+                    editor.op = op;
+                    editor.title = words_title(op, &task);
+                });
+                *self = Overlay::Editor(editor);
+                match said {
+                    Some(()) => Outcome::Stay,
+                    None => {
+                        Outcome::Notice("Tab turns a steer into a queue; this is a decision".into())
+                    }
+                }
+            }
             (Overlay::Editor(editor), Some(Action::Submit)) => {
                 let text = editor.text.lines().join(" ").trim().to_owned();
                 if text.is_empty() {

@@ -548,10 +548,20 @@ fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 /// An overlay's key hints, from its mode's table, for the bottom of its box.
 fn draw_editor(frame: &mut Frame, area: Rect, editor: &super::modal::Editor) {
     let rect = popup(frame, area, 80, 5, area.height / 3);
+    // Words for a task say what Tab does with them; a decision's editor has no Tab.
+    let footer = match editor.op {
+        crate::session::control::Op::Steer => {
+            " Enter sends · Tab: queue for the next attempt instead · Esc cancels ".into()
+        }
+        crate::session::control::Op::Queue => {
+            " Enter queues · Tab: steer it now instead · Esc cancels ".into()
+        }
+        _ => footer(Mode::Editor, rect.width),
+    };
     let block = Block::default()
         .borders(Borders::ALL)
         .title(format!(" {} ", editor.title))
-        .title_bottom(footer(Mode::Editor, rect.width));
+        .title_bottom(footer);
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     frame.render_widget(&editor.text, inner);

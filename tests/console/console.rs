@@ -214,6 +214,53 @@ fn inspect_at_the_end_opens_the_last_verdict() {
     assert!(screen(&mut app, 100, 30).contains("Verdict on T-004"));
 }
 
+/// `i` opens the editor for words to the task at work; Tab turns the steer into a queue and
+/// back, and what is sent is the one the title names.
+#[test]
+fn a_steer_and_a_queue_are_typed_in_one_editor_and_tab_switches_them() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    // The run as it was before it stopped: a task at work.
+    let log = std::fs::read_to_string(fixture().join("events.jsonl")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let last_done = lines.iter().rposition(|l| l.contains("\"task_done\"")).unwrap();
+    let working = &lines[..last_done];
+    std::fs::write(dir.join("events.jsonl"), working.join("\n") + "\n").unwrap();
+    let mut replay = App::open(&dir, SESSION, 64.0, Look::built_in(true)).unwrap();
+    act(&mut replay, Action::Steer);
+    assert!(replay.notice.as_deref().unwrap().contains("this is a replay"), "{:?}", replay.notice);
+
+    let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
+    app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    act(&mut app, Action::Steer);
+    let Overlay::Editor(editor) = &app.overlay else {
+        panic!("i opens the editor: {:?}", app.notice)
+    };
+    assert_eq!(editor.op.as_str(), "steer");
+    let task = editor.task.clone().unwrap();
+    assert!(editor.title.starts_with(&format!("Steer {task}")), "{}", editor.title);
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    for c in "use the parser in src/parse.rs".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    insta::assert_snapshot!("steer_editor_100x30", screen(&mut app, 100, 30));
+    press(&mut app, key(KeyCode::Tab));
+    let Overlay::Editor(editor) = &app.overlay else { panic!("Tab keeps the editor open") };
+    assert_eq!(editor.op.as_str(), "queue");
+    assert!(editor.title.starts_with(&format!("Queue for {task}")), "{}", editor.title);
+    insta::assert_snapshot!("queue_editor_60x20", screen(&mut app, 60, 20));
+    press(&mut app, key(KeyCode::Enter));
+    assert!(matches!(app.overlay, Overlay::None));
+    assert!(app.notice.as_deref().unwrap().contains("queued for"), "{:?}", app.notice);
+    let control = std::fs::read_to_string(dir.join("control.jsonl")).unwrap();
+    let command: serde_json::Value = serde_json::from_str(control.lines().next().unwrap()).unwrap();
+    assert_eq!(command["op"], "queue");
+    assert_eq!(command["task"], task.as_str());
+    assert_eq!(command["text"], "use the parser in src/parse.rs");
+}
+
 #[test]
 fn decisions_are_typed_in_an_editor_and_sent_through_control() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -93,7 +93,7 @@ fn documented_commands(text: &str) -> Vec<(String, Vec<String>)> {
         }
         required.push_str(rest);
         let words = |extra: &str| -> Vec<String> {
-            format!("{required} {extra}").split_whitespace().map(sample).collect()
+            shell_words(&format!("{required} {extra}")).iter().map(|w| sample(w)).collect()
         };
         commands.push((line.clone(), words("")));
         for part in &optional {
@@ -101,6 +101,25 @@ fn documented_commands(text: &str) -> Vec<(String, Vec<String>)> {
         }
     }
     commands
+}
+
+/// Words as a shell splits them: whitespace separates, double quotes keep a word whole.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                word.get_or_insert_with(String::new);
+            }
+            c if c.is_whitespace() && !quoted => words.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
 }
 
 #[test]

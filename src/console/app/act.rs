@@ -12,11 +12,14 @@ impl App {
     /// The actions that steer a live run: pause, step, a note, a decision on a held task.
     pub(super) fn steer(&mut self, action: Action) {
         match action {
-            Action::Pause | Action::Step | Action::Note if !self.live => {
-                self.notice =
-                    Some("pause, step and notes steer a live run; this is a replay".into());
+            Action::Pause | Action::Step | Action::Note | Action::Steer if !self.live => {
+                self.notice = Some(
+                    "pause, step, notes and steers are for a live run; this is a replay".into(),
+                );
             }
-            Action::Pause | Action::Step | Action::Note if self.ended().is_some() => {
+            Action::Pause | Action::Step | Action::Note | Action::Steer
+                if self.ended().is_some() =>
+            {
                 self.notice = Some(format!(
                     "the run has ended ({}); `harrow resume {}` picks it up",
                     self.ended().unwrap_or_default(),
@@ -46,6 +49,7 @@ impl App {
                 self.open_editor(Op::ForceAccept, "Accept {task} below the bar — why?");
             }
             Action::Note => self.open_editor(Op::Note, "A note for {task}'s next attempt"),
+            Action::Steer => self.open_steer(),
             Action::Skip => self.open_editor(Op::Skip, "Skip {task} — why?"),
             Action::FailTask => self.open_editor(Op::Fail, "Fail {task} — why? (the run stops)"),
             Action::RetryEval => match self.decision_task() {

@@ -277,7 +277,7 @@ impl App {
             }
             Outcome::Decide { op, task, text } => {
                 let (reason, body) = match op {
-                    Op::Note => (None, Some(text)),
+                    Op::Note | Op::Steer | Op::Queue => (None, Some(text)),
                     Op::Reject => (Some(text.clone()), Some(text)),
                     _ => (Some(text), None),
                 };
@@ -321,6 +321,7 @@ impl App {
             Action::Pause
             | Action::Step
             | Action::Note
+            | Action::Steer
             | Action::Approve
             | Action::Reject
             | Action::ForceAccept
@@ -375,6 +376,7 @@ impl App {
             // Keys of other modes: the main table never binds them.
             Action::Evidence(_)
             | Action::Submit
+            | Action::SwitchWords
             | Action::Cancel
             | Action::StopAndQuit
             | Action::LeaveRunning

@@ -165,8 +165,7 @@ impl Run {
         let Some(link) = &lane.lane else { return Ok(()) };
         for word in link.inbox.take(Op::Steer) {
             let reason = format!(
-                "{task} ended ({}) before its worker's next turn: not sent; queue it if it still stands",
-                self.records.state(task).as_str()
+                "{task}'s worker made no model request after it came (its attempt was over): not sent; queue it for the next attempt if it still stands"
             );
             self.emit(&OperatorSteer {
                 scope: scope(task, 0, 0),
