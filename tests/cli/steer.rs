@@ -138,3 +138,76 @@ fn a_steer_reaches_the_workers_next_request_and_its_evaluator_and_a_queue_waits_
     let queued = of("operator_queue");
     assert_eq!(queued[0]["until"], "next attempt");
 }
+
+/// Two tasks side by side in two lanes: a steer for one reaches that lane's worker only.
+#[test]
+fn in_lanes_a_steer_reaches_only_its_tasks_worker() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    loop_fixture::depends(&plan, 1, "[]");
+    loop_fixture::depends(&plan, 2, "[]");
+    let slow = |n: usize| {
+        json!([
+            {"delay_ms": 2500, "tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]},
+            {"tool_calls": [{"name": "submit_case", "arguments": case(n)}]}
+        ])
+    };
+    let script = json!({
+        "worker": {"T-001": {"*": slow(1)}, "T-002": {"*": slow(2)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let mut child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+        .args(["--lanes", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let dir = loop {
+        if let Some(Ok(e)) =
+            std::fs::read_dir(tmp.path().join("sessions")).ok().and_then(|mut d| d.next())
+        {
+            break e.path();
+        }
+        assert!(Instant::now() < deadline, "no session");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let log = dir.join("events.jsonl");
+    let both = || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        ["T-001", "T-002"].iter().all(|t| {
+            text.lines().any(|l| {
+                l.contains("\"type\":\"context_reset\"") && l.contains(&format!("\"{t}\""))
+            })
+        })
+    };
+    while !both() {
+        assert!(Instant::now() < deadline, "both tasks never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "steer", "--task", "T-002", "ONLY-FOR-T-002"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let refused = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "steer", "no task named"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "two tasks at work: which?");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("name one with --task"));
+    assert!(child.wait().unwrap().success());
+    let received = server.received();
+    let has = |r: &harrow::brain::scripted::Received| r.body.to_string().contains("ONLY-FOR-T-002");
+    assert!(received.iter().any(|r| r.task == "T-002" && r.role == "worker" && has(r)));
+    assert!(!received.iter().any(|r| r.task == "T-001" && has(r)), "not another lane's");
+    let events = support::strict_events(&dir);
+    let steer = events.iter().find(|e| e["type"] == "operator_steer").unwrap();
+    let start = events
+        .iter()
+        .find(|e| e["type"] == "context_reset" && e["payload"]["task_id"] == "T-002")
+        .unwrap();
+    assert_eq!(steer["lane"], start["lane"], "logged in T-002's lane");
+}
