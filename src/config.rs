@@ -148,6 +148,11 @@ pub struct LoopSection {
     /// 2–100; 0 turns the check off. Unset: 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<u64>,
+    /// How many times the worktree may come back to a state an earlier turn left it in, with
+    /// no case submitted, before the worker is nudged (one more holds the task): 1–100; 0 turns
+    /// the check off. Unset: 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub returns: Option<u64>,
 }
 
 /// `[run]`: how runs go when the command line does not say.
@@ -416,6 +421,11 @@ impl Config {
                 "[loop] repeats = {n}: give 2 to 100 calls in a row, or 0 to turn the check off"
             ));
         }
+        if let Some(n) = config.repeats.returns.filter(|n| *n > 100) {
+            return Err(format!(
+                "[loop] returns = {n}: give 1 to 100 returns to an earlier state, or 0 to turn the check off"
+            ));
+        }
         Ok(config)
     }
 }
@@ -436,6 +446,9 @@ mod tests {
             );
         }
         assert_eq!(Config::parse("[loop]\nrepeats = 0\n").unwrap().repeats.repeats, Some(0));
+        let e = Config::parse("[loop]\nreturns = 101\n").unwrap_err();
+        assert!(e.contains("[loop] returns") && e.contains("1 to 100") && !e.contains('\n'), "{e}");
+        assert_eq!(Config::parse("[loop]\nreturns = 0\n").unwrap().repeats.returns, Some(0));
         assert!(Config::parse("[loop]\nrepeat = 3\n").is_err(), "an unknown key is refused");
     }
 

@@ -300,6 +300,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     let mut opts = args.flags.options(start.limits.as_ref());
     opts.no_eval |= start.no_eval == Some(true);
     opts.loop_repeats = config.repeats.repeats.unwrap_or(opts.loop_repeats);
+    opts.loop_returns = config.repeats.returns.unwrap_or(opts.loop_returns);
     opts.validators = if args.flags.no_validators {
         Vec::new()
     } else {

@@ -600,6 +600,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         opts: RunOptions {
             lanes: flags.lanes.or(config.run.lanes).unwrap_or(1).clamp(1, 32),
             loop_repeats: config.repeats.repeats.unwrap_or(3),
+            loop_returns: config.repeats.returns.unwrap_or(2),
             ..flags.options(None)
         },
         sessions_dir,

@@ -79,6 +79,12 @@ fn describe_event(e: &Event) -> Option<String> {
         Payload::ModelCall(p) if p.health.as_deref().is_some_and(|h| h != "ok") => {
             unhealthy_call(p)
         }
+        Payload::LoopDetected(p) if p.tool.as_deref() == Some("the worktree") => format!(
+            "⚠ {task}{iter} its edits undo each other: the files came back to an earlier state {} times ({}), {}",
+            p.times.unwrap_or(0),
+            short(p.arguments.as_deref().unwrap_or(""), 60),
+            if p.action.as_deref() == Some("held") { "held for you" } else { "nudged" }
+        ),
         Payload::LoopDetected(p) => format!(
             "⚠ {task}{iter} repeats itself: {} {} {} times in a row, {}",
             p.tool.as_deref().unwrap_or("a tool"),
@@ -136,16 +142,19 @@ fn describe_event(e: &Event) -> Option<String> {
         ),
         Payload::OperatorSteer(p) if p.delivered == Some(true) => format!(
             "✎ {task}{iter} the operator says: {}",
-            short(p.text.as_deref().unwrap_or(""), 100)
+            crate::printable::line(&short(p.text.as_deref().unwrap_or(""), 100))
         ),
         Payload::OperatorSteer(p) => format!(
             "  {task} steer not sent: {}",
-            short(p.reason.as_deref().unwrap_or("its task was not at work"), 110)
+            crate::printable::line(&short(
+                p.reason.as_deref().unwrap_or("its task was not at work"),
+                110
+            ))
         ),
         Payload::OperatorQueue(p) => format!(
             "  {task} queued for its {}: {}",
-            p.until.as_deref().unwrap_or("next attempt"),
-            short(p.text.as_deref().unwrap_or(""), 90)
+            crate::printable::line(p.until.as_deref().unwrap_or("next attempt")),
+            crate::printable::line(&short(p.text.as_deref().unwrap_or(""), 90))
         ),
         Payload::LogRepaired(p) => {
             format!("  log repaired: cut {} torn bytes", p.cut_bytes.unwrap_or(0))
@@ -355,6 +364,33 @@ mod tests {
         );
         let held = row(&Event::decode(line("held", 4).as_bytes()).unwrap());
         assert!(held.ends_with("4 times in a row, held for you"), "{held}");
+        let undone = r#"{"type":"loop_detected","payload":{"task_id":"T-003","iter":5,"tool":"the worktree","arguments":"after turn 3 as after turn 1; after turn 4 as after turn 2","times":2,"action":"nudged"}}"#;
+        let undone = row(&Event::decode(undone.as_bytes()).unwrap());
+        assert!(
+            undone.contains("edits undo each other")
+                && undone.contains("2 times")
+                && undone.ends_with("nudged"),
+            "{undone}"
+        );
+    }
+
+    /// A steer is the operator's words in the worker's stream, marked as theirs; one that did
+    /// not reach its worker says why; the words' escapes are shown, never sent to the terminal.
+    #[test]
+    fn a_steer_is_marked_as_the_operators_and_an_undelivered_one_says_why() {
+        let steer = |delivered: bool| {
+            format!(
+                r#"{{"type":"operator_steer","payload":{{"task_id":"T-002","iter":4,"text":"use tabs \u001b[31m","delivered":{delivered},"reason":"its attempt was over"}}}}"#
+            )
+        };
+        let sent = row(&Event::decode(steer(true).as_bytes()).unwrap());
+        assert!(sent.starts_with("✎ T-002 #4 the operator says: use tabs"), "{sent}");
+        assert!(!sent.contains('\u{1b}'), "{sent}");
+        let lost = row(&Event::decode(steer(false).as_bytes()).unwrap());
+        assert!(lost.contains("steer not sent: its attempt was over"), "{lost}");
+        let queued = r#"{"type":"operator_queue","payload":{"task_id":"T-003","text":"keep the API","until":"first turn"}}"#;
+        let queued = row(&Event::decode(queued.as_bytes()).unwrap());
+        assert!(queued.contains("queued for its first turn: keep the API"), "{queued}");
     }
 
     #[test]

@@ -519,6 +519,13 @@ impl Workspace {
         Ok(changed)
     }
 
+    /// The worktree's files as a tree id — new files not ignored included — without writing
+    /// anything but the objects: what a turn left, to tell when work comes back to where an
+    /// earlier turn had it.
+    pub fn tree_now(&self) -> Result<String, WorkspaceError> {
+        Ok(stage_all(&*self.repo()?, false)?.to_string())
+    }
+
     /// Keeps the worktree as it is now as a commit object on a ref outside the branches,
     /// `refs/harrow/<session>/<name>` (its parent `base`), so a judged attempt or a task's
     /// set-aside work can be shown and restored later. Neither HEAD, the branch nor the

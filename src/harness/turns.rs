@@ -25,9 +25,14 @@ pub(crate) trait Agent {
     type Error: From<io::Error>;
 
     /// What goes into the conversation before the next request, from outside it: the
-    /// operator's words for the task at work.
-    fn interject(&mut self, _iter: u64, _messages: &mut Vec<Value>) -> Result<(), Self::Error> {
-        Ok(())
+    /// operator's words for the task at work, a note on where the work is going. `Some` ends
+    /// the loop there instead (a task held as stuck).
+    fn interject(
+        &mut self,
+        _iter: u64,
+        _messages: &mut Vec<Value>,
+    ) -> Result<Option<Self::Done>, Self::Error> {
+        Ok(None)
     }
 
     /// Asks the model for its next reply; `Err` ends the loop (a failed call, a stop).
@@ -113,7 +118,9 @@ pub(crate) async fn drive<A: Agent>(
     max_turns: u64,
 ) -> Result<A::Done, A::Error> {
     for iter in 1..=max_turns {
-        agent.interject(iter, messages)?;
+        if let Some(done) = agent.interject(iter, messages)? {
+            return Ok(done);
+        }
         let reply = match agent.ask(iter, messages, tools).await? {
             Ok(reply) => reply,
             Err(done) => return Ok(done),

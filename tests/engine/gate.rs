@@ -361,6 +361,43 @@ fn a_servers_own_too_long_answer_is_a_context_window_exceeded() {
 /// event, `nudged`); the fourth holds the task for a person with the call as the evidence
 /// (`loop_detected`, `held`). Three calls that differ
 /// in an argument are no loop.
+/// Edits that undo each other: the files come back to where an earlier turn left them. At the
+/// second return the worker is told so in a message of its own; the third holds the task as
+/// stuck, the turns named. No call repeats, so only the worktree shows the loop.
+#[test]
+fn a_worker_whose_edits_keep_coming_back_is_nudged_then_held_as_stuck() {
+    let write = |text: &str| json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "f.txt", "content": text}}]});
+    let tmp = tempfile::tempdir().unwrap();
+    let turns =
+        json!([write("a\n"), write("b\n"), write("a\n"), write("b\n"), write("a\n"), write("b\n")]);
+    let script =
+        json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let o = run(tmp.path(), Setup { script, ..Setup::default() });
+    assert_eq!(o.ended.reason, "needs_operator", "{:?}", o.ended);
+    let loops = o.of("loop_detected");
+    assert_eq!(loops.len(), 2, "nudged once, then held: {loops:?}");
+    assert_eq!((&loops[0]["action"], &loops[0]["times"]), (&json!("nudged"), &json!(2)));
+    assert_eq!((&loops[1]["action"], &loops[1]["times"]), (&json!("held"), &json!(3)));
+    assert_eq!(loops[0]["tool"], "the worktree");
+    let held = o.of("task_state");
+    let why = held.last().unwrap()["reason"].as_str().unwrap().to_owned();
+    assert!(why.starts_with("stuck:") && why.contains("after turn 3 as after turn 1"), "{why}");
+    let requests = o.requests("worker");
+    assert_eq!(requests.len(), 5, "the sixth request is never sent");
+    let sent = |n: usize| requests[n].body["messages"].to_string();
+    assert!(sent(4).contains("put the files back exactly as they were"), "{}", sent(4));
+    assert!(!sent(3).contains("put the files back"), "{}", sent(3));
+    assert!(!sent(4).contains("harrow") && !sent(4).contains("loop_returns"), "no harness words");
+
+    // Work that moves on is no loop, however many turns it takes.
+    let tmp = tempfile::tempdir().unwrap();
+    let turns = json!([write("a\n"), write("ab\n"), write("abc\n"), write("abcd\n"), {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]);
+    let script =
+        json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let o = run(tmp.path(), Setup { script, ..Setup::default() });
+    assert!(o.of("loop_detected").is_empty(), "{:?}", o.of("loop_detected"));
+}
+
 #[test]
 fn a_worker_repeating_the_same_call_is_nudged_once_then_held_as_stuck() {
     let read =

@@ -126,6 +126,10 @@ pub struct RunOptions {
     /// The same tool call with the same arguments this many times in a row is a loop: the
     /// worker is nudged once, and the next repeat holds the task. 0: not checked.
     pub loop_repeats: u64,
+    /// The worktree coming back this many times to a state an earlier turn left it in, with
+    /// no case submitted, is a loop too: a nudge, and the next return holds the task. 0: not
+    /// checked.
+    pub loop_returns: u64,
     /// After each accepted task, ask whether it taught something worth writing down.
     pub learnings: bool,
     /// An accept with a 0–100 score below this is a reject.
@@ -149,6 +153,7 @@ impl Default for RunOptions {
             caps: Caps::default(),
             max_quiet_turns: 3,
             loop_repeats: 3,
+            loop_returns: 2,
             learnings: false,
             score_threshold: None,
             wait_for_operator: false,

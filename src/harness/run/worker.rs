@@ -120,6 +120,7 @@ impl Run {
             turn: 0,
             quiet: 0,
             repeated: Repeated::default(),
+            states: States::default(),
         };
         turns::drive(&mut worker, &mut messages, &tools, max_turns).await
     }
@@ -138,6 +139,18 @@ struct WorkerTurns<'r> {
     quiet: u64,
     /// The tool call just made, and how many times in a row it was made the same.
     repeated: Repeated,
+    /// The states the worktree was in since the last case, to see work come back to one.
+    states: States,
+}
+
+/// The worktree's states since the task's last case: each turn's tree (by the turn that left
+/// it), and how many times a turn brought it back to an earlier one.
+#[derive(Debug, Default)]
+struct States {
+    trees: Vec<(u64, String)>,
+    returns: Vec<(u64, u64)>,
+    /// A tool that can change files ran since the tree was last taken.
+    touched: bool,
 }
 
 /// A call the worker keeps making: its tool and arguments, and how many times in a row.
@@ -172,8 +185,12 @@ impl Agent for WorkerTurns<'_> {
     type Done = TaskEnd;
     type Error = HarnessError;
 
-    fn interject(&mut self, iter: u64, messages: &mut Vec<Value>) -> Result<()> {
-        self.run.deliver_steers(&self.task.id, iter, self.attempt, messages)
+    fn interject(&mut self, iter: u64, messages: &mut Vec<Value>) -> Result<Option<TaskEnd>> {
+        if let Some(stuck) = self.returns_check(iter, messages)? {
+            return Ok(Some(stuck));
+        }
+        self.run.deliver_steers(&self.task.id, iter, self.attempt, messages)?;
+        Ok(None)
     }
 
     async fn ask(
@@ -222,6 +239,7 @@ impl Agent for WorkerTurns<'_> {
         if let Some(stuck) = self.loop_check(iter, &call.name, args)? {
             return Ok(Err(stuck));
         }
+        self.states.touched |= matches!(call.name.as_str(), "write_file" | "edit_file" | "bash");
         // Only a command can reach git; the file tools are confined away from `.git`.
         let guarded = Hands::runs_commands(&call.name);
         if guarded {
@@ -294,6 +312,8 @@ impl Agent for WorkerTurns<'_> {
         }
         let before = self.attempt;
         let sc = self.scope(iter);
+        // A case is progress: states before it are no loop to come back to.
+        self.states = States::default();
         let (result, end) = self.run.review(self.task, first, &sc, &mut self.attempt, iter).await?;
         let (result, end) = match end {
             Some(TaskEnd::Accepted(a)) => {
@@ -359,6 +379,67 @@ impl WorkerTurns<'_> {
         self.run.emit(&detected("held", why.clone()))?;
         self.run.hold(&self.task.id, &why, self.attempt).map(Some)
     }
+}
+
+impl WorkerTurns<'_> {
+    /// Takes the worktree's tree before a request (after a turn that could change files, and
+    /// at the start): one that an earlier turn had already left, other than the last, is work
+    /// coming back. At the threshold the worker is told so, in a message of its own; one more
+    /// return holds the task for a person, the turns named as the evidence.
+    fn returns_check(&mut self, iter: u64, messages: &mut Vec<Value>) -> Result<Option<TaskEnd>> {
+        let limit = self.run.opts.loop_returns;
+        if limit == 0 || !(self.states.touched || self.states.trees.is_empty()) {
+            return Ok(None);
+        }
+        self.states.touched = false;
+        let Ok(tree) = self.run.workspace.tree_now() else { return Ok(None) };
+        let turn = iter.saturating_sub(1);
+        let last = self.states.trees.last().map(|(_, t)| t.as_str());
+        let earlier = self.states.trees.iter().rev().skip(1).find(|(_, t)| *t == tree);
+        let back_to = match (last, earlier) {
+            (Some(l), _) if l == tree => return Ok(None),
+            (_, Some((at, _))) => Some(*at),
+            _ => None,
+        };
+        self.states.trees.push((turn, tree));
+        let Some(at) = back_to else { return Ok(None) };
+        self.states.returns.push((turn, at));
+        let times = self.states.returns.len() as u64;
+        let evidence: Vec<String> = (self.states.returns.iter())
+            .map(|(now, was)| format!("after turn {now} as after turn {was}"))
+            .collect();
+        let detected = |action: &str, content: String| LoopDetected {
+            scope: scope(&self.task.id, iter, self.attempt),
+            tool: Some("the worktree".into()),
+            arguments: Some(evidence.join("; ")),
+            times: Some(times),
+            action: Some(action.into()),
+            content: Some(content),
+            ..LoopDetected::default()
+        };
+        if times == limit {
+            let note = returns_note(times);
+            self.run.emit(&detected("nudged", note.clone()))?;
+            messages.push(json!({"role": "user", "content": note}));
+            return Ok(None);
+        }
+        if times < limit {
+            return Ok(None);
+        }
+        let why = format!(
+            "stuck: the worker's changes brought the files back to an earlier state {times} times without a case, after a nudge ({})",
+            evidence.join("; ")
+        );
+        self.run.emit(&detected("held", why.clone()))?;
+        self.run.hold(&self.task.id, &why, self.attempt).map(Some)
+    }
+}
+
+/// What a worker whose edits keep undoing each other is told.
+fn returns_note(times: u64) -> String {
+    format!(
+        "[Your last changes put the files back exactly as they were a few turns ago — {times} times now. Undoing and redoing the same edit does not move the task on: decide which version is right, keep it, and go on, or submit_case if the task is done.]"
+    )
 }
 
 /// What a worker making the same call `times` in a row is told, with that call's result.
