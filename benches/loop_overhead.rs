@@ -60,10 +60,10 @@ fn setup(
         let mut turns = vec![
             json!({"tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{t}.txt"), "content": "x\n"}}]}),
         ];
-        for _ in 0..iterations - 2 {
-            turns.push(
-                json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}]}),
-            );
+        // Each read a little different: the same call again and again is a loop, which holds.
+        for n in 0..iterations - 2 {
+            let args = json!({"path": "README.md", "start_line": 1, "end_line": n + 1});
+            turns.push(json!({"tool_calls": [{"name": "read_file", "arguments": args}]}));
         }
         turns.push(json!({"tool_calls": [{"name": "submit_case", "arguments": {"summary": "done", "ac_coverage": [{"criterion": "c", "addressed_by": format!("f{t}.txt:1")}]}}]}));
         worker.insert(format!("T-{t:03}"), json!({"1": turns}));

@@ -259,6 +259,32 @@ fn a_steer_and_a_queue_are_typed_in_one_editor_and_tab_switches_them() {
     assert_eq!(command["op"], "queue");
     assert_eq!(command["task"], task.as_str());
     assert_eq!(command["text"], "use the parser in src/parse.rs");
+
+    // A steer from the console that came after the worker's last request of its attempt: the
+    // console offers to queue the same words, Enter queues them.
+    let line = format!(
+        r#"{{"ts":"2026-11-22T04:29:30Z","type":"operator_steer","payload":{{"task_id":"{task}","text":"the words that came late","delivered":false,"reason":"its attempt was over","source":"console"}}}}"#
+    );
+    let log = dir.join("events.jsonl");
+    let offset = std::fs::metadata(&log).unwrap().len();
+    let number = std::fs::read_to_string(&log).unwrap().lines().count() as u64 + 1;
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    let at = harrow::session::scan::LineAt { number, offset, len: line.len() as u32 };
+    app.take_lines(vec![(at, line.clone().into_bytes())]).unwrap();
+    let Overlay::Editor(offer) = &app.overlay else {
+        panic!("an offer to queue: {:?}", app.notice)
+    };
+    assert_eq!(offer.op.as_str(), "queue");
+    assert!(offer.title.contains("queue it for its next attempt?"), "{}", offer.title);
+    assert_eq!(offer.text.lines().join(" "), "the words that came late");
+    press(&mut app, key(KeyCode::Enter));
+    let control = std::fs::read_to_string(dir.join("control.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(control.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (last["op"].as_str(), last["text"].as_str()),
+        (Some("queue"), Some("the words that came late"))
+    );
 }
 
 #[test]

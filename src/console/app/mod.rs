@@ -152,10 +152,60 @@ impl App {
         &mut self,
         lines: Vec<(crate::session::scan::LineAt, Vec<u8>)>,
     ) -> io::Result<bool> {
+        let unsent = self.unsent_steer(&lines);
         let changed = self.player.take_lines(lines)?;
+        if let Some((task, text)) = unsent {
+            self.offer_to_queue(task, &text);
+        }
         self.call_if_held();
         self.retire_stale_notice();
         Ok(changed)
+    }
+
+    /// The last steer sent from a console that did not reach its worker (its attempt was
+    /// over), among lines just appended: its task and words.
+    fn unsent_steer(
+        &self,
+        lines: &[(crate::session::scan::LineAt, Vec<u8>)],
+    ) -> Option<(String, String)> {
+        use crate::session::event::{Event, Payload};
+        if !self.live {
+            return None;
+        }
+        lines.iter().rev().find_map(|(_, line)| {
+            let looks = memchr::memmem::find(line, b"\"operator_steer\"").is_some();
+            let event = Event::decode(line).ok().filter(|_| looks)?;
+            match &event.payload {
+                Payload::OperatorSteer(p)
+                    if p.delivered == Some(false) && p.source.as_deref() == Some("console") =>
+                {
+                    Some((p.scope.task_id.clone()?, p.text.clone()?))
+                }
+                _ => None,
+            }
+        })
+    }
+
+    /// Offers to queue words a steer could not deliver: the editor opens as a queue for the
+    /// task's next attempt, the words in it; Enter queues them, Esc lets them go. With another
+    /// overlay open, a notice says how instead.
+    fn offer_to_queue(&mut self, task: String, text: &str) {
+        if !matches!(self.overlay, Overlay::None) {
+            self.notice = Some(format!(
+                "{task}'s attempt was over before your steer reached its worker: i, then Tab, queues it"
+            ));
+            return;
+        }
+        let title = format!(
+            "{task}'s attempt was over before your steer reached it — queue it for its next attempt?"
+        );
+        let text = Overlay::text_box("", text);
+        self.overlay = Overlay::Editor(Box::new(crate::console::modal::Editor {
+            op: Op::Queue,
+            task: Some(task),
+            title,
+            text,
+        }));
     }
 
     /// Calls the person, once per hold, when the newest event says a task waits for them.
