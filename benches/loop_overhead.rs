@@ -128,6 +128,7 @@ fn run(iterations: usize) -> f64 {
             opts: RunOptions::default(),
             sessions_dir: tmp.path().join("sessions"),
             work_root: None,
+            windows: Vec::new(),
             demo: None,
         };
         let mut run = create_session(start).unwrap();

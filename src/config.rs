@@ -240,6 +240,13 @@ pub struct ModelsSection {
     /// The most tokens one reply may have, sent as `max_tokens`: bounds a runaway generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u64>,
+    /// The worker's model's context window in tokens, when the server does not say it
+    /// (llama.cpp's `/props`, vLLM's models list do).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// The evaluator's, when its model is another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluator_context_window: Option<u64>,
     /// Ask for replies as a stream (default); `false` asks for whole replies only.
     #[serde(default = "default_stream")]
     pub stream: bool,
@@ -303,6 +310,8 @@ impl Default for ModelsSection {
             connect_timeout_secs: default_connect_timeout(),
             read_timeout_secs: default_read_timeout(),
             max_output_tokens: None,
+            context_window: None,
+            evaluator_context_window: None,
             max_reply_bytes: default_max_reply_bytes(),
             max_tool_calls: default_max_tool_calls(),
             max_reply_secs: default_max_reply_secs(),
@@ -421,6 +430,16 @@ impl Config {
                 "[loop] repeats = {n}: give 2 to 100 calls in a row, or 0 to turn the check off"
             ));
         }
+        for (key, n) in [
+            ("context_window", config.models.context_window),
+            ("evaluator_context_window", config.models.evaluator_context_window),
+        ] {
+            if let Some(n) = n.filter(|n| *n == 0 || *n > crate::brain::preflight::MAX_WINDOW) {
+                return Err(format!(
+                    "[models] {key} = {n}: give the model's context window in tokens (1 to 10,000,000), or leave it out to ask the server"
+                ));
+            }
+        }
         if let Some(n) = config.repeats.returns.filter(|n| *n > 100) {
             return Err(format!(
                 "[loop] returns = {n}: give 1 to 100 returns to an earlier state, or 0 to turn the check off"
@@ -446,6 +465,19 @@ mod tests {
             );
         }
         assert_eq!(Config::parse("[loop]\nrepeats = 0\n").unwrap().repeats.repeats, Some(0));
+        for bad in
+            ["[models]\ncontext_window = 0\n", "[models]\nevaluator_context_window = 20000000\n"]
+        {
+            let e = Config::parse(bad).unwrap_err();
+            assert!(
+                e.contains("context_window") && e.contains("1 to 10,000,000") && !e.contains('\n'),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            Config::parse("[models]\ncontext_window = 16384\n").unwrap().models.context_window,
+            Some(16384)
+        );
         let e = Config::parse("[loop]\nreturns = 101\n").unwrap_err();
         assert!(e.contains("[loop] returns") && e.contains("1 to 100") && !e.contains('\n'), "{e}");
         assert_eq!(Config::parse("[loop]\nreturns = 0\n").unwrap().repeats.returns, Some(0));

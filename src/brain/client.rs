@@ -100,6 +100,8 @@ pub struct BrainConfig {
     pub max_tool_calls: usize,
     /// The longest one reply may take, from the request to its last byte.
     pub max_reply_time: Duration,
+    /// Each role's context window in tokens, as configured (else the server is asked).
+    pub context_windows: BTreeMap<Role, u64>,
 }
 
 /// The default bound on a reply's size: far above any real reply, far below a machine's memory.
@@ -122,6 +124,7 @@ impl BrainConfig {
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             max_tool_calls: stream::MAX_TOOL_CALLS,
             max_reply_time: Duration::from_secs(DEFAULT_MAX_REPLY_SECS),
+            context_windows: BTreeMap::new(),
         }
     }
 }

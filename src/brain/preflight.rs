@@ -75,3 +75,76 @@ impl Brain {
         Ok(())
     }
 }
+
+/// The largest context window a model is believed to have: past it, a number is a typo or
+/// garbage.
+pub const MAX_WINDOW: u64 = 10_000_000;
+
+/// The most of a `/props` answer that is read.
+const PROPS_MAX_BYTES: usize = 1 << 20;
+
+/// A model's context window and where harrow learnt it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub tokens: u64,
+    /// `configured`, or the server's answer it came from (`/props`, `/models`).
+    pub source: &'static str,
+}
+
+impl Brain {
+    /// The role's context window: as configured, else as the server says it — llama.cpp's
+    /// `/props` (`n_ctx`), else the models list's `max_model_len` for the model (vLLM) — else
+    /// unknown. An answer that is not a window (not JSON, not a number, 0 or absurd) is
+    /// passed over, and said in `notices`.
+    pub async fn window(&self, role: Role, notices: &mut Vec<String>) -> Option<Window> {
+        if let Some(tokens) = self.config.context_windows.get(&role) {
+            return Some(Window { tokens: *tokens, source: "configured" });
+        }
+        let endpoint = self.endpoint(role)?;
+        let base = endpoint.base_url.trim_end_matches('/');
+        let root = base.strip_suffix("/v1").unwrap_or(base);
+        let sane = |n: Option<u64>| n.filter(|n| (1..=MAX_WINDOW).contains(n));
+        let ask = |url: String| {
+            let mut get = self.http.get(url).timeout(std::time::Duration::from_secs(5));
+            if let Some(key) = endpoint.api_key.as_deref().filter(|k| !k.is_empty()) {
+                get = get.bearer_auth(key);
+            }
+            get.send()
+        };
+        if let Ok(mut r) = ask(format!("{root}/props")).await
+            && r.status().is_success()
+        {
+            // llama.cpp's answer is a few kilobytes; a server that sends more is not one.
+            let mut body = Vec::new();
+            while let Ok(Some(chunk)) = r.chunk().await {
+                body.extend_from_slice(&chunk);
+                if body.len() > PROPS_MAX_BYTES {
+                    body.clear();
+                    break;
+                }
+            }
+            let v: Option<Value> = serde_json::from_slice(&body).ok();
+            let n = v.as_ref().and_then(|v| {
+                v["default_generation_settings"]["n_ctx"].as_u64().or(v["n_ctx"].as_u64())
+            });
+            match sane(n) {
+                Some(tokens) => return Some(Window { tokens, source: "/props" }),
+                None => notices.push(format!(
+                    "{root}/props answered, but with no context window harrow can read; the model's window is unknown (set [models] context_window)"
+                )),
+            }
+        }
+        if let Ok(r) = ask(format!("{base}/models")).await
+            && r.status().is_success()
+            && let Ok(v) = r.json::<Value>().await
+        {
+            let listed = v["data"].as_array().and_then(|models| {
+                models.iter().find(|m| m["id"].as_str() == Some(endpoint.model.as_str()))
+            });
+            if let Some(tokens) = sane(listed.and_then(|m| m["max_model_len"].as_u64())) {
+                return Some(Window { tokens, source: "/models" });
+            }
+        }
+        None
+    }
+}

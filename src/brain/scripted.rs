@@ -126,6 +126,9 @@ pub struct Options {
     pub models: Option<Vec<String>>,
     /// The keys it accepts (others answer 401); `None` accepts any.
     pub keys: Option<Vec<String>>,
+    /// What `GET /props` answers, as llama.cpp's server does (its `n_ctx` among it); `None`:
+    /// 404, as other servers.
+    pub props: Option<Value>,
 }
 
 struct Shared {
@@ -133,6 +136,7 @@ struct Shared {
     fast: bool,
     models: Option<Vec<String>>,
     keys: Option<Vec<String>>,
+    props: Option<Value>,
     received: Mutex<Vec<Received>>,
     /// Requests seen per position, for turns that fail a number of `times` first.
     seen: Mutex<BTreeMap<(String, String, String, usize), u32>>,
@@ -167,12 +171,14 @@ impl ScriptedServer {
             fast: options.fast,
             models: options.models,
             keys: options.keys,
+            props: options.props,
             received: Mutex::new(Vec::new()),
             seen: Mutex::new(BTreeMap::new()),
         });
         let app = axum::Router::new()
             .route("/v1/chat/completions", post(answer))
             .route("/v1/models", axum::routing::get(models))
+            .route("/props", axum::routing::get(props))
             .with_state(Arc::clone(&shared));
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
@@ -246,6 +252,14 @@ async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
     let ids = shared.models.clone().unwrap_or_default();
     let data: Vec<Value> = ids.iter().map(|id| json!({"id": id, "object": "model"})).collect();
     Json(json!({"object": "list", "data": data})).into_response()
+}
+
+async fn props(State(shared): State<Arc<Shared>>) -> Response {
+    match &shared.props {
+        Some(Value::String(raw)) => raw.clone().into_response(),
+        Some(props) => Json(props.clone()).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 async fn answer(

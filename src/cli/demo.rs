@@ -143,6 +143,9 @@ fn holds_the_bundle(dir: &Path) -> bool {
 }
 
 /// The scripted model on a runtime of its own, for as long as the pair lives.
+/// The context window the demo's scripted model says it has.
+const DEMO_WINDOW: u64 = 16_384;
+
 pub fn start_model(fast: bool) -> Result<(tokio::runtime::Runtime, ScriptedServer)> {
     let broken = |e: String| UsageError(format!("the bundled demo script is broken: {e}"));
     let mut merged: serde_json::Value =
@@ -155,7 +158,14 @@ pub fn start_model(fast: bool) -> Result<(tokio::runtime::Runtime, ScriptedServe
     let script = parse_script(&merged.to_string()).map_err(broken)?;
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
-    let server = runtime.block_on(ScriptedServer::start(script, fast))?;
+    // Answers `/props` as a llama.cpp server with a 16k window would, so the demo shows how
+    // full the worker's window is.
+    let options = crate::brain::scripted::Options {
+        fast,
+        props: Some(serde_json::json!({"default_generation_settings": {"n_ctx": DEMO_WINDOW}})),
+        ..crate::brain::scripted::Options::default()
+    };
+    let server = runtime.block_on(ScriptedServer::start_with(script, options))?;
     Ok((runtime, server))
 }
 
@@ -212,16 +222,18 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
     // once and not again in each new worktree.
     let hands =
         HandsConfig { build_dir: Some(repos.join("target")), ..config.hands.to_hands_config() };
+    let brain_config = BrainConfig::new(endpoints(&server.base_url()));
     let start = Start {
         plan: plan::load(&repo.join(".harrow/textstats")).map_err(|e| UsageError(e.to_string()))?,
         repo: repo.clone(),
         hands,
         validators: Some(vec![tests]),
-        brain: BrainConfig::new(endpoints(&server.base_url())),
+        brain: brain_config.clone(),
         // T-002 and T-003 depend only on T-001: after it, they are worked side by side.
         opts: RunOptions { lanes: 2, ..RunOptions::default() },
         sessions_dir,
         work_root: config.run.work_root(),
+        windows: super::run::windows(&brain_config, false)?,
         demo: Some(serde_json::json!({"fast": args.fast})),
     };
     println!("demo repository: {}", repo.display());

@@ -247,6 +247,12 @@ pub fn brain_config(m: &ModelArgs, config: &Config) -> Result<BrainConfig, Usage
     brain.max_reply_time = Duration::from_secs(config.models.max_reply_secs.max(1));
     brain.max_attempts = config.models.max_tries.max(1);
     brain.backoff_base = Duration::from_millis(config.models.retry_base_ms);
+    if let Some(n) = config.models.context_window {
+        brain.context_windows.insert(Role::Worker, n);
+    }
+    if let Some(n) = config.models.evaluator_context_window.or(config.models.context_window) {
+        brain.context_windows.insert(Role::Evaluator, n);
+    }
     Ok(brain)
 }
 
@@ -262,6 +268,8 @@ pub struct Start {
     pub sessions_dir: PathBuf,
     /// Where the session's worktree and lanes go (`<root>/<id>/`) instead of its folder.
     pub work_root: Option<PathBuf>,
+    /// Each role's context window, where it is known (recorded in `session_start`).
+    pub windows: Vec<(Role, crate::brain::preflight::Window)>,
     /// `harrow demo` records itself in `session_start` (`{"fast": bool}`).
     pub demo: Option<serde_json::Value>,
 }
@@ -422,7 +430,11 @@ pub fn create_session(start: Start) -> Result<Run> {
         .iter()
         .filter_map(|r| {
             run.brain.endpoint(*r).map(|e| {
-                let recorded = serde_json::json!({"base_url": e.base_url, "model": e.model, "key_var": r.key_var()});
+                let mut recorded = serde_json::json!({"base_url": e.base_url, "model": e.model, "key_var": r.key_var()});
+                if let Some((_, w)) = start.windows.iter().find(|(role, _)| role == r) {
+                    recorded["context_window"] = serde_json::json!(w.tokens);
+                    recorded["window_source"] = serde_json::json!(w.source);
+                }
                 (r.as_str().to_owned(), recorded)
             })
         })
@@ -591,6 +603,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         Workspace::source_top(&args.repo).map_err(|e| UsageError(e.to_string()))?;
         preflight(&brain, flags.no_eval)?;
     }
+    let windows = if flags.no_preflight { Vec::new() } else { windows(&brain, flags.no_eval)? };
     let start = Start {
         plan,
         repo: args.repo.clone(),
@@ -605,6 +618,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         },
         sessions_dir,
         work_root: config.run.work_root(),
+        windows,
         demo: None,
     };
     let run = create_session(start)?;
@@ -615,6 +629,32 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 
 /// Checks each role's endpoint, key and model before anything is created, so a wrong setting
 /// is one line and exit 2, never a half-made session.
+/// Each role's context window — configured, or asked of its server — before the session is
+/// made, so `session_start` records it and the console can show how full the window is. What
+/// a server answered that is no window is said on stderr and passed over.
+pub(super) fn windows(
+    config: &BrainConfig,
+    no_eval: bool,
+) -> Result<Vec<(Role, crate::brain::preflight::Window)>> {
+    let brain = Brain::new(config.clone()).map_err(|e| UsageError(e.to_string()))?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut notices = Vec::new();
+    let mut found = Vec::new();
+    for role in [Role::Worker, Role::Evaluator] {
+        if role == Role::Evaluator && no_eval {
+            continue;
+        }
+        if let Some(w) = runtime.block_on(brain.window(role, &mut notices)) {
+            found.push((role, w));
+        }
+    }
+    notices.dedup();
+    for n in notices {
+        eprintln!("harrow: {}", terminal_line(&n));
+    }
+    Ok(found)
+}
+
 fn preflight(config: &BrainConfig, no_eval: bool) -> Result<()> {
     let brain = Brain::new(config.clone()).map_err(|e| UsageError(e.to_string()))?;
     let roles: Vec<Role> = [Role::Worker, Role::Evaluator]

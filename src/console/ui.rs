@@ -482,7 +482,19 @@ fn draw_context(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let calls = &app.prepared.context;
     let last = calls.last().map_or_else(|| "-".to_owned(), |(t, _)| compact(i64::from(*t)));
     let label = " context ";
-    let tail = format!(" {last} prompt tokens ");
+    // The bars show the growth call by call; with the window known, the tail says how full
+    // the last request left it.
+    let tail = match (app.window, calls.last()) {
+        (Some(w), Some((t, _))) => format!(
+            " {last} / {} prompt tokens ({} %) ",
+            compact(i64::try_from(w).unwrap_or(i64::MAX)),
+            u64::from(*t) * 100 / w.max(1)
+        ),
+        (Some(w), None) => {
+            format!(" - / {} prompt tokens ", compact(i64::try_from(w).unwrap_or(i64::MAX)))
+        }
+        (None, _) => format!(" {last} prompt tokens "),
+    };
     let [left, chart, right] = Layout::horizontal([
         Constraint::Length(label.len() as u16),
         Constraint::Min(1),

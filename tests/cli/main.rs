@@ -32,3 +32,4 @@ mod scale_out;
 mod ship;
 mod ship_ssh;
 mod steer;
+mod window;

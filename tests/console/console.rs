@@ -287,6 +287,30 @@ fn a_steer_and_a_queue_are_typed_in_one_editor_and_tab_switches_them() {
     );
 }
 
+/// With the worker's window in the session's start, the context row says how full the last
+/// request left it; without, only its size.
+#[test]
+fn the_context_row_says_how_full_the_window_is_when_the_start_records_it() {
+    let plain = screen(&mut harrow_at_end(), 140, 40);
+    let row = plain.lines().find(|l| l.contains("prompt tokens")).unwrap();
+    assert!(!row.contains(" / "), "{row}");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(HARROW_SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = std::fs::read_to_string(harrow_fixture().join("events.jsonl")).unwrap();
+    let (first, rest) = log.split_once('\n').unwrap();
+    let mut start: serde_json::Value = serde_json::from_str(first).unwrap();
+    start["payload"]["endpoints"]["worker"]["context_window"] = serde_json::json!(16_384);
+    std::fs::write(dir.join("events.jsonl"), format!("{start}\n{rest}")).unwrap();
+    let mut app = App::open(&dir, HARROW_SESSION, f64::INFINITY, Look::built_in(true)).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    let shown = screen(&mut app, 140, 40);
+    let row = shown.lines().find(|l| l.contains("prompt tokens")).unwrap();
+    assert!(row.contains(" / 16.4k prompt tokens (") && row.contains(" %)"), "{row}");
+}
+
 #[test]
 fn decisions_are_typed_in_an_editor_and_sent_through_control() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

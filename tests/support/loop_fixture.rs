@@ -166,6 +166,7 @@ pub fn run(tmp: &Path, setup: Setup) -> Outcome {
             opts: setup.opts,
             sessions_dir: tmp.join("sessions"),
             work_root: None,
+            windows: Vec::new(),
             demo: None,
         };
         let mut run = create_session(start).unwrap();

@@ -73,6 +73,15 @@ pub struct App {
     pub(super) effects: Vec<Effect>,
     /// A seek asked for (in tenths of the log) before the log was read that far.
     pending_seek: Option<u8>,
+    /// The worker model's context window in tokens, as the session's start recorded it.
+    pub window: Option<u64>,
+}
+
+/// The worker's context window the session's start records (configured, or as its server
+/// said it), when it records one.
+fn worker_window(dir: &Path) -> Option<u64> {
+    let start = crate::session::placement::first_session_start(&SessionDir::new(dir).events())?;
+    start.endpoints?["worker"]["context_window"].as_u64().filter(|n| *n > 0)
 }
 
 impl App {
@@ -115,6 +124,7 @@ impl App {
             opened_from: OpenedFrom::Command,
             effects: Vec::new(),
             pending_seek: None,
+            window: worker_window(dir),
         }
     }
 
