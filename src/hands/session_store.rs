@@ -99,6 +99,11 @@ impl SessionStore {
         session: &str,
         branch: &str,
     ) -> Result<Brought, WorkspaceError> {
+        // The name comes from the session's record: only a session branch is ever set, never
+        // a branch of the clone's own (a record naming `main` would move it).
+        if !branch.starts_with("session/") || session.is_empty() || session.contains('/') {
+            return Err(WorkspaceError::NotASessionBranch(branch.to_owned()));
+        }
         let Some(copy) = self.open() else {
             return Err(WorkspaceError::NoCopy(self.path.clone()));
         };

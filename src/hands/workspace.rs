@@ -67,6 +67,10 @@ pub enum WorkspaceError {
         "the branch {branch} in {repo} is at {ours}, which went another way than the session's copy ({theirs}); move or delete that branch in {repo}, then resume again"
     )]
     Diverged { branch: String, ours: String, theirs: String, repo: PathBuf },
+    #[error(
+        "the session's record names the branch '{0}', which is not a session branch (session/<id>); harrow brings only its own branches into a clone"
+    )]
+    NotASessionBranch(String),
 }
 
 pub(super) fn git(context: impl Into<String>) -> impl FnOnce(git2::Error) -> WorkspaceError {

@@ -133,3 +133,18 @@ fn a_session_folder_without_a_copy_of_its_branch_says_so() {
     let refused = m.ws.rehome(&m.second(), &m.store).unwrap_err();
     assert!(matches!(refused, WorkspaceError::NoCopy(_)), "{refused}");
 }
+
+#[test]
+fn a_record_naming_a_branch_of_the_clones_own_moves_nothing() {
+    let m = Moved::new();
+    m.lose_first();
+    let second = m.second();
+    let main = rev(&second, "main");
+    // The folder's copy names main too, at a commit that would move it forward.
+    let tip = rev(m.store.path(), &format!("refs/heads/{}", m.ws.branch));
+    git(m.store.path(), &["update-ref", "refs/heads/main", &tip]);
+    let forged = Workspace { branch: "main".into(), ..m.ws.clone() };
+    let refused = forged.rehome(&second, &m.store).unwrap_err();
+    assert!(matches!(refused, WorkspaceError::NotASessionBranch(_)), "{refused}");
+    assert_eq!(rev(&second, "main"), main, "the clone's main is untouched");
+}
