@@ -152,6 +152,12 @@ impl Browser {
                     Purpose::Note { task, .. } => {
                         format!("note for {}", task.as_deref().unwrap_or("the next task"))
                     }
+                    Purpose::Words { op: Op::Steer, task, .. } => {
+                        format!("steer {task}: words its worker reads before its next request")
+                    }
+                    Purpose::Words { task, .. } => {
+                        format!("queue for {task}'s next attempt")
+                    }
                     Purpose::Refused(why) => format!("{why} — what you type is not sent"),
                 };
                 let keys = match p.purpose {

@@ -77,6 +77,12 @@ pub enum Purpose {
         task: Option<String>,
         dir: std::path::PathBuf,
     },
+    /// Words for a run's task (`steer` while it works, `queue` for its next attempt).
+    Words {
+        op: Op,
+        task: String,
+        dir: std::path::PathBuf,
+    },
     /// A key that was refused, and why: what is typed after it lands here and is dropped,
     /// never read as keys (words meant for a decision must not act on the list).
     Refused(String),
@@ -328,6 +334,31 @@ impl Browser {
                         Some(Prompt { purpose: Purpose::Note { task, dir }, text: String::new() });
                 }
             }
+            Some(Action::Steer) => {
+                let Some(e) = self.current() else { return Choice::Stay };
+                let words = match (e.state, e.at_work.as_slice(), e.held_task.clone()) {
+                    (SessionStatus::Running | SessionStatus::Paused, [one], _) => {
+                        Ok((Op::Steer, one.task.clone()))
+                    }
+                    (SessionStatus::Running | SessionStatus::Paused, [], _) => {
+                        Err(format!("no task of {} is at work yet", e.id))
+                    }
+                    (SessionStatus::Running | SessionStatus::Paused, many, _) => Err(format!(
+                        "{} tasks of {} are at work: Enter attaches, and i there steers the one picked in Plan",
+                        many.len(),
+                        e.id
+                    )),
+                    (_, _, Some(task)) => Ok((Op::Queue, task)),
+                    _ => Err(format!("{} has no task at work or waiting", e.id)),
+                };
+                match words {
+                    Ok((op, task)) => {
+                        let purpose = Purpose::Words { op, task, dir: e.dir.clone() };
+                        self.prompt = Some(Prompt { purpose, text: String::new() });
+                    }
+                    Err(why) => self.notice = Some(why),
+                }
+            }
             Some(
                 a @ (Action::Approve
                 | Action::Reject
@@ -431,7 +462,9 @@ impl Browser {
                 self.notice = Some(format!("{why}; nothing was sent"));
                 Choice::Stay
             }
-            Purpose::Decide { .. } | Purpose::Note { .. } if text.is_empty() => {
+            Purpose::Decide { .. } | Purpose::Note { .. } | Purpose::Words { .. }
+                if text.is_empty() =>
+            {
                 self.notice = Some("nothing was sent: it needs a few words".into());
                 Choice::Stay
             }
@@ -441,6 +474,9 @@ impl Browser {
             }
             Purpose::Note { task, dir } => {
                 Choice::Send(dir, command(Op::Note, task, None, Some(text)))
+            }
+            Purpose::Words { op, task, dir } => {
+                Choice::Send(dir, command(op, Some(task), None, Some(text)))
             }
         }
     }
@@ -640,6 +676,43 @@ mod tests {
         }
         let mut b = Browser::new(vec![entry("d", SessionStatus::Done)], String::new());
         assert!(matches!(b.key(key(KeyCode::Char('E'))), Choice::Export(e) if e.id == "d"));
+    }
+
+    /// `i` on a run: a steer for its one task at work, a queue for a held run's task, and a
+    /// notice (nothing typed is sent) for a run with several tasks at work.
+    #[test]
+    fn i_steers_a_running_runs_task_and_queues_for_a_held_one() {
+        let at_work = |task: &str| crate::session::fleet::AtWork {
+            task: task.into(),
+            iter: 3,
+            attempt: 1,
+            lane: None,
+        };
+        let mut running = entry("r", SessionStatus::Running);
+        running.at_work = vec![at_work("T-001")];
+        for (e, op, task) in
+            [(running, Op::Steer, "T-001"), (entry("h", SessionStatus::Held), Op::Queue, "T-002")]
+        {
+            let dir = e.dir.clone();
+            let mut b = Browser::new(vec![e], String::new());
+            assert_eq!(b.key(key(KeyCode::Char('i'))), Choice::Stay, "words first");
+            for ch in "use tabs".chars() {
+                b.key(key(KeyCode::Char(ch)));
+            }
+            match b.key(key(KeyCode::Enter)) {
+                Choice::Send(to, cmd) => {
+                    assert_eq!((to, cmd.op, cmd.task.as_deref()), (dir, op, Some(task)));
+                    assert_eq!(cmd.text.as_deref(), Some("use tabs"));
+                }
+                other => panic!("{op:?}: {other:?}"),
+            }
+        }
+        let mut two = entry("t", SessionStatus::Running);
+        two.at_work = vec![at_work("T-001"), at_work("T-002")];
+        let mut b = Browser::new(vec![two], String::new());
+        assert_eq!(b.key(key(KeyCode::Char('i'))), Choice::Stay);
+        assert!(b.prompt.is_none(), "no words are asked for");
+        assert!(b.notice.as_deref().is_some_and(|n| n.contains("2 tasks")), "{:?}", b.notice);
     }
 
     #[test]
