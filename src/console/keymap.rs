@@ -758,12 +758,7 @@ const BROWSER: &[Binding] = &[
     bind(&[k(K::Char('K'))], A::FailTask, "fail the held or working task, with a reason", H::No),
     bind(&[k(K::Char('p'))], A::Pause, "pause a running run, or resume a paused one", H::No),
     bind(&[k(K::Char('e'))], A::Note, "a note for its task's next attempt", H::No),
-    bind(
-        &[k(K::Char('i'))],
-        A::Steer,
-        "words for its task: a steer while it works, a queue for a held one's next attempt",
-        H::No,
-    ),
+    bind(&[k(K::Char('i'))], A::Steer, "words: a steer for its task at work, or a queue", H::No),
     bind(
         &[k(K::Char('R'))],
         A::ResumeRun,
