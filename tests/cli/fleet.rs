@@ -167,8 +167,12 @@ fn sessions_follow_reports_every_change_as_a_strict_json_line_and_notifies_once(
             .spawn()
             .unwrap(),
     );
+    // At work: its start logged (a kill before that leaves a folder with no events, `empty`).
     let running = wait_for(&lines, "running", |v| {
-        v["state"] == "running" && v["id"] != held_id.as_str() && v["id"] != done_id.as_str()
+        v["state"] == "running"
+            && !v["started_at"].is_null()
+            && v["id"] != held_id.as_str()
+            && v["id"] != done_id.as_str()
     });
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(killed.0.id()).unwrap()),
