@@ -366,8 +366,12 @@ fn watch_of_a_paused_run_killed_in_silence_says_crashed_without_a_key() {
         .unwrap();
     let sessions = tmp.path().join("sessions");
     let deadline = Instant::now() + Duration::from_secs(30);
+    // A session once its log is there: the folder comes a moment before (its lock, then its
+    // log), and a command sent in between names no session yet.
     let session = loop {
-        if let Some(Ok(entry)) = std::fs::read_dir(&sessions).ok().and_then(|mut d| d.next()) {
+        if let Some(Ok(entry)) = std::fs::read_dir(&sessions).ok().and_then(|mut d| d.next())
+            && entry.path().join("events.jsonl").exists()
+        {
             break entry.path();
         }
         assert!(Instant::now() < deadline, "no session was created");
