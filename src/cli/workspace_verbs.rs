@@ -79,7 +79,7 @@ pub fn reset(args: &ResetArgs) -> Result<ExitCode> {
         println!("Nothing removed.");
         return Ok(ExitCode::from(1));
     }
-    remove_worktree(&place, &found.dir)?;
+    remove_worktree(&place, &found.dir, work_root().as_deref())?;
     match &place.source {
         Some(source) if source.exists() => {
             if Workspace::delete_branch(source, &place.branch)? {
@@ -101,17 +101,18 @@ pub fn reset(args: &ResetArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// This machine's work folder (`HARROW_WORK_DIR`, `[run] work_dir`), read once per verb.
+fn work_root() -> Option<std::path::PathBuf> {
+    crate::config::Config::load(None).ok().and_then(|(c, _)| c.run.work_root())
+}
+
 /// Removes a session's worktree, which must lie in its folder `dir` or in this machine's work
 /// folder for it (`[run] work_dir`): the folder's record says where the worktree is, and a
 /// folder someone else wrote must not name one of the user's.
-fn remove_worktree(place: &Placement, dir: &Path) -> Result<bool> {
+fn remove_worktree(place: &Placement, dir: &Path, work_root: Option<&Path>) -> Result<bool> {
     let source = place.source.as_deref().filter(|s| s.exists());
     let id = dir.file_name().map(std::ffi::OsStr::to_os_string).unwrap_or_default();
-    let work = crate::config::Config::load(None)
-        .ok()
-        .and_then(|(c, _)| c.run.work_root())
-        .map(|root| root.join(id))
-        .filter(|w| {
+    let work = work_root.map(|root| root.join(id)).filter(|w| {
             matches!((place.worktree.canonicalize(), w.canonicalize()), (Ok(t), Ok(w)) if t.starts_with(&w))
         });
     let within = work.as_deref().unwrap_or(dir);
@@ -186,8 +187,9 @@ pub fn cleanse(args: &CleanseArgs) -> Result<ExitCode> {
         println!("Nothing removed.");
         return Ok(ExitCode::from(1));
     }
+    let root = work_root();
     for (found, place) in chosen {
-        remove_worktree(&place, &found.dir)?;
+        remove_worktree(&place, &found.dir, root.as_deref())?;
         mark_archived(&found, &place)?;
     }
     for repo in leftovers {

@@ -124,10 +124,8 @@ impl SessionStore {
         for tip in tips.into_iter().filter(|oid| !into.exists(*oid)) {
             send(&copy, repo, tip)?;
         }
-        for (name, oid) in &kept {
-            repo.reference(name, *oid, true, "harrow: from the session folder's copy")
-                .map_err(git(format!("set {name}")))?;
-        }
+        // The branch is decided before any ref is written: a refusal leaves the clone's refs
+        // as they were (the objects sent are only objects).
         let ours = repo.refname_to_id(&branch_ref).ok();
         let branch_moved = match ours {
             Some(ours) if ours == theirs => false,
@@ -140,12 +138,16 @@ impl SessionStore {
                     repo: repo.workdir().unwrap_or_else(|| repo.path()).to_path_buf(),
                 });
             }
-            _ => {
-                repo.reference(&branch_ref, theirs, true, "harrow: from the session folder's copy")
-                    .map_err(git(format!("set {branch_ref}")))?;
-                true
-            }
+            _ => true,
         };
+        for (name, oid) in &kept {
+            repo.reference(name, *oid, true, "harrow: from the session folder's copy")
+                .map_err(git(format!("set {name}")))?;
+        }
+        if branch_moved {
+            repo.reference(&branch_ref, theirs, true, "harrow: from the session folder's copy")
+                .map_err(git(format!("set {branch_ref}")))?;
+        }
         Ok(Brought { kept: kept.len(), branch_moved })
     }
 }

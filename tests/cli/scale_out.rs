@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::git;
 
 const GIT_TOKEN: &str = "canary-scale-git-token-5150";
@@ -132,18 +132,7 @@ impl World {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let dir = loop {
-            let found = std::fs::read_dir(self.share()).ok().and_then(|mut d| d.next());
-            if let Some(Ok(entry)) = found {
-                let log = entry.path().join("events.jsonl");
-                if std::fs::read_to_string(&log).is_ok_and(|t| t.contains("\"T-002\"")) {
-                    break entry.path();
-                }
-            }
-            assert!(Instant::now() < deadline, "T-002 never started");
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let dir = loop_fixture::session_when_log_has(&self.share(), "\"T-002\"");
         std::thread::sleep(Duration::from_millis(500));
         nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(child.id() as i32),

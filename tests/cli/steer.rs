@@ -5,19 +5,12 @@
 
 use crate::{loop_fixture, support};
 
-use loop_fixture::{accept, case, harrow_cmd, headless_run, reject, repo_and_plan, serve};
+use loop_fixture::{
+    accept, case, harrow_cmd, headless_run, reject, repo_and_plan, serve, session_when_log_has,
+};
 use serde_json::{Value, json};
-use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn wait_for(path: &Path, needle: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !std::fs::read_to_string(path).is_ok_and(|t| t.contains(needle)) {
-        assert!(Instant::now() < deadline, "{needle} never appeared in {}", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// The text of every message of a recorded request, in order, with its role.
 fn messages(body: &Value) -> Vec<(String, String)> {
@@ -52,18 +45,8 @@ fn a_steer_reaches_the_workers_next_request_and_its_evaluator_and_a_queue_waits_
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let dir = loop {
-        if let Some(Ok(e)) =
-            std::fs::read_dir(tmp.path().join("sessions")).ok().and_then(|mut d| d.next())
-        {
-            break e.path();
-        }
-        assert!(Instant::now() < deadline, "no session");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let dir = session_when_log_has(&tmp.path().join("sessions"), "\"type\":\"context_reset\"");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
-    wait_for(&dir.join("events.jsonl"), "\"type\":\"context_reset\"");
     std::thread::sleep(Duration::from_millis(300));
     let control = |args: &[&str]| {
         harrow_cmd(tmp.path(), &server.base_url())
@@ -163,16 +146,8 @@ fn in_lanes_a_steer_reaches_only_its_tasks_worker() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let dir = session_when_log_has(&tmp.path().join("sessions"), "\"type\":\"context_reset\"");
     let deadline = Instant::now() + Duration::from_secs(20);
-    let dir = loop {
-        if let Some(Ok(e)) =
-            std::fs::read_dir(tmp.path().join("sessions")).ok().and_then(|mut d| d.next())
-        {
-            break e.path();
-        }
-        assert!(Instant::now() < deadline, "no session");
-        std::thread::sleep(Duration::from_millis(20));
-    };
     let log = dir.join("events.jsonl");
     let both = || {
         let text = std::fs::read_to_string(&log).unwrap_or_default();

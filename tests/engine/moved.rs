@@ -123,6 +123,8 @@ fn a_clone_whose_session_branch_went_another_way_is_refused_and_left_as_it_was()
     let said = refused.to_string();
     assert!(said.contains(&before) && said.contains("went another way"), "{said}");
     assert_eq!(rev(&second, &m.ws.branch), before, "the clone's branch is untouched");
+    let kept = git(&second, &["for-each-ref", &format!("refs/harrow/{ID}/")]);
+    assert!(kept.trim().is_empty(), "no ref was written before the refusal: {kept}");
 }
 
 #[test]

@@ -207,6 +207,22 @@ pub fn headless_run(
     cmd
 }
 
+/// The first session folder under `sessions` once its log holds `needle`: a run started in
+/// the background has got that far. Fails the test after 30 s.
+pub fn session_when_log_has(sessions: &Path, needle: &str) -> PathBuf {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(Ok(entry)) = std::fs::read_dir(sessions).ok().and_then(|mut d| d.next())
+            && std::fs::read_to_string(entry.path().join("events.jsonl"))
+                .is_ok_and(|t| t.contains(needle))
+        {
+            return entry.path();
+        }
+        assert!(std::time::Instant::now() < deadline, "no session's log holds {needle}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The real binary, pointed at a model endpoint, with sessions and configuration kept inside
 /// the test's folder.
 pub fn harrow_cmd(tmp: &Path, base_url: &str) -> std::process::Command {

@@ -721,9 +721,10 @@ impl Run {
     /// Copies the session branch, as the landing just left it, into the session folder's copy
     /// of its git state (see [`crate::hands::session_store`]): the branch outlives the clone.
     fn copy_session_branch(&self) -> Result<()> {
-        let session = self.lane.as_ref().map_or(&self.workspace, |l| &l.session);
+        // A lane's worktree shares the session's repository, and names its branch.
         let store = crate::hands::session_store::SessionStore::of(&self.dir);
-        session.copy_branch(&store, &session.branch).map_err(HarnessError::from)
+        let branch = self.workspace.session_branch();
+        self.workspace.copy_branch(&store, &branch).map_err(HarnessError::from)
     }
 
     /// Logs the user message a role was sent (whole: harrow keeps what Tilth capped).
