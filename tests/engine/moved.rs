@@ -150,3 +150,20 @@ fn a_record_naming_a_branch_of_the_clones_own_moves_nothing() {
     assert!(matches!(refused, WorkspaceError::NotASessionBranch(_)), "{refused}");
     assert_eq!(rev(&second, "main"), main, "the clone's main is untouched");
 }
+
+/// The session folder is someone else's to write: a link planted where its git copy should be
+/// is neither written through at a landing nor read from on a move.
+#[test]
+fn a_link_in_place_of_the_sessions_git_copy_is_neither_written_through_nor_read() {
+    let m = Moved::new();
+    let elsewhere = m.tmp.path().join("elsewhere.git");
+    git(m.tmp.path(), &["init", "-q", "--bare", elsewhere.to_str().unwrap()]);
+    std::fs::remove_dir_all(m.store.path()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, m.store.path()).unwrap();
+    assert!(m.ws.copy_branch(&m.store, &m.ws.branch).is_err(), "refused, not followed");
+    let written = git(&elsewhere, &["for-each-ref"]);
+    assert!(written.trim().is_empty(), "nothing reached the linked repository: {written}");
+    m.lose_first();
+    let refused = m.ws.rehome(&m.second(), &m.store).unwrap_err();
+    assert!(matches!(refused, WorkspaceError::NoCopy(_)), "{refused}");
+}
