@@ -3,7 +3,7 @@
 use super::{SessionArg, UsageError};
 use crate::session::control::{Command, Op, send};
 use crate::session::status::SessionStatus;
-use crate::session::{lock, overview, timestamp};
+use crate::session::{lock, overview};
 use color_eyre::eyre::Result;
 use std::process::ExitCode;
 
@@ -13,10 +13,15 @@ use std::process::ExitCode;
   harrow control 9d8329 steer --task T-002 \"use the parser in src/parse.rs, not a new one\"
   harrow control 9d8329 queue --task T-003 \"keep the public API as it is\"
   harrow control 9d8329 reject --task T-002 --reason \"the edge case is untested\" --text \"add a test for an empty file\"
+  harrow control 9d8329 rewind --task T-002 --to-attempt 1 --reason \"attempt 2 rewrote the parser; keep 1's\"
+  harrow control 9d8329 rewind --task T-002 --to-turn 4 --reason \"before it deleted the fixtures\"
   harrow control 9d8329 stop --now
 
 steer goes into the worker's conversation before its next model request, while the task
-works; queue waits for the task's next attempt (or its first turn, when it has not begun).")]
+works; queue waits for the task's next attempt (or its first turn, when it has not begun).
+rewind sets a task's files back to an attempt as it was judged (or a turn's worktree), keeps
+what came after on refs, and its worker goes on from that point of its conversation with your
+reason; a task at work is rewound when its attempt ends.")]
 pub struct Args {
     #[command(flatten)]
     pub target: SessionArg,
@@ -37,6 +42,13 @@ pub struct Args {
     /// The words, as the last argument instead of --text.
     #[arg(value_name = "TEXT", conflicts_with = "text")]
     pub words: Option<String>,
+    /// With rewind: the attempt to go back to, as it was judged.
+    #[arg(long, value_name = "K")]
+    pub to_attempt: Option<u64>,
+    /// With rewind: the worker turn to go back to (`#N` in the Worker pane; of --to-attempt
+    /// when given, else the latest turn N).
+    #[arg(long, value_name = "N")]
+    pub to_turn: Option<u64>,
     /// With stop: stop now, cancelling the model call or tool in flight (the task is left
     /// unfinished and restarts on resume).
     #[arg(long)]
@@ -78,22 +90,22 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         ))
         .into());
     }
+    if args.op != Op::Rewind && (args.to_attempt.is_some() || args.to_turn.is_some()) {
+        return Err(UsageError(
+            "--to-attempt and --to-turn go with rewind (harrow control ID rewind --task T --to-attempt K --reason WHY)".into(),
+        )
+        .into());
+    }
     let task = match args.op {
         Op::Steer | Op::Queue => Some(word_target(args.op, args.task.as_deref(), &o, &found.id)?),
+        Op::Rewind => Some(rewind_target(args, &o, &found)?),
         _ => args.task.clone(),
     };
     let op = if args.now && args.op == Op::Stop { Op::StopNow } else { args.op };
-    send(
-        &found.dir,
-        &Command {
-            op,
-            task: task.clone(),
-            reason,
-            text,
-            ts: timestamp::now(),
-            source: "cli".into(),
-        },
-    )?;
+    let mut command = Command::new(op, task.clone(), reason, text, "cli");
+    command.to_attempt = args.to_attempt;
+    command.to_turn = args.to_turn;
+    send(&found.dir, &command)?;
     let when = if op == Op::Steer {
         format!(
             "{} reads it before its worker's next model request (the Worker pane and the log say when)",
@@ -102,6 +114,11 @@ pub fn control(args: &Args) -> Result<ExitCode> {
     } else if op == Op::Queue {
         format!(
             "it waits for {}'s next attempt, or its first turn",
+            task.as_deref().unwrap_or("the task")
+        )
+    } else if op == Op::Rewind && lock::is_locked(&found.dir) {
+        format!(
+            "the run rewinds {} once it is not at work (at once when it waits for a decision)",
             task.as_deref().unwrap_or("the task")
         )
     } else if lock::is_locked(&found.dir) && op.is_urgent() {
@@ -113,6 +130,44 @@ pub fn control(args: &Args) -> Result<ExitCode> {
     };
     println!("Sent {} to session {}; {when}.", op.as_str(), found.id);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The task a rewind is for (the one named, else the one held), refused in one line when
+/// it has settled or its log holds no such state to go back to.
+fn rewind_target(
+    args: &Args,
+    o: &crate::session::Overview,
+    found: &crate::session::discover::Found,
+) -> Result<String, UsageError> {
+    let id = &found.id;
+    let tasks = &o.summary.harrow.tasks;
+    let held: Vec<&String> = (tasks.iter())
+        .filter(|(_, t)| t.state == crate::session::state::TaskState::NeedsOperator)
+        .map(|(id, _)| id)
+        .collect();
+    let task = match (args.task.as_deref(), held.as_slice()) {
+        (Some(t), _) => t.to_owned(),
+        (None, [one]) => (*one).clone(),
+        _ => {
+            return Err(UsageError(format!(
+                "which task? name it with --task T-NNN (harrow control {id} rewind --task T-NNN --to-attempt K --reason WHY)"
+            )));
+        }
+    };
+    let said = crate::printable::line(&task);
+    let Some(state) = tasks.get(&task).map(|t| t.state.clone()) else {
+        return Err(UsageError(format!("session {id} has no task {said}")));
+    };
+    if state.is_accepted() {
+        return Err(UsageError(format!(
+            "{said} is {}: its work is on the session branch, and a rewind does not take landed work back",
+            state.as_str()
+        )));
+    }
+    let found_target =
+        crate::harness::rewind::find(&found.dir, &task, id, args.to_attempt, args.to_turn)
+            .map_err(|e| UsageError(format!("cannot read session {id}'s log: {e}")))?;
+    found_target.map(|_| task).map_err(UsageError)
 }
 
 /// The task a steer or queue is for: the one named, or the one at work when only one is. A

@@ -342,6 +342,9 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
             (format!("from the work its attempt {attempt} had when judged"), Vec::new())
         }
         Restart::FromLastCommit { discarded } => ("from the last commit".into(), discarded),
+        Restart::FromRewind => {
+            ("from where the operator rewound it, not judged since".into(), Vec::new())
+        }
     };
     // A failed task is worked again only when it does not wait for a decision.
     let retried: Vec<String> = pending

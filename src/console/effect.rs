@@ -38,12 +38,5 @@ pub fn command(
     reason: Option<String>,
     text: Option<String>,
 ) -> control::Command {
-    control::Command {
-        op,
-        task,
-        reason,
-        text,
-        ts: crate::session::timestamp::now(),
-        source: "console".into(),
-    }
+    control::Command::new(op, task, reason, text, "console")
 }

@@ -23,6 +23,7 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::ContextReset
         | K::LedgerAppended
         | K::FeedbackSent
+        | K::TurnTree
         | K::OperatorWait => false,
         K::TaskState => matches!(
             fact.payload.to.get().map(TaskState::read),
@@ -60,7 +61,8 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::Push
         | K::PullRequest
         | K::OperatorSteer
-        | K::OperatorQueue => true,
+        | K::OperatorQueue
+        | K::TaskRewound => true,
     }
 }
 
@@ -270,7 +272,9 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         | K::Push
         | K::PullRequest
         | K::OperatorSteer
-        | K::OperatorQueue => WaitChange::Same,
+        | K::OperatorQueue
+        | K::TurnTree
+        | K::TaskRewound => WaitChange::Same,
     }
 }
 

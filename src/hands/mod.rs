@@ -8,6 +8,7 @@ pub(crate) mod environment;
 pub mod git_guard;
 pub mod hooks;
 pub mod isolation;
+pub mod kept_state;
 pub(crate) mod kernel_sandbox;
 pub mod lanes;
 pub mod own_refs;

@@ -572,16 +572,7 @@ impl Workspace {
     /// Puts the worktree's files back as they were in `commit` (kept by [`Workspace::keep`]),
     /// on top of the last commit: what an interrupted rework restarts from.
     pub fn restore_files(&self, commit: &str) -> Result<(), WorkspaceError> {
-        self.discard_uncommitted()?;
-        let repo = self.repo()?;
-        let tree = find_commit(&repo, commit)
-            .and_then(|c| c.tree())
-            .map_err(git(format!("read the kept commit {commit}")))?;
-        let mut checkout = git2::build::CheckoutBuilder::new();
-        checkout.force();
-        repo.checkout_tree(tree.as_object(), Some(&mut checkout))
-            .map_err(git("restore the judged attempt's files"))?;
-        Ok(())
+        self.restore_tree(commit)
     }
 
     /// Removes the worktree folder and its registration in the source repository (none with

@@ -39,6 +39,8 @@ pub enum GateEvent {
     MergeFailed,
     /// A task it depends on is not accepted yet: it waits without a worker.
     Blocked,
+    /// The operator set the task back to an earlier attempt or turn: it goes on from there.
+    Rewound,
     /// What it waited on was accepted: it can be started.
     Unblocked,
     Failed,
@@ -88,6 +90,18 @@ pub fn transition(from: &TaskState, event: GateEvent) -> Result<TaskState, Illeg
         (S::Done | S::DoneBelowBar | S::DoneUnreviewed, E::LandingFailed) => S::NeedsOperator,
         (S::Done | S::DoneBelowBar | S::DoneUnreviewed, E::MergeFailed) => S::Rework,
         (S::NeedsOperator, E::EvaluatorRetried) => S::Evaluating,
+        // Any unfinished state that is not at work this moment (held, failed at the cap, left
+        // by a crash) can be taken back; landed work cannot.
+        (
+            S::Pending
+            | S::Running
+            | S::Validating
+            | S::Evaluating
+            | S::Rework
+            | S::NeedsOperator
+            | S::Failed,
+            E::Rewound,
+        ) => S::Rework,
         // The operator may still accept, force-accept or skip a task that failed at the cap.
         (S::Failed, E::Accepted) => S::Done,
         (S::Failed, E::ForceAccepted) => S::DoneBelowBar,

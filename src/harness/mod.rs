@@ -3,6 +3,7 @@
 //! memory across attempts, caps, and resume.
 
 pub mod case;
+pub(crate) mod conversation;
 pub(crate) mod gate;
 pub(crate) mod graph;
 pub(crate) mod learnings;
@@ -11,6 +12,7 @@ pub mod plan;
 pub mod plan_copy;
 pub(crate) mod record;
 pub(crate) mod resume;
+pub mod rewind;
 pub mod run;
 pub(crate) mod task_record;
 pub(crate) mod turns;

@@ -88,6 +88,28 @@ pub enum RestoreError {
     Io(#[from] io::Error),
 }
 
+/// What a `task_rewound` leaves in the task's record: the attempts set aside and given back,
+/// and the rewind its next attempt goes on from until it is judged.
+fn rewound(record: &mut TaskRecord, f: &crate::session::fact::Fact<'_>) {
+    let number = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());
+    record.granted += number(f.payload.granted.value).unwrap_or(0);
+    let set_aside = f.payload.rewound.as_ref().and_then(|v| v.as_array().cloned());
+    record.rewound.extend(set_aside.into_iter().flatten().filter_map(|a| a.as_u64()));
+    let (Some(tree), Some(continues_at)) =
+        (f.payload.tree.get(), number(f.payload.continues_at.value))
+    else {
+        return;
+    };
+    let attempt = number(f.payload.to_attempt.value).unwrap_or(0);
+    let target = super::rewind::described(attempt, number(f.payload.to_turn.value));
+    record.rewind = Some(super::task_record::Rewind {
+        tree: tree.to_owned(),
+        continues_at,
+        note: super::rewind::note(&target, f.payload.reason.get().unwrap_or_default()),
+        fresh: true,
+    });
+}
+
 /// Rebuilds a run's state from its folder.
 pub fn restore(dir: &Path, id: &str) -> Result<Restored, RestoreError> {
     let start = first_start(dir)?.ok_or(RestoreError::NoStart)?;
@@ -102,11 +124,19 @@ pub fn restore(dir: &Path, id: &str) -> Result<Restored, RestoreError> {
                 if let Some(base) = f.payload.base_commit.get() {
                     r.task(t).base = Some(base.to_owned());
                 }
+                // An attempt took the rewind up: only a restart of that attempt goes back to it.
+                if let (Some(K::ContextReset), Some(rewind)) =
+                    (f.event_kind(), &mut r.task(t).rewind)
+                {
+                    rewind.fresh = false;
+                }
             }
+            (Some(K::TaskRewound), Some(t)) => rewound(r.task(t), f),
             (Some(K::ValidatorRun), Some(t)) if f.payload.passed.0 == Some(false) => {
                 r.task(t).last_outcome = Some(LastOutcome::ValidatorsFailed);
             }
             (Some(K::Verdict), Some(t)) => {
+                r.task(t).rewind = None;
                 if let (Some(attempt), Some(sha)) =
                     (f.payload.attempt.value, f.payload.attempt_commit.get())
                 {

@@ -25,4 +25,23 @@ pub struct TaskRecord {
     pub failed_because: Option<StopReason>,
     /// The commit its work was set aside on, when it was skipped or failed.
     pub set_aside: Option<String>,
+    /// Attempts the operator rewound past: kept, no longer the task's work.
+    pub rewound: Vec<u64>,
+    /// The last rewind, until the work that goes on from it is judged.
+    pub rewind: Option<Rewind>,
+}
+
+/// A rewind the task has not been judged since: where its files and its conversation went
+/// back to, and what its worker is told there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rewind {
+    /// The worktree's files as the rewind set them, a git tree.
+    pub tree: String,
+    /// The `seq` of the last event of the conversation kept.
+    pub continues_at: u64,
+    /// The message the worker goes on with.
+    pub note: String,
+    /// The next attempt goes on from here rather than from a fresh conversation: true from
+    /// the rewind until an attempt takes it up (and again when a resume restarts that one).
+    pub fresh: bool,
 }

@@ -45,6 +45,9 @@ pub enum Op {
     Steer,
     /// Words kept for a task's next attempt, or its first turn when it has not begun.
     Queue,
+    /// Set a task back to one of its attempts (or turns): its worktree as that state left
+    /// it, its worker's conversation as it stood there, and the operator's reason after it.
+    Rewind,
 }
 
 impl Op {
@@ -64,6 +67,7 @@ impl Op {
             Op::Note => "note",
             Op::Steer => "steer",
             Op::Queue => "queue",
+            Op::Rewind => "rewind",
         }
     }
 
@@ -75,7 +79,10 @@ impl Op {
 
     /// Whether the operator must say why.
     pub fn needs_reason(self) -> bool {
-        matches!(self, Op::Approve | Op::Reject | Op::ForceAccept | Op::Skip | Op::Fail)
+        matches!(
+            self,
+            Op::Approve | Op::Reject | Op::ForceAccept | Op::Skip | Op::Fail | Op::Rewind
+        )
     }
 }
 
@@ -90,11 +97,40 @@ pub struct Command {
     /// The note or the guidance text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// For a rewind: the attempt to go back to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_attempt: Option<u64>,
+    /// For a rewind: the worker turn to go back to (of the attempt given, else of the task's
+    /// latest conversation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_turn: Option<u64>,
     #[serde(default)]
     pub ts: String,
     /// Who sent it: `console`, `cli`.
     #[serde(default)]
     pub source: String,
+}
+
+impl Command {
+    /// A command sent now by `source` (`console`, `fleet`, `cli`).
+    pub fn new(
+        op: Op,
+        task: Option<String>,
+        reason: Option<String>,
+        text: Option<String>,
+        source: &str,
+    ) -> Command {
+        Command {
+            op,
+            task,
+            reason,
+            text,
+            to_attempt: None,
+            to_turn: None,
+            ts: super::timestamp::now(),
+            source: source.to_owned(),
+        }
+    }
 }
 
 /// Appends a command for the loop to pick up.
@@ -132,7 +168,7 @@ pub fn read_new(dir: &Path, offset: u64) -> io::Result<(Vec<Result<Command, Stri
 /// A command as a test sends it: no task, reason or text.
 #[cfg(test)]
 pub(crate) fn plain(op: Op) -> Command {
-    Command { op, task: None, reason: None, text: None, ts: "t".into(), source: "test".into() }
+    Command { ts: "t".into(), ..Command::new(op, None, None, None, "test") }
 }
 
 #[cfg(test)]

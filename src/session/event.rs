@@ -155,6 +155,8 @@ payloads! {
     "operator_wait" => OperatorWait(OperatorWait),
     "operator_steer" => OperatorSteer(OperatorSteer),
     "operator_queue" => OperatorQueue(OperatorQueue),
+    "turn_tree" => TurnTree(TurnTree),
+    "task_rewound" => TaskRewound(TaskRewound),
     "log_repaired" => LogRepaired(LogRepaired),
     "stop" => Stop(Stop),
     "archived" => Archived(Archived),
@@ -271,6 +273,8 @@ impl Payload {
             Payload::OperatorWait(p) => &p.scope,
             Payload::OperatorSteer(p) => &p.scope,
             Payload::OperatorQueue(p) => &p.scope,
+            Payload::TurnTree(p) => &p.scope,
+            Payload::TaskRewound(p) => &p.scope,
             Payload::SessionStart(_)
             | Payload::SessionResume(_)
             | Payload::LogRepaired(_)
@@ -434,6 +438,12 @@ payload_struct!(
     ContextReset {
         /// harrow: the commit the task starts from, which its diff is measured against.
         base_commit: String,
+        /// harrow: not a fresh conversation but one rewound by the operator: it goes on from
+        /// the conversation as it stood at the event of this `seq`, with `operator_note` as
+        /// the next message.
+        continues_at: u64,
+        /// harrow: the operator's words a rewound conversation goes on with.
+        operator_note: String,
     } scoped
 );
 payload_struct!(
@@ -633,6 +643,24 @@ payload_struct!(
     /// harrow: the operator's words kept for a task (`queue`): its next attempt's brief, or its
     /// first turn when it has not begun (`until`: `next attempt`, `first turn`).
     OperatorQueue { text: String, until: String, source: String } scoped
+);
+payload_struct!(
+    /// harrow: the worktree's files (new files not ignored included) as a git tree, taken
+    /// before a worker request after a turn that could change them: the state turn `iter` left,
+    /// which the operator can rewind the task to.
+    TurnTree { tree: String } scoped
+);
+payload_struct!(
+    /// harrow: the operator rewound a task to an attempt (`to_attempt`) or a turn
+    /// (`to_turn`, within `to_attempt`): its worktree was set to that state's `tree`, the work
+    /// it held was kept on `set_aside`, and the attempts after it are `rewound` (kept, no
+    /// longer counted against the cap: `granted` more were allowed).
+    TaskRewound {
+        to_attempt: u64, to_turn: u64, tree: String, set_aside: String, rewound: Vec<u64>,
+        granted: u64, reason: String, source: String,
+        /// The `seq` of the last event of the conversation the task goes on from.
+        continues_at: u64,
+    } scoped
 );
 payload_struct!(
     /// harrow: a torn tail was cut back on resume.

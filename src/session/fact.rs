@@ -221,6 +221,17 @@ fact_fields! {
     /// calls (each of which has a row of its own).
     content: Said,
     reasoning: Said,
+    /// `turn_tree`, `task_rewound`: the worktree's state as a git tree.
+    tree: LStr<'a>,
+    /// `task_rewound`: the attempt and turn the task went back to, the attempts set aside
+    /// (rare, so kept whole), the attempts that allowed, and where its conversation goes on.
+    to_attempt: LInt,
+    to_turn: LInt,
+    rewound: Option<serde_json::Value>,
+    granted: LInt,
+    /// `task_rewound`, `context_reset`: the `seq` of the last event of the conversation the
+    /// task goes on from.
+    continues_at: LInt,
 }
 
 impl<'a> Fact<'a> {

@@ -28,6 +28,7 @@ mod export;
 mod fleet;
 mod lanes;
 mod lanes_operator;
+mod rewind;
 mod scale_out;
 mod ship;
 mod ship_ssh;

@@ -144,7 +144,7 @@ pub fn age(ts: Option<&str>, now: jiff::Timestamp) -> String {
 }
 
 fn command(op: Op, task: Option<String>, reason: Option<String>, text: Option<String>) -> Command {
-    Command { op, task, reason, text, ts: crate::session::timestamp::now(), source: "fleet".into() }
+    Command::new(op, task, reason, text, "fleet")
 }
 
 impl Browser {

@@ -86,7 +86,12 @@ impl Run {
             None => self.workspace.lane_for(task, &lanes, &[])?,
         };
         lane.reset_lane(&base)?;
-        if let Some(sha) = r.judged.get(task).and_then(|j| j.get(&reviews)) {
+        if let Some(rewind) = self.records.get(task).rewind {
+            // Rewound and not judged since: the attempt starts again from the rewind.
+            lane.restore_tree(&rewind.tree)?;
+            let fresh = crate::harness::task_record::Rewind { fresh: true, ..rewind };
+            self.records.update(task, |r| r.rewind = Some(fresh));
+        } else if let Some(sha) = r.judged.get(task).and_then(|j| j.get(&reviews)) {
             lane.restore_files(sha)?;
         }
         Ok(())

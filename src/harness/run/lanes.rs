@@ -252,7 +252,7 @@ impl Run {
             self.book.parked.insert(task, lane);
         } else {
             self.book.parked.insert(task.clone(), lane);
-            if matches!(cmd.op, Op::Reject | Op::RetryEval) {
+            if matches!(cmd.op, Op::Reject | Op::RetryEval | Op::Rewind) {
                 self.book.revived.push(task);
             }
         }

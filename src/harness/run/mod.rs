@@ -11,6 +11,7 @@ mod records;
 mod recover;
 mod retry;
 mod review;
+mod rewind;
 mod scheduler;
 mod steer;
 mod worker;

@@ -109,7 +109,8 @@ impl Run {
                 | Op::ForceAccept
                 | Op::Skip
                 | Op::Fail
-                | Op::RetryEval => {
+                | Op::RetryEval
+                | Op::Rewind => {
                     if let Some(end) = self.decide(&cmd)? {
                         ended = Some(end);
                     }
@@ -139,10 +140,22 @@ impl Run {
         };
         let reason = cmd.reason.clone().unwrap_or_default();
         let state = self.records.state(&task.id);
+        if cmd.op == Op::Rewind && state.is_accepted() {
+            let why = format!(
+                "rewind: {} is {state}: its work is on the session branch, and a rewind does not take landed work back",
+                task.id
+            );
+            self.refuse(Some(&task.id), &why)?;
+            return Ok(None);
+        }
         if state.is_settled() {
             let why =
                 format!("{} cannot be applied to {} while it is {state}", cmd.op.as_str(), task.id);
             self.refuse(Some(&task.id), &why)?;
+            return Ok(None);
+        }
+        if cmd.op == Op::Rewind {
+            self.rewind(&task, cmd)?;
             return Ok(None);
         }
         let event = match cmd.op {

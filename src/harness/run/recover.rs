@@ -4,6 +4,7 @@ use super::{
     Acceptance, Commit, GateEvent, Result, Review, Run, Task, TaskDone, TaskState,
     progress_outcome, record, scope,
 };
+use crate::harness::task_record::Rewind;
 
 /// Where the first unfinished task picks up after a resume.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,6 +15,9 @@ pub enum Restart {
     FromJudged { attempt: u64 },
     /// It restarts from the last commit; these paths were thrown away.
     FromLastCommit { discarded: Vec<String> },
+    /// The operator rewound it and nothing was judged since: it restarts from the rewound
+    /// files and conversation.
+    FromRewind,
 }
 
 impl Run {
@@ -108,6 +112,12 @@ impl Run {
         let reviews = record::read_ledger(&self.dir, &task).len() as u64;
         if state == TaskState::NeedsOperator || self.failed_waiting(&task, reviews).is_some() {
             return Ok(Restart::Kept);
+        }
+        if let Some(rewind) = self.records.get(&task).rewind {
+            // Rewound and not judged since: the attempt starts again from the rewind.
+            self.workspace.restore_tree(&rewind.tree)?;
+            self.records.update(&task, |r| r.rewind = Some(Rewind { fresh: true, ..rewind }));
+            return Ok(Restart::FromRewind);
         }
         if let Some(sha) = r.judged.get(&task).and_then(|j| j.get(&reviews)) {
             self.workspace.restore_files(sha)?;

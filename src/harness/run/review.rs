@@ -279,6 +279,8 @@ impl Run {
             event.below_threshold = Some(true);
         }
         self.emit(&event)?;
+        // The work that went on from a rewind is judged: a restart goes on from this attempt.
+        self.records.update(&task.id, |r| r.rewind = None);
         let entry = LedgerEntry {
             ts: timestamp::now(),
             iter,

@@ -21,7 +21,9 @@ struct Dispatch {
     numbers: BTreeMap<String, u64>,
     stop: Option<Ended>,
     error: Option<HarnessError>,
-    failures: Vec<Ended>,
+    /// Tasks that failed, with how the run ends on each while it stays failed (a decision or
+    /// a rewind can set one going again).
+    failures: Vec<(String, Ended)>,
     /// Why each held task waits, as its lane said: how the run ends when it still does.
     holds: BTreeMap<String, Ended>,
     /// Tasks a stop cut short: they restart on resume, and the stop says so.
@@ -296,7 +298,7 @@ impl Run {
             Ok(TaskEnd::Failed(reason)) => {
                 let ended = lane.fail_task(&task, reason)?;
                 self.write_status()?;
-                d.failures.push(ended);
+                d.failures.push((task.id.clone(), ended));
                 self.book.parked.insert(task.id.clone(), lane);
             }
             Ok(TaskEnd::Stop(end)) if end.reason == StopReason::NeedsOperator => {
@@ -396,7 +398,7 @@ impl Run {
     /// they depend on.
     fn lanes_ended(
         &mut self,
-        failures: Vec<Ended>,
+        failures: Vec<(String, Ended)>,
         mut holds: BTreeMap<String, Ended>,
     ) -> Result<Ended> {
         let held = self
@@ -422,7 +424,11 @@ impl Run {
                 detail: Some(format!("task {task} waits for the operator")),
             }));
         }
-        if let Some(first) = failures.into_iter().next() {
+        let still_failed = failures
+            .into_iter()
+            .find(|(task, _)| self.records.state(task) == TaskState::Failed)
+            .map(|(_, end)| end);
+        if let Some(first) = still_failed {
             return Ok(first);
         }
         // A task that failed before this run and waits for a decision is not worked again.

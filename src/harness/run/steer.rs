@@ -7,6 +7,7 @@
 //! attempt it judges.
 
 use super::{Op, OperatorQueue, OperatorSteer, Result, Run, control, scope};
+use crate::harness::conversation::steer_message;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// The most of one message that is kept: words for a worker, not a file.
@@ -46,13 +47,6 @@ pub(super) fn plain(text: &str) -> String {
     let scrubbed = crate::keys::scrub(text);
     let shown = crate::printable::text(&scrubbed);
     shown.trim().chars().take(WORDS_MAX_CHARS).collect()
-}
-
-/// The user message a steer becomes in the worker's conversation.
-pub(super) fn steer_message(text: &str) -> String {
-    format!(
-        "The operator, watching you work, says:\n\n{text}\n\nTake this into account from here on: it is part of the task now."
-    )
 }
 
 impl Run {

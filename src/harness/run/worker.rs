@@ -8,7 +8,7 @@ use super::{
     ToolCallRecord, Value, WORKER_PROMPT, WorkerContext, case, json, memory, record, scope,
 };
 use crate::harness::turns::{self, Agent, Turn, tool_message};
-use crate::session::event::LoopDetected;
+use crate::session::event::{LoopDetected, TurnTree};
 use crate::session::state::StopReason;
 
 impl Run {
@@ -94,22 +94,32 @@ impl Run {
             None => self.workspace.tip()?,
         };
         self.records.update(&task.id, |r| r.base = Some(base.clone()));
-        self.emit(&ContextReset {
-            scope: Scope {
-                task_id: Some(task.id.clone()),
-                attempt: Some(attempt),
-                ..Scope::default()
-            },
-            base_commit: Some(base),
-            ..ContextReset::default()
-        })?;
-        let note = self.take_notes(&task.id);
-        let prompt = self.worker_prompt(task, &ledger, note.as_deref());
-        self.log_prompt(&scope(&task.id, 0, attempt), "worker", &prompt)?;
-        let mut messages = vec![
-            json!({"role": "system", "content": WORKER_PROMPT}),
-            json!({"role": "user", "content": prompt}),
-        ];
+        let (mut messages, rewound_note) = match self.take_rewind(task, attempt, &base)? {
+            super::rewind::Taken::Conversation(messages) => (messages, None),
+            super::rewind::Taken::Note(note) => (Vec::new(), Some(note)),
+            super::rewind::Taken::Nothing => (Vec::new(), None),
+        };
+        if messages.is_empty() {
+            self.emit(&ContextReset {
+                scope: Scope {
+                    task_id: Some(task.id.clone()),
+                    attempt: Some(attempt),
+                    ..Scope::default()
+                },
+                base_commit: Some(base),
+                ..ContextReset::default()
+            })?;
+            let note = match (rewound_note, self.take_notes(&task.id)) {
+                (Some(rewound), Some(notes)) => Some(format!("{rewound}\n\n{notes}")),
+                (rewound, notes) => rewound.or(notes),
+            };
+            let prompt = self.worker_prompt(task, &ledger, note.as_deref());
+            self.log_prompt(&scope(&task.id, 0, attempt), "worker", &prompt)?;
+            messages = vec![
+                json!({"role": "system", "content": WORKER_PROMPT}),
+                json!({"role": "user", "content": prompt}),
+            ];
+        }
         let mut tools = Hands::schemas();
         tools.push(case::schema());
         let max_turns = self.opts.max_iterations;
@@ -121,6 +131,7 @@ impl Run {
             quiet: 0,
             repeated: Repeated::default(),
             states: States::default(),
+            last_tree: None,
         };
         turns::drive(&mut worker, &mut messages, &tools, max_turns).await
     }
@@ -141,6 +152,8 @@ struct WorkerTurns<'r> {
     repeated: Repeated,
     /// The states the worktree was in since the last case, to see work come back to one.
     states: States,
+    /// The last tree logged as a turn's checkpoint.
+    last_tree: Option<String>,
 }
 
 /// The worktree's states since the task's last case: each turn's tree (by the turn that left
@@ -387,12 +400,11 @@ impl WorkerTurns<'_> {
     /// coming back. At the threshold the worker is told so, in a message of its own; one more
     /// return holds the task for a person, the turns named as the evidence.
     fn returns_check(&mut self, iter: u64, messages: &mut Vec<Value>) -> Result<Option<TaskEnd>> {
+        let Some(tree) = self.take_tree(iter)? else { return Ok(None) };
         let limit = self.run.opts.loop_returns;
-        if limit == 0 || !(self.states.touched || self.states.trees.is_empty()) {
+        if limit == 0 {
             return Ok(None);
         }
-        self.states.touched = false;
-        let Ok(tree) = self.run.workspace.tree_now() else { return Ok(None) };
         let turn = iter.saturating_sub(1);
         let last = self.states.trees.last().map(|(_, t)| t.as_str());
         let earlier = self.states.trees.iter().rev().skip(1).find(|(_, t)| *t == tree);
@@ -432,6 +444,28 @@ impl WorkerTurns<'_> {
         );
         self.run.emit(&detected("held", why.clone()))?;
         self.run.hold(&self.task.id, &why, self.attempt).map(Some)
+    }
+}
+
+impl WorkerTurns<'_> {
+    /// The worktree's tree before a request, after a turn that could change files and at the
+    /// start: logged (`turn_tree`, as the state the last turn left) when it changed, so the
+    /// operator can rewind the task to it. A tree that cannot be taken is no checkpoint.
+    fn take_tree(&mut self, iter: u64) -> Result<Option<String>> {
+        if !(self.states.touched || self.states.trees.is_empty()) {
+            return Ok(None);
+        }
+        self.states.touched = false;
+        let Ok(tree) = self.run.workspace.tree_now() else { return Ok(None) };
+        if self.last_tree.as_deref() != Some(tree.as_str()) {
+            self.last_tree = Some(tree.clone());
+            self.run.emit(&TurnTree {
+                scope: scope(&self.task.id, iter.saturating_sub(1), self.attempt),
+                tree: Some(tree.clone()),
+                ..TurnTree::default()
+            })?;
+        }
+        Ok(Some(tree))
     }
 }
 

@@ -358,6 +358,8 @@ impl SummaryFold {
                 | K::OperatorWait
                 | K::OperatorSteer
                 | K::OperatorQueue
+                | K::TurnTree
+                | K::TaskRewound
                 | K::LogRepaired
                 | K::Archived
                 | K::ProposedLearnings

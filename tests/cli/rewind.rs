@@ -1,0 +1,183 @@
+//! Rewinding a task, through the real binary against a scripted model that records every
+//! request and real git: the worktree is set to the kept attempt byte for byte (what came
+//! after is set aside, a file it added gone), the worker goes on from that point of its
+//! conversation with the operator's reason, and the work lands only once it is judged again.
+
+use crate::{loop_fixture, support};
+
+use loop_fixture::{accept, case, harrow_cmd, headless_run, reject, repo_and_plan, serve};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn write(path: &str, content: &str) -> Value {
+    json!({"name": "write_file", "arguments": {"path": path, "content": content}})
+}
+
+fn events_of(dir: &Path, kind: &str) -> Vec<Value> {
+    support::strict_events(dir)
+        .into_iter()
+        .filter(|e| e["type"] == kind)
+        .map(|e| e["payload"].clone())
+        .collect()
+}
+
+fn until_logged(dir: &Path, kind: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(dir.join("events.jsonl"))
+        .map_or(true, |t| !t.contains(&format!("\"type\":\"{kind}\"")))
+    {
+        assert!(Instant::now() < deadline, "no {kind} was logged");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The tree a kept commit holds, from the source repository.
+fn tree_of(repo: &Path, commit: &str) -> String {
+    let out = support::git(repo, &["rev-parse", &format!("{commit}^{{tree}}")]);
+    out.trim().to_owned()
+}
+
+/// Every message text of a recorded request.
+fn texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| m["content"].as_str().map_or_else(|| m.to_string(), str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_rewound_task_goes_on_from_the_kept_attempt_and_lands_only_when_judged_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script = json!({
+        "worker": {"T-001": {
+            "1": [{"tool_calls": [write("f1.txt", "ONE-CONTENT\n"), write("keep.txt", "k\n")]},
+                  {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}],
+            "2": [{"tool_calls": [write("f1.txt", "TWO-CONTENT\n"), write("extra.txt", "x\n")]},
+                  {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}],
+            "3": [{"tool_calls": [{"name": "read_file", "arguments": {"path": "f1.txt"}}]},
+                  {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]
+        }},
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [reject("scope_creep")], "3": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+        .args(["--max-attempts", "2", "--wait-for-operator"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    until_logged(&dir, "operator_wait");
+    let control = |args: &[&str]| -> Output {
+        harrow_cmd(tmp.path(), &server.base_url())
+            .arg("control")
+            .arg(&id)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+
+    let missing = control(&["rewind", "--task", "T-001", "--to-attempt", "7", "--reason", "r"]);
+    let said = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(2), "{said}");
+    assert!(said.contains("no attempt 7 kept"), "{said}");
+    assert!(
+        said.contains(&format!("1 (refs/harrow/{id}/T-001/1), 2 (refs/harrow/{id}/T-001/2)")),
+        "{said}"
+    );
+    let no_turn = control(&["rewind", "--task", "T-001", "--to-turn", "40", "--reason", "r"]);
+    assert!(
+        String::from_utf8_lossy(&no_turn.stderr)
+            .contains("turns that can be rewound to: attempt 1: 0, 1")
+    );
+    let no_reason = control(&["rewind", "--task", "T-001", "--to-attempt", "1"]);
+    assert_eq!(no_reason.status.code(), Some(2), "a rewind says why");
+
+    let rewind = control(&[
+        "rewind",
+        "--task",
+        "T-001",
+        "--to-attempt",
+        "1",
+        "--reason",
+        "REWIND-REASON: attempt 1 had it right",
+    ]);
+    assert!(rewind.status.success(), "{}", String::from_utf8_lossy(&rewind.stderr));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+
+    let verdicts = events_of(&dir, "evaluator_verdict");
+    let kept = |attempt: u64| {
+        let v = verdicts.iter().find(|v| v["attempt"] == attempt).unwrap();
+        v["attempt_commit"].as_str().unwrap().to_owned()
+    };
+    let rewound = events_of(&dir, "task_rewound");
+    assert_eq!(rewound.len(), 1, "{rewound:?}");
+    assert_eq!(rewound[0]["to_attempt"], 1);
+    assert_eq!(rewound[0]["rewound"], json!([2]));
+    assert_eq!(rewound[0]["tree"].as_str().unwrap(), tree_of(&repo, &kept(1)));
+    let set_aside = rewound[0]["set_aside"].as_str().unwrap();
+    assert_eq!(tree_of(&repo, set_aside), tree_of(&repo, &kept(2)), "attempt 2's work is kept");
+
+    // The worktree was attempt 1's, byte for byte: what attempt 3 read, and what it was judged
+    // and landed with (it changed nothing).
+    let read = events_of(&dir, "tool_result")
+        .into_iter()
+        .find(|r| r["attempt"] == 3 && r["tool"] == "read_file")
+        .unwrap();
+    assert!(read["output"].as_str().unwrap().contains("ONE-CONTENT"), "{read}");
+    assert_eq!(tree_of(&repo, &kept(3)), tree_of(&repo, &kept(1)));
+    let branch = format!("session/{id}");
+    assert_eq!(tree_of(&repo, &branch), tree_of(&repo, &kept(1)), "landed as judged");
+    let files = support::git(&repo, &["ls-tree", "--name-only", &branch]);
+    assert!(!files.contains("extra.txt") && files.contains("keep.txt"), "{files}");
+    let judged_then_done: Vec<String> = support::strict_events(&dir)
+        .iter()
+        .filter(|e| e["payload"]["attempt"] == 3 || e["type"] == "task_done")
+        .filter_map(|e| e["type"].as_str().map(str::to_owned))
+        .filter(|k| k == "evaluator_verdict" || k == "task_done")
+        .collect();
+    assert_eq!(judged_then_done, ["evaluator_verdict", "task_done"], "judged again, then landed");
+
+    // The worker went on from attempt 1's conversation, with the reason, without attempt 2.
+    let received = server.received();
+    let first = received.iter().find(|r| r.role == "worker" && r.attempt == "3").unwrap();
+    let said = texts(&first.body);
+    assert!(said.iter().any(|m| m.contains("ONE-CONTENT")), "attempt 1's own calls");
+    assert!(said.iter().any(|m| m.contains("Append the line 'checked'")), "attempt 1's verdict");
+    assert!(!said.iter().any(|m| m.contains("TWO-CONTENT")), "not attempt 2: {said:?}");
+    let last = said.last().unwrap();
+    assert!(
+        last.contains("REWIND-REASON") && last.contains("attempt 1, as it was judged"),
+        "{last}"
+    );
+    let contexts = events_of(&dir, "context_reset");
+    assert!(contexts.iter().any(|c| c["continues_at"].as_u64().is_some_and(|at| at > 0)));
+}
+
+#[test]
+fn a_landed_task_is_not_rewound() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let (_rt, server) = serve(&loop_fixture::slow_first_task(1, 0), true);
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert!(out.status.success());
+    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    // A finished session takes no commands at all; a task done in one that is not finished
+    // is refused with its state.
+    let done = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "rewind", "--task", "T-001", "--to-attempt", "1", "--reason", "r"])
+        .output()
+        .unwrap();
+    assert_eq!(done.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&done.stderr);
+    assert!(said.contains("finished") || said.contains("does not take landed work back"), "{said}");
+}
