@@ -41,7 +41,7 @@ impl App {
             |who| title.replace("{task}", who),
         );
         let text = Overlay::text_box("Enter sends, Esc cancels", "");
-        self.overlay = Overlay::Editor(Box::new(Editor { op, task, title, text }));
+        self.overlay = Overlay::Editor(Box::new(Editor { op, task, title, text, to: None }));
     }
 
     /// `i`: the editor for words to the task at work — the one picked in the plan, else the
@@ -57,8 +57,13 @@ impl App {
         };
         let title = super::modal::words_title(Op::Steer, &task);
         let text = Overlay::text_box("Enter sends · Tab: queue instead · Esc cancels", "");
-        self.overlay =
-            Overlay::Editor(Box::new(Editor { op: Op::Steer, task: Some(task), title, text }));
+        self.overlay = Overlay::Editor(Box::new(Editor {
+            op: Op::Steer,
+            task: Some(task),
+            title,
+            text,
+            to: None,
+        }));
     }
 
     /// What the event loop reports after carrying out a [`Effect::Send`]: the notice says what
@@ -94,6 +99,10 @@ impl App {
             ),
             Op::Queue => format!(
                 "queued for {}'s next attempt (or its first turn)",
+                cmd.task.as_deref().unwrap_or("the task")
+            ),
+            Op::Rewind => format!(
+                "sent rewind for {}: the run sets it back once it is not at work (at once while it waits for a decision)",
                 cmd.task.as_deref().unwrap_or("the task")
             ),
             op if self.player.view.held().is_some() => {
@@ -173,3 +182,74 @@ impl App {
 const PAUSING: &str = "pausing at the next task boundary";
 /// What the console says while a resume is on its way to the run.
 const RESUMING: &str = "resuming";
+
+impl App {
+    /// `u`: the editor for a rewind of the verdict picked in the Ledger (its attempt, as
+    /// judged) or of the ◆ turn picked in the Worker pane; refused here, with what to pick,
+    /// when nothing that can be rewound to is in focus.
+    pub(super) fn open_rewind(&mut self) {
+        match self.rewind_in_focus() {
+            Ok((task, to)) => {
+                let state = crate::harness::rewind::described(to.attempt, to.turn);
+                let title = format!(
+                    "Rewind {} to {state} — why? (its worker reads this)",
+                    crate::printable::line(&task)
+                );
+                let text = Overlay::text_box("Enter rewinds · Esc cancels", "");
+                self.overlay = Overlay::Editor(Box::new(Editor {
+                    op: Op::Rewind,
+                    task: Some(task),
+                    title,
+                    text,
+                    to: Some(to),
+                }));
+            }
+            Err(why) => self.notice = Some(why),
+        }
+    }
+
+    /// The task and state a rewind would go back to: the attempt of the Ledger's picked
+    /// verdict, or the turn of the Worker pane's picked row when that turn was kept.
+    fn rewind_in_focus(&mut self) -> Result<(String, super::outcome::RewindTo), String> {
+        use crate::session::event::Payload;
+        let pick = "u rewinds to a verdict picked in the Ledger, or a ◆ turn picked in the Worker pane (↑/↓ there)";
+        let pos = match self.sel.focus {
+            super::layout::Pane::Ledger => {
+                let rows = &self.prepared.side.ledger;
+                let row = self.sel.ledger_selected.map_or(rows.last(), |i| rows.get(i));
+                row.map(|(pos, _)| *pos).ok_or_else(|| "this task's ledger is empty".to_owned())?
+            }
+            super::layout::Pane::Worker => self.sel.picked.ok_or_else(|| pick.to_owned())?,
+            _ => return Err(pick.to_owned()),
+        };
+        let event = self.player.fetch(pos).map_err(|e| format!("event {pos}: {e}"))?;
+        let scope = event.payload.scope().cloned().unwrap_or_default();
+        let task = scope.task_id.clone().ok_or_else(|| pick.to_owned())?;
+        let attempt = scope.attempt.unwrap_or(0);
+        let to = match (&event.payload, self.sel.focus) {
+            (Payload::Verdict(_), super::layout::Pane::Ledger) => {
+                super::outcome::RewindTo { attempt, turn: None }
+            }
+            (_, super::layout::Pane::Ledger) => {
+                return Err("pick a verdict row: u rewinds to the attempt it judged".into());
+            }
+            _ => {
+                let turn = scope.iter.unwrap_or(0);
+                if turn == 0 || !self.player.view.checkpoint(&task, attempt, turn) {
+                    return Err(format!(
+                        "turn {turn} of {task} left no kept worktree (it changed no file): {pick}"
+                    ));
+                }
+                super::outcome::RewindTo { attempt, turn: Some(turn) }
+            }
+        };
+        let fold = self.player.view.fold();
+        let state = fold.task_position(&task).and_then(|i| fold.task_line(i)).map(|t| t.state);
+        if state.as_ref().is_some_and(TaskState::is_accepted) {
+            return Err(format!(
+                "{task} is done: its work is on the session branch, and a rewind does not take landed work back"
+            ));
+        }
+        Ok((task, to))
+    }
+}

@@ -151,6 +151,11 @@ fn describe_event(e: &Event) -> Option<String> {
                 110
             ))
         ),
+        Payload::TaskRewound(p) => format!(
+            "↶ {task} rewound to {}: {}",
+            crate::harness::rewind::described(p.to_attempt.unwrap_or(0), p.to_turn),
+            crate::printable::line(&short(p.reason.as_deref().unwrap_or(""), 100))
+        ),
         Payload::OperatorQueue(p) => format!(
             "  {task} queued for its {}: {}",
             crate::printable::line(p.until.as_deref().unwrap_or("next attempt")),

@@ -165,6 +165,9 @@ pub struct Prepared {
     row_time: RowTime,
     /// The lane the worker rows were made for.
     lane: Option<u64>,
+    /// How many turns could be rewound to when the worker rows were made: a turn's mark
+    /// comes after its rows.
+    checkpoints: usize,
     /// Each lane's task, in a run with lanes: the lane strip.
     pub lanes: Vec<LaneCell>,
 }
@@ -234,7 +237,10 @@ pub fn prepare(
         sel.scroll[Pane::Exchange.index()] = 0;
         sel.scroll[Pane::Validators.index()] = 0;
     }
-    if previous.row_time != sel.row_time || previous.lane != sel.lane {
+    if previous.row_time != sel.row_time
+        || previous.lane != sel.lane
+        || previous.checkpoints != player.view.checkpoint_count()
+    {
         previous.worker.clear();
     }
     let worker = worker_rows(player, sel, areas.inner_height(Pane::Worker), &mut previous.worker);
@@ -278,6 +284,7 @@ pub fn prepare(
         live: None,
         row_time: sel.row_time,
         lane: sel.lane,
+        checkpoints: player.view.checkpoint_count(),
         lanes,
     }
 }
@@ -367,12 +374,32 @@ fn worker_rows(
                         _ if marked => "   ".to_owned(),
                         _ => String::new(),
                     };
-                    (pos, (tone(&event), format!("{time}{lane}{}", row(&event))))
+                    let text = marked_turn(&player.view, &event, row(&event));
+                    (pos, (tone(&event), format!("{time}{lane}{text}")))
                 }
                 Err(e) => (pos, (Tone::Warn, format!("  (event {pos} cannot be read: {e})"))),
             },
         })
         .collect()
+}
+
+/// A row of a worker turn that can be rewound to, with its turn number marked `#3◆`.
+fn marked_turn(
+    view: &super::view::View,
+    event: &crate::session::event::Event,
+    text: String,
+) -> String {
+    let Some(scope) = event.payload.scope() else { return text };
+    let (Some(task), Some(attempt), Some(turn)) =
+        (scope.task_id.as_deref(), scope.attempt, scope.iter)
+    else {
+        return text;
+    };
+    if turn == 0 || !view.checkpoint(task, attempt, turn) {
+        return text;
+    }
+    let number = format!("{task} #{turn} ");
+    text.replacen(&number, &format!("{task} #{turn}◆ "), 1)
 }
 
 /// The Exchange, Validators and Ledger text for a task's trail. `unreviewed`: the task was
@@ -440,16 +467,26 @@ fn side_panes(player: &mut Player, trail: &Trail, unreviewed: bool) -> SidePanes
         }
         _ => vec![(Tone::Plain, "no validator run yet".into())],
     };
-    let mut attempt = 0;
-    let ledger = trail
-        .ledger
+    let events: Vec<(usize, crate::session::event::Event)> =
+        trail.ledger.iter().filter_map(|p| Some((*p, player.fetch(*p).ok()?))).collect();
+    // The attempts a later rewind set aside, to mark where they were judged.
+    let rewound: Vec<u64> = (events.iter())
+        .filter_map(|(_, e)| match &e.payload {
+            Payload::TaskRewound(r) => r.rewound.clone(),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let mut counted = 0;
+    let ledger = events
         .iter()
-        .filter_map(|p| {
-            let e = player.fetch(*p).ok()?;
-            if matches!(e.payload, Payload::Verdict(_)) {
-                attempt += 1;
+        .map(|(p, e)| {
+            if matches!(e.payload, Payload::Verdict(_) | Payload::JudgeVerdict(_)) {
+                counted += 1;
             }
-            Some((*p, ledger_row(&e, attempt)))
+            let attempt = e.payload.scope().and_then(|s| s.attempt).filter(|a| *a > 0);
+            let attempt = attempt.unwrap_or(counted);
+            (*p, ledger_row(e, attempt, rewound.contains(&attempt)))
         })
         .collect();
     SidePanes { case, verdict, validators, ledger }

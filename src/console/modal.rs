@@ -49,6 +49,8 @@ pub struct Editor {
     pub task: Option<String>,
     pub title: String,
     pub text: TextArea<'static>,
+    /// For a rewind: where to.
+    pub to: Option<super::outcome::RewindTo>,
 }
 
 pub use super::outcome::Outcome;
@@ -225,7 +227,7 @@ impl Overlay {
                     *self = Overlay::Editor(editor);
                     return Outcome::Notice("type the reason (or note) first; Esc cancels".into());
                 }
-                Outcome::Decide { op: editor.op, task: editor.task, text }
+                Outcome::Decide { op: editor.op, task: editor.task, text, to: editor.to }
             }
             (Overlay::Search(text, back), Some(Action::Submit)) => {
                 let query = text.lines().join(" ").trim().to_owned();
@@ -302,6 +304,7 @@ mod tests {
                 task: Some("T-001".into()),
                 title: "approve".into(),
                 text: Overlay::text_box("why", "because"),
+                to: None,
             })),
             Overlay::Source(Box::new((source, inspector()))),
             Overlay::Search(Box::new(Overlay::text_box("find", "word")), Box::new(Overlay::None)),

@@ -3,6 +3,13 @@
 
 use crate::session::control::Op;
 
+/// Where a rewind takes its task: an attempt as it was judged, or a turn of an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RewindTo {
+    pub attempt: u64,
+    pub turn: Option<u64>,
+}
+
 /// What a key did in an overlay.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -16,7 +23,7 @@ pub enum Outcome {
     /// Open evidence pointer n of the inspector.
     OpenEvidence(usize),
     /// The editor's command, ready to send.
-    Decide { op: Op, task: Option<String>, text: String },
+    Decide { op: Op, task: Option<String>, text: String, to: Option<RewindTo> },
     /// Search for this.
     Search(String),
     /// Quit, stopping the run first or not.

@@ -117,19 +117,31 @@ pub fn validator_detail(run: &ValidatorRun) -> Vec<(Tone, String)> {
     out
 }
 
-/// One row of a task's ledger: a verdict (numbered by attempt) or an operator's decision.
-pub fn ledger_row(e: &Event, attempt: usize) -> (Tone, String) {
+/// One row of a task's ledger: a verdict (numbered by attempt; `rewound`: a rewind set the
+/// attempt aside since), an operator's decision, or a rewind.
+pub fn ledger_row(e: &Event, attempt: u64, rewound: bool) -> (Tone, String) {
     match &e.payload {
         Payload::Verdict(v) => {
             let outcome = v.verdict.as_deref().unwrap_or("?");
             let category =
                 v.rejection_category.as_deref().map(|c| format!(" ({c})")).unwrap_or_default();
-            let tone = if v.ruling() == Some(Ruling::Accept) { Tone::Good } else { Tone::Bad };
-            (
-                tone,
-                format!("{attempt}. {outcome}{category}: {}", v.concern.as_deref().unwrap_or("")),
-            )
+            let tone = match v.ruling() {
+                _ if rewound => Tone::Waiting,
+                Some(Ruling::Accept) => Tone::Good,
+                _ => Tone::Bad,
+            };
+            let mark = if rewound { " [rewound]" } else { "" };
+            let concern = crate::printable::line(v.concern.as_deref().unwrap_or(""));
+            (tone, format!("{attempt}. {outcome}{category}{mark}: {concern}"))
         }
+        Payload::TaskRewound(r) => (
+            Tone::Waiting,
+            format!(
+                "   ↶ rewound to {}: {}",
+                crate::harness::rewind::described(r.to_attempt.unwrap_or(0), r.to_turn),
+                crate::printable::line(r.reason.as_deref().unwrap_or(""))
+            ),
+        ),
         Payload::OperatorAction(a) => (
             Tone::Waiting,
             format!(

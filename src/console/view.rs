@@ -170,8 +170,17 @@ pub struct Trail {
     pub cases: Vec<usize>,
     pub validators: Vec<usize>,
     pub verdicts: Vec<usize>,
-    /// The task's ledger in log order: its verdicts and the operator's decisions on it.
+    /// The task's ledger in log order: its verdicts, the operator's decisions on it and its
+    /// rewinds.
     pub ledger: Vec<usize>,
+}
+
+/// The worker turns whose worktree was kept (`turn_tree`), which a rewind can go back to: by
+/// task, its (attempt, turn) pairs.
+#[derive(Debug, Default)]
+struct Checkpoints {
+    by_task: BTreeMap<String, std::collections::BTreeSet<(u64, u64)>>,
+    count: usize,
 }
 
 /// The small facts the fold keeps beside the summary fold.
@@ -295,6 +304,7 @@ pub struct View {
     pressure_task: Option<String>,
     /// Per task, where its exchange is, over the whole log.
     trails: BTreeMap<String, Trail>,
+    checkpoints: Checkpoints,
     /// The accepts, rejections and failures over the whole log.
     timeline: Timeline,
     /// Each lane's rows, in a run with lanes.
@@ -368,6 +378,7 @@ impl View {
             pressure: Vec::new(),
             pressure_task: None,
             trails: BTreeMap::new(),
+            checkpoints: Checkpoints::default(),
             timeline: Timeline::default(),
             lane_streams: super::lanes::LaneStreams::default(),
             dirty: false,
@@ -402,6 +413,13 @@ impl View {
             self.pressure.push(Pressure { pos, prompt_tokens, band });
         }
         let Some(task) = fact.payload.task_id.get() else { return };
+        if kind == Some(EventKind::TurnTree) {
+            let number = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
+            let turn = (number(fact.payload.attempt.value), number(fact.payload.iter.value));
+            let c = &mut self.checkpoints;
+            c.count += usize::from(c.by_task.entry(task.to_owned()).or_default().insert(turn));
+            return;
+        }
         let tracked = matches!(
             kind,
             Some(
@@ -409,6 +427,7 @@ impl View {
                     | EventKind::Verdict
                     | EventKind::JudgeVerdict
                     | EventKind::OperatorAction
+                    | EventKind::TaskRewound
             )
         ) || (kind == Some(EventKind::ToolCall)
             && fact.payload.tool.get() == Some("submit_case"));
@@ -423,7 +442,7 @@ impl View {
         match kind {
             Some(EventKind::ToolCall) => trail.cases.push(pos),
             Some(EventKind::ValidatorRun) => trail.validators.push(pos),
-            Some(EventKind::OperatorAction) => trail.ledger.push(pos),
+            Some(EventKind::OperatorAction | EventKind::TaskRewound) => trail.ledger.push(pos),
             _ => {
                 trail.verdicts.push(pos);
                 trail.ledger.push(pos);
@@ -548,6 +567,16 @@ impl View {
     }
 
     /// Where a task's cases, validator runs, verdicts and decisions are, up to the cursor.
+    /// Whether turn `turn` of `task`'s attempt `attempt` left a kept worktree to rewind to.
+    pub fn checkpoint(&self, task: &str, attempt: u64, turn: u64) -> bool {
+        self.checkpoints.by_task.get(task).is_some_and(|t| t.contains(&(attempt, turn)))
+    }
+
+    /// How many turns can be rewound to: when it grows, rows drawn before may need a mark.
+    pub fn checkpoint_count(&self) -> usize {
+        self.checkpoints.count
+    }
+
     pub fn trail(&self, task: &str) -> Option<Trail> {
         self.trails.get(task).map(|t| t.upto(self.marks.applied))
     }

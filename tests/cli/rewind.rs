@@ -106,7 +106,7 @@ fn a_rewound_task_goes_on_from_the_kept_attempt_and_lands_only_when_judged_again
         "--to-attempt",
         "1",
         "--reason",
-        "REWIND-REASON: attempt 1 had it right",
+        "REWIND-REASON: attempt 1 had it right \u{1b}[31mred",
     ]);
     assert!(rewind.status.success(), "{}", String::from_utf8_lossy(&rewind.stderr));
     let out = child.wait_with_output().unwrap();
@@ -157,6 +157,7 @@ fn a_rewound_task_goes_on_from_the_kept_attempt_and_lands_only_when_judged_again
         last.contains("REWIND-REASON") && last.contains("attempt 1, as it was judged"),
         "{last}"
     );
+    assert!(!last.contains('\u{1b}') && last.contains("\\u{1b}[31m"), "plain text: {last}");
     let contexts = events_of(&dir, "context_reset");
     assert!(contexts.iter().any(|c| c["continues_at"].as_u64().is_some_and(|at| at > 0)));
 }

@@ -1249,3 +1249,101 @@ fn the_quit_dialog_of_a_held_run_says_it_waits_for_a_decision() {
     assert!(shown.contains("The run waits for your decision on T-001"), "{shown}");
     assert!(!shown.contains("still going"), "{shown}");
 }
+
+/// `u` rewinds: on a ◆ turn picked in the Worker pane (a turn whose worktree was kept), or on
+/// a verdict picked in the Ledger; the editor names where to, and what is sent says it. A
+/// rewind in the log marks the attempts it set aside in the Ledger.
+#[test]
+fn u_rewinds_to_a_kept_turn_or_a_judged_attempt_and_the_ledger_marks_what_it_set_aside() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(HARROW_SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = std::fs::read_to_string(harrow_fixture().join("events.jsonl")).unwrap();
+    // T-002 judged twice, its second verdict not yet acted on; its first turn's worktree kept.
+    let mut lines: Vec<String> =
+        log.lines().take_while(|l| !l.contains("\"seq\":111,")).map(str::to_owned).collect();
+    let tree = r#"{"ts":"2026-11-22T08:06:20Z","seq":200,"type":"turn_tree","payload":{"task_id":"T-002","iter":6,"attempt":2,"tree":"4b825dc642cb6eb9a060e54bf8d69288fbee4904"}}"#;
+    lines.push(tree.to_owned());
+    std::fs::write(dir.join("events.jsonl"), lines.join("\n") + "\n").unwrap();
+    let mut app = App::open_live(&dir, HARROW_SESSION, Look::built_in(true)).unwrap();
+    app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    let shown = screen(&mut app, 140, 40);
+    assert!(shown.contains("T-002 #6◆ write_file"), "the kept turn is marked:\n{shown}");
+    assert!(!shown.contains("T-002 #7◆"), "a turn that was not kept is not:\n{shown}");
+
+    let turn_six = lines.iter().position(|l| l.contains("\"seq\":89,")).unwrap();
+    let turn_seven = lines.iter().position(|l| l.contains("\"seq\":97,")).unwrap();
+    app.sel.focus = Pane::Worker;
+    app.sel.picked = Some(turn_seven);
+    act(&mut app, Action::Rewind);
+    assert!(app.notice.as_deref().unwrap().contains("left no kept worktree"), "{:?}", app.notice);
+    app.sel.picked = Some(turn_six);
+    act(&mut app, Action::Rewind);
+    let Overlay::Editor(editor) = &app.overlay else {
+        panic!("u opens the editor: {:?}", app.notice)
+    };
+    assert!(editor.title.starts_with("Rewind T-002 to turn 6 of attempt 2"), "{}", editor.title);
+    for c in "the \u{1b}[2Jsecond approach was wrong".chars() {
+        press(&mut app, KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    insta::assert_snapshot!("rewind_editor_100x30", screen(&mut app, 100, 30));
+    press(&mut app, KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(app.notice.as_deref().unwrap().contains("sent rewind for T-002"), "{:?}", app.notice);
+    let control = std::fs::read_to_string(dir.join("control.jsonl")).unwrap();
+    let sent: serde_json::Value = serde_json::from_str(control.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (
+            sent["op"].as_str(),
+            sent["task"].as_str(),
+            sent["to_attempt"].as_u64(),
+            sent["to_turn"].as_u64()
+        ),
+        (Some("rewind"), Some("T-002"), Some(2), Some(6))
+    );
+
+    // The Ledger: a verdict row rewinds to the attempt it judged.
+    app.sel.focus = Pane::Ledger;
+    app.sel.plan_follow = false;
+    app.sel.plan_selected = 1;
+    screen(&mut app, 140, 40);
+    app.sel.ledger_selected = Some(0);
+    act(&mut app, Action::Rewind);
+    let Overlay::Editor(editor) = &app.overlay else { panic!("u on a verdict: {:?}", app.notice) };
+    assert!(
+        editor.title.starts_with("Rewind T-002 to attempt 1, as it was judged"),
+        "{}",
+        editor.title
+    );
+    press(&mut app, KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+
+    // The rewind as the run logs it: attempt 2 set aside, marked where it was judged.
+    let rewound = r#"{"ts":"2026-11-22T08:06:30Z","seq":201,"type":"task_rewound","payload":{"task_id":"T-002","iter":0,"attempt":1,"to_attempt":1,"tree":"4b825dc642cb6eb9a060e54bf8d69288fbee4904","rewound":[2],"granted":1,"reason":"the \u001b[2Jsecond approach was wrong","continues_at":84}}"#;
+    let log = dir.join("events.jsonl");
+    let offset = std::fs::metadata(&log).unwrap().len();
+    let number = lines.len() as u64 + 1;
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut file, format!("{rewound}\n").as_bytes()).unwrap();
+    let at = harrow::session::scan::LineAt { number, offset, len: rewound.len() as u32 };
+    app.take_lines(vec![(at, rewound.as_bytes().to_vec())]).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    app.sel.ledger_selected = None;
+    let shown = screen(&mut app, 140, 40);
+    assert!(shown.contains("2. accept [rewound]"), "{shown}");
+    assert!(shown.contains("↶ rewound to attempt 1"), "{shown}");
+    insta::assert_snapshot!("rewound_ledger_140x40", shown);
+    // The Ledger zoomed, as a person reads it in a small terminal.
+    app.sel.zoom = true;
+    let zoomed = screen(&mut app, 80, 24);
+    assert!(!zoomed.contains('\u{1b}'), "no escape reaches the screen");
+    assert!(
+        zoomed.contains("rewound to attempt 1, as it was judged: the \\u{1b}[2Jsecond"),
+        "{zoomed}"
+    );
+    insta::assert_snapshot!("rewound_ledger_zoomed_80x24", zoomed);
+}

@@ -50,6 +50,10 @@ impl App {
             }
             Action::Note => self.open_editor(Op::Note, "A note for {task}'s next attempt"),
             Action::Steer => self.open_steer(),
+            Action::Rewind if !self.live => {
+                self.notice = Some("a rewind is for a live run; this is a replay".into());
+            }
+            Action::Rewind => self.open_rewind(),
             Action::Skip => self.open_editor(Op::Skip, "Skip {task} — why?"),
             Action::FailTask => self.open_editor(Op::Fail, "Fail {task} — why? (the run stops)"),
             Action::RetryEval => match self.decision_task() {

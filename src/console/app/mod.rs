@@ -215,6 +215,7 @@ impl App {
             task: Some(task),
             title,
             text,
+            to: None,
         }));
     }
 
@@ -335,13 +336,16 @@ impl App {
                 let start = self.prepared.worker.first().map_or(0, |(p, _)| *p);
                 self.search_from(&query, start, true)?;
             }
-            Outcome::Decide { op, task, text } => {
+            Outcome::Decide { op, task, text, to } => {
                 let (reason, body) = match op {
                     Op::Note | Op::Steer | Op::Queue => (None, Some(text)),
                     Op::Reject => (Some(text.clone()), Some(text)),
                     _ => (Some(text), None),
                 };
-                self.effects.push(Effect::Send(command(op, task, reason, body)));
+                let mut cmd = command(op, task, reason, body);
+                cmd.to_attempt = to.map(|t| t.attempt);
+                cmd.to_turn = to.and_then(|t| t.turn);
+                self.effects.push(Effect::Send(cmd));
             }
             Outcome::OpenDiff { pos, since_previous } => self.open_diff(pos, since_previous),
             Outcome::Copy(text) => self.effects.push(Effect::Copy(text)),
@@ -382,6 +386,7 @@ impl App {
             | Action::Step
             | Action::Note
             | Action::Steer
+            | Action::Rewind
             | Action::Approve
             | Action::Reject
             | Action::ForceAccept

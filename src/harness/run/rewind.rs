@@ -13,7 +13,8 @@ impl Run {
     /// Applies a `rewind` on `task`, which is not at work: refused in the log, with why and
     /// what there is, when the state cannot be found or put back.
     pub(super) fn rewind(&mut self, task: &Task, cmd: &control::Command) -> Result<()> {
-        let reason = cmd.reason.clone().unwrap_or_default();
+        // What the worker reads: keys scrubbed, escapes shown as text.
+        let reason = super::steer::plain(cmd.reason.as_deref().unwrap_or(""));
         let found = rewind::find(&self.dir, &task.id, &self.id, cmd.to_attempt, cmd.to_turn)?;
         let target = match found {
             Ok(target) => target,
