@@ -190,7 +190,7 @@ impl App {
     pub(super) fn open_rewind(&mut self) {
         match self.rewind_in_focus() {
             Ok((task, to)) => {
-                let state = crate::harness::rewind::described(to.attempt, to.turn);
+                let state = crate::session::outcome::rewound_to(to.attempt, to.turn);
                 let title = format!(
                     "Rewind {} to {state} — why? (its worker reads this)",
                     crate::printable::line(&task)

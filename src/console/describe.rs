@@ -153,7 +153,7 @@ fn describe_event(e: &Event) -> Option<String> {
         ),
         Payload::TaskRewound(p) => format!(
             "↶ {task} rewound to {}: {}",
-            crate::harness::rewind::described(p.to_attempt.unwrap_or(0), p.to_turn),
+            crate::session::outcome::rewound_to(p.to_attempt.unwrap_or(0), p.to_turn),
             crate::printable::line(&short(p.reason.as_deref().unwrap_or(""), 100))
         ),
         Payload::OperatorQueue(p) => format!(

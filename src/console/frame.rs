@@ -467,8 +467,13 @@ fn side_panes(player: &mut Player, trail: &Trail, unreviewed: bool) -> SidePanes
         }
         _ => vec![(Tone::Plain, "no validator run yet".into())],
     };
-    let events: Vec<(usize, crate::session::event::Event)> =
-        trail.ledger.iter().filter_map(|p| Some((*p, player.fetch(*p).ok()?))).collect();
+    // A rewind's own row says what the operator asked; the command's receipt would say it twice.
+    let events: Vec<(usize, crate::session::event::Event)> = (trail.ledger.iter())
+        .filter_map(|p| Some((*p, player.fetch(*p).ok()?)))
+        .filter(|(_, e)| {
+            !matches!(&e.payload, Payload::OperatorAction(a) if a.action.as_deref() == Some("rewind"))
+        })
+        .collect();
     // The attempts a later rewind set aside, to mark where they were judged.
     let rewound: Vec<u64> = (events.iter())
         .filter_map(|(_, e)| match &e.payload {

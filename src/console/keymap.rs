@@ -517,7 +517,7 @@ const MAIN: &[Binding] = &[
     live(
         &[k(K::Char('u'))],
         A::Rewind,
-        "live: rewind a task to the verdict picked in the Ledger, or the ◆ turn picked in the Worker pane",
+        "live: rewind the task to the Ledger's picked verdict, or a picked ◆ turn",
         H::No,
     ),
     bind(

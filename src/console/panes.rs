@@ -138,7 +138,7 @@ pub fn ledger_row(e: &Event, attempt: u64, rewound: bool) -> (Tone, String) {
             Tone::Waiting,
             format!(
                 "   ↶ rewound to {}: {}",
-                crate::harness::rewind::described(r.to_attempt.unwrap_or(0), r.to_turn),
+                crate::session::outcome::rewound_to(r.to_attempt.unwrap_or(0), r.to_turn),
                 crate::printable::line(r.reason.as_deref().unwrap_or(""))
             ),
         ),

@@ -32,7 +32,7 @@ impl App {
         }
         if let Some(task) = self.player.view.held() {
             return format!(
-                "HELD: {task} waits for you — a approve · r reject · F force · v re-judge · S skip · K fail"
+                "HELD: {task} waits for you — a approve · r reject · F force · v re-judge · u rewind · S skip · K fail"
             );
         }
         let applied = self.player.view.operator();

@@ -101,7 +101,7 @@ fn rewound(record: &mut TaskRecord, f: &crate::session::fact::Fact<'_>) {
         return;
     };
     let attempt = number(f.payload.to_attempt.value).unwrap_or(0);
-    let target = super::rewind::described(attempt, number(f.payload.to_turn.value));
+    let target = crate::session::outcome::rewound_to(attempt, number(f.payload.to_turn.value));
     record.rewind = Some(super::task_record::Rewind {
         tree: tree.to_owned(),
         continues_at,

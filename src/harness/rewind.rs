@@ -36,15 +36,7 @@ pub enum Kept {
 impl Target {
     /// The state in words: "attempt 2, as it was judged", "turn 5 of attempt 2".
     pub fn described(&self) -> String {
-        described(self.attempt, self.turn)
-    }
-}
-
-/// A rewound-to state in words: "attempt 2, as it was judged", "turn 5 of attempt 2".
-pub fn described(attempt: u64, turn: Option<u64>) -> String {
-    match turn {
-        Some(turn) => format!("turn {turn} of attempt {attempt}"),
-        None => format!("attempt {attempt}, as it was judged"),
+        crate::session::outcome::rewound_to(self.attempt, self.turn)
     }
 }
 

@@ -12,6 +12,14 @@ pub fn not_landed_because(conflicts: &[String]) -> String {
     }
 }
 
+/// Where a rewind took a task, in words: "attempt 2, as it was judged", "turn 5 of attempt 2".
+pub fn rewound_to(attempt: u64, turn: Option<u64>) -> String {
+    match turn {
+        Some(turn) => format!("turn {turn} of attempt {attempt}"),
+        None => format!("attempt {attempt}, as it was judged"),
+    }
+}
+
 /// The last judgement a task's work received before it was let through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LastOutcome {
