@@ -182,3 +182,79 @@ fn a_landed_task_is_not_rewound() {
     let said = String::from_utf8_lossy(&done.stderr);
     assert!(said.contains("finished") || said.contains("does not take landed work back"), "{said}");
 }
+
+/// A rewind to a turn: the files as that turn left them (what the next turn wrote is gone),
+/// the conversation up to that turn, and the attempt judged after it set aside.
+#[test]
+fn a_task_rewound_to_a_turn_goes_on_from_that_turns_files_and_conversation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script = json!({
+        "worker": {"T-001": {
+            "1": [{"tool_calls": [write("f1.txt", "TURN-ONE\n")]},
+                  {"tool_calls": [write("later.txt", "TURN-TWO\n")]},
+                  {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}],
+            "2": [{"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]
+        }},
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let out = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+        .args(["--max-attempts", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "failed at the cap: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let sent = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "rewind", "--task", "T-001", "--to-turn", "1"])
+        .args(["--reason", "TURN-REASON: stop after the first file"])
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    assert!(
+        String::from_utf8_lossy(&sent.stdout).contains("harrow resume"),
+        "a stopped run applies it on resume"
+    );
+    let resumed = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stdout));
+
+    let turn_one = events_of(&dir, "turn_tree")
+        .into_iter()
+        .find(|t| t["attempt"] == 1 && t["iter"] == 1)
+        .unwrap();
+    let rewound = &events_of(&dir, "task_rewound")[0];
+    assert_eq!((rewound["to_attempt"].as_u64(), rewound["to_turn"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(rewound["rewound"], json!([1]), "the attempt judged after the turn is set aside");
+    assert_eq!(rewound["tree"], turn_one["tree"]);
+    let judged = events_of(&dir, "evaluator_verdict")
+        .into_iter()
+        .find(|v| v["attempt"] == 2)
+        .expect("judged again, within the cap: the rewind gave the attempt back");
+    let commit = judged["attempt_commit"].as_str().unwrap();
+    assert_eq!(
+        tree_of(&repo, commit),
+        turn_one["tree"].as_str().unwrap(),
+        "the turn's files, exactly"
+    );
+    let files = support::git(&repo, &["ls-tree", "--name-only", &format!("session/{id}")]);
+    assert!(files.contains("f1.txt") && !files.contains("later.txt"), "{files}");
+
+    let received = server.received();
+    let first = received.iter().find(|r| r.role == "worker" && r.attempt == "2").unwrap();
+    let said = texts(&first.body);
+    assert!(said.iter().any(|m| m.contains("TURN-ONE")), "turn 1 is in the conversation");
+    assert!(!said.iter().any(|m| m.contains("TURN-TWO")), "turn 2 is not: {said:?}");
+    assert!(
+        said.last().unwrap().contains("TURN-REASON")
+            && said.last().unwrap().contains("turn 1 of attempt 1")
+    );
+}
