@@ -158,6 +158,11 @@ fn a_rewound_task_goes_on_from_the_kept_attempt_and_lands_only_when_judged_again
         "{last}"
     );
     assert!(!last.contains('\u{1b}') && last.contains("\\u{1b}[31m"), "plain text: {last}");
+    // Its evaluator is shown the verdicts that still stand: not attempt 2's.
+    let evaluator = received.iter().find(|r| r.role == "evaluator" && r.attempt == "3").unwrap();
+    let asked = texts(&evaluator.body).join("\n");
+    assert!(asked.contains("### Attempt 1 — reject:weak_test"), "{asked}");
+    assert!(!asked.contains("### Attempt 2"), "{asked}");
     let contexts = events_of(&dir, "context_reset");
     assert!(contexts.iter().any(|c| c["continues_at"].as_u64().is_some_and(|at| at > 0)));
 }

@@ -361,7 +361,7 @@ impl Run {
         iter: u64,
     ) -> Result<Result<Verdict, BrainError>> {
         let project = memory::project_context(&self.hands.jail, &self.opts.context_files);
-        let ledger = record::read_ledger(&self.dir, &task.id);
+        let ledger = self.ledger_standing(&task.id);
         let seed_tests: Vec<(String, String)> = task
             .tests
             .iter()

@@ -83,6 +83,15 @@ impl Run {
         }
     }
 
+    /// `task`'s ledger without the attempts a rewind set aside: the verdicts on work that is
+    /// still the task's, which its worker and evaluator are shown.
+    pub(super) fn ledger_standing(&self, task: &str) -> Vec<super::LedgerEntry> {
+        let rewound = self.records.get(task).rewound;
+        let mut ledger = super::record::read_ledger(&self.dir, task);
+        ledger.retain(|e| !rewound.contains(&e.attempt));
+        ledger
+    }
+
     /// The attempts a rewind gives back: those it sets aside, and one more when even then the
     /// task would be at its cap (the operator asks for another attempt by rewinding).
     fn grant_for(&self, task: &str, target: &Target) -> u64 {

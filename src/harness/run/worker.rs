@@ -113,7 +113,8 @@ impl Run {
                 (Some(rewound), Some(notes)) => Some(format!("{rewound}\n\n{notes}")),
                 (rewound, notes) => rewound.or(notes),
             };
-            let prompt = self.worker_prompt(task, &ledger, note.as_deref());
+            let standing = self.ledger_standing(&task.id);
+            let prompt = self.worker_prompt(task, &standing, note.as_deref());
             self.log_prompt(&scope(&task.id, 0, attempt), "worker", &prompt)?;
             messages = vec![
                 json!({"role": "system", "content": WORKER_PROMPT}),
