@@ -15,13 +15,17 @@ use std::process::ExitCode;
   harrow control 9d8329 reject --task T-002 --reason \"the edge case is untested\" --text \"add a test for an empty file\"
   harrow control 9d8329 rewind --task T-002 --to-attempt 1 --reason \"attempt 2 rewrote the parser; keep 1's\"
   harrow control 9d8329 rewind --task T-002 --to-turn 4 --reason \"before it deleted the fixtures\"
+  harrow control 9d8329 review --task T-002 --comments review.txt --category weak_test
   harrow control 9d8329 stop --now
 
 steer goes into the worker's conversation before its next model request, while the task
 works; queue waits for the task's next attempt (or its first turn, when it has not begun).
 rewind sets a task's files back to an attempt as it was judged (or a turn's worktree), keeps
 what came after on refs, and its worker goes on from that point of its conversation with your
-reason; a task at work is rewound when its attempt ends.")]
+reason; a task at work is rewound when its attempt ends.
+review sends your comments on a task's diff, one `path:line: comment` a line of the file
+(src/lib.rs:42: this panics on an empty file), as your verdict: --category C rejects it and
+its worker's next attempt gets each comment under the line it is about; --accept lands it.")]
 pub struct Args {
     #[command(flatten)]
     pub target: SessionArg,
@@ -49,6 +53,16 @@ pub struct Args {
     /// when given, else the latest turn N).
     #[arg(long, value_name = "N")]
     pub to_turn: Option<u64>,
+    /// With review: the file of comments, one `path:line: comment` a line.
+    #[arg(long, value_name = "FILE")]
+    pub comments: Option<std::path::PathBuf>,
+    /// With review: reject, with this rejection category (as a verdict's; a wrong one is
+    /// answered with the six there are).
+    #[arg(long, value_name = "C", conflicts_with = "accept")]
+    pub category: Option<String>,
+    /// With review: accept the work, with the comments.
+    #[arg(long)]
+    pub accept: bool,
     /// With stop: stop now, cancelling the model call or tool in flight (the task is left
     /// unfinished and restarts on resume).
     #[arg(long)]
@@ -96,15 +110,27 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         )
         .into());
     }
+    let reviewing = args.comments.is_some() || args.category.is_some() || args.accept;
+    if args.op != Op::Review && reviewing {
+        return Err(UsageError(
+            "--comments, --category and --accept go with review (harrow control ID review --task T --comments FILE --category C)".into(),
+        )
+        .into());
+    }
     let task = match args.op {
         Op::Steer | Op::Queue => Some(word_target(args.op, args.task.as_deref(), &o, &found.id)?),
         Op::Rewind => Some(rewind_target(args, &o, &found)?),
+        Op::Review => Some(review_target(args, &o, &found.id)?),
         _ => args.task.clone(),
     };
     let op = if args.now && args.op == Op::Stop { Op::StopNow } else { args.op };
     let mut command = Command::new(op, task.clone(), reason, text, "cli");
     command.to_attempt = args.to_attempt;
     command.to_turn = args.to_turn;
+    if let (Op::Review, Some(task), Some(file)) = (op, &task, &args.comments) {
+        command.comments = super::review::comments_for(&found, task, file)?;
+        command.category.clone_from(&args.category);
+    }
     send(&found.dir, &command)?;
     let when = if op == Op::Steer {
         format!(
@@ -114,6 +140,11 @@ pub fn control(args: &Args) -> Result<ExitCode> {
     } else if op == Op::Queue {
         format!(
             "it waits for {}'s next attempt, or its first turn",
+            task.as_deref().unwrap_or("the task")
+        )
+    } else if op == Op::Review && lock::is_locked(&found.dir) {
+        format!(
+            "the run checks it against {}'s diff and decides at once while it waits for a decision, else when its attempt ends",
             task.as_deref().unwrap_or("the task")
         )
     } else if op == Op::Rewind && lock::is_locked(&found.dir) {
@@ -168,6 +199,62 @@ fn rewind_target(
         crate::harness::rewind::find(&found.dir, &task, id, args.to_attempt, args.to_turn)
             .map_err(|e| UsageError(format!("cannot read session {id}'s log: {e}")))?;
     found_target.map(|_| task).map_err(UsageError)
+}
+
+/// The task a review is about (the one named, else the one held), with how it decides: a
+/// known category or `--accept`, and a comments file.
+fn review_target(
+    args: &Args,
+    o: &crate::session::Overview,
+    id: &str,
+) -> Result<String, UsageError> {
+    if args.comments.is_none() {
+        return Err(UsageError(
+            "review needs --comments FILE: one `path:line: comment` a line".into(),
+        ));
+    }
+    match args.category.as_deref() {
+        None if !args.accept => {
+            return Err(UsageError(
+                "say what the review decides: --category C to reject (acceptance_gap, weak_test, …) or --accept".into(),
+            ));
+        }
+        Some(c) if crate::session::state::category_meaning(c).is_none() => {
+            let known: Vec<&str> =
+                crate::session::state::CATEGORIES.iter().map(|(c, _)| *c).collect();
+            return Err(UsageError(format!(
+                "`{}` is not a rejection category; use one of {}",
+                crate::printable::line(c),
+                known.join(", ")
+            )));
+        }
+        _ => {}
+    }
+    let tasks = &o.summary.harrow.tasks;
+    let held: Vec<&String> = (tasks.iter())
+        .filter(|(_, t)| t.state == crate::session::state::TaskState::NeedsOperator)
+        .map(|(id, _)| id)
+        .collect();
+    let task = match (args.task.as_deref(), held.as_slice()) {
+        (Some(t), _) => t.to_owned(),
+        (None, [one]) => (*one).clone(),
+        _ => {
+            return Err(UsageError(format!(
+                "which task? name it with --task T-NNN (harrow control {id} review --task T-NNN --comments FILE --category C)"
+            )));
+        }
+    };
+    let said = crate::printable::line(&task);
+    let Some(state) = tasks.get(&task).map(|t| t.state.clone()) else {
+        return Err(UsageError(format!("session {id} has no task {said}")));
+    };
+    if state.is_settled() || state == crate::session::state::TaskState::Pending {
+        return Err(UsageError(format!(
+            "{said} is {}: there is no work of it waiting to be reviewed",
+            state.as_str()
+        )));
+    }
+    Ok(task)
 }
 
 /// The task a steer or queue is for: the one named, or the one at work when only one is. A

@@ -13,6 +13,7 @@ mod plan_verbs;
 pub(crate) mod prep;
 mod replay;
 mod resume;
+mod review;
 pub mod run;
 mod sessions;
 pub(crate) mod ship;

@@ -62,7 +62,8 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::PullRequest
         | K::OperatorSteer
         | K::OperatorQueue
-        | K::TaskRewound => true,
+        | K::TaskRewound
+        | K::OperatorReview => true,
     }
 }
 
@@ -283,7 +284,8 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         | K::OperatorSteer
         | K::OperatorQueue
         | K::TurnTree
-        | K::TaskRewound => WaitChange::Same,
+        | K::TaskRewound
+        | K::OperatorReview => WaitChange::Same,
     }
 }
 

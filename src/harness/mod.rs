@@ -8,6 +8,7 @@ pub(crate) mod gate;
 pub(crate) mod graph;
 pub(crate) mod learnings;
 pub(crate) mod memory;
+pub mod operator_review;
 pub mod plan;
 pub mod plan_copy;
 pub(crate) mod record;

@@ -48,6 +48,8 @@ pub enum Op {
     /// Set a task back to one of its attempts (or turns): its worktree as that state left
     /// it, its worker's conversation as it stood there, and the operator's reason after it.
     Rewind,
+    /// The operator's review of a task's diff: comments on its lines and a verdict.
+    Review,
 }
 
 impl Op {
@@ -68,6 +70,7 @@ impl Op {
             Op::Steer => "steer",
             Op::Queue => "queue",
             Op::Rewind => "rewind",
+            Op::Review => "review",
         }
     }
 
@@ -84,6 +87,14 @@ impl Op {
             Op::Approve | Op::Reject | Op::ForceAccept | Op::Skip | Op::Fail | Op::Rewind
         )
     }
+}
+
+/// A comment of the operator's on one line of a task's diff, as sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineComment {
+    pub path: String,
+    pub line: u64,
+    pub comment: String,
 }
 
 /// One command.
@@ -104,6 +115,12 @@ pub struct Command {
     /// latest conversation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_turn: Option<u64>,
+    /// For a review: the comments on lines of the task's diff.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comments: Vec<LineComment>,
+    /// For a review: the category it rejects with; none accepts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     #[serde(default)]
     pub ts: String,
     /// Who sent it: `console`, `cli`.
@@ -127,6 +144,8 @@ impl Command {
             text,
             to_attempt: None,
             to_turn: None,
+            comments: Vec::new(),
+            category: None,
             ts: super::timestamp::now(),
             source: source.to_owned(),
         }

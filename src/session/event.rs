@@ -157,6 +157,7 @@ payloads! {
     "operator_queue" => OperatorQueue(OperatorQueue),
     "turn_tree" => TurnTree(TurnTree),
     "task_rewound" => TaskRewound(TaskRewound),
+    "operator_review" => OperatorReview(OperatorReview),
     "log_repaired" => LogRepaired(LogRepaired),
     "stop" => Stop(Stop),
     "archived" => Archived(Archived),
@@ -275,6 +276,7 @@ impl Payload {
             Payload::OperatorQueue(p) => &p.scope,
             Payload::TurnTree(p) => &p.scope,
             Payload::TaskRewound(p) => &p.scope,
+            Payload::OperatorReview(p) => &p.scope,
             Payload::SessionStart(_)
             | Payload::SessionResume(_)
             | Payload::LogRepaired(_)
@@ -663,6 +665,15 @@ payload_struct!(
     } scoped
 );
 payload_struct!(
+    /// harrow: the operator's review of a task's diff, logged like a verdict: `verdict`
+    /// (`reject` with a `rejection_category`, or `accept`), what they said, and each comment at
+    /// the line it is about.
+    OperatorReview {
+        verdict: String, rejection_category: String, reason: String,
+        comments: Vec<ReviewedLine>, source: String,
+    } scoped
+);
+payload_struct!(
     /// harrow: a torn tail was cut back on resume.
     LogRepaired { cut_bytes: u64, at_offset: u64 }
 );
@@ -748,6 +759,21 @@ payload_struct!(
         error: String,
     }
 );
+
+/// One comment of an operator's review, at the line of the diff it is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewedLine {
+    #[serde(default)]
+    pub path: String,
+    /// The line's number in the file as the task left it.
+    #[serde(default)]
+    pub line: u64,
+    /// The line as it reads there.
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub comment: String,
+}
 
 /// One tool call inside an assistant message.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

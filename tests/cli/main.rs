@@ -28,6 +28,7 @@ mod export;
 mod fleet;
 mod lanes;
 mod lanes_operator;
+mod review;
 mod rewind;
 mod scale_out;
 mod ship;

@@ -252,7 +252,7 @@ impl Run {
             self.book.parked.insert(task, lane);
         } else {
             self.book.parked.insert(task.clone(), lane);
-            if matches!(cmd.op, Op::Reject | Op::RetryEval | Op::Rewind) {
+            if matches!(cmd.op, Op::Reject | Op::RetryEval | Op::Rewind | Op::Review) {
                 self.book.revived.push(task);
             }
         }

@@ -7,6 +7,7 @@ mod lane_recover;
 mod lanes;
 mod learn;
 mod operator;
+mod operator_review;
 mod records;
 mod recover;
 mod retry;

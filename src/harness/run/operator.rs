@@ -110,7 +110,8 @@ impl Run {
                 | Op::Skip
                 | Op::Fail
                 | Op::RetryEval
-                | Op::Rewind => {
+                | Op::Rewind
+                | Op::Review => {
                     if let Some(end) = self.decide(&cmd)? {
                         ended = Some(end);
                     }
@@ -158,7 +159,16 @@ impl Run {
             self.rewind(&task, cmd)?;
             return Ok(None);
         }
+        let reviewed = if cmd.op == Op::Review {
+            match self.operator_review(&task, cmd)? {
+                Some(brief) => Some(brief),
+                None => return Ok(None),
+            }
+        } else {
+            None
+        };
         let event = match cmd.op {
+            Op::Review if cmd.category.is_none() => GateEvent::Accepted,
             Op::RetryEval => GateEvent::EvaluatorRetried,
             Op::Approve => GateEvent::Accepted,
             Op::ForceAccept => GateEvent::ForceAccepted,
@@ -166,12 +176,12 @@ impl Run {
             Op::Fail => GateEvent::Failed,
             _ => {
                 let guidance = cmd.text.clone().unwrap_or_default();
-                self.control.notes.push((
-                    Some(task.id.clone()),
+                let brief = reviewed.unwrap_or_else(|| {
                     format!("The operator rejected the last attempt ({reason}). {guidance}")
                         .trim()
-                        .to_owned(),
-                ));
+                        .to_owned()
+                });
+                self.control.notes.push((Some(task.id.clone()), brief));
                 let reviews = record::read_ledger(&self.dir, &task.id).len() as u64;
                 if reviews >= self.cap_for(&task.id) {
                     self.records.update(&task.id, |r| r.granted += 1);
@@ -202,7 +212,7 @@ impl Run {
                 self.control.retry_eval = Some(task.id.clone());
                 Ok(None)
             }
-            Op::Approve | Op::ForceAccept => {
+            Op::Approve | Op::ForceAccept | Op::Review => {
                 self.take_back_set_aside(&task)?;
                 self.gate(&task.id, event, &format!("operator: {reason}"), 0)?;
                 let review =
@@ -216,7 +226,11 @@ impl Run {
                         review,
                         by_operator: true,
                         last: Some(last),
-                        summary: format!("accepted by the operator: {reason}"),
+                        summary: if cmd.op == Op::Review {
+                            format!("accepted by the operator's review, with comments: {reason}")
+                        } else {
+                            format!("accepted by the operator: {reason}")
+                        },
                         judged: None,
                     },
                 )

@@ -360,6 +360,7 @@ impl SummaryFold {
                 | K::OperatorQueue
                 | K::TurnTree
                 | K::TaskRewound
+                | K::OperatorReview
                 | K::LogRepaired
                 | K::Archived
                 | K::ProposedLearnings

@@ -1,0 +1,131 @@
+//! The operator's review of a task's diff, through the real binary against a scripted model
+//! that records every request and real git: comments are checked against the diff (a line
+//! that is not in it is refused, the nearest named; a bad line of the file is named by
+//! `FILE:LINE`), the review is logged like a verdict, and its reject reaches the worker's next
+//! attempt with each comment at its `FILE:LINE` under the quoted line.
+
+use crate::loop_fixture;
+
+use loop_fixture::{accept, case, harrow_cmd, headless_run, reject, repo_and_plan, serve};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn until_logged(dir: &Path, kind: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(dir.join("events.jsonl"))
+        .map_or(true, |t| !t.contains(&format!("\"type\":\"{kind}\"")))
+    {
+        assert!(Instant::now() < deadline, "no {kind} was logged");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn events_of(dir: &Path, kind: &str) -> Vec<Value> {
+    crate::support::strict_events(dir)
+        .into_iter()
+        .filter(|e| e["type"] == kind)
+        .map(|e| e["payload"].clone())
+        .collect()
+}
+
+#[test]
+fn a_review_with_line_comments_sends_the_task_back_with_each_comment_at_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let write = json!({"name": "write_file", "arguments": {"path": "f1.txt", "content": "alpha\nbeta\ngamma\n"}});
+    let script = json!({
+        "worker": {"T-001": {
+            "1": [{"tool_calls": [write]}, {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}],
+            "2": [{"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]
+        }},
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+        .args(["--max-attempts", "1", "--wait-for-operator"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    until_logged(&dir, "operator_wait");
+    let review = |comments: &str, extra: &[&str]| -> Output {
+        let file = tmp.path().join("review.txt");
+        std::fs::write(&file, comments).unwrap();
+        harrow_cmd(tmp.path(), &server.base_url())
+            .args(["control", &id, "review", "--task", "T-001", "--comments"])
+            .arg(&file)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+
+    let off = review("f1.txt:9: where is the ninth line?\n", &["--category", "acceptance_gap"]);
+    assert_eq!(off.status.code(), Some(2), "{}", stderr(&off));
+    assert!(
+        stderr(&off)
+            .contains("f1.txt:9 is not a line of the task's diff; the nearest that are: 1–3"),
+        "{}",
+        stderr(&off)
+    );
+    let torn = review("# review\nf1.txt:2: fine\nf1.txt two: no\n", &["--category", "weak_test"]);
+    assert!(stderr(&torn).contains("review.txt:3:"), "{}", stderr(&torn));
+    let other = review("README.md:1: hm\n", &["--accept"]);
+    assert!(stderr(&other).contains("README.md is not in the task's diff"), "{}", stderr(&other));
+    let undecided = review("f1.txt:2: fine\n", &[]);
+    assert!(stderr(&undecided).contains("--category C to reject"), "{}", stderr(&undecided));
+    let unknown = review("f1.txt:2: fine\n", &["--category", "ugly"]);
+    assert!(
+        stderr(&unknown).contains("`ugly` is not a rejection category"),
+        "{}",
+        stderr(&unknown)
+    );
+
+    // What the console (or anything else) writes goes through the run's own check too.
+    let raw = json!({"op": "review", "task": "T-001", "category": "weak_test", "ts": "t", "source": "test",
+        "comments": [{"path": "f1.txt", "line": 40, "comment": "off the diff"}]});
+    std::fs::write(dir.join("control.jsonl"), format!("{raw}\n")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !events_of(&dir, "operator_action").iter().any(|a| a["action"] == "refused") {
+        assert!(Instant::now() < deadline, "the run never refused the review");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let refused =
+        events_of(&dir, "operator_action").into_iter().find(|a| a["action"] == "refused").unwrap();
+    assert!(refused["reason"].as_str().unwrap().contains("f1.txt:40 is not a line"), "{refused}");
+    assert!(events_of(&dir, "operator_review").is_empty(), "a refused review is not logged as one");
+
+    let sent = review(
+        "f1.txt:2: BETA-COMMENT: say why beta \u{1b}[31mcomes second\nf1.txt:3: GAMMA-COMMENT: needs a test\n",
+        &["--category", "weak_test", "--reason", "REVIEW-REASON two things"],
+    );
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+
+    let reviews = events_of(&dir, "operator_review");
+    assert_eq!(reviews.len(), 1, "{reviews:?}");
+    assert_eq!(reviews[0]["verdict"], "reject");
+    assert_eq!(reviews[0]["rejection_category"], "weak_test");
+    assert_eq!(reviews[0]["comments"][0]["path"], "f1.txt");
+    assert_eq!(reviews[0]["comments"][0]["line"], 2);
+    assert_eq!(reviews[0]["comments"][0]["text"], "beta", "the line as it reads");
+    let received = server.received();
+    let brief: String = received
+        .iter()
+        .filter(|r| r.role == "worker" && r.attempt == "2")
+        .map(|r| r.body.to_string())
+        .collect();
+    let brief: Value = Value::String(brief);
+    let brief = brief.as_str().unwrap();
+    assert!(brief.contains("f1.txt:2\\n> beta\\nBETA-COMMENT"), "{brief}");
+    assert!(brief.contains("f1.txt:3\\n> gamma\\nGAMMA-COMMENT"), "{brief}");
+    assert!(brief.contains("Category: weak_test") && brief.contains("REVIEW-REASON"), "{brief}");
+    assert!(!brief.contains("\\u001b"), "no escape reaches the model: {brief}");
+    let done = events_of(&dir, "task_done");
+    assert_eq!(done.len(), 1, "judged again and landed");
+}
