@@ -6,6 +6,7 @@
 use crate::session::control::LineComment;
 use crate::session::event::ReviewedLine;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 /// The most comments one review carries: a review, not a file.
 pub const MAX_COMMENTS: usize = 200;
@@ -56,23 +57,28 @@ pub fn parse_comments(text: &str, file: &str) -> Result<Vec<LineComment>, String
 pub fn lines_in(patch: &str) -> BTreeMap<String, BTreeMap<u64, String>> {
     let mut files: BTreeMap<String, BTreeMap<u64, String>> = BTreeMap::new();
     let mut path: Option<String> = None;
+    // Between a file's `diff --git` and its first hunk: `+++`/`---` are headers there, and
+    // only there (an added line reading `++ x` is `+++ x` in a hunk).
+    let mut in_header = false;
     let mut next = 0u64;
     for line in patch.lines() {
-        if let Some(new) = line.strip_prefix("+++ ") {
-            path = new.strip_prefix("b/").map(str::to_owned);
-        } else if line.starts_with("--- ") || line.starts_with("diff --git ") {
-            continue;
+        if line.starts_with("diff --git ") {
+            in_header = true;
+            path = None;
         } else if let Some(header) = line.strip_prefix("@@ ") {
+            in_header = false;
             // `@@ -a,b +c,d @@`: the new side starts at c.
             next = (header.split_whitespace())
                 .find_map(|w| w.strip_prefix('+'))
                 .and_then(|c| c.split(',').next()?.parse().ok())
                 .unwrap_or(0);
-        } else if let (Some(p), Some(first)) = (&path, line.chars().next()) {
-            if first == '+' || first == ' ' {
-                files.entry(p.clone()).or_default().insert(next, line[1..].to_owned());
-                next += 1;
+        } else if in_header {
+            if let Some(new) = line.strip_prefix("+++ ") {
+                path = new.strip_prefix("b/").map(str::to_owned);
             }
+        } else if let (Some(p), Some(first @ ('+' | ' '))) = (&path, line.chars().next()) {
+            files.entry(p.clone()).or_default().insert(next, line[first.len_utf8()..].to_owned());
+            next += 1;
         }
     }
     files
@@ -139,17 +145,12 @@ pub fn brief(category: Option<&str>, reason: &str, reviewed: &[ReviewedLine]) ->
     };
     let mut out = head;
     if !reason.trim().is_empty() {
-        out.push_str(&format!("\nThe operator says: {}", reason.trim()));
+        let _ = write!(out, "\nThe operator says: {}", reason.trim());
     }
     out.push_str("\n\nComments on your diff:");
     for r in reviewed {
-        out.push_str(&format!(
-            "\n\n{}:{}\n> {}\n{}",
-            r.path,
-            r.line,
-            crate::printable::line(&r.text),
-            r.comment
-        ));
+        let text = crate::printable::line(&r.text);
+        let _ = write!(out, "\n\n{}:{}\n> {text}\n{}", r.path, r.line, r.comment);
     }
     out.push_str("\n\nAddress every comment, then submit your case again.");
     out
@@ -159,7 +160,7 @@ pub fn brief(category: Option<&str>, reason: &str, reviewed: &[ReviewedLine]) ->
 mod tests {
     use super::*;
 
-    const PATCH: &str = "diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,4 @@\n fn a() {}\n-fn b() {}\n+fn b() -> u8 { 1 }\n+fn c() {}\n fn d() {}\n@@ -20,2 +21,2 @@\n fn x() {}\n+fn y() {}\n";
+    const PATCH: &str = "diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,4 @@\n fn a() {}\n-fn b() {}\n+fn b() -> u8 { 1 }\n+fn c() {}\n fn d() {}\n@@ -20,2 +21,3 @@\n fn x() {}\n+fn y() {}\n+++ z\n";
 
     #[test]
     fn a_diffs_new_side_lines_are_numbered_as_the_file_has_them() {
@@ -169,6 +170,7 @@ mod tests {
         assert_eq!(lib[&2], "fn b() -> u8 { 1 }");
         assert_eq!(lib[&4], "fn d() {}");
         assert_eq!(lib[&22], "fn y() {}");
+        assert_eq!(lib[&23], "++ z", "an added line that reads like a header is a line");
         assert!(!lib.contains_key(&5), "a line outside every hunk is not in the diff");
     }
 
@@ -179,7 +181,7 @@ mod tests {
         let ok = check(&[c("src/lib.rs", 2)], &lines).unwrap();
         assert_eq!(ok[0].text, "fn b() -> u8 { 1 }");
         let far = check(&[c("src/lib.rs", 15)], &lines).unwrap_err();
-        assert!(far.contains("src/lib.rs:15 is not a line") && far.contains("21–22, 1–4"), "{far}");
+        assert!(far.contains("src/lib.rs:15 is not a line") && far.contains("21–23, 1–4"), "{far}");
         let other = check(&[c("README.md", 1)], &lines).unwrap_err();
         assert!(
             other.contains("README.md is not in the task's diff") && other.contains("src/lib.rs")

@@ -123,7 +123,7 @@ pub enum Choice {
     Stay,
     Open(Box<Entry>),
     /// Write this command to the run in that folder.
-    Send(std::path::PathBuf, Command),
+    Send(std::path::PathBuf, Box<Command>),
     /// Resume a run; `true`: trusting the settings it recorded (`--trust-recorded`).
     Resume(Box<Entry>, bool),
     Export(Box<Entry>),
@@ -143,8 +143,13 @@ pub fn age(ts: Option<&str>, now: jiff::Timestamp) -> String {
     }
 }
 
-fn command(op: Op, task: Option<String>, reason: Option<String>, text: Option<String>) -> Command {
-    Command::new(op, task, reason, text, "fleet")
+fn command(
+    op: Op,
+    task: Option<String>,
+    reason: Option<String>,
+    text: Option<String>,
+) -> Box<Command> {
+    Box::new(Command::new(op, task, reason, text, "fleet"))
 }
 
 impl Browser {
