@@ -29,7 +29,7 @@ fn repositories(player: &mut Player) -> Vec<PathBuf> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DiffSource {
     Ready(DiffView),
-    Commits { repositories: Vec<PathBuf>, from: String, to: String, title: String },
+    Commits { repositories: Vec<PathBuf>, from: String, to: String, title: String, task: String },
 }
 
 impl DiffSource {
@@ -37,8 +37,10 @@ impl DiffSource {
     pub fn load(self) -> Result<DiffView, String> {
         match self {
             DiffSource::Ready(view) => Ok(view),
-            DiffSource::Commits { repositories, from, to, title } => {
-                diff::between(&repositories, &from, &to, &title)
+            DiffSource::Commits { repositories, from, to, title, task } => {
+                let mut view = diff::between(&repositories, &from, &to, &title)?;
+                view.task = Some(task);
+                Ok(view)
             }
         }
     }
@@ -75,11 +77,18 @@ pub fn judged_diff(
             from: before,
             to: kept,
             title,
+            task,
         });
     }
     let base = base.ok_or("the verdict does not name the task's starting commit")?;
     let title = format!("{task} attempt {attempt} as judged");
-    Ok(DiffSource::Commits { repositories: repositories(player), from: base, to: kept, title })
+    Ok(DiffSource::Commits {
+        repositories: repositories(player),
+        from: base,
+        to: kept,
+        title,
+        task,
+    })
 }
 
 /// The diff Tilth showed its evaluator before the verdict at `pos`: the `diff` block of the

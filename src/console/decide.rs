@@ -41,7 +41,9 @@ impl App {
             |who| title.replace("{task}", who),
         );
         let text = Overlay::text_box("Enter sends, Esc cancels", "");
-        self.overlay = Overlay::Editor(Box::new(Editor { op, task, title, text, to: None }));
+        let detail = super::outcome::Detail::None;
+        let editor = Editor { op, task, title, text, detail, back: None };
+        self.overlay = Overlay::Editor(Box::new(editor));
     }
 
     /// `i`: the editor for words to the task at work — the one picked in the plan, else the
@@ -62,7 +64,8 @@ impl App {
             task: Some(task),
             title,
             text,
-            to: None,
+            detail: super::outcome::Detail::None,
+            back: None,
         }));
     }
 
@@ -201,7 +204,8 @@ impl App {
                     task: Some(task),
                     title,
                     text,
-                    to: Some(to),
+                    detail: super::outcome::Detail::Rewind(to),
+                    back: None,
                 }));
             }
             Err(why) => self.notice = Some(why),
@@ -251,5 +255,46 @@ impl App {
             ));
         }
         Ok((task, to))
+    }
+}
+
+impl App {
+    /// Sends what the editor decided, with what it carries beyond its words.
+    pub(super) fn send_decided(
+        &mut self,
+        op: Op,
+        task: Option<String>,
+        text: String,
+        detail: super::outcome::Detail,
+    ) {
+        use super::outcome::Detail;
+        if !self.live {
+            self.notice = Some("decisions steer a live run; this is a replay".into());
+            return;
+        }
+        let (reason, body) = match op {
+            Op::Note | Op::Steer | Op::Queue => (None, Some(text)),
+            Op::Reject => (Some(text.clone()), Some(text)),
+            _ => (Some(text), None),
+        };
+        let mut cmd = super::effect::command(op, task, reason, body);
+        match detail {
+            Detail::None => {}
+            Detail::Rewind(to) => {
+                cmd.to_attempt = Some(to.attempt);
+                cmd.to_turn = to.turn;
+            }
+            Detail::Review(draft) => {
+                cmd.category = draft.category.map(str::to_owned);
+                cmd.comments = (draft.comments.into_iter())
+                    .map(|c| control::LineComment {
+                        path: c.path,
+                        line: c.line,
+                        comment: c.comment,
+                    })
+                    .collect();
+            }
+        }
+        self.effects.push(super::Effect::Send(cmd));
     }
 }

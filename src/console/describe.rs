@@ -151,6 +151,16 @@ fn describe_event(e: &Event) -> Option<String> {
                 110
             ))
         ),
+        Payload::OperatorReview(p) => format!(
+            "✎ {task} the operator's review: {}, {} comment(s){}",
+            review_verdict(p),
+            p.comments.as_ref().map_or(0, Vec::len),
+            p.reason
+                .as_deref()
+                .filter(|r| !r.is_empty())
+                .map(|r| format!(": {}", crate::printable::line(&short(r, 90))))
+                .unwrap_or_default()
+        ),
         Payload::TaskRewound(p) => format!(
             "↶ {task} rewound to {}: {}",
             crate::session::outcome::rewound_to(p.to_attempt.unwrap_or(0), p.to_turn),
@@ -289,13 +299,27 @@ pub fn tone(e: &Event) -> Tone {
         Payload::Verdict(v) if v.ruling() != Some(Ruling::Accept) => Tone::Bad,
         Payload::JudgeVerdict(v) if v.accept != Some(true) => Tone::Bad,
         Payload::TaskFailed(_) => Tone::Bad,
+        Payload::OperatorReview(r) if r.verdict.as_deref() == Some("reject") => Tone::Bad,
+        Payload::TaskRewound(_) => Tone::Waiting,
         Payload::Push(p) if p.error.is_some() => Tone::Bad,
         Payload::PullRequest(p) if p.error.is_some() => Tone::Bad,
-        Payload::Commit(_) | Payload::Push(_) | Payload::PullRequest(_) => Tone::Good,
+        Payload::Commit(_)
+        | Payload::Push(_)
+        | Payload::PullRequest(_)
+        | Payload::OperatorReview(_) => Tone::Good,
         Payload::PreToolBlock(_) => Tone::Warn,
         Payload::FeedbackSent(f) if f.kind.as_deref() == Some("merge") => Tone::Warn,
         Payload::ValidatorRun(v) if v.passed != Some(true) => Tone::Warn,
         _ => Tone::Plain,
+    }
+}
+
+/// An operator review's verdict in words: `reject (weak_test)` or `accept`.
+pub fn review_verdict(p: &crate::session::event::OperatorReview) -> String {
+    match (p.verdict.as_deref(), p.rejection_category.as_deref()) {
+        (Some("reject"), Some(c)) => format!("reject ({})", crate::printable::line(c)),
+        (Some(v), _) => crate::printable::line(v),
+        (None, _) => "?".into(),
     }
 }
 

@@ -21,35 +21,103 @@ pub struct FileStat {
     pub line: usize,
 }
 
-/// A diff ready to scroll: its lines with their tone, and its files.
+/// A diff ready to read and comment on: its lines with their tone, its files, the line under
+/// the cursor and the operator's comments on lines of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiffView {
     pub title: String,
     pub lines: Vec<(DiffLine, String)>,
     pub files: Vec<FileStat>,
+    /// Where each line sits in the file as the attempt left it (`path`, line): added and
+    /// unchanged lines, which a comment can be about.
+    pub at: Vec<Option<(String, u64)>>,
     /// First line and first column shown.
     pub scroll: super::scroll::Scroll,
     pub column: u16,
+    /// The line under the cursor, an index of `lines`.
+    pub cursor: usize,
+    /// How many lines the last frame showed: what a page is, and how far the view follows the
+    /// cursor.
+    pub page: std::cell::Cell<usize>,
+    /// The task whose attempt this is, when the diff is one harrow kept.
+    pub task: Option<String>,
+    /// The operator's comments, in the order made.
+    pub comments: Vec<crate::session::event::ReviewedLine>,
 }
 
 impl DiffView {
-    /// Scrolls, moves between files and sideways.
+    /// Moves the cursor (the view follows it), between files and sideways.
     pub fn act(&mut self, action: super::keymap::Action) -> super::outcome::Outcome {
         use super::keymap::Action;
         use super::outcome::Outcome;
-        let rows = self.lines.len();
+        let last = self.lines.len().saturating_sub(1);
+        let page = self.page.get().max(1);
         match action {
-            _ if self.scroll.act(action, rows) => {}
+            Action::Down => self.cursor = (self.cursor + 1).min(last),
+            Action::Up => self.cursor = self.cursor.saturating_sub(1),
+            Action::PageDown => self.cursor = (self.cursor + page).min(last),
+            Action::PageUp => self.cursor = self.cursor.saturating_sub(page),
+            Action::Top => self.cursor = 0,
+            Action::Bottom => self.cursor = last,
             Action::NextFile => self.to_file(true),
             Action::PrevFile => self.to_file(false),
             Action::Right => self.column = self.column.saturating_add(8),
             Action::Left => self.column = self.column.saturating_sub(8),
             _ => return Outcome::Unbound,
         }
+        self.follow();
         Outcome::Stay
     }
 
-    /// Draws the diff over `area`.
+    /// Scrolls so the cursor is on screen.
+    fn follow(&mut self) {
+        let page = self.page.get().max(1);
+        let top = usize::from(self.scroll.top);
+        let top = if self.cursor < top {
+            self.cursor
+        } else if self.cursor >= top + page {
+            self.cursor + 1 - page
+        } else {
+            top
+        };
+        self.scroll.top = u16::try_from(top).unwrap_or(u16::MAX);
+    }
+
+    /// The line under the cursor as a comment is about it: its file, its number there and
+    /// its text; `None` on a header, a hunk or a removed line.
+    pub fn line_under_cursor(&self) -> Option<(String, u64, String)> {
+        let (path, line) = self.at.get(self.cursor)?.clone()?;
+        let text = self.lines.get(self.cursor)?.1.chars().skip(1).collect();
+        Some((path, line, text))
+    }
+
+    /// Keeps `comment` on the line under the cursor, in place of one made there before; an
+    /// empty comment takes that one away. `false` when the cursor is on no commentable line.
+    pub fn comment(&mut self, comment: &str) -> bool {
+        let Some((path, line, text)) = self.line_under_cursor() else { return false };
+        self.comments.retain(|c| !(c.path == path && c.line == line));
+        let comment = comment.trim();
+        if !comment.is_empty() {
+            let kept = crate::session::event::ReviewedLine {
+                path,
+                line,
+                text,
+                comment: comment.to_owned(),
+            };
+            self.comments.push(kept);
+        }
+        true
+    }
+
+    /// The comment already on the line under the cursor, to edit it.
+    pub fn comment_here(&self) -> Option<&str> {
+        let (path, line, _) = self.line_under_cursor()?;
+        let c = self.comments.iter().find(|c| c.path == path && c.line == line)?;
+        Some(c.comment.as_str())
+    }
+
+    /// Draws the diff over `area`: the cursor's line marked, a commented line with `✎` and
+    /// its comment, and the comments listed beside it once there are any.
     pub fn draw(
         &self,
         frame: &mut ratatui::Frame,
@@ -58,25 +126,70 @@ impl DiffView {
     ) {
         let rect =
             popup(frame, area, area.width.saturating_sub(2), area.height.saturating_sub(2), 1);
-        let height = usize::from(rect.height.saturating_sub(2));
+        let (body, side) = if self.comments.is_empty() || rect.width < 60 {
+            (rect, None)
+        } else {
+            let side = (rect.width / 3).max(24);
+            let body = ratatui::layout::Rect { width: rect.width - side, ..rect };
+            let list = ratatui::layout::Rect { x: rect.x + body.width, width: side, ..rect };
+            (body, Some(list))
+        };
+        let height = usize::from(body.height.saturating_sub(2));
+        self.page.set(height);
         let top = usize::from(self.scroll.top).min(self.lines.len().saturating_sub(1));
-        let lines: Vec<Line> = self.lines[top..self.lines.len().min(top + height)]
-            .iter()
-            .map(|(kind, text)| {
-                let style = tone_style(kind.tone(), theme);
-                let style = if *kind == super::diff::DiffLine::File {
-                    style.add_modifier(Modifier::BOLD)
-                } else {
-                    style
-                };
-                Line::styled(text.clone(), style)
+        let end = self.lines.len().min(top + height);
+        let lines: Vec<Line> = (top..end)
+            .map(|i| {
+                let (kind, text) = &self.lines[i];
+                let mut style = tone_style(kind.tone(), theme);
+                if *kind == DiffLine::File {
+                    style = style.add_modifier(Modifier::BOLD);
+                }
+                if i == self.cursor {
+                    style = style.add_modifier(Modifier::REVERSED);
+                }
+                match self.comment_at(i) {
+                    Some(c) => {
+                        Line::styled(format!("{text}  ✎ {}", crate::printable::line(c)), style)
+                    }
+                    None => Line::styled(text.clone(), style),
+                }
             })
             .collect();
         let block = Block::default()
             .borders(Borders::ALL)
             .title(self.title.clone())
-            .title_bottom(footer(Mode::Diff, rect.width));
-        frame.render_widget(Paragraph::new(lines).scroll((0, self.column)).block(block), rect);
+            .title_bottom(footer(Mode::Diff, body.width));
+        frame.render_widget(Paragraph::new(lines).scroll((0, self.column)).block(block), body);
+        if let Some(list) = side {
+            self.draw_comments(frame, list, theme);
+        }
+    }
+
+    /// The comment on line `i` of the view, if one was made there.
+    fn comment_at(&self, i: usize) -> Option<&str> {
+        let (path, line) = self.at.get(i)?.as_ref()?;
+        let c = self.comments.iter().find(|c| &c.path == path && c.line == *line)?;
+        Some(c.comment.as_str())
+    }
+
+    /// The comments so far, each at its `FILE:LINE`.
+    fn draw_comments(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        theme: &super::theme::Theme,
+    ) {
+        let mut lines: Vec<Line> = Vec::new();
+        for c in &self.comments {
+            let at = crate::printable::line(&format!("{}:{}", c.path, c.line));
+            lines.push(Line::styled(at, tone_style(Tone::Waiting, theme)));
+            lines.push(Line::raw(format!("  {}", crate::printable::line(&c.comment))));
+        }
+        let title = format!(" {} comment(s) · R sends your review ", self.comments.len());
+        let block = Block::default().borders(Borders::ALL).title(title);
+        let text = Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false });
+        frame.render_widget(text.block(block), area);
     }
 }
 
@@ -129,7 +242,9 @@ pub fn between(repos: &[PathBuf], from: &str, to: &str, title: &str) -> Result<D
         .map_err(|e| format!("the diff cannot be made: {}", e.message()))?;
     let mut lines: Vec<(DiffLine, String)> = Vec::new();
     let mut files: Vec<FileStat> = Vec::new();
+    let mut at: Vec<Option<(String, u64)>> = Vec::new();
     let printed = diff.print(DiffFormat::Patch, |delta, _hunk, line| {
+        let before = lines.len();
         let text =
             String::from_utf8_lossy(line.content()).trim_end_matches(['\n', '\r']).to_owned();
         match line.origin() {
@@ -159,10 +274,21 @@ pub fn between(repos: &[PathBuf], from: &str, to: &str, title: &str) -> Result<D
             'B' => lines.push((DiffLine::Note, "  (a binary file)".into())),
             _ => {}
         }
+        if lines.len() > before {
+            let path = files.last().map(|f| f.path.clone());
+            let place = match (line.origin(), path, line.new_lineno()) {
+                ('+' | ' ', Some(path), Some(n)) => Some((path, u64::from(n))),
+                _ => None,
+            };
+            at.push(place);
+        }
         true
     });
     printed.map_err(|e| format!("the diff cannot be read: {}", e.message()))?;
-    Ok(finish(lines, files, title))
+    let mut view = finish(lines, files, title);
+    at.resize(view.lines.len(), None);
+    view.at = at;
+    Ok(view)
 }
 
 /// A diff as unified-diff text (the one Tilth put in its evaluator prompt), titled `title`.
@@ -206,7 +332,19 @@ fn finish(mut lines: Vec<(DiffLine, String)>, files: Vec<FileStat>, title: &str)
     let added: usize = files.iter().map(|f| f.added).sum();
     let removed: usize = files.iter().map(|f| f.removed).sum();
     let title = format!(" {title} · {} file(s) +{added} −{removed} ", files.len());
-    DiffView { title, lines, files, scroll: super::scroll::Scroll::default(), column: 0 }
+    let at = vec![None; lines.len()];
+    DiffView {
+        title,
+        lines,
+        files,
+        at,
+        scroll: super::scroll::Scroll::default(),
+        column: 0,
+        cursor: 0,
+        page: std::cell::Cell::new(20),
+        task: None,
+        comments: Vec::new(),
+    }
 }
 
 impl DiffView {
@@ -220,6 +358,7 @@ impl DiffView {
         };
         if let Some(f) = next {
             self.scroll.top = u16::try_from(f.line).unwrap_or(u16::MAX);
+            self.cursor = f.line;
         }
     }
 }

@@ -483,17 +483,16 @@ fn side_panes(player: &mut Player, trail: &Trail, unreviewed: bool) -> SidePanes
         .flatten()
         .collect();
     let mut counted = 0;
-    let ledger = events
-        .iter()
-        .map(|(p, e)| {
-            if matches!(e.payload, Payload::Verdict(_) | Payload::JudgeVerdict(_)) {
-                counted += 1;
-            }
-            let attempt = e.payload.scope().and_then(|s| s.attempt).filter(|a| *a > 0);
-            let attempt = attempt.unwrap_or(counted);
-            (*p, ledger_row(e, attempt, rewound.contains(&attempt)))
-        })
-        .collect();
+    let mut ledger = Vec::new();
+    for (p, e) in &events {
+        if matches!(e.payload, Payload::Verdict(_) | Payload::JudgeVerdict(_)) {
+            counted += 1;
+        }
+        let attempt = e.payload.scope().and_then(|s| s.attempt).filter(|a| *a > 0);
+        let attempt = attempt.unwrap_or(counted);
+        ledger.push((*p, ledger_row(e, attempt, rewound.contains(&attempt))));
+        ledger.extend(super::panes::review_comment_rows(e).into_iter().map(|row| (*p, row)));
+    }
     SidePanes { case, verdict, validators, ledger }
 }
 

@@ -35,10 +35,12 @@ pub enum Mode {
     PlanEditor,
     /// `harrow prep`: stop the interview?
     StopPrompt,
+    /// In the diff: typing a comment on a line.
+    Comment,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 17] = [
+    pub const ALL: [Mode; 18] = [
         Mode::Main,
         Mode::Help,
         Mode::Inspector,
@@ -56,6 +58,7 @@ impl Mode {
         Mode::Review,
         Mode::PlanEditor,
         Mode::StopPrompt,
+        Mode::Comment,
     ];
 
     /// The name the help overlay gives the table.
@@ -78,12 +81,16 @@ impl Mode {
             Mode::Review => "Keys of the drafted plan",
             Mode::PlanEditor => "Keys of the plan editor",
             Mode::StopPrompt => "Keys of the stop prompt",
+            Mode::Comment => "Keys of a comment on a line",
         }
     }
 
     /// Modes where unbound keys are typed into a text box.
     pub fn takes_text(self) -> bool {
-        matches!(self, Mode::Editor | Mode::Search | Mode::Answer | Mode::PlanEditor)
+        matches!(
+            self,
+            Mode::Editor | Mode::Search | Mode::Answer | Mode::PlanEditor | Mode::Comment
+        )
     }
 
     /// The binding table of the mode, in the order the help lists it.
@@ -106,6 +113,7 @@ impl Mode {
             Mode::Review => REVIEW,
             Mode::PlanEditor => PLAN_EDITOR,
             Mode::StopPrompt => STOP_PROMPT,
+            Mode::Comment => COMMENT,
         }
     }
 
@@ -121,7 +129,8 @@ impl Mode {
             | Mode::ShipPrompt
             | Mode::Answer
             | Mode::Thinking
-            | Mode::PlanEditor => Action::Cancel,
+            | Mode::PlanEditor
+            | Mode::Comment => Action::Cancel,
             Mode::Review => Action::Discard,
             Mode::StopPrompt => Action::StopAndQuit,
         }
@@ -166,6 +175,10 @@ pub enum Action {
     Steer,
     /// Set a task back to the attempt picked in the Ledger, or the turn picked in the Worker.
     Rewind,
+    /// In the diff: a comment on the line under the cursor.
+    Comment,
+    /// In the diff: the comments, sent as the operator's review.
+    SendReview,
     /// In the editor: a steer becomes a queue (for the next attempt) and back.
     SwitchWords,
     Search,
@@ -628,6 +641,21 @@ const EDITOR: &[Binding] = &[
     bind(&[k(K::Esc)], A::Cancel, "cancel: nothing is sent", H::Always(1, "Esc cancels")),
 ];
 
+const COMMENT: &[Binding] = &[
+    bind(
+        &[k(K::Enter)],
+        A::Submit,
+        "keep the comment on the line (an empty one takes it away)",
+        H::Always(0, "Enter keeps it"),
+    ),
+    bind(
+        &[k(K::Esc)],
+        A::Cancel,
+        "back to the diff, the comment not kept",
+        H::Always(1, "Esc back"),
+    ),
+];
+
 const SEARCH: &[Binding] = &[
     bind(&[k(K::Enter)], A::Submit, "search the worker stream", H::Always(0, "Enter searches")),
     bind(&[k(K::Esc)], A::Cancel, "cancel the search", H::Always(1, "Esc cancels")),
@@ -676,8 +704,25 @@ const RESUME_PROMPT: &[Binding] = &[
 ];
 
 const DIFF: &[Binding] = &[
-    bind(&[k(K::Char('j')), k(K::Down)], A::Down, "scroll down", H::Always(1, "j/k scroll")),
-    bind(&[k(K::Char('k')), k(K::Up)], A::Up, "scroll up", H::No),
+    bind(
+        &[k(K::Char('j')), k(K::Down)],
+        A::Down,
+        "the cursor down a line",
+        H::Always(1, "j/k move"),
+    ),
+    bind(&[k(K::Char('k')), k(K::Up)], A::Up, "the cursor up a line", H::No),
+    bind(
+        &[k(K::Char('c'))],
+        A::Comment,
+        "a comment on the line under the cursor (again: edit it; emptied: gone)",
+        H::Always(4, "c comment"),
+    ),
+    bind(
+        &[k(K::Char('R'))],
+        A::SendReview,
+        "send the comments as your review: reject with a category, or accept (live)",
+        H::Always(5, "R review"),
+    ),
     bind(&[k(K::PageDown), k(K::Char(' '))], A::PageDown, "a page down", H::No),
     bind(&[k(K::PageUp)], A::PageUp, "a page up", H::No),
     bind(&[k(K::Char('n'))], A::NextFile, "the next file", H::Always(0, "n/N file")),

@@ -15,6 +15,7 @@ mod clipboard;
 pub(crate) mod decide;
 pub(crate) mod describe;
 pub mod diff;
+pub mod diff_review;
 pub(crate) mod effect;
 pub(crate) mod evidence;
 pub(crate) mod fleet_feed;

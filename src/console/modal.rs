@@ -38,6 +38,8 @@ pub enum Overlay {
     ResumeOffer(Op),
     /// The diff of a judged attempt; Esc goes back to what was open before.
     Diff(Box<DiffView>, Box<Overlay>),
+    /// Typing a comment on a line of the diff.
+    Comment(Box<CommentBox>),
     /// What shipping the ended run would send; `y` sends it.
     Ship(Box<super::ship_offer::ShipOffer>),
 }
@@ -49,11 +51,23 @@ pub struct Editor {
     pub task: Option<String>,
     pub title: String,
     pub text: TextArea<'static>,
-    /// For a rewind: where to.
-    pub to: Option<super::outcome::RewindTo>,
+    /// Where a rewind goes, or a review's comments and verdict.
+    pub detail: super::outcome::Detail,
+    /// What Esc goes back to, when not the panes (a review: its diff, comments and all).
+    pub back: Option<Box<Overlay>>,
 }
 
 pub use super::outcome::Outcome;
+
+/// A comment being typed on one line of a diff, with the diff to go back to.
+#[derive(Debug)]
+pub struct CommentBox {
+    pub text: TextArea<'static>,
+    pub view: Box<DiffView>,
+    pub back: Box<Overlay>,
+    /// `path:line`, for the box's title.
+    pub at: String,
+}
 
 /// The editor's title for words to a task: a steer (now) or a queue (its next attempt).
 pub fn words_title(op: Op, task: &str) -> String {
@@ -79,6 +93,7 @@ impl Overlay {
             Overlay::Row(_) => Mode::Row,
             Overlay::ResumeOffer(_) => Mode::ResumePrompt,
             Overlay::Diff(..) => Mode::Diff,
+            Overlay::Comment(_) => Mode::Comment,
             Overlay::Ship(_) => Mode::ShipPrompt,
         }
     }
@@ -119,6 +134,9 @@ impl Overlay {
                 Overlay::Search(text, _) => {
                     text.input(key);
                 }
+                Overlay::Comment(c) => {
+                    c.text.input(key);
+                }
                 _ => {}
             }
             Outcome::Stay
@@ -144,10 +162,50 @@ impl Overlay {
                 *self = Overlay::help(Mode::Diff, Overlay::Diff(view, back));
                 Outcome::Stay
             }
+            (Overlay::Diff(view, back), Some(Action::Comment)) => {
+                match super::diff_review::comment_box(&view) {
+                    Ok((text, at)) => {
+                        *self = Overlay::Comment(Box::new(CommentBox { text, view, back, at }));
+                        Outcome::Stay
+                    }
+                    Err(why) => {
+                        *self = Overlay::Diff(view, back);
+                        Outcome::Notice(why)
+                    }
+                }
+            }
+            (Overlay::Diff(view, back), Some(Action::SendReview)) => {
+                match super::diff_review::review_of(&view) {
+                    Ok((task, title, draft)) => {
+                        *self = Overlay::Editor(Box::new(Editor {
+                            op: Op::Review,
+                            task: Some(task),
+                            title,
+                            text: Overlay::text_box("what you say with it (optional)", ""),
+                            detail: super::outcome::Detail::Review(draft),
+                            back: Some(Box::new(Overlay::Diff(view, back))),
+                        }));
+                        Outcome::Stay
+                    }
+                    Err(why) => {
+                        *self = Overlay::Diff(view, back);
+                        Outcome::Notice(why)
+                    }
+                }
+            }
             (Overlay::Diff(mut view, back), Some(a)) => {
                 let outcome = view.act(a);
                 *self = Overlay::Diff(view, back);
                 outcome
+            }
+            (Overlay::Comment(mut c), Some(Action::Submit)) => {
+                let said = super::diff_review::keep_comment(&mut c.view, &c.text, &c.at);
+                *self = Overlay::Diff(c.view, c.back);
+                Outcome::Notice(said)
+            }
+            (Overlay::Comment(c), Some(Action::Cancel)) => {
+                *self = Overlay::Diff(c.view, c.back);
+                Outcome::Stay
             }
             (Overlay::Inspector(i), Some(Action::Help)) => {
                 *self = Overlay::help(Mode::Inspector, Overlay::Inspector(i));
@@ -186,8 +244,14 @@ impl Overlay {
             (
                 Overlay::Inspector(_) | Overlay::Row(_) | Overlay::QuitPrompt,
                 Some(Action::Close | Action::Cancel),
-            )
-            | (Overlay::Editor(_), Some(Action::Cancel)) => Outcome::Closed,
+            ) => Outcome::Closed,
+            (Overlay::Editor(editor), Some(Action::Cancel)) => match editor.back {
+                Some(back) => {
+                    *self = *back;
+                    Outcome::Stay
+                }
+                None => Outcome::Closed,
+            },
             (Overlay::ResumeOffer(_), Some(Action::Submit)) => Outcome::Resume,
             (Overlay::Ship(mut offer), Some(a)) => {
                 let outcome = offer.act(a);
@@ -202,6 +266,15 @@ impl Overlay {
             )),
             (Overlay::QuitPrompt, Some(Action::StopAndQuit)) => Outcome::Quit { stop: true },
             (Overlay::QuitPrompt, Some(Action::LeaveRunning)) => Outcome::Quit { stop: false },
+            (Overlay::Editor(mut editor), Some(Action::SwitchWords)) if editor.op == Op::Review => {
+                if let super::outcome::Detail::Review(draft) = &mut editor.detail {
+                    draft.next_verdict();
+                    let task = editor.task.clone().unwrap_or_default();
+                    editor.title = super::diff_review::review_title(&task, draft);
+                }
+                *self = Overlay::Editor(editor);
+                Outcome::Stay
+            }
             (Overlay::Editor(mut editor), Some(Action::SwitchWords)) => {
                 let to = match editor.op {
                     Op::Steer => Some(Op::Queue),
@@ -227,7 +300,7 @@ impl Overlay {
                     *self = Overlay::Editor(editor);
                     return Outcome::Notice("type the reason (or note) first; Esc cancels".into());
                 }
-                Outcome::Decide { op: editor.op, task: editor.task, text, to: editor.to }
+                Outcome::Decide { op: editor.op, task: editor.task, text, detail: editor.detail }
             }
             (Overlay::Search(text, back), Some(Action::Submit)) => {
                 let query = text.lines().join(" ").trim().to_owned();
@@ -261,7 +334,7 @@ impl Overlay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::console::diff::DiffView;
+    use crate::console::diff::from_patch;
     use crate::console::evidence::Source;
     use crate::console::inspector::Inspector;
     use crate::console::scroll::Scroll;
@@ -288,13 +361,7 @@ mod tests {
             target: Some(0),
             scroll: Scroll::default(),
         };
-        let diff = DiffView {
-            title: "diff".into(),
-            lines: Vec::new(),
-            files: Vec::new(),
-            scroll: Scroll::default(),
-            column: 0,
-        };
+        let diff = from_patch("", "diff");
         vec![
             Overlay::main_help(true),
             Overlay::Inspector(inspector()),
@@ -304,7 +371,8 @@ mod tests {
                 task: Some("T-001".into()),
                 title: "approve".into(),
                 text: Overlay::text_box("why", "because"),
-                to: None,
+                detail: crate::console::outcome::Detail::None,
+                back: None,
             })),
             Overlay::Source(Box::new((source, inspector()))),
             Overlay::Search(Box::new(Overlay::text_box("find", "word")), Box::new(Overlay::None)),
@@ -314,7 +382,13 @@ mod tests {
                 ..RowView::default()
             })),
             Overlay::ResumeOffer(Op::Approve),
-            Overlay::Diff(Box::new(diff), Box::new(Overlay::None)),
+            Overlay::Diff(Box::new(diff.clone()), Box::new(Overlay::None)),
+            Overlay::Comment(Box::new(CommentBox {
+                text: Overlay::text_box("comment", ""),
+                view: Box::new(diff),
+                back: Box::new(Overlay::None),
+                at: "a.rs:1".into(),
+            })),
             Overlay::Ship(Box::new(crate::console::ship_offer::ShipOffer::new(
                 crate::ship::preview::Preview {
                     id: "s".into(),

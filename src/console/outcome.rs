@@ -10,6 +10,43 @@ pub struct RewindTo {
     pub turn: Option<u64>,
 }
 
+/// What a command carries beyond its words: where a rewind goes, or a review's comments.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Detail {
+    #[default]
+    None,
+    Rewind(RewindTo),
+    Review(ReviewDraft),
+}
+
+/// A review being written: the comments made in the diff view, and its verdict — a
+/// rejection category, or none to accept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewDraft {
+    pub comments: Vec<crate::session::event::ReviewedLine>,
+    pub category: Option<&'static str>,
+}
+
+impl ReviewDraft {
+    /// The next verdict, for Tab: each category in turn, then accept, then round again.
+    pub fn next_verdict(&mut self) {
+        let all = crate::session::state::CATEGORIES;
+        let at = self.category.and_then(|c| all.iter().position(|(k, _)| *k == c));
+        self.category = match at {
+            None => all.first().map(|(c, _)| *c),
+            Some(i) => all.get(i + 1).map(|(c, _)| *c),
+        };
+    }
+
+    /// The verdict in words, for the editor's title.
+    pub fn verdict(&self) -> String {
+        match self.category {
+            Some(c) => format!("reject ({c})"),
+            None => "accept, with the comments".into(),
+        }
+    }
+}
+
 /// What a key did in an overlay.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -23,7 +60,7 @@ pub enum Outcome {
     /// Open evidence pointer n of the inspector.
     OpenEvidence(usize),
     /// The editor's command, ready to send.
-    Decide { op: Op, task: Option<String>, text: String, to: Option<RewindTo> },
+    Decide { op: Op, task: Option<String>, text: String, detail: Detail },
     /// Search for this.
     Search(String),
     /// Quit, stopping the run first or not.

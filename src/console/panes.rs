@@ -117,6 +117,17 @@ pub fn validator_detail(run: &ValidatorRun) -> Vec<(Tone, String)> {
     out
 }
 
+/// The rows under an operator's review in a task's ledger: each comment at its line.
+pub fn review_comment_rows(e: &Event) -> Vec<(Tone, String)> {
+    let Payload::OperatorReview(r) = &e.payload else { return Vec::new() };
+    (r.comments.iter().flatten())
+        .map(|c| {
+            let at = crate::printable::line(&format!("{}:{}", c.path, c.line));
+            (Tone::Plain, format!("      {at} {}", crate::printable::line(&c.comment)))
+        })
+        .collect()
+}
+
 /// One row of a task's ledger: a verdict (numbered by attempt; `rewound`: a rewind set the
 /// attempt aside since), an operator's decision, or a rewind.
 pub fn ledger_row(e: &Event, attempt: u64, rewound: bool) -> (Tone, String) {
@@ -134,6 +145,18 @@ pub fn ledger_row(e: &Event, attempt: u64, rewound: bool) -> (Tone, String) {
             let concern = crate::printable::line(v.concern.as_deref().unwrap_or(""));
             (tone, format!("{attempt}. {outcome}{category}{mark}: {concern}"))
         }
+        Payload::OperatorReview(r) => (
+            if r.verdict.as_deref() == Some("reject") { Tone::Bad } else { Tone::Good },
+            format!(
+                "   operator's review: {}{}",
+                super::describe::review_verdict(r),
+                r.reason
+                    .as_deref()
+                    .filter(|s| !s.is_empty())
+                    .map(|s| format!(": {}", crate::printable::line(s)))
+                    .unwrap_or_default()
+            ),
+        ),
         Payload::TaskRewound(r) => (
             Tone::Waiting,
             format!(

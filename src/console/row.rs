@@ -134,6 +134,27 @@ pub fn open(player: &mut Player, pos: usize) -> Result<RowView, String> {
             push_text(&mut lines, "Not sent because", o.reason.as_deref().unwrap_or(""));
             format!("{task}: the operator's steer")
         }
+        Payload::OperatorReview(r) => {
+            push_text(&mut lines, "Said", r.reason.as_deref().unwrap_or(""));
+            for c in r.comments.iter().flatten() {
+                let text = format!("> {}\n{}", c.text, c.comment);
+                push_text(&mut lines, &format!("{}:{}", c.path, c.line), &text);
+            }
+            let verdict = super::describe::review_verdict(r);
+            format!("{task}: the operator's review — {verdict}")
+        }
+        Payload::TaskRewound(r) => {
+            push_text(&mut lines, "Why", r.reason.as_deref().unwrap_or(""));
+            let set_aside: Vec<String> = r.rewound.iter().flatten().map(u64::to_string).collect();
+            push_text(&mut lines, "Attempts set aside", &set_aside.join(", "));
+            push_text(
+                &mut lines,
+                "The work it held, kept as",
+                r.set_aside.as_deref().unwrap_or(""),
+            );
+            let to = crate::session::outcome::rewound_to(r.to_attempt.unwrap_or(0), r.to_turn);
+            format!("{task}: rewound to {to}")
+        }
         Payload::OperatorQueue(o) => {
             push_text(&mut lines, "Said", o.text.as_deref().unwrap_or(""));
             format!("{task}: queued for its {}", o.until.as_deref().unwrap_or("next attempt"))

@@ -73,6 +73,10 @@ fn draw_overlay(
         Overlay::QuitPrompt => draw_quit_prompt(frame, area, held),
         Overlay::ResumeOffer(op) => draw_resume_offer(frame, area, op.as_str()),
         Overlay::Diff(view, _) => view.draw(frame, area, theme),
+        Overlay::Comment(c) => {
+            c.view.draw(frame, area, theme);
+            super::diff_review::draw_comment(frame, area, &c.text, &c.at);
+        }
         Overlay::Editor(editor) => draw_editor(frame, area, editor),
         Overlay::Search(text, back) => {
             draw_overlay(frame, area, back, theme, held);

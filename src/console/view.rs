@@ -430,6 +430,7 @@ impl View {
                     | EventKind::JudgeVerdict
                     | EventKind::OperatorAction
                     | EventKind::TaskRewound
+                    | EventKind::OperatorReview
             )
         ) || (kind == Some(EventKind::ToolCall)
             && fact.payload.tool.get() == Some("submit_case"));
@@ -444,7 +445,11 @@ impl View {
         match kind {
             Some(EventKind::ToolCall) => trail.cases.push(pos),
             Some(EventKind::ValidatorRun) => trail.validators.push(pos),
-            Some(EventKind::OperatorAction | EventKind::TaskRewound) => trail.ledger.push(pos),
+            Some(
+                EventKind::OperatorAction | EventKind::TaskRewound | EventKind::OperatorReview,
+            ) => {
+                trail.ledger.push(pos);
+            }
             _ => {
                 trail.verdicts.push(pos);
                 trail.ledger.push(pos);

@@ -1347,3 +1347,144 @@ fn u_rewinds_to_a_kept_turn_or_a_judged_attempt_and_the_ledger_marks_what_it_set
     );
     insta::assert_snapshot!("rewound_ledger_zoomed_80x24", zoomed);
 }
+
+/// The diff view reviews: the cursor moves over lines, `c` puts a comment on the line under it
+/// (a removed line refuses one), the comments collect beside the diff, and `R` opens the
+/// editor whose Tab turns the verdict; Enter sends the comments with it as the review.
+#[test]
+fn comments_made_in_the_diff_are_sent_as_the_operators_review() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    support::git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("lib.rs"), "fn a() {}\nfn b() {}\n").unwrap();
+    support::git(&repo, &["add", "-A"]);
+    support::git(&repo, &["commit", "-qm", "base"]);
+    let base = support::git(&repo, &["rev-parse", "HEAD"]).trim().to_owned();
+    std::fs::write(repo.join("lib.rs"), "fn a() {}\nfn b() -> u8 { 1 }\nfn c() {}\n").unwrap();
+    support::git(&repo, &["commit", "-qam", "attempt"]);
+    let kept = support::git(&repo, &["rev-parse", "HEAD"]).trim().to_owned();
+    let mut view = harrow::console::diff::between(
+        std::slice::from_ref(&repo),
+        &base,
+        &kept,
+        "T-002 attempt 2 as judged",
+    )
+    .unwrap();
+    view.task = Some("T-002".into());
+
+    let dir = tmp.path().join(HARROW_SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = std::fs::read_to_string(harrow_fixture().join("events.jsonl")).unwrap();
+    let lines: Vec<&str> = log.lines().take_while(|l| !l.contains("\"seq\":111,")).collect();
+    std::fs::write(dir.join("events.jsonl"), lines.join("\n") + "\n").unwrap();
+    let mut app = App::open_live(&dir, HARROW_SESSION, Look::built_in(true)).unwrap();
+    app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    app.overlay = Overlay::Diff(Box::new(view), Box::new(Overlay::None));
+    let k = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    let type_in = |app: &mut App, text: &str| {
+        for c in text.chars() {
+            press(app, k(KeyCode::Char(c)));
+        }
+    };
+    screen(&mut app, 120, 30);
+    // The lines: file header, hunk, ` fn a`, `-fn b`, `+fn b -> u8`, `+fn c`.
+    for _ in 0..3 {
+        press(&mut app, k(KeyCode::Char('j')));
+    }
+    press(&mut app, k(KeyCode::Char('c')));
+    assert!(
+        app.notice.as_deref().unwrap_or("").contains("a removed line is not in the work"),
+        "{:?}",
+        app.notice
+    );
+    press(&mut app, k(KeyCode::Char('j')));
+    press(&mut app, k(KeyCode::Char('c')));
+    assert!(matches!(app.overlay, Overlay::Comment(_)), "c opens the comment box");
+    type_in(&mut app, "why u8? \u{1b}[2J");
+    insta::assert_snapshot!("diff_comment_box_120x30", screen(&mut app, 120, 30));
+    press(&mut app, k(KeyCode::Enter));
+    assert!(
+        app.notice.as_deref().unwrap().contains("comment kept on lib.rs:2"),
+        "{:?}",
+        app.notice
+    );
+    press(&mut app, k(KeyCode::Char('j')));
+    press(&mut app, k(KeyCode::Char('c')));
+    type_in(&mut app, "c needs a test");
+    press(&mut app, k(KeyCode::Enter));
+    for (w, h) in [(120, 30), (70, 20)] {
+        let shown = screen(&mut app, w, h);
+        assert!(!shown.contains('\u{1b}'), "no escape reaches the screen");
+        insta::assert_snapshot!(format!("diff_comments_{w}x{h}"), shown);
+    }
+
+    press(&mut app, k(KeyCode::Char('R')));
+    let Overlay::Editor(editor) = &app.overlay else {
+        panic!("R opens the review: {:?}", app.notice)
+    };
+    assert!(
+        editor.title.starts_with("Review T-002: reject (acceptance_gap) · 2 comment(s)"),
+        "{}",
+        editor.title
+    );
+    press(&mut app, k(KeyCode::Tab));
+    let Overlay::Editor(editor) = &app.overlay else { panic!("Tab keeps the editor") };
+    assert!(editor.title.contains("reject (weak_test)"), "{}", editor.title);
+    // Esc goes back to the diff with the comments, and R again starts from them.
+    press(&mut app, k(KeyCode::Esc));
+    let Overlay::Diff(view, _) = &app.overlay else { panic!("Esc goes back to the diff") };
+    assert_eq!(view.comments.len(), 2);
+    press(&mut app, k(KeyCode::Char('R')));
+    press(&mut app, k(KeyCode::Tab));
+    type_in(&mut app, "two things");
+    insta::assert_snapshot!("review_editor_100x30", screen(&mut app, 100, 30));
+    press(&mut app, k(KeyCode::Enter));
+    let control = std::fs::read_to_string(dir.join("control.jsonl")).unwrap();
+    let sent: serde_json::Value = serde_json::from_str(control.lines().last().unwrap()).unwrap();
+    assert_eq!(sent["op"], "review");
+    assert_eq!(sent["task"], "T-002");
+    assert_eq!(sent["category"], "weak_test");
+    assert_eq!(sent["reason"], "two things");
+    assert_eq!(sent["comments"][0]["path"], "lib.rs");
+    assert_eq!(sent["comments"][0]["line"], 2);
+    assert_eq!(sent["comments"][1]["comment"], "c needs a test");
+}
+
+/// An operator's review in the log: the Ledger shows it as a verdict of the operator's with
+/// each comment at its line, and Enter on it opens the comments under the lines they are about.
+#[test]
+fn the_ledger_shows_an_operators_review_with_each_comment_at_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(HARROW_SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = std::fs::read_to_string(harrow_fixture().join("events.jsonl")).unwrap();
+    let mut lines: Vec<String> =
+        log.lines().take_while(|l| !l.contains("\"seq\":111,")).map(str::to_owned).collect();
+    lines.push(r#"{"ts":"2026-11-22T08:06:40Z","seq":300,"type":"operator_review","payload":{"task_id":"T-002","iter":0,"attempt":2,"verdict":"reject","rejection_category":"weak_test","reason":"two things \u001b[2J","comments":[{"path":"src/lib.rs","line":12,"text":"    let mut counts = BTreeMap::new();","comment":"why a BTreeMap?"},{"path":"tests/char_frequencies.rs","line":3,"text":"fn whitespace_is_not_counted() {","comment":"add tabs"}],"source":"console"}}"#.to_owned());
+    std::fs::write(dir.join("events.jsonl"), lines.join("\n") + "\n").unwrap();
+    let mut app = App::open(&dir, HARROW_SESSION, f64::INFINITY, Look::built_in(true)).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    app.sel.focus = Pane::Ledger;
+    app.sel.zoom = true;
+    for (w, h) in [(100, 24), (60, 16)] {
+        let shown = screen(&mut app, w, h);
+        assert!(!shown.contains('\u{1b}'), "no escape reaches the screen");
+        insta::assert_snapshot!(format!("review_ledger_{w}x{h}"), shown);
+    }
+    let shown = screen(&mut app, 100, 24);
+    assert!(shown.contains("operator's review: reject (weak_test): two things"), "{shown}");
+    assert!(shown.contains("src/lib.rs:12 why a BTreeMap?"), "{shown}");
+    let rows = app.prepared.side.ledger.len();
+    app.sel.ledger_selected = Some(rows - 3);
+    act(&mut app, Action::Inspect);
+    let text = screen(&mut app, 100, 30);
+    assert!(matches!(app.overlay, Overlay::Row(_)), "{:?}", app.notice);
+    assert!(
+        text.contains("src/lib.rs:12") && text.contains(">     let mut counts = BTreeMap::new();"),
+        "{text}"
+    );
+}

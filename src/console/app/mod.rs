@@ -215,7 +215,8 @@ impl App {
             task: Some(task),
             title,
             text,
-            to: None,
+            detail: crate::console::outcome::Detail::None,
+            back: None,
         }));
     }
 
@@ -336,17 +337,7 @@ impl App {
                 let start = self.prepared.worker.first().map_or(0, |(p, _)| *p);
                 self.search_from(&query, start, true)?;
             }
-            Outcome::Decide { op, task, text, to } => {
-                let (reason, body) = match op {
-                    Op::Note | Op::Steer | Op::Queue => (None, Some(text)),
-                    Op::Reject => (Some(text.clone()), Some(text)),
-                    _ => (Some(text), None),
-                };
-                let mut cmd = command(op, task, reason, body);
-                cmd.to_attempt = to.map(|t| t.attempt);
-                cmd.to_turn = to.and_then(|t| t.turn);
-                self.effects.push(Effect::Send(cmd));
-            }
+            Outcome::Decide { op, task, text, detail } => self.send_decided(op, task, text, detail),
             Outcome::OpenDiff { pos, since_previous } => self.open_diff(pos, since_previous),
             Outcome::Copy(text) => self.effects.push(Effect::Copy(text)),
             Outcome::Ship { pr, partial } => self.effects.push(Effect::Ship { pr, partial }),
@@ -428,6 +419,26 @@ impl App {
                 Err(why) => self.notice = Some(why),
             },
             Action::Inspect if self.sel.focus == Pane::Worker => self.open_row(),
+            // A review or a rewind in the Ledger opens as a row: its comments, its reason.
+            Action::Inspect
+                if self.sel.focus == Pane::Ledger
+                    && self.verdict_in_focus().is_ok_and(|pos| {
+                        matches!(
+                            self.player.kind_at(pos),
+                            Some(EventKind::OperatorReview | EventKind::TaskRewound)
+                        )
+                    }) =>
+            {
+                if let Ok(pos) = self.verdict_in_focus() {
+                    self.overlay = match super::row::open(&mut self.player, pos) {
+                        Ok(row) => Overlay::Row(Box::new(row)),
+                        Err(why) => {
+                            self.notice = Some(why);
+                            Overlay::None
+                        }
+                    };
+                }
+            }
             Action::Inspect => {
                 let opened = self
                     .verdict_in_focus()
@@ -440,6 +451,8 @@ impl App {
             // Overlays take their own Esc; on the panes it leaves the zoom.
             // Keys of other modes: the main table never binds them.
             Action::Evidence(_)
+            | Action::Comment
+            | Action::SendReview
             | Action::Submit
             | Action::SwitchWords
             | Action::Cancel
