@@ -467,11 +467,13 @@ fn side_panes(player: &mut Player, trail: &Trail, unreviewed: bool) -> SidePanes
         }
         _ => vec![(Tone::Plain, "no validator run yet".into())],
     };
-    // A rewind's own row says what the operator asked; the command's receipt would say it twice.
+    // A rewind's or a review's own row says what the operator asked; the command's receipt
+    // would say it twice.
     let events: Vec<(usize, crate::session::event::Event)> = (trail.ledger.iter())
         .filter_map(|p| Some((*p, player.fetch(*p).ok()?)))
         .filter(|(_, e)| {
-            !matches!(&e.payload, Payload::OperatorAction(a) if a.action.as_deref() == Some("rewind"))
+            !matches!(&e.payload, Payload::OperatorAction(a)
+                if matches!(a.action.as_deref(), Some("rewind" | "review")))
         })
         .collect();
     // The attempts a later rewind set aside, to mark where they were judged.
