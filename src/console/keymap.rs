@@ -813,6 +813,12 @@ const BROWSER: &[Binding] = &[
     bind(&[k(K::Char('e'))], A::Note, "a note for its task's next attempt", H::No),
     bind(&[k(K::Char('i'))], A::Steer, "words: a steer for its task at work, or a queue", H::No),
     bind(
+        &[k(K::Char('u'))],
+        A::Rewind,
+        "rewind its held task: to attempt K, or turn tN, with why (`2 the parser was right`)",
+        H::No,
+    ),
+    bind(
         &[k(K::Char('R'))],
         A::ResumeRun,
         "offer to resume a run that stopped or crashed (y does it)",

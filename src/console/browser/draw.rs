@@ -158,6 +158,11 @@ impl Browser {
                     Purpose::Words { task, .. } => {
                         format!("queue for {task}'s next attempt")
                     }
+                    Purpose::Rewind { task, .. } => {
+                        format!(
+                            "rewind {task} to attempt K or turn tN, then why (2 the parser was right)"
+                        )
+                    }
                     Purpose::Refused(why) => format!("{why} — what you type is not sent"),
                 };
                 let keys = match p.purpose {

@@ -83,6 +83,11 @@ pub enum Purpose {
         task: String,
         dir: std::path::PathBuf,
     },
+    /// A rewind of a run's held task: `K why` goes back to attempt K, `tN why` to turn N.
+    Rewind {
+        task: String,
+        dir: std::path::PathBuf,
+    },
     /// A key that was refused, and why: what is typed after it lands here and is dropped,
     /// never read as keys (words meant for a decision must not act on the list).
     Refused(String),
@@ -93,6 +98,24 @@ pub enum Purpose {
 pub struct Prompt {
     pub purpose: Purpose,
     pub text: String,
+}
+
+/// What the fleet's rewind line says: `K why` (attempt K as judged) or `tN why` (turn N of the
+/// task's latest conversation), the reason required.
+fn rewind_line(text: &str) -> Result<(Option<u64>, Option<u64>, String), String> {
+    let (to, why) = text.trim().split_once(char::is_whitespace).unwrap_or((text.trim(), ""));
+    let why = why.trim();
+    let parsed = match to.strip_prefix('t') {
+        Some(turn) => turn.parse().map(|t| (None, Some(t))),
+        None => to.parse().map(|a| (Some(a), None)),
+    };
+    match parsed {
+        Ok(_) if why.is_empty() => Err("a rewind says why: `2 attempt 3 lost the parser`".into()),
+        Ok((attempt, turn)) => Ok((attempt, turn, why.to_owned())),
+        Err(_) => {
+            Err(format!("`{}` is not an attempt (2) or a turn (t5)", crate::printable::line(to)))
+        }
+    }
 }
 
 /// The list and the selection: no terminal here, so it is testable.
@@ -364,6 +387,23 @@ impl Browser {
                     Err(why) => self.notice = Some(why),
                 }
             }
+            Some(Action::Rewind) => {
+                let Some(e) = self.current() else { return Choice::Stay };
+                match e.held_task.clone() {
+                    Some(task) => {
+                        let purpose = Purpose::Rewind { task, dir: e.dir.clone() };
+                        self.prompt = Some(Prompt { purpose, text: String::new() });
+                    }
+                    None => {
+                        let why = format!(
+                            "rewind refused: {} has no task waiting for a decision (Enter attaches; u there rewinds any task)",
+                            e.id
+                        );
+                        self.prompt =
+                            Some(Prompt { purpose: Purpose::Refused(why), text: String::new() });
+                    }
+                }
+            }
             Some(
                 a @ (Action::Approve
                 | Action::Reject
@@ -483,6 +523,18 @@ impl Browser {
             Purpose::Words { op, task, dir } => {
                 Choice::Send(dir, command(op, Some(task), None, Some(text)))
             }
+            Purpose::Rewind { task, dir } => match rewind_line(&text) {
+                Ok((attempt, turn, why)) => {
+                    let mut cmd = command(Op::Rewind, Some(task), Some(why), None);
+                    cmd.to_attempt = attempt;
+                    cmd.to_turn = turn;
+                    Choice::Send(dir, cmd)
+                }
+                Err(why) => {
+                    self.notice = Some(format!("{why}; nothing was sent"));
+                    Choice::Stay
+                }
+            },
         }
     }
 }
@@ -718,6 +770,38 @@ mod tests {
         assert_eq!(b.key(key(KeyCode::Char('i'))), Choice::Stay);
         assert!(b.prompt.is_none(), "no words are asked for");
         assert!(b.notice.as_deref().is_some_and(|n| n.contains("2 tasks")), "{:?}", b.notice);
+    }
+
+    #[test]
+    fn u_rewinds_a_held_runs_task_to_an_attempt_or_a_turn_with_why() {
+        let typed = |line: &str| {
+            let e = entry("h", SessionStatus::Held);
+            let mut b = Browser::new(vec![e], String::new());
+            assert_eq!(b.key(key(KeyCode::Char('u'))), Choice::Stay);
+            for ch in line.chars() {
+                b.key(key(KeyCode::Char(ch)));
+            }
+            (b.key(key(KeyCode::Enter)), b.notice.clone())
+        };
+        let Choice::Send(_, cmd) = typed("2 the parser was right").0 else { panic!("sent") };
+        assert_eq!(
+            (cmd.op, cmd.task.as_deref(), cmd.to_attempt, cmd.to_turn),
+            (Op::Rewind, Some("T-002"), Some(2), None)
+        );
+        assert_eq!(cmd.reason.as_deref(), Some("the parser was right"));
+        let Choice::Send(_, cmd) = typed("t5 before it deleted the fixtures").0 else {
+            panic!("sent")
+        };
+        assert_eq!((cmd.to_attempt, cmd.to_turn), (None, Some(5)));
+        let (stay, said) = typed("two why");
+        assert_eq!(stay, Choice::Stay);
+        assert!(said.unwrap().contains("`two` is not an attempt (2) or a turn (t5)"));
+        assert!(typed("2").1.unwrap().contains("says why"));
+        let mut b = Browser::new(vec![entry("r", SessionStatus::Running)], String::new());
+        b.key(key(KeyCode::Char('u')));
+        assert!(
+            matches!(&b.prompt, Some(Prompt { purpose: Purpose::Refused(why), .. }) if why.contains("no task waiting"))
+        );
     }
 
     #[test]
