@@ -389,20 +389,15 @@ impl Browser {
             }
             Some(Action::Rewind) => {
                 let Some(e) = self.current() else { return Choice::Stay };
-                match e.held_task.clone() {
-                    Some(task) => {
-                        let purpose = Purpose::Rewind { task, dir: e.dir.clone() };
-                        self.prompt = Some(Prompt { purpose, text: String::new() });
-                    }
-                    None => {
-                        let why = format!(
-                            "rewind refused: {} has no task waiting for a decision (Enter attaches; u there rewinds any task)",
-                            e.id
-                        );
-                        self.prompt =
-                            Some(Prompt { purpose: Purpose::Refused(why), text: String::new() });
-                    }
-                }
+                let purpose = if let Some(task) = e.held_task.clone() {
+                    Purpose::Rewind { task, dir: e.dir.clone() }
+                } else {
+                    Purpose::Refused(format!(
+                        "rewind refused: {} has no task waiting for a decision (Enter attaches; u there rewinds any task)",
+                        e.id
+                    ))
+                };
+                self.prompt = Some(Prompt { purpose, text: String::new() });
             }
             Some(
                 a @ (Action::Approve
