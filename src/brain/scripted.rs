@@ -49,6 +49,10 @@ pub struct Turn {
     pub error_body: Option<serde_json::Value>,
     #[serde(default)]
     pub retry_after: Option<u64>,
+    /// Asked again at this position (an attempt restarted, or rewound): answer with this
+    /// instead.
+    #[serde(default)]
+    pub again: Option<Box<Turn>>,
     /// Wait this long before answering (skipped in fast mode); streamed, half of it comes
     /// before the first chunk and half is spread between the chunks.
     #[serde(default)]
@@ -306,6 +310,15 @@ async fn answer(
         );
         return error_response(StatusCode::BAD_REQUEST, "script_exhausted", &message, None);
     };
+    let nth = shared.seen.lock().map_or(1, |mut seen| {
+        let n = seen.entry((role.clone(), task.clone(), attempt.clone(), turn)).or_insert(0);
+        *n += 1;
+        *n
+    });
+    let scripted = match &scripted.again {
+        Some(again) if nth > 1 => again.as_ref(),
+        _ => scripted,
+    };
     // A streamed reply waits half its delay before the first chunk and spends the other half
     // between its chunks, so it can be watched arriving; a whole one waits before answering.
     let streaming = body["stream"] == json!(true);
@@ -313,11 +326,6 @@ async fn answer(
     if before > 0 && !shared.fast {
         tokio::time::sleep(Duration::from_millis(before)).await;
     }
-    let nth = shared.seen.lock().map_or(1, |mut seen| {
-        let n = seen.entry((role.clone(), task.clone(), attempt.clone(), turn)).or_insert(0);
-        *n += 1;
-        *n
-    });
     let failing = scripted.times.is_none_or(|times| nth <= times);
     let empty = Turn { content: Some(String::new()), ..Turn::default() };
     let sent = if scripted.empty && failing { &empty } else { scripted };

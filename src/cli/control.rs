@@ -64,7 +64,8 @@ pub struct Args {
     #[arg(long)]
     pub accept: bool,
     /// With stop: stop now, cancelling the model call or tool in flight (the task is left
-    /// unfinished and restarts on resume).
+    /// unfinished and restarts on resume). With review or rewind of a task at work: stop its
+    /// attempt now and decide, rather than when the attempt ends.
     #[arg(long)]
     pub now: bool,
 }
@@ -110,6 +111,9 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         )
         .into());
     }
+    if args.now && !matches!(args.op, Op::Stop | Op::Review | Op::Rewind) {
+        return Err(UsageError("--now goes with stop, review and rewind".into()).into());
+    }
     let reviewing = args.comments.is_some() || args.category.is_some() || args.accept;
     if args.op != Op::Review && reviewing {
         return Err(UsageError(
@@ -127,6 +131,7 @@ pub fn control(args: &Args) -> Result<ExitCode> {
     let mut command = Command::new(op, task.clone(), reason, text, "cli");
     command.to_attempt = args.to_attempt;
     command.to_turn = args.to_turn;
+    command.now = args.now && matches!(op, Op::Review | Op::Rewind);
     if let (Op::Review, Some(task), Some(file)) = (op, &task, &args.comments) {
         command.comments = super::review::comments_for(&found, task, file)?;
         command.category.clone_from(&args.category);

@@ -234,6 +234,21 @@ fn recorded_workspace(
     })
 }
 
+/// How the first unfinished task goes on, in words, and what was thrown away for it.
+fn restart_words(restart: Restart, lanes: bool) -> (String, Vec<String>) {
+    match restart {
+        Restart::Kept if lanes => ("in lanes, each task in its own worktree".into(), Vec::new()),
+        Restart::Kept => ("with its work as it stands, waiting for a decision".into(), Vec::new()),
+        Restart::FromJudged { attempt } => {
+            (format!("from the work its attempt {attempt} had when judged"), Vec::new())
+        }
+        Restart::FromLastCommit { discarded } => ("from the last commit".into(), discarded),
+        Restart::FromRewind => {
+            ("from where the operator rewound it, not judged since".into(), Vec::new())
+        }
+    }
+}
+
 pub fn resume(args: &Args) -> Result<ExitCode> {
     let found = args.target.resolve()?;
     let restored = restore(&found.dir, &found.id)
@@ -335,17 +350,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     };
     let pending = run.unfinished();
     let kept = restart == Restart::Kept;
-    let (how, discarded) = match restart {
-        Restart::Kept if lanes => ("in lanes, each task in its own worktree".into(), Vec::new()),
-        Restart::Kept => ("with its work as it stands, waiting for a decision".into(), Vec::new()),
-        Restart::FromJudged { attempt } => {
-            (format!("from the work its attempt {attempt} had when judged"), Vec::new())
-        }
-        Restart::FromLastCommit { discarded } => ("from the last commit".into(), discarded),
-        Restart::FromRewind => {
-            ("from where the operator rewound it, not judged since".into(), Vec::new())
-        }
-    };
+    let (how, discarded) = restart_words(restart, lanes);
     // A failed task is worked again only when it does not wait for a decision.
     let retried: Vec<String> = pending
         .first()

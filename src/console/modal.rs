@@ -158,55 +158,8 @@ impl Overlay {
                 outcome
             }
 
-            (Overlay::Diff(view, back), Some(Action::Help)) => {
-                *self = Overlay::help(Mode::Diff, Overlay::Diff(view, back));
-                Outcome::Stay
-            }
-            (Overlay::Diff(view, back), Some(Action::Comment)) => {
-                match super::diff_review::comment_box(&view) {
-                    Ok((text, at)) => {
-                        *self = Overlay::Comment(Box::new(CommentBox { text, view, back, at }));
-                        Outcome::Stay
-                    }
-                    Err(why) => {
-                        *self = Overlay::Diff(view, back);
-                        Outcome::Notice(why)
-                    }
-                }
-            }
-            (Overlay::Diff(view, back), Some(Action::SendReview)) => {
-                match super::diff_review::review_of(&view) {
-                    Ok((task, title, draft)) => {
-                        *self = Overlay::Editor(Box::new(Editor {
-                            op: Op::Review,
-                            task: Some(task),
-                            title,
-                            text: Overlay::text_box("what you say with it (optional)", ""),
-                            detail: super::outcome::Detail::Review(draft),
-                            back: Some(Box::new(Overlay::Diff(view, back))),
-                        }));
-                        Outcome::Stay
-                    }
-                    Err(why) => {
-                        *self = Overlay::Diff(view, back);
-                        Outcome::Notice(why)
-                    }
-                }
-            }
-            (Overlay::Diff(mut view, back), Some(a)) => {
-                let outcome = view.act(a);
-                *self = Overlay::Diff(view, back);
-                outcome
-            }
-            (Overlay::Comment(mut c), Some(Action::Submit)) => {
-                let said = super::diff_review::keep_comment(&mut c.view, &c.text, &c.at);
-                *self = Overlay::Diff(c.view, c.back);
-                Outcome::Notice(said)
-            }
-            (Overlay::Comment(c), Some(Action::Cancel)) => {
-                *self = Overlay::Diff(c.view, c.back);
-                Outcome::Stay
-            }
+            (Overlay::Diff(view, back), Some(a)) => self.act_on_diff(view, back, a),
+            (Overlay::Comment(c), Some(a)) => self.act_on_comment(c, a),
             (Overlay::Inspector(i), Some(Action::Help)) => {
                 *self = Overlay::help(Mode::Inspector, Overlay::Inspector(i));
                 Outcome::Stay
@@ -325,6 +278,73 @@ impl Overlay {
             }
             (other, _) => {
                 *self = other;
+                Outcome::Unbound
+            }
+        }
+    }
+
+    /// The diff view's keys: the cursor and scrolling (the view's own), its help, and the
+    /// review keys that open the comment box or the review editor.
+    fn act_on_diff(
+        &mut self,
+        mut view: Box<DiffView>,
+        back: Box<Overlay>,
+        action: Action,
+    ) -> Outcome {
+        match action {
+            Action::Help => {
+                *self = Overlay::help(Mode::Diff, Overlay::Diff(view, back));
+                Outcome::Stay
+            }
+            Action::Comment => match super::diff_review::comment_box(&view) {
+                Ok((text, at)) => {
+                    *self = Overlay::Comment(Box::new(CommentBox { text, view, back, at }));
+                    Outcome::Stay
+                }
+                Err(why) => {
+                    *self = Overlay::Diff(view, back);
+                    Outcome::Notice(why)
+                }
+            },
+            Action::SendReview => match super::diff_review::review_of(&view) {
+                Ok((task, title, draft)) => {
+                    *self = Overlay::Editor(Box::new(Editor {
+                        op: Op::Review,
+                        task: Some(task),
+                        title,
+                        text: Overlay::text_box("what you say with it (optional)", ""),
+                        detail: super::outcome::Detail::Review(draft),
+                        back: Some(Box::new(Overlay::Diff(view, back))),
+                    }));
+                    Outcome::Stay
+                }
+                Err(why) => {
+                    *self = Overlay::Diff(view, back);
+                    Outcome::Notice(why)
+                }
+            },
+            a => {
+                let outcome = view.act(a);
+                *self = Overlay::Diff(view, back);
+                outcome
+            }
+        }
+    }
+
+    /// The comment box's keys: keep the comment and go back to the diff, or just go back.
+    fn act_on_comment(&mut self, mut c: Box<CommentBox>, action: Action) -> Outcome {
+        match action {
+            Action::Submit => {
+                let said = super::diff_review::keep_comment(&mut c.view, &c.text, &c.at);
+                *self = Overlay::Diff(c.view, c.back);
+                Outcome::Notice(said)
+            }
+            Action::Cancel => {
+                *self = Overlay::Diff(c.view, c.back);
+                Outcome::Stay
+            }
+            _ => {
+                *self = Overlay::Comment(c);
                 Outcome::Unbound
             }
         }

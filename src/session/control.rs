@@ -121,6 +121,10 @@ pub struct Command {
     /// For a review: the category it rejects with; none accepts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// For a review or a rewind of a task at work: stop its attempt now (the call or tool in
+    /// flight is cancelled) rather than wait for it to end.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub now: bool,
     #[serde(default)]
     pub ts: String,
     /// Who sent it: `console`, `cli`.
@@ -146,6 +150,7 @@ impl Command {
             to_turn: None,
             comments: Vec::new(),
             category: None,
+            now: false,
             ts: super::timestamp::now(),
             source: source.to_owned(),
         }

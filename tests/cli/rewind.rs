@@ -263,3 +263,59 @@ fn a_task_rewound_to_a_turn_goes_on_from_that_turns_files_and_conversation() {
             && said.last().unwrap().contains("turn 1 of attempt 1")
     );
 }
+
+/// `rewind --now` on a task at work: the model call in flight is cancelled, the task waits for
+/// the rewind, and goes on from the turn it names — without waiting out the slow turn.
+#[test]
+fn a_rewind_with_now_stops_the_attempt_at_work_and_goes_back_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let submit = json!({"tool_calls": [{"name": "submit_case", "arguments": case(1)}]});
+    let script = json!({
+        "worker": {"T-001": {"1": [
+            {"tool_calls": [write("f1.txt", "ONE\n")]},
+            {"delay_ms": 30000, "tool_calls": [write("f2.txt", "SLOW\n")], "again": submit}
+        ]}},
+        "evaluator": {"T-001": {"1": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let started = Instant::now();
+    let child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    // The slow second request is in flight once the first turn's tree is logged (the start's
+    // is the first).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while events_of(&dir, "turn_tree").len() < 2 {
+        assert!(Instant::now() < deadline, "the first turn's tree was never logged");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "rewind", "--task", "T-001", "--to-turn", "1", "--now"])
+        .args(["--reason", "NOW-REASON: start over from the first file"])
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(started.elapsed() < Duration::from_secs(25), "the slow turn was not waited out");
+    let held = events_of(&dir, "task_state")
+        .into_iter()
+        .find(|s| s["to"] == "needs_operator")
+        .expect("held for the decision");
+    assert!(held["reason"].as_str().unwrap().contains("takes it now"), "{held}");
+    assert_eq!(events_of(&dir, "task_rewound").len(), 1);
+    assert!(
+        !events_of(&dir, "tool_result")
+            .iter()
+            .any(|r| r["output"].as_str().unwrap_or("").contains("f2.txt")),
+        "the slow turn's tool never ran"
+    );
+    let files = support::git(&repo, &["ls-tree", "--name-only", &format!("session/{id}")]);
+    assert!(files.contains("f1.txt") && !files.contains("f2.txt"), "{files}");
+}

@@ -143,28 +143,7 @@ impl Browser {
             });
         let hint = match (&self.prompt, offer.as_ref().or(self.notice.as_ref())) {
             (Some(p), _) => {
-                let label = match &p.purpose {
-                    Purpose::Filter => "filter".to_owned(),
-                    Purpose::Decide { op, task, .. } => match op {
-                        Op::Reject => format!("reject {task}, guidance for its next attempt"),
-                        op => format!("{} {task}, reason", op.as_str()),
-                    },
-                    Purpose::Note { task, .. } => {
-                        format!("note for {}", task.as_deref().unwrap_or("the next task"))
-                    }
-                    Purpose::Words { op: Op::Steer, task, .. } => {
-                        format!("steer {task}: words its worker reads before its next request")
-                    }
-                    Purpose::Words { task, .. } => {
-                        format!("queue for {task}'s next attempt")
-                    }
-                    Purpose::Rewind { task, .. } => {
-                        format!(
-                            "rewind {task} to attempt K or turn tN, then why (2 the parser was right)"
-                        )
-                    }
-                    Purpose::Refused(why) => format!("{why} — what you type is not sent"),
-                };
+                let label = prompt_label(&p.purpose);
                 let keys = match p.purpose {
                     Purpose::Refused(_) => "Enter or Esc closes",
                     _ => "Enter sends · Esc drops",
@@ -241,5 +220,29 @@ impl Browser {
             Paragraph::new(lines).block(block.title(title)).wrap(Wrap { trim: false }),
             area,
         );
+    }
+}
+
+/// What the line being typed is for, in words, at the start of the bottom line.
+fn prompt_label(purpose: &Purpose) -> String {
+    match purpose {
+        Purpose::Filter => "filter".to_owned(),
+        Purpose::Decide { op, task, .. } => match op {
+            Op::Reject => format!("reject {task}, guidance for its next attempt"),
+            op => format!("{} {task}, reason", op.as_str()),
+        },
+        Purpose::Note { task, .. } => {
+            format!("note for {}", task.as_deref().unwrap_or("the next task"))
+        }
+        Purpose::Words { op: Op::Steer, task, .. } => {
+            format!("steer {task}: words its worker reads before its next request")
+        }
+        Purpose::Words { task, .. } => {
+            format!("queue for {task}'s next attempt")
+        }
+        Purpose::Rewind { task, .. } => {
+            format!("rewind {task} to attempt K or turn tN, then why (2 the parser was right)")
+        }
+        Purpose::Refused(why) => format!("{why} — what you type is not sent"),
     }
 }

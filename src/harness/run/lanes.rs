@@ -25,6 +25,9 @@ pub(super) struct LaneLink {
     pub(super) landing: Arc<Mutex<()>>,
     /// Raised when the operator fails this lane's task.
     pub(super) fail: Arc<AtomicBool>,
+    /// Raised when a decision about this lane's task takes it now (`review`, `rewind` with
+    /// `--now`): its attempt stops and the task waits for that decision.
+    pub(super) decide_now: Arc<AtomicBool>,
     /// Set when the whole run stops at once (`stop --now`, Ctrl-C, a lane that cannot go on):
     /// how every lane's task ends.
     pub(super) halt: Arc<Mutex<Option<Ended>>>,
@@ -110,6 +113,7 @@ impl Run {
             session: self.workspace.clone(),
             landing: Arc::clone(&self.book.landing),
             fail: Arc::default(),
+            decide_now: Arc::default(),
             halt: Arc::clone(&self.book.halt),
             cancel: Arc::clone(&hands.cancel),
             worktree: workspace.worktree.clone(),
@@ -190,6 +194,12 @@ impl Run {
             }
             return Ok(Some(TaskEnd::Failed(StopReason::OperatorFail)));
         }
+        if link.decide_now.swap(false, Ordering::SeqCst) {
+            link.cancel.lower();
+            let (_, attempt) = self.writer.position(task);
+            let why = "the operator's decision takes it now: its attempt was stopped";
+            return self.hold(task, why, attempt).map(Some);
+        }
         let halt = link.halt.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         Ok(halt.map(|end| {
             TaskEnd::Stop(Ended {
@@ -220,6 +230,10 @@ impl Run {
                 link.fail.store(true, Ordering::SeqCst);
                 link.cancel.raise();
             } else {
+                if cmd.now && matches!(cmd.op, Op::Review | Op::Rewind) {
+                    link.decide_now.store(true, Ordering::SeqCst);
+                    link.cancel.raise();
+                }
                 self.control.deferred.push(cmd.clone());
             }
             return Ok(LaneDecision::Decided(None));
