@@ -148,6 +148,8 @@ pub fn open_at(player: &mut Player, pos: usize) -> Result<Inspector, String> {
     }
     let task = player.task_of(pos).unwrap_or_default().to_owned();
     let trail = player.view.trail(&task).unwrap_or_default();
+    let next_verdict = trail.verdicts.iter().copied().find(|p| *p > pos).unwrap_or(usize::MAX);
+    let ledger = trail.ledger.clone();
     let mut positions: Vec<usize> = [trail.cases, trail.validators, trail.verdicts]
         .concat()
         .into_iter()
@@ -155,7 +157,15 @@ pub fn open_at(player: &mut Player, pos: usize) -> Result<Inspector, String> {
         .collect();
     positions.sort_unstable();
     let earlier: Vec<_> = positions.iter().filter_map(|p| player.fetch(*p).ok()).collect();
+    let reviews: Vec<_> = (ledger.iter())
+        .filter(|p| **p > pos && **p < next_verdict)
+        .filter_map(|p| player.fetch(*p).ok())
+        .filter(|e| matches!(e.payload, Payload::OperatorReview(_)))
+        .collect();
     let mut inspector = build(&verdict, &earlier);
+    for review in &reviews {
+        inspector.lines.extend(review_lines(review));
+    }
     inspector.pos = pos;
     let start = player.session_start();
     inspector.worktree = start.as_ref().and_then(|s| s.worktree.clone()).map(Into::into);
@@ -179,6 +189,26 @@ pub fn open_at(player: &mut Player, pos: usize) -> Result<Inspector, String> {
         inspector.commit = player.commit_after(pos);
     }
     Ok(inspector)
+}
+
+/// The operator's review of the attempt a verdict judged, each comment under its line.
+fn review_lines(e: &crate::session::event::Event) -> Vec<String> {
+    let Payload::OperatorReview(r) = &e.payload else { return Vec::new() };
+    let said = r.reason.as_deref().filter(|s| !s.is_empty()).map(|s| format!(": {s}"));
+    let mut lines = vec![
+        String::new(),
+        crate::printable::line(&format!(
+            "THE OPERATOR'S REVIEW of this attempt — {}{}",
+            super::describe::review_verdict(r),
+            said.unwrap_or_default()
+        )),
+    ];
+    for c in r.comments.iter().flatten() {
+        lines.push(crate::printable::line(&format!("  {}:{}", c.path, c.line)));
+        lines.push(crate::printable::line(&format!("    > {}", c.text)));
+        lines.push(crate::printable::line(&format!("    {}", c.comment)));
+    }
+    lines
 }
 
 /// Opens the inspector's evidence pointer number `n` (1-based) at its file.

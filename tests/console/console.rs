@@ -1487,4 +1487,18 @@ fn the_ledger_shows_an_operators_review_with_each_comment_at_its_line() {
         text.contains("src/lib.rs:12") && text.contains(">     let mut counts = BTreeMap::new();"),
         "{text}"
     );
+    // The inspector of the verdict the review came after shows it, each comment at its line.
+    act(&mut app, Action::Close);
+    app.sel.ledger_selected = Some(1);
+    act(&mut app, Action::Inspect);
+    assert!(matches!(app.overlay, Overlay::Inspector(_)), "{:?}", app.notice);
+    let inspected = screen(&mut app, 120, 60);
+    assert!(
+        inspected.contains("THE OPERATOR'S REVIEW of this attempt — reject (weak_test)"),
+        "{inspected}"
+    );
+    assert!(
+        inspected.contains("src/lib.rs:12") && inspected.contains("why a BTreeMap?"),
+        "{inspected}"
+    );
 }
