@@ -221,7 +221,7 @@ impl Notify {
 
 /// `[models]`: endpoints and models per role. Keys are never read from here: they come from
 /// the environment (`HARROW_API_KEY`, `HARROW_EVALUATOR_API_KEY`) so they stay out of files.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelsSection {
     #[serde(default)]
@@ -247,6 +247,10 @@ pub struct ModelsSection {
     /// The evaluator's, when its model is another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evaluator_context_window: Option<u64>,
+    /// The share of the worker's window (0.3 to 0.95) a request may fill before its
+    /// conversation is compacted (default 0.8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_at: Option<f64>,
     /// Ask for replies as a stream (default); `false` asks for whole replies only.
     #[serde(default = "default_stream")]
     pub stream: bool,
@@ -312,6 +316,7 @@ impl Default for ModelsSection {
             max_output_tokens: None,
             context_window: None,
             evaluator_context_window: None,
+            compact_at: None,
             max_reply_bytes: default_max_reply_bytes(),
             max_tool_calls: default_max_tool_calls(),
             max_reply_secs: default_max_reply_secs(),
@@ -439,6 +444,11 @@ impl Config {
                     "[models] {key} = {n}: give the model's context window in tokens (1 to 10,000,000), or leave it out to ask the server"
                 ));
             }
+        }
+        if let Some(f) = config.models.compact_at.filter(|f| !(0.3..=0.95).contains(f)) {
+            return Err(format!(
+                "[models] compact_at = {f}: give the share of the window a request may fill before its conversation is compacted, 0.3 to 0.95"
+            ));
         }
         if let Some(n) = config.repeats.returns.filter(|n| *n > 100) {
             return Err(format!(

@@ -223,6 +223,10 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
     let hands =
         HandsConfig { build_dir: Some(repos.join("target")), ..config.hands.to_hands_config() };
     let brain_config = BrainConfig::new(endpoints(&server.base_url()));
+    let windows = super::run::windows(&brain_config, false)?;
+    let worker_window = (windows.iter())
+        .find(|(r, _)| *r == crate::brain::client::Role::Worker)
+        .map(|(_, w)| w.tokens);
     let start = Start {
         plan: plan::load(&repo.join(".harrow/textstats")).map_err(|e| UsageError(e.to_string()))?,
         repo: repo.clone(),
@@ -230,10 +234,10 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
         validators: Some(vec![tests]),
         brain: brain_config.clone(),
         // T-002 and T-003 depend only on T-001: after it, they are worked side by side.
-        opts: RunOptions { lanes: 2, ..RunOptions::default() },
+        opts: RunOptions { lanes: 2, worker_window, ..RunOptions::default() },
         sessions_dir,
         work_root: config.run.work_root(),
-        windows: super::run::windows(&brain_config, false)?,
+        windows,
         demo: Some(serde_json::json!({"fast": args.fast})),
     };
     println!("demo repository: {}", repo.display());

@@ -316,6 +316,12 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     opts.no_eval |= start.no_eval == Some(true);
     opts.loop_repeats = config.repeats.repeats.unwrap_or(opts.loop_repeats);
     opts.loop_returns = config.repeats.returns.unwrap_or(opts.loop_returns);
+    // The window the start recorded, unless this machine's settings say another.
+    opts.worker_window = config
+        .models
+        .context_window
+        .or_else(|| start.endpoints.as_ref().and_then(|e| e["worker"]["context_window"].as_u64()));
+    opts.compact_at = config.models.compact_at.unwrap_or(opts.compact_at);
     opts.validators = if args.flags.no_validators {
         Vec::new()
     } else {

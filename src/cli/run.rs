@@ -614,6 +614,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             lanes: flags.lanes.or(config.run.lanes).unwrap_or(1).clamp(1, 32),
             loop_repeats: config.repeats.repeats.unwrap_or(3),
             loop_returns: config.repeats.returns.unwrap_or(2),
+            worker_window: windows.iter().find(|(r, _)| *r == Role::Worker).map(|(_, w)| w.tokens),
+            compact_at: config.models.compact_at.unwrap_or(0.8),
             ..flags.options(None)
         },
         sessions_dir,

@@ -46,6 +46,9 @@ pub fn describe(e: &Event) -> Option<String> {
 fn describe_event(e: &Event) -> Option<String> {
     let task = e.task_id().unwrap_or("-");
     let iter = e.payload.scope().and_then(|s| s.iter).map(|i| format!(" #{i}")).unwrap_or_default();
+    if let Some(line) = operator_row(e, task, &iter) {
+        return Some(line);
+    }
     Some(match &e.payload {
         Payload::SessionStart(p) => session_started(p),
         Payload::TaskState(p) if p.to == Some(State::Running) => match p.from {
@@ -139,37 +142,6 @@ fn describe_event(e: &Event) -> Option<String> {
             "  operator: {} {}",
             p.action.as_deref().unwrap_or("?"),
             p.reason.as_deref().or(p.note.as_deref()).map(|t| short(t, 100)).unwrap_or_default()
-        ),
-        Payload::OperatorSteer(p) if p.delivered == Some(true) => format!(
-            "✎ {task}{iter} the operator says: {}",
-            crate::printable::line(&short(p.text.as_deref().unwrap_or(""), 100))
-        ),
-        Payload::OperatorSteer(p) => format!(
-            "  {task} steer not sent: {}",
-            crate::printable::line(&short(
-                p.reason.as_deref().unwrap_or("its task was not at work"),
-                110
-            ))
-        ),
-        Payload::OperatorReview(p) => format!(
-            "✎ {task} the operator's review: {}, {} comment(s){}",
-            review_verdict(p),
-            p.comments.as_ref().map_or(0, Vec::len),
-            p.reason
-                .as_deref()
-                .filter(|r| !r.is_empty())
-                .map(|r| format!(": {}", crate::printable::line(&short(r, 90))))
-                .unwrap_or_default()
-        ),
-        Payload::TaskRewound(p) => format!(
-            "↶ {task} rewound to {}: {}",
-            crate::session::outcome::rewound_to(p.to_attempt.unwrap_or(0), p.to_turn),
-            crate::printable::line(&short(p.reason.as_deref().unwrap_or(""), 100))
-        ),
-        Payload::OperatorQueue(p) => format!(
-            "  {task} queued for its {}: {}",
-            crate::printable::line(p.until.as_deref().unwrap_or("next attempt")),
-            crate::printable::line(&short(p.text.as_deref().unwrap_or(""), 90))
         ),
         Payload::LogRepaired(p) => {
             format!("  log repaired: cut {} torn bytes", p.cut_bytes.unwrap_or(0))
@@ -312,6 +284,58 @@ pub fn tone(e: &Event) -> Tone {
         Payload::ValidatorRun(v) if v.passed != Some(true) => Tone::Warn,
         _ => Tone::Plain,
     }
+}
+
+/// The rows of the operator's acts and of what harrow did to the conversation: words, a
+/// review, a rewind, a compaction.
+fn operator_row(e: &Event, task: &str, iter: &str) -> Option<String> {
+    Some(match &e.payload {
+        Payload::OperatorSteer(p) if p.delivered == Some(true) => format!(
+            "✎ {task}{iter} the operator says: {}",
+            crate::printable::line(&short(p.text.as_deref().unwrap_or(""), 100))
+        ),
+        Payload::OperatorSteer(p) => format!(
+            "  {task} steer not sent: {}",
+            crate::printable::line(&short(
+                p.reason.as_deref().unwrap_or("its task was not at work"),
+                110
+            ))
+        ),
+        Payload::OperatorReview(p) => format!(
+            "✎ {task} the operator's review: {}, {} comment(s){}",
+            review_verdict(p),
+            p.comments.as_ref().map_or(0, Vec::len),
+            p.reason
+                .as_deref()
+                .filter(|r| !r.is_empty())
+                .map(|r| format!(": {}", crate::printable::line(&short(r, 90))))
+                .unwrap_or_default()
+        ),
+        Payload::ContextCompacted(p) => format!(
+            "⇣ {task}{iter} context compacted: ~{} → ~{} tokens of {} ({})",
+            p.tokens_before.unwrap_or(0),
+            p.tokens_after.unwrap_or(0),
+            match p.window {
+                Some(w) if w > 0 => w.to_string(),
+                _ => "an unknown window".into(),
+            },
+            match p.trigger.as_deref() {
+                Some("server") => "the server said the request was too long",
+                _ => "before the request passed the threshold",
+            }
+        ),
+        Payload::TaskRewound(p) => format!(
+            "↶ {task} rewound to {}: {}",
+            crate::session::outcome::rewound_to(p.to_attempt.unwrap_or(0), p.to_turn),
+            crate::printable::line(&short(p.reason.as_deref().unwrap_or(""), 100))
+        ),
+        Payload::OperatorQueue(p) => format!(
+            "  {task} queued for its {}: {}",
+            crate::printable::line(p.until.as_deref().unwrap_or("next attempt")),
+            crate::printable::line(&short(p.text.as_deref().unwrap_or(""), 90))
+        ),
+        _ => return None,
+    })
 }
 
 /// An operator review's verdict in words: `reject (weak_test)` or `accept`.

@@ -63,7 +63,8 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::OperatorSteer
         | K::OperatorQueue
         | K::TaskRewound
-        | K::OperatorReview => true,
+        | K::OperatorReview
+        | K::ContextCompacted => true,
     }
 }
 
@@ -285,7 +286,8 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         | K::OperatorQueue
         | K::TurnTree
         | K::TaskRewound
-        | K::OperatorReview => WaitChange::Same,
+        | K::OperatorReview
+        | K::ContextCompacted => WaitChange::Same,
     }
 }
 

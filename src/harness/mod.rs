@@ -3,6 +3,7 @@
 //! memory across attempts, caps, and resume.
 
 pub mod case;
+pub mod compact;
 pub(crate) mod conversation;
 pub(crate) mod gate;
 pub(crate) mod graph;

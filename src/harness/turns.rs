@@ -39,7 +39,7 @@ pub(crate) trait Agent {
     async fn ask(
         &mut self,
         iter: u64,
-        messages: &[Value],
+        messages: &mut Vec<Value>,
         tools: &[Value],
     ) -> Result<Result<Reply, Self::Done>, Self::Error>;
 
@@ -121,7 +121,7 @@ pub(crate) async fn drive<A: Agent>(
         if let Some(done) = agent.interject(iter, messages)? {
             return Ok(done);
         }
-        let reply = match agent.ask(iter, messages, tools).await? {
+        let reply = match agent.ask(iter, &mut *messages, tools).await? {
             Ok(reply) => reply,
             Err(done) => return Ok(done),
         };

@@ -238,7 +238,7 @@ impl Agent for PrepTurns<'_, '_> {
     async fn ask(
         &mut self,
         _iter: u64,
-        messages: &[Value],
+        messages: &mut Vec<Value>,
         tools: &[Value],
     ) -> std::io::Result<Result<Reply, Self::Done>> {
         let me = &mut *self.interview;

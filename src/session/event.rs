@@ -158,6 +158,7 @@ payloads! {
     "turn_tree" => TurnTree(TurnTree),
     "task_rewound" => TaskRewound(TaskRewound),
     "operator_review" => OperatorReview(OperatorReview),
+    "context_compacted" => ContextCompacted(ContextCompacted),
     "log_repaired" => LogRepaired(LogRepaired),
     "stop" => Stop(Stop),
     "archived" => Archived(Archived),
@@ -277,6 +278,7 @@ impl Payload {
             Payload::TurnTree(p) => &p.scope,
             Payload::TaskRewound(p) => &p.scope,
             Payload::OperatorReview(p) => &p.scope,
+            Payload::ContextCompacted(p) => &p.scope,
             Payload::SessionStart(_)
             | Payload::SessionResume(_)
             | Payload::LogRepaired(_)
@@ -671,6 +673,16 @@ payload_struct!(
     OperatorReview {
         verdict: String, rejection_category: String, reason: String,
         comments: Vec<ReviewedLine>, source: String,
+    } scoped
+);
+payload_struct!(
+    /// harrow: the worker's conversation was rebuilt to fit its model's window — before a
+    /// request would pass `[models] compact_at` of it (`trigger` `threshold`), or after the
+    /// server said the request was too long (`server`): the tokens before and after (as
+    /// estimated), the window, and what was kept.
+    ContextCompacted {
+        trigger: String, tokens_before: u64, tokens_after: u64, window: u64, dropped: u64,
+        kept: Vec<String>,
     } scoped
 );
 payload_struct!(

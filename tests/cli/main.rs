@@ -22,6 +22,7 @@ mod cli_resume;
 mod cli_run;
 mod cli_sessions;
 mod cli_workspace;
+mod compaction;
 mod decisions;
 mod demo;
 mod export;

@@ -2,6 +2,7 @@
 //! until it submits a case; validators, then the evaluator; the gate decides; a reject goes
 //! back into the same conversation. Everything that happens is appended to the session log.
 
+mod compaction;
 mod landing;
 mod lane_recover;
 mod lanes;
@@ -141,6 +142,12 @@ pub struct RunOptions {
     pub wait_for_operator: bool,
     /// How many ready tasks of a graph plan are worked at once, each in its own worktree.
     pub lanes: u64,
+    /// The worker model's context window in tokens, when it is known (configured, or said
+    /// by its server).
+    pub worker_window: Option<u64>,
+    /// The share of the window a worker request may fill before its conversation is
+    /// compacted.
+    pub compact_at: f64,
 }
 
 impl Default for RunOptions {
@@ -160,6 +167,8 @@ impl Default for RunOptions {
             score_threshold: None,
             wait_for_operator: false,
             lanes: 1,
+            worker_window: None,
+            compact_at: 0.8,
         }
     }
 }

@@ -133,6 +133,7 @@ impl Run {
             repeated: Repeated::default(),
             states: States::default(),
             last_tree: None,
+            window: super::compaction::WindowKeeper::default(),
         };
         turns::drive(&mut worker, &mut messages, &tools, max_turns).await
     }
@@ -155,6 +156,8 @@ struct WorkerTurns<'r> {
     states: States,
     /// The last tree logged as a turn's checkpoint.
     last_tree: Option<String>,
+    /// How the conversation is kept inside the model's window.
+    window: super::compaction::WindowKeeper,
 }
 
 /// The worktree's states since the task's last case: each turn's tree (by the turn that left
@@ -204,24 +207,40 @@ impl Agent for WorkerTurns<'_> {
             return Ok(Some(stuck));
         }
         self.run.deliver_steers(&self.task.id, iter, self.attempt, messages)?;
-        Ok(None)
+        self.fit_window(iter, messages, "threshold")
     }
 
     async fn ask(
         &mut self,
         iter: u64,
-        messages: &[Value],
+        messages: &mut Vec<Value>,
         tools: &[Value],
     ) -> Result<Result<Reply, TaskEnd>> {
-        let (task, attempt, turn) = (&self.task.id, self.attempt, self.turn);
-        let tag = CallTag { role: Role::Worker, task, attempt, turn };
-        let answer = self.run.call(tag, iter, messages, tools).await?;
-        if let Some(end) = self.run.act_now(task)? {
+        let (attempt, turn) = (self.attempt, self.turn);
+        let tag = CallTag { role: Role::Worker, task: &self.task.id, attempt, turn };
+        let mut answer = self.run.call(tag, iter, messages, tools).await?;
+        if let Some(end) = self.run.act_now(&self.task.id)? {
             return Ok(Err(end));
+        }
+        // Too long for the server: the conversation is rebuilt once and asked again; a second
+        // refusal holds the task (below, as any failed call does).
+        if matches!(answer, Err(crate::brain::client::BrainError::ContextExceeded { .. }))
+            && !self.window.compacted_for_server
+        {
+            self.window.compacted_for_server = true;
+            if let Some(end) = self.fit_window(iter, messages, "server")? {
+                return Ok(Err(end));
+            }
+            let tag = CallTag { role: Role::Worker, task: &self.task.id, attempt, turn };
+            answer = self.run.call(tag, iter, messages, tools).await?;
+            if let Some(end) = self.run.act_now(&self.task.id)? {
+                return Ok(Err(end));
+            }
         }
         match answer {
             Ok(reply) => {
                 self.turn += 1;
+                self.window.calibrate(messages, reply.usage.prompt);
                 Ok(Ok(reply))
             }
             Err(e) => {
@@ -467,6 +486,20 @@ impl WorkerTurns<'_> {
             })?;
         }
         Ok(Some(tree))
+    }
+}
+
+impl WorkerTurns<'_> {
+    /// Keeps the conversation inside the worker's window before a request (see
+    /// [`Run::keep_in_window`]).
+    fn fit_window(
+        &mut self,
+        iter: u64,
+        messages: &mut Vec<Value>,
+        trigger: &str,
+    ) -> Result<Option<TaskEnd>> {
+        let sc = (iter, self.attempt);
+        self.run.keep_in_window(self.task, sc, messages, trigger, &self.window)
     }
 }
 

@@ -361,6 +361,7 @@ impl SummaryFold {
                 | K::TurnTree
                 | K::TaskRewound
                 | K::OperatorReview
+                | K::ContextCompacted
                 | K::LogRepaired
                 | K::Archived
                 | K::ProposedLearnings

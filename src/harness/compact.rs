@@ -1,0 +1,172 @@
+//! A worker conversation made to fit its model's window: the system prompt and the task's
+//! prompt stay, the last turns stay word for word, and what came between is replaced by one
+//! message built from what harrow records — the tools called and the files they touched, the
+//! task's diff as it stands, the verdicts so far — rather than by a model's summary of itself.
+
+use serde_json::{Value, json};
+
+/// Characters per token before a reply has said otherwise: English and code run 3–4.
+pub const CHARS_PER_TOKEN: f64 = 3.5;
+/// Turns kept word for word at the end.
+pub const KEEP_TURNS: usize = 2;
+
+/// What the compacted conversation is built from beside the messages themselves.
+#[derive(Debug, Clone, Default)]
+pub struct Record {
+    /// The task's diff as it stands, capped, with the files named.
+    pub diff: String,
+    /// One line per verdict that still stands.
+    pub verdicts: Vec<String>,
+}
+
+/// A compacted conversation and what it kept, for the `context_compacted` event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compacted {
+    pub messages: Vec<Value>,
+    pub kept: Vec<String>,
+    /// Messages the summary replaced.
+    pub dropped: usize,
+}
+
+/// The characters a conversation sends: every message's text and tool call arguments.
+pub fn chars(messages: &[Value]) -> usize {
+    messages
+        .iter()
+        .map(|m| {
+            let text = m["content"].as_str().map_or(0, str::len);
+            let calls: usize = (m["tool_calls"].as_array().into_iter().flatten())
+                .map(|c| c["function"]["arguments"].as_str().map_or(0, str::len) + 16)
+                .sum();
+            text + calls + 8
+        })
+        .sum()
+}
+
+/// The tokens `messages` come to at `chars_per_token`.
+pub fn tokens(messages: &[Value], chars_per_token: f64) -> u64 {
+    (chars(messages) as f64 / chars_per_token.max(0.5)).ceil() as u64
+}
+
+/// The conversation with everything between its first two messages (system, task prompt)
+/// and its last [`KEEP_TURNS`] assistant turns replaced by one summary; `None` when there is
+/// nothing between them to replace.
+pub fn compact(messages: &[Value], record: &Record) -> Option<Compacted> {
+    let head = 2.min(messages.len());
+    let turns: Vec<usize> =
+        (head..messages.len()).filter(|i| messages[*i]["role"] == "assistant").collect();
+    let tail_from = *turns.iter().rev().nth(KEEP_TURNS.saturating_sub(1))?;
+    if tail_from <= head {
+        return None;
+    }
+    let middle = &messages[head..tail_from];
+    let mut summary = format!(
+        "[Your conversation so far was compacted to fit the model's context window: {} earlier messages were replaced by this summary, built from what harrow recorded. The task and its criteria are above; your last turns follow.]",
+        middle.len()
+    );
+    let done = what_was_done(middle);
+    if !done.is_empty() {
+        summary.push_str("\n\nWhat you did before:\n");
+        summary.push_str(&done.join("\n"));
+    }
+    if !record.verdicts.is_empty() {
+        summary.push_str("\n\nVerdicts on this task so far:\n");
+        summary.push_str(&record.verdicts.join("\n"));
+    }
+    if !record.diff.trim().is_empty() {
+        summary.push_str("\n\nThe task's change as it stands:\n```diff\n");
+        summary.push_str(record.diff.trim_end());
+        summary.push_str("\n```");
+    }
+    let mut out: Vec<Value> = messages[..head].to_vec();
+    out.push(json!({"role": "user", "content": summary}));
+    out.extend(messages[tail_from..].iter().cloned());
+    let mut kept = vec!["system prompt".to_owned(), "task prompt".to_owned()];
+    kept.push(format!("summary of {} messages", middle.len()));
+    if !record.verdicts.is_empty() {
+        kept.push(format!("{} verdict(s)", record.verdicts.len()));
+    }
+    if !record.diff.trim().is_empty() {
+        kept.push("the task's diff".to_owned());
+    }
+    kept.push(format!("last {KEEP_TURNS} turns"));
+    Some(Compacted { messages: out, kept, dropped: middle.len() })
+}
+
+/// The tools the dropped messages called, each with what it touched, in order and once.
+fn what_was_done(middle: &[Value]) -> Vec<String> {
+    let mut done: Vec<String> = Vec::new();
+    for m in middle {
+        for call in m["tool_calls"].as_array().into_iter().flatten() {
+            let name = call["function"]["name"].as_str().unwrap_or("?");
+            let args: Value =
+                serde_json::from_str(call["function"]["arguments"].as_str().unwrap_or("{}"))
+                    .unwrap_or(Value::Null);
+            let what = ["path", "command", "pattern"]
+                .iter()
+                .find_map(|k| args[*k].as_str())
+                .map(|w| w.chars().take(120).collect::<String>())
+                .unwrap_or_default();
+            let line = format!("- {name} {what}").trim_end().to_owned();
+            if !done.contains(&line) {
+                done.push(line);
+            }
+        }
+    }
+    if done.len() > 60 {
+        let more = done.len() - 60;
+        done.truncate(60);
+        done.push(format!("- … and {more} more"));
+    }
+    done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(i: usize) -> Vec<Value> {
+        let args = json!({"path": format!("src/f{i}.rs"), "content": "x".repeat(400)}).to_string();
+        vec![
+            json!({"role": "assistant", "content": format!("turn {i}"), "tool_calls": [{"id": format!("c{i}"), "type": "function", "function": {"name": "write_file", "arguments": args}}]}),
+            json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": format!("wrote src/f{i}.rs")}),
+        ]
+    }
+
+    #[test]
+    fn the_middle_becomes_a_summary_and_the_head_and_last_turns_stay() {
+        let mut messages = vec![
+            json!({"role": "system", "content": "SYSTEM"}),
+            json!({"role": "user", "content": "TASK"}),
+        ];
+        for i in 0..6 {
+            messages.extend(turn(i));
+        }
+        let record =
+            Record { diff: "+fn a() {}".into(), verdicts: vec!["1. reject (weak_test): x".into()] };
+        let c = compact(&messages, &record).unwrap();
+        assert_eq!(c.messages[0]["content"], "SYSTEM");
+        assert_eq!(c.messages[1]["content"], "TASK");
+        let summary = c.messages[2]["content"].as_str().unwrap();
+        assert!(
+            summary.contains("- write_file src/f0.rs")
+                && summary.contains("- write_file src/f3.rs")
+        );
+        assert!(!summary.contains("src/f4.rs"), "the kept turns are not summarised");
+        assert!(summary.contains("1. reject (weak_test)") && summary.contains("+fn a() {}"));
+        assert_eq!(c.messages[3]["content"], "turn 4", "the last turns, word for word");
+        assert_eq!(c.messages.len(), 3 + 4);
+        assert_eq!(c.dropped, 8);
+        assert!(tokens(&c.messages, CHARS_PER_TOKEN) < tokens(&messages, CHARS_PER_TOKEN) / 2);
+    }
+
+    #[test]
+    fn a_short_conversation_has_nothing_to_compact() {
+        let mut messages = vec![
+            json!({"role": "system", "content": "S"}),
+            json!({"role": "user", "content": "T"}),
+        ];
+        messages.extend(turn(0));
+        messages.extend(turn(1));
+        assert!(compact(&messages, &Record::default()).is_none());
+    }
+}

@@ -1,0 +1,112 @@
+//! Keeping a worker's conversation inside its model's window. Before each request the
+//! conversation's tokens are estimated — characters per token as the server's own `usage`
+//! last counted them — and past `[models] compact_at` of the window it is rebuilt from what
+//! harrow records (see [`crate::harness::compact`]), logged as `context_compacted`. The same
+//! happens once when the server answers that a request is too long. A conversation that does
+//! not fit even rebuilt holds the task for a person, never crashes the run.
+
+use super::{Result, Run, Task, TaskEnd, scope};
+use crate::harness::compact::{self, CHARS_PER_TOKEN, Record, compact};
+use crate::session::event::ContextCompacted;
+use serde_json::Value;
+
+/// What a task's conversation knows of its window.
+#[derive(Debug)]
+pub(super) struct WindowKeeper {
+    /// Characters per token, as the server's `usage` last counted the conversation.
+    chars_per_token: f64,
+    /// The server said a request was too long and the conversation was rebuilt for it.
+    pub compacted_for_server: bool,
+}
+
+impl Default for WindowKeeper {
+    fn default() -> Self {
+        WindowKeeper { chars_per_token: CHARS_PER_TOKEN, compacted_for_server: false }
+    }
+}
+
+impl WindowKeeper {
+    /// Learns characters per token from a reply: the request's characters over the prompt
+    /// tokens the server counted (ignored when implausible, as a server that reports none).
+    pub fn calibrate(&mut self, messages: &[Value], prompt_tokens: u64) {
+        if prompt_tokens < 64 {
+            return;
+        }
+        let ratio = compact::chars(messages) as f64 / prompt_tokens as f64;
+        if (1.0..=8.0).contains(&ratio) {
+            self.chars_per_token = ratio;
+        }
+    }
+}
+
+impl Run {
+    /// Rebuilds `messages` when the next request would pass the threshold of the worker's
+    /// window (`trigger` `threshold`), or because the server refused it as too long
+    /// (`server`, whatever the estimate says). The task's end when even the rebuilt
+    /// conversation does not fit: held for a person.
+    pub(super) fn keep_in_window(
+        &mut self,
+        task: &Task,
+        sc: (u64, u64),
+        messages: &mut Vec<Value>,
+        trigger: &str,
+        keeper: &WindowKeeper,
+    ) -> Result<Option<TaskEnd>> {
+        let (iter, attempt) = sc;
+        let window = self.opts.worker_window.unwrap_or(0);
+        let before = compact::tokens(messages, keeper.chars_per_token);
+        let threshold = (window as f64 * self.opts.compact_at) as u64;
+        if trigger == "threshold" && (window == 0 || before <= threshold) {
+            return Ok(None);
+        }
+        // The diff may take a quarter of the window, and never more than 6,000 characters.
+        let diff_chars = match window {
+            0 => 6_000,
+            w => ((w as f64 * keeper.chars_per_token / 4.0) as usize).min(6_000),
+        };
+        let record = self.compaction_record(task, diff_chars);
+        let Some(rebuilt) = compact(messages, &record) else {
+            if window > 0 && before > window {
+                return self.too_long(task, attempt, before, window).map(Some);
+            }
+            return Ok(None);
+        };
+        let after = compact::tokens(&rebuilt.messages, keeper.chars_per_token);
+        self.emit(&ContextCompacted {
+            scope: scope(&task.id, iter, attempt),
+            trigger: Some(trigger.to_owned()),
+            tokens_before: Some(before),
+            tokens_after: Some(after),
+            window: Some(window),
+            dropped: Some(rebuilt.dropped as u64),
+            kept: Some(rebuilt.kept),
+            ..ContextCompacted::default()
+        })?;
+        *messages = rebuilt.messages;
+        if window > 0 && after > window {
+            return self.too_long(task, attempt, after, window).map(Some);
+        }
+        Ok(None)
+    }
+
+    /// What a rebuilt conversation says beside the messages: the diff as it stands (cut to
+    /// `diff_chars`, files named) and the verdicts that still stand.
+    fn compaction_record(&self, task: &Task, diff_chars: usize) -> Record {
+        let diff = (self.task_base(&task.id).ok())
+            .and_then(|base| self.task_diff(&base).ok())
+            .map(|d| d.excerpt(diff_chars))
+            .unwrap_or_default();
+        let verdicts = (self.ledger_standing(&task.id).iter())
+            .map(|e| format!("{}. {}", e.attempt, e.verdict.summary()))
+            .collect();
+        Record { diff, verdicts }
+    }
+
+    /// Holds a task whose conversation does not fit its model's window even rebuilt.
+    fn too_long(&mut self, task: &Task, attempt: u64, tokens: u64, window: u64) -> Result<TaskEnd> {
+        let why = format!(
+            "the task's conversation does not fit the worker's context window even rebuilt (~{tokens} tokens of {window}): give the model a larger window (llama.cpp: -c), or split the task"
+        );
+        self.hold(&task.id, &why, attempt)
+    }
+}

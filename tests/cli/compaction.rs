@@ -1,0 +1,131 @@
+//! A worker's conversation kept inside its model's window, through the real binary against a
+//! scripted server that records every request: past `compact_at` of the window it is rebuilt
+//! from the record (the task's prompt, a summary of what was done, the diff, the last turns),
+//! logged as `context_compacted`; llama.cpp's "exceeds the available context size" answer
+//! makes the same rebuild once and the request goes again; a conversation that does not fit
+//! even rebuilt holds the task, with the window named, never crashing the run.
+
+use crate::{loop_fixture, support};
+
+use loop_fixture::{accept, case, harrow_cmd, headless_run, repo_and_plan, serve};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// Worker turns that each write a file of `size` characters, `n` of them, then a case.
+fn many_writes(n: usize, size: usize) -> Vec<Value> {
+    let mut turns: Vec<Value> = (0..n)
+        .map(|i| {
+            let content = format!("// file {i}\n{}\n", "x".repeat(size));
+            json!({"tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{i}.txt"), "content": content}}]})
+        })
+        .collect();
+    turns.push(json!({"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}));
+    turns
+}
+
+fn configure(tmp: &Path, config: &str) {
+    std::fs::create_dir_all(tmp.join("harrow")).unwrap();
+    std::fs::write(tmp.join("harrow/config.toml"), config).unwrap();
+}
+
+fn events_of(dir: &Path, kind: &str) -> Vec<Value> {
+    support::strict_events(dir)
+        .into_iter()
+        .filter(|e| e["type"] == kind)
+        .map(|e| e["payload"].clone())
+        .collect()
+}
+
+fn only_session(tmp: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(tmp.join("sessions")).unwrap().next().unwrap().unwrap().path()
+}
+
+#[test]
+fn a_conversation_past_the_threshold_is_rebuilt_from_the_record_and_the_task_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    configure(tmp.path(), "[models]\ncontext_window = 4000\ncompact_at = 0.5\n");
+    let script = json!({
+        "worker": {"T-001": {"1": many_writes(8, 1500)}},
+        "evaluator": {"T-001": {"1": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let dir = only_session(tmp.path());
+    let compacted = events_of(&dir, "context_compacted");
+    assert!(!compacted.is_empty(), "the conversation was compacted");
+    let first = &compacted[0];
+    assert_eq!(first["trigger"], "threshold");
+    assert_eq!(first["window"], 4000);
+    let (before, after) =
+        (first["tokens_before"].as_u64().unwrap(), first["tokens_after"].as_u64().unwrap());
+    assert!(before > 2000 && after < 2000, "past half the window before, under it after: {first}");
+    let requests: Vec<_> = server.received().into_iter().filter(|r| r.role == "worker").collect();
+    let sizes: Vec<usize> = requests.iter().map(|r| r.body["messages"].to_string().len()).collect();
+    let at = (1..sizes.len()).find(|i| sizes[*i] < sizes[*i - 1]).expect("a request got smaller");
+    let rebuilt = requests[at].body["messages"].as_array().unwrap();
+    assert_eq!(rebuilt[0]["role"], "system");
+    assert!(
+        rebuilt[1]["content"].as_str().unwrap().contains("Create f1.txt"),
+        "the task's prompt stays"
+    );
+    let summary = rebuilt[2]["content"].as_str().unwrap();
+    assert!(
+        summary.contains("was compacted") && summary.contains("- write_file f0.txt"),
+        "{summary}"
+    );
+    assert!(summary.contains("+// file 0"), "the diff as it stands: {summary}");
+    assert_eq!(events_of(&dir, "task_done").len(), 1, "the task went on and landed");
+}
+
+#[test]
+fn a_too_long_answer_from_the_server_rebuilds_the_conversation_once_and_asks_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let mut turns = many_writes(5, 300);
+    // The fifth request is refused once, as llama.cpp's server refuses a prompt past n_ctx.
+    turns[4] = json!({
+        "http_status": 400, "times": 1,
+        "error_body": {"error": {"code": 400, "message": "request (4476 tokens) exceeds the available context size (4096 tokens)", "type": "exceed_context_size_error", "n_prompt_tokens": 4476, "n_ctx": 4096}},
+        "tool_calls": turns[4]["tool_calls"].clone()
+    });
+    let script =
+        json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let (_rt, server) = serve(&script, true);
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let dir = only_session(tmp.path());
+    let compacted = events_of(&dir, "context_compacted");
+    assert_eq!(compacted.len(), 1, "{compacted:?}");
+    assert_eq!(compacted[0]["trigger"], "server");
+    let failed = events_of(&dir, "model_call")
+        .into_iter()
+        .find(|c| c["error_class"] == "context_exceeded")
+        .expect("the refusal is logged as what it was");
+    assert_eq!(failed["http_status"], 400);
+    assert_eq!(events_of(&dir, "task_done").len(), 1);
+}
+
+#[test]
+fn a_conversation_that_does_not_fit_even_rebuilt_holds_the_task_naming_the_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    configure(tmp.path(), "[models]\ncontext_window = 100\n");
+    let script = json!({"worker": {"T-001": {"1": many_writes(1, 10)}}});
+    let (_rt, server) = serve(&script, true);
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "held, not crashed");
+    let dir = only_session(tmp.path());
+    let held =
+        events_of(&dir, "task_state").into_iter().find(|s| s["to"] == "needs_operator").unwrap();
+    let why = held["reason"].as_str().unwrap();
+    assert!(
+        why.contains("does not fit the worker's context window") && why.contains("of 100"),
+        "{why}"
+    );
+    assert!(server.received().iter().all(|r| r.role != "worker"), "nothing too long was sent");
+}
