@@ -322,6 +322,10 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         .context_window
         .or_else(|| start.endpoints.as_ref().and_then(|e| e["worker"]["context_window"].as_u64()));
     opts.compact_at = config.models.compact_at.unwrap_or(opts.compact_at);
+    opts.evaluator_window =
+        (config.models.evaluator_context_window).or(config.models.context_window).or_else(|| {
+            start.endpoints.as_ref().and_then(|e| e["evaluator"]["context_window"].as_u64())
+        });
     opts.validators = if args.flags.no_validators {
         Vec::new()
     } else {

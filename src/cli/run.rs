@@ -615,6 +615,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             loop_repeats: config.repeats.repeats.unwrap_or(3),
             loop_returns: config.repeats.returns.unwrap_or(2),
             worker_window: windows.iter().find(|(r, _)| *r == Role::Worker).map(|(_, w)| w.tokens),
+            evaluator_window: (windows.iter())
+                .find(|(r, _)| *r == Role::Evaluator)
+                .map(|(_, w)| w.tokens),
             compact_at: config.models.compact_at.unwrap_or(0.8),
             ..flags.options(None)
         },

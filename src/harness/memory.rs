@@ -208,6 +208,9 @@ pub struct EvaluatorInputs<'a> {
     /// What the operator told the worker while it worked on this attempt (`steer`): the work
     /// is judged against what was asked, not only the plan.
     pub operator_asked: &'a [String],
+    /// The most of the diff the message carries: bounded by the evaluator's window when it is
+    /// known, so a long diff is cut file by file (named) rather than refused by the server.
+    pub diff_max_chars: usize,
 }
 
 /// The evaluator's message.
@@ -252,7 +255,7 @@ pub fn evaluator_prompt(i: &EvaluatorInputs<'_>) -> String {
         out,
         "\n## Diff (this task's own change: {})\n\n```diff\n{}```",
         i.diff.summary(),
-        i.diff.excerpt(DIFF_MAX_CHARS)
+        i.diff.excerpt(i.diff_max_chars)
     );
     if !i.earlier_files.is_empty() {
         let mut names: Vec<&str> =

@@ -129,3 +129,52 @@ fn a_conversation_that_does_not_fit_even_rebuilt_holds_the_task_naming_the_windo
     );
     assert!(server.received().iter().all(|r| r.role != "worker"), "nothing too long was sent");
 }
+
+/// The evaluator's request is bounded by its window too: a long diff is cut (the file named),
+/// not sent whole for the server to refuse.
+#[test]
+fn the_evaluators_diff_is_cut_to_its_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    configure(tmp.path(), "[models]\nevaluator_context_window = 1000\n");
+    let script = json!({
+        "worker": {"T-001": {"1": many_writes(1, 9000)}},
+        "evaluator": {"T-001": {"1": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let asked = server.received().into_iter().find(|r| r.role == "evaluator").unwrap();
+    let prompt = asked.body["messages"][1]["content"].as_str().unwrap().to_owned();
+    assert!(prompt.contains("[f0.txt: cut for length"), "{prompt}");
+    assert!(!prompt.contains(&"x".repeat(2000)), "not the whole file");
+}
+
+/// Refused as too long again after the rebuild: the task waits for a person, the reason said.
+#[test]
+fn a_second_too_long_answer_holds_the_task() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let mut turns = many_writes(4, 300);
+    turns[3] = json!({
+        "http_status": 400,
+        "error_body": {"error": {"code": 400, "message": "request (9000 tokens) exceeds the available context size (4096 tokens)", "type": "exceed_context_size_error", "n_ctx": 4096}}
+    });
+    let script = json!({"worker": {"T-001": {"1": turns}}});
+    let (_rt, server) = serve(&script, true);
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    let dir = only_session(tmp.path());
+    assert_eq!(events_of(&dir, "context_compacted").len(), 1, "rebuilt once");
+    let held =
+        events_of(&dir, "task_state").into_iter().find(|s| s["to"] == "needs_operator").unwrap();
+    assert!(
+        held["reason"]
+            .as_str()
+            .unwrap()
+            .contains("too long for its model even with its conversation rebuilt"),
+        "{held}"
+    );
+}

@@ -145,6 +145,8 @@ pub struct RunOptions {
     /// The worker model's context window in tokens, when it is known (configured, or said
     /// by its server).
     pub worker_window: Option<u64>,
+    /// The evaluator model's, which bounds the diff its request carries.
+    pub evaluator_window: Option<u64>,
     /// The share of the window a worker request may fill before its conversation is
     /// compacted.
     pub compact_at: f64,
@@ -168,6 +170,7 @@ impl Default for RunOptions {
             wait_for_operator: false,
             lanes: 1,
             worker_window: None,
+            evaluator_window: None,
             compact_at: 0.8,
         }
     }

@@ -387,6 +387,11 @@ impl Run {
             seed_tests: &seed_tests,
             score_threshold: self.opts.score_threshold,
             operator_asked: &asked,
+            // Half the evaluator's window at most, as characters at 3.5 a token.
+            diff_max_chars: self.opts.evaluator_window.map_or(memory::DIFF_MAX_CHARS, |w| {
+                ((w as f64 * crate::harness::compact::CHARS_PER_TOKEN / 2.0) as usize)
+                    .min(memory::DIFF_MAX_CHARS)
+            }),
         });
         self.log_prompt(sc, "evaluator", &prompt)?;
         let mut messages = vec![

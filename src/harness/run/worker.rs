@@ -243,6 +243,13 @@ impl Agent for WorkerTurns<'_> {
                 self.window.calibrate(messages, reply.usage.prompt);
                 Ok(Ok(reply))
             }
+            // Still too long after the rebuild: a person decides (a larger window, a split).
+            Err(e @ crate::brain::client::BrainError::ContextExceeded { .. }) => {
+                let why = format!(
+                    "the worker's request is too long for its model even with its conversation rebuilt: {e}"
+                );
+                self.run.hold(&self.task.id, &why, self.attempt).map(Err)
+            }
             Err(e) => {
                 let reason =
                     if e.is_transient() { StopReason::ProviderFailure } else { StopReason::Error };
