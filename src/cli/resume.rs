@@ -234,6 +234,27 @@ fn recorded_workspace(
     })
 }
 
+/// The run's options on resume: the flags over the limits the start recorded, this machine's
+/// loop checks, and each role's window — this machine's settings, else what the start recorded.
+fn resumed_options(
+    args: &Args,
+    config: &crate::config::Config,
+    start: &SessionStart,
+) -> crate::harness::run::RunOptions {
+    let recorded =
+        |role: &str| start.endpoints.as_ref().and_then(|e| e[role]["context_window"].as_u64());
+    let mut opts = args.flags.options(start.limits.as_ref());
+    opts.no_eval |= start.no_eval == Some(true);
+    opts.loop_repeats = config.repeats.repeats.unwrap_or(opts.loop_repeats);
+    opts.loop_returns = config.repeats.returns.unwrap_or(opts.loop_returns);
+    opts.worker_window = config.models.context_window.or_else(|| recorded("worker"));
+    opts.compact_at = config.models.compact_at.unwrap_or(opts.compact_at);
+    opts.evaluator_window = (config.models.evaluator_context_window)
+        .or(config.models.context_window)
+        .or_else(|| recorded("evaluator"));
+    opts
+}
+
 /// How the first unfinished task goes on, in words, and what was thrown away for it.
 fn restart_words(restart: Restart, lanes: bool) -> (String, Vec<String>) {
     match restart {
@@ -312,20 +333,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         start.validators.as_ref().and_then(|v| serde_json::from_value(v.clone()).ok());
     let fallback =
         if demo.is_some() { vec![super::demo::validator()] } else { presets(&workspace.worktree) };
-    let mut opts = args.flags.options(start.limits.as_ref());
-    opts.no_eval |= start.no_eval == Some(true);
-    opts.loop_repeats = config.repeats.repeats.unwrap_or(opts.loop_repeats);
-    opts.loop_returns = config.repeats.returns.unwrap_or(opts.loop_returns);
-    // The window the start recorded, unless this machine's settings say another.
-    opts.worker_window = config
-        .models
-        .context_window
-        .or_else(|| start.endpoints.as_ref().and_then(|e| e["worker"]["context_window"].as_u64()));
-    opts.compact_at = config.models.compact_at.unwrap_or(opts.compact_at);
-    opts.evaluator_window =
-        (config.models.evaluator_context_window).or(config.models.context_window).or_else(|| {
-            start.endpoints.as_ref().and_then(|e| e["evaluator"]["context_window"].as_u64())
-        });
+    let mut opts = resumed_options(args, &config, &start);
     opts.validators = if args.flags.no_validators {
         Vec::new()
     } else {
