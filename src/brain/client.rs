@@ -720,6 +720,18 @@ fn too_long(code: &str, kind: &str, message: &str) -> bool {
         || ["context length", "context size", "context window"].iter().any(|w| message.contains(w))
 }
 
+/// The window a "too long" refusal names, in any server's words: llama.cpp's "exceeds the
+/// available context size (4096 tokens)", `OpenAI`'s and vLLM's "maximum context length is
+/// 8192 tokens".
+pub fn window_named(detail: &str) -> Option<u64> {
+    let lower = detail.to_ascii_lowercase();
+    let after = ["context size (", "maximum context length is "]
+        .iter()
+        .find_map(|w| lower.find(w).map(|at| &lower[at + w.len()..]))?;
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok().filter(|n| *n > 0 && *n <= super::preflight::MAX_WINDOW)
+}
+
 pub(super) fn classify(
     e: OpenAIError,
     r: Role,
@@ -767,5 +779,24 @@ pub(super) fn classify(
         other => {
             BrainError::Unreachable { role, base_url, detail: other.to_string(), status: None }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::window_named;
+
+    #[test]
+    fn a_too_long_refusal_names_its_window_in_each_servers_words() {
+        let llama = "request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it";
+        assert_eq!(window_named(llama), Some(4096));
+        let openai = "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.";
+        assert_eq!(window_named(openai), Some(8192));
+        assert_eq!(window_named("the context length was exceeded"), None, "no number: unknown");
+        assert_eq!(
+            window_named("maximum context length is 99999999999 tokens"),
+            None,
+            "not a window"
+        );
     }
 }

@@ -101,6 +101,7 @@ fn a_too_long_answer_from_the_server_rebuilds_the_conversation_once_and_asks_aga
     let compacted = events_of(&dir, "context_compacted");
     assert_eq!(compacted.len(), 1, "{compacted:?}");
     assert_eq!(compacted[0]["trigger"], "server");
+    assert_eq!(compacted[0]["window"], 4096, "the window the refusal named is learned");
     let failed = events_of(&dir, "model_call")
         .into_iter()
         .find(|c| c["error_class"] == "context_exceeded")

@@ -224,10 +224,14 @@ impl Agent for WorkerTurns<'_> {
         }
         // Too long for the server: the conversation is rebuilt once and asked again; a second
         // refusal holds the task (below, as any failed call does).
-        if matches!(answer, Err(crate::brain::client::BrainError::ContextExceeded { .. }))
+        if let Err(crate::brain::client::BrainError::ContextExceeded { detail, .. }) = &answer
             && !self.window.compacted_for_server
         {
             self.window.compacted_for_server = true;
+            // The window the server named is the one to fit, whatever was known before.
+            if let Some(n) = crate::brain::client::window_named(detail) {
+                self.run.opts.worker_window = Some(n);
+            }
             if let Some(end) = self.fit_window(iter, messages, "server")? {
                 return Ok(Err(end));
             }
