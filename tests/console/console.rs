@@ -1502,3 +1502,38 @@ fn the_ledger_shows_an_operators_review_with_each_comment_at_its_line() {
         "{inspected}"
     );
 }
+
+/// A window the run learned from a server's refusal (logged with the compaction it made)
+/// becomes the context row's limit while the console watches.
+#[test]
+fn the_context_row_takes_the_window_a_compaction_learned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(HARROW_SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = std::fs::read_to_string(harrow_fixture().join("events.jsonl")).unwrap();
+    std::fs::write(dir.join("events.jsonl"), &log).unwrap();
+    let mut app = App::open_live(&dir, HARROW_SESSION, Look::built_in(true)).unwrap();
+    let before = screen(&mut app, 140, 40);
+    assert!(
+        !before.lines().any(|l| l.contains("prompt tokens") && l.contains(" / ")),
+        "no window yet"
+    );
+    let line = r#"{"ts":"2026-11-22T08:07:00Z","seq":500,"type":"context_compacted","payload":{"task_id":"T-003","iter":2,"attempt":1,"trigger":"server","tokens_before":5000,"tokens_after":1200,"window":4096,"dropped":6,"kept":["system prompt"]}}"#;
+    let path = dir.join("events.jsonl");
+    let offset = std::fs::metadata(&path).unwrap().len();
+    let number = log.lines().count() as u64 + 1;
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    let at = harrow::session::scan::LineAt { number, offset, len: line.len() as u32 };
+    app.take_lines(vec![(at, line.as_bytes().to_vec())]).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    let after = screen(&mut app, 140, 40);
+    let row = after.lines().find(|l| l.contains("prompt tokens")).unwrap();
+    assert!(row.contains("/ 4.1k"), "{row}");
+    assert!(
+        after.contains("⇣ T-003 #2 context compacted: ~5000 → ~1200 tokens of 4096"),
+        "{after}"
+    );
+}

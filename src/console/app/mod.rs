@@ -84,6 +84,19 @@ fn worker_window(dir: &Path) -> Option<u64> {
     start.endpoints?["worker"]["context_window"].as_u64().filter(|n| *n > 0)
 }
 
+/// The window a compaction among lines just appended fitted the conversation to: the one the
+/// run learned when a server named it, for the context row.
+fn learned_window(lines: &[(crate::session::scan::LineAt, Vec<u8>)]) -> Option<u64> {
+    use crate::session::event::{Event, Payload};
+    lines.iter().rev().find_map(|(_, line)| {
+        memchr::memmem::find(line, b"\"context_compacted\"")?;
+        match Event::decode(line).ok()?.payload {
+            Payload::ContextCompacted(c) => c.window.filter(|n| *n > 0),
+            _ => None,
+        }
+    })
+}
+
 impl App {
     /// Opens a session folder for replay, playing from its first event.
     pub fn open(dir: &Path, id: &str, speed: f64, look: Look) -> io::Result<App> {
@@ -163,6 +176,9 @@ impl App {
         lines: Vec<(crate::session::scan::LineAt, Vec<u8>)>,
     ) -> io::Result<bool> {
         let unsent = self.unsent_steer(&lines);
+        if let Some(n) = learned_window(&lines) {
+            self.window = Some(n);
+        }
         let changed = self.player.take_lines(lines)?;
         if let Some((task, text)) = unsent {
             self.offer_to_queue(task, &text);
