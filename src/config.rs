@@ -219,11 +219,39 @@ impl Notify {
     }
 }
 
+/// `[models.worker]`, `[models.evaluator]`: what a role falls back on when its endpoint keeps
+/// failing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleModels {
+    /// Endpoints to take the role's calls, in order, once its own has spent its tries on a
+    /// rate limit, a server error, a stall or a cut reply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback: Vec<FallbackEndpoint>,
+}
+
+/// One endpoint to fall back on. Its key is read from the environment variable named, never
+/// from a file, and goes to that endpoint only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FallbackEndpoint {
+    pub base_url: String,
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+}
+
 /// `[models]`: endpoints and models per role. Keys are never read from here: they come from
 /// the environment (`HARROW_API_KEY`, `HARROW_EVALUATOR_API_KEY`) so they stay out of files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelsSection {
+    /// `[models.worker]`: the worker's endpoints to fall back on.
+    #[serde(default)]
+    pub worker: RoleModels,
+    /// `[models.evaluator]`: the evaluator's.
+    #[serde(default)]
+    pub evaluator: RoleModels,
     #[serde(default)]
     pub base_url: Option<String>,
     #[serde(default)]
@@ -307,6 +335,8 @@ fn default_read_timeout() -> u64 {
 impl Default for ModelsSection {
     fn default() -> Self {
         ModelsSection {
+            worker: RoleModels::default(),
+            evaluator: RoleModels::default(),
             base_url: None,
             worker_model: None,
             evaluator_model: None,

@@ -47,6 +47,15 @@ pub const KEY_VARS: &[&str] = &[
     "GITLAB_TOKEN",
     "GITEA_TOKEN",
 ];
+/// Whether harrow reads a key from the variable `name`: one of [`KEY_VARS`], or a model key
+/// of the form `HARROW_…_API_KEY` (a fallback endpoint's, named in the configuration). Keys
+/// are sealed away by name before the configuration is read, so the form is the allow-list.
+pub fn is_key_var(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    KEY_VARS.contains(&upper.as_str())
+        || (upper.starts_with("HARROW_") && upper.ends_with("_API_KEY") && upper.len() > 15)
+}
+
 /// Names the pipe a re-executed harrow reads its keys from.
 const FD_VAR: &str = "HARROW_KEYS_FD";
 /// What scrubbed text shows in a key's place.
@@ -59,7 +68,7 @@ static KEYS: OnceLock<BTreeMap<String, String>> = OnceLock::new();
 fn is_credential(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     (is_secret(name) && !(upper.starts_with("HARROW_") || upper.starts_with("TILTH_")))
-        || KEY_VARS.contains(&upper.as_str())
+        || is_key_var(&upper)
 }
 
 /// Moves credentials out of the environment (see the module docs). Returns only when the
@@ -93,7 +102,7 @@ pub fn seal() -> std::io::Result<()> {
     let mut payload = String::new();
     for (k, v) in &credentials {
         let (k, v) = (k.to_string_lossy(), v.to_string_lossy());
-        if KEY_VARS.contains(&k.as_ref()) && !v.trim().is_empty() {
+        if is_key_var(&k) && !v.trim().is_empty() {
             let _ = write!(payload, "{k}={v}\0");
         }
     }
@@ -113,10 +122,13 @@ pub fn hand_to(cmd: &mut std::process::Command) -> std::io::Result<std::os::fd::
     let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
     nix::fcntl::fcntl(&read, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()))?;
     let mut payload = String::new();
-    for name in KEY_VARS {
-        if let Some(value) = var(name) {
-            let _ = write!(payload, "{name}={value}\0");
-        }
+    let held: Vec<(String, String)> = match KEYS.get() {
+        Some(keys) => keys.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        None => std::env::vars().filter(|(k, _)| is_key_var(k)).collect(),
+    };
+    for (name, value) in held.iter().filter(|(k, v)| is_key_var(k) && !v.trim().is_empty()) {
+        let _ = write!(payload, "{name}={value}\0");
+        cmd.env_remove(name);
     }
     std::fs::File::from(write).write_all(payload.as_bytes())?;
     cmd.env(FD_VAR, read.as_raw_fd().to_string());
@@ -184,7 +196,9 @@ pub fn scrub(text: &str) -> std::borrow::Cow<'_, str> {
             .iter()
             .for_each(|k| hide(k));
     } else {
-        KEY_VARS.iter().filter_map(|n| var(n)).flat_map(|k| forms(&k)).for_each(|k| hide(&k));
+        (std::env::vars().filter(|(k, _)| is_key_var(k)))
+            .flat_map(|(_, v)| forms(&v))
+            .for_each(|k| hide(&k));
     }
     out
 }

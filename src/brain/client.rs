@@ -102,6 +102,8 @@ pub struct BrainConfig {
     pub max_reply_time: Duration,
     /// Each role's context window in tokens, as configured (else the server is asked).
     pub context_windows: BTreeMap<Role, u64>,
+    /// Each role's endpoints to fall back on, in order, when its own keeps failing.
+    pub fallbacks: BTreeMap<Role, Vec<Endpoint>>,
 }
 
 /// The default bound on a reply's size: far above any real reply, far below a machine's memory.
@@ -125,6 +127,7 @@ impl BrainConfig {
             max_tool_calls: stream::MAX_TOOL_CALLS,
             max_reply_time: Duration::from_secs(DEFAULT_MAX_REPLY_SECS),
             context_windows: BTreeMap::new(),
+            fallbacks: BTreeMap::new(),
         }
     }
 }
@@ -393,6 +396,25 @@ impl Brain {
 
     pub fn endpoint(&self, role: Role) -> Option<&Endpoint> {
         self.config.endpoints.get(&role)
+    }
+
+    /// The endpoint `role` falls back on after the one it talks to now, if any is left.
+    pub fn next_fallback(&self, role: Role) -> Option<&Endpoint> {
+        let list = self.config.fallbacks.get(&role)?;
+        let now = self.endpoint(role)?;
+        let same = |e: &Endpoint| e.base_url == now.base_url && e.model == now.model;
+        match list.iter().position(same) {
+            Some(at) => list.get(at + 1),
+            None => list.first(),
+        }
+    }
+
+    /// The same brain with `role` talking to `to`: what a fallback (or an escalation) switches
+    /// to. Each endpoint keeps its own key.
+    pub fn switched(&self, role: Role, to: &Endpoint) -> Result<Brain, BrainError> {
+        let mut config = self.config.clone();
+        config.endpoints.insert(role, to.clone());
+        Brain::new(config)
     }
 
     /// The call's position, as headers: a scripted model answers by them, and they help

@@ -253,7 +253,50 @@ pub fn brain_config(m: &ModelArgs, config: &Config) -> Result<BrainConfig, Usage
     if let Some(n) = config.models.evaluator_context_window.or(config.models.context_window) {
         brain.context_windows.insert(Role::Evaluator, n);
     }
+    for (role, section, models) in [
+        (Role::Worker, "worker", &config.models.worker),
+        (Role::Evaluator, "evaluator", &config.models.evaluator),
+    ] {
+        let list = fallbacks(section, models)?;
+        if !list.is_empty() {
+            brain.fallbacks.insert(role, list);
+        }
+    }
     Ok(brain)
+}
+
+/// A role's endpoints to fall back on, each with the key its variable holds: a variable named
+/// and not set is refused here, not found out when the fallback is needed.
+fn fallbacks(
+    section: &str,
+    models: &crate::config::RoleModels,
+) -> Result<Vec<Endpoint>, UsageError> {
+    let mut list = Vec::new();
+    for (n, f) in models.fallback.iter().enumerate() {
+        let at = format!("[models.{section}] fallback {}", n + 1);
+        let scheme = f.base_url.trim_start().get(..8).unwrap_or("").to_ascii_lowercase();
+        if !(scheme.starts_with("http://") || scheme.starts_with("https://")) {
+            return Err(UsageError(crate::printable::line(&format!(
+                "{at}: base_url {} is not an http(s) address",
+                f.base_url
+            ))));
+        }
+        if let Some(var) = f.api_key_env.as_deref().filter(|v| !crate::keys::is_key_var(v)) {
+            return Err(UsageError(crate::printable::line(&format!(
+                "{at}: api_key_env = {var}: name it HARROW_<NAME>_API_KEY (harrow seals its keys away from the worker's tools by that form)"
+            ))));
+        }
+        let api_key = match &f.api_key_env {
+            Some(var) => Some(crate::keys::var(var).ok_or_else(|| {
+                UsageError(crate::printable::line(&format!(
+                    "{at}: its key variable {var} is not set (export it, or leave api_key_env out for a server without a key)"
+                )))
+            })?),
+            None => None,
+        };
+        list.push(Endpoint { base_url: f.base_url.clone(), api_key, model: f.model.clone() });
+    }
+    Ok(list)
 }
 
 /// Everything needed to start a session, decided before anything is created.

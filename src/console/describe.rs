@@ -324,6 +324,14 @@ fn operator_row(e: &Event, task: &str, iter: &str) -> Option<String> {
                 _ => "before the request passed the threshold",
             }
         ),
+        Payload::ModelSwitch(p) => format!(
+            "⇄ {task}{iter} the {} now talks to {} at {} (was {}: {})",
+            p.role.as_deref().unwrap_or("model"),
+            crate::printable::line(p.to_model.as_deref().unwrap_or("?")),
+            crate::printable::line(p.to_base_url.as_deref().unwrap_or("?")),
+            crate::printable::line(p.from_model.as_deref().unwrap_or("?")),
+            crate::printable::line(&short(p.why.as_deref().unwrap_or(""), 80))
+        ),
         Payload::TaskRewound(p) => format!(
             "↶ {task} rewound to {}: {}",
             crate::session::outcome::rewound_to(p.to_attempt.unwrap_or(0), p.to_turn),

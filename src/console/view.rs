@@ -64,7 +64,8 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::OperatorQueue
         | K::TaskRewound
         | K::OperatorReview
-        | K::ContextCompacted => true,
+        | K::ContextCompacted
+        | K::ModelSwitch => true,
     }
 }
 
@@ -287,7 +288,8 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         | K::TurnTree
         | K::TaskRewound
         | K::OperatorReview
-        | K::ContextCompacted => WaitChange::Same,
+        | K::ContextCompacted
+        | K::ModelSwitch => WaitChange::Same,
     }
 }
 

@@ -159,6 +159,7 @@ payloads! {
     "task_rewound" => TaskRewound(TaskRewound),
     "operator_review" => OperatorReview(OperatorReview),
     "context_compacted" => ContextCompacted(ContextCompacted),
+    "model_switch" => ModelSwitch(ModelSwitch),
     "log_repaired" => LogRepaired(LogRepaired),
     "stop" => Stop(Stop),
     "archived" => Archived(Archived),
@@ -279,6 +280,7 @@ impl Payload {
             Payload::TaskRewound(p) => &p.scope,
             Payload::OperatorReview(p) => &p.scope,
             Payload::ContextCompacted(p) => &p.scope,
+            Payload::ModelSwitch(p) => &p.scope,
             Payload::SessionStart(_)
             | Payload::SessionResume(_)
             | Payload::LogRepaired(_)
@@ -683,6 +685,15 @@ payload_struct!(
     ContextCompacted {
         trigger: String, tokens_before: u64, tokens_after: u64, window: u64, dropped: u64,
         kept: Vec<String>,
+    } scoped
+);
+payload_struct!(
+    /// harrow: a role's calls went to another endpoint from here on: its own had spent its
+    /// tries (`why`), and the next of its `[models.<role>] fallback` took the call. Addresses
+    /// only, never keys.
+    ModelSwitch {
+        role: String, from_model: String, from_base_url: String, to_model: String,
+        to_base_url: String, why: String,
     } scoped
 );
 payload_struct!(

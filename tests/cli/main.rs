@@ -26,6 +26,7 @@ mod compaction;
 mod decisions;
 mod demo;
 mod export;
+mod fallback;
 mod fleet;
 mod lanes;
 mod lanes_operator;

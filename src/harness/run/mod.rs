@@ -444,6 +444,40 @@ impl Run {
         messages: &[Value],
         tools: &[Value],
     ) -> Result<Result<Reply, BrainError>> {
+        let mut result = self.call_once(tag, iter, messages, tools).await?;
+        // Its own endpoint spent its tries: the role's next fallback takes the call, and the
+        // role's calls from here on.
+        while let Err(e) = &result
+            && e.is_transient()
+            && let Some(next) = self.brain.next_fallback(tag.role).cloned()
+        {
+            let Ok(switched) = self.brain.switched(tag.role, &next) else { break };
+            let from = self.brain.endpoint(tag.role).cloned();
+            self.brain = switched;
+            self.emit(&crate::session::event::ModelSwitch {
+                scope: scope(tag.task, iter, tag.attempt),
+                role: Some(tag.role.as_str().to_owned()),
+                from_model: from.as_ref().map(|f| f.model.clone()),
+                from_base_url: from
+                    .map(|f| crate::printable::line(&crate::keys::scrub(&f.base_url))),
+                to_model: Some(next.model.clone()),
+                to_base_url: Some(crate::printable::line(&crate::keys::scrub(&next.base_url))),
+                why: Some(crate::printable::line(&e.to_string())),
+                ..Default::default()
+            })?;
+            result = self.call_once(tag, iter, messages, tools).await?;
+        }
+        Ok(result)
+    }
+
+    /// One call to the role's endpoint as it is now, every try logged.
+    async fn call_once(
+        &mut self,
+        tag: CallTag<'_>,
+        iter: u64,
+        messages: &[Value],
+        tools: &[Value],
+    ) -> Result<Result<Reply, BrainError>> {
         let (role, task, attempt) = (tag.role, tag.task, tag.attempt);
         let brain = self.brain.clone();
         let scope = scope(task, iter, attempt);

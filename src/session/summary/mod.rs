@@ -362,6 +362,7 @@ impl SummaryFold {
                 | K::TaskRewound
                 | K::OperatorReview
                 | K::ContextCompacted
+                | K::ModelSwitch
                 | K::LogRepaired
                 | K::Archived
                 | K::ProposedLearnings

@@ -1,0 +1,74 @@
+//! A role's fallback endpoints, through the real binary against two scripted servers that
+//! record every request: when the worker's own endpoint has spent its tries on server errors,
+//! the next `[models.worker] fallback` takes the call and the role's calls from then on, with
+//! its own key (read from the variable named, sent to it alone), logged as `model_switch`.
+
+use crate::{loop_fixture, support};
+
+use loop_fixture::{accept, harrow_cmd, headless_run, repo_and_plan, serve, write_and_submit};
+use serde_json::json;
+
+const FALLBACK_KEY: &str = "sk-fallback-key-cccccccccccc";
+
+#[test]
+fn a_worker_whose_endpoint_keeps_failing_goes_on_with_its_fallback_and_its_own_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let failing = json!({
+        "worker": {"*": {"*": [{"http_status": 503}, {"http_status": 503}]}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rp, primary) = serve(&failing, true);
+    let (_rf, fallback) = serve(&json!({"worker": {"T-001": {"1": write_and_submit(1)}}}), true);
+    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
+    let config = format!(
+        "[models]\nmax_tries = 1\nretry_base_ms = 10\n\n[models.worker]\nfallback = [{{ base_url = \"{}\", model = \"scripted/fallback\", api_key_env = \"HARROW_TEST_FALLBACK_API_KEY\" }}]\n",
+        fallback.base_url()
+    );
+    std::fs::write(tmp.path().join("harrow/config.toml"), &config).unwrap();
+
+    let unset =
+        headless_run(harrow_cmd(tmp.path(), &primary.base_url()), &plan, &repo).output().unwrap();
+    assert_eq!(unset.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&unset.stderr);
+    assert!(
+        said.contains("[models.worker] fallback 1")
+            && said.contains("HARROW_TEST_FALLBACK_API_KEY"),
+        "{said}"
+    );
+
+    let out = headless_run(harrow_cmd(tmp.path(), &primary.base_url()), &plan, &repo)
+        .env("HARROW_TEST_FALLBACK_API_KEY", FALLBACK_KEY)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir =
+        std::fs::read_dir(tmp.path().join("sessions")).unwrap().last().unwrap().unwrap().path();
+    let events = support::strict_events(&dir);
+    let switch = events.iter().find(|e| e["type"] == "model_switch").expect("a switch is logged");
+    assert_eq!(switch["payload"]["role"], "worker");
+    assert_eq!(switch["payload"]["to_model"], "scripted/fallback");
+    assert_eq!(switch["payload"]["from_model"], "scripted/worker");
+    assert!(switch["payload"]["why"].as_str().unwrap().contains("503"), "{switch}");
+    assert_eq!(events.iter().filter(|e| e["type"] == "task_done").count(), 1);
+
+    let taken = fallback.received();
+    assert!(
+        taken.iter().filter(|r| r.role == "worker").count() >= 2,
+        "the fallback took the calls"
+    );
+    assert!(
+        taken.iter().all(|r| r.authorization == format!("Bearer {FALLBACK_KEY}")),
+        "its own key"
+    );
+    assert!(
+        primary.received().iter().all(|r| !r.authorization.contains(FALLBACK_KEY)),
+        "the fallback's key never went to the first endpoint"
+    );
+    assert!(!loop_fixture::all_text(&dir).contains(FALLBACK_KEY), "nor into the session folder");
+}
