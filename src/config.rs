@@ -228,6 +228,12 @@ pub struct RoleModels {
     /// rate limit, a server error, a stall or a cut reply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallback: Vec<FallbackEndpoint>,
+    /// `[models.worker]` only: a stronger model for a task its evaluator rejected
+    /// `escalate_after_rejects` times; the next task starts on the first model again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalate_to: Option<FallbackEndpoint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalate_after_rejects: Option<u64>,
 }
 
 /// One endpoint to fall back on. Its key is read from the environment variable named, never

@@ -104,6 +104,8 @@ pub struct BrainConfig {
     pub context_windows: BTreeMap<Role, u64>,
     /// Each role's endpoints to fall back on, in order, when its own keeps failing.
     pub fallbacks: BTreeMap<Role, Vec<Endpoint>>,
+    /// The worker's stronger model, and after how many rejects of a task it takes the task.
+    pub escalation: Option<(Endpoint, u64)>,
 }
 
 /// The default bound on a reply's size: far above any real reply, far below a machine's memory.
@@ -128,6 +130,7 @@ impl BrainConfig {
             max_reply_time: Duration::from_secs(DEFAULT_MAX_REPLY_SECS),
             context_windows: BTreeMap::new(),
             fallbacks: BTreeMap::new(),
+            escalation: None,
         }
     }
 }
@@ -407,6 +410,11 @@ impl Brain {
             Some(at) => list.get(at + 1),
             None => list.first(),
         }
+    }
+
+    /// The worker's stronger model and after how many rejects it takes a task, if configured.
+    pub fn escalation(&self) -> Option<&(Endpoint, u64)> {
+        self.config.escalation.as_ref()
     }
 
     /// The same brain with `role` talking to `to`: what a fallback (or an escalation) switches

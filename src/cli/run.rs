@@ -257,23 +257,38 @@ pub fn brain_config(m: &ModelArgs, config: &Config) -> Result<BrainConfig, Usage
         (Role::Worker, "worker", &config.models.worker),
         (Role::Evaluator, "evaluator", &config.models.evaluator),
     ] {
-        let list = fallbacks(section, models)?;
+        let list = fallbacks(&|n| format!("[models.{section}] fallback {n}"), &models.fallback)?;
         if !list.is_empty() {
             brain.fallbacks.insert(role, list);
+        }
+    }
+    let worker = &config.models.worker;
+    match (&worker.escalate_to, worker.escalate_after_rejects) {
+        (Some(to), Some(n)) if n >= 1 => {
+            let label = |_| "[models.worker] escalate_to".to_owned();
+            let to = fallbacks(&label, std::slice::from_ref(to))?;
+            brain.escalation = to.into_iter().next().map(|e| (e, n));
+        }
+        (None, None) => {}
+        _ => {
+            return Err(UsageError(
+                "[models.worker] escalate_to and escalate_after_rejects go together (a model, and after how many rejects of a task, from 1)".into(),
+            ));
         }
     }
     Ok(brain)
 }
 
-/// A role's endpoints to fall back on, each with the key its variable holds: a variable named
-/// and not set is refused here, not found out when the fallback is needed.
+/// Endpoints named in the configuration (a role's fallbacks, the worker's escalation), each
+/// with the key its variable holds — a variable named and not set is refused here, not found
+/// out when the endpoint is needed; `label` names each in a refusal.
 fn fallbacks(
-    section: &str,
-    models: &crate::config::RoleModels,
+    label: &dyn Fn(usize) -> String,
+    listed: &[crate::config::FallbackEndpoint],
 ) -> Result<Vec<Endpoint>, UsageError> {
     let mut list = Vec::new();
-    for (n, f) in models.fallback.iter().enumerate() {
-        let at = format!("[models.{section}] fallback {}", n + 1);
+    for (n, f) in listed.iter().enumerate() {
+        let at = label(n + 1);
         let scheme = f.base_url.trim_start().get(..8).unwrap_or("").to_ascii_lowercase();
         if !(scheme.starts_with("http://") || scheme.starts_with("https://")) {
             return Err(UsageError(crate::printable::line(&format!(

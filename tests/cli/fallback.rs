@@ -72,3 +72,52 @@ fn a_worker_whose_endpoint_keeps_failing_goes_on_with_its_fallback_and_its_own_k
     );
     assert!(!loop_fixture::all_text(&dir).contains(FALLBACK_KEY), "nor into the session folder");
 }
+
+/// A task rejected `escalate_after_rejects` times goes to the stronger model for the rest of
+/// it; the next task starts on the first model again.
+#[test]
+fn a_task_rejected_enough_times_goes_to_the_stronger_model_and_the_next_task_does_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let first = json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {"T-001": {"1": [loop_fixture::reject("weak_test")], "2": [accept()]}, "T-002": {"1": [accept()]}}
+    });
+    let (_rp, primary) = serve(&first, true);
+    let strong = json!({"worker": {"T-001": {"2": [{"tool_calls": [{"name": "submit_case", "arguments": loop_fixture::case(1)}]}]}}});
+    let (_rs, stronger) = serve(&strong, true);
+    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
+    let config = format!(
+        "[models.worker]\nescalate_after_rejects = 1\nescalate_to = {{ base_url = \"{}\", model = \"scripted/strong\", api_key_env = \"HARROW_TEST_STRONG_API_KEY\" }}\n",
+        stronger.base_url()
+    );
+    std::fs::write(tmp.path().join("harrow/config.toml"), &config).unwrap();
+    let out = headless_run(harrow_cmd(tmp.path(), &primary.base_url()), &plan, &repo)
+        .env("HARROW_TEST_STRONG_API_KEY", "sk-strong-dddddddddddd")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir =
+        std::fs::read_dir(tmp.path().join("sessions")).unwrap().last().unwrap().unwrap().path();
+    let events = support::strict_events(&dir);
+    let switches: Vec<_> = events.iter().filter(|e| e["type"] == "model_switch").collect();
+    assert_eq!(switches.len(), 1, "{switches:?}");
+    assert_eq!(switches[0]["payload"]["task_id"], "T-001");
+    assert!(switches[0]["payload"]["why"].as_str().unwrap().contains("rejected 1 time"));
+    let strong_asked: Vec<_> =
+        stronger.received().into_iter().filter(|r| r.role == "worker").collect();
+    assert!(
+        !strong_asked.is_empty()
+            && strong_asked.iter().all(|r| r.task == "T-001" && r.attempt == "2")
+    );
+    assert!(strong_asked.iter().all(|r| r.authorization == "Bearer sk-strong-dddddddddddd"));
+    assert!(
+        primary.received().iter().any(|r| r.role == "worker" && r.task == "T-002"),
+        "the next task is back on the first model"
+    );
+}

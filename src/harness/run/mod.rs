@@ -3,6 +3,7 @@
 //! back into the same conversation. Everything that happens is appended to the session log.
 
 mod compaction;
+mod escalate;
 mod landing;
 mod lane_recover;
 mod lanes;

@@ -342,6 +342,7 @@ impl Run {
         self.gate(&task.id, GateEvent::Rejected, &verdict.summary(), *attempt)?;
         *attempt += 1;
         self.gate(&task.id, GateEvent::ReworkStarted, "rework in the same conversation", *attempt)?;
+        self.escalate_if_due(&task.id, iter, *attempt)?;
         let text = with_queued(verdict.feedback(), &self.take_queued(&task.id));
         self.feedback(sc, "verdict", &text)?;
         Ok((text, None))

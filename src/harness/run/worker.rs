@@ -89,6 +89,7 @@ impl Run {
         }
         let attempt = ledger.len() as u64 + 1;
         self.gate(&task.id, GateEvent::Start, "task started", attempt)?;
+        self.escalate_if_due(&task.id, 0, attempt)?;
         let base = match self.records.get(&task.id).base {
             Some(base) => base,
             None => self.workspace.tip()?,
