@@ -129,6 +129,13 @@ pub fn render(o: &Overview) -> String {
     for (role, u) in &h.tokens_by_role {
         let _ = writeln!(out, "  {role:<10}{}", usage_line(u));
     }
+    // A role that fell back or escalated used more than one model: what each cost.
+    if h.tokens_by_model.len() > 1 {
+        let _ = writeln!(out, "By model");
+        for (model, u) in &h.tokens_by_model {
+            let _ = writeln!(out, "  {}  {}", crate::printable::line(model), usage_line(u));
+        }
+    }
     let _ = writeln!(
         out,
         "Calls     {} model calls, {} retried as unhealthy",

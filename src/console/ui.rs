@@ -124,7 +124,12 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     // The longest that fits: the sandbox's name is dropped before the session's id, but
     // "NO SANDBOX" never is.
-    let tail = format!("{tokens} tok  ${cost:.3}");
+    // A worker that fell back or escalated says which model it talks to now.
+    let switched = fold
+        .worker_switched_to()
+        .map(|m| format!("  worker ⇄ {}", crate::printable::line(m)))
+        .unwrap_or_default();
+    let tail = format!("{tokens} tok  ${cost:.3}{switched}");
     let candidates = [
         format!(
             " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tail}{sandbox}"
@@ -210,8 +215,17 @@ fn task_stats(app: &App) -> String {
     let line = app.prepared.task.as_deref().and_then(|t| fold.task_line(fold.task_position(t)?));
     let Some(t) = line.filter(|t| t.state != TaskState::Pending) else { return String::new() };
     let time = t.elapsed_ms.map(|ms| format!(" · {}", span(ms))).unwrap_or_default();
+    // For the task at work, with the window known: how much of it its last request left.
+    let left = match (app.window, app.prepared.context.last()) {
+        (Some(w), Some((last, _))) if app.player.view.current_task() == Some(t.id) => {
+            let used = (u64::from(*last) * 100 / w.max(1)).min(100);
+            format!(" · {} % of the window left", 100 - used)
+        }
+        _ => String::new(),
+    };
+    // First, so a narrow pane's title still has it.
     format!(
-        "{time} · {} tok · ${:.3} · {} tool calls · {} validator runs",
+        "{left}{time} · {} tok · ${:.3} · {} tool calls · {} validator runs",
         compact(t.tokens),
         t.cost,
         t.tool_calls,

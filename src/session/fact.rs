@@ -232,6 +232,9 @@ fact_fields! {
     /// `task_rewound`, `context_reset`: the `seq` of the last event of the conversation the
     /// task goes on from.
     continues_at: LInt,
+    /// `model_call`: the model that answered; `model_switch`: the one a role moved to.
+    model: LStr<'a>,
+    to_model: LStr<'a>,
 }
 
 impl<'a> Fact<'a> {

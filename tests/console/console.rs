@@ -1536,4 +1536,23 @@ fn the_context_row_takes_the_window_a_compaction_learned() {
         after.contains("⇣ T-003 #2 context compacted: ~5000 → ~1200 tokens of 4096"),
         "{after}"
     );
+    // A worker that fell back says so in the status line, and in the stream.
+    let switch = r#"{"ts":"2026-11-22T08:07:01Z","seq":501,"type":"model_switch","payload":{"task_id":"T-003","iter":2,"attempt":1,"role":"worker","from_model":"scripted/worker","to_model":"scripted/fallback","to_base_url":"http://127.0.0.1:1/v1","why":"the worker endpoint answered 503"}}"#;
+    let offset = std::fs::metadata(&path).unwrap().len();
+    std::io::Write::write_all(&mut file, format!("{switch}\n").as_bytes()).unwrap();
+    let at = harrow::session::scan::LineAt { number: number + 1, offset, len: switch.len() as u32 };
+    app.take_lines(vec![(at, switch.as_bytes().to_vec())]).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    let switched = screen(&mut app, 200, 40);
+    assert!(
+        switched.contains("% of the window left"),
+        "the Exchange of the task at work: {switched}"
+    );
+    assert!(switched.lines().next().unwrap().contains("worker ⇄ scripted/fallback"), "{switched}");
+    assert!(
+        switched.contains("⇄ T-003 #2 the worker now talks to scripted/fallback"),
+        "{switched}"
+    );
 }

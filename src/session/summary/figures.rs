@@ -181,6 +181,13 @@ pub struct HarrowFigures {
     pub tasks_done: u64,
     pub tasks: BTreeMap<String, TaskDetail>,
     pub tokens_by_role: BTreeMap<String, Usage>,
+    /// Tokens and cost by the model that answered: a run whose role fell back or escalated
+    /// used more than one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tokens_by_model: BTreeMap<String, Usage>,
+    /// The model the worker moved to last (a fallback, an escalation), while it talks to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_switched_to: Option<String>,
     pub model_calls: u64,
     pub unhealthy_model_calls: u64,
     pub verdicts_parse_failed: u64,

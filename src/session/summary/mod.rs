@@ -337,6 +337,15 @@ impl SummaryFold {
                     self.s.harrow.pushed = Some(format!("{branch} on {remote}"));
                 }
             }
+            Some(K::ModelSwitch) => {
+                if p.role.get() == Some("worker") {
+                    self.s.harrow.worker_switched_to = p.to_model.get().map(str::to_owned);
+                }
+            }
+            // A task starts on the run's own worker model (an escalation lasts one task).
+            Some(K::ContextReset) if self.s.harrow.worker_switched_to.is_some() => {
+                self.s.harrow.worker_switched_to = None;
+            }
             Some(K::PullRequest) if p.error.get().is_none() => {
                 if let Some(url) = p.url.get() {
                     self.s.harrow.pull_request = Some(url.to_owned());
@@ -362,7 +371,6 @@ impl SummaryFold {
                 | K::TaskRewound
                 | K::OperatorReview
                 | K::ContextCompacted
-                | K::ModelSwitch
                 | K::LogRepaired
                 | K::Archived
                 | K::ProposedLearnings
@@ -530,6 +538,9 @@ impl SummaryFold {
         };
         s.tokens.add(&call);
         entry(&mut s.harrow.tokens_by_role, role).add(&call);
+        if let Some(model) = p.model.get() {
+            entry(&mut s.harrow.tokens_by_model, model).add(&call);
+        }
         s.harrow.model_calls += 1;
         if p.health.get().is_some_and(|h| h != "ok") {
             s.harrow.unhealthy_model_calls += 1;
@@ -581,6 +592,11 @@ impl SummaryFold {
     /// The sandbox the worker's commands ran in: `bubblewrap`, `landlock` or `off`.
     pub fn sandbox(&self) -> Option<&str> {
         self.s.harrow.sandbox.as_deref()
+    }
+
+    /// The model the worker moved to (a fallback, an escalation) while it talks to it.
+    pub fn worker_switched_to(&self) -> Option<&str> {
+        self.s.harrow.worker_switched_to.as_deref()
     }
 
     /// Whether harrow wrote the log (its events carry sequence numbers; Tilth's do not).
