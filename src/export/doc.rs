@@ -132,6 +132,12 @@ fn attempt(a: &Attempt) -> Block {
             .collect();
         items.push(Item { line: vec![own("Case: "), text(&case.summary)], under });
     }
+    if let Some(model) = &a.model {
+        items.push(Item {
+            line: vec![own("Worker model: "), Inline::Code(model.clone())],
+            under: Vec::new(),
+        });
+    }
     if !a.validator_runs.is_empty() {
         let line = vec![own("Validators: "), text(&a.checks_line())];
         items.push(Item { line, under: Vec::new() });

@@ -183,6 +183,8 @@ struct Collector {
     store: TaskStore,
     /// The first failure of the store, which ends the export.
     error: Option<io::Error>,
+    /// The model each task's worker moved to (a fallback, an escalation), from then on.
+    switched: BTreeMap<String, String>,
 }
 
 impl Collector {
@@ -200,6 +202,7 @@ impl Collector {
                 | K::Commit
                 | K::OperatorAction,
             ) => true,
+            Some(K::ModelSwitch) => fact.payload.role.get() == Some("worker"),
             Some(K::FeedbackSent) => fact.payload.kind.get() == Some("merge"),
             _ => false,
         }
@@ -254,6 +257,11 @@ impl Collector {
             (Payload::ContextReset(_), Some(task)) => {
                 self.task(&task)?;
             }
+            (Payload::ModelSwitch(m), Some(task)) => {
+                if let Some(to) = &m.to_model {
+                    self.switched.insert(task, to.clone());
+                }
+            }
             (Payload::ToolCall(call), Some(task)) => {
                 let args = call.args.clone().unwrap_or(Value::Null);
                 let text =
@@ -291,7 +299,10 @@ impl Collector {
                     score: v.score,
                     by_harness: v.parse_failed == Some(true) || v.by_harness == Some(true),
                 };
-                self.attempt(&task, number)?.verdict = Some(verdict);
+                let model = self.switched.get(&task).cloned();
+                let attempt = self.attempt(&task, number)?;
+                attempt.verdict = Some(verdict);
+                attempt.model = model;
             }
             (Payload::JudgeVerdict(v), Some(task)) => {
                 let verdict = VerdictExport {

@@ -84,6 +84,10 @@ pub struct Attempt {
     /// (lanes): why, with the files that conflicted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_back: Option<String>,
+    /// The worker model that made the attempt, when not the run's own (a fallback, an
+    /// escalation took the task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl Attempt {

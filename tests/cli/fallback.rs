@@ -128,4 +128,16 @@ fn a_task_rejected_enough_times_goes_to_the_stronger_model_and_the_next_task_doe
         by_model.contains("scripted/strong") && by_model.contains("scripted/worker"),
         "{shown}"
     );
+    let md = tmp.path().join("export.md");
+    let export = harrow_cmd(tmp.path(), &primary.base_url())
+        .args(["export", &id, "--format", "md", "-o"])
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    let second = text.split("Attempt 2").nth(1).unwrap_or_else(|| panic!("{text}"));
+    assert!(second.contains("Worker model: `scripted/strong`"), "{text}");
+    let first = text.split("Attempt 1").nth(1).unwrap().split("Attempt 2").next().unwrap();
+    assert!(!first.contains("Worker model"), "the run's own model is not named: {text}");
 }
