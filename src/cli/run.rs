@@ -279,6 +279,29 @@ pub fn brain_config(m: &ModelArgs, config: &Config) -> Result<BrainConfig, Usage
     Ok(brain)
 }
 
+/// The model's family, for telling whether two models are one maker's line: the letters its
+/// name (after any `vendor/`) starts with — `qwen` for `qwen/qwen3-coder`, `gpt` for `gpt-5`.
+fn family(model: &str) -> String {
+    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    name.chars().take_while(char::is_ascii_alphabetic).collect()
+}
+
+/// What the start says when an evaluator fallback is of the worker's own model family: the
+/// seeds keep the evaluator independent of the worker, so taking that away is never silent.
+fn independence_notices(brain: &BrainConfig) -> Vec<String> {
+    let Some(worker) = brain.endpoints.get(&Role::Worker) else { return Vec::new() };
+    let worker_family = family(&worker.model);
+    (brain.fallbacks.get(&Role::Evaluator).into_iter().flatten())
+        .filter(|e| !worker_family.is_empty() && family(&e.model) == worker_family)
+        .map(|e| {
+            crate::printable::line(&format!(
+                "the evaluator's fallback {} is of the worker's model family ({worker_family}): when it takes over, the verdicts come from the worker's own kind of model",
+                e.model
+            ))
+        })
+        .collect()
+}
+
 /// Endpoints named in the configuration (a role's fallbacks, the worker's escalation), each
 /// with the key its variable holds — a variable named and not set is refused here, not found
 /// out when the endpoint is needed; `label` names each in a refusal.
@@ -376,6 +399,7 @@ pub fn create_session(start: Start) -> Result<Run> {
         ))
         .into());
     }
+    let independence = independence_notices(&start.brain);
     let brain = Brain::new(start.brain).map_err(|e| UsageError(e.to_string()))?;
     let id = timestamp::new_session_id();
     let dir = start.sessions_dir.join(&id);
@@ -383,14 +407,16 @@ pub fn create_session(start: Start) -> Result<Run> {
     // The worktree and the lanes' worktrees (builds and all) live in one folder: the
     // session's own, or this machine's work folder.
     let work = start.work_root.as_ref().map_or_else(|| dir.clone(), |root| root.join(&id));
-    let (workspace, notices) = match Workspace::create(&start.repo, &work.join("workspace"), &id) {
-        Ok(w) => w,
-        Err(e) => {
-            drop(writer);
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(UsageError(e.to_string()).into());
-        }
-    };
+    let (workspace, mut notices) =
+        match Workspace::create(&start.repo, &work.join("workspace"), &id) {
+            Ok(w) => w,
+            Err(e) => {
+                drop(writer);
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(UsageError(e.to_string()).into());
+            }
+        };
+    notices.extend(independence);
     for n in &notices {
         eprintln!("harrow: {n}");
     }

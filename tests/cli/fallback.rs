@@ -141,3 +141,35 @@ fn a_task_rejected_enough_times_goes_to_the_stronger_model_and_the_next_task_doe
     let first = text.split("Attempt 1").nth(1).unwrap().split("Attempt 2").next().unwrap();
     assert!(!first.contains("Worker model"), "the run's own model is not named: {text}");
 }
+
+/// An evaluator fallback of the worker's own model family is said at the start, on the
+/// terminal and in the session's start: the evaluator's independence is never given up
+/// silently.
+#[test]
+fn an_evaluator_fallback_of_the_workers_family_is_said_at_the_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script = json!({"worker": {"T-001": {"1": write_and_submit(1)}}, "evaluator": {"*": {"*": [accept()]}}});
+    let (_rt, server) = serve(&script, true);
+    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
+    let config = format!(
+        "[models.evaluator]\nfallback = [{{ base_url = \"{}\", model = \"scripted/worker-big\" }}]\n",
+        server.base_url()
+    );
+    std::fs::write(tmp.path().join("harrow/config.toml"), &config).unwrap();
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(
+            "the evaluator's fallback scripted/worker-big is of the worker's model family (worker)"
+        ),
+        "{said}"
+    );
+    let dir =
+        std::fs::read_dir(tmp.path().join("sessions")).unwrap().last().unwrap().unwrap().path();
+    let start =
+        support::strict_events(&dir).into_iter().find(|e| e["type"] == "session_start").unwrap();
+    assert!(start["payload"]["notices"].to_string().contains("worker's model family"), "{start}");
+}
