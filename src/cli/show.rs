@@ -219,6 +219,10 @@ fn task_table(o: &Overview) -> String {
             if d.is_some_and(|d| d.by_operator) {
                 note.push("accepted by the operator".into());
             }
+            for (attempt, model) in d.map(|d| d.worker_models.as_slice()).unwrap_or_default() {
+                let model = crate::printable::line(model);
+                note.push(format!("attempt {attempt} on: {model}"));
+            }
             vec![
                 id.clone(),
                 d.map_or_else(|| t.status.clone(), |d| d.state.to_string()),

@@ -204,6 +204,8 @@ struct SideKey {
     validators: Option<usize>,
     ledger: Option<usize>,
     unreviewed: bool,
+    /// The worker models the task moved to: a switch after its case changes what it says.
+    models: usize,
 }
 
 /// Prepares a frame at this terminal size. What did not change since `previous` is kept
@@ -231,6 +233,7 @@ pub fn prepare(
     sel.plan_selected = sel.plan_selected.min(fold.task_count().saturating_sub(1));
     let line = fold.task_line(sel.plan_selected);
     let task = line.as_ref().map(|t| t.id.to_owned());
+    let models = line.as_ref().map_or(0, |t| t.worker_models.len());
     let unreviewed = line.is_some_and(|t| t.state == TaskState::DoneUnreviewed);
     if task != previous.task {
         sel.ledger_selected = None;
@@ -252,6 +255,7 @@ pub fn prepare(
         validators: trail.validators.last().copied(),
         ledger: trail.ledger.last().copied(),
         unreviewed,
+        models,
     };
     let side = if previous.side_key.as_ref() == Some(&key) {
         previous.side
@@ -410,12 +414,28 @@ fn side_panes(player: &mut Player, trail: &Trail, unreviewed: bool) -> SidePanes
     let verdict_event = fetch(trail.verdicts.last());
     let validators_event = fetch(trail.validators.last());
     let decision = fetch(trail.ledger.last().filter(|p| trail.verdicts.last() < Some(*p)));
-    let case = match case_event.as_ref().map(|e| &e.payload) {
+    let mut case = match case_event.as_ref().map(|e| &e.payload) {
         Some(Payload::ToolCall(c)) => {
             case_lines(c.args.as_ref().unwrap_or(&serde_json::Value::Null))
         }
         _ => vec!["no case submitted yet".into()],
     };
+    // A case made by another worker model than the run's own (a fallback, an escalation)
+    // says which.
+    if let Some(event) = &case_event {
+        let scope = event.payload.scope();
+        let attempt = scope.and_then(|s| s.attempt).unwrap_or(1);
+        let fold = player.view.fold();
+        let line = scope
+            .and_then(|s| s.task_id.as_deref())
+            .and_then(|t| fold.task_line(fold.task_position(t)?));
+        let made_by = line.and_then(|l| {
+            l.worker_models.iter().rev().find(|(from, _)| *from <= attempt).map(|(_, m)| m.clone())
+        });
+        if let Some(model) = made_by {
+            case.insert(0, format!("Made by {} (a switch: see ⇄)", crate::printable::line(&model)));
+        }
+    }
     let awaiting = trail.cases.last() > trail.verdicts.last();
     // A case whose validators failed is never judged: it went back to the worker.
     let checks_failed = awaiting

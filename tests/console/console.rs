@@ -1555,4 +1555,5 @@ fn the_context_row_takes_the_window_a_compaction_learned() {
         switched.contains("⇄ T-003 #2 the worker now talks to scripted/fallback"),
         "{switched}"
     );
+    assert!(switched.contains("Made by scripted/fallback"), "the Exchange says it: {switched}");
 }

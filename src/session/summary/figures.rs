@@ -150,6 +150,10 @@ pub struct TaskDetail {
     pub merge_reworks: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,
+    /// The worker models the task moved to (a fallback, an escalation), each with the attempt
+    /// it moved at: which model made which attempt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worker_models: Vec<(u64, String)>,
     #[serde(skip)]
     pub(super) working_since_verdict: bool,
 }

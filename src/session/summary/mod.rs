@@ -177,6 +177,8 @@ pub struct TaskLine<'a> {
     /// The lane that last worked it, in a run with lanes.
     pub lane: Option<u64>,
     pub depends_on: &'a [String],
+    /// The worker models the task moved to, with the attempt each took over at.
+    pub worker_models: &'a [(u64, String)],
 }
 
 /// A running fold's copy for seeking back to: the tasks shared with the fold until either
@@ -339,7 +341,13 @@ impl SummaryFold {
             }
             Some(K::ModelSwitch) => {
                 if p.role.get() == Some("worker") {
-                    self.s.harrow.worker_switched_to = p.to_model.get().map(str::to_owned);
+                    let to = p.to_model.get().map(str::to_owned);
+                    if let (Some(tid), Some(model)) = (tid, &to) {
+                        let attempt = p.attempt.value.and_then(|a| u64::try_from(a).ok());
+                        let at = (attempt.unwrap_or(1), model.clone());
+                        self.tasks.detail(tid).worker_models.push(at);
+                    }
+                    self.s.harrow.worker_switched_to = to;
                 }
             }
             // A task starts on the run's own worker model (an escalation lasts one task).
@@ -633,6 +641,7 @@ impl SummaryFold {
             validator_runs: slot.detail.validator_runs,
             lane: slot.detail.lane,
             depends_on: &slot.detail.depends_on,
+            worker_models: &slot.detail.worker_models,
         })
     }
 
