@@ -133,6 +133,9 @@ pub struct Options {
     /// What `GET /props` answers, as llama.cpp's server does (its `n_ctx` among it); `None`:
     /// 404, as other servers.
     pub props: Option<Value>,
+    /// A context window (in tokens, counted as the usage counts them) the server enforces as
+    /// llama.cpp's does: a chat request past it is answered 400 with llama.cpp's exact body.
+    pub window: Option<u64>,
 }
 
 struct Shared {
@@ -141,6 +144,7 @@ struct Shared {
     models: Option<Vec<String>>,
     keys: Option<Vec<String>>,
     props: Option<Value>,
+    window: Option<u64>,
     received: Mutex<Vec<Received>>,
     /// Requests seen per position, for turns that fail a number of `times` first.
     seen: Mutex<BTreeMap<(String, String, String, usize), u32>>,
@@ -176,6 +180,7 @@ impl ScriptedServer {
             models: options.models,
             keys: options.keys,
             props: options.props,
+            window: options.window,
             received: Mutex::new(Vec::new()),
             seen: Mutex::new(BTreeMap::new()),
         });
@@ -300,6 +305,16 @@ async fn answer(
             body: body.clone(),
             authorization: header(&headers, "authorization"),
         });
+    }
+    if let Some(n_ctx) = shared.window {
+        let asked = tokens(&body["messages"].to_string());
+        if asked > n_ctx {
+            let message = format!(
+                "request ({asked} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it"
+            );
+            let body = json!({"error": {"code": 400, "message": message, "type": "exceed_context_size_error", "n_prompt_tokens": asked, "n_ctx": n_ctx}});
+            return (StatusCode::BAD_REQUEST, Json(body)).into_response();
+        }
     }
     let tasks = shared.script.get(&role);
     let attempts = tasks.and_then(|t| t.get(&task).or_else(|| t.get("*")));

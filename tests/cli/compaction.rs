@@ -179,3 +179,109 @@ fn a_second_too_long_answer_holds_the_task() {
         "{held}"
     );
 }
+
+/// Worker turns for task `t` that each write a file of `size` characters, `n` of them, then a
+/// case: names and contents of its own.
+fn task_writes(t: usize, n: usize, size: usize) -> Vec<Value> {
+    let mut turns: Vec<Value> = (0..n)
+        .map(|i| {
+            let content = format!("// task {t} file {i}\n{}\n", "y".repeat(size));
+            json!({"tool_calls": [{"name": "write_file", "arguments": {"path": format!("t{t}_{i}.txt"), "content": content}}]})
+        })
+        .collect();
+    turns.push(json!({"tool_calls": [{"name": "submit_case", "arguments": case(t)}]}));
+    turns
+}
+
+/// Against a server that enforces its window as llama.cpp's does (400 with its exact body past
+/// it), a six-task plan whose tasks each need more than the window finishes: the first refusal
+/// teaches the window, compactions keep every conversation inside it, and every rebuilt
+/// conversation still holds the task's spec and names the files of its diff.
+#[test]
+fn a_plan_whose_tasks_each_outgrow_the_window_finishes_with_compactions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 6);
+    let mut worker = serde_json::Map::new();
+    for t in 1..=6 {
+        worker.insert(format!("T-00{t}"), json!({"*": task_writes(t, 6, 1500)}));
+    }
+    let script = json!({"worker": worker, "evaluator": {"*": {"*": [accept()]}}});
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let options = harrow::brain::scripted::Options {
+        fast: true,
+        window: Some(2500),
+        ..harrow::brain::scripted::Options::default()
+    };
+    let server = runtime
+        .block_on(harrow::brain::scripted::ScriptedServer::start_with(
+            harrow::brain::scripted::parse_script(&script.to_string()).unwrap(),
+            options,
+        ))
+        .unwrap();
+    // The evaluator's window is said, so its diff is cut to it; the worker's is learned.
+    configure(tmp.path(), "[models]\nevaluator_context_window = 2500\n");
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let dir = only_session(tmp.path());
+    assert_eq!(events_of(&dir, "task_done").len(), 6, "every task done");
+    let compacted = events_of(&dir, "context_compacted");
+    for t in 1..=6 {
+        let id = format!("T-00{t}");
+        assert!(compacted.iter().any(|c| c["task_id"] == id.as_str()), "{id} was compacted");
+    }
+    assert!(compacted.iter().any(|c| c["trigger"] == "server" && c["window"] == 2500));
+    // Every rebuilt conversation the worker was sent holds its task's spec and its diff's files.
+    for r in server.received().iter().filter(|r| r.role == "worker") {
+        let messages = r.body["messages"].as_array().unwrap();
+        let rebuilt = messages
+            .iter()
+            .any(|m| m["content"].as_str().is_some_and(|c| c.contains("was compacted to fit")));
+        if !rebuilt {
+            continue;
+        }
+        let n: usize = r.task.trim_start_matches("T-00").parse().unwrap();
+        let all = r.body["messages"].to_string();
+        assert!(all.contains(&format!("Create f{n}.txt")), "{}: the spec", r.task);
+        assert!(all.contains(&format!("t{n}_0.txt")), "{}: the diff's files", r.task);
+    }
+}
+
+/// The token estimate, calibrated on each reply's `usage`, is within 15 % of what the server
+/// counted for the next request (the figures recorded in the log and by the server).
+#[test]
+fn the_token_estimate_is_within_fifteen_percent_of_the_servers_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script = json!({"worker": {"T-001": {"1": many_writes(8, 700)}}, "evaluator": {"*": {"*": [accept()]}}});
+    let (_rt, server) = serve(&script, true);
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let dir = only_session(tmp.path());
+    let counted: Vec<u64> = events_of(&dir, "model_call")
+        .iter()
+        .filter(|c| c["role"] == "worker" && c["health"] == "ok")
+        .map(|c| c["prompt_tokens"].as_u64().unwrap())
+        .collect();
+    let sent: Vec<Vec<Value>> = server
+        .received()
+        .iter()
+        .filter(|r| r.role == "worker")
+        .map(|r| r.body["messages"].as_array().unwrap().clone())
+        .collect();
+    assert_eq!(counted.len(), sent.len());
+    assert!(sent.len() >= 6);
+    for i in 1..sent.len() {
+        let rate = harrow::harness::compact::chars(&sent[i - 1]) as f64 / counted[i - 1] as f64;
+        let estimate = harrow::harness::compact::chars(&sent[i]) as f64 / rate;
+        let off = (estimate - counted[i] as f64).abs() / counted[i] as f64;
+        assert!(
+            off <= 0.15,
+            "request {i}: estimated {estimate:.0}, counted {} ({:.0} % off)",
+            counted[i],
+            off * 100.0
+        );
+    }
+}

@@ -13,18 +13,38 @@ const FALLBACK_KEY: &str = "sk-fallback-key-cccccccccccc";
 #[test]
 fn a_worker_whose_endpoint_keeps_failing_goes_on_with_its_fallback_and_its_own_key() {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    // The first endpoint works T-001, then answers 503 for ever: mid-run.
     let failing = json!({
-        "worker": {"*": {"*": [{"http_status": 503}, {"http_status": 503}]}},
+        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"*": [{"http_status": 503}, {"http_status": 503}]}},
         "evaluator": {"*": {"*": [accept()]}}
     });
     let (_rp, primary) = serve(&failing, true);
-    let (_rf, fallback) = serve(&json!({"worker": {"T-001": {"1": write_and_submit(1)}}}), true);
+    let (_rf, fallback) = serve(&json!({"worker": {"T-002": {"1": write_and_submit(2)}}}), true);
     std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
     let config = format!(
         "[models]\nmax_tries = 1\nretry_base_ms = 10\n\n[models.worker]\nfallback = [{{ base_url = \"{}\", model = \"scripted/fallback\", api_key_env = \"HARROW_TEST_FALLBACK_API_KEY\" }}]\n",
         fallback.base_url()
     );
+    std::fs::write(tmp.path().join("harrow/config.toml"), &config).unwrap();
+
+    // An entry without a model is named by its line.
+    let no_model = "[models.worker]\nfallback = [{ base_url = \"http://127.0.0.1:9/v1\" }]\n";
+    std::fs::write(tmp.path().join("harrow/config.toml"), no_model).unwrap();
+    let refused =
+        headless_run(harrow_cmd(tmp.path(), &primary.base_url()), &plan, &repo).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("config.toml: line 2: missing field `model`"), "{said}");
+    // A key variable outside the form harrow seals away is refused, not read.
+    let loose = config.replace("HARROW_TEST_FALLBACK_API_KEY", "MY_FALLBACK_KEY");
+    std::fs::write(tmp.path().join("harrow/config.toml"), &loose).unwrap();
+    let refused = headless_run(harrow_cmd(tmp.path(), &primary.base_url()), &plan, &repo)
+        .env("MY_FALLBACK_KEY", FALLBACK_KEY)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("name it HARROW_<NAME>_API_KEY"));
     std::fs::write(tmp.path().join("harrow/config.toml"), &config).unwrap();
 
     let unset =
@@ -52,10 +72,11 @@ fn a_worker_whose_endpoint_keeps_failing_goes_on_with_its_fallback_and_its_own_k
     let events = support::strict_events(&dir);
     let switch = events.iter().find(|e| e["type"] == "model_switch").expect("a switch is logged");
     assert_eq!(switch["payload"]["role"], "worker");
+    assert_eq!(switch["payload"]["task_id"], "T-002", "mid-run, when T-002's calls failed");
     assert_eq!(switch["payload"]["to_model"], "scripted/fallback");
     assert_eq!(switch["payload"]["from_model"], "scripted/worker");
     assert!(switch["payload"]["why"].as_str().unwrap().contains("503"), "{switch}");
-    assert_eq!(events.iter().filter(|e| e["type"] == "task_done").count(), 1);
+    assert_eq!(events.iter().filter(|e| e["type"] == "task_done").count(), 2, "the run finished");
 
     let taken = fallback.received();
     assert!(
@@ -80,15 +101,18 @@ fn a_task_rejected_enough_times_goes_to_the_stronger_model_and_the_next_task_doe
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 2);
     let first = json!({
-        "worker": {"T-001": {"1": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
-        "evaluator": {"T-001": {"1": [loop_fixture::reject("weak_test")], "2": [accept()]}, "T-002": {"1": [accept()]}}
+        "worker": {"T-001": {"1": write_and_submit(1), "2": write_and_submit(1)}, "T-002": {"1": write_and_submit(2)}},
+        "evaluator": {
+            "T-001": {"1": [loop_fixture::reject("weak_test")], "2": [loop_fixture::reject("weak_test")], "3": [accept()]},
+            "T-002": {"1": [accept()]}
+        }
     });
     let (_rp, primary) = serve(&first, true);
-    let strong = json!({"worker": {"T-001": {"2": [{"tool_calls": [{"name": "submit_case", "arguments": loop_fixture::case(1)}]}]}}});
+    let strong = json!({"worker": {"T-001": {"3": [{"tool_calls": [{"name": "submit_case", "arguments": loop_fixture::case(1)}]}]}}});
     let (_rs, stronger) = serve(&strong, true);
     std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
     let config = format!(
-        "[models.worker]\nescalate_after_rejects = 1\nescalate_to = {{ base_url = \"{}\", model = \"scripted/strong\", api_key_env = \"HARROW_TEST_STRONG_API_KEY\" }}\n",
+        "[models.worker]\nescalate_after_rejects = 2\nescalate_to = {{ base_url = \"{}\", model = \"scripted/strong\", api_key_env = \"HARROW_TEST_STRONG_API_KEY\" }}\n",
         stronger.base_url()
     );
     std::fs::write(tmp.path().join("harrow/config.toml"), &config).unwrap();
@@ -108,12 +132,12 @@ fn a_task_rejected_enough_times_goes_to_the_stronger_model_and_the_next_task_doe
     let switches: Vec<_> = events.iter().filter(|e| e["type"] == "model_switch").collect();
     assert_eq!(switches.len(), 1, "{switches:?}");
     assert_eq!(switches[0]["payload"]["task_id"], "T-001");
-    assert!(switches[0]["payload"]["why"].as_str().unwrap().contains("rejected 1 time"));
+    assert!(switches[0]["payload"]["why"].as_str().unwrap().contains("rejected 2 time"));
     let strong_asked: Vec<_> =
         stronger.received().into_iter().filter(|r| r.role == "worker").collect();
     assert!(
         !strong_asked.is_empty()
-            && strong_asked.iter().all(|r| r.task == "T-001" && r.attempt == "2")
+            && strong_asked.iter().all(|r| r.task == "T-001" && r.attempt == "3")
     );
     assert!(strong_asked.iter().all(|r| r.authorization == "Bearer sk-strong-dddddddddddd"));
     assert!(
@@ -124,7 +148,7 @@ fn a_task_rejected_enough_times_goes_to_the_stronger_model_and_the_next_task_doe
     let show = harrow_cmd(tmp.path(), &primary.base_url()).args(["show", &id]).output().unwrap();
     let shown = String::from_utf8_lossy(&show.stdout);
     assert!(
-        shown.contains("attempt 2 on: scripted/strong"),
+        shown.contains("attempt 3 on: scripted/strong"),
         "which model made which attempt: {shown}"
     );
     let by_model = shown.split("By model").nth(1).unwrap_or_else(|| panic!("{shown}"));
@@ -140,9 +164,9 @@ fn a_task_rejected_enough_times_goes_to_the_stronger_model_and_the_next_task_doe
         .unwrap();
     assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
     let text = std::fs::read_to_string(&md).unwrap();
-    let second = text.split("Attempt 2").nth(1).unwrap_or_else(|| panic!("{text}"));
-    assert!(second.contains("Worker model: `scripted/strong`"), "{text}");
-    let first = text.split("Attempt 1").nth(1).unwrap().split("Attempt 2").next().unwrap();
+    let third = text.split("Attempt 3").nth(1).unwrap_or_else(|| panic!("{text}"));
+    assert!(third.contains("Worker model: `scripted/strong`"), "{text}");
+    let first = text.split("Attempt 1").nth(1).unwrap().split("Attempt 3").next().unwrap();
     assert!(!first.contains("Worker model"), "the run's own model is not named: {text}");
 }
 
