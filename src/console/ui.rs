@@ -129,7 +129,16 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .worker_switched_to()
         .map(|m| format!("  worker ⇄ {}", crate::printable::line(m)))
         .unwrap_or_default();
-    let tail = format!("{tokens} tok  ${cost:.3}{switched}");
+    // With the worker's window known, how full its last request left it.
+    let window = match (app.window, app.prepared.context.last()) {
+        (Some(w), Some((last, _))) => format!(
+            "  ctx {}/{}",
+            compact(i64::from(*last)),
+            compact(i64::try_from(w).unwrap_or(i64::MAX))
+        ),
+        _ => String::new(),
+    };
+    let tail = format!("{tokens} tok{window}  ${cost:.3}{switched}");
     let candidates = [
         format!(
             " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tail}{sandbox}"

@@ -1552,6 +1552,10 @@ fn the_context_row_takes_the_window_a_compaction_learned() {
     );
     assert!(switched.lines().next().unwrap().contains("worker ⇄ scripted/fallback"), "{switched}");
     assert!(
+        switched.lines().next().unwrap().contains("/4.1k"),
+        "the status line has the window: {switched}"
+    );
+    assert!(
         switched.contains("⇄ T-003 #2 the worker now talks to scripted/fallback"),
         "{switched}"
     );
