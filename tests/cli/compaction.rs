@@ -205,7 +205,9 @@ fn a_plan_whose_tasks_each_outgrow_the_window_finishes_with_compactions() {
     for t in 1..=6 {
         worker.insert(format!("T-00{t}"), json!({"*": task_writes(t, 6, 1500)}));
     }
-    let script = json!({"worker": worker, "evaluator": {"*": {"*": [accept()]}}});
+    // T-001 is rejected once: its rework's rebuilt conversations must carry that verdict.
+    let evaluator = json!({"T-001": {"1": [loop_fixture::reject("weak_test")], "2": [accept()]}, "*": {"*": [accept()]}});
+    let script = json!({"worker": worker, "evaluator": evaluator});
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let options = harrow::brain::scripted::Options {
@@ -233,6 +235,7 @@ fn a_plan_whose_tasks_each_outgrow_the_window_finishes_with_compactions() {
     }
     assert!(compacted.iter().any(|c| c["trigger"] == "server" && c["window"] == 2500));
     // Every rebuilt conversation the worker was sent holds its task's spec and its diff's files.
+    let mut reworked = false;
     for r in server.received().iter().filter(|r| r.role == "worker") {
         let messages = r.body["messages"].as_array().unwrap();
         let rebuilt = messages
@@ -245,7 +248,13 @@ fn a_plan_whose_tasks_each_outgrow_the_window_finishes_with_compactions() {
         let all = r.body["messages"].to_string();
         assert!(all.contains(&format!("Create f{n}.txt")), "{}: the spec", r.task);
         assert!(all.contains(&format!("t{n}_0.txt")), "{}: the diff's files", r.task);
+        if r.task == "T-001" && r.attempt == "2" {
+            // The verdict is in the summary, or still word for word among the kept turns.
+            assert!(all.contains("weak_test"), "T-001's rework without its verdict: {all}");
+            reworked = true;
+        }
     }
+    assert!(reworked, "T-001's rework was compacted too");
 }
 
 /// The token estimate, calibrated on each reply's `usage`, is within 15 % of what the server
