@@ -271,7 +271,7 @@ pub fn tone(e: &Event) -> Tone {
         Payload::Verdict(v) if v.ruling() != Some(Ruling::Accept) => Tone::Bad,
         Payload::JudgeVerdict(v) if v.accept != Some(true) => Tone::Bad,
         Payload::TaskFailed(_) => Tone::Bad,
-        Payload::OperatorReview(r) if r.verdict.as_deref() == Some("reject") => Tone::Bad,
+        Payload::OperatorReview(r) if r.ruling() == Some(Ruling::Reject) => Tone::Bad,
         Payload::TaskRewound(_) => Tone::Waiting,
         Payload::Push(p) if p.error.is_some() => Tone::Bad,
         Payload::PullRequest(p) if p.error.is_some() => Tone::Bad,
@@ -348,9 +348,9 @@ fn operator_row(e: &Event, task: &str, iter: &str) -> Option<String> {
 
 /// An operator review's verdict in words: `reject (weak_test)` or `accept`.
 pub fn review_verdict(p: &crate::session::event::OperatorReview) -> String {
-    match (p.verdict.as_deref(), p.rejection_category.as_deref()) {
-        (Some("reject"), Some(c)) => format!("reject ({})", crate::printable::line(c)),
-        (Some(v), _) => crate::printable::line(v),
+    match (p.ruling(), p.rejection_category.as_deref()) {
+        (Some(Ruling::Reject), Some(c)) => format!("reject ({})", crate::printable::line(c)),
+        (Some(ruling), _) => ruling.as_str().to_owned(),
         (None, _) => "?".into(),
     }
 }

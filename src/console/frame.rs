@@ -492,8 +492,10 @@ fn side_panes(player: &mut Player, trail: &Trail, unreviewed: bool) -> SidePanes
     let events: Vec<(usize, crate::session::event::Event)> = (trail.ledger.iter())
         .filter_map(|p| Some((*p, player.fetch(*p).ok()?)))
         .filter(|(_, e)| {
+            let receipt = |op: crate::session::control::Op| Some(op.as_str());
             !matches!(&e.payload, Payload::OperatorAction(a)
-                if matches!(a.action.as_deref(), Some("rewind" | "review")))
+                if [receipt(crate::session::control::Op::Rewind), receipt(crate::session::control::Op::Review)]
+                    .contains(&a.action.as_deref()))
         })
         .collect();
     // The attempts a later rewind set aside, to mark where they were judged.

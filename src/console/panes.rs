@@ -146,7 +146,7 @@ pub fn ledger_row(e: &Event, attempt: u64, rewound: bool) -> (Tone, String) {
             (tone, format!("{attempt}. {outcome}{category}{mark}: {concern}"))
         }
         Payload::OperatorReview(r) => (
-            if r.verdict.as_deref() == Some("reject") { Tone::Bad } else { Tone::Good },
+            if r.ruling() == Some(Ruling::Reject) { Tone::Bad } else { Tone::Good },
             format!(
                 "   operator's review: {}{}",
                 super::describe::review_verdict(r),

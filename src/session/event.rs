@@ -231,6 +231,14 @@ impl Verdict {
     }
 }
 
+impl OperatorReview {
+    /// What the operator's review decided; `None` for a word that is neither accept nor
+    /// reject.
+    pub fn ruling(&self) -> Option<Ruling> {
+        self.verdict.as_deref().and_then(Ruling::read)
+    }
+}
+
 impl Payload {
     /// What a verdict decided: the evaluator's (`evaluator_verdict`) or Tilth's judge's
     /// (`judge_verdict`); `None` for any other event.

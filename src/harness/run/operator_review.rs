@@ -6,6 +6,7 @@
 use super::{GateEvent, Result, Run, Task, control, scope, transition};
 use crate::harness::operator_review::{brief, check, lines_in};
 use crate::session::event::{OperatorReview, ReviewedLine};
+use crate::session::state::Ruling;
 
 impl Run {
     /// Checks and logs a `review` of `task`; the brief its worker reads, or `None` when the
@@ -56,7 +57,9 @@ impl Run {
         let (_, attempt) = self.writer.position(&task.id);
         self.emit(&OperatorReview {
             scope: scope(&task.id, 0, attempt),
-            verdict: Some(if category.is_some() { "reject" } else { "accept" }.into()),
+            verdict: Some(
+                if category.is_some() { Ruling::Reject } else { Ruling::Accept }.as_str().into(),
+            ),
             rejection_category: category.clone(),
             reason: Some(reason.clone()),
             comments: Some(reviewed.clone()),
