@@ -319,3 +319,58 @@ fn a_rewind_with_now_stops_the_attempt_at_work_and_goes_back_at_once() {
     let files = support::git(&repo, &["ls-tree", "--name-only", &format!("session/{id}")]);
     assert!(files.contains("f1.txt") && !files.contains("f2.txt"), "{files}");
 }
+
+/// In a plan worked in two lanes, a rewind acts on the task's own lane: its worktree goes back,
+/// the other task's work is untouched, and the rewound task lands once judged again.
+#[test]
+fn in_lanes_a_rewind_sets_back_only_its_tasks_lane() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    loop_fixture::depends(&plan, 1, "[]");
+    loop_fixture::depends(&plan, 2, "[]");
+    let script = json!({
+        "worker": {
+            "T-001": {
+                "1": [{"tool_calls": [write("f1.txt", "LANE-ONE\n")]}, {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}],
+                "2": [{"tool_calls": [write("f1.txt", "LANE-TWO\n"), write("junk.txt", "j\n")]}, {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}],
+                "3": [{"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]
+            },
+            "T-002": {"1": [{"tool_calls": [write("f2.txt", "2\n")]}, {"tool_calls": [{"name": "submit_case", "arguments": case(2)}]}]}
+        },
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [reject("weak_test")], "3": [accept()]}, "T-002": {"1": [accept()]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+        .args(["--lanes", "2", "--max-attempts", "2", "--wait-for-operator"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    until_logged(&dir, "operator_wait");
+    let sent = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "rewind", "--task", "T-001", "--to-attempt", "1"])
+        .args(["--reason", "LANE-REASON"])
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let done: Vec<String> = events_of(&dir, "task_done")
+        .iter()
+        .filter_map(|d| d["task_id"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(done.len(), 2, "{done:?}");
+    let branch = format!("session/{id}");
+    let files = support::git(&repo, &["ls-tree", "--name-only", &branch]);
+    assert!(
+        files.contains("f2.txt") && files.contains("f1.txt") && !files.contains("junk.txt"),
+        "{files}"
+    );
+    let f1 = support::git(&repo, &["show", &format!("{branch}:f1.txt")]);
+    assert_eq!(f1.trim(), "LANE-ONE", "attempt 1's file landed");
+    let read_again =
+        server.received().into_iter().find(|r| r.task == "T-001" && r.attempt == "3").unwrap();
+    assert!(read_again.body.to_string().contains("LANE-REASON"));
+}
