@@ -129,3 +129,46 @@ fn a_review_with_line_comments_sends_the_task_back_with_each_comment_at_its_line
     let done = events_of(&dir, "task_done");
     assert_eq!(done.len(), 1, "judged again and landed");
 }
+
+/// A review that accepts lands the work as the operator's, its comments logged with it.
+#[test]
+fn a_review_that_accepts_lands_the_work_with_its_comments_logged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let write =
+        json!({"name": "write_file", "arguments": {"path": "f1.txt", "content": "alpha\n"}});
+    let script = json!({
+        "worker": {"T-001": {"1": [{"tool_calls": [write]}, {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]}},
+        "evaluator": {"T-001": {"1": [reject("weak_test")]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+        .args(["--max-attempts", "1", "--wait-for-operator"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    until_logged(&dir, "operator_wait");
+    let file = tmp.path().join("review.txt");
+    std::fs::write(&file, "f1.txt:1: fine as it is\n").unwrap();
+    let sent = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "review", "--task", "T-001", "--accept", "--comments"])
+        .arg(&file)
+        .args(["--reason", "good enough"])
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let review = &events_of(&dir, "operator_review")[0];
+    assert_eq!(review["verdict"], "accept");
+    assert_eq!(review["comments"][0]["comment"], "fine as it is");
+    let done = &events_of(&dir, "task_done")[0];
+    assert_eq!(done["by_operator"], true);
+    assert!(
+        done["summary"].as_str().unwrap().contains("accepted by the operator's review"),
+        "{done}"
+    );
+}
