@@ -4,7 +4,7 @@
 //! `FILE:LINE`), the review is logged like a verdict, and its reject reaches the worker's next
 //! attempt with each comment at its `FILE:LINE` under the quoted line.
 
-use crate::loop_fixture;
+use crate::{loop_fixture, support};
 
 use loop_fixture::{accept, case, harrow_cmd, headless_run, reject, repo_and_plan, serve};
 use serde_json::{Value, json};
@@ -23,7 +23,7 @@ fn until_logged(dir: &Path, kind: &str) {
 }
 
 fn events_of(dir: &Path, kind: &str) -> Vec<Value> {
-    crate::support::strict_events(dir)
+    support::strict_events(dir)
         .into_iter()
         .filter(|e| e["type"] == kind)
         .map(|e| e["payload"].clone())
@@ -43,12 +43,14 @@ fn a_review_with_line_comments_sends_the_task_back_with_each_comment_at_its_line
         "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept()]}}
     });
     let (_rt, server) = serve(&script, true);
-    let child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
-        .args(["--max-attempts", "1", "--wait-for-operator"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = support::Reaped(
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+            .args(["--max-attempts", "1", "--wait-for-operator"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
     until_logged(&dir, "operator_wait");
@@ -104,8 +106,8 @@ fn a_review_with_line_comments_sends_the_task_back_with_each_comment_at_its_line
         &["--category", "weak_test", "--reason", "REVIEW-REASON two things"],
     );
     assert!(sent.status.success(), "{}", stderr(&sent));
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let (status, stdout) = child.finish();
+    assert!(status.success(), "{stdout}");
 
     let reviews = events_of(&dir, "operator_review");
     assert_eq!(reviews.len(), 1, "{reviews:?}");
@@ -142,12 +144,14 @@ fn a_review_that_accepts_lands_the_work_with_its_comments_logged() {
         "evaluator": {"T-001": {"1": [reject("weak_test")]}}
     });
     let (_rt, server) = serve(&script, true);
-    let child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
-        .args(["--max-attempts", "1", "--wait-for-operator"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = support::Reaped(
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+            .args(["--max-attempts", "1", "--wait-for-operator"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
     until_logged(&dir, "operator_wait");
@@ -160,8 +164,8 @@ fn a_review_that_accepts_lands_the_work_with_its_comments_logged() {
         .output()
         .unwrap();
     assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let (status, stdout) = child.finish();
+    assert!(status.success(), "{stdout}");
     let review = &events_of(&dir, "operator_review")[0];
     assert_eq!(review["verdict"], "accept");
     assert_eq!(review["comments"][0]["comment"], "fine as it is");

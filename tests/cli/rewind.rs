@@ -65,12 +65,14 @@ fn a_rewound_task_goes_on_from_the_kept_attempt_and_lands_only_when_judged_again
         "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [reject("scope_creep")], "3": [accept()]}}
     });
     let (_rt, server) = serve(&script, true);
-    let child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
-        .args(["--max-attempts", "2", "--wait-for-operator"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = support::Reaped(
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+            .args(["--max-attempts", "2", "--wait-for-operator"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
     until_logged(&dir, "operator_wait");
@@ -109,8 +111,8 @@ fn a_rewound_task_goes_on_from_the_kept_attempt_and_lands_only_when_judged_again
         "REWIND-REASON: attempt 1 had it right \u{1b}[31mred",
     ]);
     assert!(rewind.status.success(), "{}", String::from_utf8_lossy(&rewind.stderr));
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let (status, stdout) = child.finish();
+    assert!(status.success(), "{stdout}");
 
     let verdicts = events_of(&dir, "evaluator_verdict");
     let kept = |attempt: u64| {
@@ -280,11 +282,13 @@ fn a_rewind_with_now_stops_the_attempt_at_work_and_goes_back_at_once() {
     });
     let (_rt, server) = serve(&script, false);
     let started = Instant::now();
-    let child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = support::Reaped(
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
     // The slow second request is in flight once the first turn's tree is logged (the start's
@@ -301,8 +305,8 @@ fn a_rewind_with_now_stops_the_attempt_at_work_and_goes_back_at_once() {
         .output()
         .unwrap();
     assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let (status, stdout) = child.finish();
+    assert!(status.success(), "{stdout}");
     assert!(started.elapsed() < Duration::from_secs(25), "the slow turn was not waited out");
     let held = events_of(&dir, "task_state")
         .into_iter()
@@ -340,12 +344,14 @@ fn in_lanes_a_rewind_sets_back_only_its_tasks_lane() {
         "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [reject("weak_test")], "3": [accept()]}, "T-002": {"1": [accept()]}}
     });
     let (_rt, server) = serve(&script, true);
-    let child = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
-        .args(["--lanes", "2", "--max-attempts", "2", "--wait-for-operator"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = support::Reaped(
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+            .args(["--lanes", "2", "--max-attempts", "2", "--wait-for-operator"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
     until_logged(&dir, "operator_wait");
@@ -355,8 +361,8 @@ fn in_lanes_a_rewind_sets_back_only_its_tasks_lane() {
         .output()
         .unwrap();
     assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let (status, stdout) = child.finish();
+    assert!(status.success(), "{stdout}");
     let done: Vec<String> = events_of(&dir, "task_done")
         .iter()
         .filter_map(|d| d["task_id"].as_str().map(str::to_owned))

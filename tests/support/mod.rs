@@ -96,6 +96,18 @@ pub fn holds_controls(bytes: &[u8]) -> bool {
 #[derive(Debug)]
 pub struct Reaped(pub std::process::Child);
 
+impl Reaped {
+    /// Waits for the process to end on its own: its exit status and what it wrote to its
+    /// (piped) standard output.
+    pub fn finish(&mut self) -> (std::process::ExitStatus, String) {
+        let mut out = String::new();
+        if let Some(mut stdout) = self.0.stdout.take() {
+            let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
+        }
+        (self.0.wait().unwrap(), out)
+    }
+}
+
 impl Drop for Reaped {
     fn drop(&mut self) {
         let _ = self.0.kill();
