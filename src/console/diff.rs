@@ -440,3 +440,21 @@ mod tests {
         assert!(missing.unwrap_err().contains("repository is gone"));
     }
 }
+
+#[cfg(test)]
+mod hostile {
+    use super::*;
+
+    #[test]
+    fn a_file_the_worker_wrote_with_escapes_reaches_no_cell_as_a_control_character() {
+        let patch = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+evil\u{1b}]0;pwned\u{7}\u{1b}[2J\n";
+        let view = from_patch(patch, "t\u{1b}[31m");
+        let look = crate::console::theme::Look::built_in(true);
+        let theme = look.themes[look.theme].clone();
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 10)).unwrap();
+        terminal.draw(|f| view.draw(f, f.area(), &theme)).unwrap();
+        let cells = terminal.backend().buffer().content();
+        assert!(cells.iter().all(|c| !c.symbol().chars().any(char::is_control)));
+    }
+}

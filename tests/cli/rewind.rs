@@ -380,3 +380,71 @@ fn in_lanes_a_rewind_sets_back_only_its_tasks_lane() {
         server.received().into_iter().find(|r| r.task == "T-001" && r.attempt == "3").unwrap();
     assert!(read_again.body.to_string().contains("LANE-REASON"));
 }
+
+/// Killed after the rewind, before its work is judged: the resume puts the rewound files back
+/// (what the killed attempt left is gone) and goes on from the rewound conversation again.
+#[test]
+fn a_run_killed_after_a_rewind_restarts_the_attempt_from_the_rewind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let submit = json!({"tool_calls": [{"name": "submit_case", "arguments": case(1)}]});
+    let script = json!({
+        "worker": {"T-001": {
+            "1": [{"tool_calls": [write("f1.txt", "ONE\n")]}, submit.clone()],
+            "2": [{"tool_calls": [write("stray.txt", "s\n")]}, {"delay_ms": 60000, "tool_calls": []}]
+        }},
+        "evaluator": {"T-001": {"1": [reject("weak_test")]}}
+    });
+    let (_rt, server) = serve(&script, false);
+    let mut child = support::Reaped(
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+            .args(["--max-attempts", "1", "--wait-for-operator"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    until_logged(&dir, "operator_wait");
+    let sent = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "rewind", "--task", "T-001", "--to-attempt", "1"])
+        .args(["--reason", "KILL-REASON"])
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    // The rewound attempt writes a stray file, then waits on its model: killed there.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !events_of(&dir, "tool_result").iter().any(|r| r["attempt"] == 2) {
+        assert!(Instant::now() < deadline, "the rewound attempt never ran a tool");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.0.kill();
+    let _ = child.0.wait();
+
+    let again = json!({
+        "worker": {"T-001": {"2": [{"tool_calls": [{"name": "read_file", "arguments": {"path": "stray.txt"}}]}, submit]}},
+        "evaluator": {"T-001": {"2": [accept()]}}
+    });
+    let (_rt2, server2) = serve(&again, true);
+    let resumed = harrow_cmd(tmp.path(), &server2.base_url())
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&resumed.stdout);
+    assert!(resumed.status.success(), "{said}");
+    assert!(said.contains("from where the operator rewound it"), "{said}");
+    let read = events_of(&dir, "tool_result")
+        .into_iter()
+        .rev()
+        .find(|r| r["tool"] == "read_file")
+        .unwrap();
+    assert!(
+        read["is_error"] == true || !read["output"].as_str().unwrap_or("").contains('s'),
+        "the stray file is gone: {read}"
+    );
+    let first = server2.received().into_iter().find(|r| r.role == "worker").unwrap();
+    assert!(first.body.to_string().contains("KILL-REASON"), "the rewound conversation again");
+    let files = support::git(&repo, &["ls-tree", "--name-only", &format!("session/{id}")]);
+    assert!(files.contains("f1.txt") && !files.contains("stray.txt"), "{files}");
+}
