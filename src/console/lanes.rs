@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 /// The lane an event was run in, when the run had lanes.
 pub fn lane_of(fact: &Fact<'_>) -> Option<u64> {
-    fact.lane.value.and_then(|l| u64::try_from(l).ok())
+    fact.lane.count()
 }
 
 /// What a lane works on, as of the cursor.

@@ -420,8 +420,8 @@ impl View {
         }
         let Some(task) = fact.payload.task_id.get() else { return };
         if kind == Some(EventKind::TurnTree) {
-            let number = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
-            let turn = (number(fact.payload.attempt.value), number(fact.payload.iter.value));
+            let p = &fact.payload;
+            let turn = (p.attempt.count().unwrap_or(0), p.iter.count().unwrap_or(0));
             let c = &mut self.checkpoints;
             c.count += usize::from(c.by_task.entry(task.to_owned()).or_default().insert(turn));
             return;

@@ -46,7 +46,7 @@ pub fn rebuild(dir: &Path, task: &str, system: &str, until: u64) -> io::Result<V
     let mut b = Builder::default();
     let events = crate::session::dir::SessionDir::new(dir).events();
     scan_lines_from(&events, 0, 1, |_, line, fact| {
-        let seq = fact.seq.value.and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
+        let seq = fact.seq.count().unwrap_or(0);
         if seq > until || fact.payload.task_id.get() != Some(task) || !carries_message(fact) {
             return;
         }

@@ -91,17 +91,15 @@ pub enum RestoreError {
 /// What a `task_rewound` leaves in the task's record: the attempts set aside and given back,
 /// and the rewind its next attempt goes on from until it is judged.
 fn rewound(record: &mut TaskRecord, f: &crate::session::fact::Fact<'_>) {
-    let number = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());
-    record.granted += number(f.payload.granted.value).unwrap_or(0);
+    record.granted += f.payload.granted.count().unwrap_or(0);
     let set_aside = f.payload.rewound.as_ref().and_then(|v| v.as_array().cloned());
     record.rewound.extend(set_aside.into_iter().flatten().filter_map(|a| a.as_u64()));
-    let (Some(tree), Some(continues_at)) =
-        (f.payload.tree.get(), number(f.payload.continues_at.value))
+    let (Some(tree), Some(continues_at)) = (f.payload.tree.get(), f.payload.continues_at.count())
     else {
         return;
     };
-    let attempt = number(f.payload.to_attempt.value).unwrap_or(0);
-    let target = crate::session::outcome::rewound_to(attempt, number(f.payload.to_turn.value));
+    let attempt = f.payload.to_attempt.count().unwrap_or(0);
+    let target = crate::session::outcome::rewound_to(attempt, f.payload.to_turn.count());
     record.rewind = Some(super::task_record::Rewind {
         tree: tree.to_owned(),
         continues_at,
@@ -193,8 +191,7 @@ pub fn restore(dir: &Path, id: &str) -> Result<Restored, RestoreError> {
             }
             (Some(K::Stop), _) => r.last_stop = f.payload.reason.get().map(StopReason::parse),
             (Some(K::OperatorAction), _) => {
-                if let Some(o) = f.payload.control_offset.value.and_then(|o| u64::try_from(o).ok())
-                {
+                if let Some(o) = f.payload.control_offset.count() {
                     r.control_offset = r.control_offset.max(o);
                 }
                 if let (Some(t), Some(true)) = (task, f.payload.granted_attempt.0) {

@@ -65,9 +65,7 @@ pub fn find(
         if f.payload.task_id.get() != Some(task) {
             return;
         }
-        let number = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());
-        let (Some(seq), Some(attempt)) = (number(f.seq.value), number(f.payload.attempt.value))
-        else {
+        let (Some(seq), Some(attempt)) = (f.seq.count(), f.payload.attempt.count()) else {
             return;
         };
         match f.event_kind() {
@@ -81,9 +79,7 @@ pub fn find(
                 seen.answered.insert(attempt, seq);
             }
             Some(K::TurnTree) => {
-                if let (Some(turn), Some(tree)) =
-                    (number(f.payload.iter.value), f.payload.tree.get())
-                {
+                if let (Some(turn), Some(tree)) = (f.payload.iter.count(), f.payload.tree.get()) {
                     seen.turns.push((attempt, turn, tree.to_owned(), seq));
                 }
             }

@@ -28,6 +28,13 @@ pub struct LInt {
     pub was_integer: bool,
 }
 
+impl LInt {
+    /// The value as a count, offset or id: `None` when absent or negative.
+    pub fn count(self) -> Option<u64> {
+        self.value.and_then(|n| u64::try_from(n).ok())
+    }
+}
+
 /// A float field: any JSON number.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct LFloat(pub Option<f64>);

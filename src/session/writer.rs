@@ -122,7 +122,7 @@ impl SessionWriter {
         let mut last_seq = 0u64;
         let mut fold = SummaryFold::new(session_id_of(dir));
         let mut report = scan(&path, |_, f| {
-            if let Some(s) = f.seq.value.and_then(|s| u64::try_from(s).ok()) {
+            if let Some(s) = f.seq.count() {
                 last_seq = last_seq.max(s);
             }
             fold.apply(f);

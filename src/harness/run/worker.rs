@@ -477,14 +477,16 @@ impl WorkerTurns<'_> {
         self.run.emit(&detected("held", why.clone()))?;
         self.run.hold(&self.task.id, &why, self.attempt).map(Some)
     }
-}
 
-impl WorkerTurns<'_> {
     /// The worktree's tree before a request, after a turn that could change files and at the
     /// start: logged (`turn_tree`, as the state the last turn left) when it changed, so the
     /// operator can rewind the task to it. A tree that cannot be taken is no checkpoint.
     fn take_tree(&mut self, iter: u64) -> Result<Option<String>> {
-        if !(self.states.touched || self.states.trees.is_empty()) {
+        // A first tree for the checkpoints, and after a case one for the return check to start
+        // from (only when it is on: without it a tree is taken only after a change).
+        let baseline = self.last_tree.is_none()
+            || (self.states.trees.is_empty() && self.run.opts.loop_returns > 0);
+        if !(self.states.touched || baseline) {
             return Ok(None);
         }
         self.states.touched = false;
@@ -499,9 +501,7 @@ impl WorkerTurns<'_> {
         }
         Ok(Some(tree))
     }
-}
 
-impl WorkerTurns<'_> {
     /// Keeps the conversation inside the worker's window before a request (see
     /// [`Run::keep_in_window`]).
     fn fit_window(

@@ -100,7 +100,7 @@ impl LogFold {
                 self.at_work.clear();
             }
             Some(K::ModelCall) => {
-                if let Some(total) = count(p.tokens_used_total) {
+                if let Some(total) = p.tokens_used_total.count() {
                     self.tokens = self.tokens.max(total);
                 }
                 self.cost += p.cost.0.unwrap_or(0.0);
@@ -159,7 +159,7 @@ impl LogFold {
         if p.phase.get() == Some("prep") {
             self.prep = true;
         }
-        if let Some(n) = count(p.task_count) {
+        if let Some(n) = p.task_count.count() {
             self.task_count = Some(n);
         }
     }
@@ -176,12 +176,12 @@ impl LogFold {
         if settles || self.states.get(t).is_some_and(|s| !s.is_at_work()) {
             return;
         }
-        let lane = count(fact.lane);
+        let lane = fact.lane.count();
         let p = &fact.payload;
         let at = AtWork {
             task: t.to_owned(),
-            iter: count(p.iter).unwrap_or(0),
-            attempt: count(p.attempt).unwrap_or(0),
+            iter: p.iter.count().unwrap_or(0),
+            attempt: p.attempt.count().unwrap_or(0),
             lane,
         };
         self.at_work.retain(|_, w| w.task != t);
@@ -203,11 +203,6 @@ fn verdict_words(fact: &Fact<'_>) -> String {
         said = format!("{said} Next: {n}");
     }
     crate::printable::line(&said)
-}
-
-/// A counting field's value, when it is one.
-fn count(v: crate::session::lenient::LInt) -> Option<u64> {
-    v.value.and_then(|n| u64::try_from(n).ok())
 }
 
 /// A log row in a few words, for the preview.

@@ -343,7 +343,7 @@ impl SummaryFold {
                 if p.role.get() == Some("worker") {
                     let to = p.to_model.get().map(str::to_owned);
                     if let (Some(tid), Some(model)) = (tid, &to) {
-                        let attempt = p.attempt.value.and_then(|a| u64::try_from(a).ok());
+                        let attempt = p.attempt.count();
                         let at = (attempt.unwrap_or(1), model.clone());
                         self.tasks.detail(tid).worker_models.push(at);
                     }
@@ -406,15 +406,13 @@ impl SummaryFold {
         }
         self.saw_seq |= fact.seq.value.is_some();
         let Some(tid) = p.task_id.get() else { return };
-        if let Some(lane) = fact.lane.value.and_then(|l| u64::try_from(l).ok()) {
+        if let Some(lane) = fact.lane.count() {
             let detail = tasks.detail(tid);
             if detail.lane != Some(lane) {
                 detail.lane = Some(lane);
             }
         }
-        let at = |v: &super::lenient::LInt| {
-            v.value.and_then(|n| u64::try_from(n).ok()).filter(|n| *n > 0)
-        };
+        let at = |v: &super::lenient::LInt| v.count().filter(|n| *n > 0);
         let (iter, attempt) = (at(&p.iter), at(&p.attempt));
         if iter.is_some() || attempt.is_some() {
             let slot = tasks.slot(tid);
