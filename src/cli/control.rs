@@ -168,6 +168,35 @@ pub fn control(args: &Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The task a decision names, else the one task held for a person: its id, its state and its
+/// id as it may be printed; refused in one line (with `usage`) when neither says which.
+fn named_or_held(
+    named: Option<&str>,
+    o: &crate::session::Overview,
+    id: &str,
+    usage: &str,
+) -> Result<(String, crate::session::state::TaskState, String), UsageError> {
+    let tasks = &o.summary.harrow.tasks;
+    let held: Vec<&String> = (tasks.iter())
+        .filter(|(_, t)| t.state == crate::session::state::TaskState::NeedsOperator)
+        .map(|(id, _)| id)
+        .collect();
+    let task = match (named, held.as_slice()) {
+        (Some(t), _) => t.to_owned(),
+        (None, [one]) => (*one).clone(),
+        _ => {
+            return Err(UsageError(format!(
+                "which task? name it with --task T-NNN (harrow control {id} {usage})"
+            )));
+        }
+    };
+    let said = crate::printable::line(&task);
+    let Some(state) = tasks.get(&task).map(|t| t.state.clone()) else {
+        return Err(UsageError(format!("session {id} has no task {said}")));
+    };
+    Ok((task, state, said))
+}
+
 /// The task a rewind is for (the one named, else the one held), refused in one line when
 /// it has settled or its log holds no such state to go back to.
 fn rewind_target(
@@ -176,24 +205,8 @@ fn rewind_target(
     found: &crate::session::discover::Found,
 ) -> Result<String, UsageError> {
     let id = &found.id;
-    let tasks = &o.summary.harrow.tasks;
-    let held: Vec<&String> = (tasks.iter())
-        .filter(|(_, t)| t.state == crate::session::state::TaskState::NeedsOperator)
-        .map(|(id, _)| id)
-        .collect();
-    let task = match (args.task.as_deref(), held.as_slice()) {
-        (Some(t), _) => t.to_owned(),
-        (None, [one]) => (*one).clone(),
-        _ => {
-            return Err(UsageError(format!(
-                "which task? name it with --task T-NNN (harrow control {id} rewind --task T-NNN --to-attempt K --reason WHY)"
-            )));
-        }
-    };
-    let said = crate::printable::line(&task);
-    let Some(state) = tasks.get(&task).map(|t| t.state.clone()) else {
-        return Err(UsageError(format!("session {id} has no task {said}")));
-    };
+    let usage = "rewind --task T-NNN --to-attempt K --reason WHY";
+    let (task, state, said) = named_or_held(args.task.as_deref(), o, id, usage)?;
     if state.is_accepted() {
         return Err(UsageError(format!(
             "{said} is {}: its work is on the session branch, and a rewind does not take landed work back",
@@ -235,24 +248,8 @@ fn review_target(
         }
         _ => {}
     }
-    let tasks = &o.summary.harrow.tasks;
-    let held: Vec<&String> = (tasks.iter())
-        .filter(|(_, t)| t.state == crate::session::state::TaskState::NeedsOperator)
-        .map(|(id, _)| id)
-        .collect();
-    let task = match (args.task.as_deref(), held.as_slice()) {
-        (Some(t), _) => t.to_owned(),
-        (None, [one]) => (*one).clone(),
-        _ => {
-            return Err(UsageError(format!(
-                "which task? name it with --task T-NNN (harrow control {id} review --task T-NNN --comments FILE --category C)"
-            )));
-        }
-    };
-    let said = crate::printable::line(&task);
-    let Some(state) = tasks.get(&task).map(|t| t.state.clone()) else {
-        return Err(UsageError(format!("session {id} has no task {said}")));
-    };
+    let usage = "review --task T-NNN --comments FILE --category C";
+    let (task, state, said) = named_or_held(args.task.as_deref(), o, id, usage)?;
     if state.is_settled() || state == crate::session::state::TaskState::Pending {
         return Err(UsageError(format!(
             "{said} is {}: there is no work of it waiting to be reviewed",
