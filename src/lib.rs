@@ -17,3 +17,4 @@ pub mod printable;
 pub mod session;
 pub mod ship;
 pub mod signals;
+pub mod trust_roots;

@@ -372,3 +372,41 @@ fn a_missing_repo_a_missing_dir_and_a_speed_out_of_range_are_each_said() {
         assert!(said.contains(needle), "{args:?}: {said}");
     }
 }
+
+/// harrow reads TLS roots from the hashed folder rather than the bundle when the folder holds
+/// every certificate of it (`trust_roots`): it starts with `SSL_CERT_FILE` at an empty file.
+/// The worker's commands still get the variables exactly as the user set them.
+#[test]
+fn tls_roots_harrow_chose_for_itself_never_reach_the_workers_commands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pem = |b: &str| format!("-----BEGIN CERTIFICATE-----\n{b}\n-----END CERTIFICATE-----\n");
+    let (bundle, certs) = (tmp.path().join("bundle.pem"), tmp.path().join("certs"));
+    std::fs::create_dir(&certs).unwrap();
+    std::fs::write(&bundle, pem("AAAA") + &pem("BBBB")).unwrap();
+    std::fs::write(certs.join("1a2b3c4d.0"), pem("AAAA")).unwrap();
+    std::fs::write(certs.join("0000ffff.0"), pem("BB\nBB")).unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let say = json!({"tool_calls": [{"name": "bash", "arguments": {"command": "echo \"file=[$SSL_CERT_FILE] dir=[$SSL_CERT_DIR]\""}}]});
+    let mut turns = write_and_submit(1);
+    turns.as_array_mut().unwrap().insert(0, say);
+    let script = json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"*": {"*": [accept()]}}});
+    let (_rt, server) = serve(&script, true);
+    let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
+    cmd.env("SSL_CERT_FILE", &bundle)
+        .env("SSL_CERT_DIR", &certs)
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"));
+    let out = headless_run(cmd, &plan, &repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // harrow did start with the folder standing for the bundle…
+    let cached = std::fs::read_to_string(tmp.path().join("cache/harrow/tls-roots")).unwrap();
+    assert!(cached.ends_with("= 1\n"), "{cached}");
+    // …and the command saw the user's bundle, not harrow's empty one.
+    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let said = support::strict_events(&dir)
+        .into_iter()
+        .filter(|e| e["type"] == "tool_result" && e["payload"]["tool"] == "bash")
+        .map(|e| e["payload"]["output"].as_str().unwrap_or_default().to_owned())
+        .collect::<String>();
+    let want = format!("file=[{}] dir=[{}]", bundle.display(), certs.display());
+    assert!(said.contains(&want), "{said}");
+}

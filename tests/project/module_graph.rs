@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("keys", 0),
     ("printable", 0),
     ("signals", 0),
+    ("trust_roots", 0),
     ("session", 1),
     ("hands", 2),
     ("brain", 2),

@@ -1,0 +1,115 @@
+//! The last answer of [`super::folder_stands_for`], kept in harrow's cache folder beside the
+//! stamps of what it was worked out from: a harrow start then looks at two stamps instead of
+//! reading every certificate (a few milliseconds on each start, on a system's 150 roots).
+//!
+//! `update-ca-certificates` and `c_rehash` rewrite the bundle and the folder's links, which
+//! moves their stamps, and the answer is worked out again. A cache file someone else wrote can
+//! at worst have harrow read roots from the folder the bundle would have given OpenSSL and
+//! rustls anyway, so it is read as it is, capped.
+
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The most of the cache file read: one line.
+const READ_LIMIT: u64 = 8 << 10;
+
+/// [`super::folder_stands_for`], from the cache when the bundle and folder are as they were.
+pub(super) fn stands_for(bundle: &Path, dir: &Path, exact: bool) -> bool {
+    let (key, file) = (key(bundle, dir, exact), place());
+    if let (Some(key), Some(file)) = (&key, &file)
+        && let Some(answer) = read(file).and_then(|text| answer_in(&text, key))
+    {
+        return answer;
+    }
+    let answer = super::folder_stands_for(bundle, dir, exact);
+    if let (Some(key), Some(file)) = (key, file) {
+        write(&file, &format!("{key}{}\n", u8::from(answer)));
+    }
+    answer
+}
+
+/// What the cache says for `key`: its line is the key and `1` or `0`.
+fn answer_in(text: &str, key: &str) -> Option<bool> {
+    match text.strip_prefix(key)? {
+        "1\n" => Some(true),
+        "0\n" => Some(false),
+        _ => None,
+    }
+}
+
+/// The question and the stamps of what answers it: the bundle's and the folder's device,
+/// inode, length and change times (links followed, as OpenSSL follows them).
+fn key(bundle: &Path, dir: &Path, exact: bool) -> Option<String> {
+    let mut key = format!("harrow tls roots v1 exact={exact}");
+    for path in [bundle, dir] {
+        let m = std::fs::metadata(path).ok()?;
+        let _ = write!(
+            key,
+            " \"{}\" {}:{}:{}:{}.{}:{}.{}",
+            path.to_string_lossy().escape_debug(),
+            m.dev(),
+            m.ino(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec()
+        );
+    }
+    key.push_str(" = ");
+    Some(key)
+}
+
+fn place() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "harrow").map(|d| d.cache_dir().join("tls-roots"))
+}
+
+fn read(file: &Path) -> Option<String> {
+    let mut text = String::new();
+    std::fs::File::open(file).ok()?.take(READ_LIMIT).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// Writes the line whole or not at all (a temporary file renamed into place); a cache folder
+/// that cannot be written only costs the next start the work.
+fn write(file: &Path, line: &str) {
+    let Some(dir) = file.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = dir.join(format!(".tls-roots.{}", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if written.is_err() || std::fs::rename(&tmp, file).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_read_back_only_for_the_same_question_and_stamps() {
+        let tmp = tempfile::tempdir().unwrap();
+        let bundle = tmp.path().join("bundle.crt");
+        std::fs::write(&bundle, "x").unwrap();
+        let key = key(&bundle, tmp.path(), false).unwrap();
+        assert_eq!(answer_in(&format!("{key}1\n"), &key), Some(true));
+        assert_eq!(answer_in(&format!("{key}0\n"), &key), Some(false));
+        assert_eq!(answer_in(&format!("{key}1\nmore"), &key), None);
+        // Asked for the exact answer, or the bundle rewritten: worked out again.
+        let exact = super::key(&bundle, tmp.path(), true).unwrap();
+        assert_eq!(answer_in(&format!("{key}1\n"), &exact), None);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&bundle, "yy").unwrap();
+        let moved = super::key(&bundle, tmp.path(), false).unwrap();
+        assert_eq!(answer_in(&format!("{key}1\n"), &moved), None);
+        assert_eq!(super::key(&tmp.path().join("gone"), tmp.path(), false), None);
+    }
+}
