@@ -3,7 +3,7 @@
 //! it — or offers when no run is there to act on it.
 
 use super::app::App;
-use super::modal::{Editor, Overlay};
+use super::modal::{Editor, text_box};
 use crate::session::control::{self, Op};
 use crate::session::state::TaskState;
 use std::io;
@@ -40,10 +40,9 @@ impl App {
             || "A note for the worker, read when its next task starts".into(),
             |who| title.replace("{task}", who),
         );
-        let text = Overlay::text_box("Enter sends, Esc cancels", "");
+        let text = text_box("Enter sends, Esc cancels", "");
         let detail = super::outcome::Detail::None;
-        let editor = Editor { op, task, title, text, detail, back: None };
-        self.overlay = Overlay::Editor(Box::new(editor));
+        self.views.only(Editor { op, task, title, text, detail });
     }
 
     /// `i`: the editor for words to the task at work — the one picked in the plan, else the
@@ -58,15 +57,14 @@ impl App {
             return;
         };
         let title = super::modal::words_title(Op::Steer, &task);
-        let text = Overlay::text_box("Enter sends · Tab: queue instead · Esc cancels", "");
-        self.overlay = Overlay::Editor(Box::new(Editor {
+        let text = text_box("Enter sends · Tab: queue instead · Esc cancels", "");
+        self.views.only(Editor {
             op: Op::Steer,
             task: Some(task),
             title,
             text,
             detail: super::outcome::Detail::None,
-            back: None,
-        }));
+        });
     }
 
     /// What the event loop reports after carrying out a [`Effect::Send`]: the notice says what
@@ -84,7 +82,7 @@ impl App {
             self.pending = Some(cmd.op);
         }
         if self.live && !self.run_alive() {
-            self.overlay = Overlay::ResumeOffer(cmd.op);
+            self.views.only(super::modal::ResumeOffer(cmd.op));
             return;
         }
         self.notice = Some(match cmd.op {
@@ -143,8 +141,8 @@ impl App {
     pub fn evidence_loaded(&mut self, result: Result<super::evidence::Source, String>) {
         match result {
             Ok(source) => {
-                if let Overlay::Inspector(i) = std::mem::take(&mut self.overlay) {
-                    self.overlay = Overlay::Source(Box::new((source, i)));
+                if self.views.top::<super::inspector::Inspector>().is_some() {
+                    self.views.open(source);
                 }
             }
             Err(why) => self.notice = Some(why),
@@ -156,8 +154,7 @@ impl App {
         match result {
             Ok(view) => {
                 self.notice = None;
-                let back = std::mem::take(&mut self.overlay);
-                self.overlay = Overlay::Diff(Box::new(view), Box::new(back));
+                self.views.open(view);
             }
             Err(why) => self.notice = Some(why),
         }
@@ -198,15 +195,14 @@ impl App {
                     "Rewind {} to {state} — why? (its worker reads this)",
                     crate::printable::line(&task)
                 );
-                let text = Overlay::text_box("Enter rewinds · Esc cancels", "");
-                self.overlay = Overlay::Editor(Box::new(Editor {
+                let text = text_box("Enter rewinds · Esc cancels", "");
+                self.views.only(Editor {
                     op: Op::Rewind,
                     task: Some(task),
                     title,
                     text,
                     detail: super::outcome::Detail::Rewind(to),
-                    back: None,
-                }));
+                });
             }
             Err(why) => self.notice = Some(why),
         }

@@ -156,6 +156,31 @@ pub fn open(
     Ok(Source { title: format!(" {pointer} "), origin, lines, target, scroll })
 }
 
+/// The evidence view, over the inspector it was opened from: Esc goes back to it.
+impl super::views::View for Source {
+    fn mode(&self) -> super::keymap::Mode {
+        super::keymap::Mode::FileView
+    }
+
+    fn act(&mut self, action: super::keymap::Action) -> super::views::Step {
+        match action {
+            super::keymap::Action::Close => {
+                super::views::Step::Close(super::outcome::Outcome::Stay)
+            }
+            a => super::views::Step::Stay(Source::act(self, a)),
+        }
+    }
+
+    fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        paint: &super::views::Paint<'_>,
+    ) {
+        Source::draw(self, frame, area, paint.theme);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

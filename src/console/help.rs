@@ -87,3 +87,24 @@ impl HelpView {
         );
     }
 }
+
+impl super::views::View for HelpView {
+    fn mode(&self) -> Mode {
+        Mode::Help
+    }
+
+    fn act(&mut self, action: Action) -> super::views::Step {
+        match action {
+            Action::Close => super::views::Step::Close(Outcome::Stay),
+            a => super::views::Step::Stay(HelpView::act(self, a)),
+        }
+    }
+
+    fn shows_below(&self) -> bool {
+        true
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, paint: &super::views::Paint<'_>) {
+        HelpView::draw(self, frame, area, paint.theme);
+    }
+}

@@ -227,3 +227,28 @@ pub fn open_evidence(inspector: &Inspector, n: usize) -> Result<Source, String> 
         inspector.commit.as_deref(),
     )
 }
+
+impl super::views::View for Inspector {
+    fn mode(&self) -> super::keymap::Mode {
+        super::keymap::Mode::Inspector
+    }
+
+    fn act(&mut self, action: super::keymap::Action) -> super::views::Step {
+        use super::keymap::Action;
+        match action {
+            Action::Close | Action::Cancel => {
+                super::views::Step::Close(super::outcome::Outcome::Closed)
+            }
+            a => super::views::Step::Stay(Inspector::act(self, a)),
+        }
+    }
+
+    fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        _paint: &super::views::Paint<'_>,
+    ) {
+        Inspector::draw(self, frame, area);
+    }
+}

@@ -17,11 +17,11 @@ pub(crate) mod describe;
 pub mod diff;
 pub mod diff_review;
 pub(crate) mod effect;
-pub(crate) mod evidence;
+pub mod evidence;
 pub(crate) mod fleet_feed;
 pub(crate) mod frame;
-pub(crate) mod help;
-pub(crate) mod inspector;
+pub mod help;
+pub mod inspector;
 pub(crate) mod interview;
 pub mod jobs;
 pub mod keymap;
@@ -29,10 +29,10 @@ pub(crate) mod lanes;
 pub mod layout;
 pub mod modal;
 pub(crate) mod navigate;
-pub(crate) mod outcome;
+pub mod outcome;
 pub(crate) mod panes;
 pub(crate) mod player;
-pub(crate) mod row;
+pub mod row;
 pub(crate) mod schedule;
 pub(crate) mod screen;
 pub(crate) mod scroll;
@@ -45,6 +45,7 @@ pub mod theme;
 pub(crate) mod timeline;
 pub mod ui;
 pub mod view;
+pub mod views;
 
 use crate::session::control;
 use app::{App, Effect};
@@ -132,7 +133,7 @@ pub fn perform(app: &mut App, effects: Vec<Effect>, jobs: &Jobs) {
                 }
             }
             Effect::Ship { pr, partial } => {
-                app.overlay = modal::Overlay::None;
+                app.views.clear();
                 app.notice = Some(
                     if pr { "pushing, then opening the pull request…" } else { "pushing…" }.into(),
                 );

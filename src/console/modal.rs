@@ -1,47 +1,126 @@
-//! The overlays that cover the panes — help, verdict inspector, evidence view, decision
-//! editor, search box, quit prompt — each taking its own keys from its own table and answering
-//! with an [`Outcome`] the app acts on. At most one is open at a time (the help can sit over
-//! the inspector and goes back to it).
+//! The stack of views over the panes ([`Views`]), and the small views that are only a box: the
+//! decision editor, the search line, the quit prompt and the offer to resume. The larger views
+//! (help, inspector, evidence, row, diff, comment box, ship offer) implement
+//! [`super::views::View`] beside their own code.
 
-use super::diff::DiffView;
-use super::evidence::Source;
+use super::chrome::{footer, popup};
 use super::help::HelpView;
-use super::inspector::Inspector;
 use super::keymap::{Action, Mode, action_for};
-use super::row::RowView;
+use super::views::{Handed, Paint, Step, View};
 use crate::session::control::Op;
 use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph};
+use std::any::Any;
 use tui_textarea::TextArea;
 
-/// What covers the panes.
+pub use super::outcome::Outcome;
+
+/// The views open over the panes, the top one taking the keys.
 #[derive(Debug, Default)]
-pub enum Overlay {
-    #[default]
-    None,
-    /// The key table of a mode; Esc goes back to `back`.
-    Help {
-        view: HelpView,
-        back: Box<Overlay>,
-    },
-    Inspector(Inspector),
-    /// Quitting while the run goes on: what to do with the run.
-    QuitPrompt,
-    /// Typing the reason or note that goes with an operator command.
-    Editor(Box<Editor>),
-    /// An evidence pointer opened at its file; Esc goes back to the inspector.
-    Source(Box<(Source, Inspector)>),
-    /// Typing what to search for: the worker stream, or the row open behind it.
-    Search(Box<TextArea<'static>>, Box<Overlay>),
-    /// A worker stream row in full.
-    Row(Box<RowView>),
-    /// A decision was written but no run is there to act on it: resume the session?
-    ResumeOffer(Op),
-    /// The diff of a judged attempt; Esc goes back to what was open before.
-    Diff(Box<DiffView>, Box<Overlay>),
-    /// Typing a comment on a line of the diff.
-    Comment(Box<CommentBox>),
-    /// What shipping the ended run would send; `y` sends it.
-    Ship(Box<super::ship_offer::ShipOffer>),
+pub struct Views {
+    stack: Vec<Box<dyn View>>,
+}
+
+impl Views {
+    pub fn is_open(&self) -> bool {
+        !self.stack.is_empty()
+    }
+
+    /// The key table in force: the top view's, else the panes'.
+    pub fn mode(&self) -> Mode {
+        self.stack.last().map_or(Mode::Main, |v| v.mode())
+    }
+
+    /// Opens a view over what is open.
+    pub fn open(&mut self, view: impl View) {
+        self.stack.push(Box::new(view));
+    }
+
+    /// Opens a view in place of everything open.
+    pub fn only(&mut self, view: impl View) {
+        self.stack.clear();
+        self.open(view);
+    }
+
+    pub fn clear(&mut self) {
+        self.stack.clear();
+    }
+
+    /// The top view, when it is a `T`.
+    pub fn top<T: View>(&self) -> Option<&T> {
+        self.stack.last().and_then(|v| (v.as_ref() as &dyn Any).downcast_ref::<T>())
+    }
+
+    /// How many views are open.
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// Takes a key: its action by the top view's table, or, in a text box, the key typed.
+    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+        if let Some(action) = action_for(self.mode(), &key) {
+            return self.act(action);
+        }
+        if let Some(top) = self.stack.last_mut() {
+            top.typed(key);
+        }
+        Outcome::Stay
+    }
+
+    /// Does what an action of the top view's table asks. Help opens the help of that table
+    /// over it, whichever view it is.
+    pub fn act(&mut self, action: Action) -> Outcome {
+        let Some(top) = self.stack.last_mut() else { return Outcome::Stay };
+        let mode = top.mode();
+        if action == Action::Help && mode != Mode::Help {
+            self.open(HelpView::new(mode));
+            return Outcome::Stay;
+        }
+        match top.act(action) {
+            Step::Stay(outcome) => outcome,
+            Step::Close(outcome) => {
+                self.stack.pop();
+                outcome
+            }
+            Step::Open(view) => {
+                self.stack.push(view);
+                Outcome::Stay
+            }
+            Step::Hand(handed) => {
+                self.stack.pop();
+                match self.stack.last_mut() {
+                    Some(below) => below.take(handed),
+                    None => handed.to_panes(),
+                }
+            }
+            Step::CloseAll(outcome) => {
+                self.stack.clear();
+                outcome
+            }
+        }
+    }
+
+    /// Draws the views that show: the top one, and under it each one a view over it lets
+    /// show.
+    pub fn draw(&self, frame: &mut Frame, area: Rect, paint: &Paint<'_>) {
+        let hidden = self.stack.iter().rposition(|v| !v.shows_below()).unwrap_or(0);
+        for view in &self.stack[hidden..] {
+            view.draw(frame, area, paint);
+        }
+    }
+}
+
+/// A text box with a placeholder, and text already in it.
+pub fn text_box(placeholder: &str, text: &str) -> TextArea<'static> {
+    let mut area = TextArea::default();
+    area.set_placeholder_text(placeholder);
+    if !text.is_empty() {
+        area.insert_str(text);
+    }
+    area
 }
 
 /// An operator command being written: its reason, guidance or note in a text editor.
@@ -53,20 +132,6 @@ pub struct Editor {
     pub text: TextArea<'static>,
     /// Where a rewind goes, or a review's comments and verdict.
     pub detail: super::outcome::Detail,
-    /// What Esc goes back to, when not the panes (a review: its diff, comments and all).
-    pub back: Option<Box<Overlay>>,
-}
-
-pub use super::outcome::Outcome;
-
-/// A comment being typed on one line of a diff, with the diff to go back to.
-#[derive(Debug)]
-pub struct CommentBox {
-    pub text: TextArea<'static>,
-    pub view: Box<DiffView>,
-    pub back: Box<Overlay>,
-    /// `path:line`, for the box's title.
-    pub at: String,
 }
 
 /// The editor's title for words to a task: a steer (now) or a queue (its next attempt).
@@ -79,275 +144,212 @@ pub fn words_title(op: Op, task: &str) -> String {
     }
 }
 
-impl Overlay {
-    /// The key table in force while this overlay is open.
-    pub fn mode(&self) -> Mode {
-        match self {
-            Overlay::None => Mode::Main,
-            Overlay::Help { .. } => Mode::Help,
-            Overlay::Inspector(_) => Mode::Inspector,
-            Overlay::QuitPrompt => Mode::QuitPrompt,
-            Overlay::Editor(_) => Mode::Editor,
-            Overlay::Source(_) => Mode::FileView,
-            Overlay::Search(..) => Mode::Search,
-            Overlay::Row(_) => Mode::Row,
-            Overlay::ResumeOffer(_) => Mode::ResumePrompt,
-            Overlay::Diff(..) => Mode::Diff,
-            Overlay::Comment(_) => Mode::Comment,
-            Overlay::Ship(_) => Mode::ShipPrompt,
+impl Editor {
+    /// Tab: a review's verdict turns; a steer becomes a queue and back.
+    fn switch(&mut self) -> Outcome {
+        let task = self.task.clone().unwrap_or_default();
+        if let super::outcome::Detail::Review(draft) = &mut self.detail {
+            draft.next_verdict();
+            self.title = draft.title(&task);
+            return Outcome::Stay;
         }
-    }
-
-    pub fn is_open(&self) -> bool {
-        !matches!(self, Overlay::None)
-    }
-
-    /// The help of an overlay, over it.
-    pub fn help(of: Mode, back: Overlay) -> Overlay {
-        Overlay::Help { view: HelpView::new(of), back: Box::new(back) }
-    }
-
-    /// The help of the panes, over them: the keys of a console that is `live`, or a replay's.
-    pub fn main_help(live: bool) -> Overlay {
-        Overlay::Help { view: HelpView::main(live), back: Box::new(Overlay::None) }
-    }
-
-    /// A text box with a placeholder, and text already in it.
-    pub fn text_box(placeholder: &str, text: &str) -> TextArea<'static> {
-        let mut area = TextArea::default();
-        area.set_placeholder_text(placeholder);
-        if !text.is_empty() {
-            area.insert_str(text);
-        }
-        area
-    }
-
-    /// Takes a key: its action by the mode's table, or, in a text box, the key typed.
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
-        if let Some(action) = action_for(self.mode(), &key) {
-            self.act(action)
-        } else {
-            match self {
-                Overlay::Editor(editor) => {
-                    editor.text.input(key);
-                }
-                Overlay::Search(text, _) => {
-                    text.input(key);
-                }
-                Overlay::Comment(c) => {
-                    c.text.input(key);
-                }
-                _ => {}
-            }
-            Outcome::Stay
-        }
-    }
-
-    /// Does what an action of its mode asks. The overlay may replace itself (close, go back).
-    pub fn act(&mut self, action: Action) -> Outcome {
-        match (std::mem::take(self), Some(action)) {
-            (Overlay::None, _) => Outcome::Stay,
-            (Overlay::Help { back, .. } | Overlay::Diff(_, back), Some(Action::Close))
-            | (Overlay::Search(_, back), Some(Action::Cancel)) => {
-                *self = *back;
-                Outcome::Stay
-            }
-            (Overlay::Help { mut view, back }, Some(a)) => {
-                let outcome = view.act(a);
-                *self = Overlay::Help { view, back };
-                outcome
-            }
-
-            (Overlay::Diff(view, back), Some(a)) => self.act_on_diff(view, back, a),
-            (Overlay::Comment(c), Some(a)) => self.act_on_comment(c, a),
-            (Overlay::Inspector(i), Some(Action::Help)) => {
-                *self = Overlay::help(Mode::Inspector, Overlay::Inspector(i));
-                Outcome::Stay
-            }
-            (Overlay::Inspector(mut i), Some(a))
-                if !matches!(a, Action::Close | Action::Cancel) =>
-            {
-                let outcome = i.act(a);
-                *self = Overlay::Inspector(i);
-                outcome
-            }
-            (Overlay::Source(mut s), Some(a)) if a != Action::Close => {
-                let outcome = s.0.act(a);
-                *self = Overlay::Source(s);
-                outcome
-            }
-            (Overlay::Source(s), Some(Action::Close)) => {
-                *self = Overlay::Inspector(s.1);
-                Outcome::Stay
-            }
-            (Overlay::Row(row), Some(Action::Search)) => {
-                let text = Overlay::text_box("a word · Enter finds · Esc cancels", &row.query);
-                *self = Overlay::Search(Box::new(text), Box::new(Overlay::Row(row)));
-                Outcome::Stay
-            }
-            (Overlay::Row(row), Some(Action::Help)) => {
-                *self = Overlay::help(Mode::Row, Overlay::Row(row));
-                Outcome::Stay
-            }
-            (Overlay::Row(mut row), Some(a)) if a != Action::Close => {
-                let outcome = row.act(a);
-                *self = Overlay::Row(row);
-                outcome
-            }
-            (
-                Overlay::Inspector(_) | Overlay::Row(_) | Overlay::QuitPrompt,
-                Some(Action::Close | Action::Cancel),
-            ) => Outcome::Closed,
-            (Overlay::Editor(editor), Some(Action::Cancel)) => match editor.back {
-                Some(back) => {
-                    *self = *back;
-                    Outcome::Stay
-                }
-                None => Outcome::Closed,
-            },
-            (Overlay::ResumeOffer(_), Some(Action::Submit)) => Outcome::Resume,
-            (Overlay::Ship(mut offer), Some(a)) => {
-                let outcome = offer.act(a);
-                if matches!(outcome, Outcome::Stay | Outcome::Notice(_) | Outcome::Unbound) {
-                    *self = Overlay::Ship(offer);
-                }
-                outcome
-            }
-            (Overlay::ResumeOffer(op), Some(Action::Cancel)) => Outcome::Notice(format!(
-                "{} waits in the control file; `harrow resume` applies it",
-                op.as_str()
-            )),
-            (Overlay::QuitPrompt, Some(Action::StopAndQuit)) => Outcome::Quit { stop: true },
-            (Overlay::QuitPrompt, Some(Action::LeaveRunning)) => Outcome::Quit { stop: false },
-            (Overlay::Editor(mut editor), Some(Action::SwitchWords)) if editor.op == Op::Review => {
-                if let super::outcome::Detail::Review(draft) = &mut editor.detail {
-                    draft.next_verdict();
-                    let task = editor.task.clone().unwrap_or_default();
-                    editor.title = super::diff_review::review_title(&task, draft);
-                }
-                *self = Overlay::Editor(editor);
-                Outcome::Stay
-            }
-            (Overlay::Editor(mut editor), Some(Action::SwitchWords)) => {
-                let to = match editor.op {
-                    Op::Steer => Some(Op::Queue),
-                    Op::Queue => Some(Op::Steer),
-                    _ => None,
-                };
-                let said = to.map(|op| {
-                    let task = editor.task.clone().unwrap_or_default();
-                    editor.op = op;
-                    editor.title = words_title(op, &task);
-                });
-                *self = Overlay::Editor(editor);
-                match said {
-                    Some(()) => Outcome::Stay,
-                    None => {
-                        Outcome::Notice("Tab turns a steer into a queue; this is a decision".into())
-                    }
-                }
-            }
-            (Overlay::Editor(editor), Some(Action::Submit)) => {
-                let text = editor.text.lines().join(" ").trim().to_owned();
-                if text.is_empty() {
-                    *self = Overlay::Editor(editor);
-                    return Outcome::Notice("type the reason (or note) first; Esc cancels".into());
-                }
-                Outcome::Decide { op: editor.op, task: editor.task, text, detail: editor.detail }
-            }
-            (Overlay::Search(text, back), Some(Action::Submit)) => {
-                let query = text.lines().join(" ").trim().to_owned();
-                match *back {
-                    Overlay::Row(mut row) => {
-                        let found = query.is_empty() || row.find(&query, true);
-                        let said = row.found_sentence();
-                        *self = Overlay::Row(row);
-                        if let (true, Some(said)) = (found, said) {
-                            Outcome::Notice(format!("found {said}"))
-                        } else if found {
-                            Outcome::Stay
-                        } else {
-                            Outcome::Notice(format!("no line of this row contains “{query}”"))
-                        }
-                    }
-                    back => {
-                        *self = back;
-                        if query.is_empty() { Outcome::Stay } else { Outcome::Search(query) }
-                    }
-                }
-            }
-            (other, _) => {
-                *self = other;
-                Outcome::Unbound
-            }
-        }
-    }
-
-    /// The diff view's keys: the cursor and scrolling (the view's own), its help, and the
-    /// review keys that open the comment box or the review editor.
-    fn act_on_diff(
-        &mut self,
-        mut view: Box<DiffView>,
-        back: Box<Overlay>,
-        action: Action,
-    ) -> Outcome {
-        match action {
-            Action::Help => {
-                *self = Overlay::help(Mode::Diff, Overlay::Diff(view, back));
-                Outcome::Stay
-            }
-            Action::Comment => match super::diff_review::comment_box(&view) {
-                Ok((text, at)) => {
-                    *self = Overlay::Comment(Box::new(CommentBox { text, view, back, at }));
-                    Outcome::Stay
-                }
-                Err(why) => {
-                    *self = Overlay::Diff(view, back);
-                    Outcome::Notice(why)
-                }
-            },
-            Action::SendReview => match super::diff_review::review_of(&view) {
-                Ok((task, title, draft)) => {
-                    *self = Overlay::Editor(Box::new(Editor {
-                        op: Op::Review,
-                        task: Some(task),
-                        title,
-                        text: Overlay::text_box("what you say with it (optional)", ""),
-                        detail: super::outcome::Detail::Review(draft),
-                        back: Some(Box::new(Overlay::Diff(view, back))),
-                    }));
-                    Outcome::Stay
-                }
-                Err(why) => {
-                    *self = Overlay::Diff(view, back);
-                    Outcome::Notice(why)
-                }
-            },
-            a => {
-                let outcome = view.act(a);
-                *self = Overlay::Diff(view, back);
-                outcome
-            }
-        }
-    }
-
-    /// The comment box's keys: keep the comment and go back to the diff, or just go back.
-    fn act_on_comment(&mut self, mut c: Box<CommentBox>, action: Action) -> Outcome {
-        match action {
-            Action::Submit => {
-                let said = super::diff_review::keep_comment(&mut c.view, &c.text, &c.at);
-                *self = Overlay::Diff(c.view, c.back);
-                Outcome::Notice(said)
-            }
-            Action::Cancel => {
-                *self = Overlay::Diff(c.view, c.back);
-                Outcome::Stay
-            }
+        let to = match self.op {
+            Op::Steer => Op::Queue,
+            Op::Queue => Op::Steer,
             _ => {
-                *self = Overlay::Comment(c);
-                Outcome::Unbound
+                return Outcome::Notice(
+                    "Tab turns a steer into a queue; this is a decision".into(),
+                );
             }
+        };
+        self.op = to;
+        self.title = words_title(to, &task);
+        Outcome::Stay
+    }
+}
+
+impl View for Editor {
+    fn mode(&self) -> Mode {
+        Mode::Editor
+    }
+
+    fn act(&mut self, action: Action) -> Step {
+        match action {
+            Action::Cancel => Step::Close(Outcome::Closed),
+            Action::SwitchWords => Step::Stay(self.switch()),
+            Action::Submit => {
+                let text = self.text.lines().join(" ").trim().to_owned();
+                if text.is_empty() {
+                    return Step::Stay(Outcome::Notice(
+                        "type the reason (or note) first; Esc cancels".into(),
+                    ));
+                }
+                let detail = std::mem::take(&mut self.detail);
+                Step::CloseAll(Outcome::Decide {
+                    op: self.op,
+                    task: self.task.take(),
+                    text,
+                    detail,
+                })
+            }
+            _ => Step::Stay(Outcome::Unbound),
         }
+    }
+
+    fn typed(&mut self, key: KeyEvent) {
+        self.text.input(key);
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, _paint: &Paint<'_>) {
+        let rect = popup(frame, area, 80, 5, area.height / 3);
+        // Words for a task say what Tab does with them; a decision's editor has no Tab.
+        let footer = match self.op {
+            Op::Steer => {
+                " Enter sends · Tab: queue for the next attempt instead · Esc cancels ".into()
+            }
+            Op::Queue => " Enter queues · Tab: steer it now instead · Esc cancels ".into(),
+            _ => footer(Mode::Editor, rect.width),
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(format!(" {} ", self.title))
+            .title_bottom(footer);
+        let inner = block.inner(rect);
+        frame.render_widget(block, rect);
+        frame.render_widget(&self.text, inner);
+    }
+}
+
+/// Typing what to search for: the worker stream, or the row open under it.
+#[derive(Debug)]
+pub struct SearchBox {
+    pub text: TextArea<'static>,
+}
+
+impl SearchBox {
+    pub fn new(placeholder: &str, query: &str) -> SearchBox {
+        SearchBox { text: text_box(placeholder, query) }
+    }
+}
+
+impl View for SearchBox {
+    fn mode(&self) -> Mode {
+        Mode::Search
+    }
+
+    fn act(&mut self, action: Action) -> Step {
+        match action {
+            Action::Cancel => Step::Close(Outcome::Stay),
+            Action::Submit => {
+                Step::Hand(Handed::Query(self.text.lines().join(" ").trim().to_owned()))
+            }
+            _ => Step::Stay(Outcome::Unbound),
+        }
+    }
+
+    fn typed(&mut self, key: KeyEvent) {
+        self.text.input(key);
+    }
+
+    fn shows_below(&self) -> bool {
+        true
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, _paint: &Paint<'_>) {
+        let rect = popup(frame, area, 70, 3, area.height.saturating_sub(5));
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(" Search the worker stream ")
+            .title_bottom(footer(Mode::Search, rect.width));
+        let inner = block.inner(rect);
+        frame.render_widget(block, rect);
+        frame.render_widget(&self.text, inner);
+    }
+}
+
+/// Quitting while the run goes on here: what to do with the run.
+#[derive(Debug)]
+pub struct QuitPrompt;
+
+impl View for QuitPrompt {
+    fn mode(&self) -> Mode {
+        Mode::QuitPrompt
+    }
+
+    fn act(&mut self, action: Action) -> Step {
+        match action {
+            Action::Close | Action::Cancel => Step::Close(Outcome::Closed),
+            Action::StopAndQuit => Step::Close(Outcome::Quit { stop: true }),
+            Action::LeaveRunning => Step::Close(Outcome::Quit { stop: false }),
+            _ => Step::Stay(Outcome::Unbound),
+        }
+    }
+
+    /// A run that holds a task for a decision is told as such (it is not going on: stopping
+    /// it is at once, and the decision waits for a resume).
+    fn draw(&self, frame: &mut Frame, area: Rect, paint: &Paint<'_>) {
+        let lines = match paint.held {
+            Some(task) => vec![
+                Line::raw(format!(
+                    "The run waits for your decision on {}.",
+                    crate::printable::line(task)
+                )),
+                Line::raw(""),
+                Line::raw("  y    stop it now (resumable: decide later, then harrow resume)"),
+                Line::raw("  n    leave it waiting here, printing its events"),
+                Line::raw("  Esc  stay in the console"),
+            ],
+            None => vec![
+                Line::raw("The run is still going."),
+                Line::raw(""),
+                Line::raw("  y    stop it at the next task boundary (resumable)"),
+                Line::raw("  n    leave it running here, printing its events"),
+                Line::raw("  Esc  stay in the console"),
+            ],
+        };
+        let rect = popup(frame, area, 70, 7, area.height / 3);
+        frame.render_widget(
+            Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Quit ")),
+            rect,
+        );
+    }
+}
+
+/// A decision was written but no run is there to act on it: resume the session?
+#[derive(Debug)]
+pub struct ResumeOffer(pub Op);
+
+impl View for ResumeOffer {
+    fn mode(&self) -> Mode {
+        Mode::ResumePrompt
+    }
+
+    fn act(&mut self, action: Action) -> Step {
+        match action {
+            Action::Submit => Step::Close(Outcome::Resume),
+            Action::Cancel => Step::Close(Outcome::Notice(format!(
+                "{} waits in the control file; `harrow resume` applies it",
+                self.0.as_str()
+            ))),
+            _ => Step::Stay(Outcome::Unbound),
+        }
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, _paint: &Paint<'_>) {
+        let op = self.0.as_str();
+        let lines = vec![
+            Line::raw(format!("No run holds this session: your {op} is written but nobody")),
+            Line::raw("is there to act on it."),
+            Line::raw(""),
+            Line::raw("  Enter  resume the session now (in the background; watch it here)"),
+            Line::raw("  Esc    not now: the next `harrow resume` applies it"),
+        ];
+        let rect = popup(frame, area, 72, 7, area.height / 3);
+        frame.render_widget(
+            Paragraph::new(lines)
+                .block(Block::default().borders(Borders::ALL).title(" The run has stopped ")),
+            rect,
+        );
     }
 }
 
@@ -355,8 +357,10 @@ impl Overlay {
 mod tests {
     use super::*;
     use crate::console::diff::from_patch;
+    use crate::console::diff_review::CommentBox;
     use crate::console::evidence::Source;
     use crate::console::inspector::Inspector;
+    use crate::console::row::RowView;
     use crate::console::scroll::Scroll;
 
     fn inspector() -> Inspector {
@@ -372,8 +376,8 @@ mod tests {
         }
     }
 
-    /// One overlay of each kind, in the mode whose table it takes.
-    fn one_of_each() -> Vec<Overlay> {
+    /// One stack for each kind of view: the view on top of what it opens over.
+    fn one_of_each() -> Vec<Views> {
         let source = Source {
             title: "file".into(),
             origin: "the worktree".into(),
@@ -381,35 +385,33 @@ mod tests {
             target: Some(0),
             scroll: Scroll::default(),
         };
-        let diff = from_patch("", "diff");
+        let diff = || from_patch("", "diff");
+        let on = |views: Vec<Box<dyn View>>| Views { stack: views };
         vec![
-            Overlay::main_help(true),
-            Overlay::Inspector(inspector()),
-            Overlay::QuitPrompt,
-            Overlay::Editor(Box::new(Editor {
+            on(vec![Box::new(HelpView::main(true))]),
+            on(vec![Box::new(inspector())]),
+            on(vec![Box::new(QuitPrompt)]),
+            on(vec![Box::new(Editor {
                 op: Op::Approve,
                 task: Some("T-001".into()),
                 title: "approve".into(),
-                text: Overlay::text_box("why", "because"),
+                text: text_box("why", "because"),
                 detail: crate::console::outcome::Detail::None,
-                back: None,
-            })),
-            Overlay::Source(Box::new((source, inspector()))),
-            Overlay::Search(Box::new(Overlay::text_box("find", "word")), Box::new(Overlay::None)),
-            Overlay::Row(Box::new(RowView {
+            })]),
+            on(vec![Box::new(inspector()), Box::new(source)]),
+            on(vec![Box::new(SearchBox::new("find", "word"))]),
+            on(vec![Box::new(RowView {
                 lines: vec!["a word".into()],
                 query: "word".into(),
                 ..RowView::default()
-            })),
-            Overlay::ResumeOffer(Op::Approve),
-            Overlay::Diff(Box::new(diff.clone()), Box::new(Overlay::None)),
-            Overlay::Comment(Box::new(CommentBox {
-                text: Overlay::text_box("comment", ""),
-                view: Box::new(diff),
-                back: Box::new(Overlay::None),
-                at: "a.rs:1".into(),
-            })),
-            Overlay::Ship(Box::new(crate::console::ship_offer::ShipOffer::new(
+            })]),
+            on(vec![Box::new(ResumeOffer(Op::Approve))]),
+            on(vec![Box::new(diff())]),
+            on(vec![
+                Box::new(diff()),
+                Box::new(CommentBox { text: text_box("comment", ""), at: "a.rs:1".into() }),
+            ]),
+            on(vec![Box::new(crate::console::ship_offer::ShipOffer::new(
                 crate::ship::preview::Preview {
                     id: "s".into(),
                     branch: "session/s".into(),
@@ -421,14 +423,13 @@ mod tests {
                     unfinished: Vec::new(),
                     git_token: false,
                 },
-            ))),
+            ))]),
         ]
     }
 
     #[test]
     fn every_action_an_overlays_table_binds_is_handled_by_the_overlay() {
-        let overlays = one_of_each();
-        let modes: Vec<Mode> = overlays.iter().map(Overlay::mode).collect();
+        let modes: Vec<Mode> = one_of_each().iter().map(Views::mode).collect();
         for mode in Mode::ALL {
             let covered = matches!(
                 mode,
@@ -440,22 +441,54 @@ mod tests {
                     | Mode::PlanEditor
                     | Mode::StopPrompt
             );
-            assert!(covered || modes.contains(&mode), "{mode:?} has no overlay in this test");
+            assert!(covered || modes.contains(&mode), "{mode:?} has no view in this test");
         }
         let mut row = one_of_each().swap_remove(6);
         assert_eq!(row.act(Action::Pause), Outcome::Unbound, "the check can see a miss");
         for (i, mode) in modes.iter().enumerate() {
             for b in mode.bindings() {
-                let mut overlay = one_of_each().swap_remove(i);
-                let outcome = overlay.act(b.action);
+                let mut views = one_of_each().swap_remove(i);
+                let outcome = views.act(b.action);
                 assert_ne!(
                     outcome,
                     Outcome::Unbound,
-                    "{mode:?} binds {} to {:?}, which its overlay does not handle",
+                    "{mode:?} binds {} to {:?}, which its view does not handle",
                     b.label(),
                     b.action
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_view_closing_shows_the_one_under_it_and_hands_it_what_it_holds() {
+        // Help over the inspector, closed: the inspector again.
+        let mut views = one_of_each().swap_remove(1);
+        assert_eq!(views.act(Action::Help), Outcome::Stay);
+        assert_eq!((views.mode(), views.depth()), (Mode::Help, 2));
+        views.act(Action::Close);
+        assert!(views.top::<Inspector>().is_some());
+        // A search typed over a row is the row's: it finds the word there.
+        let mut views = one_of_each().swap_remove(6);
+        views.act(Action::Search);
+        assert_eq!(views.mode(), Mode::Search);
+        let found = views.act(Action::Submit);
+        assert!(matches!(found, Outcome::Notice(ref n) if n.starts_with("found")), "{found:?}");
+        assert_eq!(views.mode(), Mode::Row);
+        // Over the panes, the words go to the panes' search.
+        let mut views = one_of_each().swap_remove(5);
+        assert_eq!(views.act(Action::Submit), Outcome::Search("word".into()));
+        assert!(!views.is_open());
+        // A decision sent from an editor over a diff closes both.
+        let mut views = one_of_each().swap_remove(8);
+        views.open(Editor {
+            op: Op::Approve,
+            task: Some("T-001".into()),
+            title: "approve".into(),
+            text: text_box("why", "because"),
+            detail: crate::console::outcome::Detail::None,
+        });
+        assert!(matches!(views.act(Action::Submit), Outcome::Decide { .. }));
+        assert!(!views.is_open());
     }
 }

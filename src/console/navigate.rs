@@ -5,7 +5,6 @@ use super::frame::shown_rows;
 use super::inspector;
 use super::keymap::Action;
 use super::layout::{Areas, Pane};
-use super::modal::Overlay;
 use super::search;
 use crate::session::event::EventKind;
 use std::io;
@@ -80,12 +79,12 @@ impl App {
             return;
         };
         let opened = if matches!(self.player.kind_at(pos), Some(EventKind::Verdict)) {
-            inspector::open_at(&mut self.player, pos).map(Overlay::Inspector)
+            inspector::open_at(&mut self.player, pos).map(|i| self.views.only(i))
         } else {
-            super::row::open(&mut self.player, pos).map(|r| Overlay::Row(Box::new(r)))
+            super::row::open(&mut self.player, pos).map(|r| self.views.only(r))
         };
         match opened {
-            Ok(overlay) => self.overlay = overlay,
+            Ok(()) => {}
             Err(why) => self.notice = Some(why),
         }
     }
@@ -138,7 +137,7 @@ impl App {
         area: ratatui::layout::Rect,
     ) -> io::Result<bool> {
         use crossterm::event::{MouseButton, MouseEventKind};
-        if self.overlay.is_open() {
+        if self.views.is_open() {
             return Ok(false);
         }
         let Some(pane) =

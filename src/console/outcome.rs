@@ -1,5 +1,5 @@
-//! What a key did in an overlay, for the app to act on: overlays answer with this rather than
-//! reaching into the app, so each stays a type of its own.
+//! What a key did in a view over the panes, for the app to act on: views answer with this
+//! rather than reaching into the app, so each stays a type of its own.
 
 use crate::session::control::Op;
 
@@ -36,6 +36,16 @@ impl ReviewDraft {
             None => all.first().map(|(c, _)| *c),
             Some(i) => all.get(i + 1).map(|(c, _)| *c),
         };
+    }
+
+    /// The review editor's title: the task, the verdict Tab turns, how many comments.
+    pub fn title(&self, task: &str) -> String {
+        format!(
+            "Review {}: {} · {} comment(s) · Tab: another verdict",
+            crate::printable::line(task),
+            self.verdict(),
+            self.comments.len()
+        )
     }
 
     /// The verdict in words, for the editor's title.

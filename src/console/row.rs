@@ -274,6 +274,46 @@ impl RowView {
     }
 }
 
+impl super::views::View for RowView {
+    fn mode(&self) -> super::keymap::Mode {
+        super::keymap::Mode::Row
+    }
+
+    fn act(&mut self, action: super::keymap::Action) -> super::views::Step {
+        use super::keymap::Action;
+        use super::views::Step;
+        match action {
+            Action::Search => Step::Open(Box::new(super::modal::SearchBox::new(
+                "a word · Enter finds · Esc cancels",
+                &self.query,
+            ))),
+            Action::Close | Action::Cancel => Step::Close(super::outcome::Outcome::Closed),
+            a => Step::Stay(RowView::act(self, a)),
+        }
+    }
+
+    /// A search typed over the row: its first match from the top, and what was found.
+    fn take(&mut self, handed: super::views::Handed) -> super::outcome::Outcome {
+        use super::outcome::Outcome;
+        let super::views::Handed::Query(query) = handed else { return Outcome::Stay };
+        let found = query.is_empty() || self.find(&query, true);
+        match (found, self.found_sentence()) {
+            (true, Some(said)) => Outcome::Notice(format!("found {said}")),
+            (true, None) => Outcome::Stay,
+            (false, _) => Outcome::Notice(format!("no line of this row contains “{query}”")),
+        }
+    }
+
+    fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        paint: &super::views::Paint<'_>,
+    ) {
+        RowView::draw(self, frame, area, paint.theme);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

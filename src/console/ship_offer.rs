@@ -100,3 +100,23 @@ impl ShipOffer {
         );
     }
 }
+
+impl super::views::View for ShipOffer {
+    fn mode(&self) -> super::keymap::Mode {
+        super::keymap::Mode::ShipPrompt
+    }
+
+    /// Stays open while it only scrolls or says something; what ships or closes closes it.
+    fn act(&mut self, action: Action) -> super::views::Step {
+        let outcome = ShipOffer::act(self, action);
+        if matches!(outcome, Outcome::Stay | Outcome::Notice(_) | Outcome::Unbound) {
+            super::views::Step::Stay(outcome)
+        } else {
+            super::views::Step::Close(outcome)
+        }
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, _paint: &super::views::Paint<'_>) {
+        ShipOffer::draw(self, frame, area);
+    }
+}

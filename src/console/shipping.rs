@@ -25,7 +25,7 @@ impl App {
         match preview {
             Ok(p) => {
                 self.notice = None;
-                self.overlay = super::modal::Overlay::Ship(Box::new(ShipOffer::new(p)));
+                self.views.only(ShipOffer::new(p));
             }
             Err(why) => self.notice = Some(format!("cannot ship: {why}")),
         }

@@ -1,11 +1,10 @@
 //! Render functions: they read the app's prepared state and draw; nothing else.
 
 use super::app::App;
-use super::chrome::{footer, popup, tone_style};
+use super::chrome::tone_style;
 use super::frame::Prepared;
-use super::keymap::{Mode, hint_line};
+use super::keymap::hint_line;
 use super::layout::{Areas, MIN_SIZE, Pane};
-use super::modal::Overlay;
 use super::theme::Theme;
 use super::timeline::{Cell, Mark};
 use crate::session::state::TaskState;
@@ -53,39 +52,8 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     draw_timeline(frame, areas.timeline, app, theme);
     draw_hints(frame, areas.hints, app, theme);
-    draw_overlay(frame, area, &app.overlay, theme, app.player.view.held());
-}
-
-fn draw_overlay(
-    frame: &mut Frame,
-    area: Rect,
-    overlay: &Overlay,
-    theme: &Theme,
-    held: Option<&str>,
-) {
-    match overlay {
-        Overlay::None => {}
-        Overlay::Help { view, back } => {
-            draw_overlay(frame, area, back, theme, held);
-            view.draw(frame, area, theme);
-        }
-        Overlay::Inspector(inspector) => inspector.draw(frame, area),
-        Overlay::QuitPrompt => draw_quit_prompt(frame, area, held),
-        Overlay::ResumeOffer(op) => draw_resume_offer(frame, area, op.as_str()),
-        Overlay::Diff(view, _) => view.draw(frame, area, theme),
-        Overlay::Comment(c) => {
-            c.view.draw(frame, area, theme);
-            super::diff_review::draw_comment(frame, area, &c.text, &c.at);
-        }
-        Overlay::Editor(editor) => draw_editor(frame, area, editor),
-        Overlay::Search(text, back) => {
-            draw_overlay(frame, area, back, theme, held);
-            draw_search(frame, area, text);
-        }
-        Overlay::Row(row) => row.draw(frame, area, theme),
-        Overlay::Source(source) => source.0.draw(frame, area, theme),
-        Overlay::Ship(offer) => offer.draw(frame, area),
-    }
+    let paint = super::views::Paint { theme, held: app.player.view.held() };
+    app.views.draw(frame, area, &paint);
 }
 
 fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -573,7 +541,7 @@ fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Some(notice) => (notice.to_owned(), theme.fg(theme.colors.notice)),
         // While the run is paused, the key that pauses is the key that resumes.
         None => (
-            hint_line(app.overlay.mode(), app.live, usize::from(area.width)).replacen(
+            hint_line(app.views.mode(), app.live, usize::from(area.width)).replacen(
                 "p pause",
                 if resumable(app) { "p resume" } else { "p pause" },
                 1,
@@ -582,84 +550,6 @@ fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ),
     };
     frame.render_widget(Paragraph::new(text).style(style), area);
-}
-
-/// An overlay's key hints, from its mode's table, for the bottom of its box.
-fn draw_editor(frame: &mut Frame, area: Rect, editor: &super::modal::Editor) {
-    let rect = popup(frame, area, 80, 5, area.height / 3);
-    // Words for a task say what Tab does with them; a decision's editor has no Tab.
-    let footer = match editor.op {
-        crate::session::control::Op::Steer => {
-            " Enter sends · Tab: queue for the next attempt instead · Esc cancels ".into()
-        }
-        crate::session::control::Op::Queue => {
-            " Enter queues · Tab: steer it now instead · Esc cancels ".into()
-        }
-        _ => footer(Mode::Editor, rect.width),
-    };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(format!(" {} ", editor.title))
-        .title_bottom(footer);
-    let inner = block.inner(rect);
-    frame.render_widget(block, rect);
-    frame.render_widget(&editor.text, inner);
-}
-
-fn draw_search(frame: &mut Frame, area: Rect, text: &tui_textarea::TextArea<'static>) {
-    let rect = popup(frame, area, 70, 3, area.height.saturating_sub(5));
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(" Search the worker stream ")
-        .title_bottom(footer(Mode::Search, rect.width));
-    let inner = block.inner(rect);
-    frame.render_widget(block, rect);
-    frame.render_widget(text, inner);
-}
-
-fn draw_resume_offer(frame: &mut Frame, area: Rect, op: &str) {
-    let lines = vec![
-        Line::raw(format!("No run holds this session: your {op} is written but nobody")),
-        Line::raw("is there to act on it."),
-        Line::raw(""),
-        Line::raw("  Enter  resume the session now (in the background; watch it here)"),
-        Line::raw("  Esc    not now: the next `harrow resume` applies it"),
-    ];
-    let rect = popup(frame, area, 72, 7, area.height / 3);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .block(Block::default().borders(Borders::ALL).title(" The run has stopped ")),
-        rect,
-    );
-}
-
-/// Quitting while the run goes on here; a run that holds a task for a decision is told as
-/// such (it is not going on: stopping it is at once, and the decision waits for a resume).
-fn draw_quit_prompt(frame: &mut Frame, area: Rect, held: Option<&str>) {
-    let lines = match held {
-        Some(task) => vec![
-            Line::raw(format!(
-                "The run waits for your decision on {}.",
-                crate::printable::line(task)
-            )),
-            Line::raw(""),
-            Line::raw("  y    stop it now (resumable: decide later, then harrow resume)"),
-            Line::raw("  n    leave it waiting here, printing its events"),
-            Line::raw("  Esc  stay in the console"),
-        ],
-        None => vec![
-            Line::raw("The run is still going."),
-            Line::raw(""),
-            Line::raw("  y    stop it at the next task boundary (resumable)"),
-            Line::raw("  n    leave it running here, printing its events"),
-            Line::raw("  Esc  stay in the console"),
-        ],
-    };
-    let rect = popup(frame, area, 70, 7, area.height / 3);
-    frame.render_widget(
-        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Quit ")),
-        rect,
-    );
 }
 
 #[cfg(test)]

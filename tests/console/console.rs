@@ -9,9 +9,14 @@ use crate::{sessions, support};
 
 use crossterm::event::KeyCode;
 use harrow::console::app::{App, Effect};
+use harrow::console::diff::DiffView;
+use harrow::console::diff_review::CommentBox;
+use harrow::console::evidence::Source;
+use harrow::console::inspector::Inspector;
 use harrow::console::keymap::Action;
 use harrow::console::layout::Pane;
-use harrow::console::modal::Overlay;
+use harrow::console::modal::{Editor, QuitPrompt, ResumeOffer, SearchBox};
+use harrow::console::row::RowView;
 use harrow::console::theme::Look;
 use harrow::console::ui::draw;
 use ratatui::Terminal;
@@ -104,7 +109,7 @@ fn help_overlay_and_a_step_back() {
     act(&mut app, Action::Help);
     insta::assert_snapshot!("help_120x40", screen(&mut app, 120, 40));
     press(&mut app, key(KeyCode::Char('?')));
-    assert!(matches!(app.overlay, Overlay::None), "? closes the help it opened");
+    assert!(!app.views.is_open(), "? closes the help it opened");
     for _ in 0..10 {
         act(&mut app, Action::StepBack);
     }
@@ -174,7 +179,7 @@ fn jump_to_the_first_rejection_and_inspect_it() {
     act(&mut app, Action::PrevFailure);
     assert_eq!(app.notice.as_deref(), Some("no earlier failure"));
     act(&mut app, Action::Inspect);
-    let Overlay::Inspector(inspector) = &app.overlay else {
+    let Some(inspector) = app.views.top::<Inspector>() else {
         panic!("no inspector: {:?}", app.notice)
     };
     let text = inspector.lines.join("\n");
@@ -190,10 +195,10 @@ fn jump_to_the_first_rejection_and_inspect_it() {
         insta::assert_snapshot!(format!("inspector_{w}x{h}"), screen(&mut app, w, h));
     }
     act(&mut app, Action::Close);
-    assert!(matches!(app.overlay, Overlay::None));
+    assert!(!app.views.is_open());
     act(&mut app, Action::NextVerdict);
     act(&mut app, Action::Inspect);
-    let Overlay::Inspector(inspector) = &app.overlay else { panic!("no inspector") };
+    let Some(inspector) = app.views.top::<Inspector>() else { panic!("no inspector") };
     let text = inspector.lines.join("\n");
     assert!(
         text.starts_with("ACCEPT")
@@ -210,7 +215,7 @@ fn inspect_at_the_end_opens_the_last_verdict() {
     app.sel.focus = Pane::Exchange;
     screen(&mut app, 100, 30);
     act(&mut app, Action::Inspect);
-    assert!(matches!(app.overlay, Overlay::Inspector(_)), "notice: {:?}", app.notice);
+    assert!(app.views.top::<Inspector>().is_some(), "notice: {:?}", app.notice);
     assert!(screen(&mut app, 100, 30).contains("Verdict on T-004"));
 }
 
@@ -235,7 +240,7 @@ fn a_steer_and_a_queue_are_typed_in_one_editor_and_tab_switches_them() {
     let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
     app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
     act(&mut app, Action::Steer);
-    let Overlay::Editor(editor) = &app.overlay else {
+    let Some(editor) = app.views.top::<Editor>() else {
         panic!("i opens the editor: {:?}", app.notice)
     };
     assert_eq!(editor.op.as_str(), "steer");
@@ -247,12 +252,12 @@ fn a_steer_and_a_queue_are_typed_in_one_editor_and_tab_switches_them() {
     }
     insta::assert_snapshot!("steer_editor_100x30", screen(&mut app, 100, 30));
     press(&mut app, key(KeyCode::Tab));
-    let Overlay::Editor(editor) = &app.overlay else { panic!("Tab keeps the editor open") };
+    let Some(editor) = app.views.top::<Editor>() else { panic!("Tab keeps the editor open") };
     assert_eq!(editor.op.as_str(), "queue");
     assert!(editor.title.starts_with(&format!("Queue for {task}")), "{}", editor.title);
     insta::assert_snapshot!("queue_editor_60x20", screen(&mut app, 60, 20));
     press(&mut app, key(KeyCode::Enter));
-    assert!(matches!(app.overlay, Overlay::None));
+    assert!(!app.views.is_open());
     assert!(app.notice.as_deref().unwrap().contains("queued for"), "{:?}", app.notice);
     let control = std::fs::read_to_string(dir.join("control.jsonl")).unwrap();
     let command: serde_json::Value = serde_json::from_str(control.lines().next().unwrap()).unwrap();
@@ -272,7 +277,7 @@ fn a_steer_and_a_queue_are_typed_in_one_editor_and_tab_switches_them() {
     std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
     let at = harrow::session::scan::LineAt { number, offset, len: line.len() as u32 };
     app.take_lines(vec![(at, line.clone().into_bytes())]).unwrap();
-    let Overlay::Editor(offer) = &app.overlay else {
+    let Some(offer) = app.views.top::<Editor>() else {
         panic!("an offer to queue: {:?}", app.notice)
     };
     assert_eq!(offer.op.as_str(), "queue");
@@ -329,22 +334,22 @@ fn decisions_are_typed_in_an_editor_and_sent_through_control() {
     // As when the console drives the loop: a run is there to read the commands.
     app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
     act(&mut app, Action::Approve);
-    assert!(matches!(app.overlay, Overlay::None), "no task waits and none is selected");
+    assert!(!app.views.is_open(), "no task waits and none is selected");
     assert!(app.notice.as_deref().unwrap().contains("select one first"));
     app.sel.focus = Pane::Plan;
     act(&mut app, Action::Top);
     act(&mut app, Action::Approve);
-    assert!(matches!(app.overlay, Overlay::Editor(_)));
+    assert!(app.views.top::<Editor>().is_some());
     let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
     press(&mut app, key(KeyCode::Enter));
-    assert!(matches!(app.overlay, Overlay::Editor(_)), "an empty reason is not sent");
+    assert!(app.views.top::<Editor>().is_some(), "an empty reason is not sent");
     assert!(app.notice.as_deref().unwrap().contains("type the reason"));
     for c in "diff reviewed".chars() {
         press(&mut app, key(KeyCode::Char(c)));
     }
     insta::assert_snapshot!("editor_100x30", screen(&mut app, 100, 30));
     press(&mut app, key(KeyCode::Enter));
-    assert!(matches!(app.overlay, Overlay::None));
+    assert!(!app.views.is_open());
     let control = std::fs::read_to_string(dir.join("control.jsonl")).unwrap();
     let command: serde_json::Value = serde_json::from_str(control.lines().next().unwrap()).unwrap();
     assert_eq!(
@@ -359,12 +364,12 @@ fn decisions_are_typed_in_an_editor_and_sent_through_control() {
 
     act(&mut app, Action::Note);
     press(&mut app, key(KeyCode::Esc));
-    assert!(matches!(app.overlay, Overlay::None), "Esc cancels");
+    assert!(!app.views.is_open(), "Esc cancels");
     assert_eq!(std::fs::read_to_string(dir.join("control.jsonl")).unwrap().lines().count(), 1);
 
     act(&mut app, Action::RetryEval);
     act(&mut app, Action::Skip);
-    let Overlay::Editor(editor) = &app.overlay else { panic!("skip asks why") };
+    let Some(editor) = app.views.top::<Editor>() else { panic!("skip asks why") };
     assert_eq!(editor.title, "Skip T-001 — why?");
     for c in "not needed".chars() {
         press(&mut app, key(KeyCode::Char(c)));
@@ -421,7 +426,7 @@ fn the_side_panes_follow_the_picked_task_and_the_ledger_opens_its_verdicts() {
     app.sel.focus = Pane::Ledger;
     act(&mut app, Action::Top);
     act(&mut app, Action::Inspect);
-    let Overlay::Inspector(inspector) = &app.overlay else {
+    let Some(inspector) = app.views.top::<Inspector>() else {
         panic!("no inspector: {:?}", app.notice)
     };
     assert!(inspector.lines[0].starts_with("REJECT — weak_test"), "{:?}", inspector.lines);
@@ -735,7 +740,7 @@ fn k_is_about_the_task_at_work_when_none_is_picked_or_waiting() {
     std::fs::copy(fixture().join("events.jsonl"), dir.join("events.jsonl")).unwrap();
     let mut app = App::open_live(&dir, SESSION, Look::built_in(true)).unwrap();
     act(&mut app, Action::FailTask);
-    let Overlay::Editor(editor) = &app.overlay else { panic!("K asks why: {:?}", app.notice) };
+    let Some(editor) = app.views.top::<Editor>() else { panic!("K asks why: {:?}", app.notice) };
     assert_eq!(editor.task.as_deref(), Some("T-004"));
     assert!(editor.title.starts_with("Fail T-004"), "{}", editor.title);
 }
@@ -811,7 +816,7 @@ fn check_mode(app: &mut App, mode: harrow::console::keymap::Mode) {
     let hints = text.lines().last().unwrap_or("").trim_matches(|c| c == '"' || c == ' ');
     assert_eq!(hints, harrow::console::keymap::hint_line(mode, app.live, 200), "{mode:?}: {text}");
     press(app, key(KeyCode::Char('?')));
-    if matches!(app.overlay, Overlay::Help { .. }) {
+    if app.views.mode() == harrow::console::keymap::Mode::Help {
         // The whole table: its first screen, then scrolled to its end.
         let mut help = screen(app, 200, 60);
         press(app, key(KeyCode::End));
@@ -836,14 +841,14 @@ fn the_diff_row_editor_file_and_resume_modes_show_their_own_keys() {
     tilth.sel.focus = Pane::Worker;
     act(&mut tilth, Action::PrevVerdict);
     press(&mut tilth, key(KeyCode::Char('d')));
-    assert!(matches!(tilth.overlay, Overlay::Diff(..)), "{:?}", tilth.notice);
+    assert!(tilth.views.top::<DiffView>().is_some(), "{:?}", tilth.notice);
     check_mode(&mut tilth, Mode::Diff);
-    assert!(matches!(tilth.overlay, Overlay::Diff(..)), "Esc from its help goes back to it");
+    assert!(tilth.views.top::<DiffView>().is_some(), "Esc from its help goes back to it");
     press(&mut tilth, key(KeyCode::Esc));
     act(&mut tilth, Action::StepBack);
     screen(&mut tilth, 200, 60);
     press(&mut tilth, key(KeyCode::Enter));
-    assert!(matches!(tilth.overlay, Overlay::Row(_)), "{:?}", tilth.notice);
+    assert!(tilth.views.top::<RowView>().is_some(), "{:?}", tilth.notice);
     check_mode(&mut tilth, Mode::Row);
     press(&mut tilth, key(KeyCode::Esc));
 
@@ -856,20 +861,20 @@ fn the_diff_row_editor_file_and_resume_modes_show_their_own_keys() {
     act(&mut app, Action::Top);
     act(&mut app, Action::Inspect);
     press(&mut app, key(KeyCode::Char('1')));
-    assert!(matches!(app.overlay, Overlay::Source(_)), "{:?}", app.notice);
+    assert!(app.views.top::<Source>().is_some(), "{:?}", app.notice);
     check_mode(&mut app, Mode::FileView);
     press(&mut app, key(KeyCode::Esc));
     press(&mut app, key(KeyCode::Esc));
     app.sel.focus = Pane::Plan;
     act(&mut app, Action::Top);
     press(&mut app, key(KeyCode::Char('a')));
-    assert!(matches!(app.overlay, Overlay::Editor(_)), "{:?}", app.notice);
+    assert!(app.views.top::<Editor>().is_some(), "{:?}", app.notice);
     check_mode(&mut app, Mode::Editor);
-    let Overlay::Editor(editor) = &app.overlay else { panic!("? is typed into the editor") };
+    let Some(editor) = app.views.top::<Editor>() else { panic!("? is typed into the editor") };
     assert_eq!(editor.text.lines().join(""), "?");
     press(&mut app, key(KeyCode::Char('!')));
     press(&mut app, key(KeyCode::Enter));
-    assert!(matches!(app.overlay, Overlay::ResumeOffer(_)), "no run holds it: {:?}", app.notice);
+    assert!(app.views.top::<ResumeOffer>().is_some(), "no run holds it: {:?}", app.notice);
     check_mode(&mut app, Mode::ResumePrompt);
     press(&mut app, key(KeyCode::Esc));
     assert!(app.notice.as_deref().is_some_and(|n| n.contains("waits in the control file")));
@@ -889,7 +894,7 @@ fn the_live_help_lists_no_replay_keys_and_a_replays_no_decisions() {
         !live.contains("play or pause the replay") && !live.contains("replay slower"),
         "{live}"
     );
-    app.overlay = Overlay::None;
+    app.views.clear();
     app.live = false;
     act(&mut app, Action::Help);
     let replay = screen(&mut app, 120, 60);
@@ -903,23 +908,23 @@ fn each_modes_help_and_hint_line_are_its_key_table() {
     let check = check_mode;
     let mut app = harrow_at_end();
     check(&mut app, Mode::Main);
-    assert!(matches!(app.overlay, Overlay::None));
+    assert!(!app.views.is_open());
     app.sel.focus = Pane::Ledger;
     act(&mut app, Action::Top);
     act(&mut app, Action::Inspect);
     check(&mut app, Mode::Inspector);
-    assert!(matches!(app.overlay, Overlay::Inspector(_)), "Esc from its help goes back to it");
+    assert!(app.views.top::<Inspector>().is_some(), "Esc from its help goes back to it");
     press(&mut app, key(KeyCode::Esc));
     press(&mut app, key(KeyCode::Char('/')));
     check(&mut app, Mode::Search);
-    assert!(matches!(app.overlay, Overlay::Search(..)), "? is typed into the search box");
+    assert!(app.views.top::<SearchBox>().is_some(), "? is typed into the search box");
     press(&mut app, key(KeyCode::Esc));
-    assert!(matches!(app.overlay, Overlay::None));
+    assert!(!app.views.is_open());
     app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
     press(&mut app, key(KeyCode::Char('q')));
     check(&mut app, Mode::QuitPrompt);
     press(&mut app, key(KeyCode::Esc));
-    assert!(matches!(app.overlay, Overlay::None) && !app.quit, "Esc stays in the console");
+    assert!(!app.views.is_open() && !app.quit, "Esc stays in the console");
     // Ctrl-C leaves any overlay, and the console from the panes.
     press(&mut app, key(KeyCode::Char('/')));
     let ctrl_c = crossterm::event::KeyEvent::new(
@@ -927,7 +932,7 @@ fn each_modes_help_and_hint_line_are_its_key_table() {
         crossterm::event::KeyModifiers::CONTROL,
     );
     press(&mut app, ctrl_c);
-    assert!(matches!(app.overlay, Overlay::None));
+    assert!(!app.views.is_open());
 }
 
 #[test]
@@ -936,7 +941,7 @@ fn d_on_a_tilth_verdict_shows_the_diff_tilth_showed_its_evaluator() {
     app.sel.focus = Pane::Worker;
     act(&mut app, Action::PrevVerdict);
     act(&mut app, Action::Diff);
-    let Overlay::Diff(view, _) = &app.overlay else { panic!("no diff: {:?}", app.notice) };
+    let Some(view) = app.views.top::<DiffView>() else { panic!("no diff: {:?}", app.notice) };
     assert!(view.title.contains("the diff Tilth showed its evaluator"), "{}", view.title);
     assert!(!view.files.is_empty(), "{:?}", view.lines);
     insta::assert_snapshot!("tilth_diff_120x40", screen(&mut app, 120, 40));
@@ -955,7 +960,7 @@ fn enter_on_a_long_bash_row_shows_the_whole_command_and_its_output() {
     assert!(pane.contains("bash cargo test"), "the row is on screen: {pane}");
     assert!(!pane.contains("char_frequencies 2>&1 | tail -n 3"), "the pane cuts the row: {pane}");
     act(&mut app, Action::Inspect);
-    let Overlay::Row(row) = &app.overlay else { panic!("no row view: {:?}", app.notice) };
+    let Some(row) = app.views.top::<RowView>() else { panic!("no row view: {:?}", app.notice) };
     let text = row.lines.join("\n");
     assert!(
         text.contains("cargo test --quiet --offline --test char_frequencies 2>&1 | tail -n 3"),
@@ -968,7 +973,7 @@ fn enter_on_a_long_bash_row_shows_the_whole_command_and_its_output() {
         press(&mut app, key(KeyCode::Char(c)));
     }
     press(&mut app, key(KeyCode::Enter));
-    let Overlay::Row(row) = &app.overlay else { panic!("the search goes back to the row") };
+    let Some(row) = app.views.top::<RowView>() else { panic!("the search goes back to the row") };
     assert!(row.found.is_some_and(|i| row.lines[i].contains("passed")));
     let effects = app.key(key(KeyCode::Char('y'))).unwrap();
     let copied = effects.iter().find_map(|e| match e {
@@ -977,7 +982,7 @@ fn enter_on_a_long_bash_row_shows_the_whole_command_and_its_output() {
     });
     assert!(copied.is_some_and(|t| t.contains("tail -n 3")), "y copies the whole row");
     press(&mut app, key(KeyCode::Esc));
-    assert!(matches!(app.overlay, Overlay::None));
+    assert!(!app.views.is_open());
 }
 
 #[test]
@@ -1032,10 +1037,10 @@ fn a_row_cursor_picks_a_worker_row_for_enter_and_d() {
     let text = screen(&mut app, 200, 60);
     assert!(text.contains("2 newer below ↓ (G)"), "{text}");
     act(&mut app, Action::Inspect);
-    let opened = match &app.overlay {
-        Overlay::Row(row) => row.pos,
-        Overlay::Inspector(verdict) => Some(verdict.pos),
-        other => panic!("Enter opened {other:?}"),
+    let opened = match (app.views.top::<RowView>(), app.views.top::<Inspector>()) {
+        (Some(row), _) => row.pos,
+        (_, Some(verdict)) => Some(verdict.pos),
+        _ => panic!("Enter opened {:?}", app.views),
     };
     assert_eq!(opened, Some(picked), "Enter opened the picked row, not the newest");
     act(&mut app, Action::Close);
@@ -1052,18 +1057,18 @@ fn a_row_cursor_picks_a_worker_row_for_enter_and_d() {
         screen(&mut app, 200, 60);
     }
     act(&mut app, Action::Diff);
-    match &app.overlay {
-        Overlay::Diff(view, _) => assert!(view.title.contains("T-002"), "{}", view.title),
-        other => panic!("d opened {other:?}: {:?}", app.notice),
+    match app.views.top::<DiffView>() {
+        Some(view) => assert!(view.title.contains("T-002"), "{}", view.title),
+        None => panic!("d opened {:?}: {:?}", app.views, app.notice),
     }
     act(&mut app, Action::Close);
     act(&mut app, Action::Bottom);
     assert_eq!(app.selected_row(), Some(newest), "G follows the newest again");
     assert!(!screen(&mut app, 200, 60).contains("newer below"));
     act(&mut app, Action::Diff);
-    match &app.overlay {
-        Overlay::Diff(view, _) => assert!(view.title.contains("T-003"), "{}", view.title),
-        other => panic!("d opened {other:?}: {:?}", app.notice),
+    match app.views.top::<DiffView>() {
+        Some(view) => assert!(view.title.contains("T-003"), "{}", view.title),
+        None => panic!("d opened {:?}: {:?}", app.views, app.notice),
     }
 }
 
@@ -1244,7 +1249,7 @@ fn the_quit_dialog_of_a_held_run_says_it_waits_for_a_decision() {
     }
     app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
     act(&mut app, Action::Quit);
-    assert!(matches!(app.overlay, Overlay::QuitPrompt));
+    assert!(app.views.top::<QuitPrompt>().is_some());
     let shown = screen(&mut app, 120, 30);
     assert!(shown.contains("The run waits for your decision on T-001"), "{shown}");
     assert!(!shown.contains("still going"), "{shown}");
@@ -1283,7 +1288,7 @@ fn u_rewinds_to_a_kept_turn_or_a_judged_attempt_and_the_ledger_marks_what_it_set
     assert!(app.notice.as_deref().unwrap().contains("left no kept worktree"), "{:?}", app.notice);
     app.sel.picked = Some(turn_six);
     act(&mut app, Action::Rewind);
-    let Overlay::Editor(editor) = &app.overlay else {
+    let Some(editor) = app.views.top::<Editor>() else {
         panic!("u opens the editor: {:?}", app.notice)
     };
     assert!(editor.title.starts_with("Rewind T-002 to turn 6 of attempt 2"), "{}", editor.title);
@@ -1312,7 +1317,9 @@ fn u_rewinds_to_a_kept_turn_or_a_judged_attempt_and_the_ledger_marks_what_it_set
     screen(&mut app, 140, 40);
     app.sel.ledger_selected = Some(0);
     act(&mut app, Action::Rewind);
-    let Overlay::Editor(editor) = &app.overlay else { panic!("u on a verdict: {:?}", app.notice) };
+    let Some(editor) = app.views.top::<Editor>() else {
+        panic!("u on a verdict: {:?}", app.notice)
+    };
     assert!(
         editor.title.starts_with("Rewind T-002 to attempt 1, as it was judged"),
         "{}",
@@ -1381,7 +1388,7 @@ fn comments_made_in_the_diff_are_sent_as_the_operators_review() {
     std::fs::write(dir.join("events.jsonl"), lines.join("\n") + "\n").unwrap();
     let mut app = App::open_live(&dir, HARROW_SESSION, Look::built_in(true)).unwrap();
     app.run_active = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)));
-    app.overlay = Overlay::Diff(Box::new(view), Box::new(Overlay::None));
+    app.views.open(view);
     let k = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
     let type_in = |app: &mut App, text: &str| {
         for c in text.chars() {
@@ -1401,7 +1408,7 @@ fn comments_made_in_the_diff_are_sent_as_the_operators_review() {
     );
     press(&mut app, k(KeyCode::Char('j')));
     press(&mut app, k(KeyCode::Char('c')));
-    assert!(matches!(app.overlay, Overlay::Comment(_)), "c opens the comment box");
+    assert!(app.views.top::<CommentBox>().is_some(), "c opens the comment box");
     type_in(&mut app, "why u8? \u{1b}[2J");
     insta::assert_snapshot!("diff_comment_box_120x30", screen(&mut app, 120, 30));
     press(&mut app, k(KeyCode::Enter));
@@ -1421,7 +1428,7 @@ fn comments_made_in_the_diff_are_sent_as_the_operators_review() {
     }
 
     press(&mut app, k(KeyCode::Char('R')));
-    let Overlay::Editor(editor) = &app.overlay else {
+    let Some(editor) = app.views.top::<Editor>() else {
         panic!("R opens the review: {:?}", app.notice)
     };
     assert!(
@@ -1430,11 +1437,11 @@ fn comments_made_in_the_diff_are_sent_as_the_operators_review() {
         editor.title
     );
     press(&mut app, k(KeyCode::Tab));
-    let Overlay::Editor(editor) = &app.overlay else { panic!("Tab keeps the editor") };
+    let Some(editor) = app.views.top::<Editor>() else { panic!("Tab keeps the editor") };
     assert!(editor.title.contains("reject (weak_test)"), "{}", editor.title);
     // Esc goes back to the diff with the comments, and R again starts from them.
     press(&mut app, k(KeyCode::Esc));
-    let Overlay::Diff(view, _) = &app.overlay else { panic!("Esc goes back to the diff") };
+    let Some(view) = app.views.top::<DiffView>() else { panic!("Esc goes back to the diff") };
     assert_eq!(view.comments.len(), 2);
     press(&mut app, k(KeyCode::Char('R')));
     press(&mut app, k(KeyCode::Tab));
@@ -1482,7 +1489,7 @@ fn the_ledger_shows_an_operators_review_with_each_comment_at_its_line() {
     app.sel.ledger_selected = Some(rows - 3);
     act(&mut app, Action::Inspect);
     let text = screen(&mut app, 100, 30);
-    assert!(matches!(app.overlay, Overlay::Row(_)), "{:?}", app.notice);
+    assert!(app.views.top::<RowView>().is_some(), "{:?}", app.notice);
     assert!(
         text.contains("src/lib.rs:12") && text.contains(">     let mut counts = BTreeMap::new();"),
         "{text}"
@@ -1491,7 +1498,7 @@ fn the_ledger_shows_an_operators_review_with_each_comment_at_its_line() {
     act(&mut app, Action::Close);
     app.sel.ledger_selected = Some(1);
     act(&mut app, Action::Inspect);
-    assert!(matches!(app.overlay, Overlay::Inspector(_)), "{:?}", app.notice);
+    assert!(app.views.top::<Inspector>().is_some(), "{:?}", app.notice);
     let inspected = screen(&mut app, 120, 60);
     assert!(
         inspected.contains("THE OPERATOR'S REVIEW of this attempt — reject (weak_test)"),

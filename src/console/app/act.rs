@@ -4,7 +4,6 @@
 use super::{App, Effect, Mark, command};
 use crate::console::keymap::Action;
 use crate::console::layout::Pane;
-use crate::console::modal::Overlay;
 use crate::session::control::Op;
 use std::io;
 
@@ -128,11 +127,10 @@ impl App {
     pub(super) fn navigate(&mut self, action: Action) -> io::Result<()> {
         match action {
             Action::Search => {
-                let text = Overlay::text_box(
+                self.views.only(crate::console::modal::SearchBox::new(
                     "a tool, a path, a word · Enter searches · Esc cancels",
                     &self.search.query,
-                );
-                self.overlay = Overlay::Search(Box::new(text), Box::new(Overlay::None));
+                ));
             }
             Action::SearchNext => self.search_again(true)?,
             Action::SearchPrev => self.search_again(false)?,

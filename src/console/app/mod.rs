@@ -8,7 +8,7 @@ use super::frame::{self, Moment, Prepared, Selection};
 use super::inspector;
 use super::keymap::{Action, Mode};
 use super::layout::Pane;
-use super::modal::{Outcome, Overlay};
+use super::modal::{Outcome, Views};
 use super::player::Player;
 use super::search::Search;
 use super::theme::{Look, Theme};
@@ -45,7 +45,7 @@ pub struct App {
     pub sel: Selection,
     pub prepared: Prepared,
     /// What covers the panes, if anything: at most one thing at a time.
-    pub overlay: Overlay,
+    pub views: Views,
     /// A one-line answer to the last key ("no later failure").
     pub notice: Option<String>,
     pub search: Search,
@@ -120,7 +120,7 @@ impl App {
             player,
             sel: Selection::default(),
             prepared: Prepared::default(),
-            overlay: Overlay::None,
+            views: Views::default(),
             search: Search::default(),
             themes: look.themes,
             theme: look.theme,
@@ -216,7 +216,7 @@ impl App {
     /// task's next attempt, the words in it; Enter queues them, Esc lets them go. With another
     /// overlay open, a notice says how instead.
     fn offer_to_queue(&mut self, task: String, text: &str) {
-        if !matches!(self.overlay, Overlay::None) {
+        if self.views.is_open() {
             self.notice = Some(format!(
                 "{task}'s attempt was over before your steer reached its worker: i, then Tab, queues it"
             ));
@@ -225,15 +225,14 @@ impl App {
         let title = format!(
             "{task}'s attempt was over before your steer reached it — queue it for its next attempt?"
         );
-        let text = Overlay::text_box("", text);
-        self.overlay = Overlay::Editor(Box::new(crate::console::modal::Editor {
+        let text = super::modal::text_box("", text);
+        self.views.open(crate::console::modal::Editor {
             op: Op::Queue,
             task: Some(task),
             title,
             text,
             detail: crate::console::outcome::Detail::None,
-            back: None,
-        }));
+        });
     }
 
     /// Calls the person, once per hold, when the newest event says a task waits for them.
@@ -328,8 +327,8 @@ impl App {
 
     /// Takes a key press, by the key table of the open overlay or of the panes.
     pub fn key(&mut self, key: crossterm::event::KeyEvent) -> io::Result<Vec<Effect>> {
-        if self.overlay.is_open() {
-            let outcome = self.overlay.key(key);
+        if self.views.is_open() {
+            let outcome = self.views.key(key);
             return self.follow_up(outcome);
         }
         match super::keymap::action_for(Mode::Main, &key) {
@@ -345,7 +344,7 @@ impl App {
             Outcome::Stay | Outcome::Unbound | Outcome::Closed => {}
             Outcome::Notice(text) => self.notice = Some(text),
             Outcome::OpenEvidence(n) => {
-                if let Overlay::Inspector(i) = &self.overlay {
+                if let Some(i) = self.views.top::<super::inspector::Inspector>() {
                     self.effects.push(Effect::LoadEvidence(Box::new(i.clone()), n));
                 }
             }
@@ -358,7 +357,7 @@ impl App {
             Outcome::Copy(text) => self.effects.push(Effect::Copy(text)),
             Outcome::Ship { pr, partial } => self.effects.push(Effect::Ship { pr, partial }),
             Outcome::Resume => {
-                self.overlay = Overlay::None;
+                self.views.clear();
                 self.effects.push(Effect::Resume);
             }
             Outcome::Quit { stop } => {
@@ -377,18 +376,18 @@ impl App {
 
     /// Does what an action asked: of the open overlay, else of the panes.
     pub fn act(&mut self, action: Action) -> io::Result<Vec<Effect>> {
-        if self.overlay.is_open() {
-            let outcome = self.overlay.act(action);
+        if self.views.is_open() {
+            let outcome = self.views.act(action);
             return self.follow_up(outcome);
         }
         self.notice = None;
         match action {
-            Action::Quit if self.running_here() => self.overlay = Overlay::QuitPrompt,
+            Action::Quit if self.running_here() => self.views.open(super::modal::QuitPrompt),
             Action::Close if self.sel.zoom || self.opened_from == OpenedFrom::Command => {
                 self.sel.zoom = false;
             }
             Action::Quit | Action::Close => self.quit = true,
-            Action::Help => self.overlay = Overlay::main_help(self.live),
+            Action::Help => self.views.open(super::help::HelpView::main(self.live)),
             Action::Pause
             | Action::Step
             | Action::Note
@@ -446,13 +445,10 @@ impl App {
                     }) =>
             {
                 if let Ok(pos) = self.verdict_in_focus() {
-                    self.overlay = match super::row::open(&mut self.player, pos) {
-                        Ok(row) => Overlay::Row(Box::new(row)),
-                        Err(why) => {
-                            self.notice = Some(why);
-                            Overlay::None
-                        }
-                    };
+                    match super::row::open(&mut self.player, pos) {
+                        Ok(row) => self.views.only(row),
+                        Err(why) => self.notice = Some(why),
+                    }
                 }
             }
             Action::Inspect => {
@@ -460,7 +456,7 @@ impl App {
                     .verdict_in_focus()
                     .and_then(|pos| inspector::open_at(&mut self.player, pos));
                 match opened {
-                    Ok(i) => self.overlay = Overlay::Inspector(i),
+                    Ok(i) => self.views.only(i),
                     Err(why) => self.notice = Some(why),
                 }
             }

@@ -155,7 +155,7 @@ impl Browser {
                 Paragraph::new(crate::printable::line(notice)).style(theme.fg(theme.colors.notice))
             }
             (None, None) => Paragraph::new(crate::console::keymap::hint_line(
-                crate::console::keymap::Mode::Browser,
+                self.covered_by.unwrap_or(crate::console::keymap::Mode::Browser),
                 false,
                 usize::from(hints.width),
             ))

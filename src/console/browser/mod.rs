@@ -127,6 +127,8 @@ pub struct Browser {
     /// Where the sessions were looked for, to say so when there are none.
     pub searched: String,
     pub notice: Option<String>,
+    /// The table of the view open over the list (its help), whose keys the hint line shows.
+    pub covered_by: Option<crate::console::keymap::Mode>,
     pub show: Show,
     pub sort: Sort,
     pub filter: String,
@@ -182,6 +184,7 @@ impl Browser {
             selected: None,
             searched,
             notice: None,
+            covered_by: None,
             show: Show::All,
             sort: Sort::Attention,
             filter: String::new(),

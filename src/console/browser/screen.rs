@@ -4,9 +4,6 @@ use super::{Browser, Choice, Entry};
 use crate::session::control::Command;
 use crate::session::status::SessionStatus;
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout};
-use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Paragraph};
 
 use crate::console::jobs::Job;
 use crate::console::theme::Theme;
@@ -19,8 +16,8 @@ pub struct BrowserScreen {
     /// The feed's generation last shown.
     seen: u64,
     look: crate::console::theme::Look,
-    /// Showing the keys instead of the list, scrolled down this many lines.
-    help: Option<u16>,
+    /// What is open over the list: its help, the same view as the run console's.
+    views: crate::console::modal::Views,
     dirty: bool,
     /// When the screen was last drawn: its ages are true to the second.
     drawn_at: Option<std::time::Instant>,
@@ -38,7 +35,7 @@ impl BrowserScreen {
             feed: crate::console::fleet_feed::FleetFeed::start(roots),
             seen: 0,
             look,
-            help: None,
+            views: crate::console::modal::Views::default(),
             dirty: true,
             drawn_at: None,
             title_waiting: None,
@@ -133,28 +130,6 @@ impl BrowserScreen {
             ),
         });
     }
-
-    fn draw_help(&self, frame: &mut Frame) {
-        use crate::console::keymap::Mode;
-        let theme = self.theme();
-        let mut lines = vec![Line::raw("")];
-        lines.extend(crate::console::help::key_lines(
-            Mode::Browser,
-            None,
-            9,
-            theme.fg(theme.colors.focus),
-        ));
-        let [area, hints] =
-            Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(frame.area());
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.border(true))
-            .title(format!(" {} ", Mode::Browser.title()));
-        let top = self.help.unwrap_or(0).min(u16::try_from(lines.len()).unwrap_or(u16::MAX));
-        frame.render_widget(Paragraph::new(lines).block(block).scroll((top, 0)), area);
-        let hint = crate::console::keymap::hint_line(Mode::Help, false, usize::from(hints.width));
-        frame.render_widget(Paragraph::new(hint).style(theme.fg(theme.colors.muted)), hints);
-    }
 }
 
 /// How often the fleet is drawn again with nothing new: its ages read in seconds.
@@ -167,11 +142,10 @@ impl crate::console::screen::Screen for BrowserScreen {
     }
 
     fn draw(&mut self, frame: &mut Frame) {
-        if self.help.is_some() {
-            self.draw_help(frame);
-        } else {
-            self.list.draw(frame, self.theme(), jiff::Timestamp::now());
-        }
+        self.list.covered_by = self.views.is_open().then(|| self.views.mode());
+        self.list.draw(frame, self.theme(), jiff::Timestamp::now());
+        let paint = crate::console::views::Paint { theme: self.theme(), held: None };
+        self.views.draw(frame, frame.area(), &paint);
     }
 
     fn drawn(&mut self, now: std::time::Instant) {
@@ -195,20 +169,14 @@ impl crate::console::screen::Screen for BrowserScreen {
         self.dirty = true;
         match msg {
             Msg::Term(Event::Key(key)) if key.kind == KeyEventKind::Press => {
-                if let Some(top) = self.help {
-                    let last = u16::try_from(Mode::Browser.bindings().len()).unwrap_or(u16::MAX);
-                    self.help = match action_for(Mode::Help, &key) {
-                        Some(Action::Close) => None,
-                        Some(Action::Down) => Some((top + 1).min(last)),
-                        Some(Action::Up) => Some(top.saturating_sub(1)),
-                        _ => Some(top),
-                    };
+                if self.views.is_open() {
+                    self.views.key(key);
                     return Flow::Stay;
                 }
                 if self.list.prompt.is_none()
                     && matches!(action_for(Mode::Browser, &key), Some(Action::Help))
                 {
-                    self.help = Some(0);
+                    self.views.open(crate::console::help::HelpView::new(Mode::Browser));
                     return Flow::Stay;
                 }
                 self.list.notice = None;
