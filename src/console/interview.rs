@@ -144,8 +144,11 @@ const SPIN: Duration = Duration::from_millis(100);
 pub struct InterviewScreen {
     said: Vec<(Who, String)>,
     step: Step,
-    /// The keys of this mode, shown over the conversation.
-    help: Option<Mode>,
+    /// What is open over the conversation: the keys of this mode, the same view as the
+    /// other screens'.
+    views: super::modal::Views,
+    /// The theme the keys are drawn in.
+    look: super::theme::Look,
     /// Rows scrolled back from the newest.
     back: usize,
     /// The draft under review, for the editor.
@@ -176,7 +179,8 @@ impl InterviewScreen {
         let screen = InterviewScreen {
             said: Vec::new(),
             step: Step::Thinking,
-            help: None,
+            views: super::modal::Views::default(),
+            look: super::theme::Look::from_user(),
             back: 0,
             draft: String::new(),
             revising: false,
@@ -208,7 +212,8 @@ impl InterviewScreen {
 
     fn key(&mut self, key: KeyEvent) {
         let mode = self.step.mode();
-        if self.help.take().is_some() {
+        if self.views.is_open() {
+            self.views.key(key);
             return;
         }
         let mut action = action_for(mode, &key);
@@ -217,7 +222,7 @@ impl InterviewScreen {
             action = None;
         }
         if action == Some(Action::Help) {
-            self.help = Some(mode);
+            self.views.open(super::help::HelpView::new(mode));
             return;
         }
         match (action, std::mem::replace(&mut self.step, Step::Thinking)) {
@@ -358,7 +363,7 @@ impl Screen for InterviewScreen {
             frame.render_widget(block, talk);
             frame.render_widget(text, inner);
         } else {
-            draw_talk(frame, talk, &self.said, self.back, self.help);
+            draw_talk(frame, talk, &self.said, self.back);
         }
         if let Step::Answer(text) = &self.step {
             let block = Block::default().borders(Borders::ALL).title(" Your answer ");
@@ -370,7 +375,9 @@ impl Screen for InterviewScreen {
             Paragraph::new(self.status()).style(Style::default().add_modifier(Modifier::BOLD)),
             status,
         );
-        let hint_mode = if self.help.is_some() { Mode::Help } else { mode };
+        let paint = super::views::Paint { theme: self.look.current(), held: None };
+        self.views.draw(frame, talk, &paint);
+        let hint_mode = if self.views.is_open() { self.views.mode() } else { mode };
         frame.render_widget(
             Paragraph::new(hint_line(hint_mode, false, usize::from(hints.width)))
                 .style(Style::default().add_modifier(Modifier::DIM)),
@@ -418,26 +425,8 @@ impl std::fmt::Debug for InterviewScreen {
     }
 }
 
-/// The conversation, newest at the bottom, scrolled `back` rows; or the keys of `help`.
-fn draw_talk(
-    frame: &mut Frame,
-    area: ratatui::layout::Rect,
-    said: &[(Who, String)],
-    back: usize,
-    help: Option<Mode>,
-) {
-    if let Some(mode) = help {
-        let mut lines = vec![Line::raw("")];
-        lines.extend(super::help::key_lines(
-            mode,
-            None,
-            16,
-            Style::default().add_modifier(Modifier::BOLD),
-        ));
-        let block = Block::default().borders(Borders::ALL).title(format!(" {} ", mode.title()));
-        frame.render_widget(Paragraph::new(lines).block(block), area);
-        return;
-    }
+/// The conversation, newest at the bottom, scrolled `back` rows.
+fn draw_talk(frame: &mut Frame, area: ratatui::layout::Rect, said: &[(Who, String)], back: usize) {
     let mut lines = Vec::new();
     for (who, text) in said {
         let (label, style) = match who {
@@ -494,7 +483,8 @@ mod tests {
     /// scrolled, and what it has sent.
     fn seen(screen: &InterviewScreen, replies: &std::sync::mpsc::Receiver<ToInterview>) -> String {
         let sent: Vec<String> = replies.try_iter().map(|r| format!("{r:?}")).collect();
-        format!("{:?} {:?} {} {sent:?}", screen.step.mode(), screen.help, screen.back)
+        let help = screen.views.is_open().then(|| screen.views.mode());
+        format!("{:?} {:?} {} {sent:?}", screen.step.mode(), help, screen.back)
     }
 
     /// Every key every interview table binds does something on its step: a key bound but not

@@ -185,6 +185,11 @@ impl Look {
         }
     }
 
+    /// The theme selected.
+    pub fn current(&self) -> &Theme {
+        &self.themes[self.theme.min(self.themes.len().saturating_sub(1))]
+    }
+
     /// The built-in themes only, the first selected, in colour or not: no file or variable
     /// of the machine is read.
     pub fn built_in(color: bool) -> Look {

@@ -43,7 +43,7 @@ impl BrowserScreen {
     }
 
     fn theme(&self) -> &Theme {
-        &self.look.themes[self.look.theme.min(self.look.themes.len().saturating_sub(1))]
+        self.look.current()
     }
 
     /// Takes what the feed found since the last look: new rows, and a call to the person for
