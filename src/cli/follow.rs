@@ -3,7 +3,7 @@
 
 use crate::config::NotifySection;
 use crate::session::discover::Root;
-use crate::session::fleet::{Change, Fleet, FleetRow};
+use crate::session::fleet::{Change, Fleet, SessionRow};
 use crate::session::status::SessionStatus;
 use color_eyre::eyre::Result;
 use serde::Serialize;
@@ -21,13 +21,21 @@ pub struct FollowLine<'a> {
     pub ts: String,
     /// The state before, absent for a run seen for the first time.
     pub from: Option<SessionStatus>,
+    /// The row's `status` again, under the key `--follow` wrote before every list of runs
+    /// read one row type: scripts written then keep working. It goes in a later release.
+    pub state: SessionStatus,
     #[serde(flatten)]
-    pub row: &'a FleetRow,
+    pub row: &'a SessionRow,
 }
 
 impl FollowLine<'_> {
     pub fn of(change: &Change) -> FollowLine<'_> {
-        FollowLine { ts: crate::session::timestamp::now(), from: change.from, row: &change.row }
+        FollowLine {
+            ts: crate::session::timestamp::now(),
+            from: change.from,
+            state: change.row.status,
+            row: &change.row,
+        }
     }
 }
 
@@ -36,7 +44,7 @@ pub fn sentence(change: &Change) -> String {
     let r = &change.row;
     let task = r.held_task.as_ref().map(|t| format!(" {t}")).unwrap_or_default();
     let why = r.held_reason.as_ref().map(|w| format!(" ({w})")).unwrap_or_default();
-    let was = change.from.filter(|f| *f != r.state).map(|f| format!(", was {f}"));
+    let was = change.from.filter(|f| *f != r.status).map(|f| format!(", was {f}"));
     let progress = || {
         let work: Vec<String> =
             r.at_work.iter().map(|w| format!("{} (attempt {})", w.task, w.attempt)).collect();
@@ -46,7 +54,7 @@ pub fn sentence(change: &Change) -> String {
     };
     let tail =
         was.unwrap_or_else(|| if change.from.is_some() { progress() } else { String::new() });
-    crate::printable::line(&format!("{} {}{task}{why}{tail}", r.id, r.state))
+    crate::printable::line(&format!("{} {}{task}{why}{tail}", r.id, r.status))
 }
 
 /// How many notify programs run at once: a burst of holds is carried out together, and a
@@ -185,9 +193,9 @@ mod tests {
 
     #[test]
     fn a_follow_line_escapes_c1_controls_from_names_and_reasons() {
-        let mut row = FleetRow::new("20261126-x\u{9b}2J".into(), "/s".into());
+        let mut row = SessionRow::new("20261126-x\u{9b}2J".into(), "/s".into());
         row.feature = Some("feat\u{9b}".into());
-        row.state = SessionStatus::Held;
+        row.status = SessionStatus::Held;
         row.held_task = Some("T-\u{9b}1".into());
         row.held_reason = Some("why\u{9d}0;title\u{7}".into());
         let change = Change { id: row.id.clone(), from: None, row, appeared: false };

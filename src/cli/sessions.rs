@@ -96,7 +96,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 r.feature_cell(),
                 status,
                 r.tasks_cell(),
-                thousands(r.tokens),
+                thousands(i64::try_from(r.tokens).unwrap_or(i64::MAX)),
                 dollars(r.cost),
                 short_ts(r.started_at.as_deref()),
             ]

@@ -6,7 +6,7 @@
 //! wait on the disk.
 
 use crate::session::discover::Root;
-use crate::session::fleet::{Change, Fleet, FleetRow};
+use crate::session::fleet::{Change, Fleet, SessionRow};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,7 +29,7 @@ pub struct Found {
     pub generation: u64,
     /// Whether the first look at every session is done.
     pub loaded: bool,
-    pub rows: Vec<FleetRow>,
+    pub rows: Vec<SessionRow>,
     /// State changes not yet taken by the console (for its notifications).
     pub changes: Vec<Change>,
 }

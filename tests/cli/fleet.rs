@@ -29,6 +29,7 @@ fn check_line(line: &str) -> Value {
         ("feature", &["string", "null"]),
         ("prep", &["bool"]),
         ("state", &["string"]),
+        ("status", &["string"]),
         ("held_task", &["string", "null"]),
         ("held_reason", &["string", "null"]),
         ("tasks_done", &["number"]),
@@ -41,6 +42,8 @@ fn check_line(line: &str) -> Value {
         ("repo", &["string", "null"]),
         ("host", &["string", "null"]),
         ("pull_request", &["string", "null"]),
+        ("unreadable_lines", &["number"]),
+        ("archived", &["bool"]),
     ];
     let kind = |v: &Value| match v {
         Value::Null => "null",
@@ -60,6 +63,7 @@ fn check_line(line: &str) -> Value {
     let states =
         ["held", "crashed", "failed", "silent", "running", "paused", "stopped", "done", "empty"];
     assert!(states.contains(&v["state"].as_str().unwrap()), "{line}");
+    assert_eq!(v["state"], v["status"], "the old key says what the row's does: {line}");
     assert!(!line.contains('\u{1b}'), "no escape byte reaches a script: {line}");
     v
 }

@@ -15,7 +15,7 @@ impl Browser {
     /// The list's title: how many runs, and how many wait for a person.
     pub fn title(&self, shown: usize) -> String {
         use std::fmt::Write as _;
-        let waiting = self.entries.iter().filter(|e| e.state.needs_person()).count();
+        let waiting = self.entries.iter().filter(|e| e.status.needs_person()).count();
         let runs = if shown == 1 { "run" } else { "runs" };
         let mut t = format!(" Fleet: {shown} {runs}{}", self.show.name());
         if !self.filter.is_empty() {
@@ -64,7 +64,7 @@ impl Browser {
             frame.render_widget(Paragraph::new(text).block(block), list);
         } else {
             let table_rows = rows.iter().map(|e| {
-                let state = match (&e.held_task, e.state) {
+                let state = match (&e.held_task, e.status) {
                     (Some(t), SessionStatus::Held) => format!("held {}", crate::printable::line(t)),
                     (_, s) => s.to_string(),
                 };
@@ -92,7 +92,7 @@ impl Browser {
                     age(e.last_event_at.as_deref(), now),
                     crate::printable::line(e.host.as_deref().unwrap_or("-")),
                 ])
-                .style(theme.state(&match e.state {
+                .style(theme.state(&match e.status {
                     SessionStatus::Done => TaskState::Done,
                     SessionStatus::Failed | SessionStatus::Crashed => TaskState::Failed,
                     SessionStatus::Held | SessionStatus::Silent => TaskState::NeedsOperator,
@@ -177,7 +177,7 @@ impl Browser {
             return;
         };
         let clean = |s: &str| crate::printable::line(s);
-        let mut lines = vec![Line::raw(format!("{} · {}", clean(&e.id), e.state))];
+        let mut lines = vec![Line::raw(format!("{} · {}", clean(&e.id), e.status))];
         if let Some(repo) = &e.repo {
             lines.push(Line::raw(format!("repo {}", clean(repo))));
         }

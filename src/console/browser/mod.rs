@@ -4,7 +4,7 @@
 //! and quitting that console comes back here.
 
 use crate::session::control::{Command, Op};
-use crate::session::fleet::FleetRow;
+use crate::session::fleet::SessionRow;
 use crate::session::status::SessionStatus;
 
 use super::jobs::Job;
@@ -14,7 +14,7 @@ mod screen;
 pub use screen::BrowserScreen;
 
 /// One run in the list.
-pub type Entry = FleetRow;
+pub type Entry = SessionRow;
 
 /// Which runs the list shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,7 +203,7 @@ impl Browser {
         let mut rows: Vec<&Entry> = self
             .entries
             .iter()
-            .filter(|e| self.show.keeps(e.state))
+            .filter(|e| self.show.keeps(e.status))
             .filter(|e| {
                 word.is_empty()
                     || [
@@ -220,7 +220,7 @@ impl Browser {
             .collect();
         match self.sort {
             Sort::Attention => {
-                rows.sort_by(|a, b| a.state.cmp(&b.state).then_with(|| b.id.cmp(&a.id)));
+                rows.sort_by(|a, b| a.status.cmp(&b.status).then_with(|| b.id.cmp(&a.id)));
             }
             Sort::Newest => rows.sort_by(|a, b| b.id.cmp(&a.id)),
             Sort::Active => rows.sort_by(|a, b| b.last_event_at.cmp(&a.last_event_at)),
@@ -334,7 +334,7 @@ impl Browser {
                 }
             }
             Some(Action::ResumeRun) => match self.current() {
-                Some(e) if matches!(e.state, SessionStatus::Running | SessionStatus::Paused) => {
+                Some(e) if matches!(e.status, SessionStatus::Running | SessionStatus::Paused) => {
                     self.notice = Some(format!("{} is running", e.id));
                 }
                 Some(e) => self.offer = Some(e.id.clone()),
@@ -344,7 +344,7 @@ impl Browser {
                 return self.on_current(|e| Ok(Choice::Export(Box::new(e.clone()))));
             }
             Some(Action::Pause) => {
-                return self.on_current(|e| match e.state {
+                return self.on_current(|e| match e.status {
                     SessionStatus::Paused => {
                         Ok(Choice::Send(e.dir.clone(), command(Op::Resume, None, None, None)))
                     }
@@ -367,7 +367,7 @@ impl Browser {
             }
             Some(Action::Steer) => {
                 let Some(e) = self.current() else { return Choice::Stay };
-                let words = match (e.state, e.at_work.as_slice(), e.held_task.clone()) {
+                let words = match (e.status, e.at_work.as_slice(), e.held_task.clone()) {
                     (SessionStatus::Running | SessionStatus::Paused, [one], _) => {
                         Ok((Op::Steer, one.task.clone()))
                     }
@@ -458,7 +458,7 @@ impl Browser {
         let rows = self.visible();
         let at = self.cursor();
         let n = rows.len();
-        let next = (1..=n).map(|i| (at + i) % n.max(1)).find(|i| rows[*i].state.needs_person());
+        let next = (1..=n).map(|i| (at + i) % n.max(1)).find(|i| rows[*i].status.needs_person());
         match next {
             Some(i) => self.select(i),
             None => self.notice = Some("no run needs a person".into()),
@@ -547,7 +547,7 @@ mod tests {
         Entry {
             origin: "harrow".into(),
             feature: Some("textstats".into()),
-            state,
+            status: state,
             held_task: (state == SessionStatus::Held).then(|| "T-002".into()),
             tasks_done: 1,
             tasks_total: 3,

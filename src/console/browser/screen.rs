@@ -62,14 +62,14 @@ impl BrowserScreen {
         self.dirty = true;
         let mut out = std::io::stdout();
         for change in changes.iter().filter(|c| c.calls_a_person()) {
-            let what = match (&change.row.held_task, change.row.state) {
+            let what = match (&change.row.held_task, change.row.status) {
                 (Some(t), SessionStatus::Held) => format!("{} holds {t}", change.row.id),
                 (_, state) => format!("{} {state}", change.row.id),
             };
             let _ =
                 std::io::Write::write_all(&mut out, self.look.notify.sequence(&what).as_bytes());
         }
-        let waiting = self.list.entries.iter().filter(|e| e.state.needs_person()).count();
+        let waiting = self.list.entries.iter().filter(|e| e.status.needs_person()).count();
         if self.title_waiting != Some(waiting) {
             self.title_waiting = Some(waiting);
             let title = if waiting == 0 {

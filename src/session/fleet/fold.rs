@@ -39,6 +39,8 @@ pub(super) struct LogFold {
     /// Each task's latest verdict, in words: what a person deciding on it reads first.
     pub verdicts: BTreeMap<String, String>,
     pub recent: VecDeque<String>,
+    /// Lines that could not be read: the summary's count, and those met since.
+    pub unreadable: u64,
 }
 
 impl LogFold {
@@ -58,6 +60,7 @@ impl LogFold {
             tokens: u64::try_from(s.tokens.total).unwrap_or(0),
             cost: s.tokens.cost,
             final_stop: s.harrow.final_stop,
+            unreadable: s.harrow.unreadable_lines.count,
             states: s.harrow.tasks.into_iter().map(|(id, t)| (id, t.state)).collect(),
             ..LogFold::default()
         }
@@ -70,6 +73,7 @@ impl LogFold {
             tasks_done: s.harrow.tasks_done,
             feature: s.harrow.feature,
             started_at: s.started_at,
+            unreadable: s.harrow.unreadable_lines.count,
             ..LogFold::default()
         })
     }

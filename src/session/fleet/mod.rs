@@ -10,6 +10,7 @@
 use super::checkpoint::{CheckpointRead, read_checkpoint};
 use super::discover::{self, Found, Root};
 use super::fact::{Fact, KeptValues};
+pub use super::row::{AtWork, SessionRow};
 use super::scan::LineSplitter;
 use super::state::TaskState;
 use super::status::{Holder, Said, SessionStatus, StatusFacts};
@@ -19,7 +20,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::SystemTime;
 
 mod fold;
@@ -27,56 +28,6 @@ mod fold;
 /// The most of a log a row is ever built from when the run's summary cannot say where to
 /// start: the rest of what a row shows comes from the run's own files.
 pub const TAIL_BYTES: u64 = 256 * 1024;
-
-/// A task at work, and the lane it is in (absent without lanes).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct AtWork {
-    pub task: String,
-    pub iter: u64,
-    pub attempt: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lane: Option<u64>,
-}
-
-/// One run of the fleet, as `sessions --json --follow` writes it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FleetRow {
-    pub id: String,
-    pub dir: PathBuf,
-    pub origin: String,
-    pub feature: Option<String>,
-    /// A `harrow prep` interview: it writes a plan and works no tasks.
-    pub prep: bool,
-    pub state: SessionStatus,
-    /// The task a held run waits on, and why; for a failed run, its failed task (a decision
-    /// can still land it) and the stop's reason.
-    pub held_task: Option<String>,
-    pub held_reason: Option<String>,
-    /// The held task's latest verdict, in words (for the preview).
-    #[serde(skip)]
-    pub held_verdict: Option<String>,
-    pub tasks_done: u64,
-    pub tasks_total: u64,
-    /// Tasks at work now: one per lane.
-    pub at_work: Vec<AtWork>,
-    pub tokens: u64,
-    pub cost: f64,
-    pub started_at: Option<String>,
-    pub last_event_at: Option<String>,
-    /// The repository the run works on.
-    pub repo: Option<String>,
-    /// The machine it runs on.
-    pub host: Option<String>,
-    /// The pull request last opened for it.
-    pub pull_request: Option<String>,
-    /// The latest rows of its log, for a preview.
-    #[serde(skip)]
-    pub recent: Vec<String>,
-    /// Why its folder is someone else's to write (owned by another user, or writable by
-    /// others): what it records is data, and a resume trusts none of its settings.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub foreign: Option<String>,
-}
 
 /// Why a session folder (or its log) is writable by someone other than this user, if it is.
 pub fn foreign(dir: &Path) -> Option<String> {
@@ -105,9 +56,9 @@ struct Tracked {
     offset: u64,
     /// The log's identity when read last, so a rewritten log is read again.
     log_stamp: Option<(u64, SystemTime)>,
-    checkpoint: Option<(Option<String>, Option<String>)>,
+    checkpoint: Option<(Option<String>, Option<String>, bool)>,
     checkpoint_stamp: Option<SystemTime>,
-    row: FleetRow,
+    row: SessionRow,
 }
 
 /// How many looks at the fleet go by between two whole looks at a run that has ended: in
@@ -136,8 +87,10 @@ fn fold_from(path: &Path, offset: u64, fold: &mut LogFold) -> u64 {
             Ok(n) => n,
         };
         for (_, line) in splitter.feed(&buf[..n]) {
-            if let Ok(fact) = Fact::decode(&line, &mut kept) {
-                fold.apply(&fact);
+            match Fact::decode(&line, &mut kept) {
+                Ok(fact) => fold.apply(&fact),
+                Err(_) if !line.trim_ascii().is_empty() => fold.unreadable += 1,
+                Err(_) => {}
             }
         }
     }
@@ -173,6 +126,11 @@ fn start_of(path: &Path, len: u64, summary: Option<SummaryHead>) -> (LogFold, u6
     }
 }
 
+/// One session's row as the fleet first reads it: what `harrow sessions` lists.
+pub fn read_row(found: Found) -> SessionRow {
+    Tracked::open(found).row
+}
+
 impl Tracked {
     fn open(found: Found) -> Tracked {
         let log = found.dir.join(crate::session::dir::EVENTS_FILE);
@@ -182,7 +140,7 @@ impl Tracked {
         let (mut fold, from) = start_of(&log, len, summary);
         let offset = if len > from { fold_from(&log, from, &mut fold) } else { from };
         let mut t = Tracked {
-            row: FleetRow::empty(&found),
+            row: SessionRow::empty(&found),
             found,
             fold,
             offset,
@@ -192,7 +150,7 @@ impl Tracked {
         };
         t.read_checkpoint();
         t.row = t.build_row();
-        if t.row.recent.is_empty() && t.row.state.needs_person() && len > 0 {
+        if t.row.recent.is_empty() && t.row.status.needs_person() && len > 0 {
             // Started from a summary at the log's end: a run that waits for a person (held,
             // failed, crashed) shows its last rows in the preview all the same. A finished run,
             // the bulk of a large fleet, costs no read of its log.
@@ -213,8 +171,8 @@ impl Tracked {
         }
         self.checkpoint_stamp = at;
         self.checkpoint = Some(match read_checkpoint(&self.found.dir) {
-            CheckpointRead::Ok(c) => (c.status, c.source),
-            _ => (None, None),
+            CheckpointRead::Ok(c) => (c.status, c.source, c.archived),
+            _ => (None, None, false),
         });
     }
 
@@ -225,7 +183,7 @@ impl Tracked {
         let log = self.found.dir.join(crate::session::dir::EVENTS_FILE);
         let now = stamp(&log);
         let ended = matches!(
-            self.row.state,
+            self.row.status,
             SessionStatus::Done | SessionStatus::Stopped | SessionStatus::Failed
         );
         if !whole && ended && now == self.log_stamp {
@@ -251,9 +209,9 @@ impl Tracked {
         changed
     }
 
-    fn build_row(&self) -> FleetRow {
+    fn build_row(&self) -> SessionRow {
         let f = &self.fold;
-        let (said, source) = self.checkpoint.clone().unwrap_or_default();
+        let (said, source, archived) = self.checkpoint.clone().unwrap_or_default();
         let lock = crate::session::lock::live_holder(&self.found.dir);
         let holder = lock.as_ref().map(|h| Holder {
             elsewhere: h.host != crate::session::lock::hostname(),
@@ -292,13 +250,13 @@ impl Tracked {
         let at_work =
             if state.is_working() { f.at_work.values().cloned().collect() } else { Vec::new() };
         let tasks_total = f.task_count.unwrap_or(f.states.len() as u64).max(f.tasks_done);
-        FleetRow {
+        SessionRow {
             id: self.found.id.clone(),
             dir: self.found.dir.clone(),
             origin: if f.format.is_empty() { "harrow".into() } else { f.format.clone() },
             feature: f.feature.clone(),
             prep: f.prep,
-            state,
+            status: state,
             held_task,
             held_reason,
             held_verdict,
@@ -314,13 +272,15 @@ impl Tracked {
             pull_request: f.pull_request.clone(),
             recent: f.recent.iter().cloned().collect(),
             foreign: foreign(&self.found.dir),
+            unreadable_lines: f.unreadable,
+            archived,
         }
     }
 }
 
-impl FleetRow {
-    fn empty(found: &Found) -> FleetRow {
-        FleetRow::new(found.id.clone(), found.dir.clone())
+impl SessionRow {
+    fn empty(found: &Found) -> SessionRow {
+        SessionRow::new(found.id.clone(), found.dir.clone())
     }
 
     /// What a script following the fleet hears about besides the state: the tasks done, the
@@ -328,33 +288,6 @@ impl FleetRow {
     fn progress(&self) -> (u64, Vec<(String, u64)>, Option<String>) {
         let at_work = self.at_work.iter().map(|w| (w.task.clone(), w.attempt)).collect();
         (self.tasks_done, at_work, self.held_task.clone())
-    }
-
-    /// A run of which nothing is known yet.
-    pub fn new(id: String, dir: PathBuf) -> FleetRow {
-        FleetRow {
-            id,
-            dir,
-            origin: String::new(),
-            feature: None,
-            prep: false,
-            state: SessionStatus::Empty,
-            held_task: None,
-            held_reason: None,
-            held_verdict: None,
-            tasks_done: 0,
-            tasks_total: 0,
-            at_work: Vec::new(),
-            tokens: 0,
-            cost: 0.0,
-            started_at: None,
-            last_event_at: None,
-            repo: None,
-            host: None,
-            pull_request: None,
-            recent: Vec::new(),
-            foreign: None,
-        }
     }
 }
 
@@ -365,7 +298,7 @@ pub struct Change {
     pub id: String,
     /// `None` for a session seen for the first time.
     pub from: Option<SessionStatus>,
-    pub row: FleetRow,
+    pub row: SessionRow,
     /// Seen for the first time after the fleet's first look: a run that started meanwhile.
     #[serde(skip)]
     pub appeared: bool,
@@ -375,10 +308,10 @@ impl Change {
     /// Whether a person is called for: a run became held, crashed, failed or done, or started
     /// after the first look and is already so (what the first look finds is not news).
     pub fn calls_a_person(&self) -> bool {
-        let new_state = self.from != Some(self.row.state);
+        let new_state = self.from != Some(self.row.status);
         (self.from.is_some() || self.appeared)
             && new_state
-            && (self.row.state.needs_person() || self.row.state == SessionStatus::Done)
+            && (self.row.status.needs_person() || self.row.status == SessionStatus::Done)
     }
 }
 
@@ -416,11 +349,11 @@ impl Fleet {
         for f in found {
             seen.insert(f.dir.as_os_str().to_owned());
             if let Some(t) = self.sessions.get_mut(f.dir.as_os_str()) {
-                let was = t.row.state;
+                let was = t.row.status;
                 let progress = t.row.progress();
                 if t.refresh(whole) {
                     any = true;
-                    if t.row.state != was || t.row.progress() != progress {
+                    if t.row.status != was || t.row.progress() != progress {
                         let row = t.row.clone();
                         changes.push(Change {
                             id: row.id.clone(),
@@ -448,9 +381,9 @@ impl Fleet {
 
     /// The rows, what needs a person first, then running, then the rest, newest first within
     /// each.
-    pub fn rows(&self) -> Vec<FleetRow> {
-        let mut rows: Vec<FleetRow> = self.sessions.values().map(|t| t.row.clone()).collect();
-        rows.sort_by(|a, b| a.state.cmp(&b.state).then_with(|| b.id.cmp(&a.id)));
+    pub fn rows(&self) -> Vec<SessionRow> {
+        let mut rows: Vec<SessionRow> = self.sessions.values().map(|t| t.row.clone()).collect();
+        rows.sort_by(|a, b| a.status.cmp(&b.status).then_with(|| b.id.cmp(&a.id)));
         rows
     }
 }
@@ -460,6 +393,7 @@ mod tests {
     use super::*;
     use crate::session::discover::Origin;
     use crate::session::status::SILENT_AFTER;
+    use std::path::PathBuf;
     use std::time::Duration;
 
     fn fleet_of(root: &Path) -> Fleet {
@@ -516,7 +450,7 @@ mod tests {
         let dir = copy_fixture("harrow", tmp.path());
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
-        assert_eq!(fleet.rows()[0].state, SessionStatus::Done);
+        assert_eq!(fleet.rows()[0].status, SessionStatus::Done);
         let checkpoint = r#"{"status":"done","source":"/elsewhere/clone"}"#;
         std::fs::write(dir.join(crate::session::dir::CHECKPOINT_FILE), checkpoint).unwrap();
         let looks = (1..=WHOLE_LOOK_EVERY).find(|_| fleet.refresh().1);
@@ -533,7 +467,7 @@ mod tests {
         .unwrap();
         let (changes, _) = fleet.refresh();
         assert_eq!(changes.len(), 1, "at the very next look");
-        assert_eq!(changes[0].row.state, SessionStatus::Stopped);
+        assert_eq!(changes[0].row.status, SessionStatus::Stopped);
     }
 
     /// A run that waits for a person, read from its summary (at the log's end), still shows its
@@ -549,7 +483,7 @@ mod tests {
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
         let row = &fleet.rows()[0];
-        assert!(row.state.needs_person(), "{row:?}");
+        assert!(row.status.needs_person(), "{row:?}");
         assert!(!row.recent.is_empty(), "the preview has rows: {row:?}");
     }
 
@@ -574,7 +508,7 @@ mod tests {
                 "crashed" => SessionStatus::Crashed,
                 _ => SessionStatus::Stopped,
             };
-            assert_eq!(row.state, expect, "{kind}: {row:?}");
+            assert_eq!(row.status, expect, "{kind}: {row:?}");
         }
     }
 
@@ -607,7 +541,7 @@ mod tests {
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
         let row = &fleet.rows()[0];
-        assert_eq!(row.state, SessionStatus::Held, "{row:?}");
+        assert_eq!(row.status, SessionStatus::Held, "{row:?}");
         assert_eq!(row.held_task.as_deref(), Some("T-001"));
         std::fs::remove_file(dir.join("lock")).unwrap_or_else(|e| panic!("{e}"));
         let failed = [
@@ -620,7 +554,7 @@ mod tests {
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
         let row = &fleet.rows()[0];
-        assert_eq!(row.state, SessionStatus::Failed, "{row:?}");
+        assert_eq!(row.status, SessionStatus::Failed, "{row:?}");
         assert_eq!(row.held_task.as_deref(), Some("T-001"), "{row:?}");
     }
 
@@ -681,7 +615,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
-        assert_eq!(fleet.rows()[0].state, SessionStatus::Crashed, "no lock, no stop");
+        assert_eq!(fleet.rows()[0].status, SessionStatus::Crashed, "no lock, no stop");
         let mut more =
             std::fs::OpenOptions::new().append(true).open(&log).unwrap_or_else(|e| panic!("{e}"));
         std::io::Write::write_all(
@@ -704,7 +638,7 @@ mod tests {
         drop(more);
         let (changes, _) = fleet.refresh();
         let row = &fleet.rows()[0];
-        assert_eq!(row.state, SessionStatus::Held);
+        assert_eq!(row.status, SessionStatus::Held);
         assert_eq!(row.held_task.as_deref(), Some("T-002"));
         assert_eq!(row.tasks_done, 1);
         assert_eq!(row.host.as_deref(), Some("here"));
@@ -760,7 +694,7 @@ mod tests {
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
         assert_eq!(
-            fleet.rows()[0].state,
+            fleet.rows()[0].status,
             SessionStatus::Running,
             "just written: running elsewhere"
         );
@@ -773,7 +707,7 @@ mod tests {
         let mut fleet = fleet_of(tmp.path());
         fleet.refresh();
         let row = &fleet.rows()[0];
-        assert_eq!(row.state, SessionStatus::Silent);
+        assert_eq!(row.status, SessionStatus::Silent);
         assert_eq!(row.host.as_deref(), Some("build-7"));
     }
 }

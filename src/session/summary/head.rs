@@ -52,6 +52,15 @@ pub struct HarrowHead {
     pub log_bytes: Option<u64>,
     #[serde(default)]
     pub pull_request: Option<String>,
+    #[serde(default)]
+    pub unreadable_lines: UnreadableHead,
+}
+
+/// How many lines of the log the summary could not read.
+#[derive(Debug, Default, Deserialize)]
+pub struct UnreadableHead {
+    #[serde(default)]
+    pub count: u64,
 }
 
 #[derive(Debug, Default, Deserialize)]
