@@ -152,6 +152,40 @@ fn corrupt_lines_are_skipped_counted_and_named() {
     let text = stdout(&out);
     assert!(text.contains("4 unreadable lines (12, 40, 41, 152) skipped"), "{text}");
     assert!(text.contains("has no newline yet"), "{text}");
+    // The list's row counts them too, and has exactly the row's keys, whichever list reads it.
+    let out = harrow(home.path(), &["sessions", "--dir", home.path().to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &rows[0];
+    assert_eq!(row["unreadable_lines"], 4, "{row}");
+    assert_eq!(row["status"], "done", "{row}");
+    let keys: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut want = vec![
+        "id",
+        "dir",
+        "origin",
+        "feature",
+        "prep",
+        "status",
+        "held_task",
+        "held_reason",
+        "tasks_done",
+        "tasks_total",
+        "at_work",
+        "tokens",
+        "cost",
+        "started_at",
+        "last_event_at",
+        "repo",
+        "host",
+        "pull_request",
+        "unreadable_lines",
+        "archived",
+    ];
+    let mut got = keys.clone();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want);
 }
 
 #[test]
