@@ -20,6 +20,27 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+/// A chat request as it is sent: borrowed from the conversation, so a long conversation is not
+/// copied into a request for every call (and again for a streamed one).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub(crate) struct ChatRequest<'a> {
+    model: &'a str,
+    messages: &'a [Value],
+    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+    tools: &'a [Value],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+}
+
+/// What a streamed request asks for beside the reply: its usage, in the last chunk.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub(crate) struct StreamOptions {
+    include_usage: bool,
+}
+
 /// Who is calling: each role has its own endpoint, key and model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Role {
@@ -465,7 +486,7 @@ impl Brain {
     async fn request(
         &self,
         tag: &CallTag<'_>,
-        request: &Value,
+        request: ChatRequest<'_>,
         on_chunk: &mut impl FnMut(&stream::Partial),
     ) -> Result<Value, Failure> {
         let role = tag.role.as_str();
@@ -499,7 +520,7 @@ impl Brain {
     async fn request_once(
         &self,
         tag: &CallTag<'_>,
-        request: &Value,
+        request: ChatRequest<'_>,
         call: &str,
         on_chunk: &mut impl FnMut(&stream::Partial),
     ) -> Result<Value, BrainError> {
@@ -516,9 +537,11 @@ impl Brain {
             secs: self.config.read_timeout.as_secs(),
         };
         if self.streams(&endpoint.base_url) {
-            let mut streamed = request.clone();
-            streamed["stream"] = json!(true);
-            streamed["stream_options"] = json!({"include_usage": true});
+            let streamed = ChatRequest {
+                stream: true,
+                stream_options: Some(StreamOptions { include_usage: true }),
+                ..request
+            };
             let silence = self.config.read_timeout;
             let mut asked = headers.clone();
             asked.insert(transport::STREAM_HEADER, HeaderValue::from_static("1"));
@@ -554,7 +577,7 @@ impl Brain {
         let chat = client.chat();
         let chat = chat.headers(headers);
         let response: Result<Value, OpenAIError> =
-            tokio::time::timeout(self.config.read_timeout, chat.create_byot(request))
+            tokio::time::timeout(self.config.read_timeout, chat.create_byot(&request))
                 .await
                 .map_err(|_| silent())?;
         response.map_err(|e| classify(e, tag.role, endpoint, self.config.read_timeout))
@@ -571,17 +594,18 @@ impl Brain {
     ) -> Result<Reply, BrainError> {
         let role = tag.role.as_str();
         let endpoint = self.endpoint(tag.role).ok_or(BrainError::NotConfigured(role))?;
-        let mut request = json!({"model": endpoint.model, "messages": messages, "stream": false});
-        if !tools.is_empty() {
-            request["tools"] = Value::Array(tools.to_vec());
-        }
-        if let Some(cap) = self.config.max_output_tokens {
-            request["max_tokens"] = json!(cap);
-        }
+        let request = ChatRequest {
+            model: &endpoint.model,
+            messages,
+            tools,
+            max_tokens: self.config.max_output_tokens,
+            stream: false,
+            stream_options: None,
+        };
         let mut last = String::new();
         for number in 1..=self.config.max_attempts.max(1) {
             let started = Instant::now();
-            let response = self.request(tag, &request, &mut on_chunk).await;
+            let response = self.request(tag, request, &mut on_chunk).await;
             let duration = started.elapsed();
             let body = match response {
                 Ok(body) => body,
