@@ -108,6 +108,10 @@ fn bad_plans_and_missing_settings_are_one_line_and_status_2() {
             || std::fs::read_dir(tmp.path().join("sessions")).unwrap().count() == 0,
         "a refused run leaves no session behind"
     );
+    // The dead endpoint is tried as often as ever, without the default gaps between tries.
+    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
+    std::fs::write(tmp.path().join("harrow/config.toml"), "[models]\nretry_base_ms = 50\n")
+        .unwrap();
     let out = harrow(
         &[
             "run",
