@@ -90,12 +90,14 @@ pub fn seal() -> std::io::Result<()> {
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect();
         let _ = KEYS.set(keys);
+        crate::trust_roots::warm();
         return Ok(());
     }
     let credentials: Vec<(OsString, OsString)> =
         std::env::vars_os().filter(|(k, _)| is_credential(&k.to_string_lossy())).collect();
-    // The one re-execution also settles where TLS roots are read from, before libgit2 starts.
-    let roots = crate::trust_roots::deferred();
+    // The one re-execution also settles where TLS roots are read from, before libgit2 starts:
+    // with keys in the environment, only from the cache, so they leave it at once.
+    let roots = crate::trust_roots::deferred(credentials.is_empty());
     if credentials.is_empty() {
         let _ = KEYS.set(BTreeMap::new());
         if roots.is_empty() {

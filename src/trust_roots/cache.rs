@@ -15,19 +15,23 @@ use std::path::{Path, PathBuf};
 /// The most of the cache file read: one line.
 const READ_LIMIT: u64 = 8 << 10;
 
-/// [`super::folder_stands_for`], from the cache when the bundle and folder are as they were.
-pub(super) fn stands_for(bundle: &Path, dir: &Path, exact: bool) -> bool {
+/// [`super::folder_stands_for`], from the cache when the bundle and folder are as they were;
+/// else worked out and cached when `scan` allows it, `None` when it does not.
+pub(super) fn stands_for(bundle: &Path, dir: &Path, exact: bool, scan: bool) -> Option<bool> {
     let (key, file) = (key(bundle, dir, exact), place());
     if let (Some(key), Some(file)) = (&key, &file)
         && let Some(answer) = read(file).and_then(|text| answer_in(&text, key))
     {
-        return answer;
+        return Some(answer);
+    }
+    if !scan {
+        return None;
     }
     let answer = super::folder_stands_for(bundle, dir, exact);
     if let (Some(key), Some(file)) = (key, file) {
         write(&file, &format!("{key}{}\n", u8::from(answer)));
     }
-    answer
+    Some(answer)
 }
 
 /// What the cache says for `key`: its line is the key and `1` or `0`.

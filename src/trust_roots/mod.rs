@@ -39,8 +39,11 @@ const PEM_BEGIN: &[u8] = b"-----BEGIN CERTIFICATE-----";
 const PEM_END: &[u8] = b"-----END CERTIFICATE-----";
 
 /// The variables a new harrow image should start with so libgit2 loads no bundle; nothing
-/// when harrow already chose them or the folder cannot stand for the bundle.
-pub fn deferred() -> Vec<(&'static str, OsString)> {
+/// when harrow already chose them or the folder cannot stand for the bundle. With `scan`
+/// false only a cached answer is used: a process whose environment still holds keys (see
+/// [`crate::keys::seal`]) re-executes at once rather than reading every certificate first,
+/// and the image it becomes works the answer out for the next start ([`warm`]).
+pub fn deferred(scan: bool) -> Vec<(&'static str, OsString)> {
     let user = |name| std::env::var_os(name).filter(|v| !v.is_empty());
     let (file, dir) = (user(CERT_FILE), user(CERT_DIR));
     if std::env::var_os(FILE_WAS).is_some() || file.as_deref() == Some(EMPTY.as_ref()) {
@@ -58,7 +61,7 @@ pub fn deferred() -> Vec<(&'static str, OsString)> {
     // A user's bundle with no folder of theirs is all that rustls trusts for harrow's own
     // requests (the models, a forge): the folder must then hold nothing more.
     let exact = file.is_some() && dir.is_none();
-    if !cache::stands_for(&bundle, &folder, exact) {
+    if cache::stands_for(&bundle, &folder, exact, scan) != Some(true) {
         return Vec::new();
     }
     let mut env = vec![(CERT_FILE, OsString::from(EMPTY))];
@@ -68,6 +71,12 @@ pub fn deferred() -> Vec<(&'static str, OsString)> {
     env.push((FILE_WAS, file.unwrap_or_default()));
     env.push((DIR_WAS, dir.unwrap_or_default()));
     env
+}
+
+/// Works out and caches whether the folder stands for the bundle, for the next start, when
+/// this one could only look in the cache and found nothing.
+pub fn warm() {
+    let _ = deferred(true);
 }
 
 /// Whether `dir` can stand for `bundle`: every certificate of the bundle is also in a file of

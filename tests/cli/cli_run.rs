@@ -395,10 +395,17 @@ fn tls_roots_harrow_chose_for_itself_never_reach_the_workers_commands() {
     turns.as_array_mut().unwrap().insert(0, say);
     let script = json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"*": {"*": [accept()]}}});
     let (_rt, server) = serve(&script, true);
-    let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
-    cmd.env("SSL_CERT_FILE", &bundle)
-        .env("SSL_CERT_DIR", &certs)
-        .env("XDG_CACHE_HOME", tmp.path().join("cache"));
+    let with_roots = |mut cmd: Command| {
+        cmd.env("SSL_CERT_FILE", &bundle)
+            .env("SSL_CERT_DIR", &certs)
+            .env("XDG_CACHE_HOME", tmp.path().join("cache"));
+        cmd
+    };
+    // With a key in its environment harrow leaves it at once, looking only in the cache; the
+    // image it becomes works the answer out for the next start.
+    let mut first = with_roots(harrow_cmd(tmp.path(), &server.base_url()));
+    assert!(first.arg("--version").output().unwrap().status.success());
+    let cmd = with_roots(harrow_cmd(tmp.path(), &server.base_url()));
     let out = headless_run(cmd, &plan, &repo).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // harrow did start with the folder standing for the bundle…

@@ -17,10 +17,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use support::{git, holds_controls};
 
-const KEY: &str = "sk-hostile-key-0123456789abcdef";
-/// Tokens `push` and `pr` would use: a run holds them too, and no tool may read them.
-const GIT_TOKEN: &str = "sk-hostile-git-token-5150";
-const FORGE_TOKEN: &str = "sk-hostile-forge-token-8086";
+/// Each test gives its harrow keys of its own (the hostile runs one set per sandbox mode, with
+/// the tokens `push` and `pr` would use): a worker without a sandbox that reads every process's
+/// environment while another test's harrow is starting — its keys still in its environment
+/// for the moment before it seals them away — finds that test's keys, never its own run's.
+/// Without a sandbox every process of the user is readable; what a test proves is that *its*
+/// harrow's keys never reach its worker.
+const KEY: &str = "sk-verdict-key-0123456789abcdef";
 const SECRET: &str = "VICTIM-SECRET-4242";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -469,6 +472,8 @@ fn outside(repo: &Path, victim: &Path) -> Outside {
 }
 
 fn hostile_run(mode: Mode) {
+    let canary = |what: &str| format!("sk-hostile-{what}-{mode:?}-5150").to_lowercase();
+    let (key, git_token, forge_token) = (canary("key"), canary("git-token"), canary("forge"));
     let tmp = tempfile::tempdir().unwrap();
     let victim = tmp.path().join("victim");
     std::fs::create_dir_all(&victim).unwrap();
@@ -530,8 +535,8 @@ fn hostile_run(mode: Mode) {
     std::fs::write(&config, format!("[hands]\nsandbox = \"{sandbox}\"\nbash_timeout_secs = 4\n"))
         .unwrap();
     let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
-    cmd.env("HARROW_API_KEY", KEY).env("HARROW_EVALUATOR_API_KEY", KEY).env("TMUX", tmux.env());
-    cmd.env("HARROW_GIT_TOKEN", GIT_TOKEN).env("GITHUB_TOKEN", FORGE_TOKEN);
+    cmd.env("HARROW_API_KEY", &key).env("HARROW_EVALUATOR_API_KEY", &key).env("TMUX", tmux.env());
+    cmd.env("HARROW_GIT_TOKEN", &git_token).env("GITHUB_TOKEN", &forge_token);
     if mode == Mode::Landlock {
         cmd.env("PATH", path_without_bwrap(&tmp.path().join("bin")));
     }
@@ -566,7 +571,7 @@ fn hostile_run(mode: Mode) {
             Unaffected => assert!(!failed, "{mode:?} {}: should run, got: {output}", r.label),
             Contained | Skip => {}
         }
-        for leak in [KEY, GIT_TOKEN, FORGE_TOKEN, SECRET, "FOUND"] {
+        for leak in [key.as_str(), &git_token, &forge_token, SECRET, "FOUND"] {
             assert!(!output.contains(leak), "{mode:?} {}: '{leak}' in {output}", r.label);
         }
     }
@@ -587,7 +592,7 @@ fn hostile_run(mode: Mode) {
         ("the git history", history),
         ("the output", format!("{stdout}{stderr}")),
     ] {
-        for key in [KEY, GIT_TOKEN, FORGE_TOKEN] {
+        for key in [&key, &git_token, &forge_token] {
             assert!(!text.contains(key), "{mode:?}: {key} is in {place}");
         }
     }
@@ -661,13 +666,14 @@ fn a_hostile_worker_under_landlock_when_bubblewrap_is_missing() {
 
 #[test]
 fn a_provider_error_that_echoes_the_key_is_scrubbed_everywhere() {
+    const ECHOED_KEY: &str = "sk-echoed-key-0123456789abcdef";
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let script =
         json!({"worker": {"T-001": {"1": [{"http_status": 400, "echo_authorization": true}]}}});
     let (_rt, server) = serve(&script, true);
     let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
-    cmd.env("HARROW_API_KEY", KEY);
+    cmd.env("HARROW_API_KEY", ECHOED_KEY);
     let out = headless_run(cmd, &plan, &repo).output().unwrap();
     let printed =
         format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -678,7 +684,7 @@ fn a_provider_error_that_echoes_the_key_is_scrubbed_everywhere() {
         log.contains("Authorization: Bearer [redacted]"),
         "the echo is kept, the key is not: {log}"
     );
-    assert!(!log.contains(KEY) && !printed.contains(KEY), "{printed}");
+    assert!(!log.contains(ECHOED_KEY) && !printed.contains(ECHOED_KEY), "{printed}");
 }
 
 /// Escape sequences and live HTML a model can put in what it writes.
