@@ -376,6 +376,7 @@ fn jitter(max: Duration) -> Duration {
 
 impl Brain {
     pub fn new(config: BrainConfig) -> Result<Brain, BrainError> {
+        super::tls::ready();
         let mut builder = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             // The silence timeouts are the brain's own (they tell a silent model from a stalled

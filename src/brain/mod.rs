@@ -5,4 +5,5 @@ pub mod client;
 pub(crate) mod preflight;
 pub mod scripted;
 pub(crate) mod stream;
+pub(crate) mod tls;
 pub(crate) mod transport;

@@ -26,6 +26,7 @@ impl ForgeClient {
             .enable_all()
             .build()
             .map_err(|e| Unreachable(e.to_string()))?;
+        crate::brain::tls::ready();
         let mut builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
             .timeout(Duration::from_secs(60))

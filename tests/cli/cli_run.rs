@@ -421,3 +421,86 @@ fn tls_roots_harrow_chose_for_itself_never_reach_the_workers_commands() {
     let want = format!("file=[{}] dir=[{}]", bundle.display(), certs.display());
     assert!(said.contains(&want), "{said}");
 }
+
+/// harrow's HTTPS requests go through rustls with the provider harrow installs (reqwest is
+/// built with none): against a loopback TLS server whose self-signed certificate the user's
+/// `SSL_CERT_FILE` trusts, the handshake succeeds and the server's own answer is what harrow
+/// reports; with the certificate not trusted, the request never reaches it.
+#[test]
+fn a_model_over_https_is_reached_through_the_users_roots_and_an_untrusted_one_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = repo_and_plan(tmp.path(), 1);
+    let self_signed = |name: &str| {
+        let (cert, key) = (tmp.path().join(format!("{name}.pem")), tmp.path().join("k.pem"));
+        let made = Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"])
+            .args(["-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"])
+            .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+            .args(["-addext", "extendedKeyUsage=serverAuth"])
+            .arg("-keyout")
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert)
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        (cert, key)
+    };
+    let (other, _) = self_signed("other");
+    let (cert, key) = self_signed("server");
+    // A TLS server that answers every request with its own 400, and says what it was asked.
+    let server = r#"
+import json, socket, ssl, sys
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept()
+    try:
+        t = ctx.wrap_socket(c, server_side=True)
+        line = t.recv(65536).decode(errors="replace").split("\r\n")[0]
+        print(line, flush=True)
+        body = json.dumps({"error": {"message": "the TLS server answered", "type": "invalid_request_error"}})
+        t.sendall(("HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)).encode())
+        t.close()
+    except Exception as e:
+        print("refused:", e, flush=True)
+"#;
+    let mut tls = support::Reaped(
+        Command::new("python3")
+            .args(["-c", server])
+            .arg(&cert)
+            .arg(&key)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut out = std::io::BufReader::new(tls.0.stdout.take().unwrap());
+    let mut port = String::new();
+    std::io::BufRead::read_line(&mut out, &mut port).unwrap();
+    let url = format!("https://localhost:{}/v1", port.trim());
+    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
+    std::fs::write(tmp.path().join("harrow/config.toml"), "[models]\nretry_base_ms = 50\n")
+        .unwrap();
+    let prep = |roots: &Path| {
+        let mut cmd = harrow_cmd(tmp.path(), &url);
+        cmd.args(["prep", "--repo", repo.to_str().unwrap(), "--feature", "f", "--brief", "b"])
+            .env("SSL_CERT_FILE", roots)
+            .env_remove("SSL_CERT_DIR")
+            .env("XDG_CACHE_HOME", tmp.path().join("cache"));
+        let out = cmd.output().unwrap();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let trusted = prep(&cert);
+    assert!(trusted.contains("rejected the request (400): the TLS server answered"), "{trusted}");
+    let mut asked = String::new();
+    std::io::BufRead::read_line(&mut out, &mut asked).unwrap();
+    assert!(asked.starts_with("POST /v1/chat/completions"), "{asked}");
+    // Roots that do not hold the server's certificate: the handshake fails, nothing is asked.
+    let untrusted = prep(&other);
+    assert!(!untrusted.contains("the TLS server answered"), "{untrusted}");
+    asked.clear();
+    std::io::BufRead::read_line(&mut out, &mut asked).unwrap();
+    assert!(asked.starts_with("refused:"), "{asked}");
+}
