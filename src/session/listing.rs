@@ -27,6 +27,32 @@ pub fn tasks_total(o: &Overview) -> u64 {
     o.summary.tasks.len() as u64
 }
 
+/// A session's row as the fleet reads it; when only its log's tail could be read (no summary
+/// says where to start: an old Tilth session, a run that died before its first task ended),
+/// its figures are taken from the whole log, as `show` reads them — the list says what the
+/// session holds, not what its last 256 KiB do.
+fn whole_row(found: &discover::Found) -> SessionRow {
+    let (mut row, whole) = super::fleet::read_row(found.clone());
+    if whole {
+        return row;
+    }
+    if let Ok(o) = super::overview(&found.dir, &found.id) {
+        let s = &o.summary;
+        row.origin.clone_from(&s.harrow.format);
+        row.feature.clone_from(&s.harrow.feature);
+        row.tasks_done = s.harrow.tasks_done;
+        row.tasks_total = tasks_total(&o);
+        row.tokens = u64::try_from(s.tokens.all.total.max(s.tokens.all.prompt + s.tokens.all.eval))
+            .unwrap_or(0);
+        row.cost = s.tokens.all.cost;
+        row.unreadable_lines = s.harrow.unreadable_lines.count;
+        row.started_at.clone_from(&s.started_at);
+        row.last_event_at.clone_from(&s.last_event_at);
+        row.status = o.status;
+    }
+    row
+}
+
 /// How long one folder may take to read for the list: a folder someone else wrote (an endless
 /// line, a slow network file system) is left out after this, never waited on.
 pub const FOLDER_DEADLINE: Duration = Duration::from_millis(1500);
@@ -49,7 +75,7 @@ pub fn rows(roots: &[Root]) -> (Vec<SessionRow>, Vec<String>) {
                 if tx.send((i, Some(Instant::now()), None)).is_err() {
                     return;
                 }
-                let row = Some(super::fleet::read_row(f.clone()));
+                let row = Some(whole_row(f));
                 if tx.send((i, None, row)).is_err() {
                     return;
                 }

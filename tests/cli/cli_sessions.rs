@@ -513,3 +513,24 @@ fn follow_notifies_side_by_side_and_stops_a_program_that_never_exits() {
         .count();
     assert_eq!(left, 0, "no notify program (nor what it started) is left running");
 }
+
+/// A log longer than the fleet reads of a tail, with no summary that says where to start (an
+/// old Tilth session; a run that died before its first task ended): the list's figures are the
+/// whole log's, as `show` gives them, not its last 256 KiB's.
+#[test]
+fn a_long_log_without_a_usable_summary_is_listed_with_the_whole_logs_figures() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(DONE);
+    copy_dir(&fixtures().join(DONE), &dir);
+    std::fs::remove_file(dir.join("summary.json")).unwrap();
+    let mut log = std::fs::read(dir.join("events.jsonl")).unwrap();
+    log.extend(std::iter::repeat_n(b'\n', 300 * 1024));
+    std::fs::write(dir.join("events.jsonl"), log).unwrap();
+    let out = harrow(home.path(), &["sessions", "--dir", home.path().to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &rows[0];
+    assert_eq!((&row["tasks_done"], &row["tasks_total"]), (&4.into(), &4.into()), "{row}");
+    assert_eq!(row["tokens"], 148_585, "{row}");
+    assert_eq!(row["origin"], "tilth", "{row}");
+}

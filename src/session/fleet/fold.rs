@@ -41,6 +41,9 @@ pub(super) struct LogFold {
     pub recent: VecDeque<String>,
     /// Lines that could not be read: the summary's count, and those met since.
     pub unreadable: u64,
+    /// Only the log's last [`super::TAIL_BYTES`] were folded: the counts are the summary's
+    /// (however old) and the tail's, not the whole log's.
+    pub tail_only: bool,
 }
 
 impl LogFold {

@@ -120,15 +120,19 @@ fn start_of(path: &Path, len: u64, summary: Option<SummaryHead>) -> (LogFold, u6
                     memchr::memchr(b'\n', &buf[..n]).map(|i| i as u64 + 1)
                 })
                 .unwrap_or(0);
-            let fold = LogFold::counts_from(summary);
+            let mut fold = LogFold::counts_from(summary);
+            fold.tail_only = true;
             (fold, from + skip)
         }
     }
 }
 
 /// One session's row as the fleet first reads it: what `harrow sessions` lists.
-pub fn read_row(found: Found) -> SessionRow {
-    Tracked::open(found).row
+/// One session's row as the fleet first reads it, and whether its figures stand for the whole
+/// log (false when only the log's tail could be read: no summary said where to start).
+pub fn read_row(found: Found) -> (SessionRow, bool) {
+    let t = Tracked::open(found);
+    (t.row, !t.fold.tail_only)
 }
 
 impl Tracked {
