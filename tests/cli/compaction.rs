@@ -5,9 +5,9 @@
 //! makes the same rebuild once and the request goes again; a conversation that does not fit
 //! even rebuilt holds the task, with the window named, never crashing the run.
 
-use crate::{loop_fixture, support};
+use crate::loop_fixture;
 
-use loop_fixture::{accept, case, harrow_cmd, headless_run, repo_and_plan, serve};
+use loop_fixture::{accept, case, events_of, harrow_cmd, headless_run, repo_and_plan, serve};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -26,14 +26,6 @@ fn many_writes(n: usize, size: usize) -> Vec<Value> {
 fn configure(tmp: &Path, config: &str) {
     std::fs::create_dir_all(tmp.join("harrow")).unwrap();
     std::fs::write(tmp.join("harrow/config.toml"), config).unwrap();
-}
-
-fn events_of(dir: &Path, kind: &str) -> Vec<Value> {
-    support::strict_events(dir)
-        .into_iter()
-        .filter(|e| e["type"] == kind)
-        .map(|e| e["payload"].clone())
-        .collect()
 }
 
 fn only_session(tmp: &Path) -> std::path::PathBuf {

@@ -4,31 +4,12 @@
 //! `FILE:LINE`), the review is logged like a verdict, and its reject reaches the worker's next
 //! attempt with each comment at its `FILE:LINE` under the quoted line.
 
-use crate::{loop_fixture, support};
+use crate::loop_fixture;
 
-use loop_fixture::{accept, case, harrow_cmd, headless_run, reject, repo_and_plan, serve};
+use loop_fixture::{accept, case, events_of, harrow_cmd, reject, repo_and_plan, serve};
 use serde_json::{Value, json};
-use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn until_logged(dir: &Path, kind: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_to_string(dir.join("events.jsonl"))
-        .map_or(true, |t| !t.contains(&format!("\"type\":\"{kind}\"")))
-    {
-        assert!(Instant::now() < deadline, "no {kind} was logged");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn events_of(dir: &Path, kind: &str) -> Vec<Value> {
-    support::strict_events(dir)
-        .into_iter()
-        .filter(|e| e["type"] == kind)
-        .map(|e| e["payload"].clone())
-        .collect()
-}
 
 #[test]
 fn a_review_with_line_comments_sends_the_task_back_with_each_comment_at_its_line() {
@@ -43,17 +24,14 @@ fn a_review_with_line_comments_sends_the_task_back_with_each_comment_at_its_line
         "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept()]}}
     });
     let (_rt, server) = serve(&script, true);
-    let mut child = support::Reaped(
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
-            .args(["--max-attempts", "1", "--wait-for-operator"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let held = ["--max-attempts", "1", "--wait-for-operator"];
+    let (mut child, dir, id) = loop_fixture::held_run(
+        tmp.path(),
+        &server.base_url(),
+        (&plan, &repo),
+        &held,
+        Stdio::piped(),
     );
-    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
-    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
-    until_logged(&dir, "operator_wait");
     let review = |comments: &str, extra: &[&str]| -> Output {
         let file = tmp.path().join("review.txt");
         std::fs::write(&file, comments).unwrap();
@@ -144,17 +122,14 @@ fn a_review_that_accepts_lands_the_work_with_its_comments_logged() {
         "evaluator": {"T-001": {"1": [reject("weak_test")]}}
     });
     let (_rt, server) = serve(&script, true);
-    let mut child = support::Reaped(
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
-            .args(["--max-attempts", "1", "--wait-for-operator"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let held = ["--max-attempts", "1", "--wait-for-operator"];
+    let (mut child, dir, id) = loop_fixture::held_run(
+        tmp.path(),
+        &server.base_url(),
+        (&plan, &repo),
+        &held,
+        Stdio::piped(),
     );
-    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
-    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
-    until_logged(&dir, "operator_wait");
     let file = tmp.path().join("review.txt");
     std::fs::write(&file, "f1.txt:1: fine as it is\n").unwrap();
     let sent = harrow_cmd(tmp.path(), &server.base_url())

@@ -5,7 +5,9 @@
 
 use crate::{loop_fixture, support};
 
-use loop_fixture::{accept, case, harrow_cmd, headless_run, reject, repo_and_plan, serve};
+use loop_fixture::{
+    accept, case, events_of, harrow_cmd, headless_run, reject, repo_and_plan, serve,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Output, Stdio};
@@ -13,24 +15,6 @@ use std::time::{Duration, Instant};
 
 fn write(path: &str, content: &str) -> Value {
     json!({"name": "write_file", "arguments": {"path": path, "content": content}})
-}
-
-fn events_of(dir: &Path, kind: &str) -> Vec<Value> {
-    support::strict_events(dir)
-        .into_iter()
-        .filter(|e| e["type"] == kind)
-        .map(|e| e["payload"].clone())
-        .collect()
-}
-
-fn until_logged(dir: &Path, kind: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_to_string(dir.join("events.jsonl"))
-        .map_or(true, |t| !t.contains(&format!("\"type\":\"{kind}\"")))
-    {
-        assert!(Instant::now() < deadline, "no {kind} was logged");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// The tree a kept commit holds, from the source repository.
@@ -65,17 +49,14 @@ fn a_rewound_task_goes_on_from_the_kept_attempt_and_lands_only_when_judged_again
         "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [reject("scope_creep")], "3": [accept()]}}
     });
     let (_rt, server) = serve(&script, true);
-    let mut child = support::Reaped(
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
-            .args(["--max-attempts", "2", "--wait-for-operator"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let held = ["--max-attempts", "2", "--wait-for-operator"];
+    let (mut child, dir, id) = loop_fixture::held_run(
+        tmp.path(),
+        &server.base_url(),
+        (&plan, &repo),
+        &held,
+        Stdio::piped(),
     );
-    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
-    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
-    until_logged(&dir, "operator_wait");
     let control = |args: &[&str]| -> Output {
         harrow_cmd(tmp.path(), &server.base_url())
             .arg("control")
@@ -344,17 +325,14 @@ fn in_lanes_a_rewind_sets_back_only_its_tasks_lane() {
         "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [reject("weak_test")], "3": [accept()]}, "T-002": {"1": [accept()]}}
     });
     let (_rt, server) = serve(&script, true);
-    let mut child = support::Reaped(
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
-            .args(["--lanes", "2", "--max-attempts", "2", "--wait-for-operator"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let held = ["--lanes", "2", "--max-attempts", "2", "--wait-for-operator"];
+    let (mut child, dir, id) = loop_fixture::held_run(
+        tmp.path(),
+        &server.base_url(),
+        (&plan, &repo),
+        &held,
+        Stdio::piped(),
     );
-    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
-    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
-    until_logged(&dir, "operator_wait");
     let sent = harrow_cmd(tmp.path(), &server.base_url())
         .args(["control", &id, "rewind", "--task", "T-001", "--to-attempt", "1"])
         .args(["--reason", "LANE-REASON"])
@@ -396,17 +374,14 @@ fn a_run_killed_after_a_rewind_restarts_the_attempt_from_the_rewind() {
         "evaluator": {"T-001": {"1": [reject("weak_test")]}}
     });
     let (_rt, server) = serve(&script, false);
-    let mut child = support::Reaped(
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
-            .args(["--max-attempts", "1", "--wait-for-operator"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let held = ["--max-attempts", "1", "--wait-for-operator"];
+    let (mut child, dir, id) = loop_fixture::held_run(
+        tmp.path(),
+        &server.base_url(),
+        (&plan, &repo),
+        &held,
+        Stdio::null(),
     );
-    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "context_reset");
-    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
-    until_logged(&dir, "operator_wait");
     let sent = harrow_cmd(tmp.path(), &server.base_url())
         .args(["control", &id, "rewind", "--task", "T-001", "--to-attempt", "1"])
         .args(["--reason", "KILL-REASON"])

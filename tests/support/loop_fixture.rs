@@ -293,3 +293,47 @@ pub fn depends(plan: &Path, n: usize, deps: &str) {
     );
     std::fs::write(&file, text).unwrap();
 }
+
+/// The payloads of a session's events of `kind`, its log held to the strict decoder.
+pub fn events_of(dir: &Path, kind: &str) -> Vec<Value> {
+    super::support::strict_events(dir)
+        .into_iter()
+        .filter(|e| e["type"] == kind)
+        .map(|e| e["payload"].clone())
+        .collect()
+}
+
+/// Waits, up to a minute, until a session's log holds an event of `kind`.
+pub fn until_logged(dir: &Path, kind: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(dir.join("events.jsonl"))
+        .map_or(true, |t| !t.contains(&format!("\"type\":\"{kind}\"")))
+    {
+        assert!(std::time::Instant::now() < deadline, "no {kind} was logged");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The real binary running `plan` on `repo` headless with `args` against `base_url`, once its
+/// log says a task waits for the operator: the running child (reaped if the test fails), its
+/// session folder and id.
+pub fn held_run(
+    tmp: &Path,
+    base_url: &str,
+    (plan, repo): (&Path, &Path),
+    args: &[&str],
+    stdout: std::process::Stdio,
+) -> (super::support::Reaped, PathBuf, String) {
+    let child = super::support::Reaped(
+        headless_run(harrow_cmd(tmp, base_url), plan, repo)
+            .args(args)
+            .stdout(stdout)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let dir = session_when_log_has(&tmp.join("sessions"), "context_reset");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    until_logged(&dir, "operator_wait");
+    (child, dir, id)
+}
