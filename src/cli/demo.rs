@@ -242,7 +242,7 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
     };
     println!("demo repository: {}", repo.display());
     let run = create_session(start)?;
-    let (dir, id) = (run.dir.clone(), run.id.clone());
+    let (dir, id) = (run.facts().dir.clone(), run.facts().id.clone());
     let code = if args.headless { drive(run, 0) } else { drive_console(run) }?;
     if let Some(why) = off_script(&dir) {
         eprintln!(

@@ -356,7 +356,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         opts,
     };
     let mut run = Run::resumed(parts, &restored);
-    let lanes = run.opts.lanes > 1 && run.plan.is_graph();
+    let lanes = run.facts().opts.lanes > 1 && run.facts().plan.is_graph();
     let (honoured, repaired, restart) = if lanes {
         // Each lane's task goes on in its own worktree; accepted work lands from its kept
         // attempt, never from a worktree.
@@ -403,7 +403,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         event.moved_from.clone_from(&start.source);
     }
     run.writer.append(&event)?;
-    let (id, dir) = (run.id.clone(), run.dir.clone());
+    let (id, dir) = (run.facts().id.clone(), run.facts().dir.clone());
     let code =
         if args.flags.headless { drive(run, resumed_at) } else { super::run::drive_console(run) }?;
     Ok(super::ship::after_run(&id, &dir, &args.flags, code, &config.forge))

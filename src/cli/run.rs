@@ -468,46 +468,25 @@ pub fn create_session(start: Start) -> Result<Run> {
         brain,
         opts,
     });
-    let limits = serde_json::json!({
-        "max_iterations_per_task": run.opts.max_iterations,
-        "max_evaluator_calls_per_task": run.opts.max_attempts,
-        "on_cap": run.opts.on_cap,
-        "score_threshold": run.opts.score_threshold,
-        "max_wall_clock_minutes": run.opts.caps.wall_clock.map(|d| d.as_secs_f64() / 60.0),
-        "max_tokens": run.opts.caps.tokens,
-        "max_token_dollar_spend": run.opts.caps.dollars,
-        "lanes": run.opts.lanes,
-    });
     let mut payload = SessionStart {
         source: Some(run.workspace.source.display().to_string()),
-        feature_dir: Some(run.plan.source.display().to_string()),
-        feature: Some(run.plan.feature.clone()),
-        title: run.plan.title(),
+        feature_dir: Some(run.facts().plan.source.display().to_string()),
+        feature: Some(run.facts().plan.feature.clone()),
+        title: run.facts().plan.title(),
         phase: Some("run".into()),
         worktree: Some(run.workspace.worktree.display().to_string()),
         branch: Some(run.workspace.branch.clone()),
         worker_model: worker.as_ref().map(|e| e.model.clone()),
         evaluator_model: evaluator.as_ref().map(|e| e.model.clone()),
         base_url: worker.as_ref().map(|e| e.base_url.clone()),
-        limits: Some(limits),
-        task_count: Some(run.plan.tasks.len() as u64),
-        plan: Some(run.plan.source.display().to_string()),
+        limits: Some(limits(&run.facts().opts)),
+        task_count: Some(run.facts().plan.tasks.len() as u64),
+        plan: Some(run.facts().plan.source.display().to_string()),
         session_id: Some(id),
         host: Some(crate::session::lock::hostname()),
         base_commit: Some(run.workspace.base.clone()),
-        no_eval: Some(run.opts.no_eval),
-        plan_tasks: Some(
-            run.plan
-                .tasks
-                .iter()
-                .map(|t| match &t.depends_on {
-                    Some(deps) => {
-                        serde_json::json!({"id": t.id, "title": t.title, "depends_on": deps})
-                    }
-                    None => serde_json::json!({"id": t.id, "title": t.title}),
-                })
-                .collect(),
-        ),
+        no_eval: Some(run.facts().opts.no_eval),
+        plan_tasks: Some(plan_tasks(&run.facts().plan)),
         ..SessionStart::default()
     };
     let roles: serde_json::Map<String, serde_json::Value> = [Role::Worker, Role::Evaluator]
@@ -525,16 +504,41 @@ pub fn create_session(start: Start) -> Result<Run> {
         .collect();
     payload.endpoints = Some(serde_json::Value::Object(roles));
     // A plan written by `harrow prep` names its interview: the run links back to it.
-    if let Some(prep) = run.plan.seed.as_deref().and_then(crate::prep::write::prep_session) {
+    if let Some(prep) = run.facts().plan.seed.as_deref().and_then(crate::prep::write::prep_session)
+    {
         payload.prep_session = Some(prep.to_owned());
     }
     payload.sandbox = Some(run.hands.isolation.kind().to_owned());
     payload.sandbox_detail = Some(run.hands.isolation.describe());
-    payload.validators = Some(serde_json::json!(run.opts.validators));
+    payload.validators = Some(serde_json::json!(run.facts().opts.validators));
     payload.notices = Some(notices);
     payload.demo = start.demo;
     run.writer.append(&payload)?;
     Ok(run)
+}
+
+/// The limits a run was started with, as `session_start` records them.
+fn limits(opts: &RunOptions) -> serde_json::Value {
+    serde_json::json!({
+        "max_iterations_per_task": opts.max_iterations,
+        "max_evaluator_calls_per_task": opts.max_attempts,
+        "on_cap": opts.on_cap,
+        "score_threshold": opts.score_threshold,
+        "max_wall_clock_minutes": opts.caps.wall_clock.map(|d| d.as_secs_f64() / 60.0),
+        "max_tokens": opts.caps.tokens,
+        "max_token_dollar_spend": opts.caps.dollars,
+        "lanes": opts.lanes,
+    })
+}
+
+/// The plan's tasks as `session_start` records them: id, title and what each depends on.
+fn plan_tasks(plan: &crate::harness::plan::Plan) -> serde_json::Value {
+    (plan.tasks.iter())
+        .map(|t| match &t.depends_on {
+            Some(deps) => serde_json::json!({"id": t.id, "title": t.title, "depends_on": deps}),
+            None => serde_json::json!({"id": t.id, "title": t.title}),
+        })
+        .collect()
 }
 
 /// How long a headless run may be silent before it says what it is waiting on.
@@ -711,7 +715,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         demo: None,
     };
     let run = create_session(start)?;
-    let (id, dir) = (run.id.clone(), run.dir.clone());
+    let (id, dir) = (run.facts().id.clone(), run.facts().dir.clone());
     let code = if flags.headless { drive(run, 0) } else { drive_console(run) }?;
     Ok(super::ship::after_run(&id, &dir, flags, code, &config.forge))
 }
@@ -776,8 +780,8 @@ fn preflight(config: &BrainConfig, no_eval: bool) -> Result<()> {
 /// whether to stop it at the next task boundary; either way the rest of its events are
 /// printed here until it ends.
 pub fn drive_console(mut run: Run) -> Result<ExitCode> {
-    let dir = run.dir.clone();
-    let id = run.id.clone();
+    let dir = run.facts().dir.clone();
+    let id = run.facts().id.clone();
     let active = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let running = Arc::clone(&active);
     let loop_thread = std::thread::Builder::new().name("harrow-loop".into()).spawn(move || {
@@ -831,7 +835,8 @@ fn decisions(id: &str, task: &str) -> String {
 /// the work in flight is cancelled and the run logs its stop. The process's status says which
 /// signal it was (`main` maps it).
 fn stop_on_termination(runtime: &tokio::runtime::Runtime, run: &Run, say: bool) {
-    let (interrupted, cancel) = (Arc::clone(&run.interrupted), Arc::clone(&run.hands.cancel));
+    let (interrupted, cancel) =
+        (Arc::clone(&run.facts().interrupted), Arc::clone(&run.hands.cancel));
     runtime.spawn(async move {
         if let Some(number) = crate::signals::termination().await {
             interrupted.store(true, Ordering::SeqCst);
@@ -849,14 +854,15 @@ fn stop_on_termination(runtime: &tokio::runtime::Runtime, run: &Run, say: bool) 
 /// Runs a session to its end, printing its log from byte `from`, and maps the end to an exit
 /// status.
 pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
-    let dir = run.dir.clone();
-    let id = run.id.clone();
+    let dir = run.facts().dir.clone();
+    let id = run.facts().id.clone();
     let printer = Printer::start(&dir, from);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     // Ctrl-C: the call or command in flight is cancelled and the run stops resumable; a
     // second Ctrl-C leaves at once.
-    let (interrupted, cancel) = (Arc::clone(&run.interrupted), Arc::clone(&run.hands.cancel));
+    let (interrupted, cancel) =
+        (Arc::clone(&run.facts().interrupted), Arc::clone(&run.hands.cancel));
     runtime.spawn(async move {
         if tokio::signal::ctrl_c().await.is_err() {
             return;
@@ -871,7 +877,7 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     stop_on_termination(&runtime, &run, true);
     let started = Instant::now();
     let ended = runtime.block_on(run.run());
-    let held = run.held_task();
+    let held = run.facts().held_task();
     drop(run);
     printer.finish();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;

@@ -170,7 +170,7 @@ pub fn run(tmp: &Path, setup: Setup) -> Outcome {
             demo: None,
         };
         let mut run = create_session(start).unwrap();
-        let dir = run.dir.clone();
+        let dir = run.facts().dir.clone();
         let ended = run.run().await.unwrap();
         drop(run);
         let events = super::support::strict_events(&dir);

@@ -5,7 +5,8 @@
 //! happens once when the server answers that a request is too long. A conversation that does
 //! not fit even rebuilt holds the task for a person, never crashes the run.
 
-use super::{Result, Run, Task, TaskEnd, scope};
+use super::Desk;
+use super::{Lane, Result, Task, TaskEnd, scope};
 use crate::harness::compact::{self, CHARS_PER_TOKEN, Record, compact};
 use crate::session::event::ContextCompacted;
 use serde_json::Value;
@@ -17,11 +18,14 @@ pub(super) struct WindowKeeper {
     chars_per_token: f64,
     /// The server said a request was too long and the conversation was rebuilt for it.
     pub compacted_for_server: bool,
+    /// The window the server named when it refused a request: the one to fit from then on,
+    /// whatever was configured.
+    pub named: Option<u64>,
 }
 
 impl Default for WindowKeeper {
     fn default() -> Self {
-        WindowKeeper { chars_per_token: CHARS_PER_TOKEN, compacted_for_server: false }
+        WindowKeeper { chars_per_token: CHARS_PER_TOKEN, compacted_for_server: false, named: None }
     }
 }
 
@@ -39,7 +43,7 @@ impl WindowKeeper {
     }
 }
 
-impl Run {
+impl Lane {
     /// Rebuilds `messages` when the next request would pass the threshold of the worker's
     /// window (`trigger` `threshold`), or because the server refused it as too long
     /// (`server`, whatever the estimate says). The task's end when even the rebuilt
@@ -53,9 +57,9 @@ impl Run {
         keeper: &WindowKeeper,
     ) -> Result<Option<TaskEnd>> {
         let (iter, attempt) = sc;
-        let window = self.opts.worker_window.unwrap_or(0);
+        let window = keeper.named.or(self.shared.opts.worker_window).unwrap_or(0);
         let before = compact::tokens(messages, keeper.chars_per_token);
-        let threshold = (window as f64 * self.opts.compact_at) as u64;
+        let threshold = (window as f64 * self.shared.opts.compact_at) as u64;
         if trigger == "threshold" && (window == 0 || before <= threshold) {
             return Ok(None);
         }

@@ -3,10 +3,11 @@
 //! `escalate_to` for the rest of the task — a lane is one task's, so the next task starts on the
 //! first model again. Every switch is a `model_switch`.
 
-use super::{Result, Role, Run, scope};
+use super::Desk;
+use super::{Lane, Result, Role, scope};
 use crate::session::event::ModelSwitch;
 
-impl Run {
+impl Lane {
     /// Moves the task's worker to the stronger model once its rejects reach the number set;
     /// nothing when none is configured, too few were rejected, or it is there already.
     pub(super) fn escalate_if_due(&mut self, task: &str, iter: u64, attempt: u64) -> Result<()> {

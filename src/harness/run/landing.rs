@@ -2,7 +2,8 @@
 //! where it is when the lane works in place, else fast-forwarded or merged onto what landed
 //! meanwhile and validated there; what does not combine goes back to the worker.
 
-use super::{Acceptance, Ended, GateEvent, HarnessError, Result, Run, Scope, Task};
+use super::Desk;
+use super::{Acceptance, Ended, GateEvent, Lane, Result, Scope, Task};
 use crate::hands::validators;
 use crate::session::event::FeedbackSent;
 
@@ -17,7 +18,7 @@ pub(super) enum Landing {
     Held(Ended),
 }
 
-impl Run {
+impl Lane {
     /// Lands a lane's accepted task on the session branch, from its conversation: a conflict
     /// or a combination that fails the validators goes back to the worker (the returned text),
     /// in the same conversation, as a new attempt.
@@ -32,7 +33,7 @@ impl Run {
         if let Landing::Rework { text, conflicts } = &landing {
             let why = "the accepted change does not combine with work that landed meanwhile";
             self.gate(&task.id, GateEvent::MergeFailed, why, *attempt)?;
-            self.records.update(&task.id, |r| r.granted += 1);
+            self.shared.records.update(&task.id, |r| r.granted += 1);
             *attempt += 1;
             self.gate(
                 &task.id,
@@ -44,7 +45,7 @@ impl Run {
                 scope: sc.clone(),
                 kind: Some("merge".into()),
                 content: Some(text.clone()),
-                base_commit: self.records.get(&task.id).base,
+                base_commit: self.shared.records.get(&task.id).base,
                 conflicts: Some(conflicts.clone()),
                 ..FeedbackSent::default()
             })?;
@@ -78,8 +79,8 @@ impl Run {
     ) -> Result<Option<Ended>> {
         self.workspace.reset_lane(&k.base)?;
         self.workspace.restore_files(&k.kept)?;
-        self.records.update(&task.id, |r| r.base = Some(k.base.clone()));
-        let review = self.review_of(&task.id);
+        self.shared.records.update(&task.id, |r| r.base = Some(k.base.clone()));
+        let review = self.shared.review_of(&task.id);
         let summary = self
             .last_case(&task.id)?
             .map_or_else(|| "accepted before the interruption".into(), |(c, _)| c.summary);
@@ -98,12 +99,10 @@ impl Run {
     /// it (three-way, from the work's tree), checked out in the lane and validated before the
     /// session branch moves.
     pub(super) fn land_once(&mut self, task: &Task, a: Acceptance) -> Result<Landing> {
-        let Some(link) = self.lane.clone() else {
-            return Ok(Landing::Held(self.landing_failed(task, "it was accepted outside a lane")?));
-        };
-        let _turn = link.landing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let landing = std::sync::Arc::clone(&self.link.landing);
+        let _turn = landing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let base = self.task_base(&task.id)?;
-        if link.in_place {
+        if self.link.in_place {
             return match self.commit_judged(task, &a, &base) {
                 Ok(sha) => {
                     self.record_guard()?;
@@ -115,7 +114,7 @@ impl Run {
                 }
             };
         }
-        let onto = link.session.session_tip()?;
+        let onto = self.link.session.session_tip()?;
         // Unmoved, the session branch takes the task's commit as it is; moved, the task's
         // work is merged onto it as a tree, and only the combination is committed.
         let change = if onto == base {
@@ -138,10 +137,11 @@ impl Run {
             change
         } else {
             let mut merged = self.workspace.merge_onto(&base, &change, &onto)?;
-            if merged.conflicts.is_empty() && self.opts.validators.is_empty() {
+            if merged.conflicts.is_empty() && self.shared.opts.validators.is_empty() {
                 // Nothing would run on the combination: it is committed as merged, and the
                 // worktree, which the next task resets, is left as it is.
-                let message = (task.id.as_str(), task.title.as_str(), self.id.as_str(), a.review);
+                let message =
+                    (task.id.as_str(), task.title.as_str(), self.shared.id.as_str(), a.review);
                 match self.workspace.commit_merged(&merged, &onto, message) {
                     Ok(sha) => sha,
                     Err(e) => {
@@ -157,7 +157,7 @@ impl Run {
                 }
             }
         };
-        if let Err(e) = link.session.advance_session(&onto, &landed) {
+        if let Err(e) = self.link.session.advance_session(&onto, &landed) {
             let why = format!(
                 "the session branch could not take its work ({e}); the work is in {} as commit {landed}",
                 self.workspace.worktree.display()
@@ -179,7 +179,7 @@ impl Run {
         merged: &mut crate::hands::lanes::Merged,
     ) -> Result<std::result::Result<Option<String>, Landing>> {
         self.workspace.bring_up(onto, merged)?;
-        self.records.update(&task.id, |r| r.base = Some(onto.to_owned()));
+        self.shared.records.update(&task.id, |r| r.base = Some(onto.to_owned()));
         self.record_guard()?;
         if !merged.conflicts.is_empty() {
             return Ok(Err(Landing::Rework {
@@ -197,7 +197,7 @@ impl Run {
         }
         // The combination lands as the merge built it from judged work; whatever the
         // validators left in the worktree stays out.
-        let message = (task.id.as_str(), task.title.as_str(), self.id.as_str(), review);
+        let message = (task.id.as_str(), task.title.as_str(), self.shared.id.as_str(), review);
         match self.workspace.commit_merged(merged, onto, message) {
             Ok(sha) => Ok(Ok(Some(sha))),
             Err(e) => {
@@ -209,7 +209,7 @@ impl Run {
 
     /// Runs the validators on the merged tree in the lane; their report when they fail.
     pub(super) fn validate_combined(&mut self, task: &Task) -> Result<Option<String>> {
-        if self.opts.validators.is_empty() {
+        if self.shared.opts.validators.is_empty() {
             return Ok(None);
         }
         let (iter, attempt) = self.writer.position(&task.id);
@@ -228,7 +228,7 @@ impl Run {
         };
         self.guard_before();
         let v = validators::run_all(
-            &self.opts.validators,
+            &self.shared.opts.validators,
             &self.hands,
             &tests,
             &sc,
@@ -240,16 +240,6 @@ impl Run {
             return Ok(Some(end.detail.unwrap_or_default()));
         }
         Ok(v.report)
-    }
-
-    pub(super) fn record_guard(&mut self) -> Result<()> {
-        if let Some(guard) = &mut self.guard {
-            guard.record().map_err(|source| HarnessError::Git {
-                what: "cannot record the lane's git state",
-                source,
-            })?;
-        }
-        Ok(())
     }
 }
 

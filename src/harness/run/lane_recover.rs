@@ -6,6 +6,7 @@
 //! otherwise the judged work, kept on its attempt ref, is put back in its lane and landed
 //! again, as the verdict judged it. A lane's worktree is never trusted for accepted work.
 
+use super::Desk;
 use super::{GateEvent, Result, Run, TaskState, record};
 use crate::harness::resume::Restored;
 
@@ -24,8 +25,8 @@ impl Run {
     /// task's start with its judged work. Returns the tasks whose commit it logged.
     pub fn recover_lanes(&mut self, r: &Restored) -> Result<Vec<String>> {
         let mut repaired = Vec::new();
-        for task in self.plan.tasks.clone() {
-            let state = self.records.state(&task.id);
+        for task in self.shared.plan.tasks.clone() {
+            let state = self.shared.records.state(&task.id);
             let accept = r.accepted.get(&task.id).cloned();
             if r.committed.contains(&task.id) || (!state.is_accepted() && accept.is_none()) {
                 self.ready_lane(&task.id, r)?;
@@ -59,7 +60,7 @@ impl Run {
                 self.gate(&task.id, GateEvent::LandingFailed, why, 0)?;
             }
         }
-        record::write_task_status(&self.dir, &self.status_map())?;
+        record::write_task_status(&self.shared.dir, &self.shared.status_map())?;
         self.writer.sync()?;
         Ok(repaired)
     }
@@ -70,27 +71,28 @@ impl Run {
     /// (the session moved to another clone, or the folder was removed) gets a new lane at its
     /// start, so its attempts go on from the commit they were measured against.
     fn ready_lane(&mut self, task: &str, r: &Restored) -> Result<()> {
-        if self.settled(task) {
+        if self.shared.settled(task) {
             return Ok(());
         }
         let lanes = self.workspace.lanes_folder();
         let found = self.workspace.lane_of(task, &lanes);
-        let reviews = record::read_ledger(&self.dir, task).len() as u64;
-        let state = self.records.state(task);
-        if state == TaskState::NeedsOperator || self.failed_waiting(task, reviews).is_some() {
+        let reviews = record::read_ledger(&self.shared.dir, task).len() as u64;
+        let state = self.shared.records.state(task);
+        if state == TaskState::NeedsOperator || self.shared.failed_waiting(task, reviews).is_some()
+        {
             return Ok(());
         }
-        let Some(base) = self.records.get(task).base else { return Ok(()) };
+        let Some(base) = self.shared.records.get(task).base else { return Ok(()) };
         let lane = match found {
             Some(lane) => lane,
             None => self.workspace.lane_for(task, &lanes, &[])?,
         };
         lane.reset_lane(&base)?;
-        if let Some(rewind) = self.records.get(task).rewind {
+        if let Some(rewind) = self.shared.records.get(task).rewind {
             // Rewound and not judged since: the attempt starts again from the rewind.
             lane.restore_tree(&rewind.tree)?;
             let fresh = crate::harness::task_record::Rewind { fresh: true, ..rewind };
-            self.records.update(task, |r| r.rewind = Some(fresh));
+            self.shared.records.update(task, |r| r.rewind = Some(fresh));
         } else if let Some(sha) = r.judged.get(task).and_then(|j| j.get(&reviews)) {
             lane.restore_files(sha)?;
         }

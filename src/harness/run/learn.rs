@@ -1,15 +1,16 @@
 //! The optional learnings step after an accepted task.
 
+use super::Desk;
 use super::{
-    CallTag, ProposedLearnings, Result, Role, Run, Task, json, learnings, memory, record, scope,
+    CallTag, Lane, ProposedLearnings, Result, Role, Task, json, learnings, memory, record, scope,
 };
 use std::fmt::Write as _;
 
-impl Run {
+impl Lane {
     /// The learnings step for an accepted task. Never stops the run.
     pub(super) async fn propose_learning(&mut self, task: &Task) -> Result<()> {
-        let ledger = record::read_ledger(&self.dir, &task.id);
-        let project = memory::project_context(&self.hands.jail, &self.opts.context_files);
+        let ledger = record::read_ledger(&self.shared.dir, &task.id);
+        let project = memory::project_context(&self.hands.jail, &self.shared.opts.context_files);
         let mut prompt = format!("# Task {} — {}\n\n", task.id, task.title);
         for c in &task.criteria {
             let _ = writeln!(prompt, "- {c}");
@@ -45,7 +46,7 @@ impl Run {
             ProposedLearnings { scope: sc, emitted: Some(false), ..ProposedLearnings::default() };
         match reply.map(|r| learnings::parse(r.content.as_deref().unwrap_or(""))) {
             Ok(learnings::Proposal::Learning(text)) => {
-                learnings::append(&self.dir, &self.id, &task.id, &task.title, &text)?;
+                learnings::append(&self.shared.dir, &self.shared.id, &task.id, &task.title, &text)?;
                 event.emitted = Some(true);
                 event.entry = Some(text);
             }

@@ -3,8 +3,11 @@
 //! back into the same conversation. Everything that happens is appended to the session log.
 
 mod compaction;
+mod decide;
+mod desk;
 mod escalate;
 mod landing;
+mod lane;
 mod lane_recover;
 mod lanes;
 mod learn;
@@ -19,17 +22,21 @@ mod scheduler;
 mod steer;
 mod worker;
 
+pub use desk::Shared;
 pub use recover::Restart;
+
+use desk::Desk;
+use lane::Lane;
 
 use super::case::{self, Case};
 use super::gate::{GateEvent, TaskState, transition};
 use super::learnings;
 use super::memory::{self, EvaluatorInputs, LedgerEntry, WorkerContext};
 use super::plan::{Plan, Task};
-use super::record::{self, CheckpointFacts};
+use super::record::{self};
 use super::turns::tool_message;
 use super::verdict::{self, Verdict};
-use crate::brain::client::{Attempt, Brain, BrainError, CallTag, Reply, Role};
+use crate::brain::client::{Brain, BrainError, CallTag, Reply, Role};
 use crate::hands::Hands;
 use crate::hands::git_guard::GitGuard;
 use crate::hands::validators::{self, ValidatorSpec};
@@ -47,7 +54,6 @@ use crate::session::state::StopReason;
 use crate::session::timestamp;
 use crate::session::writer::SessionWriter;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -237,37 +243,26 @@ pub struct Parts {
     pub opts: RunOptions,
 }
 
-/// One run of a plan in a session.
+/// One run of a plan in a session: the scheduler. It owns the run's facts (shared with its
+/// lanes), the session writer and the session's own worktree, and works the plan in lanes.
 #[derive(Debug)]
 pub struct Run {
-    pub id: String,
-    pub dir: PathBuf,
+    shared: Arc<Shared>,
     pub writer: SessionWriter,
-    pub plan: Plan,
+    /// The session's own worktree, on the branch accepted work lands on.
     pub workspace: Workspace,
+    /// The hands a lane's are made from (their settings and sandbox).
     pub hands: Hands,
+    /// The endpoints each lane starts from.
     pub brain: Brain,
-    pub opts: RunOptions,
-    /// Every task's record and the run's spend, shared with its lanes: the caps see every
-    /// lane's calls as they are made, and a decision sees what a lane left.
-    records: Arc<records::Records>,
-    started: Instant,
-    control: ControlState,
-    /// Puts back refs, HEAD, git config and hooks a tool call changed.
+    /// The session worktree's git guard, lent to the lane that works in place.
     guard: Option<GitGuard>,
-    /// Raised by Ctrl-C on a headless run: the call or tool in flight is cancelled (through
-    /// the hands' cancel flag) and the run stops, resumable.
-    pub interrupted: Arc<std::sync::atomic::AtomicBool>,
-    /// Why the guard could not take the repository's state before the call in flight, if it
-    /// could not.
-    guard_blind: Option<String>,
-    /// In a lane's run: what ties it to the run that started it.
-    lane: Option<lanes::LaneLink>,
-    /// In a run with lanes: the lanes at work and those waiting for a decision.
+    control: ControlState,
+    /// The lanes at work and those waiting for a decision.
     book: lanes::LaneBook,
 }
 
-/// What the operator has asked for and the loop has not finished acting on.
+/// What the operator has asked of the run and it has not finished acting on.
 #[derive(Debug, Default)]
 struct ControlState {
     offset: u64,
@@ -277,18 +272,24 @@ struct ControlState {
     /// The task a `step` let start, whose end the run pauses at.
     stepping: Option<String>,
     stop: Option<String>,
-    /// Notes for the next attempt: by task, or for whichever task runs next.
+    /// Notes for a task's next attempt: by task, or for whichever task runs next. A lane
+    /// takes its task's as it opens.
     notes: Vec<(Option<String>, String)>,
-    /// A held task whose last case the evaluator is to be asked about again.
-    retry_eval: Option<String>,
-    /// `stop --now` arrived: the task at work is left unfinished.
+    /// `stop --now` arrived: the tasks at work are left unfinished.
     stop_now: bool,
-    /// Decisions about the task at work that arrived while it ran: applied (or refused) at
+    /// Decisions about a task at work that arrived while it ran: applied (or refused) at
     /// the next boundary.
     deferred: Vec<control::Command>,
-    /// The steers put into this run's worker conversations: task, attempt and text, for the
-    /// evaluator of that attempt.
-    steered: Vec<(String, u64, String)>,
+}
+
+/// Takes the notes meant for `task` (or for whichever task runs next) out of `notes`.
+fn take_notes(notes: &mut Vec<(Option<String>, String)>, task: &str) -> Option<String> {
+    let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(notes)
+        .into_iter()
+        .partition(|(t, _)| t.as_deref().is_none_or(|t| t == task));
+    *notes = rest;
+    let texts: Vec<String> = mine.into_iter().map(|(_, n)| n).collect();
+    (!texts.is_empty()).then(|| texts.join("\n\n"))
 }
 
 fn scope(task: &str, iter: u64, attempt: u64) -> Scope {
@@ -323,227 +324,94 @@ pub(super) fn interrupted_by() -> &'static str {
     crate::signals::received().map_or("Ctrl-C", crate::signals::name)
 }
 
+impl Desk for Run {
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+    fn writer(&mut self) -> &mut SessionWriter {
+        &mut self.writer
+    }
+    fn session(&self) -> &Workspace {
+        &self.workspace
+    }
+    fn control_offset(&self) -> u64 {
+        self.control.offset
+    }
+}
+
 impl Run {
     pub fn new(p: Parts) -> Run {
-        let records = Arc::new(records::Records::new(&p.plan));
-        Run {
-            id: p.id,
-            dir: p.dir,
-            writer: p.writer,
-            plan: p.plan,
-            workspace: p.workspace,
-            hands: p.hands,
-            brain: p.brain,
-            opts: p.opts,
-            records,
-            started: Instant::now(),
-            control: ControlState::default(),
-            guard: None,
-            guard_blind: None,
-            interrupted: Arc::default(),
-            lane: None,
-            book: lanes::LaneBook::default(),
-        }
+        let records = records::Records::new(&p.plan);
+        Run::assembled(p, records, 0)
     }
 
     /// A run that continues a session: states, spend and warnings come from its folder.
     pub fn resumed(p: Parts, r: &super::resume::Restored) -> Run {
-        let mut run = Run::new(p);
-        run.records = Arc::new(records::Records::restored(&run.plan, r));
-        run.control.offset = r.control_offset;
-        run
+        let records = records::Records::restored(&p.plan, r);
+        Run::assembled(p, records, r.control_offset)
+    }
+
+    fn assembled(p: Parts, records: records::Records, offset: u64) -> Run {
+        let shared = Shared {
+            id: p.id,
+            dir: p.dir,
+            plan: p.plan,
+            opts: p.opts,
+            records,
+            interrupted: Arc::default(),
+            started: Instant::now(),
+        };
+        Run {
+            shared: Arc::new(shared),
+            writer: p.writer,
+            workspace: p.workspace,
+            hands: p.hands,
+            brain: p.brain,
+            guard: None,
+            control: ControlState { offset, ..ControlState::default() },
+            book: lanes::LaneBook::default(),
+        }
+    }
+
+    /// The run's facts: its id, folder, plan and options.
+    pub fn facts(&self) -> &Shared {
+        &self.shared
     }
 
     /// Tasks not yet accepted or skipped, in plan order.
     pub fn unfinished(&self) -> Vec<String> {
-        self.plan
-            .tasks
-            .iter()
-            .filter(|t| !self.records.state(&t.id).is_settled())
-            .map(|t| t.id.clone())
-            .collect()
+        self.shared.unfinished()
     }
 
-    fn emit<P: crate::session::event::Record>(&mut self, payload: &P) -> Result<()> {
-        self.writer.append(payload)?;
-        Ok(())
-    }
-
-    /// Moves a task through the gate and logs the move.
-    fn gate(
-        &mut self,
-        task: &str,
-        event: GateEvent,
-        reason: &str,
-        attempt: u64,
-    ) -> Result<TaskState> {
-        let from = self.records.state(task);
-        let to = transition(&from, event)?;
-        self.records.update(task, |r| r.state = to.clone());
-        self.emit(&TaskStateEvent {
-            scope: scope(task, 0, attempt),
-            from: Some(from),
-            to: Some(to.clone()),
-            reason: Some(reason.to_owned()),
-            ..TaskStateEvent::default()
-        })?;
-        Ok(to)
-    }
-
-    fn status_map(&self) -> BTreeMap<String, String> {
-        self.records
-            .states()
-            .into_iter()
-            .filter(|(_, s)| s.is_terminal())
-            .map(|(k, s)| (k, s.to_string()))
-            .collect()
-    }
-
-    /// Writes `task_status.json` from every task's record, whichever lane writes it.
-    fn write_status(&self) -> Result<()> {
-        record::write_task_status(&self.dir, &self.status_map())?;
-        Ok(())
-    }
-
-    fn checkpoint(&self, status: &str) -> Result<()> {
-        record::write_checkpoint(
-            &self.dir,
-            &CheckpointFacts {
-                id: &self.id,
-                source: &self.workspace.source,
-                plan: &self.plan.source,
-                workspace: &self.workspace.worktree,
-                branch: &self.workspace.branch,
-                base: &self.workspace.base,
-                usage: &self.records.usage(),
-                status,
-            },
-        )?;
-        Ok(())
-    }
-
-    fn record_call(
-        &mut self,
-        role: Role,
-        scope: &Scope,
-        a: &Attempt,
-        reply: Option<&Reply>,
-    ) -> Result<()> {
-        let tokens_total = self.records.spend(role.as_str(), &a.usage);
-        self.emit(&record::model_call(role, scope, a, tokens_total))?;
-        if let Some(r) = reply {
-            self.emit(&record::assistant_message(role, scope, r))?;
+    /// Lands the work of every task whose accept was logged but not landed (see
+    /// [`Lane::honour_accepts`]), in the session's own worktree.
+    pub fn honour_accepts(&mut self, r: &super::resume::Restored) -> Result<Vec<String>> {
+        let honoured = self.at_home(|lane| lane.honour_accepts(r))?;
+        if !honoured.is_empty() {
+            self.write_status()?;
+            record::write_summary(&self.shared.dir, self.writer.summary())?;
+            self.checkpoint("running")?;
         }
-        Ok(())
+        Ok(honoured)
     }
 
-    /// Calls a model, logging every try.
-    async fn call(
-        &mut self,
-        tag: CallTag<'_>,
-        iter: u64,
-        messages: &[Value],
-        tools: &[Value],
-    ) -> Result<Result<Reply, BrainError>> {
-        let mut result = self.call_once(tag, iter, messages, tools).await?;
-        // Its own endpoint spent its tries: the role's next fallback takes the call, and the
-        // role's calls from here on.
-        while let Err(e) = &result
-            && e.is_transient()
-            && let Some(next) = self.brain.next_fallback(tag.role).cloned()
-        {
-            let Ok(switched) = self.brain.switched(tag.role, &next) else { break };
-            let from = self.brain.endpoint(tag.role).cloned();
-            self.brain = switched;
-            self.emit(&crate::session::event::ModelSwitch {
-                scope: scope(tag.task, iter, tag.attempt),
-                role: Some(tag.role.as_str().to_owned()),
-                from_model: from.as_ref().map(|f| f.model.clone()),
-                from_base_url: from
-                    .map(|f| crate::printable::line(&crate::keys::scrub(&f.base_url))),
-                to_model: Some(next.model.clone()),
-                to_base_url: Some(crate::printable::line(&crate::keys::scrub(&next.base_url))),
-                why: Some(crate::printable::line(&e.to_string())),
-                ..Default::default()
-            })?;
-            result = self.call_once(tag, iter, messages, tools).await?;
-        }
-        Ok(result)
+    /// Readies the session's worktree for the first unfinished task (see
+    /// [`Lane::prepare_restart`]).
+    pub fn prepare_restart(&mut self, r: &super::resume::Restored) -> Result<Restart> {
+        self.at_home(|lane| lane.prepare_restart(r))
     }
 
-    /// One call to the role's endpoint as it is now, every try logged.
-    async fn call_once(
-        &mut self,
-        tag: CallTag<'_>,
-        iter: u64,
-        messages: &[Value],
-        tools: &[Value],
-    ) -> Result<Result<Reply, BrainError>> {
-        let (role, task, attempt) = (tag.role, tag.task, tag.attempt);
-        let brain = self.brain.clone();
-        let scope = scope(task, iter, attempt);
-        // Each try is logged the moment it ends, so a failure and the wait before the next try
-        // are on screen at once, not when the call gives up.
-        let mut logged: Result<()> = Ok(());
-        let cancel = Arc::clone(&self.hands.cancel);
-        let raised = async move { cancel.raised().await };
-        let dir = self.dir.clone();
-        let mut throttle = live::Throttle::new();
-        let started_ms = jiff::Timestamp::now().as_millisecond();
-        let show = |p: &crate::brain::stream::Partial| {
-            if !throttle.due() {
-                return;
-            }
-            let chars = p.content.len() + p.reasoning.len();
-            let chars = chars + p.tool_calls.iter().map(|(n, a)| n.len() + a.len()).sum::<usize>();
-            let reply = live::LiveReply {
-                role: role.as_str().to_owned(),
-                task: task.to_owned(),
-                started_ms,
-                chunks: p.chunks,
-                chars: chars as u64,
-                content: live::tail(&p.content),
-                reasoning: live::tail(&p.reasoning),
-                tool_calls: p.tool_calls.iter().map(|(n, a)| (n.clone(), live::tail(a))).collect(),
-            };
-            let _ = live::write(&dir, &reply);
-        };
-        let record = |a: &Attempt, r: Option<&Reply>| {
-            if logged.is_ok() {
-                logged = self.record_call(role, &scope, a, r);
-            }
-        };
-        let result = tokio::select! {
-            r = brain.chat_streaming(&tag, messages, tools, record, show) => r,
-            () = raised => Err(BrainError::Cancelled(role.as_str())),
-        };
-        if throttle.wrote() {
-            live::clear(&self.dir);
-        }
-        logged?;
-        Ok(result)
-    }
-
-    fn cap_reached(&self) -> Option<StopReason> {
-        let caps = self.opts.caps;
-        if caps.wall_clock.is_some_and(|w| self.started.elapsed() >= w) {
-            return Some(StopReason::WallClock);
-        }
-        let (tokens, dollars) = self.records.spent();
-        if caps.tokens.is_some_and(|t| tokens >= t) {
-            return Some(StopReason::TokenCap);
-        }
-        if caps.dollars.is_some_and(|d| dollars >= d) {
-            return Some(StopReason::CostCap);
-        }
-        None
+    /// Gives every accepted task its `task_done` and one commit (see
+    /// [`Lane::repair_accepted`]).
+    pub fn repair_accepted(&mut self, r: &super::resume::Restored) -> Result<Vec<String>> {
+        self.at_home(|lane| lane.repair_accepted(r))
     }
 
     /// Runs every pending task in order until the plan is done or something stops it.
     pub async fn run(&mut self) -> Result<Ended> {
         self.checkpoint("running")?;
         // A reply a crashed run left in flight is not in flight any more.
-        live::clear(&self.dir);
+        live::clear(&self.shared.dir);
         let mut guard =
             GitGuard::new(&self.workspace.worktree, &self.workspace.branch).map_err(|source| {
                 HarnessError::Git { what: "cannot read the worktree's git state", source }
@@ -566,7 +434,7 @@ impl Run {
             _ => "paused",
         };
         self.checkpoint(status)?;
-        record::write_summary(&self.dir, self.writer.summary())?;
+        record::write_summary(&self.shared.dir, self.writer.summary())?;
         Ok(ended)
     }
 
@@ -574,17 +442,18 @@ impl Run {
     /// (skipped, or left failed). It is then marked blocked, once; a blocked task whose
     /// dependencies were accepted since (a resume after a decision) is unblocked.
     fn waits_on(&mut self, task: &str) -> Result<Option<String>> {
-        if !self.plan.is_graph() {
+        if !self.shared.plan.is_graph() {
             return Ok(None);
         }
         let missing: Vec<String> = self
+            .shared
             .plan
             .dependencies(task)
             .into_iter()
-            .filter(|d| !self.records.state(d).is_accepted())
-            .map(|d| format!("{d} ({})", self.records.state(d)))
+            .filter(|d| !self.shared.records.state(d).is_accepted())
+            .map(|d| format!("{d} ({})", self.shared.records.state(d)))
             .collect();
-        let state = self.records.state(task);
+        let state = self.shared.records.state(task);
         if missing.is_empty() {
             if state == TaskState::Blocked {
                 self.gate(task, GateEvent::Unblocked, "what it waited on is accepted", 0)?;
@@ -596,252 +465,5 @@ impl Run {
             self.gate(task, GateEvent::Blocked, &why, 0)?;
         }
         Ok(Some(why))
-    }
-
-    /// Evaluator rounds `task` may have: the cap, plus any the operator granted.
-    fn cap_for(&self, task: &str) -> u64 {
-        self.opts.max_attempts + self.records.get(task).granted
-    }
-
-    /// Why a failed task waits for the operator rather than being worked again, if it does:
-    /// the operator failed it, or its `reviews` reached the cap. A task that failed otherwise
-    /// (iterations, no case) is retried by a resume.
-    fn failed_waiting(&self, task: &str, reviews: u64) -> Option<&'static str> {
-        let record = self.records.get(task);
-        if record.state != TaskState::Failed {
-            return None;
-        }
-        if record.failed_because == Some(StopReason::OperatorFail) {
-            Some("was failed by the operator")
-        } else if reviews >= self.cap_for(task) {
-            Some("failed at the attempt cap")
-        } else {
-            None
-        }
-    }
-
-    fn settled(&self, task: &str) -> bool {
-        self.records.state(task).is_settled()
-    }
-
-    fn fail_task(&mut self, task: &Task, reason: StopReason) -> Result<Ended> {
-        self.gate(&task.id, GateEvent::Failed, reason.as_str(), 0)?;
-        self.records.update(&task.id, |r| r.failed_because = Some(reason.clone()));
-        self.emit(&TaskFailed {
-            scope: scope(&task.id, 0, 0),
-            reason: Some(reason.as_str().to_owned()),
-            ..TaskFailed::default()
-        })?;
-        record::append_progress(&self.dir, &task.id, &format!("failed:{reason}"), &task.title)?;
-        self.write_status()?;
-        Ok(Ended { reason, detail: Some(format!("task {} failed", task.id)) })
-    }
-
-    /// The commit `task` started from, as recorded when it started; the branch tip when the
-    /// log does not say (a session from before harrow recorded it).
-    fn task_base(&self, task: &str) -> Result<String> {
-        match self.records.get(task).base {
-            Some(base) => Ok(base),
-            None => self.workspace.tip().map_err(HarnessError::from),
-        }
-    }
-
-    /// Keeps the worktree as it is on a ref outside the branches (see
-    /// [`Workspace::keep`]) and lets the git guard know the ref is harrow's.
-    /// Holds `task` for the operator because of `why`, and the end the run stops with.
-    fn hold(&mut self, task: &str, why: &str, attempt: u64) -> Result<TaskEnd> {
-        self.gate(task, GateEvent::HeldForOperator, why, attempt)?;
-        Ok(TaskEnd::Stop(Ended {
-            reason: StopReason::NeedsOperator,
-            detail: Some(format!("task {task} waits for the operator: {why}")),
-        }))
-    }
-
-    /// Keeps the worktree as it is now as the attempt `name` (and a copy in the session
-    /// folder). A failure is returned as the reason, for the caller to hold the task on: the
-    /// work could not be pinned down, so it must not go further unwatched.
-    fn keep_work(
-        &mut self,
-        name: &str,
-        base: &str,
-        message: &str,
-    ) -> Result<Result<String, String>> {
-        let kept = match self.workspace.keep(name, base, message) {
-            Ok(kept) => kept,
-            Err(e) => return Ok(Err(format!("the work could not be kept as it was checked: {e}"))),
-        };
-        let copy = crate::hands::session_store::SessionStore::of(&self.dir);
-        if let Err(e) = self.workspace.copy_kept(&copy, &kept) {
-            return Ok(Err(format!("the kept work could not be copied: {e}")));
-        }
-        if let Some(guard) = &mut self.guard {
-            guard.record().map_err(|source| HarnessError::Git {
-                what: "cannot record the worktree's git state",
-                source,
-            })?;
-        }
-        Ok(Ok(kept.oid.to_string()))
-    }
-
-    /// Lands an accepted task: its commit on the session branch (only the work that was
-    /// judged), then `task_done` and `commit`. Work that cannot land — it changed after it was
-    /// judged, or git refused — holds the task for the operator, its work kept, and the run
-    /// stops there with that reason (returned), never with an error.
-    fn finish_accepted(&mut self, task: &Task, a: Acceptance) -> Result<Option<Ended>> {
-        if self.lane.is_some() {
-            return self.land_decided(task, a);
-        }
-        let base = self.task_base(&task.id)?;
-        match self.commit_judged(task, &a, &base) {
-            Ok(sha) => {
-                self.record_landed(task, a, sha)?;
-                self.write_status()?;
-                record::write_summary(&self.dir, self.writer.summary())?;
-                self.checkpoint("running")?;
-                Ok(None)
-            }
-            Err(e) => self
-                .landing_failed(task, &format!("its accepted work could not be committed: {e}"))
-                .map(Some),
-        }
-    }
-
-    /// Commits the worktree as `task`'s accepted work on top of `base` — only the work that
-    /// was judged, when a verdict judged it — on the worktree's branch.
-    fn commit_judged(
-        &self,
-        task: &Task,
-        a: &Acceptance,
-        base: &str,
-    ) -> std::result::Result<Option<String>, crate::hands::workspace::WorkspaceError> {
-        let judged = a.judged.as_deref();
-        self.workspace.commit_task(&task.id, &task.title, &self.id, a.review, Some(base), judged)
-    }
-
-    /// Holds an accepted task whose work could not land, and says how the run stops.
-    fn landing_failed(&mut self, task: &Task, why: &str) -> Result<Ended> {
-        let (_, attempt) = self.writer.position(&task.id);
-        self.gate(&task.id, GateEvent::LandingFailed, why, attempt)?;
-        self.write_status()?;
-        Ok(Ended {
-            reason: StopReason::NeedsOperator,
-            detail: Some(format!("task {} waits for the operator: {why}", task.id)),
-        })
-    }
-
-    /// Logs an accepted task's `task_done` and `commit` once its commit is on the session
-    /// branch, and warns later tasks when it was accepted below the bar.
-    fn record_landed(&mut self, task: &Task, a: Acceptance, sha: Option<String>) -> Result<()> {
-        let below_bar = a.review == Review::BelowBar;
-        let last = a.last.filter(|_| below_bar);
-        let (iter, attempt) = self.writer.position(&task.id);
-        let done = TaskDone {
-            scope: scope(&task.id, iter, attempt),
-            summary: Some(a.summary),
-            below_bar: Some(below_bar),
-            by_operator: a.by_operator.then_some(true),
-            reviewed: (a.review == Review::Unreviewed).then_some(false),
-            last_category: last.as_ref().and_then(|l| l.category().map(str::to_owned)),
-            last_outcome: last.as_ref().map(|l| l.code().to_owned()),
-            ..TaskDone::default()
-        };
-        self.emit(&done)?;
-        self.emit(&Commit {
-            scope: scope(&task.id, iter, attempt),
-            sha,
-            message: Some(format!("{}: {}", task.id, task.title)),
-            ..Commit::default()
-        })?;
-        self.writer.sync()?;
-        if let Some(guard) = &mut self.guard {
-            guard.record().map_err(|source| HarnessError::Git {
-                what: "cannot record the worktree's git state",
-                source,
-            })?;
-        }
-        self.copy_session_branch()?;
-        record::append_progress(&self.dir, &task.id, progress_outcome(a.review), &task.title)?;
-        if let Some(last) = &last {
-            self.records.warn(below_bar_warning(&task.id, &task.title, last));
-        }
-        Ok(())
-    }
-
-    /// Copies the session branch, as the landing just left it, into the session folder's copy
-    /// of its git state (see [`crate::hands::session_store`]): the branch outlives the clone.
-    fn copy_session_branch(&self) -> Result<()> {
-        // A lane's worktree shares the session's repository, and names its branch.
-        let store = crate::hands::session_store::SessionStore::of(&self.dir);
-        let branch = self.workspace.session_branch();
-        self.workspace.copy_branch(&store, &branch).map_err(HarnessError::from)
-    }
-
-    /// Logs the user message a role was sent (whole: harrow keeps what Tilth capped).
-    fn log_prompt(&mut self, sc: &Scope, role: &str, prompt: &str) -> Result<()> {
-        let event = PromptAssembled {
-            scope: sc.clone(),
-            role: Some(role.into()),
-            chars: Some(prompt.chars().count() as u64),
-            content: Some(prompt.to_owned()),
-            truncated: Some(false),
-            ..PromptAssembled::default()
-        };
-        self.emit(&event)
-    }
-
-    /// Takes the user's part of the repository as it is just before a tool call or validator
-    /// run, so only what changes during it is put back afterwards. A guard that cannot take
-    /// it is blind: the reason is kept, and the check after the call holds the task.
-    fn guard_before(&mut self) {
-        self.guard_blind = match &mut self.guard {
-            Some(guard) => guard.before_call().err().map(|e| e.to_string()),
-            None => None,
-        };
-    }
-
-    /// Puts back any git state a tool call or validator changed (refs, HEAD, config, hooks),
-    /// logs it, and says what the worker is told. A guard that could not look (before or after
-    /// the call) never lets the work go on unchecked: the task is held for the operator.
-    fn guard_git(&mut self, task: &str, sc: &Scope, tool: &str) -> Result<Guarded> {
-        let Some(guard) = &mut self.guard else { return Ok(Guarded::Clean) };
-        let looked = match self.guard_blind.take() {
-            Some(why) => Err(why),
-            None => guard.restore().map_err(|e| e.to_string()),
-        };
-        let restored = match looked {
-            Ok(r) if r.is_empty() => return Ok(Guarded::Clean),
-            Ok(r) => r.join(", "),
-            Err(e) => {
-                let why = format!(
-                    "the repository's git state could not be checked after {tool} ({e}), so what the worker did to it is unknown"
-                );
-                let attempt = sc.attempt.unwrap_or(0);
-                self.gate(task, GateEvent::HeldForOperator, &why, attempt)?;
-                return Ok(Guarded::Held(Ended {
-                    reason: StopReason::NeedsOperator,
-                    detail: Some(format!("task {task} waits for the operator: {why}")),
-                }));
-            }
-        };
-        self.emit(&HookRun {
-            scope: sc.clone(),
-            tool: Some(tool.into()),
-            hook: Some("git_guard".into()),
-            outcome: Some("restored".into()),
-            reason: Some(restored.clone()),
-            ..HookRun::default()
-        })?;
-        Ok(Guarded::PutBack(format!(
-            "[The workspace's git history and settings are kept as they were; put back: {restored}. Do not move HEAD or branches, or change git configuration or hooks: commit nothing yourself, your changes are committed for you.]"
-        )))
-    }
-
-    fn feedback(&mut self, sc: &Scope, kind: &str, content: &str) -> Result<()> {
-        self.emit(&FeedbackSent {
-            scope: sc.clone(),
-            kind: Some(kind.into()),
-            content: Some(content.into()),
-            ..FeedbackSent::default()
-        })
     }
 }

@@ -3,12 +3,13 @@
 //! (`operator_review`), and its brief handed to the decision — a reject sends the task back
 //! with it, an accept lands the work.
 
-use super::{GateEvent, Result, Run, Task, control, scope, transition};
+use super::Desk;
+use super::{GateEvent, Lane, Result, Task, control, scope, transition};
 use crate::harness::operator_review::{brief, check, lines_in};
 use crate::session::event::{OperatorReview, ReviewedLine};
 use crate::session::state::Ruling;
 
-impl Run {
+impl Lane {
     /// Checks and logs a `review` of `task`; the brief its worker reads, or `None` when the
     /// review was refused (logged with why: a comment not on a line of the diff, an unknown
     /// category, a task that cannot be accepted now).
@@ -26,7 +27,7 @@ impl Run {
             self.refuse(Some(&task.id), &why)?;
             return Ok(None);
         }
-        let state = self.records.state(&task.id);
+        let state = self.shared.records.state(&task.id);
         if category.is_none() && transition(&state, GateEvent::Accepted).is_err() {
             let why = format!("review: {} cannot be accepted while it is {state}", task.id);
             self.refuse(Some(&task.id), &why)?;

@@ -1,9 +1,7 @@
 //! Repairs a resumed run needs before it continues.
 
-use super::{
-    Acceptance, Commit, GateEvent, Result, Review, Run, Task, TaskDone, TaskState,
-    progress_outcome, record, scope,
-};
+use super::Desk;
+use super::{Acceptance, GateEvent, Lane, Result, Review, Task, TaskState, record};
 use crate::harness::task_record::Rewind;
 
 /// Where the first unfinished task picks up after a resume.
@@ -20,57 +18,20 @@ pub enum Restart {
     FromRewind,
 }
 
-impl Run {
-    /// How an accepted task's work was let through, as its state says.
-    pub(super) fn review_of(&self, task: &str) -> Review {
-        match self.records.state(task) {
-            TaskState::DoneBelowBar => Review::BelowBar,
-            TaskState::DoneUnreviewed => Review::Unreviewed,
-            _ => Review::Accepted,
-        }
-    }
-
-    /// Logs what a crash kept out of the log for an accepted task whose commit is on the
-    /// branch: its `task_done` (unless logged), the `commit` marked recovered, and its line in
-    /// `progress.txt`.
-    pub(super) fn log_recovered(
-        &mut self,
-        task: &Task,
-        r: &crate::harness::resume::Restored,
-        sha: Option<String>,
-    ) -> Result<()> {
-        let review = self.review_of(&task.id);
-        let (iter, attempt) = self.writer.position(&task.id);
-        if !r.done_logged.contains(&task.id) {
-            self.emit(&TaskDone {
-                scope: scope(&task.id, iter, attempt),
-                below_bar: Some(review == Review::BelowBar),
-                reviewed: (review == Review::Unreviewed).then_some(false),
-                ..TaskDone::default()
-            })?;
-        }
-        let mut commit = Commit {
-            scope: scope(&task.id, iter, attempt),
-            sha,
-            message: Some(format!("{}: {}", task.id, task.title)),
-            ..Commit::default()
-        };
-        commit.recovered = Some(true);
-        self.emit(&commit)?;
-        record::append_progress(&self.dir, &task.id, progress_outcome(review), &task.title)?;
-        Ok(())
-    }
-
+impl Lane {
     /// Commits the work of every task whose accept was logged but not finished (a crash fell
     /// between the verdict and the commit): the accept is durable from its verdict. The
     /// worktree must hold exactly what was judged (the verdict's diff digest); when it does
     /// not, the task waits for the operator rather than commit something else or redo it.
-    pub fn honour_accepts(&mut self, r: &crate::harness::resume::Restored) -> Result<Vec<String>> {
+    pub(super) fn honour_accepts(
+        &mut self,
+        r: &crate::harness::resume::Restored,
+    ) -> Result<Vec<String>> {
         let mut honoured = Vec::new();
-        let tasks: Vec<Task> = self.plan.tasks.clone();
+        let tasks: Vec<Task> = self.shared.plan.tasks.clone();
         for task in &tasks {
             let Some((digest, base)) = r.accepted.get(&task.id) else { continue };
-            let state = self.records.state(&task.id);
+            let state = self.shared.records.state(&task.id);
             if state.is_accepted() || state == TaskState::NeedsOperator {
                 // Landed, or already held for a person (an earlier resume found the work
                 // changed): the decision is the operator's, and the run says which there are.
@@ -94,7 +55,7 @@ impl Run {
                 summary,
                 judged,
             };
-            if self.finish_accepted(task, acceptance)?.is_none() {
+            if self.land_decided(task, acceptance)?.is_none() {
                 honoured.push(task.id.clone());
             }
         }
@@ -104,19 +65,25 @@ impl Run {
     /// Readies the worktree for the first unfinished task: keeps a held or capped task's
     /// work for the decision, restarts an interrupted rework from the work its last reject
     /// judged, and anything else from the last commit.
-    pub fn prepare_restart(&mut self, r: &crate::harness::resume::Restored) -> Result<Restart> {
-        let Some(task) = self.unfinished().into_iter().next() else {
+    pub(super) fn prepare_restart(
+        &mut self,
+        r: &crate::harness::resume::Restored,
+    ) -> Result<Restart> {
+        let Some(task) = self.shared.unfinished().into_iter().next() else {
             return Ok(Restart::Kept);
         };
-        let state = self.records.state(&task);
-        let reviews = record::read_ledger(&self.dir, &task).len() as u64;
-        if state == TaskState::NeedsOperator || self.failed_waiting(&task, reviews).is_some() {
+        let state = self.shared.records.state(&task);
+        let reviews = record::read_ledger(&self.shared.dir, &task).len() as u64;
+        if state == TaskState::NeedsOperator || self.shared.failed_waiting(&task, reviews).is_some()
+        {
             return Ok(Restart::Kept);
         }
-        if let Some(rewind) = self.records.get(&task).rewind {
+        if let Some(rewind) = self.shared.records.get(&task).rewind {
             // Rewound and not judged since: the attempt starts again from the rewind.
             self.workspace.restore_tree(&rewind.tree)?;
-            self.records.update(&task, |r| r.rewind = Some(Rewind { fresh: true, ..rewind }));
+            self.shared
+                .records
+                .update(&task, |r| r.rewind = Some(Rewind { fresh: true, ..rewind }));
             return Ok(Restart::FromRewind);
         }
         if let Some(sha) = r.judged.get(&task).and_then(|j| j.get(&reviews)) {
@@ -129,13 +96,17 @@ impl Run {
 
     /// Makes sure every accepted task has its `task_done` and exactly one commit: a crash can
     /// fall between the accept and the commit. Returns the tasks it repaired.
-    pub fn repair_accepted(&mut self, r: &crate::harness::resume::Restored) -> Result<Vec<String>> {
+    pub(super) fn repair_accepted(
+        &mut self,
+        r: &crate::harness::resume::Restored,
+    ) -> Result<Vec<String>> {
         let mut repaired = Vec::new();
         let accepted: Vec<Task> = self
+            .shared
             .plan
             .tasks
             .iter()
-            .filter(|t| self.records.state(&t.id).is_accepted())
+            .filter(|t| self.shared.records.state(&t.id).is_accepted())
             .cloned()
             .collect();
         for task in &accepted {
@@ -148,11 +119,11 @@ impl Run {
                 found
             } else {
                 let base = self.task_base(&task.id)?;
-                let review = self.review_of(&task.id);
+                let review = self.shared.review_of(&task.id);
                 self.workspace.commit_task(
                     &task.id,
                     &task.title,
-                    &self.id,
+                    &self.shared.id,
                     review,
                     Some(&base),
                     None,
@@ -161,7 +132,7 @@ impl Run {
             self.log_recovered(task, r, sha)?;
             repaired.push(task.id.clone());
         }
-        record::write_task_status(&self.dir, &self.status_map())?;
+        record::write_task_status(&self.shared.dir, &self.shared.status_map())?;
         self.writer.sync()?;
         Ok(repaired)
     }

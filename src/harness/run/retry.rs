@@ -1,18 +1,19 @@
 //! The operator's `retry_eval` on a task held for the operator: ask the evaluator again about
 //! the task's last case, on the work as it stands, and let the gate act on the answer.
 
-use super::{Case, Ended, GateEvent, Result, Run, TaskEnd, Verdict, record, scope};
+use super::Desk;
+use super::{Case, Ended, GateEvent, Lane, Result, TaskEnd, Verdict, record, scope};
 use crate::session::event::{Event, Payload};
 use crate::session::state::StopReason;
 
-impl Run {
+impl Lane {
     /// The task's last case, read from where the resumed run found it in the log, with the
     /// iteration that submitted it.
     pub(super) fn last_case(&self, task: &str) -> Result<Option<(Case, u64)>> {
-        let Some(at) = self.records.get(task).last_case else { return Ok(None) };
+        let Some(at) = self.shared.records.get(task).last_case else { return Ok(None) };
         let mut line = vec![0; at.len as usize];
         let file = crate::session::safe_io::open_regular(
-            &crate::session::dir::SessionDir::new(&self.dir).events(),
+            &crate::session::dir::SessionDir::new(&self.shared.dir).events(),
         )?;
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut line, at.offset)?;
         let Ok(Event { payload: Payload::ToolCall(call), .. }) = Event::decode(&line) else {
@@ -25,10 +26,10 @@ impl Run {
     /// Asks the evaluator again about `task`'s last case. Returns how the run ends, if it does:
     /// an evaluator still out of reach holds the task again.
     pub(super) async fn retry_evaluation(&mut self, task_id: &str) -> Result<Option<Ended>> {
-        let Some(task) = self.plan.tasks.iter().find(|t| t.id == task_id).cloned() else {
+        let Some(task) = self.shared.plan.tasks.iter().find(|t| t.id == task_id).cloned() else {
             return Ok(None);
         };
-        let attempt = record::read_ledger(&self.dir, &task.id).len() as u64 + 1;
+        let attempt = record::read_ledger(&self.shared.dir, &task.id).len() as u64 + 1;
         let Some((case, iter)) = self.last_case(&task.id)? else {
             self.refuse(Some(&task.id), "retry_eval: the log holds no case of this task to judge")?;
             return Ok(None);
@@ -56,7 +57,7 @@ impl Run {
             Verdict::empty_diff()
         } else {
             match self.evaluate(&task, &case, &diff, None, &sc, attempt, iter).await? {
-                Ok(v) => v.held_to(self.opts.score_threshold),
+                Ok(v) => v.held_to(self.shared.opts.score_threshold),
                 Err(e) => {
                     let why = e.to_string();
                     self.gate(&task.id, GateEvent::HeldForOperator, &why, attempt)?;
@@ -74,7 +75,7 @@ impl Run {
         let (feedback, end) =
             self.judged(&task, &case, &verdict, &diff, &sc, &mut attempt, iter)?;
         match end {
-            Some(TaskEnd::Accepted(acceptance)) => self.finish_accepted(&task, acceptance),
+            Some(TaskEnd::Accepted(acceptance)) => self.land_decided(&task, acceptance),
             Some(TaskEnd::Landed) => Ok(None),
             Some(TaskEnd::Failed(reason)) => self.fail_task(&task, reason).map(Some),
             Some(TaskEnd::Stop(end)) => Ok(Some(end)),

@@ -1,9 +1,10 @@
 //! A submitted case: parse it, run the validators, ask the evaluator (failing closed), and
 //! let the gate act on the verdict.
 
+use super::Desk;
 use super::{
     Acceptance, BrainError, CallTag, Case, EVALUATOR_PROMPT, Ended, EvaluatorInputs, GateEvent,
-    Guarded, LastOutcome, LedgerEntry, OnCap, ParseError, Result, Review, Role, Run, Scope, Task,
+    Guarded, Lane, LastOutcome, LedgerEntry, OnCap, ParseError, Result, Review, Role, Scope, Task,
     TaskEnd, ToolCall, ToolCallRecord, Value, Verdict, VerdictEvent, case, json, memory, record,
     timestamp, tool_message, validators, verdict,
 };
@@ -19,7 +20,7 @@ enum Checks {
     Answered(String, Option<TaskEnd>),
 }
 
-impl Run {
+impl Lane {
     /// Handles one `submit_case`: parse, validators, evaluator, gate. Returns what the worker
     /// reads as the tool result, and the task's end if it ended.
     pub(super) async fn review(
@@ -83,13 +84,13 @@ impl Run {
             let verdict = Verdict::empty_diff();
             return self.judged(task, &case, &verdict, &diff, sc, attempt, iter);
         }
-        if !self.opts.validators.is_empty() {
+        if !self.shared.opts.validators.is_empty() {
             match self.check(task, &diff, sc, *attempt, iter)? {
                 Checks::Passed(output) => validator_output = Some(output),
                 Checks::Answered(text, end) => return Ok((text, end)),
             }
         }
-        if self.opts.no_eval {
+        if self.shared.opts.no_eval {
             self.gate(
                 &task.id,
                 GateEvent::AcceptedUnreviewed,
@@ -126,7 +127,7 @@ impl Run {
                 return Ok(("The review could not be completed; stop here.".into(), Some(end)));
             }
         };
-        let verdict = verdict.held_to(self.opts.score_threshold);
+        let verdict = verdict.held_to(self.shared.opts.score_threshold);
         self.judged(task, &case, &verdict, &diff, sc, attempt, iter)
     }
 
@@ -157,7 +158,7 @@ impl Run {
         };
         self.guard_before();
         let v = validators::run_all(
-            &self.opts.validators,
+            &self.shared.opts.validators,
             &self.hands,
             &tests,
             sc,
@@ -180,7 +181,9 @@ impl Run {
                 Some(note) => format!("{report}\n\n{note}"),
                 None => report,
             };
-            self.records.update(&task.id, |r| r.last_outcome = Some(LastOutcome::ValidatorsFailed));
+            self.shared
+                .records
+                .update(&task.id, |r| r.last_outcome = Some(LastOutcome::ValidatorsFailed));
             self.gate(&task.id, GateEvent::ValidatorsFailed, "validators failed", attempt)?;
             self.feedback(sc, "validators", &report)?;
             return Ok(Checks::Answered(report, None));
@@ -216,10 +219,11 @@ impl Run {
     pub(super) fn selected_tests(&self, task: &Task) -> Vec<String> {
         let mut tests: Vec<String> = Vec::new();
         let done = self
+            .shared
             .plan
             .tasks
             .iter()
-            .filter(|t| t.id != task.id && self.records.state(&t.id).is_accepted());
+            .filter(|t| t.id != task.id && self.shared.records.state(&t.id).is_accepted());
         for t in done.chain(std::iter::once(task)) {
             for path in &t.tests {
                 if !tests.contains(path) {
@@ -280,7 +284,7 @@ impl Run {
         }
         self.emit(&event)?;
         // The work that went on from a rewind is judged: a restart goes on from this attempt.
-        self.records.update(&task.id, |r| r.rewind = None);
+        self.shared.records.update(&task.id, |r| r.rewind = None);
         let entry = LedgerEntry {
             ts: timestamp::now(),
             iter,
@@ -289,7 +293,7 @@ impl Run {
             case: Some(case.clone()),
             verdict: verdict.clone(),
         };
-        record::append_ledger(&self.dir, &task.id, &entry)?;
+        record::append_ledger(&self.shared.dir, &task.id, &entry)?;
         self.emit(&crate::session::event::LedgerAppended {
             scope: sc.clone(),
             verdict_summary: Some(verdict.summary()),
@@ -301,7 +305,7 @@ impl Run {
             return Ok(("The review could not be completed; stop here.".into(), Some(end)));
         }
         let outcome = verdict.outcome();
-        self.records.update(&task.id, |r| r.last_outcome.clone_from(&outcome));
+        self.shared.records.update(&task.id, |r| r.last_outcome.clone_from(&outcome));
         let Some(outcome) = outcome else {
             self.gate(&task.id, GateEvent::Accepted, "the evaluator accepted", *attempt)?;
             return Ok((
@@ -315,8 +319,8 @@ impl Run {
                 })),
             ));
         };
-        if *attempt >= self.cap_for(&task.id) {
-            return Ok(match self.opts.on_cap {
+        if *attempt >= self.shared.cap_for(&task.id) {
+            return Ok(match self.shared.opts.on_cap {
                 OnCap::Fail => (
                     "Rejected at the rework cap.".into(),
                     Some(TaskEnd::Failed(StopReason::EvaluatorCap)),
@@ -361,7 +365,7 @@ impl Run {
         attempt: u64,
         iter: u64,
     ) -> Result<Result<Verdict, BrainError>> {
-        let project = memory::project_context(&self.hands.jail, &self.opts.context_files);
+        let project = memory::project_context(&self.hands.jail, &self.shared.opts.context_files);
         let ledger = self.ledger_standing(&task.id);
         let seed_tests: Vec<(String, String)> = task
             .tests
@@ -377,7 +381,7 @@ impl Run {
         let earlier_files = self.workspace.earlier_files()?;
         let asked = self.asked_during(&task.id, attempt);
         let prompt = memory::evaluator_prompt(&EvaluatorInputs {
-            plan: &self.plan,
+            plan: &self.shared.plan,
             task,
             project: project.as_ref().map(|(t, _)| t.as_str()),
             ledger: &ledger,
@@ -386,10 +390,10 @@ impl Run {
             earlier_files: &earlier_files,
             validator_output,
             seed_tests: &seed_tests,
-            score_threshold: self.opts.score_threshold,
+            score_threshold: self.shared.opts.score_threshold,
             operator_asked: &asked,
             // Half the evaluator's window at most, as characters at 3.5 a token.
-            diff_max_chars: self.opts.evaluator_window.map_or(memory::DIFF_MAX_CHARS, |w| {
+            diff_max_chars: self.shared.opts.evaluator_window.map_or(memory::DIFF_MAX_CHARS, |w| {
                 ((w as f64 * crate::harness::compact::CHARS_PER_TOKEN / 2.0) as usize)
                     .min(memory::DIFF_MAX_CHARS)
             }),
@@ -399,7 +403,7 @@ impl Run {
             json!({"role": "system", "content": EVALUATOR_PROMPT}),
             json!({"role": "user", "content": prompt}),
         ];
-        let tools = vec![verdict::schema(self.opts.score_threshold.is_some())];
+        let tools = vec![verdict::schema(self.shared.opts.score_threshold.is_some())];
         for try_n in 0..2usize {
             let reply = match self
                 .call(
@@ -415,7 +419,7 @@ impl Run {
             };
             let calls: Vec<&ToolCallRecord> =
                 reply.tool_calls.iter().filter(|c| c.name == "submit_verdict").collect();
-            let threshold = self.opts.score_threshold;
+            let threshold = self.shared.opts.score_threshold;
             let answers: Vec<Result<Verdict, String>> =
                 calls.iter().map(|c| verdict::parse_held(&c.arguments, threshold)).collect();
             if let Some(v) = answers.iter().find_map(|a| a.as_ref().ok()) {

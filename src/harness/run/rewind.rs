@@ -4,18 +4,20 @@
 //! their refs, no longer counted against the cap), and the task's next attempt goes on from
 //! that point of its conversation with the operator's reason — and lands only once judged.
 
-use super::{GateEvent, Result, Run, Task, control, scope};
+use super::Desk;
+use super::{GateEvent, Lane, Result, Task, control, scope};
 use crate::harness::rewind::{self, Kept, Target};
 use crate::harness::task_record::Rewind;
 use crate::session::event::TaskRewound;
 
-impl Run {
+impl Lane {
     /// Applies a `rewind` on `task`, which is not at work: refused in the log, with why and
     /// what there is, when the state cannot be found or put back.
     pub(super) fn rewind(&mut self, task: &Task, cmd: &control::Command) -> Result<()> {
         // What the worker reads: keys scrubbed, escapes shown as text.
         let reason = super::steer::plain(cmd.reason.as_deref().unwrap_or(""));
-        let found = rewind::find(&self.dir, &task.id, &self.id, cmd.to_attempt, cmd.to_turn)?;
+        let found =
+            rewind::find(&self.shared.dir, &task.id, &self.shared.id, cmd.to_attempt, cmd.to_turn)?;
         let target = match found {
             Ok(target) => target,
             Err(why) => return self.refuse(Some(&task.id), &format!("rewind: {why}")),
@@ -41,7 +43,7 @@ impl Run {
         self.workspace.restore_tree(&tree)?;
         let granted = self.grant_for(&task.id, &target);
         let note = rewind::note(&target.described(), &reason);
-        self.records.update(&task.id, |r| {
+        self.shared.records.update(&task.id, |r| {
             r.granted += granted;
             r.rewound.extend(target.rewound.iter().copied());
             r.rewind = Some(Rewind {
@@ -86,8 +88,8 @@ impl Run {
     /// `task`'s ledger without the attempts a rewind set aside: the verdicts on work that is
     /// still the task's, which its worker and evaluator are shown.
     pub(super) fn ledger_standing(&self, task: &str) -> Vec<super::LedgerEntry> {
-        let rewound = self.records.get(task).rewound;
-        let mut ledger = super::record::read_ledger(&self.dir, task);
+        let rewound = self.shared.records.get(task).rewound;
+        let mut ledger = super::record::read_ledger(&self.shared.dir, task);
         ledger.retain(|e| !rewound.contains(&e.attempt));
         ledger
     }
@@ -95,9 +97,9 @@ impl Run {
     /// The attempts a rewind gives back: those it sets aside, and one more when even then the
     /// task would be at its cap (the operator asks for another attempt by rewinding).
     fn grant_for(&self, task: &str, target: &Target) -> u64 {
-        let judged = super::record::read_ledger(&self.dir, task).len() as u64;
+        let judged = super::record::read_ledger(&self.shared.dir, task).len() as u64;
         let given_back = target.rewound.len() as u64;
-        let cap = self.cap_for(task) + given_back;
+        let cap = self.shared.cap_for(task) + given_back;
         given_back + (judged + 1).saturating_sub(cap)
     }
 }
@@ -112,15 +114,15 @@ pub(super) enum Taken {
     Nothing,
 }
 
-impl Run {
+impl Lane {
     /// Takes up a rewind that waits for `task`'s next attempt: its conversation is read back
     /// from the log to where the rewind went, and goes on with the operator's reason (and
     /// anything queued for the attempt) as a `context_reset` that says where it goes on from.
     pub(super) fn take_rewind(&mut self, task: &Task, attempt: u64, base: &str) -> Result<Taken> {
-        let Some(rewind) = self.records.get(&task.id).rewind.filter(|r| r.fresh) else {
+        let Some(rewind) = self.shared.records.get(&task.id).rewind.filter(|r| r.fresh) else {
             return Ok(Taken::Nothing);
         };
-        self.records.update(&task.id, |r| {
+        self.shared.records.update(&task.id, |r| {
             if let Some(r) = &mut r.rewind {
                 r.fresh = false;
             }
@@ -128,7 +130,7 @@ impl Run {
         let queued = self.take_queued(&task.id);
         let note = super::review::with_queued(rewind.note, &queued);
         let mut messages = crate::harness::conversation::rebuild(
-            &self.dir,
+            &self.shared.dir,
             &task.id,
             super::WORKER_PROMPT,
             rewind.continues_at,

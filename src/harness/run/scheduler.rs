@@ -3,7 +3,9 @@
 //! dependencies landed, reads the operator's commands and the caps between them, and says how
 //! the run ends once nothing more can start.
 
-use super::lanes::LaneDone;
+use super::Desk;
+use super::lane::Lane;
+use super::lane::LaneDone;
 use super::{Ended, HarnessError, Result, Run, Task, TaskEnd, TaskState, record};
 use crate::session::event::OperatorWait;
 use crate::session::state::StopReason;
@@ -21,9 +23,6 @@ struct Dispatch {
     numbers: BTreeMap<String, u64>,
     stop: Option<Ended>,
     error: Option<HarnessError>,
-    /// Tasks that failed, with how the run ends on each while it stays failed (a decision or
-    /// a rewind can set one going again).
-    failures: Vec<(String, Ended)>,
     /// Why each held task waits, as its lane said: how the run ends when it still does.
     holds: BTreeMap<String, Ended>,
     /// Tasks a stop cut short: they restart on resume, and the stop says so.
@@ -64,30 +63,32 @@ impl Run {
     /// task it depends on landed.
     fn ready(&self, task: &Task) -> bool {
         let id = &task.id;
-        !self.settled(id)
+        !self.shared.settled(id)
             && !self.book.running.contains_key(id)
             && !self.book.parked.contains_key(id)
-            && self.records.state(id) != TaskState::NeedsOperator
-            && (self.records.state(id) != TaskState::Failed
+            && self.shared.records.state(id) != TaskState::NeedsOperator
+            && (self.shared.records.state(id) != TaskState::Failed
                 || self
-                    .failed_waiting(id, record::read_ledger(&self.dir, id).len() as u64)
+                    .shared
+                    .failed_waiting(id, record::read_ledger(&self.shared.dir, id).len() as u64)
                     .is_none())
-            && self.plan.dependencies(id).iter().all(|d| self.landed(d))
+            && self.shared.plan.dependencies(id).iter().all(|d| self.landed(d))
     }
 
     /// Whether `task`'s work is on the session branch: accepted, and its lane back (a lane's
     /// task is accepted before its work lands). In a plan without a graph, settled is enough:
     /// a skipped task lets the next one start.
     fn landed(&self, task: &str) -> bool {
-        let state = self.records.state(task);
-        let done = if self.plan.is_graph() { state.is_accepted() } else { state.is_settled() };
+        let state = self.shared.records.state(task);
+        let done =
+            if self.shared.plan.is_graph() { state.is_accepted() } else { state.is_settled() };
         done && !self.book.running.contains_key(task)
     }
 
     /// Whether tasks are worked apart, each in a worktree of its own: several lanes on a
     /// graph plan. Otherwise the one lane works in the session's own worktree.
     pub(super) fn apart(&self) -> bool {
-        self.opts.lanes > 1 && self.plan.is_graph()
+        self.shared.opts.lanes > 1 && self.shared.plan.is_graph()
     }
 
     /// Stops every lane at once with `end`: their calls and tools are cancelled, and their
@@ -119,11 +120,10 @@ impl Run {
         let mut d = Dispatch {
             handle: tokio::runtime::Handle::current(),
             jobs: tokio::task::JoinSet::new(),
-            free: (1..=self.opts.lanes.max(1)).collect(),
+            free: (1..=self.shared.opts.lanes.max(1)).collect(),
             numbers: BTreeMap::new(),
             stop: None,
             error: None,
-            failures: Vec::new(),
             holds: BTreeMap::new(),
             cut: Vec::new(),
             waiting_said: false,
@@ -132,7 +132,7 @@ impl Run {
         self.land_what_was_kept()?;
         loop {
             if d.going() {
-                match self.lane_boundary().await {
+                match self.lane_boundary() {
                     Ok(Some(end)) => d.halt(self, end),
                     Ok(None) => {}
                     Err(e) => d.fail(self, e),
@@ -165,7 +165,7 @@ impl Run {
     /// attempt in a lane of its own.
     fn land_what_was_kept(&mut self) -> Result<()> {
         for (id, kept) in std::mem::take(&mut self.book.to_land) {
-            let Some(task) = self.plan.tasks.iter().find(|t| t.id == id).cloned() else {
+            let Some(task) = self.shared.plan.tasks.iter().find(|t| t.id == id).cloned() else {
                 continue;
             };
             let mut lane = Box::new(self.open_lane(&task, 1)?);
@@ -204,9 +204,7 @@ impl Run {
             };
             lane.renumber(number);
             d.free.remove(&number);
-            if let Some(link) = &lane.lane {
-                self.book.running.insert(task.id.clone(), link.clone());
-            }
+            self.book.running.insert(task.id.clone(), lane.link.clone());
             d.numbers.insert(task.id.clone(), number);
             let h = d.handle.clone();
             let task_id = task.id.clone();
@@ -238,7 +236,8 @@ impl Run {
             }
             return Ok(Idle::Ended(Ok(end)));
         }
-        let open = self.plan.tasks.iter().any(|t| self.ready(t)) || !self.book.revived.is_empty();
+        let open =
+            self.shared.plan.tasks.iter().any(|t| self.ready(t)) || !self.book.revived.is_empty();
         if self.control.paused && open {
             if !d.waiting_said {
                 self.checkpoint("paused")?;
@@ -250,8 +249,8 @@ impl Run {
         if open {
             return Ok(Idle::Go);
         }
-        let held = self.held_task();
-        if let Some(held) = held.as_ref().filter(|_| self.opts.wait_for_operator) {
+        let held = self.shared.held_task();
+        if let Some(held) = held.as_ref().filter(|_| self.shared.opts.wait_for_operator) {
             if !d.waiting_said {
                 self.emit(&OperatorWait {
                     scope: super::scope(held, 0, 0),
@@ -264,7 +263,8 @@ impl Run {
             tokio::time::sleep(Duration::from_millis(200)).await;
             return Ok(Idle::Wait);
         }
-        let (failures, holds) = (std::mem::take(&mut d.failures), std::mem::take(&mut d.holds));
+        let (failures, holds) =
+            (std::mem::take(&mut self.book.failures), std::mem::take(&mut d.holds));
         Ok(Idle::Ended(self.lanes_ended(failures, holds)))
     }
 
@@ -286,7 +286,7 @@ impl Run {
             }
             Ok(TaskEnd::Landed) => self.after_lane(&task, lane)?,
             Ok(TaskEnd::Accepted(a)) => {
-                let held = lane.finish_accepted(&task, a)?;
+                let held = lane.land_decided(&task, a)?;
                 match held {
                     None => self.after_lane(&task, lane)?,
                     Some(end) => {
@@ -298,7 +298,7 @@ impl Run {
             Ok(TaskEnd::Failed(reason)) => {
                 let ended = lane.fail_task(&task, reason)?;
                 self.write_status()?;
-                d.failures.push((task.id.clone(), ended));
+                self.book.failures.push((task.id.clone(), ended));
                 self.book.parked.insert(task.id.clone(), lane);
             }
             Ok(TaskEnd::Stop(end)) if end.reason == StopReason::NeedsOperator => {
@@ -320,16 +320,18 @@ impl Run {
 
     /// The tasks to start now, in plan order: parked lanes a decision revived first (with
     /// their lane), then ready tasks (a new lane each).
-    fn startable(&mut self) -> Vec<(Task, Option<Box<Run>>)> {
+    fn startable(&mut self) -> Vec<(Task, Option<Box<Lane>>)> {
         let mut out = Vec::new();
         for id in std::mem::take(&mut self.book.revived) {
-            if let (Some(task), Some(lane)) =
-                (self.plan.tasks.iter().find(|t| t.id == id).cloned(), self.book.parked.remove(&id))
-            {
+            if let (Some(task), Some(lane)) = (
+                self.shared.plan.tasks.iter().find(|t| t.id == id).cloned(),
+                self.book.parked.remove(&id),
+            ) {
                 out.push((task, Some(lane)));
             }
         }
         let ready: Vec<Task> = self
+            .shared
             .plan
             .in_order()
             .into_iter()
@@ -342,7 +344,7 @@ impl Run {
 
     /// A task boundary for the whole run, without waiting: operator commands (decisions
     /// about a task at work wait until it is no longer at work), a stop, the caps.
-    async fn lane_boundary(&mut self) -> Result<Option<Ended>> {
+    fn lane_boundary(&mut self) -> Result<Option<Ended>> {
         let deferred = std::mem::take(&mut self.control.deferred);
         for cmd in deferred {
             let at_work = cmd.task.as_ref().is_some_and(|t| self.book.running.contains_key(t))
@@ -353,7 +355,7 @@ impl Run {
                 return Ok(Some(end));
             }
         }
-        if self.interrupted.load(Ordering::SeqCst) {
+        if self.shared.interrupted.load(Ordering::SeqCst) {
             return Ok(Some(Ended {
                 reason: StopReason::Interrupted,
                 detail: Some(format!("interrupted ({})", super::interrupted_by())),
@@ -369,11 +371,6 @@ impl Run {
                 detail: Some(format!("stopped now by the operator ({why})")),
             }));
         }
-        if let Some(task) = self.control.retry_eval.take()
-            && let Some(end) = self.retry_evaluation(&task).await?
-        {
-            return Ok(Some(end));
-        }
         if self.book.running.is_empty()
             && let Some(why) = self.control.stop.take()
         {
@@ -385,7 +382,7 @@ impl Run {
         }
         // A cap, like a plain stop, lets the tasks at work finish, and the run ends on it once
         // none is at work.
-        let Some(cap) = self.cap_reached() else { return Ok(None) };
+        let Some(cap) = self.shared.cap_reached() else { return Ok(None) };
         if self.book.running.is_empty() {
             return Ok(Some(Ended { reason: cap, detail: None }));
         }
@@ -402,15 +399,16 @@ impl Run {
         mut holds: BTreeMap<String, Ended>,
     ) -> Result<Ended> {
         let held = self
+            .shared
             .plan
             .in_order()
             .into_iter()
             .map(|t| t.id.clone())
-            .find(|t| self.records.state(t) == TaskState::NeedsOperator);
-        let tasks: Vec<Task> = self.plan.in_order().into_iter().cloned().collect();
+            .find(|t| self.shared.records.state(t) == TaskState::NeedsOperator);
+        let tasks: Vec<Task> = self.shared.plan.in_order().into_iter().cloned().collect();
         let mut blocked = Vec::new();
         for task in &tasks {
-            if self.settled(&task.id) || self.book.parked.contains_key(&task.id) {
+            if self.shared.settled(&task.id) || self.book.parked.contains_key(&task.id) {
                 continue;
             }
             if let Some(why) = self.waits_on(&task.id)? {
@@ -426,15 +424,15 @@ impl Run {
         }
         let still_failed = failures
             .into_iter()
-            .find(|(task, _)| self.records.state(task) == TaskState::Failed)
+            .find(|(task, _)| self.shared.records.state(task) == TaskState::Failed)
             .map(|(_, end)| end);
         if let Some(first) = still_failed {
             return Ok(first);
         }
         // A task that failed before this run and waits for a decision is not worked again.
-        if let Some(task) = self.held_task() {
-            let reviews = record::read_ledger(&self.dir, &task).len() as u64;
-            if let Some(why) = self.failed_waiting(&task, reviews) {
+        if let Some(task) = self.shared.held_task() {
+            let reviews = record::read_ledger(&self.shared.dir, &task).len() as u64;
+            if let Some(why) = self.shared.failed_waiting(&task, reviews) {
                 return Ok(super::worker::decision_awaited(&task, why));
             }
         }

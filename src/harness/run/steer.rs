@@ -6,7 +6,8 @@
 //! when a reject starts the next attempt. The evaluator is told what was asked during the
 //! attempt it judges.
 
-use super::{Op, OperatorQueue, OperatorSteer, Result, Run, control, scope};
+use super::Desk;
+use super::{Lane, Op, OperatorQueue, OperatorSteer, Result, Run, control, scope};
 use crate::harness::conversation::steer_message;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -61,14 +62,14 @@ impl Run {
             [one] => Some((*one).clone()),
             _ => None,
         });
-        let Some(task) = named.filter(|t| self.plan.tasks.iter().any(|p| &p.id == t)) else {
+        let Some(task) = named.filter(|t| self.shared.plan.tasks.iter().any(|p| &p.id == t)) else {
             let why = format!("{verb} names no task of the plan, and not exactly one is at work");
             return self.refuse(cmd.task.as_deref(), &why);
         };
         if text.is_empty() {
             return self.refuse(Some(&task), &format!("{verb} without words: nothing to send"));
         }
-        let state = self.records.state(&task);
+        let state = self.shared.records.state(&task);
         let source = Some(cmd.source.clone());
         if cmd.op == Op::Steer {
             if let Some(link) = self.book.running.get(&task) {
@@ -78,7 +79,11 @@ impl Run {
             let reason = format!(
                 "{task} is {}, not at work: nothing was sent; queue it for its {} instead",
                 state.as_str(),
-                if self.records.get(&task).base.is_some() { "next attempt" } else { "first turn" }
+                if self.shared.records.get(&task).base.is_some() {
+                    "next attempt"
+                } else {
+                    "first turn"
+                }
             );
             return self.emit(&OperatorSteer {
                 scope: scope(&task, 0, 0),
@@ -93,7 +98,7 @@ impl Run {
             let why = format!("{task} is {}: there is no attempt to queue for", state.as_str());
             return self.refuse(Some(&task), &why);
         }
-        let begun = self.records.get(&task).base.is_some();
+        let begun = self.shared.records.get(&task).base.is_some();
         if let Some(link) = self.book.running.get(&task) {
             link.inbox.push(Word { op: Op::Queue, text: text.clone(), source: cmd.source.clone() });
         } else if let Some(parked) = self.book.parked.get_mut(&task) {
@@ -110,14 +115,32 @@ impl Run {
         })
     }
 
+    /// Steers a lane's task did not live to take: logged as not sent, with why.
+    pub(super) fn steers_left(&mut self, task: &str, lane: &Lane) -> Result<()> {
+        for word in lane.link.inbox.take(Op::Steer) {
+            let reason = format!(
+                "{task}'s worker made no model request after it came (its attempt was over): not sent; queue it for the next attempt if it still stands"
+            );
+            self.emit(&OperatorSteer {
+                scope: scope(task, 0, 0),
+                text: Some(word.text),
+                delivered: Some(false),
+                reason: Some(reason),
+                source: Some(word.source),
+                ..OperatorSteer::default()
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl Lane {
     /// The words queued for `task`'s next attempt, taken now that it starts: what its lane's
     /// inbox holds and the notes kept for it.
     pub(super) fn take_queued(&mut self, task: &str) -> Vec<String> {
-        let mut words: Vec<String> = match &self.lane {
-            Some(link) => link.inbox.take(Op::Queue).into_iter().map(|w| w.text).collect(),
-            None => Vec::new(),
-        };
-        words.extend(self.take_notes(task));
+        let mut words: Vec<String> =
+            self.link.inbox.take(Op::Queue).into_iter().map(|w| w.text).collect();
+        words.extend(super::take_notes(&mut self.control.notes, task));
         words
     }
 
@@ -130,8 +153,7 @@ impl Run {
         attempt: u64,
         messages: &mut Vec<serde_json::Value>,
     ) -> Result<()> {
-        let Some(link) = &self.lane else { return Ok(()) };
-        for word in link.inbox.take(Op::Steer) {
+        for word in self.link.inbox.take(Op::Steer) {
             messages
                 .push(serde_json::json!({"role": "user", "content": steer_message(&word.text)}));
             self.control.steered.push((task.to_owned(), attempt, word.text.clone()));
@@ -152,24 +174,5 @@ impl Run {
             .filter(|(t, a, _)| t == task && *a == attempt)
             .map(|(_, _, text)| text.clone())
             .collect()
-    }
-
-    /// Steers a lane's task did not live to take: logged as not sent, with why.
-    pub(super) fn steers_left(&mut self, task: &str, lane: &Run) -> Result<()> {
-        let Some(link) = &lane.lane else { return Ok(()) };
-        for word in link.inbox.take(Op::Steer) {
-            let reason = format!(
-                "{task}'s worker made no model request after it came (its attempt was over): not sent; queue it for the next attempt if it still stands"
-            );
-            self.emit(&OperatorSteer {
-                scope: scope(task, 0, 0),
-                text: Some(word.text),
-                delivered: Some(false),
-                reason: Some(reason),
-                source: Some(word.source),
-                ..OperatorSteer::default()
-            })?;
-        }
-        Ok(())
     }
 }

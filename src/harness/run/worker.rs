@@ -1,42 +1,34 @@
 //! The worker's side of a task: a fresh conversation with its context, tool calls through
 //! the hands, nudges for quiet turns, and `submit_case` handed to the review.
 
+use super::Desk;
 use super::landing::Landing;
 use super::{
-    Acceptance, CallTag, ContextReset, Ended, GateEvent, Guarded, Hands, HarnessError, LedgerEntry,
-    NUDGE, NUDGE_LENGTH, Nudge, OnCap, Reply, Result, Review, Role, Run, Scope, Task, TaskEnd,
-    ToolCallRecord, Value, WORKER_PROMPT, WorkerContext, case, json, memory, record, scope,
+    Acceptance, CallTag, ContextReset, Ended, GateEvent, Guarded, Hands, HarnessError, Lane,
+    LedgerEntry, NUDGE, NUDGE_LENGTH, Nudge, OnCap, Reply, Result, Review, Role, Scope, Task,
+    TaskEnd, ToolCallRecord, Value, WORKER_PROMPT, WorkerContext, case, json, memory, record,
+    scope,
 };
 use crate::harness::turns::{self, Agent, Turn, tool_message};
 use crate::session::event::{LoopDetected, TurnTree};
 use crate::session::state::StopReason;
 
-impl Run {
-    /// Takes the operator's notes meant for this task (or for whichever task runs next).
-    pub(super) fn take_notes(&mut self, task: &str) -> Option<String> {
-        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.control.notes)
-            .into_iter()
-            .partition(|(t, _)| t.as_deref().is_none_or(|t| t == task));
-        self.control.notes = rest;
-        let texts: Vec<String> = mine.into_iter().map(|(_, n)| n).collect();
-        (!texts.is_empty()).then(|| texts.join("\n\n"))
-    }
-
+impl Lane {
     pub(super) fn worker_prompt(
         &self,
         task: &Task,
         ledger: &[LedgerEntry],
         note: Option<&str>,
     ) -> String {
-        let project = memory::project_context(&self.hands.jail, &self.opts.context_files);
+        let project = memory::project_context(&self.hands.jail, &self.shared.opts.context_files);
         let progress = record::progress_tail(
-            &self.dir,
+            &self.shared.dir,
             memory::PROGRESS_TAIL_LINES,
             memory::PROGRESS_MAX_CHARS,
         );
         let statuses: Vec<(String, crate::session::state::TaskState)> =
-            self.records.states().into_iter().collect();
-        let warnings = self.records.warnings();
+            self.shared.records.states().into_iter().collect();
+        let warnings = self.shared.records.warnings();
         let ctx = WorkerContext {
             project: project.as_ref().map(|(t, _)| t.as_str()),
             progress: progress.as_deref(),
@@ -45,7 +37,7 @@ impl Run {
             warnings: &warnings,
             operator_note: note,
         };
-        memory::worker_prompt(&self.plan, task, &ctx)
+        memory::worker_prompt(&self.shared.plan, task, &ctx)
     }
 
     /// A task whose reviews already reached its cap is not worked again. A resume lands here
@@ -53,15 +45,15 @@ impl Run {
     /// applied now), or on a task that failed at the cap and waits for a decision (the run
     /// stops and says which decisions there are).
     fn at_the_cap(&mut self, task: &Task, ledger: &[LedgerEntry]) -> Result<Option<TaskEnd>> {
-        if let Some(why) = self.failed_waiting(&task.id, ledger.len() as u64) {
+        if let Some(why) = self.shared.failed_waiting(&task.id, ledger.len() as u64) {
             return Ok(Some(TaskEnd::Stop(decision_awaited(&task.id, why))));
         }
         let rejected_last = ledger.last().is_some_and(|e| !e.verdict.accepted());
-        if (ledger.len() as u64) < self.cap_for(&task.id) || !rejected_last {
+        if (ledger.len() as u64) < self.shared.cap_for(&task.id) || !rejected_last {
             return Ok(None);
         }
         let last = ledger.last().and_then(|e| e.verdict.outcome());
-        Ok(Some(match self.opts.on_cap {
+        Ok(Some(match self.shared.opts.on_cap {
             OnCap::Fail => TaskEnd::Failed(StopReason::EvaluatorCap),
             OnCap::ForceAccept => {
                 let reason = "rework cap reached; accepted below the bar by policy";
@@ -83,18 +75,18 @@ impl Run {
 
     /// One task, from a fresh conversation to accept, failure or a stop.
     pub(super) async fn run_task(&mut self, task: &Task) -> Result<TaskEnd> {
-        let ledger = record::read_ledger(&self.dir, &task.id);
+        let ledger = record::read_ledger(&self.shared.dir, &task.id);
         if let Some(end) = self.at_the_cap(task, &ledger)? {
             return Ok(end);
         }
         let attempt = ledger.len() as u64 + 1;
         self.gate(&task.id, GateEvent::Start, "task started", attempt)?;
         self.escalate_if_due(&task.id, 0, attempt)?;
-        let base = match self.records.get(&task.id).base {
+        let base = match self.shared.records.get(&task.id).base {
             Some(base) => base,
             None => self.workspace.tip()?,
         };
-        self.records.update(&task.id, |r| r.base = Some(base.clone()));
+        self.shared.records.update(&task.id, |r| r.base = Some(base.clone()));
         let (mut messages, rewound_note) = match self.take_rewind(task, attempt, &base)? {
             super::rewind::Taken::Conversation(messages) => (messages, None),
             super::rewind::Taken::Note(note) => (Vec::new(), Some(note)),
@@ -110,7 +102,7 @@ impl Run {
                 base_commit: Some(base),
                 ..ContextReset::default()
             })?;
-            let note = match (rewound_note, self.take_notes(&task.id)) {
+            let note = match (rewound_note, super::take_notes(&mut self.control.notes, &task.id)) {
                 (Some(rewound), Some(notes)) => Some(format!("{rewound}\n\n{notes}")),
                 (rewound, notes) => rewound.or(notes),
             };
@@ -124,7 +116,7 @@ impl Run {
         }
         let mut tools = Hands::schemas();
         tools.push(case::schema());
-        let max_turns = self.opts.max_iterations;
+        let max_turns = self.shared.opts.max_iterations;
         let mut worker = WorkerTurns {
             run: self,
             task,
@@ -143,7 +135,7 @@ impl Run {
 /// The worker in the shared turn loop: one task's conversation, from its first turn to
 /// accept, failure or a stop.
 struct WorkerTurns<'r> {
-    run: &'r mut Run,
+    run: &'r mut Lane,
     task: &'r Task,
     /// The evaluator round the worker is on (a reject moves it on).
     attempt: u64,
@@ -231,7 +223,7 @@ impl Agent for WorkerTurns<'_> {
             self.window.compacted_for_server = true;
             // The window the server named is the one to fit, whatever was known before.
             if let Some(n) = crate::brain::client::window_named(detail) {
-                self.run.opts.worker_window = Some(n);
+                self.window.named = Some(n);
             }
             if let Some(end) = self.fit_window(iter, messages, "server")? {
                 return Ok(Err(end));
@@ -304,7 +296,7 @@ impl Agent for WorkerTurns<'_> {
         if let Some(end) = self.run.act_now(&self.task.id)? {
             return Ok(Err(end));
         }
-        let limit = self.run.opts.loop_repeats;
+        let limit = self.run.shared.opts.loop_repeats;
         if limit > 0 && self.repeated.times == limit {
             output = format!("{output}\n{}", loop_note(limit));
         }
@@ -318,7 +310,7 @@ impl Agent for WorkerTurns<'_> {
         messages: &mut Vec<Value>,
     ) -> Result<Turn<TaskEnd>> {
         self.quiet += 1;
-        if self.quiet >= self.run.opts.max_quiet_turns {
+        if self.quiet >= self.run.shared.opts.max_quiet_turns {
             return Ok(Turn::Done(TaskEnd::Failed(StopReason::NoCase)));
         }
         let (kind, text) = if reply.finish_reason.as_deref() == Some("length") {
@@ -395,7 +387,7 @@ impl WorkerTurns<'_> {
     /// words added to the call's result), and a repeat past it holds the task for a person
     /// with the call as the evidence.
     fn loop_check(&mut self, iter: u64, name: &str, args: &Value) -> Result<Option<TaskEnd>> {
-        let limit = self.run.opts.loop_repeats;
+        let limit = self.run.shared.opts.loop_repeats;
         if limit == 0 {
             return Ok(None);
         }
@@ -433,7 +425,7 @@ impl WorkerTurns<'_> {
     /// return holds the task for a person, the turns named as the evidence.
     fn returns_check(&mut self, iter: u64, messages: &mut Vec<Value>) -> Result<Option<TaskEnd>> {
         let Some(tree) = self.take_tree(iter)? else { return Ok(None) };
-        let limit = self.run.opts.loop_returns;
+        let limit = self.run.shared.opts.loop_returns;
         if limit == 0 {
             return Ok(None);
         }
@@ -485,7 +477,7 @@ impl WorkerTurns<'_> {
         // A first tree for the checkpoints, and after a case one for the return check to start
         // from (only when it is on: without it a tree is taken only after a change).
         let baseline = self.last_tree.is_none()
-            || (self.states.trees.is_empty() && self.run.opts.loop_returns > 0);
+            || (self.states.trees.is_empty() && self.run.shared.opts.loop_returns > 0);
         if !(self.states.touched || baseline) {
             return Ok(None);
         }
