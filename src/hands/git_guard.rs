@@ -104,10 +104,19 @@ pub struct GitGuard {
     /// them — harrow moves it at every commit, so it is read on its own each time — nor are
     /// the refs sibling lanes move, which this guard leaves alone.
     quiet: Option<Vec<RefStamp>>,
+    /// The refs folders as last listed, to stamp rather than list again.
+    listings: Listings,
 }
 
 /// A loose ref file's name under its `refs` folder, with its stamp.
 type RefStamp = (String, Stamp);
+
+/// The entries of a refs folder as last listed (name, and whether it is a folder), with the
+/// folder's stamp then: while the stamp holds, the folder holds the same entries — adding,
+/// removing or renaming one moves the folder's change time, which no process can set back —
+/// so it is not listed again. A listing is kept only when its stamp is [`settled`], as two
+/// changes within one tick of the file system's clock can leave the same stamp.
+type Listings = BTreeMap<PathBuf, (Stamp, Vec<(String, bool)>)>;
 
 /// The stamp of every file a ref the guard compares by listing can be kept in: `packed-refs`
 /// and each loose ref under the shared and the worktree's own `refs/` whose name `listed`
@@ -120,22 +129,22 @@ fn ref_stamps(
     common: &Path,
     private: &Path,
     listed: &dyn Fn(&str, bool) -> bool,
+    listings: &mut Listings,
 ) -> Option<Vec<RefStamp>> {
     fn walk(
         dir: &Path,
         name: &mut String,
         listed: &dyn Fn(&str, bool) -> bool,
+        listings: &mut Listings,
         out: &mut Vec<RefStamp>,
     ) -> Option<()> {
-        for entry in std::fs::read_dir(dir).ok()? {
-            let entry = entry.ok()?;
+        for (entry, folder) in entries(dir, listings)? {
             let len = name.len();
             name.push('/');
-            name.push_str(&entry.file_name().to_string_lossy());
-            let path = entry.path();
-            let folder = std::fs::symlink_metadata(&path).ok()?.is_dir();
+            name.push_str(&entry);
+            let path = dir.join(&entry);
             if folder && listed(name, true) {
-                walk(&path, name, listed, out)?;
+                walk(&path, name, listed, listings, out)?;
             } else if !folder && listed(name, false) {
                 out.push((name.clone(), stamp(&path)?));
             }
@@ -146,12 +155,35 @@ fn ref_stamps(
     let mut out = Vec::new();
     let packed = stamp(&common.join("packed-refs")).unwrap_or_default();
     out.push((String::from("packed-refs"), packed));
-    walk(&common.join("refs"), &mut String::from("refs"), listed, &mut out)?;
+    walk(&common.join("refs"), &mut String::from("refs"), listed, listings, &mut out)?;
     let own = private.join("refs");
     if private != common && own.exists() {
-        walk(&own, &mut String::from("refs"), listed, &mut out)?;
+        walk(&own, &mut String::from("refs"), listed, listings, &mut out)?;
     }
     Some(out)
+}
+
+/// The entries of the folder `dir` (name, and whether each is a folder — a link is not), from
+/// `listings` while the folder's stamp holds, else as it lists them now.
+fn entries(dir: &Path, listings: &mut Listings) -> Option<Vec<(String, bool)>> {
+    let now = stamp(dir)?;
+    if let Some((then, kept)) = listings.get(dir)
+        && *then == now
+    {
+        return Some(kept.clone());
+    }
+    let mut listed = Vec::new();
+    for entry in std::fs::read_dir(dir).ok()? {
+        let entry = entry.ok()?;
+        let folder = entry.file_type().ok()?.is_dir();
+        listed.push((entry.file_name().to_string_lossy().into_owned(), folder));
+    }
+    if settled(now) {
+        listings.insert(dir.to_path_buf(), (now, listed.clone()));
+    } else {
+        listings.remove(dir);
+    }
+    Some(listed)
 }
 
 fn hooks_of(common: &Path) -> BTreeMap<String, Mark> {
@@ -220,6 +252,7 @@ impl GitGuard {
         let mut guard = GitGuard {
             book_repo,
             quiet: None,
+            listings: Listings::new(),
             siblings: None,
             repo,
             branch_ref: String::new(),
@@ -337,15 +370,19 @@ impl GitGuard {
     }
 
     /// The stamps of the files that hold refs, taken before they are listed.
-    fn ref_stamps(&self) -> Option<Vec<RefStamp>> {
-        ref_stamps(&self.common, &self.private, &|name, folder| {
+    fn ref_stamps(&mut self) -> Option<Vec<RefStamp>> {
+        let mut listings = std::mem::take(&mut self.listings);
+        let listed = |name: &str, folder: bool| {
             if folder {
                 // In a lane, everything under harrow's own refs is the sibling lanes' too.
                 !(self.siblings.is_some() && format!("{name}/").starts_with(&self.own_prefix))
             } else {
                 name != self.branch_ref && !self.shared(name)
             }
-        })
+        };
+        let stamps = ref_stamps(&self.common, &self.private, &listed, &mut listings);
+        self.listings = listings;
+        stamps
     }
 
     /// Whether the refs are as they were when the snapshot was last seen to match the disk:
@@ -492,7 +529,8 @@ impl GitGuard {
     /// worker. Empty when nothing had changed.
     pub fn restore(&mut self) -> Result<Vec<String>, git2::Error> {
         let mut restored = Vec::new();
-        if !self.refs_quiet(self.ref_stamps().as_ref()) {
+        let stamps = self.ref_stamps();
+        if !self.refs_quiet(stamps.as_ref()) {
             restored = self.restore_refs()?;
             self.quiet = None;
         }
@@ -650,6 +688,37 @@ mod tests {
         git(&wt, &["tag", "-f", "v7", "HEAD~1"]);
         let restored = guard.restore().unwrap();
         assert_eq!(restored, ["the ref refs/tags/v7"], "{restored:?}");
+    }
+
+    #[test]
+    fn a_ref_file_written_by_hand_into_a_folder_listed_long_ago_is_still_put_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = two_commits(tmp.path());
+        git(&src, &["branch", "team/one"]);
+        let wt = tmp.path().join("wt");
+        git(&src, &["worktree", "add", "-q", "-b", "session/s", wt.to_str().unwrap()]);
+        let mut guard = GitGuard::new(&wt, "session/s").unwrap();
+        settle();
+        guard.before_call().unwrap();
+        assert!(guard.restore().unwrap().is_empty());
+        let team = src.join(".git/refs/heads/team");
+        assert!(guard.listings.contains_key(&team), "a settled folder's listing is kept");
+        // No git: a file written straight into the folder, and one in a new folder under it.
+        let tip = git(&src, &["rev-parse", "main"]);
+        std::fs::write(team.join("two"), format!("{tip}\n")).unwrap();
+        std::fs::create_dir(team.join("deep")).unwrap();
+        std::fs::write(team.join("deep/three"), format!("{tip}\n")).unwrap();
+        let mut restored = guard.restore().unwrap();
+        restored.sort();
+        assert_eq!(
+            restored,
+            [
+                "the new ref refs/heads/team/deep/three (removed)",
+                "the new ref refs/heads/team/two (removed)"
+            ],
+            "{restored:?}"
+        );
+        assert!(!team.join("two").exists() && !team.join("deep/three").exists());
     }
 
     #[test]

@@ -41,8 +41,12 @@ impl SessionStore {
     /// own folder, never one a link makes it write into.
     fn open_or_make(&self) -> Result<Pooled, WorkspaceError> {
         self.refuse_link()?;
+        // Made without git's template folder: the copy runs no hook and needs no sample of
+        // one, so a session writes a dozen files fewer.
+        let mut made = git2::RepositoryInitOptions::new();
+        made.bare(true).external_template(false);
         repo_pool::open(&self.path, |p| {
-            Repository::open_bare(p).or_else(|_| Repository::init_bare(p))
+            Repository::open_bare(p).or_else(|_| Repository::init_opts(p, &made))
         })
         .map_err(git(format!("open {}", self.path.display())))
     }
