@@ -220,7 +220,10 @@ impl Run {
         }
         let Lane { workspace, hands, guard, link, .. } = lane;
         if link.in_place {
-            self.guard = guard;
+            // A lane opened in place while another held the guard had none to give back.
+            if guard.is_some() {
+                self.guard = guard;
+            }
             self.book.idle.insert(workspace.worktree, (hands, None));
         } else {
             workspace.release_lane()?;
