@@ -1,6 +1,8 @@
-//! The Ralph loop: tasks one at a time; per task a worker conversation that works with tools
-//! until it submits a case; validators, then the evaluator; the gate decides; a reject goes
-//! back into the same conversation. Everything that happens is appended to the session log.
+//! The Ralph loop, in lanes: the scheduler (`Run`) starts a lane (`Lane`) for each task that
+//! may start — one at a time, or several of a graph plan at once. In its lane a task has a
+//! worker conversation that works with tools until it submits a case; validators, then the
+//! evaluator; the gate decides; a reject goes back into the same conversation. Everything that
+//! happens is appended to the session log.
 
 mod compaction;
 mod decide;
