@@ -258,3 +258,69 @@ fn a_force_accept_that_cannot_land_holds_the_task_naming_the_conflicting_files()
     assert!(!text.contains("L0 "), "work between lanes is marked with no lane: {text}");
     assert_eq!(task_commits(&repo, &id), ["T-002"], "nothing landed half-way");
 }
+
+/// A decision about a task that never started, while two lanes work: it is taken in a lane
+/// opened for that task (a worktree cut and released at once), not in the session's own
+/// worktree. `skip` settles it, the tasks at work land, and the run ends done with nothing of
+/// the skipped task committed or asked of the model; `fail` on another never-started task ends
+/// the run on that failure once the lanes at work are back.
+#[test]
+fn a_decision_on_a_task_that_never_started_is_taken_in_a_lane_of_its_own() {
+    for op in ["skip", "fail"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, plan) = repo_and_plan(tmp.path(), 3);
+        for (n, deps) in [(1, "[]"), (2, "[]"), (3, "[T-001]")] {
+            depends(&plan, n, deps);
+        }
+        let slow = |n: usize| {
+            json!([
+                {"delay_ms": 1500, "tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]},
+                {"tool_calls": [{"name": "submit_case", "arguments": case(n)}]}
+            ])
+        };
+        let script = json!({
+            "worker": {"T-001": {"*": slow(1)}, "T-002": {"*": slow(2)}, "T-003": {"*": write_and_submit(3)}},
+            "evaluator": {"*": {"*": [accept()]}}
+        });
+        let (_rt, server) = serve(&script, false);
+        let url = server.base_url();
+        let child = harrow_cmd(tmp.path(), &url)
+            .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+            .args(["--headless", "--lanes", "2", "--no-validators"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let (dir, id) = loop {
+            if let Some((dir, id)) = session(tmp.path())
+                && log(&dir).matches("\"to\":\"running\"").count() >= 2
+            {
+                break (dir, id);
+            }
+            assert!(Instant::now() < deadline, "{op}: two lanes never started");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        ctl(tmp.path(), &url, &id, &[op, "--task", "T-003", "--reason", "not in this run"]);
+        let out = child.wait_with_output().unwrap();
+        let text = stdout(&out);
+        let events = log(&dir);
+        assert!(!events.contains("\"action\":\"refused\""), "{op}: {events}");
+        assert!(server.received().iter().all(|r| r.task != "T-003"), "{op}: T-003 never worked");
+        let mut landed = task_commits(&repo, &id);
+        landed.sort();
+        assert_eq!(landed, ["T-001", "T-002"], "{op}: the lanes at work landed");
+        if op == "skip" {
+            assert!(out.status.success(), "{op}: {text}");
+            assert!(text.contains("■ stopped: all_done"), "{op}: {text}");
+        } else {
+            assert_eq!(out.status.code(), Some(1), "{op}: {text}");
+            assert!(text.contains("■ stopped: operator_fail"), "{op}: {text}");
+        }
+        let status: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("task-status.json")).unwrap())
+                .unwrap();
+        let word = if op == "skip" { "skipped" } else { "failed" };
+        assert_eq!(status["T-003"], word, "{op}: {status}");
+    }
+}
