@@ -43,6 +43,25 @@ fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A task's one attempt that takes a while: its file written after 1.5 s, then its case.
+fn slow_write_and_submit(n: usize) -> Value {
+    json!([
+        {"delay_ms": 1500, "tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]},
+        {"tool_calls": [{"name": "submit_case", "arguments": case(n)}]}
+    ])
+}
+
+/// `harrow run` of `plan` in two lanes, headless, its output captured.
+fn two_lanes(tmp: &Path, url: &str, plan: &Path, repo: &Path) -> std::process::Child {
+    harrow_cmd(tmp, url)
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+        .args(["--headless", "--lanes", "2", "--no-validators"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// T-001 and T-002 are independent, T-003 needs T-001. T-001 is rejected once and, at a cap
 /// of one review, waits for a decision in its lane; a second attempt would be accepted.
 fn held_in_a_lane() -> Value {
@@ -145,25 +164,13 @@ fn pause_stops_new_starts_in_every_lane_and_step_starts_one() {
     for n in 1..=4 {
         depends(&plan, n, "[]");
     }
-    let slow = |n: usize| {
-        json!([
-            {"delay_ms": 1500, "tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]},
-            {"tool_calls": [{"name": "submit_case", "arguments": case(n)}]}
-        ])
-    };
     let script = json!({
-        "worker": {"T-001": {"*": slow(1)}, "T-002": {"*": slow(2)}, "T-003": {"*": write_and_submit(3)}, "T-004": {"*": write_and_submit(4)}},
+        "worker": {"T-001": {"*": slow_write_and_submit(1)}, "T-002": {"*": slow_write_and_submit(2)}, "T-003": {"*": write_and_submit(3)}, "T-004": {"*": write_and_submit(4)}},
         "evaluator": {"*": {"*": [accept()]}}
     });
     let (_rt, server) = serve(&script, false);
     let url = server.base_url();
-    let child = harrow_cmd(tmp.path(), &url)
-        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-        .args(["--headless", "--lanes", "2", "--no-validators"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = two_lanes(tmp.path(), &url, &plan, &repo);
     let until = |what: &str, ok: &dyn Fn() -> bool| {
         let deadline = Instant::now() + Duration::from_secs(30);
         while !ok() {
@@ -272,25 +279,13 @@ fn a_decision_on_a_task_that_never_started_is_taken_in_a_lane_of_its_own() {
         for (n, deps) in [(1, "[]"), (2, "[]"), (3, "[T-001]")] {
             depends(&plan, n, deps);
         }
-        let slow = |n: usize| {
-            json!([
-                {"delay_ms": 1500, "tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]},
-                {"tool_calls": [{"name": "submit_case", "arguments": case(n)}]}
-            ])
-        };
         let script = json!({
-            "worker": {"T-001": {"*": slow(1)}, "T-002": {"*": slow(2)}, "T-003": {"*": write_and_submit(3)}},
+            "worker": {"T-001": {"*": slow_write_and_submit(1)}, "T-002": {"*": slow_write_and_submit(2)}, "T-003": {"*": write_and_submit(3)}},
             "evaluator": {"*": {"*": [accept()]}}
         });
         let (_rt, server) = serve(&script, false);
         let url = server.base_url();
-        let child = harrow_cmd(tmp.path(), &url)
-            .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-            .args(["--headless", "--lanes", "2", "--no-validators"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = two_lanes(tmp.path(), &url, &plan, &repo);
         let deadline = Instant::now() + Duration::from_secs(30);
         let (dir, id) = loop {
             if let Some((dir, id)) = session(tmp.path())
