@@ -69,7 +69,7 @@ pub fn man(args: &ManArgs) -> Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     };
-    crate::session::safe_io::ensure_dir(dir)
+    crate::safe_io::ensure_dir(dir)
         .map_err(|e| UsageError(format!("cannot write into {}: {e}", dir.display())))?;
     let mut written = vec![write_page(dir, "harrow.1", &main_page()?)?];
     for verb in super::Cli::command().get_subcommands().filter(|s| !s.is_hide_set()) {
@@ -89,7 +89,7 @@ pub fn man(args: &ManArgs) -> Result<ExitCode> {
 
 fn write_page(dir: &Path, name: &str, text: &[u8]) -> Result<PathBuf> {
     let path = dir.join(name);
-    crate::session::safe_io::replace(&path, text)
+    crate::safe_io::replace(&path, text)
         .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
     Ok(path)
 }

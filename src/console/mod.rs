@@ -157,8 +157,7 @@ pub fn perform(app: &mut App, effects: Vec<Effect>, jobs: &Jobs) {
 /// log it appends to.
 fn start_resume(dir: &Path, id: &str, trust: bool) -> std::io::Result<std::process::Child> {
     let exe = std::env::current_exe()?;
-    let log =
-        crate::session::safe_io::create(&crate::session::dir::SessionDir::new(dir).resume_log())?;
+    let log = crate::safe_io::create(&crate::session::dir::SessionDir::new(dir).resume_log())?;
     let mut resume = std::process::Command::new(exe);
     resume
         .args(["resume", id, "--headless", "--wait-for-operator"])
@@ -187,8 +186,7 @@ fn resume_and_watch(dir: &Path, id: &str, trust: bool) -> Result<(), String> {
             Ok(Some(status)) if status.success() => return Ok(()),
             Ok(Some(_)) => {
                 let log = crate::session::dir::SessionDir::new(dir).resume_log();
-                let text =
-                    crate::session::safe_io::read_text_capped(&log, 1 << 20).unwrap_or_default();
+                let text = crate::safe_io::read_text_capped(&log, 1 << 20).unwrap_or_default();
                 let last =
                     text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("it stopped");
                 return Err(crate::printable::line(last.trim_start_matches("harrow: ")));

@@ -192,8 +192,7 @@ impl Format {
 fn progress_titles(dir: &Path) -> BTreeMap<String, String> {
     let progress = SessionDir::new(dir).progress();
     let text =
-        crate::session::safe_io::read_text_capped(&progress, crate::session::safe_io::SMALL_FILE)
-            .unwrap_or_default();
+        crate::safe_io::read_text_capped(&progress, crate::safe_io::SMALL_FILE).unwrap_or_default();
     text.lines()
         .filter_map(|line| {
             let mut parts = line.splitn(3, '\t');

@@ -38,7 +38,7 @@ const READ_LIMIT: u64 = 64 << 20;
 
 impl Mark {
     fn of(path: &Path) -> Mark {
-        let bytes = crate::session::safe_io::read_capped(path, READ_LIMIT).ok();
+        let bytes = crate::safe_io::read_capped(path, READ_LIMIT).ok();
         Mark { bytes, stamp: stamp(path) }
     }
 
@@ -57,7 +57,7 @@ impl Mark {
     /// Whether the file still holds what was recorded, reading it only when its stamp moved.
     fn holds(&self, path: &Path) -> bool {
         stamp(path) == self.stamp
-            || crate::session::safe_io::read_capped(path, READ_LIMIT).ok() == self.bytes
+            || crate::safe_io::read_capped(path, READ_LIMIT).ok() == self.bytes
     }
 }
 
@@ -600,7 +600,7 @@ impl GitGuard {
 /// replaced whole, never written through: a worker may have left a link in its place.
 fn put_back(path: &Path, bytes: Option<&[u8]>) -> Result<(), git2::Error> {
     match bytes {
-        Some(bytes) => crate::session::safe_io::replace(path, bytes),
+        Some(bytes) => crate::safe_io::replace(path, bytes),
         None => std::fs::remove_file(path).or_else(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Ok(()),
             _ => Err(e),

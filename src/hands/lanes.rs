@@ -169,7 +169,7 @@ impl Workspace {
         let created =
             repo.branch(&branch, &tip, true).map_err(git(format!("create branch {branch}")))?;
         let reference = created.into_reference();
-        crate::session::safe_io::ensure_dir(lanes)
+        crate::safe_io::ensure_dir(lanes)
             .map_err(|e| WorkspaceError::Io(lanes.to_path_buf(), e))?;
         let mut opts = WorktreeAddOptions::new();
         opts.reference(Some(&reference));
@@ -420,8 +420,7 @@ fn note_of(worktree: &Path) -> PathBuf {
 /// worktree with the task it had, which resume checks against the log.
 fn mark_task(worktree: &Path, task: &str) -> Result<(), WorkspaceError> {
     let note = note_of(worktree);
-    crate::session::safe_io::replace(&note, task.as_bytes())
-        .map_err(|e| WorkspaceError::Io(note, e))
+    crate::safe_io::replace(&note, task.as_bytes()).map_err(|e| WorkspaceError::Io(note, e))
 }
 
 /// A lane's worktree as found on disk.
@@ -480,14 +479,14 @@ fn lane_worktrees(
                 Some(own_branch.clone())
             } else {
                 let head = registrations.join(&registration).join("HEAD");
-                crate::session::safe_io::read_text_capped(&head, NOTE_LIMIT)
+                crate::safe_io::read_text_capped(&head, NOTE_LIMIT)
                     .ok()
                     .and_then(|h| Some(h.strip_prefix("ref:")?.trim().to_owned()))
                     .and_then(|b| b.strip_prefix("refs/heads/").map(str::to_owned))
                     .filter(|b| exists(b))
             };
             let (task, by_branch) = if branch.as_deref() == Some(own_branch.as_str()) {
-                let note = crate::session::safe_io::read_text_capped(&note_of(&path), NOTE_LIMIT);
+                let note = crate::safe_io::read_text_capped(&note_of(&path), NOTE_LIMIT);
                 (note.ok().map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()), false)
             } else {
                 let task = branch

@@ -14,7 +14,7 @@ use super::workspace::{
     Workspace, WorkspaceError, forget_registration, git, harrow_folder, open_source,
     registration_at,
 };
-use crate::session::safe_io;
+use crate::safe_io;
 use git2::{Repository, WorktreeAddOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -45,8 +45,7 @@ impl Workspace {
     /// check: its folder is changed here.
     pub fn rehome(&self, clone: &Path, store: &SessionStore) -> Result<Rehomed, WorkspaceError> {
         let work = self.worktree.parent().unwrap_or(Path::new("/")).to_path_buf();
-        crate::session::safe_io::ensure_dir(&work)
-            .map_err(|e| WorkspaceError::Io(work.clone(), e))?;
+        crate::safe_io::ensure_dir(&work).map_err(|e| WorkspaceError::Io(work.clone(), e))?;
         let repo = open_source(clone)?;
         let session = self.session_id();
         let brought = store.bring_into(&repo, session, &self.branch)?;

@@ -2,8 +2,8 @@
 //! worked in, which dies with the Job, so the plan's files are copied into the session folder
 //! at the start and a resume elsewhere reads them from there.
 
+use crate::safe_io;
 use crate::session::dir::SessionDir;
-use crate::session::safe_io;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -19,9 +19,7 @@ pub fn append_progress(dir: &Path, task_id: &str, outcome: &str, title: &str) ->
 /// The last lines of `progress.txt`, for the worker's context.
 pub fn progress_tail(dir: &Path, lines: usize, max_chars: usize) -> Option<String> {
     let progress = SessionDir::new(dir).progress();
-    let text =
-        crate::session::safe_io::read_text_capped(&progress, crate::session::safe_io::SMALL_FILE)
-            .ok()?;
+    let text = crate::safe_io::read_text_capped(&progress, crate::safe_io::SMALL_FILE).ok()?;
     let all: Vec<&str> = text.lines().collect();
     let tail = all[all.len().saturating_sub(lines)..].join("\n");
     let chars = tail.chars().count();
@@ -34,14 +32,14 @@ fn ledger_path(dir: &Path, task_id: &str) -> std::path::PathBuf {
 
 /// Appends a verdict to a task's ledger.
 pub fn append_ledger(dir: &Path, task_id: &str, entry: &LedgerEntry) -> io::Result<()> {
-    crate::session::safe_io::ensure_dir(&crate::session::dir::SessionDir::new(dir).ledger_dir())?;
+    crate::safe_io::ensure_dir(&crate::session::dir::SessionDir::new(dir).ledger_dir())?;
     let line = serde_json::to_string(entry).map_err(io::Error::from)? + "\n";
     crate::session::atomic::append_scrubbed(&ledger_path(dir, task_id), &line)
 }
 
 /// Reads a task's ledger, skipping lines that do not parse (a crash mid-append).
 pub fn read_ledger(dir: &Path, task_id: &str) -> Vec<LedgerEntry> {
-    let Ok(file) = crate::session::safe_io::open_regular(&ledger_path(dir, task_id)) else {
+    let Ok(file) = crate::safe_io::open_regular(&ledger_path(dir, task_id)) else {
         return Vec::new();
     };
     io::BufReader::new(file)

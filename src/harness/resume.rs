@@ -59,13 +59,12 @@ impl Restored {
 
 /// Reads a session's first `session_start`.
 pub fn first_start(dir: &Path) -> io::Result<Option<SessionStart>> {
-    let file = match crate::session::safe_io::open_regular(
-        &crate::session::dir::SessionDir::new(dir).events(),
-    ) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
+    let file =
+        match crate::safe_io::open_regular(&crate::session::dir::SessionDir::new(dir).events()) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
     let mut reader = io::BufReader::new(file);
     let mut line = Vec::new();
     while reader.read_until(b'\n', &mut line)? > 0 {

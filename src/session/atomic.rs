@@ -9,10 +9,10 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` through a temporary file in the same folder, synced and renamed
 /// over the target, so readers see the old file or the new one and never a torn mix; a link
-/// planted at `path` is replaced, never written through ([`super::safe_io::replace`]).
+/// planted at `path` is replaced, never written through ([`crate::safe_io::replace`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let scrubbed = scrub_bytes(bytes);
-    super::safe_io::replace(path, &scrubbed)
+    crate::safe_io::replace(path, &scrubbed)
 }
 
 /// `bytes` with every known key taken out (text that is not UTF-8 is scrubbed as far as it is).
@@ -27,7 +27,7 @@ fn scrub_bytes(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// Appends `text` to `path` (created when missing, never through a link), scrubbed, and syncs
 /// it.
 pub fn append_scrubbed(path: &Path, text: &str) -> io::Result<()> {
-    let mut file = super::safe_io::open_append(path)?;
+    let mut file = crate::safe_io::open_append(path)?;
     file.write_all(crate::keys::scrub(text).as_bytes())?;
     file.sync_data()
 }

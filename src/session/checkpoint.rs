@@ -60,7 +60,7 @@ pub fn read_checkpoint(dir: &Path) -> CheckpointRead {
     let path = dir.join(CHECKPOINT_FILE);
     let mut last_error = String::new();
     for attempt in 0..2 {
-        match super::safe_io::read_capped(&path, super::safe_io::SMALL_FILE) {
+        match crate::safe_io::read_capped(&path, crate::safe_io::SMALL_FILE) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return CheckpointRead::Missing,
             Err(e) => last_error = e.to_string(),
             Ok(bytes) => match serde_json::from_slice::<Checkpoint>(&bytes) {

@@ -161,7 +161,7 @@ impl Command {
 pub fn send(dir: &Path, command: &Command) -> io::Result<()> {
     let mut line = serde_json::to_vec(command).map_err(io::Error::from)?;
     line.push(b'\n');
-    let mut f = super::safe_io::open_append(&dir.join(CONTROL_FILE))?;
+    let mut f = crate::safe_io::open_append(&dir.join(CONTROL_FILE))?;
     f.write_all(&line)?;
     f.sync_data()
 }
@@ -170,7 +170,7 @@ pub fn send(dir: &Path, command: &Command) -> io::Result<()> {
 /// complete line; a half-written last line waits, and a line that is not a command is skipped
 /// with its reason.
 pub fn read_new(dir: &Path, offset: u64) -> io::Result<(Vec<Result<Command, String>>, u64)> {
-    let mut f = match super::safe_io::open_regular(&dir.join(CONTROL_FILE)) {
+    let mut f = match crate::safe_io::open_regular(&dir.join(CONTROL_FILE)) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), offset)),
         Err(e) => return Err(e),

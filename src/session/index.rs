@@ -86,7 +86,7 @@ impl EventIndex {
     ) -> io::Result<EventIndex> {
         let mut index = EventIndex {
             path: path.to_path_buf(),
-            file: super::safe_io::open_regular(path).ok(),
+            file: crate::safe_io::open_regular(path).ok(),
             entries: Vec::new(),
             kinds: Interner::default(),
             tasks: Interner::with_empty(),
@@ -235,7 +235,7 @@ impl EventIndex {
             let stop = self.entries[last].offset + u64::from(self.entries[last].len);
             buf.resize((stop - first.offset) as usize, 0);
             if self.file.is_none() {
-                self.file = Some(super::safe_io::open_regular(&self.path)?);
+                self.file = Some(crate::safe_io::open_regular(&self.path)?);
             }
             let Some(file) = self.file.as_ref() else { return Err(io::ErrorKind::NotFound.into()) };
             read_exact_at(file, &mut buf, first.offset)?;
@@ -253,7 +253,7 @@ impl EventIndex {
     pub fn read_raw(&mut self, entry: &IndexEntry) -> io::Result<Vec<u8>> {
         let mut buf = vec![0u8; entry.len as usize];
         if self.file.is_none() {
-            self.file = Some(super::safe_io::open_regular(&self.path)?);
+            self.file = Some(crate::safe_io::open_regular(&self.path)?);
         }
         let Some(file) = self.file.as_ref() else { return Err(io::ErrorKind::NotFound.into()) };
         read_exact_at(file, &mut buf, entry.offset)?;

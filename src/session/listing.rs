@@ -15,9 +15,9 @@ pub fn tasks_total(o: &Overview) -> u64 {
     if let Some(n) = o.summary.harrow.task_count {
         return n;
     }
-    let prd = super::safe_io::read_capped(
+    let prd = crate::safe_io::read_capped(
         &super::dir::SessionDir::new(&o.dir).prd(),
-        super::safe_io::SMALL_FILE,
+        crate::safe_io::SMALL_FILE,
     )
     .ok();
     if let Some(serde_json::Value::Array(tasks)) = prd.and_then(|b| serde_json::from_slice(&b).ok())

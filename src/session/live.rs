@@ -46,7 +46,7 @@ pub fn write(dir: &Path, reply: &LiveReply) -> std::io::Result<()> {
     let text = serde_json::to_string(reply).map_err(std::io::Error::from)?;
     let text = crate::keys::scrub(&text);
     let path = super::dir::SessionDir::new(dir).live();
-    super::safe_io::replace_volatile(&path, text.as_bytes())
+    crate::safe_io::replace_volatile(&path, text.as_bytes())
 }
 
 /// The most `live.json` is read to: the reply's tail is a few kilobytes.
@@ -55,7 +55,7 @@ const LIVE_LIMIT: u64 = 1 << 20;
 /// The reply in flight, if one is.
 pub fn read(dir: &Path) -> Option<LiveReply> {
     let text =
-        super::safe_io::read_capped(&super::dir::SessionDir::new(dir).live(), LIVE_LIMIT).ok()?;
+        crate::safe_io::read_capped(&super::dir::SessionDir::new(dir).live(), LIVE_LIMIT).ok()?;
     serde_json::from_slice(&text).ok()
 }
 

@@ -92,7 +92,7 @@ pub enum LockError {
 /// Reads the lock of a session folder, if there is one. An unreadable lock file (being
 /// written right now) reads as held by an unknown live process.
 pub fn read_lock(dir: &Path) -> Option<LockHolder> {
-    let text = super::safe_io::read_text_capped(&dir.join(LOCK_FILE), 64 * 1024).ok()?;
+    let text = crate::safe_io::read_text_capped(&dir.join(LOCK_FILE), 64 * 1024).ok()?;
     Some(serde_json::from_str(&text).unwrap_or(LockHolder {
         pid: 0,
         host: String::new(),

@@ -20,7 +20,6 @@ pub(crate) mod lock;
 pub(crate) mod outcome;
 pub(crate) mod placement;
 pub(crate) mod row;
-pub mod safe_io;
 pub mod scan;
 pub(crate) mod sink;
 pub mod sparse;

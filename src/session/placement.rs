@@ -40,7 +40,7 @@ pub fn placement(found: &Found) -> Placement {
 }
 
 pub fn first_session_start(path: &Path) -> Option<crate::session::event::SessionStart> {
-    let file = super::safe_io::open_regular(path).ok()?;
+    let file = crate::safe_io::open_regular(path).ok()?;
     let mut reader = std::io::BufReader::new(file);
     let mut line = Vec::new();
     for _ in 0..64 {

@@ -128,7 +128,7 @@ struct BlockReader {
 impl BlockReader {
     /// Reads from `offset`, the start of a line, up to byte `until`.
     fn open(path: &Path, offset: u64, until: u64) -> io::Result<BlockReader> {
-        let mut file = super::safe_io::open_regular(path)?;
+        let mut file = crate::safe_io::open_regular(path)?;
         file.seek(SeekFrom::Start(offset))?;
         let file = file.take(until.saturating_sub(offset));
         Ok(BlockReader { file, carry: Vec::new(), offset, eof: false, skipped_tail: 0 })

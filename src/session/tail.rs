@@ -195,7 +195,7 @@ impl<S: FnMut(TailEvent)> Follower<S> {
             self.restart("the log was replaced; reading it from the start".into());
         }
         if self.file.is_none() {
-            self.file = Some(super::safe_io::open_regular(&self.path)?);
+            self.file = Some(crate::safe_io::open_regular(&self.path)?);
             self.identity = identity;
         }
         let read_from = self.splitter.offset() + self.splitter.pending() as u64;

@@ -129,7 +129,7 @@ impl SessionWriter {
         })
         .map_err(io_err)?;
         let repair = if report.pending_bytes > 0 {
-            let f = super::safe_io::open_write(&path).map_err(io_err)?;
+            let f = crate::safe_io::open_write(&path).map_err(io_err)?;
             f.set_len(report.end_offset).map_err(io_err)?;
             f.sync_all().map_err(io_err)?;
             Some(Repair { cut_bytes: report.pending_bytes, at_offset: report.end_offset })
@@ -222,7 +222,7 @@ impl SessionWriter {
 
 /// The log opened to append, never through a link planted in its place.
 fn open_append(path: &Path) -> Result<File, WriterError> {
-    super::safe_io::open_append(path)
+    crate::safe_io::open_append(path)
         .map_err(|source| WriterError::Io { path: path.to_path_buf(), source })
 }
 

@@ -3,12 +3,11 @@
 //! reading every certificate (a few milliseconds on each start, on a system's 150 roots).
 //!
 //! `update-ca-certificates` and `c_rehash` rewrite the bundle and the folder's links, which
-//! moves their stamps, and the answer is worked out again. A cache file someone else wrote can
-//! at worst have harrow read roots from the folder the bundle would have given OpenSSL and
-//! rustls anyway, so it is read as it is, capped.
+//! moves their stamps, and the answer is worked out again. The cache folder is the user's (a
+//! sandboxed command cannot write it); what is found there is still read only as a regular
+//! file, capped and without waiting, so a FIFO or a device planted there cannot hold a start.
 
 use std::fmt::Write as _;
-use std::io::{Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -71,26 +70,17 @@ fn place() -> Option<PathBuf> {
 }
 
 fn read(file: &Path) -> Option<String> {
-    let mut text = String::new();
-    std::fs::File::open(file).ok()?.take(READ_LIMIT).read_to_string(&mut text).ok()?;
-    Some(text)
+    crate::safe_io::read_text_capped(file, READ_LIMIT).ok()
 }
 
 /// Writes the line whole or not at all (a temporary file renamed into place); a cache folder
-/// that cannot be written only costs the next start the work.
+/// that cannot be written only costs the next start the work, and the answer lost in a crash
+/// is worked out again.
 fn write(file: &Path, line: &str) {
-    let Some(dir) = file.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    let tmp = dir.join(format!(".tls-roots.{}", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(line.as_bytes()));
-    if written.is_err() || std::fs::rename(&tmp, file).is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    if let Some(dir) = file.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+    {
+        let _ = crate::safe_io::replace_volatile(file, line.as_bytes());
     }
 }
 

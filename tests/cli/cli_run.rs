@@ -11,7 +11,7 @@ use loop_fixture::{
 };
 use serde_json::json;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 #[test]
 fn headless_run_prints_one_line_per_significant_event_and_exits_zero() {
@@ -420,6 +420,45 @@ fn tls_roots_harrow_chose_for_itself_never_reach_the_workers_commands() {
         .collect::<String>();
     let want = format!("file=[{}] dir=[{}]", bundle.display(), certs.display());
     assert!(said.contains(&want), "{said}");
+}
+
+/// The TLS roots cache (`$XDG_CACHE_HOME/harrow/tls-roots`) is read only as a regular file:
+/// a FIFO planted at its name, which an open for reading would wait on forever, does not hold
+/// harrow's start; the answer worked out is then written over it.
+#[test]
+fn a_fifo_planted_as_the_tls_roots_cache_does_not_hold_a_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pem = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+    let (bundle, certs) = (tmp.path().join("bundle.pem"), tmp.path().join("certs"));
+    std::fs::create_dir(&certs).unwrap();
+    std::fs::write(&bundle, pem).unwrap();
+    std::fs::write(certs.join("1a2b3c4d.0"), pem).unwrap();
+    let cache = tmp.path().join("cache/harrow/tls-roots");
+    std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
+    assert!(Command::new("mkfifo").arg(&cache).status().unwrap().success());
+    let mut child = harrow_cmd(tmp.path(), "http://127.0.0.1:9/v1")
+        .env("SSL_CERT_FILE", &bundle)
+        .env("SSL_CERT_DIR", &certs)
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("harrow waited on the FIFO at the cache's name");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success());
+    let cached = std::fs::read_to_string(&cache).unwrap();
+    assert!(cached.ends_with("= 1\n"), "the answer replaced the FIFO: {cached}");
 }
 
 /// harrow's HTTPS requests go through rustls with the provider harrow installs (reqwest is

@@ -12,7 +12,7 @@ impl Lane {
     pub(super) fn last_case(&self, task: &str) -> Result<Option<(Case, u64)>> {
         let Some(at) = self.shared.records.get(task).last_case else { return Ok(None) };
         let mut line = vec![0; at.len as usize];
-        let file = crate::session::safe_io::open_regular(
+        let file = crate::safe_io::open_regular(
             &crate::session::dir::SessionDir::new(&self.shared.dir).events(),
         )?;
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut line, at.offset)?;

@@ -74,7 +74,7 @@ fn stamp(path: &Path) -> Option<(u64, SystemTime)> {
 
 /// Folds the log's complete lines from `offset` to its end; the offset after the last one.
 fn fold_from(path: &Path, offset: u64, fold: &mut LogFold) -> u64 {
-    let Ok(mut file) = crate::session::safe_io::open_regular(path) else { return offset };
+    let Ok(mut file) = crate::safe_io::open_regular(path) else { return offset };
     if file.seek(SeekFrom::Start(offset)).is_err() {
         return offset;
     }
@@ -111,7 +111,7 @@ fn start_of(path: &Path, len: u64, summary: Option<SummaryHead>) -> (LogFold, u6
             // Mid-log: skip to the first whole line of the tail; the counts come from the
             // summary, however old.
             let from = len - TAIL_BYTES;
-            let skip = crate::session::safe_io::open_regular(path)
+            let skip = crate::safe_io::open_regular(path)
                 .ok()
                 .and_then(|mut f| {
                     f.seek(SeekFrom::Start(from)).ok()?;

@@ -83,11 +83,11 @@ impl SummaryHead {
     /// the size limit (a planted giant, in a shared folder) is not read at all.
     pub fn read(dir: &Path) -> Option<SummaryHead> {
         let path = crate::session::dir::SessionDir::new(dir).summary();
-        let file = crate::session::safe_io::open_regular(&path).ok()?;
-        if file.metadata().ok()?.len() > crate::session::safe_io::SMALL_FILE {
+        let file = crate::safe_io::open_regular(&path).ok()?;
+        if file.metadata().ok()?.len() > crate::safe_io::SMALL_FILE {
             return None;
         }
-        let limited = std::io::BufReader::new(file.take(crate::session::safe_io::SMALL_FILE));
+        let limited = std::io::BufReader::new(file.take(crate::safe_io::SMALL_FILE));
         serde_json::from_reader(limited).ok()
     }
 }
