@@ -18,7 +18,6 @@
 
 use std::collections::HashSet;
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::Path;
 
 mod cache;
@@ -102,10 +101,10 @@ pub(crate) fn folder_stands_for(bundle: &Path, dir: &Path, exact: bool) -> bool 
     wanted.is_subset(&held) && (!exact || held.is_subset(&wanted))
 }
 
+/// A regular file (a link to one, as the hashed names are, is followed), whole, never waiting
+/// on a FIFO or a device; `None` for anything else or anything larger than [`READ_LIMIT`].
 fn read(path: &Path) -> Option<Vec<u8>> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path).ok()?.take(READ_LIMIT).read_to_end(&mut bytes).ok()?;
-    Some(bytes)
+    crate::safe_io::read_capped(path, READ_LIMIT).ok()
 }
 
 /// The certificates of a PEM text, each as its base64 body without white space: the same
@@ -191,13 +190,13 @@ mod tests {
                 place(&["AAAA", "CORP"], &[("1a2b3c4d.0", "AAAA"), (name, "CORP")]);
             assert!(!folder_stands_for(&file, &dir, false), "{name}");
         }
-        // An empty bundle, or none: nothing to stand for.
         // Exact: a folder holding a certificate the bundle lacks cannot stand for it when the
         // bundle is all rustls trusts.
         let (_t, file, dir) =
             place(&["AAAA"], &[("1a2b3c4d.0", "AAAA"), ("0000ffff.0", "SNAKEOIL")]);
         assert!(folder_stands_for(&file, &dir, false));
         assert!(!folder_stands_for(&file, &dir, true));
+        // An empty bundle, or none: nothing to stand for.
         let (_t, file, dir) = place(&[], &[("1a2b3c4d.0", "AAAA")]);
         assert!(!folder_stands_for(&file, &dir, false));
         assert!(!folder_stands_for(&dir.join("absent.crt"), &dir, false));
