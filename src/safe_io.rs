@@ -162,6 +162,12 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     regular(file, path)
 }
 
+/// Opens `path` for reading only when it is a regular file itself, not a link to one: for a
+/// file in a folder another process writes, which could point a link anywhere.
+pub fn open_regular_no_follow(path: &Path) -> io::Result<File> {
+    open_no_follow(path, OpenOptions::new().read(true))
+}
+
 /// Reads a whole regular file of at most `limit` bytes; a larger one is refused, never held.
 pub fn read_capped(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let file = open_regular(path)?;

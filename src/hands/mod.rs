@@ -17,6 +17,7 @@ pub(crate) mod programs;
 pub mod rehome;
 mod repo_pool;
 pub mod session_store;
+mod staging;
 #[cfg(test)]
 mod test_git;
 pub(crate) mod tools;

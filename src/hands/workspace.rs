@@ -5,7 +5,7 @@
 use super::repo_pool::{self, Pooled};
 use super::session_store::SessionStore;
 use git2::{
-    BranchType, DiffOptions, IndexAddOption, ObjectType, Oid, Repository, Signature, StatusOptions,
+    BranchType, DiffOptions, ObjectType, Oid, Repository, Signature, StatusOptions,
     WorktreeAddOptions,
 };
 use serde::Serialize;
@@ -769,23 +769,10 @@ pub(super) fn find_commit<'r>(
     Oid::from_str(sha).and_then(|oid| repo.find_commit(oid))
 }
 
-/// Stages everything in the worktree (changes, new files not ignored, deletions) and writes
-/// the tree. `write_index`: also write the index to disk (a commit does; keeping an attempt
-/// leaves the worker's index as it was).
+/// Stages everything in the worktree on top of the index on disk and writes the tree (see
+/// [`super::staging`]).
 fn stage_all(repo: &Repository, write_index: bool) -> Result<Oid, WorkspaceError> {
-    let mut index = repo_pool::fresh_index(repo).map_err(git("read index"))?;
-    index.add_all(["*"], IndexAddOption::DEFAULT, None).map_err(git("stage changes"))?;
-    index.update_all(["*"], None).map_err(git("stage deletions"))?;
-    if write_index {
-        index.write().map_err(git("write index"))?;
-    }
-    let tree = index.write_tree().map_err(git("write tree"))?;
-    if !write_index {
-        // The repository stays open for the next caller, whose diffs read this index: it goes
-        // back to what the disk holds.
-        index.read(true).map_err(git("read index"))?;
-    }
-    Ok(tree)
+    super::staging::stage_all(repo, write_index).map_err(git("stage the worktree"))
 }
 
 fn short_sha(oid: Oid) -> String {
