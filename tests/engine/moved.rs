@@ -167,3 +167,52 @@ fn a_link_in_place_of_the_sessions_git_copy_is_neither_written_through_nor_read(
     let refused = m.ws.rehome(&m.second(), &m.store).unwrap_err();
     assert!(matches!(refused, WorkspaceError::NoCopy(_)), "{refused}");
 }
+
+#[test]
+fn the_sessions_git_copy_is_a_bare_repository_git_reads_with_nothing_but_what_it_needs() {
+    let m = Moved::new();
+    let copy = m.store.path();
+    let branch = format!("refs/heads/{}", m.ws.branch);
+    let copy_dir = copy.to_str().unwrap();
+    assert_eq!(
+        git(m.tmp.path(), &["--git-dir", copy_dir, "rev-parse", &branch]).trim(),
+        m.ws.tip().unwrap()
+    );
+    assert_eq!(
+        git(m.tmp.path(), &["--git-dir", copy_dir, "rev-parse", "--is-bare-repository"]).trim(),
+        "true"
+    );
+    git(m.tmp.path(), &["--git-dir", copy_dir, "fsck", "--no-progress"]);
+    let mut names: Vec<String> = std::fs::read_dir(copy)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["HEAD", "config", "objects", "refs"],
+        "no sample hooks, description or probe"
+    );
+}
+
+#[test]
+fn a_copy_cut_short_is_made_again_and_one_planted_with_a_link_inside_is_refused() {
+    let m = Moved::new();
+    let copy = m.store.path().to_path_buf();
+    std::fs::remove_dir_all(&copy).unwrap();
+    std::fs::create_dir_all(copy.join("objects")).unwrap();
+    m.ws.copy_branch(&m.store, &m.ws.branch).unwrap();
+    let branch = format!("refs/heads/{}", m.ws.branch);
+    let copy_dir = copy.to_str().unwrap();
+    assert_eq!(
+        git(m.tmp.path(), &["--git-dir", copy_dir, "rev-parse", &branch]).trim(),
+        m.ws.tip().unwrap()
+    );
+    let elsewhere = m.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::remove_dir_all(&copy).unwrap();
+    std::fs::create_dir_all(&copy).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, copy.join("objects")).unwrap();
+    assert!(m.ws.copy_branch(&m.store, &m.ws.branch).is_err(), "refused, not followed");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written through it");
+}
