@@ -71,6 +71,10 @@ pub enum WorkspaceError {
         "the session's record names the branch '{0}', which is not a session branch (session/<id>); harrow brings only its own branches into a clone"
     )]
     NotASessionBranch(String),
+    #[error(
+        "{repo} does not have the commit the session started from ({base}); the session folder keeps only what the session made on top of it: fetch it into that clone (`git fetch origin`), or give a clone that has it"
+    )]
+    NoBase { base: String, repo: PathBuf },
 }
 
 pub(super) fn git(context: impl Into<String>) -> impl FnOnce(git2::Error) -> WorkspaceError {
@@ -560,13 +564,18 @@ impl Workspace {
     /// shown and landed if the source repository's copy is pruned or forged — and brought to
     /// another machine's clone.
     pub fn copy_kept(&self, into: &SessionStore, kept: &Kept) -> Result<(), WorkspaceError> {
-        into.copy(&*self.repo()?, &kept.refname, kept.oid)
+        into.copy(&*self.repo()?, &kept.refname, kept.oid, self.base_oid()?)
+    }
+
+    /// The session's base commit as an object id.
+    fn base_oid(&self) -> Result<Oid, WorkspaceError> {
+        Oid::from_str(&self.base).map_err(git(format!("read the session's base {}", self.base)))
     }
 
     /// Copies the session branch as it is now into the session's copy of its git state: at
     /// the session's start and after every landing, so the branch outlives the clone.
     pub fn copy_branch(&self, into: &SessionStore, branch: &str) -> Result<(), WorkspaceError> {
-        into.copy_branch(&*self.repo()?, branch)
+        into.copy_branch(&*self.repo()?, branch, self.base_oid()?)
     }
 
     /// Puts the worktree's files back as they were in `commit` (kept by [`Workspace::keep`]),

@@ -181,7 +181,7 @@ fn keeping_work_under_a_name_met_again_never_moves_the_ref_that_kept_other_work(
 }
 
 #[test]
-fn a_kept_attempt_copied_to_the_session_folder_holds_everything_to_show_it_without_the_source() {
+fn a_kept_attempt_copied_to_the_session_folder_holds_everything_the_session_made_to_show_it() {
     let f = Fixture::new();
     let id = "20261122-000000-c0ffe1";
     let (ws, _) = Workspace::create(&f.source(), &f.session().join("workspace"), id).unwrap();
@@ -203,16 +203,27 @@ fn a_kept_attempt_copied_to_the_session_folder_holds_everything_to_show_it_witho
         }
     }
     let packs = std::fs::read_dir(copy.join("objects/pack")).unwrap().count();
-    // The source loses the attempts: the copy alone must hold every object they need.
+    // The source loses the attempts: the copy must hold every object they made. What they
+    // stand on, the session's base, is any clone's (here the source's, after its gc).
     git(&f.source(), &["update-ref", "-d", &kept[2].refname]);
     git(&f.source(), &["reflog", "expire", "--expire=now", "--all"]);
     git(&f.source(), &["gc", "-q", "--prune=now"]);
-    git(&copy, &["fsck", "--strict", "--no-dangling"]);
+    let with_base = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&copy)
+            .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", f.source().join(".git/objects"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    with_base(&["fsck", "--strict", "--no-dangling"]);
     for k in &kept {
         let named = git(&copy, &["rev-parse", &k.refname]);
         assert_eq!(named.trim(), k.oid.to_string(), "{}", k.refname);
     }
-    let shown = git(&copy, &["diff", &start, &kept[2].refname, "--", "a.py", "pkg2/m.py"]);
+    let shown = with_base(&["diff", &start, &kept[2].refname, "--", "a.py", "pkg2/m.py"]);
     assert!(shown.contains("+A = 3") && shown.contains("pkg2/m.py"), "{shown}");
     let again = ws.keep("T-002/1", &start, "judged again, unchanged").unwrap();
     ws.copy_kept(&store, &again).unwrap();

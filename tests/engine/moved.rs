@@ -168,31 +168,85 @@ fn a_link_in_place_of_the_sessions_git_copy_is_neither_written_through_nor_read(
     assert!(matches!(refused, WorkspaceError::NoCopy(_)), "{refused}");
 }
 
+/// The objects of the repository at `git_dir`, as git lists them.
+fn objects_of(git_dir: &Path) -> Vec<String> {
+    let listed = git(
+        git_dir,
+        &["--git-dir", ".", "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"],
+    );
+    listed.lines().map(str::to_owned).collect()
+}
+
 #[test]
-fn the_sessions_git_copy_is_a_bare_repository_git_reads_with_nothing_but_what_it_needs() {
+fn the_sessions_git_copy_holds_what_the_session_made_and_stands_on_its_base() {
     let m = Moved::new();
     let copy = m.store.path();
-    let branch = format!("refs/heads/{}", m.ws.branch);
-    let copy_dir = copy.to_str().unwrap();
-    assert_eq!(
-        git(m.tmp.path(), &["--git-dir", copy_dir, "rev-parse", &branch]).trim(),
-        m.ws.tip().unwrap()
-    );
-    assert_eq!(
-        git(m.tmp.path(), &["--git-dir", copy_dir, "rev-parse", "--is-bare-repository"]).trim(),
-        "true"
-    );
-    git(m.tmp.path(), &["--git-dir", copy_dir, "fsck", "--no-progress"]);
     let mut names: Vec<String> = std::fs::read_dir(copy)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(
-        names,
-        ["HEAD", "config", "objects", "refs"],
-        "no sample hooks, description or probe"
-    );
+    assert_eq!(names, ["HEAD", "config", "harrow-base", "objects", "refs"], "no sample hooks");
+    assert_eq!(std::fs::read_to_string(copy.join("harrow-base")).unwrap().trim(), m.ws.base);
+    let held = objects_of(copy);
+    let listed = git(&m.tmp.path().join("first"), &["rev-list", "--objects", &m.ws.base]);
+    let base_objects: Vec<&str> = listed.lines().filter_map(|l| l.split(' ').next()).collect();
+    assert_eq!(base_objects.len(), 3, "the base: its commit, tree and a.txt");
+    assert!(held.iter().all(|o| !base_objects.contains(&o.as_str())), "none of the base's");
+    // The landed task and the kept attempt: a commit, a tree and a blob each.
+    assert_eq!(held.len(), 6, "{held:?}");
+    // With the base's objects at hand (any clone's), git finds the copy whole.
+    let checked = std::process::Command::new("git")
+        .args(["--git-dir", ".", "fsck", "--no-progress", "--no-dangling"])
+        .arg(format!("refs/heads/{}", m.ws.branch))
+        .arg(&m.kept)
+        .current_dir(copy)
+        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", m.tmp.path().join("first/.git/objects"))
+        .output()
+        .unwrap();
+    assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stderr));
+}
+
+#[test]
+fn a_clone_without_the_sessions_base_is_told_to_fetch_it_and_left_as_it_was() {
+    let m = Moved::new();
+    m.lose_first();
+    let stranger = m.tmp.path().join("stranger");
+    std::fs::create_dir_all(&stranger).unwrap();
+    std::fs::write(stranger.join("s.txt"), "another project\n").unwrap();
+    git(&stranger, &["init", "-q", "-b", "main"]);
+    git(&stranger, &["add", "-A"]);
+    git(&stranger, &["commit", "-qm", "unrelated"]);
+    let refused = m.ws.rehome(&stranger, &m.store).unwrap_err();
+    assert!(matches!(refused, WorkspaceError::NoBase { .. }), "{refused}");
+    let said = refused.to_string();
+    assert!(said.contains(&m.ws.base) && said.contains("git fetch"), "{said}");
+    let refs = git(&stranger, &["for-each-ref", "--format=%(refname)"]);
+    assert_eq!(refs.trim(), "refs/heads/main", "nothing was written into the clone");
+}
+
+#[test]
+fn a_session_that_never_landed_goes_on_in_another_clone_from_its_base() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("first");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("a.txt"), "a\n").unwrap();
+    git(&src, &["init", "-q", "-b", "main"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "initial"]);
+    git(tmp.path(), &["clone", "-q", src.to_str().unwrap(), "second"]);
+    let session = tmp.path().join("sessions").join(ID);
+    let (ws, _) = Workspace::create(&src, &session.join("workspace"), ID).unwrap();
+    let store = SessionStore::of(&session);
+    ws.copy_branch(&store, &ws.branch).unwrap();
+    assert!(objects_of(store.path()).is_empty(), "a session cut from its base copies nothing");
+    std::fs::write(ws.worktree.join("a.txt"), "a, begun\n").unwrap();
+    std::fs::remove_dir_all(&src).unwrap();
+    let moved = ws.rehome(&tmp.path().join("second"), &store).unwrap();
+    assert!(moved.brought.branch_moved, "{moved:?}");
+    assert_eq!(moved.workspace.tip().unwrap(), ws.base, "the branch starts at the base");
+    let status = git(&moved.workspace.worktree, &["status", "--porcelain"]);
+    assert_eq!(status, " M a.txt\n", "the begun edit is still there");
 }
 
 #[test]
