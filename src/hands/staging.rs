@@ -131,8 +131,9 @@ fn stage_with(
             0
         }
     };
+    // One walk of the worktree: libgit2's `add_all` also drops the entries of files that are
+    // gone (an `update_all` after it walked the whole worktree again to find none).
     index.add_all(["*"], IndexAddOption::DEFAULT, Some(&mut pick))?;
-    index.update_all(["*"], Some(&mut pick))?;
     for entry in reuse.values() {
         index.add(entry)?;
     }
@@ -146,11 +147,13 @@ fn stage_with(
             None => known.remove(&path),
         };
     }
+    // Writing the tree first fills the index's tree cache, which the index on disk then keeps:
+    // the next stage rebuilds only the folders it touched. Without it every stage rebuilt every
+    // tree and looked up every file's blob to check it exists (libgit2's strict creation).
+    let tree = index.write_tree()?;
     if write_index {
         index.write()?;
-    }
-    let tree = index.write_tree()?;
-    if !write_index {
+    } else {
         // The repository stays open for the next caller, whose diffs read this index: it goes
         // back to what the disk holds.
         index.read(true)?;
