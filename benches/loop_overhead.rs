@@ -29,8 +29,15 @@ fn main() {
     // A short run of Tilth's size (4 tasks, 36 calls), where start-up weighs on every call,
     // then a long one. The kernel's share moves from run to run with what the disk went
     // through just before (a file created costs more right after many were removed), so the
-    // short run, the budget's, is run several times and its median given with its range.
+    // short run, the budget's, is run several times and its median given with its range,
+    // after what creating a file costs the kernel where the runs are made.
+    let (per_file, folder) = creating_a_file();
+    println!(
+        "creating a file where these runs are made costs the kernel {per_file:.1} µs (the mean of 150)"
+    );
     short_runs(7);
+    drop(folder);
+    with_history();
     let (cpu, _) = whole_process(TASKS, 10);
     println!(
         "harrow run as a process, {TASKS} tasks × 11 model calls, default settings: {}",
@@ -56,7 +63,16 @@ fn setup(
     tasks: usize,
     iterations: usize,
 ) -> (std::path::PathBuf, std::path::PathBuf, serde_json::Value) {
-    let repo = support::repo_with_readme(root);
+    setup_on(support::repo_with_readme(root), root, tasks, iterations)
+}
+
+/// [`setup`] on the repository `repo`, which has a README.
+fn setup_on(
+    repo: std::path::PathBuf,
+    root: &std::path::Path,
+    tasks: usize,
+    iterations: usize,
+) -> (std::path::PathBuf, std::path::PathBuf, serde_json::Value) {
     let plan_dir = root.join("plan");
     std::fs::create_dir_all(&plan_dir).unwrap();
     std::fs::write(plan_dir.join("overview.md"), "# Bench\n").unwrap();
@@ -99,6 +115,42 @@ fn short_runs(runs: usize) {
     );
 }
 
+/// The kernel's time, in microseconds, to create one small file in a new folder of the
+/// temporary folder the runs use: what each file a run creates costs there before harrow does
+/// anything with it. On ext4 without a journal it grows with how many inodes of the folder's
+/// group were removed in the last minutes (the kernel passes over each), from a few
+/// microseconds to a millisecond; on a memory file system it is a few. The folder is given
+/// back to be removed after the runs, whose files would pay for its removal.
+fn creating_a_file() -> (f64, tempfile::TempDir) {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let kernel_us = || {
+        let t = getrusage(UsageWho::RUSAGE_THREAD).unwrap().system_time();
+        t.tv_sec() as f64 * 1e6 + t.tv_usec() as f64
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let before = kernel_us();
+    for n in 0..150 {
+        std::fs::write(folder.path().join(format!("f{n}")), "x").unwrap();
+    }
+    ((kernel_us() - before) / 150.0, folder)
+}
+
+/// The short run on a clone of harrow's own repository, whose history (hundreds of commits)
+/// is what a session's start may not copy or walk.
+fn with_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let own = env!("CARGO_MANIFEST_DIR");
+    support::git(tmp.path(), &["clone", "-q", "--no-hardlinks", own, repo.to_str().unwrap()]);
+    let commits = support::git(&repo, &["rev-list", "--count", "HEAD"]);
+    // Its own validators (clippy, the tests) would be measured too.
+    let (cpu, _) = whole_process_on(tmp, Some(repo), &["--no-validators"], 4, 8);
+    println!(
+        "the same on a clone of harrow's own repository ({commits} commits), --no-validators: {}",
+        cpu.line()
+    );
+}
+
 /// A run's CPU per model call, in user space and in the kernel, in milliseconds.
 struct PerCall {
     user: f64,
@@ -124,15 +176,31 @@ impl PerCall {
 /// call: every cost of the process (start-up, loading, the sandbox's probe, git, the session's
 /// files) divided among the calls it made; and the run's folder, removed when dropped.
 fn whole_process(tasks: usize, iterations: usize) -> (PerCall, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan_dir, script) = setup(tmp.path(), tasks, iterations);
+    whole_process_on(tempfile::tempdir().unwrap(), None, &[], tasks, iterations)
+}
+
+/// [`whole_process`] in `tmp`, on `repo` when given (else a new one with a README), with
+/// `flags` added to the run's.
+fn whole_process_on(
+    tmp: tempfile::TempDir,
+    repo: Option<std::path::PathBuf>,
+    flags: &[&str],
+    tasks: usize,
+    iterations: usize,
+) -> (PerCall, tempfile::TempDir) {
+    let (repo, plan_dir, script) = match repo {
+        Some(repo) => setup_on(repo, tmp.path(), tasks, iterations),
+        None => setup(tmp.path(), tasks, iterations),
+    };
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let server = runtime
         .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), true))
         .unwrap();
     let (out, cpu) = support::measured(
-        support::harrow_run(tmp.path(), &server.base_url(), &plan_dir, &repo).arg("--headless"),
+        support::harrow_run(tmp.path(), &server.base_url(), &plan_dir, &repo)
+            .arg("--headless")
+            .args(flags),
     );
     assert!(
         out.status.success(),
