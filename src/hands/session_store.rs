@@ -153,7 +153,10 @@ impl SessionStore {
             .filter_map(|r| Some((r.name().ok()?.to_owned(), r.target()?)))
             .collect();
         let into = repo.odb().map_err(git("open the repository's objects"))?;
-        if let Some(base) = base.filter(|b| !into.exists(*b)) {
+        // A copy made before copies were thin holds the base itself, and serves a clone
+        // without it.
+        let held = copy.odb().map_err(git(format!("open {}", self.path.display())))?;
+        if let Some(base) = base.filter(|b| !into.exists(*b) && !held.exists(*b)) {
             return Err(WorkspaceError::NoBase {
                 base: base.to_string(),
                 repo: repo.workdir().unwrap_or_else(|| repo.path()).to_path_buf(),

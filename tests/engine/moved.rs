@@ -226,6 +226,30 @@ fn a_clone_without_the_sessions_base_is_told_to_fetch_it_and_left_as_it_was() {
 }
 
 #[test]
+fn a_copy_that_holds_its_whole_history_serves_a_clone_without_the_base() {
+    let m = Moved::new();
+    // As harrow made copies before they stood on the base: the base's history in them too.
+    let first = m.tmp.path().join("first");
+    git(&first, &["repack", "-q", "-a", "-d"]);
+    for pack in std::fs::read_dir(first.join(".git/objects/pack")).unwrap() {
+        let pack = pack.unwrap().path();
+        std::fs::copy(&pack, m.store.path().join("objects/pack").join(pack.file_name().unwrap()))
+            .unwrap();
+    }
+    let tip = m.ws.tip().unwrap();
+    m.lose_first();
+    let stranger = m.tmp.path().join("stranger");
+    std::fs::create_dir_all(&stranger).unwrap();
+    std::fs::write(stranger.join("s.txt"), "another checkout\n").unwrap();
+    git(&stranger, &["init", "-q", "-b", "main"]);
+    git(&stranger, &["add", "-A"]);
+    git(&stranger, &["commit", "-qm", "unrelated"]);
+    let moved = m.ws.rehome(&stranger, &m.store).unwrap();
+    assert_eq!(moved.workspace.tip().unwrap(), tip);
+    assert_eq!(rev(&stranger, &m.kept), rev(m.store.path(), &m.kept));
+}
+
+#[test]
 fn a_session_that_never_landed_goes_on_in_another_clone_from_its_base() {
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("first");
