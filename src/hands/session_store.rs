@@ -197,6 +197,20 @@ impl SessionStore {
         }
         Ok(Brought { kept: kept.len(), branch_moved })
     }
+
+    /// The copy opened apart from the pool, reading the base's objects from `clone`'s own
+    /// (objects are named by their content, so any clone's serve): what packing the session's
+    /// commits for `clone` walks back to.
+    fn reader_over(&self, clone: &Repository) -> Result<Repository, WorkspaceError> {
+        let opened = git(format!("open {}", self.path.display()));
+        let reader = Repository::open_bare(&self.path).map_err(opened)?;
+        let objects = clone.commondir().join("objects");
+        reader
+            .odb()
+            .and_then(|odb| odb.add_disk_alternate(&objects.to_string_lossy()))
+            .map_err(git(format!("read the objects of {}", objects.display())))?;
+        Ok(reader)
+    }
 }
 
 /// The copy's configuration: what `git init --bare` writes.
@@ -218,22 +232,6 @@ fn make_bare(path: &Path) -> Result<Repository, git2::Error> {
     crate::safe_io::replace_volatile(&path.join("config"), BARE_CONFIG).map_err(io)?;
     crate::safe_io::replace_volatile(&path.join("HEAD"), b"ref: refs/heads/main\n").map_err(io)?;
     Repository::open_bare(path)
-}
-
-impl SessionStore {
-    /// The copy opened apart from the pool, reading the base's objects from `clone`'s own
-    /// (objects are named by their content, so any clone's serve): what packing the session's
-    /// commits for `clone` walks back to.
-    fn reader_over(&self, clone: &Repository) -> Result<Repository, WorkspaceError> {
-        let opened = git(format!("open {}", self.path.display()));
-        let reader = Repository::open_bare(&self.path).map_err(opened)?;
-        let objects = clone.commondir().join("objects");
-        reader
-            .odb()
-            .and_then(|odb| odb.add_disk_alternate(&objects.to_string_lossy()))
-            .map_err(git(format!("read the objects of {}", objects.display())))?;
-        Ok(reader)
-    }
 }
 
 /// The file in the copy naming the commit it stands on.
