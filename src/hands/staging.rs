@@ -25,13 +25,13 @@ const WORKTREES_MAX: usize = 32;
 /// How many paths of one worktree are remembered; past that the worktree starts again empty.
 const PATHS_MAX: usize = 50_000;
 
-/// The blob staged for a path, and the file's type and owner-execute bit then: a file whose
-/// bits moved is staged by libgit2 again, which works its mode out.
+/// The blob staged for a path, and the entry's mode (a regular file's, executable or not): a
+/// file whose type or execute bit moved since is staged by libgit2 again, which works its mode
+/// out.
 #[derive(Debug, Clone, Copy)]
 struct Staged {
     oid: Oid,
     mode: u32,
-    bits: u32,
 }
 
 /// Per worktree folder, a path's staged blob; the worktree staged last at the end.
@@ -77,7 +77,7 @@ fn same_blob(full: &Path, staged: &Staged, odb: &git2::Odb<'_>) -> Option<std::f
     use std::io::Read;
     let file = crate::safe_io::open_regular_no_follow(full).ok()?;
     let meta = file.metadata().ok()?;
-    if bits(&meta) != staged.bits || meta.len() > READ_MAX {
+    if bits_of_mode(staged.mode) != Some(bits(&meta)) || meta.len() > READ_MAX {
         return None;
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
@@ -138,10 +138,10 @@ fn stage_with(
         index.add(entry)?;
     }
     for path in fresh {
-        let staged = index.get_path(&path, 0).and_then(|e| {
-            let bits = bits_of_mode(e.mode)?;
-            Some(Staged { oid: e.id, mode: e.mode, bits })
-        });
+        let staged = index
+            .get_path(&path, 0)
+            .filter(|e| bits_of_mode(e.mode).is_some())
+            .map(|e| Staged { oid: e.id, mode: e.mode });
         match staged {
             Some(staged) => known.insert(path, staged),
             None => known.remove(&path),
