@@ -19,20 +19,32 @@ struct Moved {
     kept: String,
 }
 
+/// A repository at `dir` whose one commit holds `file` with `text`.
+fn repo_with(dir: &Path, file: &str, text: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(file), text).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "initial"]);
+    dir.to_path_buf()
+}
+
+/// In `tmp`: a project `first` with its clone `second`, and a session cut from `first` whose
+/// branch is copied into its folder as the run's start copies it.
+fn session_cut(tmp: &Path) -> (Workspace, SessionStore) {
+    let src = repo_with(&tmp.join("first"), "a.txt", "a\n");
+    git(tmp, &["clone", "-q", src.to_str().unwrap(), "second"]);
+    let session = tmp.join("sessions").join(ID);
+    let (ws, _) = Workspace::create(&src, &session.join("workspace"), ID).unwrap();
+    let store = SessionStore::of(&session);
+    ws.copy_branch(&store, &ws.branch).unwrap();
+    (ws, store)
+}
+
 impl Moved {
     fn new() -> Moved {
         let tmp = tempfile::tempdir().unwrap();
-        let src = tmp.path().join("first");
-        std::fs::create_dir_all(&src).unwrap();
-        std::fs::write(src.join("a.txt"), "a\n").unwrap();
-        git(&src, &["init", "-q", "-b", "main"]);
-        git(&src, &["add", "-A"]);
-        git(&src, &["commit", "-qm", "initial"]);
-        git(tmp.path(), &["clone", "-q", src.to_str().unwrap(), "second"]);
-        let session = tmp.path().join("sessions").join(ID);
-        let (ws, _) = Workspace::create(&src, &session.join("workspace"), ID).unwrap();
-        let store = SessionStore::of(&session);
-        ws.copy_branch(&store, &ws.branch).unwrap();
+        let (ws, store) = session_cut(tmp.path());
         let start = ws.tip().unwrap();
         std::fs::write(ws.worktree.join("b.txt"), "b\n").unwrap();
         let diff = ws.diff_from(&start).unwrap();
@@ -211,12 +223,7 @@ fn the_sessions_git_copy_holds_what_the_session_made_and_stands_on_its_base() {
 fn a_clone_without_the_sessions_base_is_told_to_fetch_it_and_left_as_it_was() {
     let m = Moved::new();
     m.lose_first();
-    let stranger = m.tmp.path().join("stranger");
-    std::fs::create_dir_all(&stranger).unwrap();
-    std::fs::write(stranger.join("s.txt"), "another project\n").unwrap();
-    git(&stranger, &["init", "-q", "-b", "main"]);
-    git(&stranger, &["add", "-A"]);
-    git(&stranger, &["commit", "-qm", "unrelated"]);
+    let stranger = repo_with(&m.tmp.path().join("stranger"), "s.txt", "another project\n");
     let refused = m.ws.rehome(&stranger, &m.store).unwrap_err();
     assert!(matches!(refused, WorkspaceError::NoBase { .. }), "{refused}");
     let said = refused.to_string();
@@ -238,12 +245,7 @@ fn a_copy_that_holds_its_whole_history_serves_a_clone_without_the_base() {
     }
     let tip = m.ws.tip().unwrap();
     m.lose_first();
-    let stranger = m.tmp.path().join("stranger");
-    std::fs::create_dir_all(&stranger).unwrap();
-    std::fs::write(stranger.join("s.txt"), "another checkout\n").unwrap();
-    git(&stranger, &["init", "-q", "-b", "main"]);
-    git(&stranger, &["add", "-A"]);
-    git(&stranger, &["commit", "-qm", "unrelated"]);
+    let stranger = repo_with(&m.tmp.path().join("stranger"), "s.txt", "another project\n");
     let moved = m.ws.rehome(&stranger, &m.store).unwrap();
     assert_eq!(moved.workspace.tip().unwrap(), tip);
     assert_eq!(rev(&stranger, &m.kept), rev(m.store.path(), &m.kept));
@@ -252,20 +254,10 @@ fn a_copy_that_holds_its_whole_history_serves_a_clone_without_the_base() {
 #[test]
 fn a_session_that_never_landed_goes_on_in_another_clone_from_its_base() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("first");
-    std::fs::create_dir_all(&src).unwrap();
-    std::fs::write(src.join("a.txt"), "a\n").unwrap();
-    git(&src, &["init", "-q", "-b", "main"]);
-    git(&src, &["add", "-A"]);
-    git(&src, &["commit", "-qm", "initial"]);
-    git(tmp.path(), &["clone", "-q", src.to_str().unwrap(), "second"]);
-    let session = tmp.path().join("sessions").join(ID);
-    let (ws, _) = Workspace::create(&src, &session.join("workspace"), ID).unwrap();
-    let store = SessionStore::of(&session);
-    ws.copy_branch(&store, &ws.branch).unwrap();
+    let (ws, store) = session_cut(tmp.path());
     assert!(objects_of(store.path()).is_empty(), "a session cut from its base copies nothing");
     std::fs::write(ws.worktree.join("a.txt"), "a, begun\n").unwrap();
-    std::fs::remove_dir_all(&src).unwrap();
+    std::fs::remove_dir_all(tmp.path().join("first")).unwrap();
     let moved = ws.rehome(&tmp.path().join("second"), &store).unwrap();
     assert!(moved.brought.branch_moved, "{moved:?}");
     assert_eq!(moved.workspace.tip().unwrap(), ws.base, "the branch starts at the base");
@@ -293,4 +285,28 @@ fn a_copy_cut_short_is_made_again_and_one_planted_with_a_link_inside_is_refused(
     std::os::unix::fs::symlink(&elsewhere, copy.join("objects")).unwrap();
     assert!(m.ws.copy_branch(&m.store, &m.ws.branch).is_err(), "refused, not followed");
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written through it");
+}
+
+#[test]
+fn a_planted_base_file_is_neither_written_through_nor_waited_on() {
+    let m = Moved::new();
+    let named = m.store.path().join("harrow-base");
+    let victim = m.tmp.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::remove_file(&named).unwrap();
+    std::os::unix::fs::symlink(&victim, &named).unwrap();
+    m.ws.copy_branch(&m.store, &m.ws.branch).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "not written through");
+    assert_eq!(std::fs::read_to_string(&named).unwrap().trim(), m.ws.base, "replaced");
+    std::fs::remove_file(&named).unwrap();
+    nix::unistd::mkfifo(&named, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    let tip = m.ws.tip().unwrap();
+    m.lose_first();
+    let (done, wait) = std::sync::mpsc::channel();
+    let (ws, store, second) = (m.ws.clone(), m.store.clone(), m.second());
+    std::thread::spawn(move || {
+        let _ = done.send(ws.rehome(&second, &store).map(|r| r.workspace.tip()));
+    });
+    let moved = wait.recv_timeout(std::time::Duration::from_secs(20)).expect("never waited on");
+    assert_eq!(moved.unwrap().unwrap(), tip);
 }
