@@ -146,6 +146,8 @@ struct Shared {
     props: Option<Value>,
     window: Option<u64>,
     received: Mutex<Vec<Received>>,
+    /// The questions a start asks, counted by what they ask: `models`, `props`, `ping`.
+    asked: Mutex<BTreeMap<&'static str, u32>>,
     /// Requests seen per position, for turns that fail a number of `times` first.
     seen: Mutex<BTreeMap<(String, String, String, usize), u32>>,
 }
@@ -182,6 +184,7 @@ impl ScriptedServer {
             props: options.props,
             window: options.window,
             received: Mutex::new(Vec::new()),
+            asked: Mutex::new(BTreeMap::new()),
             seen: Mutex::new(BTreeMap::new()),
         });
         let app = axum::Router::new()
@@ -210,6 +213,20 @@ impl ScriptedServer {
     /// Every request received so far.
     pub fn received(&self) -> Vec<Received> {
         self.shared.received.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// How often a start's question was asked: `models` (the models list), `props`
+    /// (llama.cpp's settings) or `ping` (the one-token check).
+    pub fn asked(&self, what: &str) -> u32 {
+        self.shared.asked.lock().map_or(0, |a| a.get(what).copied().unwrap_or(0))
+    }
+}
+
+impl Shared {
+    fn count(&self, what: &'static str) {
+        if let Ok(mut asked) = self.asked.lock() {
+            *asked.entry(what).or_default() += 1;
+        }
     }
 }
 
@@ -255,6 +272,7 @@ fn refused_key(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
 }
 
 async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    shared.count("models");
     if let Some(refused) = refused_key(&shared, &headers) {
         return refused;
     }
@@ -264,6 +282,7 @@ async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
 }
 
 async fn props(State(shared): State<Arc<Shared>>) -> Response {
+    shared.count("props");
     match &shared.props {
         Some(Value::String(raw)) => raw.clone().into_response(),
         Some(props) => Json(props.clone()).into_response(),
@@ -285,6 +304,7 @@ async fn answer(
         return error_response(StatusCode::NOT_FOUND, "model_not_found", &message, None);
     }
     if header(&headers, "x-harrow-preflight") == "1" {
+        shared.count("ping");
         let ok = Turn {
             content: Some("OK".into()),
             finish_reason: Some("length".into()),

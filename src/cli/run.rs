@@ -686,12 +686,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         UsageError("cannot find a data folder for sessions; set HARROW_SESSIONS_DIR".into())
     })?;
     let validators = if flags.no_validators { Some(Vec::new()) } else { config.validators.clone() };
-    if !flags.no_preflight {
+    let windows = if flags.no_preflight {
+        Vec::new()
+    } else {
         // What can be checked here first: a run on no repository needs no model.
         Workspace::source_top(&args.repo).map_err(|e| UsageError(e.to_string()))?;
-        preflight(&brain, flags.no_eval)?;
-    }
-    let windows = if flags.no_preflight { Vec::new() } else { windows(&brain, flags.no_eval)? };
+        let ask = StartQuestions::new(&brain, flags.no_eval)?;
+        ask.check()?;
+        ask.windows()
+    };
     let start = Start {
         plan,
         repo: args.repo.clone(),
@@ -720,59 +723,92 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     Ok(super::ship::after_run(&id, &dir, flags, code, &config.forge))
 }
 
-/// Checks each role's endpoint, key and model before anything is created, so a wrong setting
-/// is one line and exit 2, never a half-made session.
-/// Each role's context window — configured, or asked of its server — before the session is
-/// made, so `session_start` records it and the console can show how full the window is. What
-/// a server answered that is no window is said on stderr and passed over.
-pub(super) fn windows(
-    config: &BrainConfig,
-    no_eval: bool,
-) -> Result<Vec<(Role, crate::brain::preflight::Window)>> {
-    let brain = Brain::new(config.clone()).map_err(|e| UsageError(e.to_string()))?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let mut notices = Vec::new();
-    let mut found = Vec::new();
-    for role in [Role::Worker, Role::Evaluator] {
-        if role == Role::Evaluator && no_eval {
-            continue;
-        }
-        if let Some(w) = runtime.block_on(brain.window(role, &mut notices)) {
-            found.push((role, w));
-        }
-    }
-    notices.dedup();
-    for n in notices {
-        eprintln!("harrow: {}", terminal_line(&n));
-    }
-    Ok(found)
+/// One client and one runtime for what a start asks the models: the check of each role and
+/// each role's context window share them, and a role whose endpoint is an earlier role's
+/// (the same server, model and key) is not asked again.
+pub(super) struct StartQuestions {
+    brain: Brain,
+    runtime: tokio::runtime::Runtime,
+    roles: Vec<Role>,
+    /// The roles whose window the configuration gives.
+    configured: Vec<Role>,
 }
 
-fn preflight(config: &BrainConfig, no_eval: bool) -> Result<()> {
-    let brain = Brain::new(config.clone()).map_err(|e| UsageError(e.to_string()))?;
-    let roles: Vec<Role> = [Role::Worker, Role::Evaluator]
-        .into_iter()
-        .filter(|r| *r == Role::Worker || !no_eval)
-        .filter(|r| brain.endpoint(*r).is_some())
-        .collect();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    runtime.block_on(brain.preflight(&roles)).map_err(|e| {
-        let evaluator = e.to_string().starts_with("the evaluator");
-        let (url_var, model_var) = if evaluator {
-            ("HARROW_EVALUATOR_BASE_URL", "HARROW_EVALUATOR_MODEL")
-        } else {
-            ("HARROW_BASE_URL", "HARROW_WORKER_MODEL")
-        };
-        let fix = match &e {
-            BrainError::ModelNotFound { .. } => format!(": set {model_var} to a model it serves"),
-            BrainError::Unreachable { .. } => {
-                format!(": check {url_var} and that the server is running")
-            }
-            _ => String::new(),
-        };
-        UsageError(format!("{e}{fix} (checked before starting; --no-preflight skips the check)"))
-    })?;
-    Ok(())
+impl StartQuestions {
+    pub(super) fn new(config: &BrainConfig, no_eval: bool) -> Result<StartQuestions> {
+        let brain = Brain::new(config.clone()).map_err(|e| UsageError(e.to_string()))?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let roles = [Role::Worker, Role::Evaluator]
+            .into_iter()
+            .filter(|r| *r == Role::Worker || !no_eval)
+            .collect();
+        let configured = config.context_windows.keys().copied().collect();
+        Ok(StartQuestions { brain, runtime, roles, configured })
+    }
+
+    /// The earlier role with the same endpoint as `role`, if any.
+    fn asked_as(&self, role: Role) -> Option<Role> {
+        let endpoint = self.brain.endpoint(role)?;
+        self.roles
+            .iter()
+            .take_while(|r| **r != role)
+            .find(|r| self.brain.endpoint(**r) == Some(endpoint))
+            .copied()
+    }
+
+    /// Checks each role's endpoint, key and model before anything is created, so a wrong
+    /// setting is one line and exit 2, never a half-made session.
+    pub(super) fn check(&self) -> Result<()> {
+        let roles: Vec<Role> = (self.roles.iter().copied())
+            .filter(|r| self.brain.endpoint(*r).is_some() && self.asked_as(*r).is_none())
+            .collect();
+        self.runtime.block_on(self.brain.preflight(&roles)).map_err(|e| {
+            let evaluator = e.to_string().starts_with("the evaluator");
+            let (url_var, model_var) = if evaluator {
+                ("HARROW_EVALUATOR_BASE_URL", "HARROW_EVALUATOR_MODEL")
+            } else {
+                ("HARROW_BASE_URL", "HARROW_WORKER_MODEL")
+            };
+            let fix = match &e {
+                BrainError::ModelNotFound { .. } => {
+                    format!(": set {model_var} to a model it serves")
+                }
+                BrainError::Unreachable { .. } => {
+                    format!(": check {url_var} and that the server is running")
+                }
+                _ => String::new(),
+            };
+            UsageError(format!(
+                "{e}{fix} (checked before starting; --no-preflight skips the check)"
+            ))
+        })?;
+        Ok(())
+    }
+
+    /// Each role's context window — configured, or asked of its server — before the session
+    /// is made, so `session_start` records it and the console can show how full the window
+    /// is. What a server answered that is no window is said on stderr and passed over.
+    pub(super) fn windows(&self) -> Vec<(Role, crate::brain::preflight::Window)> {
+        let mut notices = Vec::new();
+        let mut found: Vec<(Role, crate::brain::preflight::Window)> = Vec::new();
+        for &role in &self.roles {
+            // A configured window is the role's own, even on an endpoint another role shares.
+            let asked = self
+                .asked_as(role)
+                .filter(|_| !self.configured.contains(&role))
+                .map(|earlier| found.iter().find(|(r, _)| *r == earlier).map(|(_, w)| *w));
+            let window = match asked {
+                Some(answer) => answer,
+                None => self.runtime.block_on(self.brain.window(role, &mut notices)),
+            };
+            found.extend(window.map(|w| (role, w)));
+        }
+        notices.dedup();
+        for n in notices {
+            eprintln!("harrow: {}", terminal_line(&n));
+        }
+        found
+    }
 }
 
 /// Runs a session with the live console: the loop on a background runtime, the console on
