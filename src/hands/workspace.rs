@@ -447,29 +447,49 @@ impl Workspace {
         Ok(DiffInfo { base: from.to_owned(), files, digest })
     }
 
-    /// A FIFO, socket or device in the worktree would block or confuse git when it reads the
-    /// change (reading a FIFO waits forever), so one that git would see is refused first.
+    /// A FIFO, socket or device in the worktree that git would see (one not ignored, or at a
+    /// path git tracks) is refused before git reads the change: nothing in it is a file, and
+    /// reading a FIFO waits for a writer. Git's own ignore rules decide, from the repository,
+    /// so an ignore file git does not read (`.ignore`) hides nothing; an ignored folder is
+    /// passed over unless git tracks something in it. Only folders are asked about, so a
+    /// worktree of plain files costs one listing per folder.
     fn refuse_special_files(&self) -> Result<(), WorkspaceError> {
         use std::os::unix::fs::FileTypeExt;
-        let walk = ignore::WalkBuilder::new(&self.worktree)
-            .hidden(false)
-            .follow_links(false)
-            .require_git(false)
-            .filter_entry(|e| e.file_name() != ".git")
-            .build();
-        for entry in walk.flatten() {
-            let Some(kind) = entry.file_type() else { continue };
-            let what = if kind.is_fifo() {
-                "FIFO"
-            } else if kind.is_socket() {
-                "socket"
-            } else if kind.is_char_device() || kind.is_block_device() {
-                "device"
-            } else {
-                continue;
-            };
-            let rel = entry.path().strip_prefix(&self.worktree).unwrap_or(entry.path());
-            return Err(WorkspaceError::SpecialFile(rel.display().to_string(), what));
+        let repo = self.repo()?;
+        let index = repo.index().map_err(git("read the index"))?;
+        let ignored = |rel: &Path| repo.is_path_ignored(rel).unwrap_or(false);
+        let mut folders = vec![PathBuf::new()];
+        while let Some(folder) = folders.pop() {
+            let Ok(entries) = std::fs::read_dir(self.worktree.join(&folder)) else { continue };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Ok(kind) = entry.file_type() else { continue };
+                if name == ".git" {
+                    continue;
+                }
+                let rel = folder.join(&name);
+                if kind.is_dir() {
+                    let mut inside = rel.clone().into_os_string();
+                    inside.push("/");
+                    let inside = PathBuf::from(inside);
+                    if !ignored(&inside) || index.find_prefix(&inside).is_ok() {
+                        folders.push(rel);
+                    }
+                    continue;
+                }
+                let what = if kind.is_fifo() {
+                    "FIFO"
+                } else if kind.is_socket() {
+                    "socket"
+                } else if kind.is_char_device() || kind.is_block_device() {
+                    "device"
+                } else {
+                    continue;
+                };
+                if !ignored(&rel) || index.get_path(&rel, 0).is_some() {
+                    return Err(WorkspaceError::SpecialFile(rel.display().to_string(), what));
+                }
+            }
         }
         Ok(())
     }

@@ -272,6 +272,53 @@ fn a_long_diff_is_cut_file_by_file_and_says_what_it_left_out() {
     assert_eq!(whole, diff.patch(), "with room, nothing is cut");
 }
 
+/// Runs `f` on its own thread and gives its answer, or `None` when it is still waiting after
+/// 20 s (a FIFO read would wait forever).
+fn within_20s<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(20)).ok()
+}
+
+/// Files a worker writes, the FIFO it makes, and whether git reads what is at that path.
+type FifoCase<'a> = (&'a [(&'a str, &'a str)], &'a str, bool);
+
+#[test]
+fn a_fifo_git_would_read_is_refused_whatever_ignore_files_the_worker_writes() {
+    let fifo = |path: &std::path::Path| {
+        let _ = std::fs::remove_file(path);
+        nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    };
+    // Each case: the files the worker writes, the FIFO it makes, and whether git reads it.
+    let cases: [FifoCase<'_>; 4] = [
+        (&[(".ignore", "blocker\n"), (".rgignore", "blocker\n")], "blocker", true),
+        (&[(".gitignore", "build/\nREADME.md\n")], "README.md", true),
+        (&[(".gitignore", "build/\npkg/\n")], "pkg/lib.py", true),
+        (&[], "build/out.fifo", false),
+    ];
+    for (files, made, read_by_git) in cases {
+        let f = Fixture::new();
+        let ws = f.workspace();
+        let start = ws.tip().unwrap();
+        for (name, text) in files {
+            std::fs::write(ws.worktree.join(name), text).unwrap();
+        }
+        std::fs::create_dir_all(ws.worktree.join("build")).unwrap();
+        fifo(&ws.worktree.join(made));
+        let diff = within_20s(move || ws.diff_from(&start).map(|d| d.files.len()))
+            .unwrap_or_else(|| panic!("{made}: harrow waited on the FIFO"));
+        match diff {
+            Err(WorkspaceError::SpecialFile(path, "FIFO")) if read_by_git => {
+                assert_eq!(path, made);
+            }
+            Ok(_) if !read_by_git => {}
+            other => panic!("{made} (read by git: {read_by_git}): {other:?}"),
+        }
+    }
+}
+
 #[test]
 fn workspace_life_cycle_never_touches_the_source_tree() {
     let f = Fixture::new();
