@@ -104,10 +104,8 @@ impl Lane {
         let base = self.task_base(&task.id)?;
         if self.link.in_place {
             return match self.commit_judged(task, &a, &base) {
-                Ok(sha) => {
-                    self.record_guard()?;
-                    self.record_landed(task, a, sha).map(|()| Landing::Landed)
-                }
+                // `record_landed` tells the guard of the commit, once the log has it.
+                Ok(sha) => self.record_landed(task, a, sha).map(|()| Landing::Landed),
                 Err(e) => {
                     let why = format!("its accepted work could not be committed: {e}");
                     Ok(Landing::Held(self.landing_failed(task, &why)?))
@@ -164,7 +162,6 @@ impl Lane {
             );
             return Ok(Landing::Held(self.landing_failed(task, &why)?));
         }
-        self.record_guard()?;
         self.record_landed(task, a, Some(landed)).map(|()| Landing::Landed)
     }
 
