@@ -96,13 +96,21 @@ fn setup_on(
 
 /// The short run `runs` times: the median of its CPU per model call, and the range.
 fn short_runs(runs: usize) {
-    // Each run's folder is removed only after the last run: ext4 without a journal (this
-    // machine's disk) passes over every inode removed in the last minutes when it creates a
-    // file, so one run's clean-up would be paid by the next run's files.
+    // The repositories are made first and run on only once they are older than the guard's
+    // settling time (its stamps of a file changed within the last second or two are not
+    // trusted, so a repository made the instant before a run has every hook and its config
+    // read again at each record): a user's repository is not made the second before harrow
+    // starts on it. Each run's folder is removed only after the last run: ext4 without a
+    // journal (this machine's disk) passes over every inode removed in the last minutes when
+    // it creates a file, so one run's clean-up would be paid by the next run's files.
+    let made: Vec<Prepared> =
+        (0..runs).map(|_| prepare(tempfile::tempdir().unwrap(), None, 4, 8)).collect();
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
     let mut folders = Vec::new();
-    let mut all: Vec<PerCall> = (0..runs)
-        .map(|_| {
-            let (cpu, folder) = whole_process(4, 8);
+    let mut all: Vec<PerCall> = made
+        .into_iter()
+        .map(|prepared| {
+            let (cpu, folder) = run_prepared(prepared, &[]);
             folders.push(folder);
             cpu
         })
@@ -143,8 +151,11 @@ fn with_history() {
     let own = env!("CARGO_MANIFEST_DIR");
     support::git(tmp.path(), &["clone", "-q", "--no-hardlinks", own, repo.to_str().unwrap()]);
     let commits = support::git(&repo, &["rev-list", "--count", "HEAD"]);
-    // Its own validators (clippy, the tests) would be measured too.
-    let (cpu, _) = whole_process_on(tmp, Some(repo), &["--no-validators"], 4, 8);
+    // Its own validators (clippy, the tests) would be measured too. Run once the clone has
+    // settled, as the short runs are.
+    let prepared = prepare(tmp, Some(repo), 4, 8);
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    let (cpu, _) = run_prepared(prepared, &["--no-validators"]);
     println!(
         "the same on a clone of harrow's own repository ({commits} commits), --no-validators: {}",
         cpu.line()
@@ -176,22 +187,37 @@ impl PerCall {
 /// call: every cost of the process (start-up, loading, the sandbox's probe, git, the session's
 /// files) divided among the calls it made; and the run's folder, removed when dropped.
 fn whole_process(tasks: usize, iterations: usize) -> (PerCall, tempfile::TempDir) {
-    whole_process_on(tempfile::tempdir().unwrap(), None, &[], tasks, iterations)
+    run_prepared(prepare(tempfile::tempdir().unwrap(), None, tasks, iterations), &[])
 }
 
-/// [`whole_process`] in `tmp`, on `repo` when given (else a new one with a README), with
-/// `flags` added to the run's.
-fn whole_process_on(
+/// A run's folder with its repository, plan and the script the model follows, ready to run.
+struct Prepared {
+    tmp: tempfile::TempDir,
+    repo: std::path::PathBuf,
+    plan_dir: std::path::PathBuf,
+    script: serde_json::Value,
+    calls: usize,
+}
+
+/// Makes a run's repository (on `repo` when given, else a new one with a README) and plan in
+/// `tmp`.
+fn prepare(
     tmp: tempfile::TempDir,
     repo: Option<std::path::PathBuf>,
-    flags: &[&str],
     tasks: usize,
     iterations: usize,
-) -> (PerCall, tempfile::TempDir) {
+) -> Prepared {
     let (repo, plan_dir, script) = match repo {
         Some(repo) => setup_on(repo, tmp.path(), tasks, iterations),
         None => setup(tmp.path(), tasks, iterations),
     };
+    Prepared { tmp, repo, plan_dir, script, calls: tasks * (iterations + 1) }
+}
+
+/// Runs a prepared plan with the `harrow` binary and `flags`: its CPU per model call, and
+/// the run's folder, removed when dropped.
+fn run_prepared(prepared: Prepared, flags: &[&str]) -> (PerCall, tempfile::TempDir) {
+    let Prepared { tmp, repo, plan_dir, script, calls } = prepared;
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let server = runtime
@@ -208,8 +234,7 @@ fn whole_process_on(
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let calls = server.received().len();
-    assert_eq!(calls, tasks * (iterations + 1));
+    assert_eq!(server.received().len(), calls);
     let per_call = |s: f64| s * 1000.0 / calls as f64;
     (PerCall { user: per_call(cpu.user_s), kernel: per_call(cpu.kernel_s) }, tmp)
 }
