@@ -14,6 +14,7 @@ pub mod harness;
 pub mod keys;
 pub mod prep;
 pub mod printable;
+pub mod remembered;
 pub mod safe_io;
 pub mod session;
 pub mod ship;

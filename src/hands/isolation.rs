@@ -218,13 +218,73 @@ fn seccomp_only() -> Policy {
 /// it will run). Probed once per process: a run with lanes makes hands for every task.
 fn usable_bwrap() -> Result<PathBuf, String> {
     static PROBED: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
-    PROBED.get_or_init(probe_bwrap).clone()
+    PROBED
+        .get_or_init(|| {
+            let here = crate::remembered::Remembered::here();
+            probe_bwrap(&find_bwrap()?, &here, probe_question, starts)
+        })
+        .clone()
+}
+
+/// The probe's answer, remembered: a start in the same boot, user and namespaces, with the
+/// same bubblewrap binary and the same kernel settings for user namespaces, takes the last
+/// start's word that bubblewrap works (about 3.5 ms of CPU for the probe's two processes and
+/// its namespaces). Only "it works" is kept, so a failure is probed again at every start; a
+/// remembered answer that has gone stale (or one a user planted) is no way round the sandbox:
+/// each command still runs under bubblewrap, and one that cannot start fails.
+fn probe_bwrap(
+    program: &Path,
+    remembered: &crate::remembered::Remembered,
+    question: impl FnOnce(&Path) -> Option<String>,
+    starts: impl FnOnce(&Path) -> bool,
+) -> Result<PathBuf, String> {
+    const NAME: &str = "bwrap-probe";
+    let question = question(program);
+    if question.as_deref().and_then(|q| remembered.recall(NAME, q)).as_deref() == Some("works") {
+        return Ok(program.to_path_buf());
+    }
+    if !starts(program) {
+        return Err("bubblewrap is installed but cannot create a sandbox here (user namespaces may be disabled)".into());
+    }
+    if let Some(question) = question {
+        remembered.keep(NAME, &question, "works");
+    }
+    Ok(program.to_path_buf())
+}
+
+/// What decides whether `program` can make a sandbox: this boot, the user, the namespaces
+/// harrow runs in (a container has its own), the binary's stamps, and the kernel's settings
+/// for unprivileged user namespaces. `None` when any of it cannot be read.
+fn probe_question(program: &Path) -> Option<String> {
+    let read = |path: &str| crate::safe_io::read_text_capped(Path::new(path), 256).ok();
+    let boot = read("/proc/sys/kernel/random/boot_id")?;
+    let mut question = format!(
+        "harrow bwrap probe v1 boot={} uid={} {}",
+        boot.trim(),
+        nix::unistd::getuid(),
+        crate::remembered::stamps(program)?
+    );
+    for ns in ["user", "mnt", "pid", "net", "ipc"] {
+        let link = std::fs::read_link(format!("/proc/self/ns/{ns}")).ok()?;
+        question.push(' ');
+        question.push_str(&link.to_string_lossy());
+    }
+    for setting in [
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/user/max_net_namespaces",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+    ] {
+        let value = read(setting);
+        question.push(' ');
+        question.push_str(value.as_deref().map_or("-", str::trim));
+    }
+    Some(question)
 }
 
 /// Starts bubblewrap once, sandboxed as a command would be, to see whether it works here.
-fn probe_bwrap() -> Result<PathBuf, String> {
-    let program = find_bwrap()?;
-    let mut probe = Command::new(&program);
+fn starts(program: &Path) -> bool {
+    let mut probe = Command::new(program);
     probe
         .args([
             "--ro-bind",
@@ -238,14 +298,9 @@ fn probe_bwrap() -> Result<PathBuf, String> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let works = kernel_sandbox::prepare(&seccomp_only())
+    kernel_sandbox::prepare(&seccomp_only())
         .and_then(|filter| kernel_sandbox::within(&filter, || probe.spawn()?.wait()))
-        .is_ok_and(|s| s.success());
-    if works {
-        Ok(program)
-    } else {
-        Err("bubblewrap is installed but cannot create a sandbox here (user namespaces may be disabled)".into())
-    }
+        .is_ok_and(|s| s.success())
 }
 
 fn find_bwrap() -> Result<PathBuf, String> {
@@ -254,4 +309,54 @@ fn find_bwrap() -> Result<PathBuf, String> {
         .map(|d| d.join("bwrap"))
         .find(|p| p.is_file())
         .ok_or_else(|| "bubblewrap is not installed (apt-get install bubblewrap)".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remembered::Remembered;
+    use std::cell::Cell;
+
+    #[test]
+    fn only_a_probe_that_worked_is_remembered_and_only_for_its_question() {
+        let tmp = tempfile::tempdir().unwrap();
+        let kept = Remembered::in_folder(tmp.path());
+        let program = Path::new("/usr/bin/bwrap");
+        let probes = Cell::new(0);
+        let ask = |question: Option<&str>, works: bool| {
+            let question = question.map(str::to_owned);
+            probe_bwrap(
+                program,
+                &kept,
+                |_| question,
+                |_| {
+                    probes.set(probes.get() + 1);
+                    works
+                },
+            )
+        };
+        assert!(ask(Some("q1"), false).is_err());
+        assert!(ask(Some("q1"), true).is_ok(), "a failure is not remembered");
+        assert_eq!(probes.get(), 2);
+        assert!(ask(Some("q1"), false).is_ok(), "it worked for this very question");
+        assert_eq!(probes.get(), 2, "and was not probed again");
+        assert!(ask(Some("q2"), false).is_err(), "another boot, binary or namespace: probed");
+        assert!(ask(None, true).is_ok());
+        assert!(ask(None, false).is_err(), "nothing is remembered without a question");
+        assert_eq!(probes.get(), 5);
+    }
+
+    #[test]
+    fn the_question_moves_with_the_binary_and_names_the_boot_and_namespaces() {
+        let tmp = tempfile::tempdir().unwrap();
+        let program = tmp.path().join("bwrap");
+        std::fs::write(&program, "x").unwrap();
+        let Some(asked) = probe_question(&program) else { return };
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+        assert!(asked.contains(boot.trim()) && asked.contains("user:["), "{asked}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&program, "yy").unwrap();
+        assert_ne!(probe_question(&program).unwrap(), asked);
+        assert_eq!(probe_question(&tmp.path().join("gone")), None);
+    }
 }

@@ -543,3 +543,59 @@ while True:
     std::io::BufRead::read_line(&mut out, &mut asked).unwrap();
     assert!(asked.starts_with("refused:"), "{asked}");
 }
+
+/// A start asks whether bubblewrap can make a sandbox here by starting it once; the next start
+/// in the same boot, user and namespaces, with the same binary, takes that answer, and the
+/// worker's commands still run under bubblewrap. A failed probe is never remembered.
+#[test]
+fn the_sandbox_probe_is_remembered_for_the_next_start_and_commands_stay_sandboxed() {
+    let works = Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--unshare-net", "--unshare-ipc", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !works {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = tmp.path().join("bwrap.log");
+    let real = String::from_utf8(
+        Command::new("sh").args(["-c", "command -v bwrap"]).output().unwrap().stdout,
+    )
+    .unwrap();
+    let wrapper = bin.join("bwrap");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.trim()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let bash = json!({"tool_calls": [{"name": "bash", "arguments": {"command": "echo sandboxed > f1.txt"}}]});
+    let submit =
+        json!({"tool_calls": [{"name": "submit_case", "arguments": loop_fixture::case(1)}]});
+    let script =
+        json!({"worker": {"*": {"*": [bash, submit]}}, "evaluator": {"*": {"*": [accept()]}}});
+    let (_rt, server) = serve(&script, true);
+    let probes = || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let probe = text.lines().filter(|l| l.ends_with("--die-with-parent true")).count();
+        let commands = text.lines().filter(|l| l.contains("echo sandboxed")).count();
+        (probe, commands)
+    };
+    for (run, expected) in [(1, (1, 1)), (2, (1, 2))] {
+        let (repo, plan) = repo_and_plan(&tmp.path().join(format!("run{run}")), 1);
+        let mut cmd = harrow_cmd(&tmp.path().join(format!("run{run}")), &server.base_url());
+        cmd.env("PATH", &path).env("XDG_CACHE_HOME", tmp.path().join("cache"));
+        let out = headless_run(cmd, &plan, &repo).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(probes(), expected, "run {run}: (probes, commands run under bubblewrap)");
+    }
+    let remembered = std::fs::read_to_string(tmp.path().join("cache/harrow/bwrap-probe")).unwrap();
+    assert!(
+        remembered.starts_with("harrow bwrap probe v1 boot=") && remembered.ends_with(" = works\n"),
+        "{remembered}"
+    );
+}

@@ -19,6 +19,7 @@ use syn::visit::Visit;
 const LAYERS: &[(&str, u8)] = &[
     ("keys", 0),
     ("printable", 0),
+    ("remembered", 0),
     ("safe_io", 0),
     ("signals", 0),
     ("trust_roots", 0),
