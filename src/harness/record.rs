@@ -1,6 +1,6 @@
 //! The session's side files, written between and after tasks: `checkpoint.json`,
-//! `task-status.json`, `summary.json` (all atomic), `progress.txt` and the per-task ledgers
-//! (appended). The event log stays the source of truth; these are what resume and people read.
+//! `task-status.json`, `summary.json` (all replaced whole; the last two, views of the log, are
+//! not synced), `progress.txt` and the per-task ledgers (appended). The event log stays the source of truth; these are what resume and people read.
 
 use super::memory::LedgerEntry;
 use crate::session::checkpoint::Checkpoint;
@@ -51,7 +51,7 @@ pub fn read_ledger(dir: &Path, task_id: &str) -> Vec<LedgerEntry> {
 
 /// Writes `task-status.json`: every task that has finished, with its state.
 pub fn write_task_status(dir: &Path, states: &BTreeMap<String, String>) -> io::Result<()> {
-    crate::session::atomic::write_json_atomic(&SessionDir::new(dir).task_status(), states)
+    crate::session::atomic::write_json_view(&SessionDir::new(dir).task_status(), states)
 }
 
 /// Writes `summary.json` from the writer's running fold, with the session's status.
@@ -62,7 +62,7 @@ pub fn write_summary(dir: &Path, mut summary: Summary) -> io::Result<()> {
         crate::session::status::Holder { elsewhere: false, quiet_for: std::time::Duration::ZERO };
     let status = crate::session::status::session_status(&summary, &checkpoint, Some(me));
     status.as_str().clone_into(&mut summary.harrow.status);
-    crate::session::atomic::write_json_atomic(&SessionDir::new(dir).summary(), &summary)
+    crate::session::atomic::write_json_view(&SessionDir::new(dir).summary(), &summary)
 }
 
 /// What `checkpoint.json` records for a harrow session.

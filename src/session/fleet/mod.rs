@@ -127,8 +127,7 @@ fn start_of(path: &Path, len: u64, summary: Option<SummaryHead>) -> (LogFold, u6
     }
 }
 
-/// One session's row as the fleet first reads it: what `harrow sessions` lists.
-/// One session's row as the fleet first reads it, and whether its figures stand for the whole
+/// One session's row as the fleet first reads it (what `harrow sessions` lists), and whether its figures stand for the whole
 /// log (false when only the log's tail could be read: no summary said where to start).
 pub fn read_row(found: Found) -> (SessionRow, bool) {
     let t = Tracked::open(found);
