@@ -34,9 +34,14 @@ pub fn append_scrubbed(path: &Path, text: &str) -> io::Result<()> {
 
 /// [`write_atomic`] of a value as pretty-printed JSON, the way Tilth writes its state files.
 pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> io::Result<()> {
+    write_atomic(path, &json_file(value)?)
+}
+
+/// A value as a state file holds it: pretty-printed JSON and a newline.
+fn json_file(value: &impl Serialize) -> io::Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::from)?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes)
+    Ok(bytes)
 }
 
 /// [`write_json_atomic`] for a view of the log that harrow rewrites at every task boundary
@@ -45,9 +50,7 @@ pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> io::Result<()> 
 /// crash the file may be the one before, or none, and whoever reads it falls back on the log.
 /// Syncing it cost two `fsync`s per write, a fifth of a short run's.
 pub fn write_json_view(path: &Path, value: &impl Serialize) -> io::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::from)?;
-    bytes.push(b'\n');
-    crate::safe_io::replace_volatile(path, &scrub_bytes(&bytes))
+    crate::safe_io::replace_volatile(path, &scrub_bytes(&json_file(value)?))
 }
 
 #[cfg(test)]
