@@ -792,10 +792,10 @@ impl StartQuestions {
         let mut notices = Vec::new();
         let mut found: Vec<(Role, crate::brain::preflight::Window)> = Vec::new();
         for &role in &self.roles {
-            // A configured window is the role's own, even on an endpoint another role shares.
-            let asked = self
-                .asked_as(role)
-                .filter(|_| !self.configured.contains(&role))
+            // Only the server's answer is shared: a configured window is its role's own, even
+            // on an endpoint another role shares.
+            let asked = (self.asked_as(role))
+                .filter(|earlier| ![role, *earlier].iter().any(|r| self.configured.contains(r)))
                 .map(|earlier| found.iter().find(|(r, _)| *r == earlier).map(|(_, w)| *w));
             let window = match asked {
                 Some(answer) => answer,
