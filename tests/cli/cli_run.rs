@@ -546,7 +546,9 @@ while True:
 
 /// A start asks whether bubblewrap can make a sandbox here by starting it once; the next start
 /// in the same boot, user and namespaces, with the same binary, takes that answer, and the
-/// worker's commands still run under bubblewrap. A failed probe is never remembered.
+/// worker's commands still run under bubblewrap. A remembered answer gone stale (bubblewrap
+/// stopped working with nothing the question names changing) only makes the command fail: it
+/// never runs unconfined.
 #[test]
 fn the_sandbox_probe_is_remembered_for_the_next_start_and_commands_stay_sandboxed() {
     let works = Command::new("bwrap")
@@ -565,15 +567,22 @@ fn the_sandbox_probe_is_remembered_for_the_next_start_and_commands_stay_sandboxe
     )
     .unwrap();
     let wrapper = bin.join("bwrap");
+    // The wrapper stops working when `broken` exists: its own stamps stay as they were.
+    let broken = tmp.path().join("broken");
     std::fs::write(
         &wrapper,
-        format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.trim()),
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\n[ -e '{}' ] && exit 1\nexec '{}' \"$@\"\n",
+            log.display(),
+            broken.display(),
+            real.trim()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let bash = json!({"tool_calls": [{"name": "bash", "arguments": {"command": "echo sandboxed > f1.txt"}}]});
+    let bash = json!({"tool_calls": [{"name": "bash", "arguments": {"command": "echo sandboxed > f1.txt && echo ran"}}]});
     let submit =
         json!({"tool_calls": [{"name": "submit_case", "arguments": loop_fixture::case(1)}]});
     let script =
@@ -585,14 +594,44 @@ fn the_sandbox_probe_is_remembered_for_the_next_start_and_commands_stay_sandboxe
         let commands = text.lines().filter(|l| l.contains("echo sandboxed")).count();
         (probe, commands)
     };
-    for (run, expected) in [(1, (1, 1)), (2, (1, 2))] {
-        let (repo, plan) = repo_and_plan(&tmp.path().join(format!("run{run}")), 1);
-        let mut cmd = harrow_cmd(&tmp.path().join(format!("run{run}")), &server.base_url());
+    // A run's first bash result and its sessions folder; `settled` says whether it must end
+    // well (a run whose command cannot run leaves nothing to accept, and fails).
+    let run_in = |run: usize, settled: bool| {
+        let root = tmp.path().join(format!("run{run}"));
+        let (repo, plan) = repo_and_plan(&root, 1);
+        let mut cmd = harrow_cmd(&root, &server.base_url());
         cmd.env("PATH", &path).env("XDG_CACHE_HOME", tmp.path().join("cache"));
         let out = headless_run(cmd, &plan, &repo).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.success(),
+            settled,
+            "run {run}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let dir = std::fs::read_dir(root.join("sessions")).unwrap().next().unwrap().unwrap();
+        let events = support::strict_events(&dir.path());
+        let result = events
+            .iter()
+            .find(|e| e["type"] == "tool_result" && e["payload"]["tool"] == "bash")
+            .unwrap()["payload"]["output"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        (result, dir.path())
+    };
+    for (run, expected) in [(1, (1, 1)), (2, (1, 2))] {
+        let (output, session) = run_in(run, true);
+        assert!(output.contains("ran"), "run {run}: {output}");
+        assert!(session.join("workspace/f1.txt").exists(), "run {run}: the command wrote");
         assert_eq!(probes(), expected, "run {run}: (probes, commands run under bubblewrap)");
     }
+    std::fs::write(&broken, "").unwrap();
+    let (output, session) = run_in(3, false);
+    let (probed, commands) = probes();
+    assert_eq!(probed, 1, "the stale answer is taken: no probe");
+    assert!(commands > 2, "the commands still went to bubblewrap");
+    assert!(!output.contains("ran"), "a command bubblewrap could not start did not run: {output}");
+    assert!(!session.join("workspace/f1.txt").exists(), "nothing it would have written is there");
     let remembered = std::fs::read_to_string(tmp.path().join("cache/harrow/bwrap-probe")).unwrap();
     assert!(
         remembered.starts_with("harrow bwrap probe v1 boot=") && remembered.ends_with(" = works\n"),
