@@ -186,28 +186,49 @@ fn pane_block(title: String, focused: bool, theme: &Theme) -> Block<'static> {
         .title(Span::styled(title, theme.fg(theme.colors.title)))
 }
 
-/// The selected task's figures: time, tokens, cost, tool calls, validator runs.
-fn task_stats(app: &App) -> String {
+/// The selected task's figures, each a title segment: how much of the window is left, time,
+/// tokens, cost, tool calls, validator runs.
+fn task_stats(app: &App) -> Vec<String> {
     let fold = app.player.view.fold();
     let line = app.prepared.task.as_deref().and_then(|t| fold.task_line(fold.task_position(t)?));
-    let Some(t) = line.filter(|t| t.state != TaskState::Pending) else { return String::new() };
-    let time = t.elapsed_ms.map(|ms| format!(" · {}", span(ms))).unwrap_or_default();
+    let Some(t) = line.filter(|t| t.state != TaskState::Pending) else { return Vec::new() };
+    let mut out = Vec::new();
     // For the task at work, with the window known: how much of it its last request left.
-    let left = match (app.window, app.prepared.context.last()) {
-        (Some(w), Some((last, _))) if app.player.view.current_task() == Some(t.id) => {
-            let used = (u64::from(*last) * 100 / w.max(1)).min(100);
-            format!(" · {} % of the window left", 100 - used)
-        }
-        _ => String::new(),
-    };
     // First, so a narrow pane's title still has it.
-    format!(
-        "{left}{time} · {} tok · ${:.3} · {} tool calls · {} validator runs",
-        compact(t.tokens),
-        t.cost,
-        t.tool_calls,
-        t.validator_runs
-    )
+    if let (Some(w), Some((last, _))) = (app.window, app.prepared.context.last())
+        && app.player.view.current_task() == Some(t.id)
+    {
+        let used = (u64::from(*last) * 100 / w.max(1)).min(100);
+        out.push(format!(" · {} % of window left", 100 - used));
+    }
+    if let Some(ms) = t.elapsed_ms {
+        out.push(format!(" · {}", span(ms)));
+    }
+    out.push(format!(" · {} tok", compact(t.tokens)));
+    out.push(format!(" · ${:.3}", t.cost));
+    out.push(format!(" · {} tool calls", t.tool_calls));
+    out.push(format!(" · {} validator runs", t.validator_runs));
+    out
+}
+
+/// A pane's title of `head` and as many of `segments`, in order, as fit whole in a pane
+/// `width` wide; the first (the window's figure, which the status line also has) is passed
+/// over when it alone does not fit. A figure cut short can say the opposite of what it means
+/// ("96 % of the windo" for 96 % left).
+fn title_that_fits(head: &str, segments: &[String], width: u16) -> String {
+    let room = usize::from(width).saturating_sub(2);
+    let mut title = head.to_owned();
+    for (n, segment) in segments.iter().enumerate() {
+        if title.chars().count() + segment.chars().count() <= room {
+            title.push_str(segment);
+        } else if n > 0 {
+            break;
+        }
+    }
+    if title.chars().count() < room {
+        title.push(' ');
+    }
+    title
 }
 
 fn about(prepared: &Prepared) -> String {
@@ -400,11 +421,8 @@ fn with_live_reply(
 
 fn draw_exchange(frame: &mut Frame, area: Rect, app: &App, focused: bool, theme: &Theme) {
     let p = &app.prepared;
-    let block = pane_block(
-        format!(" Exchange{} — case ⇄ verdict{} ", about(p), task_stats(app)),
-        focused,
-        theme,
-    );
+    let head = format!(" Exchange{} — case ⇄ verdict", about(p));
+    let block = pane_block(title_that_fits(&head, &task_stats(app), area.width), focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let scroll = (app.sel.scroll_of(Pane::Exchange), 0);
@@ -554,7 +572,7 @@ fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 
 #[cfg(test)]
 mod tests {
-    use super::plan_depth;
+    use super::{plan_depth, title_that_fits};
     use crate::session::fact::Fact;
     use crate::session::summary::SummaryFold;
 
@@ -593,5 +611,28 @@ mod tests {
             .map(|t| plan_depth(&fold, t, 4, &mut known))
             .collect();
         assert_eq!(depths, [4, 0, 1, 2, 3, 4, 4, 4, 1]);
+    }
+
+    #[test]
+    fn a_title_holds_whole_figures_only_and_passes_over_the_window_that_does_not_fit() {
+        let figures: Vec<String> = [" · 96 % of window left", " · 3s", " · 16.2k tok", " · $0.005"]
+            .map(String::from)
+            .into();
+        let head = " Exchange · T-004 — case ⇄ verdict";
+        let wide = title_that_fits(head, &figures, 120);
+        assert_eq!(wide, format!("{head} · 96 % of window left · 3s · 16.2k tok · $0.005 "));
+        // 35 + 22 does not fit in 52: the window's figure goes, the rest in order, whole.
+        let narrow = title_that_fits(head, &figures, 54);
+        assert_eq!(narrow, format!("{head} · 3s · 16.2k tok "));
+        // A figure that fits only cut short is left out, never cut: the text ends at a figure.
+        for width in 36..=70 {
+            let title = title_that_fits(head, &figures, width);
+            assert!(title.chars().count() <= usize::from(width) - 2, "{width}: {title}");
+            let body = title.trim_end();
+            assert!(
+                body == head || figures.iter().any(|f| body.ends_with(f.as_str())),
+                "{width}: {title}"
+            );
+        }
     }
 }

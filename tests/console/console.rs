@@ -1553,10 +1553,7 @@ fn the_context_row_takes_the_window_a_compaction_learned() {
         app.tick(10_000.0).unwrap();
     }
     let switched = screen(&mut app, 200, 40);
-    assert!(
-        switched.contains("% of the window left"),
-        "the Exchange of the task at work: {switched}"
-    );
+    assert!(switched.contains("% of window left"), "the Exchange of the task at work: {switched}");
     assert!(switched.lines().next().unwrap().contains("worker ⇄ scripted/fallback"), "{switched}");
     assert!(
         switched.lines().next().unwrap().contains("/4.1k"),
