@@ -132,8 +132,11 @@ pub fn render(o: &Overview) -> String {
     // A role that fell back or escalated used more than one model: what each cost.
     if h.tokens_by_model.len() > 1 {
         let _ = writeln!(out, "By model");
-        for (model, u) in &h.tokens_by_model {
-            let _ = writeln!(out, "  {}  {}", crate::printable::line(model), usage_line(u));
+        let names: Vec<String> =
+            h.tokens_by_model.keys().map(|m| crate::printable::line(m)).collect();
+        let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+        for (name, u) in names.iter().zip(h.tokens_by_model.values()) {
+            let _ = writeln!(out, "  {name:<width$}  {}", usage_line(u));
         }
     }
     let _ = writeln!(

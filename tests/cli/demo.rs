@@ -129,6 +129,19 @@ fn the_demo_runs_headless_and_fast_to_the_end() {
     assert_eq!(summary["harrow"]["status"], "done");
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
     assert_eq!(task_commits(tmp.path(), &id), COMMITS);
+    // `show`'s rows by model (names of different lengths) put their figures in one column.
+    let shown = harrow(tmp.path()).args(["show", &id]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    let by_model = shown.split("By model\n").nth(1).unwrap_or_else(|| panic!("{shown}"));
+    // Where a row's figures start: after the model's name (no spaces) and the padding.
+    let figures_at = |row: &str| {
+        let rest = &row[2..];
+        let name_end = rest.find(' ').unwrap_or_else(|| panic!("{row}"));
+        2 + rest.len() - rest[name_end..].trim_start().len()
+    };
+    let rows: Vec<&str> = by_model.lines().take_while(|l| l.starts_with("  ")).collect();
+    assert_eq!(rows.len(), 2, "{shown}");
+    assert_eq!(figures_at(rows[0]), figures_at(rows[1]), "{shown}");
     let kept = every_judged_attempt_is_kept(tmp.path(), &session);
     for name in ["T-001/1", "T-002/1", "T-002/2", "T-003/1"] {
         let full = format!("refs/harrow/{id}/{name}");
