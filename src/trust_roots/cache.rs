@@ -15,10 +15,8 @@ const NAME: &str = "tls-roots";
 /// [`super::folder_stands_for`], from the cache when the bundle and folder are as they were;
 /// else worked out and cached when `scan` allows it, `None` when it does not.
 pub(super) fn stands_for(bundle: &Path, dir: &Path, exact: bool, scan: bool) -> Option<bool> {
-    let question = question(bundle, dir, exact);
-    if let Some(answer) =
-        question.as_deref().and_then(|q| crate::remembered::Remembered::here().recall(NAME, q))
-    {
+    let (question, kept) = (question(bundle, dir, exact), crate::remembered::Remembered::here());
+    if let Some(answer) = question.as_deref().and_then(|q| kept.recall(NAME, q)) {
         match answer.as_str() {
             "1" => return Some(true),
             "0" => return Some(false),
@@ -30,7 +28,7 @@ pub(super) fn stands_for(bundle: &Path, dir: &Path, exact: bool, scan: bool) -> 
     }
     let answer = super::folder_stands_for(bundle, dir, exact);
     if let Some(question) = question {
-        crate::remembered::Remembered::here().keep(NAME, &question, if answer { "1" } else { "0" });
+        kept.keep(NAME, &question, if answer { "1" } else { "0" });
     }
     Some(answer)
 }

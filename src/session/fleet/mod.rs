@@ -127,8 +127,9 @@ fn start_of(path: &Path, len: u64, summary: Option<SummaryHead>) -> (LogFold, u6
     }
 }
 
-/// One session's row as the fleet first reads it (what `harrow sessions` lists), and whether its figures stand for the whole
-/// log (false when only the log's tail could be read: no summary said where to start).
+/// One session's row as the fleet first reads it (what `harrow sessions` lists), and whether
+/// its figures stand for the whole log (false when only the log's tail could be read: no
+/// summary said where to start).
 pub fn read_row(found: Found) -> (SessionRow, bool) {
     let t = Tracked::open(found);
     (t.row, !t.fold.tail_only)
