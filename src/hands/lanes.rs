@@ -149,9 +149,7 @@ impl Workspace {
                     Workspace::delete_ref(&self.source, &format!("refs/heads/{old}"))?;
                 }
             }
-            let mut checkout = CheckoutBuilder::new();
-            checkout.force().remove_untracked(true);
-            wt.checkout_head(Some(&mut checkout)).map_err(git(format!("check out {branch}")))?;
+            check_out_whole(&wt, &tip).map_err(git(format!("check out {branch}")))?;
             mark_task(&free.path, task)?;
             return Ok(lane);
         }
@@ -340,9 +338,7 @@ impl Workspace {
         )
         .and_then(|_| repo.set_head(&format!("refs/heads/{}", self.branch)))
         .map_err(git("move the lane to the session branch"))?;
-        let mut clean = CheckoutBuilder::new();
-        clean.force().remove_untracked(true);
-        repo.checkout_head(Some(&mut clean)).map_err(git("check out the session branch"))?;
+        check_out_whole(&repo, &target).map_err(git("check out the session branch"))?;
         let mut apply = CheckoutBuilder::new();
         apply.force().allow_conflicts(true).conflict_style_merge(true);
         repo.checkout_index(Some(&mut merged.index), Some(&mut apply))
@@ -365,9 +361,7 @@ impl Workspace {
         repo.reference(&name, target.id(), true, "harrow: lane back at its task's start")
             .and_then(|_| repo.set_head(&name))
             .map_err(git("move the lane to its task's start"))?;
-        let mut clean = CheckoutBuilder::new();
-        clean.force().remove_untracked(true);
-        repo.checkout_head(Some(&mut clean)).map_err(git("check out the task's start"))
+        check_out_whole(&repo, &target).map_err(git("check out the task's start"))
     }
 
     /// Moves the session branch from `from` to `to`. It refuses when the branch is not at
@@ -390,10 +384,23 @@ impl Workspace {
     /// worktree follows the session branch while lanes move it.
     pub fn refresh(&self) -> Result<(), WorkspaceError> {
         let repo = self.repo()?;
-        let mut checkout = CheckoutBuilder::new();
-        checkout.force().remove_untracked(true);
-        repo.checkout_head(Some(&mut checkout)).map_err(git("check out the session branch"))
+        let head = repo.head().and_then(|h| h.peel_to_commit()).map_err(git("read HEAD"))?;
+        check_out_whole(&repo, &head).map_err(git("check out the session branch"))
     }
+}
+
+/// Checks out `target` (the commit `HEAD` now names) as a fresh start: the worktree's files
+/// are its tree's, untracked ones removed, and so is the index. A forced checkout alone leaves
+/// out of the index a file the worktree already held with the target's bytes (one a merge
+/// wrote there for the lane's last task), so the next task's worker would read its
+/// predecessor's work as staged deletions beside untracked files.
+fn check_out_whole(repo: &Repository, target: &git2::Commit<'_>) -> Result<(), git2::Error> {
+    let mut clean = CheckoutBuilder::new();
+    clean.force().remove_untracked(true);
+    repo.checkout_head(Some(&mut clean))?;
+    let mut index = super::repo_pool::fresh_index(repo)?;
+    index.read_tree(&target.tree()?)?;
+    index.write()
 }
 
 /// Every `*.lock` file under `dir`, its sub-folders included (links not followed).

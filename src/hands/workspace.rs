@@ -394,28 +394,41 @@ impl Workspace {
     }
 
     /// Stages the worktree's work whole and gives its tree. What lands must be what was
-    /// judged: with `judged`, the tree's diff from `parent` (the task's start) is digested as
-    /// the verdict's was, and anything else is refused, never committed.
+    /// judged: with `judged`, the tree's change from `parent` (the task's start) is digested
+    /// as the verdict's was, and anything else is refused, never committed.
     fn staged_as_judged(
         &self,
         repo: &Repository,
         parent: &git2::Commit<'_>,
         judged: Option<&str>,
     ) -> Result<Oid, WorkspaceError> {
-        self.refuse_special_files()?;
-        let tree_id = stage_all(repo, true)?;
-        if let Some(judged) = judged {
-            let staged = repo.find_tree(tree_id).map_err(git("find tree"))?;
-            let parent_tree = parent.tree().map_err(git("read the task's starting tree"))?;
-            let mut opts = DiffOptions::new();
-            let diff = repo
-                .diff_tree_to_tree(Some(&parent_tree), Some(&staged), Some(&mut opts))
-                .map_err(git("diff the staged work"))?;
-            if patches(&diff)?.1 != judged {
-                return Err(WorkspaceError::ChangedSinceJudged);
-            }
+        let (tree_id, change) = self.staged_change(repo, parent, true)?;
+        if judged.is_some_and(|judged| change.1 != judged) {
+            return Err(WorkspaceError::ChangedSinceJudged);
         }
         Ok(tree_id)
+    }
+
+    /// The one measure of a task's change: the worktree staged whole (new files not ignored
+    /// included, on top of the index on disk) as a tree, and that tree's patches from
+    /// `parent` with their digest. The diff shown, the diff judged and the diff landed are all
+    /// this, so nothing in the worktree's index — left stale by a lane's move to a new task,
+    /// or changed by the worker's own `git` — makes them differ. `write_index`: the index on
+    /// disk takes the staged entries (a landing); otherwise it is left as it was.
+    fn staged_change(
+        &self,
+        repo: &Repository,
+        parent: &git2::Commit<'_>,
+        write_index: bool,
+    ) -> Result<(Oid, (Vec<FileDiff>, String)), WorkspaceError> {
+        self.refuse_special_files()?;
+        let tree_id = stage_all(repo, write_index)?;
+        let staged = repo.find_tree(tree_id).map_err(git("find tree"))?;
+        let parent_tree = parent.tree().map_err(git("read the task's starting tree"))?;
+        let diff = repo
+            .diff_tree_to_tree(Some(&parent_tree), Some(&staged), Some(&mut DiffOptions::new()))
+            .map_err(git("diff the staged work"))?;
+        Ok((tree_id, patches(&diff)?))
     }
 
     /// The commit the session branch points at: the last accepted task's, or the base. This is
@@ -433,17 +446,10 @@ impl Workspace {
     /// `.gitignore` included, against `from` (the commit the task started from). Earlier
     /// tasks' work is in `from` and so is never part of it.
     pub fn diff_from(&self, from: &str) -> Result<DiffInfo, WorkspaceError> {
-        self.refuse_special_files()?;
         let repo = self.repo()?;
-        let from_tree = find_commit(&repo, from)
-            .and_then(|c| c.tree())
+        let from_commit = find_commit(&repo, from)
             .map_err(git(format!("read the task's starting commit {from}")))?;
-        let mut opts = DiffOptions::new();
-        opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
-        let diff = repo
-            .diff_tree_to_workdir_with_index(Some(&from_tree), Some(&mut opts))
-            .map_err(git("diff"))?;
-        let (files, digest) = patches(&diff)?;
+        let (_, (files, digest)) = self.staged_change(&repo, &from_commit, false)?;
         Ok(DiffInfo { base: from.to_owned(), files, digest })
     }
 

@@ -871,3 +871,173 @@ fn one_lane_on_a_graph_works_what_does_not_depend_on_a_failed_task_then_stops_on
     let log = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
     assert!(!log.contains("T-001"), "T-001 did not: {log}");
 }
+
+/// Six independent tasks, each adding its own module and test to a Python package, in three
+/// lanes with a validator that imports the package: three tasks start in worktrees of their
+/// own and three in worktrees that a landed task leaves behind (its last files written by a
+/// merge). Each task starts on a clean worktree whose index is its start (its worker's `git
+/// status` says nothing), is judged on its own two files only, and lands — merged onto what
+/// landed meanwhile.
+#[test]
+fn six_independent_tasks_in_three_lanes_all_land() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 6);
+    std::fs::create_dir_all(repo.join("calc")).unwrap();
+    std::fs::write(repo.join("calc/__init__.py"), "").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "calc"]);
+    for n in 1..=6 {
+        depends(&plan, n, "[]");
+    }
+    let config = tmp.path().join("lanes.toml");
+    std::fs::write(
+        &config,
+        "[[validators]]\nname = \"import\"\ncommand = \"python3 -c 'import calc'\"\n",
+    )
+    .unwrap();
+    let status = "git status --porcelain; echo status-end; pwd";
+    let worker: serde_json::Map<String, Value> = (1..=6)
+        .map(|n| {
+            let module = format!("calc/f{n}.py");
+            let test = format!("tests/test_f{n}.py");
+            let turns = json!([
+                {"delay_ms": 300, "tool_calls": [{"name": "bash", "arguments": {"command": status}}]},
+                {"tool_calls": [{"name": "write_file", "arguments": {"path": module, "content": format!("def f{n}():\n    return {n}\n")}}]},
+                {"delay_ms": 300, "tool_calls": [{"name": "write_file", "arguments": {"path": test, "content": format!("from calc.f{n} import f{n}\n\ndef test_f{n}():\n    assert f{n}() == {n}\n")}}]},
+                {"delay_ms": 300, "tool_calls": [{"name": "submit_case", "arguments": case(n)}]}
+            ]);
+            (format!("T-00{n}"), json!({"*": turns}))
+        })
+        .collect();
+    let accept = json!({"delay_ms": 300, "tool_calls": accept()["tool_calls"]});
+    let script = json!({"worker": worker, "evaluator": {"*": {"*": [accept]}}});
+    let (_rt, server) = serve(&script, false);
+    succeeds(
+        lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "3").arg("--config").arg(&config),
+    );
+    let (id, log) = events(tmp.path());
+    let of = |kind: &str, task: &str| {
+        log.iter()
+            .find(|e| e["type"] == kind && e["payload"]["task_id"] == task)
+            .map_or_else(|| panic!("no {kind} for {task}"), |e| e["payload"].clone())
+    };
+    let mut worktrees = std::collections::BTreeSet::new();
+    for n in 1..=6 {
+        let task = format!("T-00{n}");
+        let output = of("tool_result", &task)["output"].as_str().unwrap_or_default().to_owned();
+        let (status, place) = output.split_once("status-end\n").unwrap();
+        assert_eq!(status, "", "{task} starts on a clean worktree whose index is its start");
+        worktrees.insert(place.lines().next().unwrap().to_owned());
+        let judged = of("evaluator_verdict", &task)["diff_summary"].as_str().unwrap().to_owned();
+        let own = [format!("calc/f{n}.py"), format!("tests/test_f{n}.py")];
+        assert_eq!(judged.matches(" (+").count(), 2, "{task} is judged on its own files: {judged}");
+        assert!(own.iter().all(|f| judged.contains(f.as_str())), "{task}: {judged}");
+    }
+    // The premises: later tasks worked where earlier ones had landed, some by a merge.
+    assert!(worktrees.len() <= 3, "six tasks in three worktrees: {worktrees:?}");
+    let merged =
+        log.iter().filter(|e| e["type"] == "validator_run" && e["payload"]["combined"] == true);
+    assert!(merged.count() >= 1, "a task landed by a merge written into its lane");
+    let files = git(&repo, &["ls-tree", "-r", "--name-only", &format!("session/{id}")]);
+    for n in 1..=6 {
+        assert!(files.contains(&format!("calc/f{n}.py")), "{files}");
+        assert!(files.contains(&format!("tests/test_f{n}.py")), "{files}");
+    }
+}
+
+/// A worker without a sandbox that rewrites its worktree's index (`git rm --cached` of a
+/// tracked file it keeps, a file staged and then changed again) is judged and landed on its
+/// files as they are: the diff the evaluator judges and the diff that lands are one measure,
+/// whatever the index says, in one lane and in two.
+#[test]
+fn a_worker_that_rewrites_its_own_index_is_judged_and_landed_on_its_files() {
+    for lanes in ["1", "2"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, plan) = side_by_side(tmp.path());
+        let config = tmp.path().join("lanes.toml");
+        std::fs::write(&config, "[hands]\nsandbox = \"off\"\n").unwrap();
+        let index_games = "git rm -q --cached README.md && git add f1.txt && echo again >> f1.txt && git status --porcelain";
+        let script = json!({
+            "worker": {
+                "T-001": {"*": [
+                    {"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
+                    {"tool_calls": [{"name": "bash", "arguments": {"command": index_games}}]},
+                    {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
+                ]},
+                "T-002": {"*": write("f2.txt", "2\n", 2, 0)}
+            },
+            "evaluator": {"*": {"*": [accept()]}}
+        });
+        let (_rt, server) = serve(&script, false);
+        let mut cmd = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, lanes);
+        succeeds(cmd.arg("--config").arg(&config).arg("--no-validators"));
+        let (id, log) = events(tmp.path());
+        let games = log
+            .iter()
+            .filter(|e| e["type"] == "tool_result" && e["payload"]["task_id"] == "T-001")
+            .map(|e| e["payload"]["output"].to_string())
+            .nth(1)
+            .unwrap();
+        assert!(games.contains("D  README.md"), "the premise: the index lost README.md: {games}");
+        let judged = log
+            .iter()
+            .find(|e| e["type"] == "evaluator_verdict" && e["payload"]["task_id"] == "T-001")
+            .map(|e| e["payload"]["diff_summary"].as_str().unwrap().to_owned())
+            .unwrap();
+        assert_eq!(judged, "f1.txt (+2 -0)", "judged on the files as they are ({lanes} lanes)");
+        assert_eq!(landed(&repo, &id, "f1.txt"), "1\nagain\n", "{lanes} lanes");
+        assert_eq!(landed(&repo, &id, "README.md"), "# demo\n", "{lanes} lanes");
+    }
+}
+
+/// A 4-task graph in two lanes with real pytest as the validator: T-001 first, T-002 and T-003
+/// at once on top of it, T-004 after both (its lane one that T-002 or T-003 landed from).
+/// Every task's judged work lands, T-004's tests running with all the others'.
+#[test]
+fn a_diamond_in_two_lanes_lands_every_judged_task() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 4);
+    for (n, deps) in [(1, "[]"), (2, "[T-001]"), (3, "[T-001]"), (4, "[T-002, T-003]")] {
+        depends(&plan, n, deps);
+    }
+    let config = tmp.path().join("lanes.toml");
+    std::fs::write(
+        &config,
+        "[[validators]]\nname = \"pytest\"\ncommand = \"python3 -m pytest -q -p no:cacheprovider\"\n",
+    )
+    .unwrap();
+    let worker: serde_json::Map<String, Value> = (1..=4)
+        .map(|n| {
+            let test = format!("def test_f{n}():\n    assert open('f{n}.txt').read() == '{n}\\n'\n");
+            let turns = json!([
+                {"delay_ms": 200, "tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]},
+                {"delay_ms": 200, "tool_calls": [{"name": "write_file", "arguments": {"path": format!("test_f{n}.py"), "content": test}}]},
+                {"tool_calls": [{"name": "submit_case", "arguments": case(n)}]}
+            ]);
+            (format!("T-00{n}"), json!({"*": turns}))
+        })
+        .collect();
+    let accept = json!({"delay_ms": 200, "tool_calls": accept()["tool_calls"]});
+    let script = json!({"worker": worker, "evaluator": {"*": {"*": [accept]}}});
+    let (_rt, server) = serve(&script, false);
+    succeeds(
+        lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--config").arg(&config),
+    );
+    let (id, log) = events(tmp.path());
+    let pytest_ran = log.iter().filter(|e| e["type"] == "validator_run").all(|e| {
+        e["payload"]["passed"] == true
+            && e["payload"]["results"][0]["output"].to_string().contains(" passed")
+    });
+    assert!(pytest_ran, "pytest ran and passed at every check");
+    let files = git(&repo, &["ls-tree", "-r", "--name-only", &format!("session/{id}")]);
+    for n in 1..=4 {
+        assert!(files.contains(&format!("test_f{n}.py")), "{files}");
+    }
+    let t4 = log
+        .iter()
+        .filter(|e| e["type"] == "validator_run" && e["payload"]["task_id"] == "T-004")
+        .map(|e| e["payload"]["results"][0]["output"].to_string())
+        .next()
+        .unwrap();
+    assert!(t4.contains("4 passed"), "T-004's check runs every task's tests: {t4}");
+}
