@@ -1041,3 +1041,41 @@ fn a_diamond_in_two_lanes_lands_every_judged_task() {
         .unwrap();
     assert!(t4.contains("4 passed"), "T-004's check runs every task's tests: {t4}");
 }
+
+/// A validator that changes the task's own file after the diff was taken: the verdict judged
+/// the diff without the change, so nothing lands — in one lane and in two, each task is held
+/// with the reason and the session branch stays where it was.
+#[test]
+fn work_changed_after_its_diff_was_judged_never_lands() {
+    for lanes in ["1", "2"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, plan) = side_by_side(tmp.path());
+        let config = tmp.path().join("lanes.toml");
+        std::fs::write(
+            &config,
+            "[[validators]]\nname = \"meddles\"\ncommand = \"for f in f*.txt; do echo tampered >> $f; done\"\n",
+        )
+        .unwrap();
+        let script = json!({
+            "worker": {"T-001": {"*": write("f1.txt", "1\n", 1, 0)}, "T-002": {"*": write("f2.txt", "2\n", 2, 0)}},
+            "evaluator": {"*": {"*": [accept()]}}
+        });
+        let (_rt, server) = serve(&script, false);
+        let out = lanes_run(tmp.path(), &server.base_url(), &plan, &repo, lanes)
+            .arg("--config")
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        assert!(stdout.contains("the work changed after it was judged"), "{stdout}");
+        let (id, log) = events(tmp.path());
+        let accepted = log
+            .iter()
+            .filter(|e| e["type"] == "evaluator_verdict" && e["payload"]["verdict"] == "accept");
+        assert!(accepted.count() >= 1, "the premise: a verdict accepted the work ({lanes} lanes)");
+        assert!(!log.iter().any(|e| e["type"] == "commit"), "nothing landed ({lanes} lanes)");
+        let files = git(&repo, &["ls-tree", "-r", "--name-only", &format!("session/{id}")]);
+        assert!(!files.contains("f1.txt") && !files.contains("f2.txt"), "{files}");
+    }
+}
