@@ -35,8 +35,8 @@ pub enum Msg {
 /// Which screen of the loop's stack: given as each is opened, never reused.
 pub type ScreenId = u64;
 
-/// How long quitting waits for jobs still at work (an export writing its file).
-const JOBS_FINISH: Duration = Duration::from_secs(10);
+/// What the screen says while quitting waits for jobs still at work.
+const FINISHING: &str = "Finishing what is still at work (an export writing its file) before quitting; press any key to quit now and drop it.";
 
 /// What a screen asks of the loop after a message.
 pub enum Flow {
@@ -323,11 +323,20 @@ impl Console {
         }
     }
 
-    /// Jobs still at work when the last screen closed (an export writing its file) finish,
-    /// up to [`JOBS_FINISH`]; a key, a signal or a hung-up terminal stops the wait.
-    fn let_jobs_finish(&self) {
-        let deadline = Instant::now() + JOBS_FINISH;
-        while self.running.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+    /// Jobs still at work when the last screen closed (an export writing its file) finish
+    /// before the console ends, however long they take on this machine, with a line on screen
+    /// saying so: a key, a signal or a hung-up terminal ends the wait and drops them.
+    fn let_jobs_finish(&mut self) {
+        if self.running.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let _ = self.terminal.draw(|frame| {
+            let area = frame.area();
+            let line = ratatui::widgets::Paragraph::new(FINISHING)
+                .wrap(ratatui::widgets::Wrap { trim: true });
+            frame.render_widget(line, area);
+        });
+        while self.running.load(Ordering::SeqCst) > 0 {
             if crate::signals::received().is_some() || HUNG_UP.load(Ordering::SeqCst) {
                 return;
             }

@@ -3,6 +3,7 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
+use crate::tools;
 use crate::{loop_fixture, support};
 
 use loop_fixture::{
@@ -275,10 +276,10 @@ fn the_next_task_hears_what_happened_in_words_never_the_harness_state_names() {
 }
 
 #[test]
-fn ctrl_c_on_a_headless_run_stops_it_resumable_within_a_second() {
+fn ctrl_c_on_a_headless_run_stops_it_resumable_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 2);
-    let (_rt, server) = serve(&slow_first_task(2, 20_000), false);
+    let (_rt, server) = serve(&slow_first_task(2, 600_000), false);
     let mut cmd = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo);
     let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let child = child.spawn().unwrap();
@@ -291,12 +292,13 @@ fn ctrl_c_on_a_headless_run_stops_it_resumable_within_a_second() {
         assert!(std::time::Instant::now() < deadline, "the run never reached its first call");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    support::until("the first worker call reaching the server", || {
+        server.received().iter().any(|r| r.role == "worker")
+    });
     let pid = child.id().to_string();
-    let sent = std::time::Instant::now();
     assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
-    let out = child.wait_with_output().unwrap();
-    assert!(sent.elapsed() < std::time::Duration::from_secs(3), "took {:?}", sent.elapsed());
+    // The reply in flight is ten minutes away: ending well before proves it was dropped.
+    let out = support::ends_within(child, 60, "the run after Ctrl-C");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.lines().last().unwrap_or("").contains("harrow resume"), "{stdout}");
@@ -551,13 +553,7 @@ while True:
 /// never runs unconfined.
 #[test]
 fn the_sandbox_probe_is_remembered_for_the_next_start_and_commands_stay_sandboxed() {
-    let works = Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--unshare-net", "--unshare-ipc", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !works {
-        return;
-    }
+    tools::require_bwrap();
     let tmp = tempfile::tempdir().unwrap();
     let bin = tmp.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();

@@ -4,7 +4,7 @@
 // A test whose setup fails should panic there.
 #![allow(clippy::unwrap_used)]
 
-use crate::{summary, support};
+use crate::{summary, support, tools};
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -76,6 +76,14 @@ fn a_build_cache_outside_the_worktree_stays_writable_in_the_sandbox() {
         let built = target.join(lane).join("debug");
         assert!(built.is_dir(), "each lane built in its own part of the configured folder");
     }
+    // The premise: the builds ran in bubblewrap's sandbox.
+    tools::require_bwrap();
+    let session = std::fs::read_dir(tmp.path().join("sessions")).unwrap().next().unwrap();
+    let start = support::strict_events(&session.unwrap().path())
+        .into_iter()
+        .find(|e| e["type"] == "session_start")
+        .unwrap();
+    assert_eq!(start["payload"]["sandbox"], "bubblewrap", "{start}");
 }
 
 #[test]

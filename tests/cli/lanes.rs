@@ -5,6 +5,7 @@
 // A test whose setup fails should panic there.
 #![allow(clippy::unwrap_used)]
 
+use crate::tools;
 use crate::{loop_fixture, support};
 
 use harrow::brain::scripted::ScriptedServer;
@@ -427,13 +428,10 @@ fn a_crash_at_each_event_of_a_merge_then_resume_commits_every_task_exactly_once(
     }
 }
 
-/// The sandbox modes this machine can run: off, Landlock, and bubblewrap where it is installed.
+/// Every sandbox mode: off, Landlock and bubblewrap (which must be able to make a sandbox).
 fn sandbox_modes() -> Vec<&'static str> {
-    let bwrap = std::process::Command::new("bwrap")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if bwrap { vec!["off", "landlock", "bwrap"] } else { vec!["off", "landlock"] }
+    tools::require_bwrap();
+    vec!["off", "landlock", "bwrap"]
 }
 
 /// Worker turns that run `command`, then write `f{n}.txt` and submit.
@@ -487,7 +485,7 @@ fn failing_one_lanes_task_fails_that_task_only() {
     }
     let script = json!({
         "worker": {
-            "T-001": {"*": write("f1.txt", "1\n", 1, 20_000)},
+            "T-001": {"*": write("f1.txt", "1\n", 1, 600_000)},
             "T-002": {"*": write("f2.txt", "2\n", 2, 1_500)},
             "T-003": {"*": write("f3.txt", "3\n", 3, 0)}
         },
@@ -514,15 +512,14 @@ fn failing_one_lanes_task_fails_that_task_only() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
-    let started = std::time::Instant::now();
     let failed = harrow_cmd(tmp.path(), &server.base_url())
         .args(["control", &id, "fail", "--task", "T-001", "--reason", "not now"])
         .output()
         .unwrap();
     assert!(failed.status.success(), "{}", String::from_utf8_lossy(&failed.stderr));
-    let out = child.wait_with_output().unwrap();
+    // T-001's reply is ten minutes away: the run ending well before proves it was cancelled.
+    let out = support::ends_within(child, 90, "the run after `fail`");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(started.elapsed() < std::time::Duration::from_secs(15), "the call was cancelled");
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("✔ T-002 done"), "the other lane went on: {stdout}");
     assert!(stdout.contains("■ stopped: operator_fail"), "{stdout}");
@@ -765,11 +762,12 @@ fn without_a_sandbox_a_lanes_worker_cannot_move_the_session_branch_or_a_kept_att
         let config = tmp.path().join("off.toml");
         std::fs::write(&config, format!("[hands]\nsandbox = \"{mode}\"\n")).unwrap();
         // Spelled so the `pre_tool` hook's patterns miss it, as a shell allows many ways to.
-        let forge = "u=upd; u=${u}ate-ref; b=$(git rev-parse --abbrev-ref HEAD); id=${b%--*}; id=${id#session/}; c=$(git commit-tree -m forged-by-worker HEAD^{tree}); git $u refs/heads/session/$id $c; for r in $(git for-each-ref --format='%(refname)' refs/harrow/$id/T-001/); do git $u $r $c; done; echo moved $(git rev-parse refs/heads/session/$id)";
+        // It waits until T-001's judged attempt is kept (its ref is there to forge), then forges.
+        let forge = "u=upd; u=${u}ate-ref; b=$(git rev-parse --abbrev-ref HEAD); id=${b%--*}; id=${id#session/}; for i in $(seq 600); do [ -n \"$(git for-each-ref refs/harrow/$id/T-001/)\" ] && break; sleep 0.05; done; echo kept-refs $(git for-each-ref refs/harrow/$id/T-001/ | wc -l); c=$(git commit-tree -m forged-by-worker HEAD^{tree}); git $u refs/heads/session/$id $c; for r in $(git for-each-ref --format='%(refname)' refs/harrow/$id/T-001/); do git $u $r $c; done; echo moved $(git rev-parse refs/heads/session/$id)";
         let script = json!({
             "worker": {
                 "T-001": {"*": write("f1.txt", "1\n", 1, 0)},
-                "T-002": {"*": run_then_write(forge, 2, 1500)}
+                "T-002": {"*": run_then_write(forge, 2, 0)}
             },
             "evaluator": {"*": {"*": [accept()]}}
         });
@@ -788,6 +786,10 @@ fn without_a_sandbox_a_lanes_worker_cannot_move_the_session_branch_or_a_kept_att
         assert!(
             results.iter().any(|r| r.contains("moved")),
             "{mode}: the worker's command ran: {results:?}"
+        );
+        assert!(
+            results.iter().any(|r| r.contains("kept-refs ") && !r.contains("kept-refs 0")),
+            "{mode}: the premise: T-001's kept attempt was there to forge: {results:?}"
         );
         let history = git(&repo, &["log", "--format=%s", &format!("session/{id}")]);
         assert!(!history.contains("forged-by-worker"), "{mode}: {history}");

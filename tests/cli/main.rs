@@ -16,6 +16,8 @@ mod summary;
 mod support;
 #[path = "../support/tmux.rs"]
 mod tmux;
+#[path = "../support/tools.rs"]
+mod tools;
 
 mod cli_control;
 mod cli_resume;

@@ -5,6 +5,7 @@
 // A test whose setup fails should panic there.
 #![allow(clippy::unwrap_used)]
 
+use crate::tools;
 use crate::{loop_fixture, support};
 
 use loop_fixture::{Setup, accept, write_and_submit};
@@ -52,11 +53,7 @@ fn user() -> String {
 
 #[test]
 fn a_push_over_ssh_uses_a_key_in_home_then_the_agent_and_refuses_an_unknown_host() {
-    if !Path::new(SSHD).exists() {
-        assert!(std::env::var_os("CI").is_none(), "sshd must be installed on CI (openssh-server)");
-        eprintln!("skipped: no sshd here (apt-get install openssh-server)");
-        return;
-    }
+    tools::require_sshd(SSHD);
     let tmp = tempfile::tempdir().unwrap();
     let script = json!({
         "worker": {"T-001": {"*": write_and_submit(1)}},

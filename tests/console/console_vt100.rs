@@ -156,15 +156,32 @@ fn a_console_whose_terminal_hangs_up_ends_instead_of_spinning() {
         .spawn()
         .unwrap();
     drop(slave);
-    // Let it draw (what it writes waits in the pty), then close the terminal.
-    std::thread::sleep(std::time::Duration::from_secs(2));
+    // The premise: the console is up and has drawn its panes. Then the terminal is closed.
+    let flags = nix::fcntl::fcntl(&pty.master, nix::fcntl::FcntlArg::F_GETFL).unwrap();
+    let nonblocking = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(&pty.master, nix::fcntl::FcntlArg::F_SETFL(nonblocking)).unwrap();
+    let mut parser = vt100::Parser::new(30, 100, 0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut buf = [0u8; 8192];
+    while !parser.screen().contents().contains("Plan") {
+        assert!(std::time::Instant::now() < deadline, "the console never drew its panes");
+        assert!(child.try_wait().unwrap().is_none(), "the console ended before it drew");
+        match nix::unistd::read(&pty.master, &mut buf) {
+            Ok(n) if n > 0 => parser.process(&buf[..n]),
+            _ => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    }
     drop(pty.master);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while child.try_wait().unwrap().is_none() {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if std::time::Instant::now() > deadline {
             let _ = child.kill();
             panic!("the console went on after its terminal hung up");
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    };
+    assert!(status.code().is_some(), "it ended by itself, not by a signal: {status:?}");
 }

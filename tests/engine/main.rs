@@ -8,6 +8,8 @@
 mod loop_fixture;
 #[path = "../support/mod.rs"]
 mod support;
+#[path = "../support/tools.rs"]
+mod tools;
 
 mod brain;
 mod gate;

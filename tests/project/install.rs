@@ -5,6 +5,7 @@
 // A test whose setup fails should panic there.
 #![allow(clippy::unwrap_used)]
 
+use crate::tools;
 use std::process::Command;
 
 fn harrow(args: &[&str]) -> String {
@@ -135,16 +136,15 @@ fn man_dir_writes_a_page_per_verb_and_the_keys_environment_and_exit_status() {
         assert!(page.is_file(), "harrow(1) names harrow-{verb}(1), which --dir writes");
         assert!(listed.contains(&format!("harrow-{verb}.1")), "{listed}");
     }
-    if Command::new("man").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        for page in std::fs::read_dir(&dir).unwrap() {
-            let out = Command::new("man")
-                .args(["--warnings", "-l", "-Tutf8"])
-                .arg(page.unwrap().path())
-                .env("MANWIDTH", "100")
-                .output()
-                .unwrap();
-            let warnings = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success() && warnings.trim().is_empty(), "{warnings}");
-        }
+    tools::require_man();
+    for page in std::fs::read_dir(&dir).unwrap() {
+        let out = Command::new("man")
+            .args(["--warnings", "-l", "-Tutf8"])
+            .arg(page.unwrap().path())
+            .env("MANWIDTH", "100")
+            .output()
+            .unwrap();
+        let warnings = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && warnings.trim().is_empty(), "{warnings}");
     }
 }

@@ -4,6 +4,9 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../support/tools.rs"]
+mod tools;
+
 mod deploy;
 mod install;
 mod module_graph;

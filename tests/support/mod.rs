@@ -114,3 +114,29 @@ impl Drop for Reaped {
         let _ = self.0.wait();
     }
 }
+
+/// Waits for `child` to end, at most `secs`: what it wrote and how it ended. A test proves a
+/// thing happened "at once" by giving the thing it must cut short (a sleeping tool, a delayed
+/// model reply) a longer time than `secs`, never by timing it: past `secs` the child is killed
+/// and the test fails with `what`.
+pub fn ends_within(mut child: std::process::Child, secs: u64, what: &str) -> std::process::Output {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Waits until `ready` holds, at most 60 s; `what` names it when it never does.
+pub fn until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "{what} never happened");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
