@@ -218,10 +218,8 @@ mod tests {
 
     #[test]
     fn a_notify_program_that_hangs_is_stopped_at_its_timeout_and_said() {
-        let started = Instant::now();
         let said = run_notify(&notify(&["sleep", "37"], 1), "{}").unwrap_or_default();
         assert!(said.contains("took over 1 s and was stopped"), "{said}");
-        assert!(started.elapsed() < Duration::from_secs(10), "bounded: {:?}", started.elapsed());
         assert!(!sleeping(b"sleep\x0037\x00"), "the program was killed, not left behind");
     }
 
@@ -229,32 +227,36 @@ mod tests {
     /// at its timeout (the write is inside it), and so is everything it started.
     #[test]
     fn the_timeout_covers_writing_the_line_and_ends_what_the_program_started() {
-        let started = Instant::now();
         let big = "x".repeat(200_000);
         let said = run_notify(&notify(&["sh", "-c", "sleep 41; sleep 41"], 1), &big);
         assert!(said.unwrap_or_default().contains("took over 1 s"));
-        assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
-        std::thread::sleep(Duration::from_millis(100));
-        assert!(!sleeping(b"sleep\x0041\x00"), "the program's own children were stopped too");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while sleeping(b"sleep\x0041\x00") {
+            assert!(Instant::now() < deadline, "the program's own children were stopped too");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
-    /// Notifications run side by side: eight one-second programs take about two seconds with
-    /// four at once, not eight.
+    /// Notifications run side by side: each of eight programs waits until four have
+    /// started, so they can all end only when four run at once.
     #[test]
     fn notifications_run_side_by_side() {
         let tmp = tempfile::tempdir().unwrap();
-        let out = tmp.path().join("seen");
-        let command = format!("sleep 1; cat >> {}", out.display());
-        let notifier = Notifier::new(&notify(&["sh", "-c", &command], 5));
-        let started = Instant::now();
+        let (started, out) = (tmp.path().join("started"), tmp.path().join("seen"));
+        let command = format!(
+            "echo x >> {s}; until [ $(wc -l < {s}) -ge 4 ]; do sleep 0.02; done; cat >> {o}",
+            s = started.display(),
+            o = out.display()
+        );
+        let notifier = Notifier::new(&notify(&["sh", "-c", &command], 120));
         for n in 0..8 {
             notifier.send(format!("{{\"n\":{n}}}"));
         }
+        let deadline = Instant::now() + Duration::from_secs(100);
         while std::fs::read_to_string(&out).map_or(0, |t| t.lines().count()) < 8 {
-            assert!(started.elapsed() < Duration::from_secs(20), "all eight ran");
+            assert!(Instant::now() < deadline, "four never ran at once");
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     }
 
     #[test]

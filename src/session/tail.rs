@@ -271,9 +271,15 @@ mod tests {
         let (lines, other) = collect(&rx, 1);
         assert_eq!(lines, ["two"]);
         assert!(other.is_empty(), "{other:?}");
-        let stopped = Instant::now();
         drop(tailer);
-        assert!(stopped.elapsed() < Duration::from_millis(500), "a stop does not wait for a look");
+        // Between looks an hour apart, a stop still ends the tailer: it does not wait for a look.
+        let idle = poll(&path, 0, 1, Duration::from_secs(3600), |_| {});
+        let (done, ended) = mpsc::channel();
+        std::thread::spawn(move || {
+            drop(idle);
+            let _ = done.send(());
+        });
+        assert!(ended.recv_timeout(Duration::from_secs(60)).is_ok(), "a stop waited for a look");
     }
 
     #[test]

@@ -196,17 +196,27 @@ fn pause_stops_new_starts_in_every_lane_and_step_starts_one() {
     until("the paused checkpoint", &|| {
         std::fs::read_to_string(dir.join("checkpoint.json")).is_ok_and(|c| c.contains("\"paused\""))
     });
-    std::thread::sleep(Duration::from_millis(600));
-    assert!(!running("T-003") && !running("T-004"), "nothing new starts while paused");
-
     ctl(tmp.path(), &url, &id, &["step"]);
     until("the step's task to land", &|| committed("T-003"));
-    std::thread::sleep(Duration::from_millis(800));
-    assert!(!running("T-004"), "a step starts one task, then the run is paused again");
-
     ctl(tmp.path(), &url, &id, &["resume"]);
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", stdout(&out));
+    // In the log's own order: nothing new started while paused, and a step started one task.
+    let text = log(&dir);
+    let started = |t: &str| {
+        support::first_line(
+            &text,
+            &["\"type\":\"task_state\"", &format!("\"task_id\":\"{t}\""), "\"to\":\"running\""],
+        )
+    };
+    let action = |what: &str| {
+        support::first_line(
+            &text,
+            &["\"type\":\"operator_action\"", &format!("\"action\":\"{what}\"")],
+        )
+    };
+    assert!(started("T-003") > action("step"), "nothing new starts while paused");
+    assert!(started("T-004") > action("resume"), "a step starts one task, then the run pauses");
     assert!(stdout(&out).contains("■ stopped: all_done"), "{}", stdout(&out));
     let mut landed = task_commits(&repo, &id);
     assert_eq!(landed.pop().as_deref(), Some("T-004"));

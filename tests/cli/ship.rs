@@ -629,7 +629,6 @@ fn p_in_the_console_shows_what_goes_and_sends_only_after_y() {
     assert!(screen.contains("forge    github, with $GITHUB_TOKEN"), "{screen}");
     assert!(screen.contains("│ # harrow session"), "the first lines of the body: {screen}");
     assert!(!screen.contains(FORGE_TOKEN) && !screen.contains(GIT_TOKEN));
-    std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(forge.requests().is_empty(), "nothing is sent before y");
     assert!(
         !git(&shop.bare, &["branch", "--list"]).contains("session/"),
@@ -656,6 +655,7 @@ fn p_in_the_console_shows_what_goes_and_sends_only_after_y() {
         .map(|e| e["type"].as_str().unwrap().to_owned())
         .collect();
     assert!(kinds.ends_with(&["push".to_owned(), "pull_request".to_owned()]), "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| *k == "push").count(), 1, "one push, on y: {kinds:?}");
     shop.assert_no_token_in(&[]);
 }
 

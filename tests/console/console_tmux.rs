@@ -135,8 +135,7 @@ fn the_demo_live_pause_inspect_resume_and_quit() {
         s.contains("Verdict on T-002") && s.contains("REJECT — weak_test"),
         "the rejected verdict, inspected: {s}"
     );
-    t.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.escape_from("Next step: Add a test that");
     t.keys(&["q"]);
     let s = t.wait_exit("[exit 0]");
     assert!(!s.contains(" Plan "), "the terminal is restored: {s}");
@@ -230,7 +229,7 @@ fn harrow_alone_browses_sessions_opens_one_and_comes_back() {
 }
 
 #[test]
-fn the_status_line_reads_done_within_a_second_of_the_demos_end() {
+fn the_status_line_reads_done_at_the_demos_end() {
     let tmp = tempfile::tempdir().unwrap();
     let cmd = format!(
         "HARROW_SESSIONS_DIR={} XDG_CONFIG_HOME={} {} demo --fast",
@@ -239,15 +238,11 @@ fn the_status_line_reads_done_within_a_second_of_the_demos_end() {
         env!("CARGO_BIN_EXE_harrow")
     );
     let t = Tmux::start(&cmd, 160, 45);
-    let s = t.wait_long("■ stopped: all_done", 120);
-    let ended = Instant::now();
-    let deadline = ended + Duration::from_secs(1);
-    let mut status = s.lines().next().unwrap_or("").to_owned();
-    while !status.contains("DONE") && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        status = t.screen().lines().next().unwrap_or("").to_owned();
-    }
-    assert!(status.contains("DONE"), "no key pressed, the status says how it ended: {status}");
+    t.wait_long("■ stopped: all_done", 120);
+    // No key pressed: the status line comes to say how the run ended.
+    let s = t.wait_for(" DONE ");
+    let status = s.lines().next().unwrap_or("").to_owned();
+    assert!(status.contains("DONE"), "the status says how it ended: {status}");
     assert!(!status.contains("LIVE"), "{status}");
     t.keys(&["q"]);
     t.wait_exit("[exit 0]");
@@ -424,8 +419,7 @@ fn the_diff_of_the_demos_rejected_attempt_and_what_its_rework_added() {
     let s = t.wait_for("as judged (commit");
     assert!(s.contains("the file has CHANGED in the worktree since"), "{s}");
     assert!(!s.contains("case_insensitively"), "the evidence as judged, not as reworked: {s}");
-    t.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.escape_from("as judged (commit");
     t.keys(&["d"]);
     let s = t.wait_for("T-002 attempt 1 as judged");
     assert!(
@@ -433,10 +427,8 @@ fn the_diff_of_the_demos_rejected_attempt_and_what_its_rework_added() {
         "{s}"
     );
     assert!(!s.contains("case_insensitively"), "the rejected attempt had no such test: {s}");
-    t.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
-    t.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.escape_from("T-002 attempt 1 as judged");
+    t.escape_from("Verdict on T-002");
     t.literal("}");
     t.keys(&["D"]);
     let s = t.wait_for("T-002 attempt 2 since the attempt before it");
@@ -444,8 +436,7 @@ fn the_diff_of_the_demos_rejected_attempt_and_what_its_rework_added() {
         s.contains("+fn letters_are_counted_case_insensitively()"),
         "the rework added the test the reject asked for: {s}"
     );
-    t.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.escape_from("T-002 attempt 2 since the attempt before it");
     t.keys(&["q"]);
     t.wait_exit("[exit 0]");
 }
@@ -610,39 +601,52 @@ fn the_interview_redraws_while_a_slow_model_thinks_shows_its_keys_and_esc_stops_
     let (repo, _) = repo_and_plan(tmp.path(), 1);
     let script = serde_json::json!({"prep": {"search": {"1": [
         {"tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}]},
-        {"content": "What should search match?", "delay_ms": 60000}
+        {"content": "What should search match?", "delay_ms": 600_000}
     ]}}});
     let (_rt, server) = serve(&script, false);
     let args = format!("prep --repo {} --feature search --brief 'a search'", repo.display());
     let t = Tmux::start(&scripted_console(tmp.path(), &server.base_url(), &args), 120, 30);
-    let s = t.wait_for("the model is working (1 s)");
+    let s = t.wait_for("the model is working (");
     assert!(s.contains("prep reads: read_file README.md"), "the model's reads are shown: {s}");
     assert!(s.contains("Esc stops") && s.contains("? keys"), "{s}");
-    t.wait_for("the model is working (2 s)");
+    let shown = working_secs(&working_past(&t, working_secs(&s)));
     t.keys(&["?"]);
     let s = t.wait_for("Keys while the model works");
     assert!(s.contains("stop the model and the interview"), "{s}");
-    let s = t.wait_for("the model is working (3 s)");
+    let s = working_past(&t, shown);
     assert!(s.contains("Keys while the model works"), "the spinner goes on under the help: {s}");
-    t.keys(&["Escape"]);
     // Two escapes sent together can reach the program as one key (Alt-Esc): the second waits
     // until the first has closed the help.
-    let s = t.wait_for("the model is working (4 s)");
-    assert!(!s.contains("Keys while the model works"), "Esc closes the help: {s}");
+    t.escape_from("Keys while the model works");
     t.keys(&["Escape"]);
     t.wait_for("Stop the interview? Nothing is written.");
-    let started = Instant::now();
     t.keys(&["y"]);
+    // The reply is ten minutes away: the interview ending at all proves it was dropped.
     let s = t.wait_exit("[exit ");
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "the call in flight was dropped, not waited for"
-    );
     assert!(
         s.contains("[exit 0]") && s.contains("The interview was stopped; nothing was written"),
         "{s}"
     );
     assert!(!repo.join(".harrow/search").exists());
+}
+
+/// The seconds the interview's spinner shows (`the model is working (N s)`).
+fn working_secs(screen: &str) -> u64 {
+    let (_, after) = screen.split_once("the model is working (").unwrap();
+    after.split(' ').next().and_then(|n| n.parse().ok()).unwrap()
+}
+
+/// Waits until the spinner shows more than `secs`: the screen is redrawn as time goes on.
+fn working_past(t: &Tmux, secs: u64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let s = t.screen();
+        if s.contains("the model is working (") && working_secs(&s) > secs {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "the spinner stayed at {secs} s: {s}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
@@ -669,9 +673,7 @@ fn a_replay_whose_log_is_truncated_under_it_shows_a_notice_and_stays_up() {
     t.keys(&["?"]);
     let s = t.wait_for("help");
     assert!(!s.contains("[exit "), "the console is still up: {s}");
-    // Escape then q at once reads as Alt-q: one key at a time.
-    t.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.escape_from("Keys ");
     t.keys(&["q"]);
     let s = t.wait_exit("[exit ");
     assert!(s.contains("[exit 0]"), "{s}");
@@ -735,9 +737,7 @@ fn the_row_cursor_and_row_times_in_a_real_terminal() {
     t.keys(&["Enter"]);
     let s = t.wait_for("Esc closes");
     assert!(s.contains("T-003"), "the row under the cursor opened: {s}");
-    t.keys(&["Escape"]);
-    // Escape and a key sent together read as Alt and the key: let the Escape land first.
-    std::thread::sleep(Duration::from_millis(300));
+    t.escape_from("Esc closes");
     t.keys(&["G"]);
     let s = t.wait_for(" Worker ");
     assert!(!s.contains("newer below"), "G follows the newest again: {s}");

@@ -140,3 +140,11 @@ pub fn until(what: &str, mut ready: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// The index of the first line of `log` that holds every one of `needles`: where an event
+/// stands in the session's order, for "this came only after that" checks that need no clock.
+pub fn first_line(log: &str, needles: &[&str]) -> usize {
+    log.lines()
+        .position(|l| needles.iter().all(|n| l.contains(n)))
+        .unwrap_or_else(|| panic!("no line holds {needles:?}"))
+}

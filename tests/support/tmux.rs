@@ -79,7 +79,7 @@ impl Tmux {
     /// whole marker): a line that begins with it, so a program's own text that merely holds
     /// those words (a replayed tool's output) is never taken for its end.
     pub fn wait_exit(&self, needle: &str) -> String {
-        self.wait_exit_long(needle, 15)
+        self.wait_exit_long(needle, 60)
     }
 
     pub fn wait_exit_long(&self, needle: &str, secs: u64) -> String {
@@ -95,7 +95,28 @@ impl Tmux {
     }
 
     pub fn wait_for(&self, needle: &str) -> String {
-        self.wait_long(needle, 15)
+        self.wait_long(needle, 60)
+    }
+
+    /// Waits until `needle` is off the screen: what a key that closes a view did, so the next
+    /// key is read on its own (an Escape and a key that arrive together read as Alt and the
+    /// key).
+    pub fn wait_gone(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let s = self.screen();
+            if !s.contains(needle) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "{needle:?} never went; the screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Escape, then a wait until `needle` (in the view it closes) is off the screen.
+    pub fn escape_from(&self, needle: &str) -> String {
+        self.keys(&["Escape"]);
+        self.wait_gone(needle)
     }
 
     pub fn wait_long(&self, needle: &str, secs: u64) -> String {
