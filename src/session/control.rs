@@ -7,7 +7,7 @@
 
 use crate::session::dir::CONTROL_FILE;
 use serde::{Deserialize, Serialize};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// What the operator asked for.
@@ -157,13 +157,12 @@ impl Command {
     }
 }
 
-/// Appends a command for the loop to pick up.
+/// Appends a command for the loop to pick up, scrubbed of keys like every file harrow writes:
+/// an operator who pastes a key into a steer, a note or a review leaves it in no file.
 pub fn send(dir: &Path, command: &Command) -> io::Result<()> {
-    let mut line = serde_json::to_vec(command).map_err(io::Error::from)?;
-    line.push(b'\n');
-    let mut f = crate::safe_io::open_append(&dir.join(CONTROL_FILE))?;
-    f.write_all(&line)?;
-    f.sync_data()
+    let mut line = serde_json::to_string(command).map_err(io::Error::from)?;
+    line.push('\n');
+    super::atomic::append_scrubbed(&dir.join(CONTROL_FILE), &line)
 }
 
 /// Reads the commands appended after `offset`. Returns them with the offset just past the last

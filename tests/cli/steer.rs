@@ -6,7 +6,8 @@
 use crate::{loop_fixture, support};
 
 use loop_fixture::{
-    accept, case, harrow_cmd, headless_run, reject, repo_and_plan, serve, session_when_log_has,
+    accept, all_text, case, harrow_cmd, headless_run, reject, repo_and_plan, serve,
+    session_when_log_has,
 };
 use serde_json::{Value, json};
 use std::process::Stdio;
@@ -32,7 +33,7 @@ fn a_steer_reaches_the_workers_next_request_and_its_evaluator_and_a_queue_waits_
     let tmp = tempfile::tempdir().unwrap();
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let slow_first = json!([
-        {"delay_ms": 3000, "tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
+        {"delay_ms": 8000, "tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]},
         {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}
     ]);
     let script = json!({
@@ -47,7 +48,10 @@ fn a_steer_reaches_the_workers_next_request_and_its_evaluator_and_a_queue_waits_
         .unwrap();
     let dir = session_when_log_has(&tmp.path().join("sessions"), "\"type\":\"context_reset\"");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
-    std::thread::sleep(Duration::from_millis(300));
+    // The steer is sent while the first reply (8 s away) is awaited.
+    support::until("the first worker call reaching the server", || {
+        server.received().iter().any(|r| r.role == "worker")
+    });
     let control = |args: &[&str]| {
         harrow_cmd(tmp.path(), &server.base_url())
             .arg("control")
@@ -60,7 +64,7 @@ fn a_steer_reaches_the_workers_next_request_and_its_evaluator_and_a_queue_waits_
         "steer",
         "--task",
         "T-001",
-        "STEER-WORDS: name it f1.txt \u{1b}[31mred\u{1b}[0m",
+        "STEER-WORDS: name it f1.txt \u{1b}[31mred\u{1b}[0m, with the key sk-binary-test",
     ]);
     assert!(steer.status.success(), "{}", String::from_utf8_lossy(&steer.stderr));
     let queue = control(&["queue", "--task", "T-001", "QUEUED-WORDS: keep it short"]);
@@ -120,6 +124,11 @@ fn a_steer_reaches_the_workers_next_request_and_its_evaluator_and_a_queue_waits_
     assert_eq!(steers[0]["iter"], 2, "before the second model request");
     let queued = of("operator_queue");
     assert_eq!(queued[0]["until"], "next attempt");
+    // The key typed into the steer reached no file and no model.
+    assert!(all_text(&dir).contains("STEER-WORDS"), "the premise: the folder holds the steer");
+    assert!(!all_text(&dir).contains("sk-binary-test"), "the key is in the session folder");
+    let sent: String = received.iter().map(|r| r.body.to_string()).collect();
+    assert!(!sent.contains("sk-binary-test"), "the key reached a model");
 }
 
 /// Two tasks side by side in two lanes: a steer for one reaches that lane's worker only.
@@ -147,7 +156,7 @@ fn in_lanes_a_steer_reaches_only_its_tasks_worker() {
         .spawn()
         .unwrap();
     let dir = session_when_log_has(&tmp.path().join("sessions"), "\"type\":\"context_reset\"");
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let log = dir.join("events.jsonl");
     let both = || {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
