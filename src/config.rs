@@ -424,6 +424,9 @@ pub enum ConfigError {
     Parse { path: PathBuf, message: String },
 }
 
+/// The most of a configuration file harrow reads.
+const CONFIG_MAX: u64 = 1 << 20;
+
 /// Where the configuration is read from: the explicit path, `$HARROW_CONFIG`, or the default.
 pub fn config_path(explicit: Option<&Path>) -> Option<PathBuf> {
     explicit
@@ -442,7 +445,7 @@ impl Config {
         let Some(path) = config_path(explicit) else { return Ok((Config::default(), None)) };
         let named =
             explicit.is_some() || std::env::var_os("HARROW_CONFIG").is_some_and(|v| !v.is_empty());
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::safe_io::read_named(&path, CONFIG_MAX) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => {
                 return Ok((Config::default(), None));

@@ -190,6 +190,15 @@ fn too_large(path: &Path, limit: u64) -> io::Error {
     )
 }
 
+/// A file the operator names (a plan, a config, comments, answers), read whole as UTF-8 text:
+/// a regular file of at most `limit` bytes, opened without waiting, so a FIFO or a device
+/// named by mistake (or planted) is refused at once with what it is, never waited on.
+pub fn read_named(path: &Path, limit: u64) -> io::Result<String> {
+    String::from_utf8(read_capped(path, limit)?).map_err(|_| {
+        io::Error::new(io::ErrorKind::InvalidData, format!("{} is not UTF-8 text", path.display()))
+    })
+}
+
 /// [`read_capped`] as UTF-8 text (invalid bytes replaced).
 pub fn read_text_capped(path: &Path, limit: u64) -> io::Result<String> {
     read_capped(path, limit).map(|b| String::from_utf8_lossy(&b).into_owned())

@@ -118,7 +118,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         && std::io::stdout().is_terminal();
     let mut person: Box<dyn Person> = match &args.answers {
         Some(file) => {
-            let text = std::fs::read_to_string(file)
+            let text = crate::safe_io::read_named(file, 1 << 20)
                 .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
             Box::new(Answers::parse(&text))
         }

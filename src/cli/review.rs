@@ -8,7 +8,6 @@ use crate::hands::workspace::Workspace;
 use crate::harness::operator_review::{check, lines_in, parse_comments};
 use crate::session::control::LineComment;
 use crate::session::discover::Found;
-use std::io::Read;
 use std::path::Path;
 
 /// The most a comments file may be.
@@ -22,9 +21,7 @@ pub fn comments_for(
     file: &Path,
 ) -> Result<Vec<LineComment>, UsageError> {
     let shown = crate::printable::line(&file.display().to_string());
-    let mut text = String::new();
-    std::fs::File::open(file)
-        .and_then(|f| f.take(COMMENTS_FILE_MAX).read_to_string(&mut text))
+    let text = crate::safe_io::read_named(file, COMMENTS_FILE_MAX)
         .map_err(|e| UsageError(format!("cannot read the comments file {shown}: {e}")))?;
     let comments = parse_comments(&text, &shown).map_err(UsageError)?;
     if let Some(lines) = task_diff_lines(found, task) {

@@ -90,9 +90,22 @@ pub fn load(path: &Path) -> Result<Plan, PlanError> {
     }
 }
 
+/// The most of one plan file harrow reads: a plan is prose, never megabytes.
+const PLAN_FILE_MAX: u64 = 4 << 20;
+
+/// A plan file's text, read as every file the operator names is ([`crate::safe_io::read_named`]).
+fn read_text(path: &Path) -> std::io::Result<String> {
+    crate::safe_io::read_named(path, PLAN_FILE_MAX)
+}
+
 fn read(path: &Path) -> Result<String, PlanError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        err(path, None, format!("cannot read it ({e})"), "check the file is readable UTF-8 text")
+    let text = read_text(path).map_err(|e| {
+        err(
+            path,
+            None,
+            format!("cannot read it ({e})"),
+            "give a regular file of UTF-8 text, under 4 MB",
+        )
     })?;
     Ok(text.strip_prefix('\u{feff}').map(str::to_owned).unwrap_or(text))
 }
@@ -117,7 +130,7 @@ fn file_task_id(file: &Path) -> Option<String> {
 
 /// The line (from 1) of the first line of `file` that starts with `prefix`, else 1.
 fn line_of(file: &Path, prefix: &str) -> usize {
-    std::fs::read_to_string(file)
+    read_text(file)
         .ok()
         .and_then(|t| t.lines().position(|l| l.trim_start().starts_with(prefix)))
         .map_or(1, |i| i + 1)
@@ -129,7 +142,7 @@ fn example_text(file: &Path, task: &Task) -> Option<usize> {
     let left =
         task.title.starts_with(EXAMPLE) || task.criteria.iter().any(|c| c.starts_with(EXAMPLE));
     left.then(|| {
-        std::fs::read_to_string(file)
+        read_text(file)
             .ok()
             .and_then(|t| t.lines().position(|l| l.contains(EXAMPLE)))
             .map_or(1, |i| i + 1)
@@ -152,7 +165,7 @@ fn looks_like_a_task(path: &Path, name: &str) -> bool {
     if name.to_ascii_lowercase().starts_with("t-") || name.to_ascii_lowercase().starts_with("t_") {
         return true;
     }
-    let Ok(text) = std::fs::read_to_string(path) else { return false };
+    let Ok(text) = read_text(path) else { return false };
     let mut lines = text.trim_start_matches('\u{feff}').lines();
     lines.next().is_some_and(|l| l.trim() == "---")
         && lines
@@ -163,7 +176,8 @@ fn looks_like_a_task(path: &Path, name: &str) -> bool {
 fn check_folder(dir: &Path) -> Result<Plan, Vec<PlanError>> {
     let mut problems = Vec::new();
     let overview_path = dir.join("overview.md");
-    let overview = if overview_path.is_file() {
+    // Anything standing there is read (a FIFO or a device is refused as what it is).
+    let overview = if overview_path.exists() {
         match read(&overview_path) {
             Ok(text) if text.trim().is_empty() => {
                 problems.push(err(
@@ -206,7 +220,9 @@ fn check_folder(dir: &Path) -> Result<Plan, Vec<PlanError>> {
             continue;
         };
         let is_md = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md"));
-        if !is_md || !path.is_file() || name.eq_ignore_ascii_case("overview.md") {
+        // Only folders are passed over: a task file that is not a regular file (a FIFO, a
+        // device) is read, and refused as what it is, never left out of the plan unsaid.
+        if !is_md || path.is_dir() || name.eq_ignore_ascii_case("overview.md") {
             continue;
         }
         if task_file_name(&name) {
@@ -290,7 +306,7 @@ fn check_folder(dir: &Path) -> Result<Plan, Vec<PlanError>> {
         feature: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         overview,
         tasks: tasks.into_iter().map(|(t, _)| t).collect(),
-        seed: std::fs::read_to_string(dir.join("seed.md")).ok().filter(|s| !s.trim().is_empty()),
+        seed: read_text(&dir.join("seed.md")).ok().filter(|s| !s.trim().is_empty()),
     })
 }
 

@@ -197,6 +197,7 @@ pub(crate) fn plain(op: Op) -> Command {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     #[test]
     fn reads_only_complete_new_commands() {

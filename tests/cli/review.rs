@@ -5,6 +5,7 @@
 //! attempt with each comment at its `FILE:LINE` under the quoted line.
 
 use crate::loop_fixture;
+use crate::support;
 
 use loop_fixture::{accept, case, events_of, harrow_cmd, reject, repo_and_plan, serve};
 use serde_json::{Value, json};
@@ -58,6 +59,20 @@ fn a_review_with_line_comments_sends_the_task_back_with_each_comment_at_its_line
     assert!(stderr(&other).contains("README.md is not in the task's diff"), "{}", stderr(&other));
     let undecided = review("f1.txt:2: fine\n", &[]);
     assert!(stderr(&undecided).contains("--category C to reject"), "{}", stderr(&undecided));
+    // A FIFO named as the comments (nothing will ever write to it) is refused at once.
+    let fifo = tmp.path().join("comments.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let child_fifo = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "review", "--task", "T-001", "--category", "weak_test"])
+        .arg("--comments")
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let refused = support::ends_within(child_fifo, 60, "review --comments FIFO");
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("is a FIFO, not a regular file"), "{}", stderr(&refused));
     let unknown = review("f1.txt:2: fine\n", &["--category", "ugly"]);
     assert!(
         stderr(&unknown).contains("`ugly` is not a rejection category"),
@@ -150,4 +165,38 @@ fn a_review_that_accepts_lands_the_work_with_its_comments_logged() {
         done["summary"].as_str().unwrap().contains("accepted by the operator's review"),
         "{done}"
     );
+}
+
+/// Every file the operator names is read without waiting: a FIFO given as the configuration,
+/// or standing as a plan's task file, is refused at once, naming it, and nothing runs.
+#[test]
+fn a_fifo_named_as_a_plan_file_or_the_configuration_is_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let fifo = tmp.path().join("config.fifo");
+    let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
+    nix::unistd::mkfifo(&fifo, mode).unwrap();
+    let script = json!({"worker": {}, "evaluator": {}});
+    let (_rt, server) = serve(&script, true);
+    let ends = |cmd: &mut std::process::Command, what: &str| {
+        let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        support::ends_within(child, 60, what)
+    };
+    let mut run = harrow_cmd(tmp.path(), &server.base_url());
+    run.args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"]);
+    let out = ends(run.arg("--config").arg(&fifo), "run --config FIFO");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("config.fifo") && err.contains("is a FIFO, not a regular file"), "{err}");
+
+    let task = plan.join("T-002-file.md");
+    std::fs::remove_file(&task).unwrap();
+    nix::unistd::mkfifo(&task, mode).unwrap();
+    let mut check = harrow_cmd(tmp.path(), &server.base_url());
+    let out = ends(check.args(["check", plan.to_str().unwrap()]), "check of a plan with a FIFO");
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("T-002-file.md") && said.contains("not a regular file"), "{said}");
+    assert!(!tmp.path().join("sessions").exists(), "nothing ran");
 }
