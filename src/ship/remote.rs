@@ -16,9 +16,17 @@ impl RemoteTarget {
     /// `spec` is a remote's name or an address; without one, `origin`.
     pub fn resolve(repo: &Repository, spec: Option<&str>) -> Result<RemoteTarget, ShipError> {
         let spec = spec.unwrap_or("origin");
-        if let Ok(remote) = repo.find_remote(spec) {
-            let push_url = remote.pushurl().ok().flatten();
-            let Some(url) = push_url.or(remote.url().ok()).map(str::to_owned) else {
+        if repo.find_remote(spec).is_ok() {
+            // The address as the configuration writes it: libgit2 hands a loaded remote's
+            // address back already rewritten by every `insteadOf` it knows, the user's global
+            // ones included, which would hide a planted rewrite from the check before a push.
+            let written = |key: &str| {
+                repo.config()
+                    .and_then(|mut c| c.snapshot())
+                    .and_then(|c| c.get_string(&format!("remote.{spec}.{key}")))
+                    .ok()
+            };
+            let Some(url) = written("pushurl").or_else(|| written("url")) else {
                 return Err(ShipError::new(format!(
                     "remote '{spec}' has no address that is UTF-8; give one with --remote URL"
                 )));

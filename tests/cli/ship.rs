@@ -812,3 +812,53 @@ fn shipping_leaks_no_token_through_a_planted_rewrite_a_query_or_an_encoded_echo(
     }
     shop.assert_no_token_in(&[&out]);
 }
+
+/// A URL rewrite outside the repository — `pushInsteadOf` or `insteadOf` in `~/.gitconfig`,
+/// directly or in a file it includes, or in the XDG file — never takes a push to the
+/// session's remote (named `origin` in the repository) elsewhere: the push is refused naming
+/// the setting, and the rewritten host gets nothing.
+#[test]
+fn a_rewrite_outside_the_repository_never_takes_the_push_to_its_origin_elsewhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = finished(tmp.path());
+    let bare = tmp.path().join("remote.git");
+    let evil = tmp.path().join("evil.git");
+    for b in [&bare, &evil] {
+        git(tmp.path(), &["init", "-q", "--bare", b.to_str().unwrap()]);
+    }
+    let url = format!("file://{}", bare.display());
+    git(&o.repo, &["remote", "add", "origin", &url]);
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join(".config/git")).unwrap();
+    let rewrite = |key: &str| format!("[url \"file://{}\"]\n\t{key} = {url}\n", evil.display());
+    let included = home.join("included.gitconfig");
+    let places: [(&str, std::path::PathBuf, String); 4] = [
+        ("pushInsteadOf", home.join(".gitconfig"), rewrite("pushInsteadOf")),
+        ("insteadOf", home.join(".gitconfig"), rewrite("insteadOf")),
+        (
+            "include",
+            home.join(".gitconfig"),
+            format!("[include]\n\tpath = {}\n", included.display()),
+        ),
+        ("xdg", home.join(".config/git/config"), rewrite("pushInsteadOf")),
+    ];
+    for (what, file, setting) in places {
+        std::fs::write(&included, rewrite("pushInsteadOf")).unwrap();
+        std::fs::write(&file, setting).unwrap();
+        let out = harrow(tmp.path())
+            .args(["push", o.dir.to_str().unwrap()])
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("HARROW_GIT_TOKEN", GIT_TOKEN)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{what}: {stdout}{stderr}");
+        assert!(stderr.contains("insteadof"), "{what}: {stderr}");
+        assert!(
+            git(&evil, &["for-each-ref"]).trim().is_empty(),
+            "{what}: the rewrite's host got a push"
+        );
+        assert!(git(&bare, &["for-each-ref"]).trim().is_empty(), "{what}: refused, not pushed");
+        std::fs::remove_file(&file).unwrap();
+    }
+}
