@@ -5,7 +5,7 @@
 // A test whose setup fails should panic there.
 #![allow(clippy::unwrap_used)]
 
-use crate::tools;
+use crate::{git_http, support, tools};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -121,4 +121,95 @@ fn the_resume_job_runs_a_resume_harrow_accepts_by_the_fleets_short_id_from_an_ad
     // The session lives only on the share: the flags are parsed, then the id is looked up.
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("no session matches 'ec3b62'"), "{stderr}");
+}
+
+/// The run Job's checkout, played here as its init container would run it: its script from
+/// the manifest, the Secret's mounted file and `/work` put at folders of the test's, against a
+/// repository served by the real `git http-backend` behind the token. The clone succeeds with
+/// the token as `x-access-token`'s password, and the token is in the argument list of no
+/// process the script starts (each `git` is recorded as it is started).
+#[test]
+fn the_checkout_gives_git_the_token_through_a_credential_helper_never_an_argument() {
+    const TOKEN: &str = "ghs_JobCheckoutToken_0451";
+    let tmp = tempfile::tempdir().unwrap();
+    let job = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes/harrow-run-job.yaml"),
+    )
+    .unwrap();
+    let init = &job[job.find("- name: checkout").unwrap()
+        ..job.find("containers:\n        - name: run").unwrap()];
+    assert!(!init.contains("HARROW_GIT_TOKEN"), "the checkout has no token in its environment");
+    let script: Vec<&str> = init
+        .lines()
+        .skip_while(|l| l.trim() != "- >-")
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with("env:"))
+        .map(str::trim)
+        .collect();
+    let secret = tmp.path().join("secret");
+    std::fs::create_dir_all(&secret).unwrap();
+    std::fs::write(secret.join("token"), TOKEN).unwrap();
+    let work = tmp.path().join("work");
+    let script = script
+        .join(" ")
+        .replace("/var/run/secrets/harrow-git", secret.to_str().unwrap())
+        .replace("/work/", &format!("{}/", work.display()));
+
+    let source = tmp.path().join("source");
+    std::fs::create_dir_all(&source).unwrap();
+    support::git(&source, &["init", "-q", "-b", "main"]);
+    std::fs::write(source.join("README.md"), "# textstats\n").unwrap();
+    support::git(&source, &["add", "-A"]);
+    support::git(&source, &["commit", "-qm", "init"]);
+    let served = tmp.path().join("served");
+    git_http::bare_with_main(&served, "team/textstats.git", &source);
+    let server = git_http::GitHttp::start(&served, TOKEN);
+
+    // Every `git` the script starts is recorded with its arguments, then run.
+    let shims = tmp.path().join("bin");
+    std::fs::create_dir_all(&shims).unwrap();
+    let real = String::from_utf8(
+        Command::new("sh").args(["-c", "command -v git"]).output().unwrap().stdout,
+    )
+    .unwrap();
+    let argv_log = tmp.path().join("argv.log");
+    let shim = shims.join("git");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\nexec {} \"$@\"\n",
+            argv_log.display(),
+            real.trim()
+        ),
+    )
+    .unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&shim, executable).unwrap();
+    let path = format!("{}:{}", shims.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new("/bin/sh")
+        .args(["-c", &script])
+        .env("REPO_URL", server.url("team/textstats.git"))
+        .env("PATH", path)
+        .env("HOME", tmp.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .unwrap();
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{script}\n{said}");
+    assert_eq!(std::fs::read_to_string(work.join("repo/README.md")).unwrap(), "# textstats\n");
+    let authorized = server.seen().iter().any(|s| {
+        s.credentials.as_deref() == Some(&format!("x-access-token:{TOKEN}")) && s.status == 200
+    });
+    assert!(authorized, "the token reached the server: {:?}", server.seen());
+    let argv = std::fs::read_to_string(&argv_log).unwrap();
+    assert!(!argv.is_empty(), "the premise: git's arguments were recorded");
+    use base64::Engine as _;
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{TOKEN}"));
+    for form in [TOKEN, basic.as_str()] {
+        assert!(!argv.contains(form), "the token was in git's arguments: {argv}");
+    }
+    let config = std::fs::read_to_string(work.join("repo/.git/config")).unwrap();
+    assert!(!config.contains(TOKEN), "the token is kept in the clone: {config}");
 }

@@ -4,6 +4,10 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../support/git_http.rs"]
+mod git_http;
+#[path = "../support/mod.rs"]
+mod support;
 #[path = "../support/tools.rs"]
 mod tools;
 
