@@ -205,8 +205,10 @@ fn the_checkout_gives_git_the_token_through_a_credential_helper_never_an_argumen
     assert!(authorized, "the token reached the server: {:?}", server.seen());
     let argv = std::fs::read_to_string(&argv_log).unwrap();
     assert!(!argv.is_empty(), "the premise: git's arguments were recorded");
-    use base64::Engine as _;
-    let basic = base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{TOKEN}"));
+    let basic = base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        format!("x-access-token:{TOKEN}"),
+    );
     for form in [TOKEN, basic.as_str()] {
         assert!(!argv.contains(form), "the token was in git's arguments: {argv}");
     }
