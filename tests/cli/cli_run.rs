@@ -7,7 +7,7 @@ use crate::tools;
 use crate::{loop_fixture, support};
 
 use loop_fixture::{
-    accept, harrow_cmd, headless_run, reject, repo_and_plan, serve, slow_first_task,
+    accept, case, harrow_cmd, headless_run, reject, repo_and_plan, serve, slow_first_task,
     write_and_submit,
 };
 use serde_json::json;
@@ -633,4 +633,53 @@ fn the_sandbox_probe_is_remembered_for_the_next_start_and_commands_stay_sandboxe
         remembered.starts_with("harrow bwrap probe v1 boot=") && remembered.ends_with(" = works\n"),
         "{remembered}"
     );
+}
+
+/// Ordinary debugging — a print added, a command run, the print taken out, three times, each
+/// time another command — brings the files back to the same state three times with something
+/// new done each time: no loop, the task lands. The same worker flipping a file between two
+/// contents with the same calls is still held as stuck.
+#[test]
+fn a_debugging_routine_is_no_loop_while_a_flip_with_the_same_calls_is_held() {
+    let edit = |old: &str, new: &str| json!({"tool_calls": [{"name": "edit_file", "arguments": {"path": "f1.txt", "old_string": old, "new_string": new}}]});
+    let bash = |command: &str| json!({"tool_calls": [{"name": "bash", "arguments": {"command": command}}]});
+    let mut turns = vec![
+        json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]}),
+    ];
+    for command in ["cat f1.txt", "wc -l f1.txt", "grep -n 1 f1.txt"] {
+        turns.extend([edit("1\n", "1\nDEBUG\n"), bash(command), edit("1\nDEBUG\n", "1\n")]);
+    }
+    turns.push(json!({"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}));
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script =
+        json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let (_rt, server) = serve(&script, true);
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "the debugging routine lands: {stdout}");
+    let dir =
+        std::fs::read_dir(tmp.path().join("sessions")).unwrap().next().unwrap().unwrap().path();
+    let log = support::strict_events(&dir);
+    assert!(!log.iter().any(|e| e["type"] == "loop_detected"), "no loop was seen: {stdout}");
+    let trees = log.iter().filter(|e| e["type"] == "turn_tree").count();
+    assert!(trees >= 7, "the premise: the files went back and forth ({trees} trees)");
+
+    let mut flips = vec![
+        json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "f1.txt", "content": "1\n"}}]}),
+    ];
+    for _ in 0..4 {
+        flips.extend([edit("1\n", "1\nDEBUG\n"), bash("cat f1.txt"), edit("1\nDEBUG\n", "1\n")]);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script =
+        json!({"worker": {"T-001": {"1": flips}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let (_rt, server) = serve(&script, true);
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("stuck: the worker's changes brought the files back"), "{stdout}");
 }

@@ -362,9 +362,11 @@ fn a_servers_own_too_long_answer_is_a_context_window_exceeded() {
 /// event, `nudged`); the fourth holds the task for a person with the call as the evidence
 /// (`loop_detected`, `held`). Three calls that differ
 /// in an argument are no loop.
-/// Edits that undo each other: the files come back to where an earlier turn left them. At the
-/// second return the worker is told so in a message of its own; the third holds the task as
-/// stuck, the turns named. No call repeats, so only the worktree shows the loop.
+/// Edits that undo each other: the files come back to where an earlier turn left them, with
+/// nothing new done on the way (the first round's calls are new; from the second on each
+/// return repeats calls already made). At the second such return the worker is told so in a
+/// message of its own; the third holds the task as stuck, the turns named. No call repeats
+/// twice in a row, so only the worktree shows the loop.
 #[test]
 fn a_worker_whose_edits_keep_coming_back_is_nudged_then_held_as_stuck() {
     let write = |text: &str| json!({"tool_calls": [{"name": "write_file", "arguments": {"path": "f.txt", "content": text}}]});
@@ -382,13 +384,13 @@ fn a_worker_whose_edits_keep_coming_back_is_nudged_then_held_as_stuck() {
     assert_eq!(loops[0]["tool"], "the worktree");
     let held = o.of("task_state");
     let why = held.last().unwrap()["reason"].as_str().unwrap().to_owned();
-    assert!(why.starts_with("stuck:") && why.contains("after turn 3 as after turn 1"), "{why}");
+    assert!(why.starts_with("stuck:") && why.contains("after turn 4 as after turn 2"), "{why}");
     let requests = o.requests("worker");
-    assert_eq!(requests.len(), 5, "the sixth request is never sent");
+    assert_eq!(requests.len(), 6, "the seventh request is never sent");
     let sent = |n: usize| requests[n].body["messages"].to_string();
-    assert!(sent(4).contains("put the files back exactly as they were"), "{}", sent(4));
-    assert!(!sent(3).contains("put the files back"), "{}", sent(3));
-    assert!(!sent(4).contains("harrow") && !sent(4).contains("loop_returns"), "no harness words");
+    assert!(sent(5).contains("put the files back exactly as they were"), "{}", sent(5));
+    assert!(!sent(4).contains("put the files back"), "{}", sent(4));
+    assert!(!sent(5).contains("harrow") && !sent(5).contains("loop_returns"), "no harness words");
 
     // Work that moves on is no loop, however many turns it takes.
     let tmp = tempfile::tempdir().unwrap();

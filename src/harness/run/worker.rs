@@ -154,13 +154,36 @@ struct WorkerTurns<'r> {
 }
 
 /// The worktree's states since the task's last case: each turn's tree (by the turn that left
-/// it), and how many times a turn brought it back to an earlier one.
+/// it), and how many times a turn brought it back to an earlier one with nothing new done on
+/// the way (every call in between one it had made before).
 #[derive(Debug, Default)]
 struct States {
     trees: Vec<(u64, String)>,
     returns: Vec<(u64, u64)>,
     /// A tool that can change files ran since the tree was last taken.
     touched: bool,
+    /// Every call made (a digest of its tool and arguments), to tell a new one.
+    calls: std::collections::HashSet<u64>,
+    /// The turns that made a call not made before: work coming back through one of them is
+    /// ordinary work (a debug print added, a command run, the print taken out), not a loop.
+    fresh: Vec<u64>,
+}
+
+impl States {
+    /// Notes a call of turn `iter`.
+    fn called(&mut self, iter: u64, name: &str, args: &Value) {
+        use std::hash::{Hash, Hasher};
+        let mut digest = std::collections::hash_map::DefaultHasher::new();
+        (name, args.to_string()).hash(&mut digest);
+        if self.calls.insert(digest.finish()) && self.fresh.last() != Some(&iter) {
+            self.fresh.push(iter);
+        }
+    }
+
+    /// Whether a turn after `from`, up to `to`, made a new call.
+    fn new_between(&self, from: u64, to: u64) -> bool {
+        self.fresh.iter().any(|t| *t > from && *t <= to)
+    }
 }
 
 /// A call the worker keeps making: its tool and arguments, and how many times in a row.
@@ -277,6 +300,7 @@ impl Agent for WorkerTurns<'_> {
             return Ok(Err(stuck));
         }
         self.states.touched |= matches!(call.name.as_str(), "write_file" | "edit_file" | "bash");
+        self.states.called(iter, &call.name, args);
         // Only a command can reach git; the file tools are confined away from `.git`.
         let guarded = Hands::runs_commands(&call.name);
         if guarded {
@@ -434,7 +458,7 @@ impl WorkerTurns<'_> {
         let earlier = self.states.trees.iter().rev().skip(1).find(|(_, t)| *t == tree);
         let back_to = match (last, earlier) {
             (Some(l), _) if l == tree => return Ok(None),
-            (_, Some((at, _))) => Some(*at),
+            (_, Some((at, _))) if !self.states.new_between(*at, turn) => Some(*at),
             _ => None,
         };
         self.states.trees.push((turn, tree));
