@@ -11,6 +11,7 @@ pub mod isolation;
 pub mod kept_state;
 pub(crate) mod kernel_sandbox;
 pub mod lanes;
+pub mod logged_work;
 pub mod own_refs;
 pub mod process;
 pub(crate) mod programs;

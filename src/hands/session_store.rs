@@ -152,6 +152,17 @@ impl SessionStore {
             .flatten()
             .filter_map(|r| Some((r.name().ok()?.to_owned(), r.target()?)))
             .collect();
+        // The copy is a cache of what the log landed and kept, never its authority.
+        let dir = self.path.parent().unwrap_or(&self.path);
+        let logged = super::logged_work::LoggedWork::read(dir)
+            .map_err(|e| WorkspaceError::Io(dir.to_path_buf(), e))?;
+        let checked = match base {
+            Some(base) => logged.check_branch(&copy, base, theirs),
+            None => Ok(()),
+        };
+        if let Err(why) = checked.and_then(|()| logged.check_kept(&kept)) {
+            return Err(WorkspaceError::NotAsLogged { why, copy: self.path.clone() });
+        }
         let into = repo.odb().map_err(git("open the repository's objects"))?;
         // A copy made before copies were thin holds the base itself, and serves a clone
         // without it.

@@ -68,6 +68,10 @@ pub enum WorkspaceError {
     )]
     Diverged { branch: String, ours: String, theirs: String, repo: PathBuf },
     #[error(
+        "{why} in {copy}: harrow brings and ships only the commits the session's log says were judged, so nothing was brought; find who else wrote that folder"
+    )]
+    NotAsLogged { why: String, copy: PathBuf },
+    #[error(
         "the session's record names the branch '{0}', which is not a session branch (session/<id>); harrow brings only its own branches into a clone"
     )]
     NotASessionBranch(String),

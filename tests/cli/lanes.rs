@@ -762,8 +762,9 @@ fn without_a_sandbox_a_lanes_worker_cannot_move_the_session_branch_or_a_kept_att
         let config = tmp.path().join("off.toml");
         std::fs::write(&config, format!("[hands]\nsandbox = \"{mode}\"\n")).unwrap();
         // Spelled so the `pre_tool` hook's patterns miss it, as a shell allows many ways to.
-        // It waits until T-001's judged attempt is kept (its ref is there to forge), then forges.
-        let forge = "u=upd; u=${u}ate-ref; b=$(git rev-parse --abbrev-ref HEAD); id=${b%--*}; id=${id#session/}; for i in $(seq 600); do [ -n \"$(git for-each-ref refs/harrow/$id/T-001/)\" ] && break; sleep 0.05; done; echo kept-refs $(git for-each-ref refs/harrow/$id/T-001/ | wc -l); c=$(git commit-tree -m forged-by-worker HEAD^{tree}); git $u refs/heads/session/$id $c; for r in $(git for-each-ref --format='%(refname)' refs/harrow/$id/T-001/); do git $u $r $c; done; echo moved $(git rev-parse refs/heads/session/$id)";
+        // It waits until T-001 has landed (its commit on the session branch, its judged
+        // attempt kept), then forges both.
+        let forge = "u=upd; u=${u}ate-ref; b=$(git rev-parse --abbrev-ref HEAD); id=${b%--*}; id=${id#session/}; for i in $(seq 600); do git log --format=%s refs/heads/session/$id | grep -q '^T-001:' && break; sleep 0.05; done; echo kept-refs $(git for-each-ref refs/harrow/$id/T-001/ | wc -l); c=$(git commit-tree -m forged-by-worker HEAD^{tree}); git $u refs/heads/session/$id $c; for r in $(git for-each-ref --format='%(refname)' refs/harrow/$id/T-001/); do git $u $r $c; done; echo moved $(git rev-parse refs/heads/session/$id)";
         let script = json!({
             "worker": {
                 "T-001": {"*": write("f1.txt", "1\n", 1, 0)},

@@ -291,3 +291,87 @@ fn a_stopped_run_whose_clone_is_gone_is_pushed_partial_from_another_clone_and_a_
     let ours: Vec<&str> = subjects.lines().filter(|l| l.starts_with("T-")).collect();
     assert_eq!(ours, ["T-001: Write file 1"], "what was accepted before the stop");
 }
+
+/// A commit added to the session branch in the folder's `attempts.git` — the work nobody
+/// judged — and a kept attempt's ref moved onto it are refused by `push --partial`, `resume
+/// --repo` and `pr` from another clone, the commit named; nothing reaches the remote or the
+/// clone. The folder's git copy is a cache of what the log landed and kept, never its
+/// authority, whoever wrote it.
+#[test]
+fn a_commit_planted_in_the_folders_git_copy_is_refused_by_every_verb_that_brings_it() {
+    let w = World::new();
+    let first = w.clone_on("first");
+    let dir = w.first_run_stopped_mid_task(&first);
+    std::fs::remove_dir_all(&first).unwrap();
+    let second = w.clone_on("second");
+    let id = id_of(&dir);
+    let short = &id[id.len() - 6..];
+    let copy = dir.join("attempts.git");
+    let in_copy = |args: &[&str]| {
+        let mut all = vec!["--git-dir", copy.to_str().unwrap()];
+        all.extend_from_slice(args);
+        git(&dir, &all).trim().to_owned()
+    };
+    let branch = format!("refs/heads/session/{id}");
+    let landed = in_copy(&["rev-parse", &branch]);
+    let planted = in_copy(&[
+        "commit-tree",
+        &format!("{landed}^{{tree}}"),
+        "-p",
+        &landed,
+        "-m",
+        "T-002: planted, never judged",
+    ]);
+    let verbs: [(&str, Vec<&str>); 3] = [
+        ("push --partial", vec!["push", short, "--partial"]),
+        ("pr --partial", vec!["pr", short, "--partial"]),
+        ("resume", vec!["resume", short, "--headless"]),
+    ];
+    let kept =
+        in_copy(&["for-each-ref", "--format=%(refname)", &format!("refs/harrow/{id}/T-001/")]);
+    let kept = kept.lines().next().expect("T-001's judged attempt is kept").to_owned();
+    for (forgery, set) in
+        [("a planted commit", branch.as_str()), ("a moved kept ref", kept.as_str())]
+    {
+        let before = in_copy(&["rev-parse", set]);
+        in_copy(&["update-ref", set, &planted]);
+        for (verb, args) in &verbs {
+            let mut c = w.harrow("second", "http://127.0.0.1:9/v1");
+            let out = c.args(args).args(["--repo", second.to_str().unwrap()]).output().unwrap();
+            let (stdout, stderr) = text(&out);
+            assert_ne!(out.status.code(), Some(0), "{forgery}, {verb}: {stdout}{stderr}");
+            assert_eq!(stderr.trim().lines().count(), 1, "{forgery}, {verb}: one line: {stderr}");
+            assert!(
+                stderr.contains(&planted[..12]) && stderr.contains("never"),
+                "{forgery}, {verb}: names the commit: {stderr}"
+            );
+            let brought = git(
+                &second,
+                &[
+                    "for-each-ref",
+                    "--format=%(refname)",
+                    "refs/heads/session/",
+                    &format!("refs/harrow/{id}/"),
+                ],
+            );
+            assert!(
+                brought.trim().is_empty(),
+                "{forgery}, {verb}: nothing reached the clone: {brought}"
+            );
+            let pushed =
+                git(&w.bare, &["for-each-ref", "--format=%(refname)", "refs/heads/session/"]);
+            assert!(
+                pushed.trim().is_empty(),
+                "{forgery}, {verb}: nothing reached the remote: {pushed}"
+            );
+        }
+        in_copy(&["update-ref", set, &before]);
+    }
+    assert!(w.forge.requests().is_empty(), "no pull request was asked for");
+    // Put back as the log has it, the same folder ships.
+    let mut c = w.harrow("second", "http://127.0.0.1:9/v1");
+    let out =
+        c.args(["push", short, "--partial", "--repo", second.to_str().unwrap()]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}{stderr}");
+}

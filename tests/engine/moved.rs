@@ -48,13 +48,27 @@ impl Moved {
         let start = ws.tip().unwrap();
         std::fs::write(ws.worktree.join("b.txt"), "b\n").unwrap();
         let diff = ws.diff_from(&start).unwrap();
-        ws.commit_task("T-001", "B", ID, Review::Accepted, Some(&start), Some(&diff.digest))
+        let landed = ws
+            .commit_task("T-001", "B", ID, Review::Accepted, Some(&start), Some(&diff.digest))
+            .unwrap()
             .unwrap();
         ws.copy_branch(&store, &ws.branch).unwrap();
         std::fs::write(ws.worktree.join("a.txt"), "a, judged\n").unwrap();
         let tip = ws.tip().unwrap();
         let k = ws.keep("T-002/1", &tip, "judged").unwrap();
         ws.copy_kept(&store, &k).unwrap();
+        // The log that landed and kept them: what a move brings is held to it.
+        let log = [
+            format!(
+                r#"{{"ts":"t","seq":1,"type":"commit","payload":{{"task_id":"T-001","sha":"{landed}"}}}}"#
+            ),
+            format!(
+                r#"{{"ts":"t","seq":2,"type":"evaluator_verdict","payload":{{"task_id":"T-002","verdict":"reject","attempt_commit":"{}"}}}}"#,
+                k.oid
+            ),
+        ];
+        let session = store.path().parent().unwrap();
+        std::fs::write(session.join("events.jsonl"), log.join("\n") + "\n").unwrap();
         std::fs::write(ws.worktree.join("a.txt"), "a, edited after\n").unwrap();
         std::fs::write(ws.worktree.join("new.txt"), "untracked\n").unwrap();
         Moved { tmp, ws, store, kept: k.refname }
@@ -309,4 +323,30 @@ fn a_planted_base_file_is_neither_written_through_nor_waited_on() {
     });
     let moved = wait.recv_timeout(std::time::Duration::from_secs(20)).expect("never waited on");
     assert_eq!(moved.unwrap().unwrap(), tip);
+}
+
+/// The copy is held to the log: a commit added on its session branch, or a kept ref moved,
+/// is refused before anything reaches the clone, the commit named.
+#[test]
+fn a_copy_that_differs_from_the_log_is_refused_and_the_clone_left_as_it_was() {
+    let m = Moved::new();
+    m.lose_first();
+    let copy = m.store.path();
+    let branch = format!("refs/heads/{}", m.ws.branch);
+    let tip = rev(copy, &branch);
+    let planted =
+        git(copy, &["commit-tree", &format!("{tip}^{{tree}}"), "-p", &tip, "-m", "planted"])
+            .trim()
+            .to_owned();
+    for set in [branch.as_str(), m.kept.as_str()] {
+        let before = rev(copy, set);
+        git(copy, &["update-ref", set, &planted]);
+        let refused = m.ws.rehome(&m.second(), &m.store).unwrap_err();
+        assert!(matches!(refused, WorkspaceError::NotAsLogged { .. }), "{set}: {refused}");
+        assert!(refused.to_string().contains(&planted[..12]), "{refused}");
+        let brought = git(&m.second(), &["for-each-ref", "refs/heads/session/", "refs/harrow/"]);
+        assert!(brought.trim().is_empty(), "{set}: nothing reached the clone: {brought}");
+        git(copy, &["update-ref", set, &before]);
+    }
+    assert!(m.ws.rehome(&m.second(), &m.store).is_ok(), "as the log has it, the copy moves");
 }
