@@ -375,3 +375,33 @@ fn a_commit_planted_in_the_folders_git_copy_is_refused_by_every_verb_that_brings
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}{stderr}");
 }
+
+/// A folder its group may write (a team share, a Kubernetes `fsGroup` volume), or whose git
+/// copy alone others may write, is someone else's record: `push --repo` and `resume --repo`
+/// ask for `--trust-recorded` and bring nothing without it.
+#[test]
+fn a_folder_its_group_may_write_or_with_a_writable_git_copy_asks_for_trust() {
+    let w = World::new();
+    let first = w.clone_on("first");
+    let dir = w.first_run_stopped_mid_task(&first);
+    std::fs::remove_dir_all(&first).unwrap();
+    let second = w.clone_on("second");
+    let short = &id_of(&dir)[id_of(&dir).len() - 6..];
+    let copy = dir.join("attempts.git");
+    for (path, mode, said) in
+        [(&dir, 0o775, "writable by its group"), (&copy, 0o777, "writable by others")]
+    {
+        let before = std::fs::metadata(path).unwrap().permissions();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        for verb in [vec!["push", short, "--partial"], vec!["resume", short, "--headless"]] {
+            let mut c = w.harrow("second", "http://127.0.0.1:9/v1");
+            let out = c.args(&verb).args(["--repo", second.to_str().unwrap()]).output().unwrap();
+            let (_, stderr) = text(&out);
+            assert_eq!(out.status.code(), Some(2), "{verb:?}: {stderr}");
+            assert!(stderr.contains(said) && stderr.contains("--trust-recorded"), "{stderr}");
+            let brought = git(&second, &["branch", "--list", "session/*"]);
+            assert!(brought.trim().is_empty(), "{verb:?}: nothing brought");
+        }
+        std::fs::set_permissions(path, before).unwrap();
+    }
+}

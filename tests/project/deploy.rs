@@ -117,6 +117,7 @@ fn the_resume_job_runs_a_resume_harrow_accepts_by_the_fleets_short_id_from_an_ad
     let repo = args.iter().position(|a| a == "--repo").unwrap();
     assert!(args[repo + 1].starts_with("https://"), "{args:?}");
     assert!(args.iter().any(|a| a == "--pr"), "{args:?}");
+    assert!(args.iter().any(|a| a == "--trust-recorded"), "the share is group-writable: {args:?}");
     let (code, stderr) = harrow(&args);
     // The session lives only on the share: the flags are parsed, then the id is looked up.
     assert_eq!(code, Some(2), "{stderr}");

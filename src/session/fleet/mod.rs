@@ -35,13 +35,22 @@ pub fn foreign(dir: &Path) -> Option<String> {
     // `/proc/self` belongs to this process's user; asked once, as every row is built anew.
     static ME: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     let me = *ME.get_or_init(|| std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid()));
-    for path in [dir.to_path_buf(), dir.join(crate::session::dir::EVENTS_FILE)] {
+    let paths = [
+        dir.to_path_buf(),
+        dir.join(crate::session::dir::EVENTS_FILE),
+        crate::session::dir::SessionDir::new(dir).attempts(),
+    ];
+    for path in paths {
         let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
         if meta.uid() != me {
             return Some(format!("owned by uid {}", meta.uid()));
         }
         if meta.mode() & 0o002 != 0 {
             return Some("writable by others".to_owned());
+        }
+        // A team share's group (a Kubernetes `fsGroup`) is other people too.
+        if meta.mode() & 0o020 != 0 {
+            return Some(format!("writable by its group (gid {})", meta.gid()));
         }
     }
     None
@@ -443,6 +452,16 @@ mod tests {
         std::fs::set_permissions(dir.join("events.jsonl"), std::fs::Permissions::from_mode(0o666))
             .unwrap();
         assert_eq!(foreign(&dir).as_deref(), Some("writable by others"), "its log too");
+        std::fs::set_permissions(dir.join("events.jsonl"), std::fs::Permissions::from_mode(0o644))
+            .unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o775)).unwrap();
+        let group = foreign(&dir).unwrap_or_default();
+        assert!(group.starts_with("writable by its group"), "a group may write it: {group}");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(dir.join("attempts.git")).unwrap();
+        std::fs::set_permissions(dir.join("attempts.git"), std::fs::Permissions::from_mode(0o777))
+            .unwrap();
+        assert_eq!(foreign(&dir).as_deref(), Some("writable by others"), "its git copy too");
     }
 
     /// An ended run costs one `stat` a look: what changes beside its log (here its checkpoint)
