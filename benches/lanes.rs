@@ -168,10 +168,12 @@ fn script(reads: usize) -> Value {
     for n in 1..=CHAINS * PER_CHAIN {
         let case = json!({"summary": format!("Wrote f{n}.txt."), "ac_coverage": [{"criterion": format!("f{n}.txt exists"), "addressed_by": format!("f{n}.txt:1")}]});
         let write = json!({"delay_ms": DELAY_MS, "tool_calls": [{"name": "write_file", "arguments": {"path": format!("f{n}.txt"), "content": format!("{n}\n")}}]});
-        let read = json!({"delay_ms": DELAY_MS, "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}]});
+        // Each read a little different, as in loop_overhead: the same call again and again is
+        // a loop, which holds the task.
+        let read = |n: usize| json!({"delay_ms": DELAY_MS, "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md", "start_line": 1, "end_line": n + 1}}]});
         let submit = json!({"delay_ms": DELAY_MS, "tool_calls": [{"name": "submit_case", "arguments": case}]});
         let turns: Vec<Value> = std::iter::once(write)
-            .chain(std::iter::repeat_n(read, reads))
+            .chain((0..reads).map(read))
             .chain(std::iter::once(submit))
             .collect();
         worker.insert(format!("T-{n:03}"), json!({"*": turns}));
