@@ -536,7 +536,7 @@ fn a_run_told_to_wait_keeps_a_held_task_waiting_and_goes_on_when_it_is_approved(
     let log = until_logged(&dir, "operator_wait");
     assert_eq!(of(&log, "operator_wait")[0]["task_id"], "T-001");
     assert!(of(&log, "stop").is_empty(), "the run waits instead of stopping: {log:?}");
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Still there to take the decision: a run that stopped instead would not land T-001 below.
     assert!(child.try_wait().unwrap().is_none(), "the process is still there, waiting");
     ctl(tmp.path(), &id, &["approve", "--task", "T-001", "--reason", "checked by hand"]);
     let out = child.wait_with_output().unwrap();

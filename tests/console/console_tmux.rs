@@ -275,7 +275,6 @@ fn a_held_task_in_the_live_console_waits_rings_and_is_approved_with_a() {
         status.contains(" tok  $") && status.trim_end().ends_with(char::is_numeric),
         "tokens and cost stay on a held run's status line at 160 columns: {status}"
     );
-    std::thread::sleep(Duration::from_millis(500));
     let s = t.screen();
     assert!(s.contains("HELD: T-001"), "still waiting, not exited: {s}");
     let written = std::fs::read(&raw).unwrap_or_default();
