@@ -143,6 +143,15 @@ impl World {
         dir
     }
 
+    /// A run stopped mid-task on the first machine, whose clone is then gone, and a clone of
+    /// the project on the second: the session folder, and that clone.
+    fn stopped_and_moved_on(&self) -> (PathBuf, PathBuf) {
+        let first = self.clone_on("first");
+        let dir = self.first_run_stopped_mid_task(&first);
+        std::fs::remove_dir_all(&first).unwrap();
+        (dir, self.clone_on("second"))
+    }
+
     /// The second machine resumes the session by the id's end, as the fleet shows it, to
     /// the end, and opens the pull request.
     fn second_resumes(&self, dir: &Path, repo: &str) -> Output {
@@ -259,10 +268,7 @@ fn with_the_first_clone_gone_and_none_on_the_second_machine_the_run_is_resumed_f
 fn a_stopped_run_whose_clone_is_gone_is_pushed_partial_from_another_clone_and_a_foreign_folder_only_when_trusted()
  {
     let w = World::new();
-    let first = w.clone_on("first");
-    let dir = w.first_run_stopped_mid_task(&first);
-    std::fs::remove_dir_all(&first).unwrap();
-    let second = w.clone_on("second");
+    let (dir, second) = w.stopped_and_moved_on();
     let short = &id_of(&dir)[id_of(&dir).len() - 6..];
     let push = |extra: &[&str]| {
         let mut c = w.harrow("second", "http://127.0.0.1:9/v1");
@@ -300,10 +306,7 @@ fn a_stopped_run_whose_clone_is_gone_is_pushed_partial_from_another_clone_and_a_
 #[test]
 fn a_commit_planted_in_the_folders_git_copy_is_refused_by_every_verb_that_brings_it() {
     let w = World::new();
-    let first = w.clone_on("first");
-    let dir = w.first_run_stopped_mid_task(&first);
-    std::fs::remove_dir_all(&first).unwrap();
-    let second = w.clone_on("second");
+    let (dir, second) = w.stopped_and_moved_on();
     let id = id_of(&dir);
     let short = &id[id.len() - 6..];
     let copy = dir.join("attempts.git");
@@ -382,10 +385,7 @@ fn a_commit_planted_in_the_folders_git_copy_is_refused_by_every_verb_that_brings
 #[test]
 fn a_folder_its_group_may_write_or_with_a_writable_git_copy_asks_for_trust() {
     let w = World::new();
-    let first = w.clone_on("first");
-    let dir = w.first_run_stopped_mid_task(&first);
-    std::fs::remove_dir_all(&first).unwrap();
-    let second = w.clone_on("second");
+    let (dir, second) = w.stopped_and_moved_on();
     let short = &id_of(&dir)[id_of(&dir).len() - 6..];
     let copy = dir.join("attempts.git");
     for (path, mode, said) in

@@ -9,7 +9,7 @@ use crate::{forge, git_http, loop_fixture, support, tmux};
 
 use loop_fixture::{Outcome, Setup, accept, write_and_submit};
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use support::git;
 
@@ -755,12 +755,7 @@ fn shipping_leaks_no_token_through_a_planted_rewrite_a_query_or_an_encoded_echo(
     use base64::Engine as _;
     let tmp = tempfile::tempdir().unwrap();
     let o = finished(tmp.path());
-    let bare = tmp.path().join("remote.git");
-    let evil = tmp.path().join("evil.git");
-    for b in [&bare, &evil] {
-        git(tmp.path(), &["init", "-q", "--bare", b.to_str().unwrap()]);
-    }
-    let url = format!("file://{}", bare.display());
+    let (_, evil, url) = remote_and_planted(tmp.path());
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::write(
@@ -813,6 +808,18 @@ fn shipping_leaks_no_token_through_a_planted_rewrite_a_query_or_an_encoded_echo(
     shop.assert_no_token_in(&[&out]);
 }
 
+/// Two bare repositories in `tmp`: the session's remote and a host a planted rewrite would
+/// send the push to; and the remote's `file://` address.
+fn remote_and_planted(tmp: &Path) -> (PathBuf, PathBuf, String) {
+    let bare = tmp.join("remote.git");
+    let evil = tmp.join("evil.git");
+    for b in [&bare, &evil] {
+        git(tmp, &["init", "-q", "--bare", b.to_str().unwrap()]);
+    }
+    let url = format!("file://{}", bare.display());
+    (bare, evil, url)
+}
+
 /// A URL rewrite outside the repository — `pushInsteadOf` or `insteadOf` in `~/.gitconfig`,
 /// directly or in a file it includes, or in the XDG file — never takes a push to the
 /// session's remote (named `origin` in the repository) elsewhere: the push is refused naming
@@ -821,12 +828,7 @@ fn shipping_leaks_no_token_through_a_planted_rewrite_a_query_or_an_encoded_echo(
 fn a_rewrite_outside_the_repository_never_takes_the_push_to_its_origin_elsewhere() {
     let tmp = tempfile::tempdir().unwrap();
     let o = finished(tmp.path());
-    let bare = tmp.path().join("remote.git");
-    let evil = tmp.path().join("evil.git");
-    for b in [&bare, &evil] {
-        git(tmp.path(), &["init", "-q", "--bare", b.to_str().unwrap()]);
-    }
-    let url = format!("file://{}", bare.display());
+    let (bare, evil, url) = remote_and_planted(tmp.path());
     git(&o.repo, &["remote", "add", "origin", &url]);
     let home = tmp.path().join("home");
     std::fs::create_dir_all(home.join(".config/git")).unwrap();
