@@ -371,6 +371,20 @@ fn a_commit_planted_in_the_folders_git_copy_is_refused_by_every_verb_that_brings
         in_copy(&["update-ref", set, &before]);
     }
     assert!(w.forge.requests().is_empty(), "no pull request was asked for");
+    // A group-writable folder the operator says they trust is still held to its log.
+    let mode = std::fs::metadata(&dir).unwrap().permissions();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o775)).unwrap();
+    in_copy(&["update-ref", &branch, &planted]);
+    let mut c = w.harrow("second", "http://127.0.0.1:9/v1");
+    let out = c
+        .args(["push", short, "--partial", "--trust-recorded", "--repo", second.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_ne!(out.status.code(), Some(0), "trusted, still refused: {stderr}");
+    assert!(stderr.contains(&planted[..12]), "{stderr}");
+    in_copy(&["update-ref", &branch, &landed]);
+    std::fs::set_permissions(&dir, mode).unwrap();
     // Put back as the log has it, the same folder ships.
     let mut c = w.harrow("second", "http://127.0.0.1:9/v1");
     let out =
