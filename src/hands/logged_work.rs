@@ -23,9 +23,15 @@ impl LoggedWork {
         let log = crate::session::dir::SessionDir::new(dir).events();
         let mut work = LoggedWork::default();
         let read = crate::session::scan::scan_lines_from(&log, 0, 1, |_, line, fact| {
+            const NAMING_COMMITS: [&str; 5] = [
+                "commit",
+                "evaluator_verdict",
+                "validator_run",
+                "operator_action",
+                "operator_rewind",
+            ];
             let kind = fact.kind();
-            let wanted = ["commit", "evaluator_verdict", "validator_run", "operator_action"];
-            if !wanted.contains(&kind) && kind != "operator_rewind" {
+            if !NAMING_COMMITS.contains(&kind) {
                 return;
             }
             let Ok(event) = serde_json::from_slice::<serde_json::Value>(line) else { return };
@@ -58,11 +64,15 @@ impl LoggedWork {
         let mut chain = Vec::new();
         let mut at = tip;
         while at != base {
+            if chain.len() > self.landed.len() {
+                // Longer than everything the log landed: its newest commit is one too many.
+                return Err(format!(
+                    "the session branch holds commit {} and more beyond what the session's log landed",
+                    short(tip)
+                ));
+            }
             let commit = repo.find_commit(at).map_err(|e| format!("commit {at}: {e}"))?;
             chain.push(at);
-            if chain.len() > self.landed.len() + 1 {
-                break;
-            }
             at = match commit.parent_id(0) {
                 Ok(parent) => parent,
                 Err(_) => break,

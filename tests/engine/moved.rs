@@ -348,5 +348,16 @@ fn a_copy_that_differs_from_the_log_is_refused_and_the_clone_left_as_it_was() {
         assert!(brought.trim().is_empty(), "{set}: nothing reached the clone: {brought}");
         git(copy, &["update-ref", set, &before]);
     }
+    // Two planted on top: the newest is named, and nothing moves.
+    let second_plant = git(
+        copy,
+        &["commit-tree", &format!("{planted}^{{tree}}"), "-p", &planted, "-m", "planted too"],
+    )
+    .trim()
+    .to_owned();
+    git(copy, &["update-ref", &branch, &second_plant]);
+    let refused = m.ws.rehome(&m.second(), &m.store).unwrap_err();
+    assert!(refused.to_string().contains(&second_plant[..12]), "{refused}");
+    git(copy, &["update-ref", &branch, &tip]);
     assert!(m.ws.rehome(&m.second(), &m.store).is_ok(), "as the log has it, the copy moves");
 }

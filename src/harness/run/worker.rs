@@ -170,11 +170,11 @@ struct States {
 }
 
 impl States {
-    /// Notes a call of turn `iter`.
-    fn called(&mut self, iter: u64, name: &str, args: &Value) {
+    /// Notes a call of turn `iter` (its arguments as JSON text).
+    fn called(&mut self, iter: u64, name: &str, args: &str) {
         use std::hash::{Hash, Hasher};
         let mut digest = std::collections::hash_map::DefaultHasher::new();
-        (name, args.to_string()).hash(&mut digest);
+        (name, args).hash(&mut digest);
         if self.calls.insert(digest.finish()) && self.fresh.last() != Some(&iter) {
             self.fresh.push(iter);
         }
@@ -195,8 +195,8 @@ struct Repeated {
 
 impl Repeated {
     /// Counts `name(args)`; how many times in a row it has now been made.
-    fn count(&mut self, name: &str, args: &Value) -> u64 {
-        let call = (name.to_owned(), args.to_string());
+    fn count(&mut self, name: &str, args: &str) -> u64 {
+        let call = (name.to_owned(), args.to_owned());
         if self.call.as_ref() == Some(&call) {
             self.times += 1;
         } else {
@@ -296,11 +296,13 @@ impl Agent for WorkerTurns<'_> {
         call: &ToolCallRecord,
         args: &Value,
     ) -> Result<Result<String, TaskEnd>> {
-        if let Some(stuck) = self.loop_check(iter, &call.name, args)? {
+        // The arguments as text once, for both loop checks (a file written can be large).
+        let text = args.to_string();
+        if let Some(stuck) = self.loop_check(iter, &call.name, &text)? {
             return Ok(Err(stuck));
         }
         self.states.touched |= matches!(call.name.as_str(), "write_file" | "edit_file" | "bash");
-        self.states.called(iter, &call.name, args);
+        self.states.called(iter, &call.name, &text);
         // Only a command can reach git; the file tools are confined away from `.git`.
         let guarded = Hands::runs_commands(&call.name);
         if guarded {
@@ -410,7 +412,7 @@ impl WorkerTurns<'_> {
     /// Counts the call; at the loop's threshold the worker is nudged (a `loop` nudge, its
     /// words added to the call's result), and a repeat past it holds the task for a person
     /// with the call as the evidence.
-    fn loop_check(&mut self, iter: u64, name: &str, args: &Value) -> Result<Option<TaskEnd>> {
+    fn loop_check(&mut self, iter: u64, name: &str, args: &str) -> Result<Option<TaskEnd>> {
         let limit = self.run.shared.opts.loop_repeats;
         if limit == 0 {
             return Ok(None);
