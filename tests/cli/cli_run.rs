@@ -651,12 +651,7 @@ fn a_debugging_routine_is_no_loop_while_a_flip_with_the_same_calls_is_held() {
     }
     turns.push(json!({"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}));
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
-    let script =
-        json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
-    let (_rt, server) = serve(&script, true);
-    let out =
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    let (out, _server) = loop_fixture::one_task_run(tmp.path(), &turns);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "the debugging routine lands: {stdout}");
     let dir =
@@ -673,12 +668,7 @@ fn a_debugging_routine_is_no_loop_while_a_flip_with_the_same_calls_is_held() {
         flips.extend([edit("1\n", "1\nDEBUG\n"), bash("cat f1.txt"), edit("1\nDEBUG\n", "1\n")]);
     }
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
-    let script =
-        json!({"worker": {"T-001": {"1": flips}}, "evaluator": {"T-001": {"1": [accept()]}}});
-    let (_rt, server) = serve(&script, true);
-    let out =
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    let (out, _server) = loop_fixture::one_task_run(tmp.path(), &flips);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("stuck: the worker's changes brought the files back"), "{stdout}");

@@ -337,3 +337,18 @@ pub fn held_run(
     until_logged(&dir, "operator_wait");
     (child, dir, id)
 }
+
+/// One task worked through the real binary, headless and without validators, its worker
+/// answering `turns` and its evaluator accepting (the server's delays dropped): how the run
+/// ended, and the server, to read what it was sent.
+pub fn one_task_run(
+    tmp: &Path,
+    turns: &[Value],
+) -> (std::process::Output, (tokio::runtime::Runtime, ScriptedServer)) {
+    let (repo, plan) = repo_and_plan(tmp, 1);
+    let script =
+        json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let served = serve(&script, true);
+    let out = headless_run(harrow_cmd(tmp, &served.1.base_url()), &plan, &repo).output().unwrap();
+    (out, served)
+}
