@@ -98,8 +98,10 @@ impl LoggedWork {
     pub fn check_kept(&self, kept: &[(String, Oid)]) -> std::result::Result<(), String> {
         match kept.iter().find(|(_, oid)| !self.kept.contains(oid)) {
             None => Ok(()),
+            // The ref's name comes from a folder someone else may write: printable only.
             Some((name, oid)) => Err(format!(
-                "{name} points at commit {}, which the session's log never kept",
+                "{} points at commit {}, which the session's log never kept",
+                crate::printable::line(name),
                 short(*oid)
             )),
         }
