@@ -39,6 +39,9 @@ pub struct Config {
     pub notify: NotifySection,
     #[serde(default)]
     pub forge: ForgeSection,
+    /// `[agent]`: an ACP agent that works the tasks instead of harrow's own worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<crate::agent::AgentSpec>,
 }
 
 /// Which forge a remote is on.

@@ -4,6 +4,7 @@
 //! The session folder is the single source of truth ([`session`]); everything a person sees is
 //! derived from it.
 
+pub mod agent;
 pub mod brain;
 pub mod cli;
 pub mod config;

@@ -223,7 +223,7 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
     let hands =
         HandsConfig { build_dir: Some(repos.join("target")), ..config.hands.to_hands_config() };
     let brain_config = BrainConfig::new(endpoints(&server.base_url()));
-    let windows = super::run::StartQuestions::new(&brain_config, false)?.windows();
+    let windows = super::run::StartQuestions::new(&brain_config, false, false)?.windows();
     let worker_window = (windows.iter())
         .find(|(r, _)| *r == crate::brain::client::Role::Worker)
         .map(|(_, w)| w.tokens);

@@ -1,5 +1,6 @@
 //! Command-line verbs. Each verb lives in its own file; this one parses and dispatches.
 
+mod agents;
 mod control;
 pub(crate) mod demo;
 mod elsewhere;
@@ -44,6 +45,9 @@ pub enum Command {
     Prep(prep::Args),
     /// Start a session: work through a plan's tasks on a repository.
     Run(run::Args),
+    /// List the ACP agents harrow can run as its worker: which are installed here, and how
+    /// to install the others.
+    Agents(agents::Args),
     /// Run the whole product on a bundled repository and plan, with a built-in scripted model:
     /// no key, no network.
     Demo(demo::Args),
@@ -232,6 +236,7 @@ fn dispatch(command: Command) -> color_eyre::Result<ExitCode> {
         Command::Check(args) => Ok(plan_verbs::check(&args)),
         Command::Completions(args) => install::completions(&args),
         Command::Man(args) => manual::man(&args),
+        Command::Agents(args) => agents::agents(&args),
         Command::Prep(args) => prep::run(&args),
         Command::Reset(args) => workspace_verbs::reset(&args),
         Command::Cleanse(args) => workspace_verbs::cleanse(&args),

@@ -308,6 +308,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     };
     let plan = plan::load(&plan_path).map_err(|e| UsageError(e.to_string()))?;
     let demo = start.demo.clone();
+    let agent = args.flags.agent(&config, start.limits.as_ref(), args.trust_recorded)?;
     // A demo session answers from the bundled script on loopback again: no key goes anywhere.
     let (models, overrides) = if demo.is_some() {
         (args.flags.models.clone(), Vec::new())
@@ -324,7 +325,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         Some((_, server)) => {
             crate::brain::client::BrainConfig::new(super::demo::endpoints(&server.base_url()))
         }
-        None => brain_config(&models, &config)?,
+        None => brain_config(&super::run::models_for(&models, agent.is_some()), &config)?,
     };
     let brain = Brain::new(config_for_brain).map_err(|e| UsageError(e.to_string()))?;
     let hands = Hands::new(&workspace.worktree, Some(&found.dir), config.hands.to_hands_config())
@@ -334,6 +335,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     let fallback =
         if demo.is_some() { vec![super::demo::validator()] } else { presets(&workspace.worktree) };
     let mut opts = resumed_options(args, &config, &start);
+    opts.agent = agent;
     opts.validators = if args.flags.no_validators {
         Vec::new()
     } else {

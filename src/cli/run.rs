@@ -125,6 +125,61 @@ pub struct RunFlags {
     /// shipped.
     #[arg(long)]
     pub json: bool,
+    /// Work the tasks with an ACP agent instead of harrow's own worker: its command line
+    /// ("codex-acp", "gemini --experimental-acp"); its other settings come from [agent] in
+    /// the config [on resume: the session's agent].
+    #[arg(long, value_name = "COMMAND")]
+    pub agent: Option<String>,
+}
+
+impl RunFlags {
+    /// The ACP agent of the run: `--agent`, else `[agent]` in the configuration, else (a
+    /// resume) the one the session's start `recorded` — a command read from a session folder,
+    /// so taken only when the operator `trust`s the folder. Its settings are checked before
+    /// anything is made.
+    pub fn agent(
+        &self,
+        config: &Config,
+        recorded: Option<&serde_json::Value>,
+        trust: bool,
+    ) -> Result<Option<crate::agent::AgentSpec>, UsageError> {
+        let recorded_line =
+            (recorded.and_then(|r| r["agent"]["command"].as_array())).map(|parts| {
+                let parts: Vec<&str> = parts.iter().filter_map(serde_json::Value::as_str).collect();
+                shlex::try_join(parts).unwrap_or_default()
+            });
+        let spec = match (self.agent.as_deref(), &config.agent, recorded_line) {
+            (Some(line), _, _) => Some(
+                crate::agent::AgentSpec::from_command_line(line, config.agent.as_ref())
+                    .map_err(UsageError)?,
+            ),
+            (None, Some(ours), _) => Some(ours.clone()),
+            (None, None, Some(line)) if trust => {
+                Some(crate::agent::AgentSpec::from_command_line(&line, None).map_err(UsageError)?)
+            }
+            (None, None, Some(line)) => {
+                return Err(UsageError(crate::printable::line(&format!(
+                    "the session records the ACP agent `{line}`, which your configuration does not name; it would run as a command on this machine. Name it under [agent] in your configuration, pass --agent COMMAND, or pass --trust-recorded to start the recorded one"
+                ))));
+            }
+            (None, None, None) => None,
+        };
+        if let Some(spec) = &spec {
+            crate::agent::setup::check(spec).map_err(UsageError)?;
+            let program = spec.command.first().map_or("", String::as_str);
+            let found = if program.contains('/') {
+                Path::new(program).is_file()
+            } else {
+                crate::agent::known::on_path(program).is_some()
+            };
+            if !found {
+                return Err(UsageError(
+                    crate::agent::AgentError::NotFound(program.to_owned()).to_string(),
+                ));
+            }
+        }
+        Ok(spec)
+    }
 }
 
 /// A number of minutes: finite, not negative, at most a year.
@@ -232,6 +287,17 @@ pub fn endpoints(m: &ModelArgs, config: &Config) -> Result<BTreeMap<Role, Endpoi
         (Role::Evaluator, evaluator),
         (Role::Prep, prep),
     ]))
+}
+
+/// The model settings of a run whose worker is an ACP agent when `agent` says so: no worker
+/// model is needed, so the evaluator's stands in where none is given (the worker's endpoint
+/// is never called; the learnings role, when asked for, uses it).
+pub fn models_for(m: &ModelArgs, agent: bool) -> ModelArgs {
+    let mut m = m.clone();
+    if agent && m.worker_model.is_none() && env("HARROW_WORKER_MODEL").is_none() {
+        m.worker_model = m.evaluator_model.clone().or_else(|| env("HARROW_EVALUATOR_MODEL"));
+    }
+    m
 }
 
 /// The brain's configuration: endpoints, timeouts and prices.
@@ -510,6 +576,15 @@ pub fn create_session(start: Start) -> Result<Run> {
     }
     payload.sandbox = Some(run.hands.isolation.kind().to_owned());
     payload.sandbox_detail = Some(run.hands.isolation.describe());
+    if let Some(agent) = &run.facts().opts.agent {
+        payload.worker_model = Some(format!("{} (ACP agent)", agent.name()));
+        payload.sandbox_detail = Some(format!(
+            "the ACP agent {} runs under {} with the network open; {}",
+            agent.name(),
+            run.hands.isolation.kind(),
+            run.hands.isolation.describe()
+        ));
+    }
     payload.validators = Some(serde_json::json!(run.facts().opts.validators));
     payload.notices = Some(notices);
     payload.demo = start.demo;
@@ -528,6 +603,7 @@ fn limits(opts: &RunOptions) -> serde_json::Value {
         "max_tokens": opts.caps.tokens,
         "max_token_dollar_spend": opts.caps.dollars,
         "lanes": opts.lanes,
+        "agent": opts.agent.as_ref().map(crate::agent::AgentSpec::recorded),
     })
 }
 
@@ -681,7 +757,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let (config, _) =
         Config::load(flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let plan = plan::load(&args.plan).map_err(|e| UsageError(e.to_string()))?;
-    let brain = brain_config(&flags.models, &config)?;
+    let agent = flags.agent(&config, None, false)?;
+    let brain = brain_config(&models_for(&flags.models, agent.is_some()), &config)?;
     let sessions_dir = discover::harrow_sessions_dir().ok_or_else(|| {
         UsageError("cannot find a data folder for sessions; set HARROW_SESSIONS_DIR".into())
     })?;
@@ -691,7 +768,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     } else {
         // What can be checked here first: a run on no repository needs no model.
         Workspace::source_top(&args.repo).map_err(|e| UsageError(e.to_string()))?;
-        let ask = StartQuestions::new(&brain, flags.no_eval)?;
+        let ask = StartQuestions::new(&brain, flags.no_eval, agent.is_some())?;
         ask.check()?;
         ask.windows()
     };
@@ -710,6 +787,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 .find(|(r, _)| *r == Role::Evaluator)
                 .map(|(_, w)| w.tokens),
             compact_at: config.models.compact_at.unwrap_or(0.8),
+            agent,
             ..flags.options(None)
         },
         sessions_dir,
@@ -735,12 +813,13 @@ pub(super) struct StartQuestions {
 }
 
 impl StartQuestions {
-    pub(super) fn new(config: &BrainConfig, no_eval: bool) -> Result<StartQuestions> {
+    /// `agent`: an ACP agent works the tasks, so the worker's endpoint is not asked.
+    pub(super) fn new(config: &BrainConfig, no_eval: bool, agent: bool) -> Result<StartQuestions> {
         let brain = Brain::new(config.clone()).map_err(|e| UsageError(e.to_string()))?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let roles = [Role::Worker, Role::Evaluator]
             .into_iter()
-            .filter(|r| *r == Role::Worker || !no_eval)
+            .filter(|r| if *r == Role::Worker { !agent } else { !no_eval })
             .collect();
         let configured = config.context_windows.keys().copied().collect();
         Ok(StartQuestions { brain, runtime, roles, configured })

@@ -151,48 +151,81 @@ impl Isolation {
             Isolation::None { .. } | Isolation::Landlock { .. } => {
                 crate::hands::process::shell(command)
             }
-            Isolation::Bwrap { program, hide, readable, writable, .. } => {
-                let mut argv: Vec<String> = vec![program.display().to_string()];
-                let s = |p: &Path| p.display().to_string();
-                argv.extend(
-                    ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-                        .map(String::from),
-                );
-                // The runtime folders where user daemons keep their sockets are empty inside.
-                for runtime in ["/run", "/var/run"] {
-                    let real = std::fs::symlink_metadata(runtime).is_ok_and(|m| m.is_dir());
-                    if real {
-                        argv.extend(["--tmpfs".into(), runtime.into()]);
-                    }
-                }
-                if let Some(h) = hide {
-                    argv.extend(["--tmpfs".into(), s(h)]);
-                }
-                for r in readable {
-                    argv.extend(["--ro-bind".into(), s(r), s(r)]);
-                }
-                for w in writable {
-                    argv.extend(["--bind".into(), s(w), s(w)]);
-                }
-                // A PID namespace: when the timeout kills the sandbox, the kernel kills every
-                // process in it — a process group would miss the sandbox's own new session.
-                argv.extend(
-                    [
-                        "--unshare-net",
-                        "--unshare-pid",
-                        "--unshare-ipc",
-                        "--unshare-uts",
-                        "--die-with-parent",
-                        "--new-session",
-                        "--chdir",
-                    ]
-                    .map(String::from),
-                );
-                argv.push(s(cwd));
+            Isolation::Bwrap { .. } => {
+                let mut argv = self.bwrap_prefix(cwd, false);
                 argv.extend(["sh".into(), "-c".into(), command.into()]);
                 argv
             }
         }
+    }
+
+    /// The argv that runs a program (`argv`, not a shell line) in `cwd` under this isolation,
+    /// with the network open: an ACP agent runs its own loop and must reach its model. The
+    /// filesystem, IPC, PID and socket rules are those of every other command.
+    pub fn wrap_networked(&self, argv: &[String], cwd: &Path) -> Vec<String> {
+        match self {
+            Isolation::None { .. } | Isolation::Landlock { .. } => argv.to_vec(),
+            Isolation::Bwrap { .. } => {
+                let mut wrapped = self.bwrap_prefix(cwd, true);
+                wrapped.extend(argv.iter().cloned());
+                wrapped
+            }
+        }
+    }
+
+    /// bubblewrap's own arguments, up to the program it starts.
+    fn bwrap_prefix(&self, cwd: &Path, network: bool) -> Vec<String> {
+        let Isolation::Bwrap { program, hide, readable, writable, .. } = self else {
+            return Vec::new();
+        };
+        let mut argv: Vec<String> = vec![program.display().to_string()];
+        let s = |p: &Path| p.display().to_string();
+        argv.extend(
+            ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+                .map(String::from),
+        );
+        // The runtime folders where user daemons keep their sockets are empty inside.
+        for runtime in ["/run", "/var/run"] {
+            let real = std::fs::symlink_metadata(runtime).is_ok_and(|m| m.is_dir());
+            if real {
+                argv.extend(["--tmpfs".into(), runtime.into()]);
+            }
+        }
+        // With the network open, names must still resolve: a resolver file that lives under
+        // the emptied runtime folder (systemd-resolved's stub) is put back, read-only.
+        if network
+            && let Ok(resolv) = std::fs::canonicalize("/etc/resolv.conf")
+            && (resolv.starts_with("/run") || resolv.starts_with("/var/run"))
+        {
+            argv.extend(["--ro-bind".into(), s(&resolv), s(&resolv)]);
+        }
+        if let Some(h) = hide {
+            argv.extend(["--tmpfs".into(), s(h)]);
+        }
+        for r in readable {
+            argv.extend(["--ro-bind".into(), s(r), s(r)]);
+        }
+        for w in writable {
+            argv.extend(["--bind".into(), s(w), s(w)]);
+        }
+        if !network {
+            argv.push("--unshare-net".into());
+        }
+        // A PID namespace: when the timeout kills the sandbox, the kernel kills every process
+        // in it — a process group would miss the sandbox's own new session.
+        argv.extend(
+            [
+                "--unshare-pid",
+                "--unshare-ipc",
+                "--unshare-uts",
+                "--die-with-parent",
+                "--new-session",
+                "--chdir",
+            ]
+            .map(String::from),
+        );
+        argv.push(s(cwd));
+        argv
     }
 
     /// Runs `work` (which starts a command and waits for it) where the commands it starts are

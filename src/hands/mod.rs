@@ -94,6 +94,17 @@ pub struct Hands {
     /// `stop --now`): its process group is killed.
     pub cancel: Arc<cancel::Cancel>,
     pre_tool: PreTool,
+    /// The folders the sandbox hides, shows read-only and lets write, kept to make another
+    /// sandbox over the same worktree (an ACP agent's, with its home and the network).
+    folders: SandboxFolders,
+}
+
+/// The folders a sandbox over a worktree is made of.
+#[derive(Debug, Clone)]
+struct SandboxFolders {
+    hide: Option<PathBuf>,
+    readable: Vec<PathBuf>,
+    writable: Vec<PathBuf>,
 }
 
 /// What a tool call returned to the model.
@@ -146,10 +157,31 @@ impl Hands {
         let mut writable: Vec<PathBuf> = private_git.into_iter().collect();
         writable.extend(build_cache_dirs(jail.root(), config.build_dir.as_deref()));
         let readable: Vec<PathBuf> = common_git.into_iter().collect();
-        let isolation =
-            Isolation::choose(config.sandbox, jail.root(), hide.as_deref(), &readable, writable)
-                .map_err(HandsError::Sandbox)?;
-        Ok(Hands { jail, config, isolation, cancel: Arc::default(), pre_tool })
+        let isolation = Isolation::choose(
+            config.sandbox,
+            jail.root(),
+            hide.as_deref(),
+            &readable,
+            writable.clone(),
+        )
+        .map_err(HandsError::Sandbox)?;
+        let folders = SandboxFolders { hide, readable, writable };
+        Ok(Hands { jail, config, isolation, cancel: Arc::default(), pre_tool, folders })
+    }
+
+    /// The sandbox an ACP agent runs in over this worktree: the same rules as every command,
+    /// with `home` (its private home) writable too. The network is opened where the agent is
+    /// started ([`Isolation::wrap_networked`]), since it must reach its model.
+    pub fn agent_isolation(&self, home: &Path) -> Result<Isolation, String> {
+        let mut writable = self.folders.writable.clone();
+        writable.push(home.to_path_buf());
+        Isolation::choose(
+            self.config.sandbox,
+            self.jail.root(),
+            self.folders.hide.as_deref(),
+            &self.folders.readable,
+            writable,
+        )
     }
 
     /// Runs a shell command in the worktree, in the sandbox, with the allow-listed environment:

@@ -58,11 +58,13 @@ static LIVE: Mutex<std::collections::BTreeSet<i32>> = Mutex::new(std::collection
 /// this process as its parent before its pid is known, so it must not be seen meanwhile.
 static STARTING: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
-/// A command at work, listed in [`LIVE`] until it is reaped.
-struct Live(i32);
+/// A command at work, listed in [`LIVE`] until it is reaped: a long-lived one (an ACP agent)
+/// holds it for its whole life, so that no other command's end takes it for an orphan.
+#[derive(Debug)]
+pub(crate) struct Live(i32);
 
 impl Live {
-    fn start(cmd: &mut Command) -> std::io::Result<(std::process::Child, Live)> {
+    pub(crate) fn start(cmd: &mut Command) -> std::io::Result<(std::process::Child, Live)> {
         let _starting = STARTING.read().unwrap_or_else(std::sync::PoisonError::into_inner);
         let child = cmd.spawn()?;
         let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);

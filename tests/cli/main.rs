@@ -19,6 +19,7 @@ mod tmux;
 #[path = "../support/tools.rs"]
 mod tools;
 
+mod agents;
 mod cli_control;
 mod cli_resume;
 mod cli_run;

@@ -4,6 +4,7 @@
 //! evaluator; the gate decides; a reject goes back into the same conversation. Everything that
 //! happens is appended to the session log.
 
+mod agent_worker;
 mod compaction;
 mod decide;
 mod desk;
@@ -89,6 +90,9 @@ pub enum HarnessError {
     /// Work the loop had to keep could not be kept (why, in words).
     #[error("{0}")]
     NotKept(String),
+    /// An ACP agent working as the worker failed (it is held, not the run, where it can be).
+    #[error(transparent)]
+    Agent(#[from] crate::agent::AgentError),
 }
 
 /// The loop's results.
@@ -159,6 +163,8 @@ pub struct RunOptions {
     /// The share of the window a worker request may fill before its conversation is
     /// compacted.
     pub compact_at: f64,
+    /// An ACP agent that works the tasks instead of harrow's own tool loop.
+    pub agent: Option<crate::agent::AgentSpec>,
 }
 
 impl Default for RunOptions {
@@ -181,6 +187,7 @@ impl Default for RunOptions {
             worker_window: None,
             evaluator_window: None,
             compact_at: 0.8,
+            agent: None,
         }
     }
 }

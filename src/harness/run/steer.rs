@@ -32,6 +32,11 @@ impl Inbox {
         self.0.lock().unwrap_or_else(PoisonError::into_inner).push(word);
     }
 
+    /// Whether words of kind `op` wait (an agent's turn is cancelled for a steer).
+    pub(super) fn has(&self, op: Op) -> bool {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|w| w.op == op)
+    }
+
     /// Takes the words of kind `op`, in the order they came.
     pub(super) fn take(&self, op: Op) -> Vec<Word> {
         let mut words = self.0.lock().unwrap_or_else(PoisonError::into_inner);
@@ -166,6 +171,29 @@ impl Lane {
             })?;
         }
         Ok(())
+    }
+
+    /// Takes the steers waiting for this lane's task as one prompt's words for an ACP agent,
+    /// each logged as delivered; remembered for the evaluator of `attempt`.
+    pub(super) fn take_steers(
+        &mut self,
+        task: &str,
+        iter: u64,
+        attempt: u64,
+    ) -> Result<Vec<String>> {
+        let mut texts = Vec::new();
+        for word in self.link.inbox.take(Op::Steer) {
+            texts.push(steer_message(&word.text));
+            self.control.steered.push((task.to_owned(), attempt, word.text.clone()));
+            self.emit(&OperatorSteer {
+                scope: scope(task, iter, attempt),
+                text: Some(word.text),
+                delivered: Some(true),
+                source: Some(word.source),
+                ..OperatorSteer::default()
+            })?;
+        }
+        Ok(texts)
     }
 
     /// What the operator told the worker during `attempt` of `task`, for its evaluator.

@@ -87,7 +87,11 @@ impl Lane {
             None => self.workspace.tip()?,
         };
         self.shared.records.update(&task.id, |r| r.base = Some(base.clone()));
+        let agent = self.shared.opts.agent.clone();
         let (mut messages, rewound_note) = match self.take_rewind(task, attempt, &base)? {
+            // An agent's conversation is its own and cannot be rewound: the tree is, and a
+            // new agent session starts from the brief.
+            super::rewind::Taken::Conversation(_) if agent.is_some() => (Vec::new(), None),
             super::rewind::Taken::Conversation(messages) => (messages, None),
             super::rewind::Taken::Note(note) => (Vec::new(), Some(note)),
             super::rewind::Taken::Nothing => (Vec::new(), None),
@@ -108,6 +112,9 @@ impl Lane {
             };
             let standing = self.ledger_standing(&task.id);
             let prompt = self.worker_prompt(task, &standing, note.as_deref());
+            if let Some(spec) = &agent {
+                return self.run_agent_task(task, spec, attempt, prompt).await;
+            }
             self.log_prompt(&scope(&task.id, 0, attempt), "worker", &prompt)?;
             messages = vec![
                 json!({"role": "system", "content": WORKER_PROMPT}),

@@ -1,0 +1,375 @@
+//! An ACP agent as the worker, through the real binary: a scripted agent of our own (it writes
+//! files and runs commands itself; a variant uses the client's `fs/*` and `terminal/*`; a
+//! hostile one tries to get out) on real git, real validators and a scripted evaluator.
+
+use super::loop_fixture::{accept, case, harrow_cmd, reject, repo_and_plan, serve};
+use super::support::{self, git};
+use super::tools;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// The scripted agent's program, from the source tree (readable inside the sandbox).
+fn agent_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acp/scripted_agent.py")
+}
+
+/// Writes the configuration: the scripted agent with `script`, the sandbox `sandbox`, `extra`
+/// TOML after.
+fn configure(tmp: &Path, script: &Value, sandbox: &str, extra: &str) {
+    // The folder in the agent's arguments tells its processes from other tests' agents.
+    let mut script = script.clone();
+    script["marker"] = json!(tmp.display().to_string());
+    let command = toml::Value::Array(
+        ["python3".to_owned(), agent_script().display().to_string(), script.to_string()]
+            .into_iter()
+            .map(toml::Value::String)
+            .collect(),
+    );
+    let dir = tmp.join("harrow");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text =
+        format!("[hands]\nsandbox = \"{sandbox}\"\n\n[agent]\ncommand = {command}\n{extra}\n");
+    std::fs::write(dir.join("config.toml"), text).unwrap();
+}
+
+/// `harrow run` headless with the configured agent; the evaluator answers `evaluator`.
+fn run_agent(
+    tmp: &Path,
+    evaluator: &Value,
+    validators: bool,
+) -> (std::process::Output, Vec<Value>) {
+    let (repo, plan) = repo_and_plan(tmp, 1);
+    let script = json!({"worker": {}, "evaluator": {"T-001": evaluator}});
+    let served = serve(&script, true);
+    let mut cmd = harrow_cmd(tmp, &served.1.base_url());
+    cmd.env_remove("HARROW_WORKER_MODEL")
+        .env("HARROW_EVALUATOR_MODEL", "scripted/evaluator")
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"]);
+    if !validators {
+        cmd.arg("--no-validators");
+    }
+    let out = support::ends_within(
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+        300,
+        "the agent's run",
+    );
+    let bodies = served.1.received().into_iter().map(|r| r.body).collect();
+    (out, bodies)
+}
+
+fn session(tmp: &Path) -> PathBuf {
+    let mut found = std::fs::read_dir(tmp.join("sessions")).unwrap().flatten().map(|e| e.path());
+    found.find(|p| p.is_dir()).unwrap()
+}
+
+fn events_of(tmp: &Path, kind: &str) -> Vec<Value> {
+    support::strict_events(&session(tmp))
+        .into_iter()
+        .filter(|e| e["type"] == kind)
+        .map(|e| e["payload"].clone())
+        .collect()
+}
+
+/// What the agent said, all its messages joined.
+fn agent_said(tmp: &Path) -> String {
+    events_of(tmp, "assistant_message")
+        .iter()
+        .filter_map(|p| p["content"].as_str().map(str::to_owned))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn on_branch(tmp: &Path, file: &str) -> String {
+    let id = session(tmp).file_name().unwrap().to_string_lossy().into_owned();
+    git(&tmp.join("repo"), &["show", &format!("session/{id}:{file}")])
+}
+
+fn text(out: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+#[test]
+fn a_scripted_agent_works_a_task_that_lands_judged_with_its_turns_in_the_log() {
+    tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = json!({
+        "work": [[
+            {"plan": ["Write f1.txt", "Check it"]},
+            {"say": "I will write the file. \u{1b}[2J\u{1b}]0;owned\u{7}"},
+            {"write": ["f1.txt", "1\n"]},
+            {"run": "cat f1.txt"},
+            {"usage": {"used": 1200, "size": 200_000, "cost": 0.02}}
+        ]],
+        "case": [case(1)]
+    });
+    configure(
+        tmp.path(),
+        &agent,
+        "bwrap",
+        "[[validators]]\nname = \"says-1\"\ncommand = \"grep -qx 1 f1.txt\"\n",
+    );
+    let (out, bodies) = run_agent(tmp.path(), &json!({"1": [accept()]}), true);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!support::holds_controls(&out.stdout), "the agent's escapes reached the terminal");
+    assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
+    let calls = events_of(tmp.path(), "tool_call");
+    let kinds: Vec<&str> = calls.iter().filter_map(|c| c["tool"].as_str()).collect();
+    assert!(kinds.contains(&"edit") && kinds.contains(&"execute"), "{kinds:?}");
+    let run = calls.iter().find(|c| c["tool"] == "execute").unwrap();
+    assert_eq!(run["args"]["command"], "sh -c cat f1.txt");
+    let results = events_of(tmp.path(), "tool_result");
+    assert!(
+        results.iter().any(|r| r["output"].as_str().is_some_and(|o| o.contains('1'))),
+        "{results:?}"
+    );
+    let turns: Vec<Value> = events_of(tmp.path(), "model_call")
+        .into_iter()
+        .filter(|c| c["provider"] == "acp")
+        .collect();
+    assert!(turns.len() >= 2, "the work turn and the case turn: {turns:?}");
+    assert!(
+        turns.iter().all(|t| t.get("prompt_tokens").is_none()),
+        "no usage was reported: no count"
+    );
+    assert!((turns[0]["cost"].as_f64().unwrap() - 0.02).abs() < 1e-9, "{turns:?}");
+    assert!(turns[0]["model"].as_str().unwrap().contains("scripted-agent"), "{turns:?}");
+    let said = agent_said(tmp.path());
+    assert!(
+        said.contains("Plan:\n[pending] Write f1.txt") && said.contains("I will write"),
+        "{said}"
+    );
+    assert_eq!(events_of(tmp.path(), "case_parse_error").len(), 0, "the case was the agent's own");
+    let verdicts = events_of(tmp.path(), "evaluator_verdict");
+    assert_eq!(verdicts.len(), 1, "{verdicts:?}");
+    assert!(events_of(tmp.path(), "validator_run").iter().any(|v| v["passed"] == true));
+    // The evaluator judged the diff and the case, never the agent's words on the way.
+    let sent = serde_json::to_string(&bodies).unwrap();
+    assert!(sent.contains("Wrote f1.txt.") && !sent.contains("I will write the file"), "{sent}");
+    let start = &events_of(tmp.path(), "session_start")[0];
+    assert!(start["worker_model"].as_str().unwrap().contains("ACP agent"), "{start}");
+}
+
+#[test]
+fn a_reject_is_the_agents_next_prompt_and_the_reworked_attempt_lands() {
+    tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = json!({
+        "work": [[{"write": ["f1.txt", "1\n"]}]],
+        "rework": [[{"say": "Adding the note."}, {"write": ["f1.txt", "1\nchecked\n"]}]],
+        "case": ["I think I am done, no JSON here.", case(1)]
+    });
+    configure(tmp.path(), &agent, "bwrap", "");
+    let (out, _) =
+        run_agent(tmp.path(), &json!({"1": [reject("acceptance_gap")], "2": [accept()]}), false);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\nchecked\n");
+    let prompts: Vec<String> = events_of(tmp.path(), "prompt_assembled")
+        .iter()
+        .filter_map(|p| p["content"].as_str().map(str::to_owned))
+        .collect();
+    let rework = prompts.iter().find(|p| p.starts_with("harrow: your work was checked")).unwrap();
+    assert!(rework.contains("Append the line 'checked' to the file."), "{rework}");
+    // The first case was no JSON: harrow built one, said so, and the gate judged it.
+    let built = events_of(tmp.path(), "case_parse_error");
+    assert_eq!(built.len(), 1, "{built:?}");
+    let cases: Vec<Value> = events_of(tmp.path(), "tool_call")
+        .into_iter()
+        .filter(|c| c["tool"] == "submit_case")
+        .collect();
+    assert!(
+        cases[0]["args"]["summary"].as_str().unwrap().starts_with("(case built by harrow"),
+        "{cases:?}"
+    );
+    assert_eq!(cases[0]["args"]["ac_coverage"][0]["addressed_by"], "f1.txt");
+    assert_eq!(cases[1]["args"]["summary"], "Wrote f1.txt.");
+}
+
+#[test]
+fn an_agent_that_uses_fs_and_terminal_is_served_through_the_hands() {
+    tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = json!({
+        "work": [[
+            {"permission": ["allow_once", "reject_once"]},
+            {"permission": []},
+            {"fs_write": ["f1.txt", "1\n"]},
+            {"fs_read": "f1.txt"},
+            {"terminal": ["cat", "f1.txt"]},
+            {"fs_write": ["../outside.txt", "no\n"]},
+            {"fs_read": "/etc/hostname"}
+        ]],
+        "case": [case(1)]
+    });
+    configure(tmp.path(), &agent, "bwrap", "");
+    let (out, _) = run_agent(tmp.path(), &json!({"1": [accept()]}), false);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
+    let said = agent_said(tmp.path());
+    assert!(
+        said.contains("PERMISSION opt-allow_once") && said.contains("PERMISSION cancelled"),
+        "{said}"
+    );
+    assert!(said.contains("FS_WRITE f1.txt: ok") && said.contains("FS_READ f1.txt: 1"), "{said}");
+    assert!(said.contains("TERMINAL exit=0 output=1"), "{said}");
+    assert!(said.contains("FS_WRITE ../outside.txt: refused"), "{said}");
+    assert!(said.contains("FS_READ /etc/hostname: refused"), "{said}");
+    assert!(!tmp.path().join("sessions/outside.txt").exists());
+    let hands: Vec<String> = events_of(tmp.path(), "tool_call")
+        .iter()
+        .filter_map(|c| c["tool"].as_str().map(str::to_owned))
+        .collect();
+    for tool in ["write_file", "read_file", "bash"] {
+        assert!(hands.iter().any(|h| h == tool), "{tool} in {hands:?}");
+    }
+    let asked: Vec<Value> = events_of(tmp.path(), "hook_run")
+        .into_iter()
+        .filter(|h| h["hook"] == "permission")
+        .collect();
+    assert_eq!(asked.len(), 2, "every answer is logged: {asked:?}");
+    assert_eq!(
+        (asked[0]["outcome"].as_str(), asked[1]["outcome"].as_str()),
+        (Some("allow"), Some("block"))
+    );
+}
+
+/// What a hostile agent tries, under `sandbox`: to write outside its worktree (the source
+/// repository's git folder, a folder beside the session), to find harrow's keys in any
+/// process's environment, and to plant a link to a file outside.
+fn hostile_under(sandbox: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside-the-worktree.txt");
+    let hook = tmp.path().join("repo/.git/hooks/post-commit");
+    let key = "sk-binary-test";
+    let agent = json!({
+        "work": [[
+            {"try_write": outside.display().to_string()},
+            {"try_write": hook.display().to_string()},
+            {"try_write": tmp.path().join("sessions/planted.txt").display().to_string()},
+            {"environ": key},
+            {"link": ["leak", "/etc/passwd"]},
+            {"write": ["f1.txt", "1\n"]}
+        ]],
+        "case": [case(1)]
+    });
+    configure(tmp.path(), &agent, sandbox, "");
+    let (out, bodies) = run_agent(tmp.path(), &json!({"1": [accept()]}), false);
+    let said = agent_said(tmp.path());
+    assert!(said.contains("TRY_WRITE"), "{said}\n{}", text(&out));
+    // Under bubblewrap `/tmp` is the sandbox's own: a write there lands in it, never here.
+    if sandbox == "landlock" {
+        assert!(!said.contains(": written"), "{sandbox}: {said}");
+    }
+    assert!(!outside.exists() && !hook.exists(), "{sandbox}: a write got out");
+    assert!(!tmp.path().join("sessions/planted.txt").exists(), "{sandbox}");
+    assert!(said.contains("ENVIRON marker in 0 processes, in mine: False"), "{sandbox}: {said}");
+    let sent = serde_json::to_string(&bodies).unwrap();
+    assert!(!sent.contains("root:x:0:0"), "{sandbox}: the link was read through");
+    assert!(
+        !super::loop_fixture::all_text(&session(tmp.path())).contains(key),
+        "{sandbox}: the key reached the session folder"
+    );
+}
+
+#[test]
+fn a_hostile_agent_escapes_nothing_under_bubblewrap() {
+    tools::require_bwrap();
+    hostile_under("bwrap");
+}
+
+#[test]
+fn a_hostile_agent_escapes_nothing_under_landlock() {
+    hostile_under("landlock");
+}
+
+/// A run whose agent does `work`: it must stop, the task held, with one line saying why.
+fn held(work: &Value, extra: &str) -> (String, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = json!({"work": [work], "case": [case(1)]});
+    configure(tmp.path(), &agent, "bwrap", extra);
+    let (out, _) = run_agent(tmp.path(), &json!({"1": [accept()]}), false);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(!support::holds_controls(&out.stdout) && !support::holds_controls(&out.stderr));
+    let gates = events_of(tmp.path(), "task_state");
+    assert!(gates.iter().any(|g| g["to"] == "needs_operator"), "{gates:?}");
+    (text(&out), tmp.keep())
+}
+
+#[test]
+fn a_crashed_agent_is_started_again_then_the_task_held_with_its_stderr() {
+    tools::require_bwrap();
+    let (said, dir) =
+        held(&json!([{"stderr": "panic: the model \u{1b}[31mexploded"}, {"exit": 3}]), "");
+    assert!(
+        said.contains("the agent ended (exit 3)") && said.contains("panic: the model"),
+        "{said}"
+    );
+    let failed: Vec<Value> = events_of(&dir, "model_call")
+        .into_iter()
+        .filter(|c| c["error_class"] == "agent_exited")
+        .collect();
+    assert_eq!(failed.len(), 3, "the first start and two more: {failed:?}");
+    assert_eq!(agents_alive(&dir), 0, "no agent process is left");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Processes whose command line names `dir`: the agents a test started.
+fn agents_alive(dir: &Path) -> usize {
+    let wanted = dir.display().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(&wanted))
+        .count()
+}
+
+#[test]
+fn a_hung_agent_is_stopped_and_the_task_held() {
+    tools::require_bwrap();
+    let (said, dir) =
+        held(&json!([{"stderr": "waiting on the model"}, {"hang": true}]), "quiet_secs = 2\n");
+    assert!(
+        said.contains("sent nothing for 2 s during its turn")
+            && said.contains("waiting on the model"),
+        "{said}"
+    );
+    assert_eq!(agents_alive(&dir), 0, "no agent process is left");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_agent_that_floods_or_speaks_no_acp_is_held_with_one_line() {
+    tools::require_bwrap();
+    let (said, dir) = held(&json!([{"raw": "Welcome to \u{1b}[31mAgent\u{1b}[0m v1"}]), "");
+    assert!(said.contains("not an ACP (JSON-RPC) message: Welcome to"), "{said}");
+    let _ = std::fs::remove_dir_all(dir);
+    let (said, dir) = held(&json!([{"flood_line": 17 * 1024 * 1024}]), "");
+    assert!(said.contains("a line of more than 16 MiB"), "{said}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_agent_command_that_is_not_there_is_one_line_before_anything_is_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let out = harrow_cmd(tmp.path(), "http://127.0.0.1:9")
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
+        .args(["--agent", "no-such-agent-xyz --acp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("\"no-such-agent-xyz\" was not found") && said.contains("harrow agents"),
+        "{said}"
+    );
+    assert_eq!(said.trim().lines().count(), 1, "{said}");
+    assert!(
+        !tmp.path().join("sessions").exists()
+            || std::fs::read_dir(tmp.path().join("sessions")).unwrap().next().is_none()
+    );
+}
