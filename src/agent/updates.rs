@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 const MESSAGE_CHARS: usize = 64 * 1024;
 /// Characters of a tool's output or input kept in its event.
 const TOOL_CHARS: usize = 32 * 1024;
-/// Tool calls remembered by id within a turn (their kind and title, for their updates).
+/// Tool calls remembered by id within a turn (their kind, for their updates).
 const CALLS_KEPT: usize = 4096;
 
 /// What the agent reported of its usage during a turn.
@@ -38,7 +38,8 @@ pub struct Recorder {
     thought: String,
     /// Everything the agent said this turn (cut at [`MESSAGE_CHARS`]): a case is read from it.
     pub turn_text: String,
-    calls: BTreeMap<String, (String, String)>,
+    /// Each call's kind, and whether its result was logged.
+    calls: BTreeMap<String, (String, bool)>,
     /// Tool calls the agent reported this turn.
     pub tool_calls: u64,
     pub usage: Usage,
@@ -184,7 +185,7 @@ impl Recorder {
             args["input"] = json_capped(raw, TOOL_CHARS);
         }
         if self.calls.len() < CALLS_KEPT {
-            self.calls.insert(id.clone(), (kind.clone(), title));
+            self.calls.insert(id.clone(), (kind.clone(), false));
         }
         self.tool_calls += 1;
         sink.emit(&ToolCall {
@@ -204,7 +205,12 @@ impl Recorder {
             return Ok(());
         }
         let id = update["toolCallId"].as_str().unwrap_or("");
-        let Some((kind, _)) = self.calls.remove(id) else { return Ok(()) };
+        let Some((kind, done)) = self.calls.get_mut(id) else { return Ok(()) };
+        if *done {
+            return Ok(());
+        }
+        *done = true;
+        let kind = kind.clone();
         let mut output = String::new();
         for item in update["content"].as_array().into_iter().flatten() {
             match item["type"].as_str() {
