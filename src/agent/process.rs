@@ -35,6 +35,10 @@ pub struct Launch<'a> {
     pub isolation: &'a Isolation,
     /// Its whole environment.
     pub env: Vec<(OsString, OsString)>,
+    /// Its private home, removed once it has stopped: what it keeps there (its login, its
+    /// shell's snapshots of its environment, its key among them) does not outlive it in the
+    /// session folder.
+    pub home: PathBuf,
 }
 
 /// A running agent.
@@ -51,6 +55,7 @@ pub struct AgentProcess {
     /// Its exit, once it has exited.
     exited: mpsc::Receiver<std::io::Result<ExitStatus>>,
     exit: Option<String>,
+    home: PathBuf,
 }
 
 /// Finds `program` the way a shell would (on `PATH` unless it names a path).
@@ -122,6 +127,7 @@ impl AgentProcess {
             stderr: tail,
             exited,
             exit: None,
+            home: launch.home,
         })
     }
 
@@ -174,6 +180,8 @@ impl AgentProcess {
 impl Drop for AgentProcess {
     fn drop(&mut self) {
         self.stop();
+        // A folder harrow made; the removal follows no link the agent planted in it.
+        let _ = std::fs::remove_dir_all(&self.home);
     }
 }
 

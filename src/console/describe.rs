@@ -18,10 +18,10 @@ fn short(text: &str, max: usize) -> String {
     }
 }
 
-/// The argument that says most about a tool call.
+/// The argument that says most about a tool call (an ACP agent's calls have a title).
 fn args_gist(args: &Value) -> String {
     match args {
-        Value::Object(m) => ["command", "path", "pattern"]
+        Value::Object(m) => ["command", "path", "pattern", "title"]
             .iter()
             .find_map(|k| m.get(*k).and_then(Value::as_str))
             .map(|s| short(s, 70))

@@ -373,3 +373,80 @@ fn an_agent_command_that_is_not_there_is_one_line_before_anything_is_made() {
             || std::fs::read_dir(tmp.path().join("sessions")).unwrap().next().is_none()
     );
 }
+
+#[test]
+fn a_real_codex_agent_from_npm_lands_a_task_judged_with_its_tool_calls_in_the_log() {
+    tools::require_bwrap();
+    let codex = tools::require_codex_acp();
+    let tmp = tempfile::tempdir().unwrap();
+    let model = super::responses::ResponsesServer::start("printf '1\\n' > f1.txt", case(1));
+    let agent_key = "sk-agent-key-for-codex-5521";
+    let set = |key: &str, value: &str| format!("-c {key}={value}");
+    let command: Vec<String> = std::iter::once(codex.display().to_string())
+        .chain(
+            [
+                set("model_provider", "\"scripted\""),
+                set("model", "\"scripted-model\""),
+                set("model_providers.scripted.name", "\"scripted\""),
+                set("model_providers.scripted.base_url", &format!("\"{}\"", model.base_url)),
+                set("model_providers.scripted.env_key", "\"OPENAI_API_KEY\""),
+                set("model_providers.scripted.wire_api", "\"responses\""),
+                set("approval_policy", "\"never\""),
+                set("sandbox_mode", "\"danger-full-access\""),
+            ]
+            .iter()
+            .flat_map(|pair| {
+                let (flag, value) = pair.split_once(' ').unwrap();
+                [flag.to_owned(), value.to_owned()]
+            }),
+        )
+        .collect();
+    let dir = tmp.path().join("harrow");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = format!(
+        "[hands]\nsandbox = \"bwrap\"\n\n[agent]\ncommand = {}\nkeys = {{ OPENAI_API_KEY = \"HARROW_AGENT_API_KEY\" }}\nquiet_secs = 120\n",
+        toml::Value::Array(command.into_iter().map(toml::Value::String).collect())
+    );
+    std::fs::write(dir.join("config.toml"), config).unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
+    let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
+    cmd.env_remove("HARROW_WORKER_MODEL")
+        .env("HARROW_EVALUATOR_MODEL", "scripted/evaluator")
+        .env("HARROW_AGENT_API_KEY", agent_key)
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
+        .arg("--no-validators");
+    let out = support::ends_within(
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+        300,
+        "the codex run",
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
+    let calls = events_of(tmp.path(), "tool_call");
+    let ran = calls.iter().find(|c| c["tool"] == "execute").unwrap_or_else(|| panic!("{calls:?}"));
+    assert!(ran["args"]["command"].as_str().unwrap().contains("printf"), "{ran}");
+    let turns: Vec<Value> = events_of(tmp.path(), "model_call")
+        .into_iter()
+        .filter(|c| c["provider"] == "acp")
+        .collect();
+    assert!(turns[0]["model"].as_str().unwrap().contains("codex-acp"), "{turns:?}");
+    assert_eq!(events_of(tmp.path(), "case_parse_error").len(), 0, "codex gave its own case");
+    assert_eq!(events_of(tmp.path(), "evaluator_verdict").len(), 1);
+    // The agent's model got the agent's key and nothing of harrow's.
+    let asked = model.asked();
+    assert!(!asked.is_empty());
+    assert!(
+        asked.iter().all(|a| a.authorization == format!("Bearer {agent_key}")),
+        "{:?}",
+        asked[0].authorization
+    );
+    let sent = serde_json::to_string(&asked.iter().map(|a| &a.body).collect::<Vec<_>>()).unwrap();
+    assert!(!sent.contains("sk-binary-test"), "harrow's key reached the agent's model");
+    // Its home, where it kept its key, went with it.
+    assert!(!super::loop_fixture::all_text(&session(tmp.path())).contains(agent_key));
+}

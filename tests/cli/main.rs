@@ -10,6 +10,8 @@ mod forge;
 mod git_http;
 #[path = "../support/loop_fixture.rs"]
 mod loop_fixture;
+#[path = "../support/responses.rs"]
+mod responses;
 #[path = "../support/summary.rs"]
 mod summary;
 #[path = "../support/mod.rs"]

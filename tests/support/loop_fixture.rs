@@ -249,7 +249,7 @@ pub fn all_text(dir: &Path) -> String {
     out
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let p = entry.path();

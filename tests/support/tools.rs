@@ -82,3 +82,27 @@ pub fn require_man() {
 pub fn require_python3() {
     require(runs("python3", &["--version"]), "python3", "apt-get install python3");
 }
+
+/// Codex's ACP adapter as `.ci/run` installs it (pinned, from npm, in CI's cache folder), or
+/// where `$HARROW_TEST_CODEX_ACP` says: its path.
+pub fn require_codex_acp() -> std::path::PathBuf {
+    let path = std::env::var_os("HARROW_TEST_CODEX_ACP").map_or_else(
+        || {
+            let cache = std::env::var_os("XDG_CACHE_HOME").map_or_else(
+                || {
+                    std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                        .join(".cache")
+                },
+                std::path::PathBuf::from,
+            );
+            cache.join("harrow-ci/npm/node_modules/.bin/codex-acp")
+        },
+        std::path::PathBuf::from,
+    );
+    require(
+        runs(path.to_str().unwrap_or(""), &["--help"]),
+        "Codex's ACP adapter, @zed-industries/codex-acp 0.16.0",
+        "npm install --prefix ~/.cache/harrow-ci/npm @zed-industries/codex-acp@0.16.0",
+    );
+    path
+}

@@ -159,6 +159,7 @@ impl Lane {
             cwd: &worktree,
             isolation: &prepared.isolation,
             env: prepared.env,
+            home: prepared.home,
         })?;
         let start = Duration::from_secs(spec.start_secs.max(1));
         let quiet = Duration::from_secs(spec.quiet_secs.max(1));
