@@ -1,5 +1,5 @@
-//! A scripted model server on 127.0.0.1 speaking OpenAI's Responses API (`POST
-//! /v1/responses`, streamed as server-sent events), as Codex now requires: the model behind a
+//! A scripted model server on 127.0.0.1 speaking the Responses API of `OpenAI`
+//! (`POST /v1/responses`, streamed as server-sent events), as Codex now requires: the model behind a
 //! real ACP agent in a test. Its answer follows from the request alone — a case when harrow
 //! asks for one, a closing message after a tool's output, else one command to run — so the
 //! agent may ask as often as it likes.
@@ -12,6 +12,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::post;
 use serde_json::{Value, json};
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 /// One request as it arrived: its `Authorization` header and body.
@@ -105,8 +106,10 @@ async fn respond(
             "usage": {"input_tokens": 900, "output_tokens": 40, "total_tokens": 940}}}),
         ),
     ];
-    let text: String =
-        events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect();
+    let mut text = String::new();
+    for (name, data) in &events {
+        let _ = write!(text, "event: {name}\ndata: {data}\n\n");
+    }
     let mut out = HeaderMap::new();
     out.insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
     (StatusCode::OK, out, text)
