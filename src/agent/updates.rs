@@ -222,7 +222,7 @@ impl Recorder {
                     );
                 }
                 Some("diff") => {
-                    let path = item["path"].as_str().unwrap_or("?");
+                    let path = self.shown(item["path"].as_str().unwrap_or("?"));
                     let new = item["newText"].as_str().unwrap_or("");
                     let lines = new.lines().count();
                     let verb = if item["oldText"].is_null() { "wrote" } else { "edited" };
@@ -253,6 +253,13 @@ impl Recorder {
             is_error: Some(status == "failed"),
             ..ToolResult::default()
         })
+    }
+
+    /// A path as people read it: relative to the worktree when it is inside.
+    fn shown(&self, path: &str) -> String {
+        Path::new(path)
+            .strip_prefix(&self.worktree)
+            .map_or_else(|_| path.to_owned(), |rel| rel.display().to_string())
     }
 
     /// Writes what the agent said since the last tool call as one message.
@@ -303,7 +310,7 @@ impl Recorder {
             eval_tokens: count("outputTokens"),
             cached_tokens: count("cachedReadTokens"),
             reasoning_tokens: count("thoughtTokens"),
-            tokens_used_total: count("totalTokens").or(self.usage.used),
+            tokens_used_total: count("totalTokens"),
             cost,
             duration_ms: Some(duration_ms),
             ..ModelCall::default()

@@ -1,6 +1,6 @@
 //! Command-line verbs. Each verb lives in its own file; this one parses and dispatches.
 
-mod agents;
+pub(crate) mod agents;
 mod control;
 pub(crate) mod demo;
 mod elsewhere;

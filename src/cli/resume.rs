@@ -325,7 +325,7 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         Some((_, server)) => {
             crate::brain::client::BrainConfig::new(super::demo::endpoints(&server.base_url()))
         }
-        None => brain_config(&super::run::models_for(&models, agent.is_some()), &config)?,
+        None => brain_config(&super::agents::models_for(&models, agent.is_some()), &config)?,
     };
     let brain = Brain::new(config_for_brain).map_err(|e| UsageError(e.to_string()))?;
     let hands = Hands::new(&workspace.worktree, Some(&found.dir), config.hands.to_hands_config())

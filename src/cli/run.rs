@@ -132,56 +132,6 @@ pub struct RunFlags {
     pub agent: Option<String>,
 }
 
-impl RunFlags {
-    /// The ACP agent of the run: `--agent`, else `[agent]` in the configuration, else (a
-    /// resume) the one the session's start `recorded` — a command read from a session folder,
-    /// so taken only when the operator `trust`s the folder. Its settings are checked before
-    /// anything is made.
-    pub fn agent(
-        &self,
-        config: &Config,
-        recorded: Option<&serde_json::Value>,
-        trust: bool,
-    ) -> Result<Option<crate::agent::AgentSpec>, UsageError> {
-        let recorded_line =
-            (recorded.and_then(|r| r["agent"]["command"].as_array())).map(|parts| {
-                let parts: Vec<&str> = parts.iter().filter_map(serde_json::Value::as_str).collect();
-                shlex::try_join(parts).unwrap_or_default()
-            });
-        let spec = match (self.agent.as_deref(), &config.agent, recorded_line) {
-            (Some(line), _, _) => Some(
-                crate::agent::AgentSpec::from_command_line(line, config.agent.as_ref())
-                    .map_err(UsageError)?,
-            ),
-            (None, Some(ours), _) => Some(ours.clone()),
-            (None, None, Some(line)) if trust => {
-                Some(crate::agent::AgentSpec::from_command_line(&line, None).map_err(UsageError)?)
-            }
-            (None, None, Some(line)) => {
-                return Err(UsageError(crate::printable::line(&format!(
-                    "the session records the ACP agent `{line}`, which your configuration does not name; it would run as a command on this machine. Name it under [agent] in your configuration, pass --agent COMMAND, or pass --trust-recorded to start the recorded one"
-                ))));
-            }
-            (None, None, None) => None,
-        };
-        if let Some(spec) = &spec {
-            crate::agent::setup::check(spec).map_err(UsageError)?;
-            let program = spec.command.first().map_or("", String::as_str);
-            let found = if program.contains('/') {
-                Path::new(program).is_file()
-            } else {
-                crate::agent::known::on_path(program).is_some()
-            };
-            if !found {
-                return Err(UsageError(
-                    crate::agent::AgentError::NotFound(program.to_owned()).to_string(),
-                ));
-            }
-        }
-        Ok(spec)
-    }
-}
-
 /// A number of minutes: finite, not negative, at most a year.
 fn minutes(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
@@ -287,17 +237,6 @@ pub fn endpoints(m: &ModelArgs, config: &Config) -> Result<BTreeMap<Role, Endpoi
         (Role::Evaluator, evaluator),
         (Role::Prep, prep),
     ]))
-}
-
-/// The model settings of a run whose worker is an ACP agent when `agent` says so: no worker
-/// model is needed, so the evaluator's stands in where none is given (the worker's endpoint
-/// is never called; the learnings role, when asked for, uses it).
-pub fn models_for(m: &ModelArgs, agent: bool) -> ModelArgs {
-    let mut m = m.clone();
-    if agent && m.worker_model.is_none() && env("HARROW_WORKER_MODEL").is_none() {
-        m.worker_model = m.evaluator_model.clone().or_else(|| env("HARROW_EVALUATOR_MODEL"));
-    }
-    m
 }
 
 /// The brain's configuration: endpoints, timeouts and prices.
@@ -758,7 +697,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         Config::load(flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let plan = plan::load(&args.plan).map_err(|e| UsageError(e.to_string()))?;
     let agent = flags.agent(&config, None, false)?;
-    let brain = brain_config(&models_for(&flags.models, agent.is_some()), &config)?;
+    let brain = brain_config(&super::agents::models_for(&flags.models, agent.is_some()), &config)?;
     let sessions_dir = discover::harrow_sessions_dir().ok_or_else(|| {
         UsageError("cannot find a data folder for sessions; set HARROW_SESSIONS_DIR".into())
     })?;

@@ -450,3 +450,58 @@ fn a_real_codex_agent_from_npm_lands_a_task_judged_with_its_tool_calls_in_the_lo
     // Its home, where it kept its key, went with it.
     assert!(!super::loop_fixture::all_text(&session(tmp.path())).contains(agent_key));
 }
+
+#[test]
+fn a_steer_cancels_the_agents_turn_and_is_its_next_prompt() {
+    tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = json!({
+        "work": [[{"say": "WAITING-FOR-WORDS"}, {"wait_cancel": true}]],
+        "steered": [[{"say": "Steered: writing it."}, {"write": ["f1.txt", "1\n"]}]],
+        "case": [case(1)]
+    });
+    configure(tmp.path(), &agent, "bwrap", "");
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
+    let run = |args: &[&str]| {
+        let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
+        cmd.env_remove("HARROW_WORKER_MODEL").env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
+        cmd.args(args);
+        cmd
+    };
+    let child = run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+        .args(["--headless", "--no-validators"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let dir = super::loop_fixture::session_when_log_has(
+        &tmp.path().join("sessions"),
+        "WAITING-FOR-WORDS",
+    );
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let steer = run(&["control", &id, "steer", "--task", "T-001", "STEER-AGENT: write f1.txt now"])
+        .output()
+        .unwrap();
+    assert!(steer.status.success(), "{}", text(&steer));
+    let out = support::ends_within(child, 120, "the steered agent's run");
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
+    let prompts: Vec<String> = events_of(tmp.path(), "prompt_assembled")
+        .iter()
+        .filter_map(|p| p["content"].as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        prompts
+            .iter()
+            .any(|p| p.starts_with("The operator, watching you work, says:\n\nSTEER-AGENT")),
+        "{prompts:?}"
+    );
+    let turns: Vec<Value> = events_of(tmp.path(), "model_call")
+        .into_iter()
+        .filter(|c| c["provider"] == "acp")
+        .collect();
+    assert_eq!(turns[0]["finish_reason"], "cancelled", "{turns:?}");
+    assert!(events_of(tmp.path(), "operator_steer").iter().any(|s| s["delivered"] == true));
+}

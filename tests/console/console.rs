@@ -1565,3 +1565,32 @@ fn the_context_row_takes_the_window_a_compaction_learned() {
     );
     assert!(switched.contains("Made by scripted/fallback"), "the Exchange says it: {switched}");
 }
+
+#[test]
+fn an_agents_run_shows_its_turns_tools_and_case_in_the_panes_at_two_sizes() {
+    let open = || {
+        let fixture = sessions::agent_fixture();
+        let mut app =
+            App::open(&fixture, sessions::AGENT_SESSION, f64::INFINITY, Look::built_in(true))
+                .unwrap();
+        while !app.at_end() {
+            app.tick(10_000.0).unwrap();
+        }
+        app
+    };
+    let mut app = open();
+    let text = screen(&mut app, 120, 40);
+    for shown in [
+        "(ACP agent)",
+        "edit Write f1.txt",
+        "execute sh -c cat f1.txt",
+        "wrote f1.txt: 1 lines",
+        "Case: Wrote f1.txt.",
+    ] {
+        assert!(text.contains(shown), "{shown}: {text}");
+    }
+    insta::assert_snapshot!("agent_end_120x40", text);
+    let mut app = open();
+    app.sel.focus = Pane::Worker;
+    insta::assert_snapshot!("agent_worker_80x24", screen(&mut app, 80, 24));
+}

@@ -26,6 +26,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("session", 1),
     ("hands", 2),
     ("brain", 2),
+    ("agent", 2),
     ("harness", 3),
     ("config", 3),
     ("prep", 4),

@@ -19,6 +19,14 @@ pub fn harrow_fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harrow").join(HARROW_SESSION)
 }
 
+/// A session an ACP agent worked (the scripted agent of `tests/fixtures/acp`, one task, run
+/// once through the binary and kept).
+pub const AGENT_SESSION: &str = "agent-run";
+
+pub fn agent_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harrow-agent").join(AGENT_SESSION)
+}
+
 /// The shell command that runs the binary with `args` against a scripted model at `base_url`,
 /// with sessions and configuration under `home` and no model settings of the machine's.
 pub fn scripted_console(home: &Path, base_url: &str, args: &str) -> String {
