@@ -37,6 +37,7 @@ fn run_agent(
     tmp: &Path,
     evaluator: &Value,
     validators: bool,
+    env: &[(&str, &str)],
 ) -> (std::process::Output, Vec<Value>) {
     let (repo, plan) = repo_and_plan(tmp, 1);
     let script = json!({"worker": {}, "evaluator": {"T-001": evaluator}});
@@ -44,6 +45,7 @@ fn run_agent(
     let mut cmd = harrow_cmd(tmp, &served.1.base_url());
     cmd.env_remove("HARROW_WORKER_MODEL")
         .env("HARROW_EVALUATOR_MODEL", "scripted/evaluator")
+        .envs(env.iter().copied())
         .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"]);
     if !validators {
         cmd.arg("--no-validators");
@@ -112,7 +114,7 @@ fn a_scripted_agent_works_a_task_that_lands_judged_with_its_turns_in_the_log() {
         "bwrap",
         "[[validators]]\nname = \"says-1\"\ncommand = \"grep -qx 1 f1.txt\"\n",
     );
-    let (out, bodies) = run_agent(tmp.path(), &json!({"1": [accept()]}), true);
+    let (out, bodies) = run_agent(tmp.path(), &json!({"1": [accept()]}), true, &[]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(!support::holds_controls(&out.stdout), "the agent's escapes reached the terminal");
     assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
@@ -163,8 +165,12 @@ fn a_reject_is_the_agents_next_prompt_and_the_reworked_attempt_lands() {
         "case": ["I think I am done, no JSON here.", case(1)]
     });
     configure(tmp.path(), &agent, "bwrap", "");
-    let (out, _) =
-        run_agent(tmp.path(), &json!({"1": [reject("acceptance_gap")], "2": [accept()]}), false);
+    let (out, _) = run_agent(
+        tmp.path(),
+        &json!({"1": [reject("acceptance_gap")], "2": [accept()]}),
+        false,
+        &[],
+    );
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\nchecked\n");
     let prompts: Vec<String> = events_of(tmp.path(), "prompt_assembled")
@@ -205,7 +211,7 @@ fn an_agent_that_uses_fs_and_terminal_is_served_through_the_hands() {
         "case": [case(1)]
     });
     configure(tmp.path(), &agent, "bwrap", "");
-    let (out, _) = run_agent(tmp.path(), &json!({"1": [accept()]}), false);
+    let (out, _) = run_agent(tmp.path(), &json!({"1": [accept()]}), false, &[]);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
     let said = agent_said(tmp.path());
@@ -256,7 +262,7 @@ fn hostile_under(sandbox: &str) {
         "case": [case(1)]
     });
     configure(tmp.path(), &agent, sandbox, "");
-    let (out, bodies) = run_agent(tmp.path(), &json!({"1": [accept()]}), false);
+    let (out, bodies) = run_agent(tmp.path(), &json!({"1": [accept()]}), false, &[]);
     let said = agent_said(tmp.path());
     assert!(said.contains("TRY_WRITE"), "{said}\n{}", text(&out));
     // Under bubblewrap `/tmp` is the sandbox's own: a write there lands in it, never here.
@@ -290,7 +296,7 @@ fn held(work: &Value, extra: &str) -> (String, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let agent = json!({"work": [work], "case": [case(1)]});
     configure(tmp.path(), &agent, "bwrap", extra);
-    let (out, _) = run_agent(tmp.path(), &json!({"1": [accept()]}), false);
+    let (out, _) = run_agent(tmp.path(), &json!({"1": [accept()]}), false, &[]);
     assert!(!out.status.success(), "{}", text(&out));
     assert!(!support::holds_controls(&out.stdout) && !support::holds_controls(&out.stderr));
     let gates = events_of(tmp.path(), "task_state");
@@ -408,23 +414,8 @@ fn a_real_codex_agent_from_npm_lands_a_task_judged_with_its_tool_calls_in_the_lo
         toml::Value::Array(command.into_iter().map(toml::Value::String).collect())
     );
     std::fs::write(dir.join("config.toml"), config).unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
-    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
-    let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
-    cmd.env_remove("HARROW_WORKER_MODEL")
-        .env("HARROW_EVALUATOR_MODEL", "scripted/evaluator")
-        .env("HARROW_AGENT_API_KEY", agent_key)
-        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
-        .arg("--no-validators");
-    let out = support::ends_within(
-        cmd.stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-        300,
-        "the codex run",
-    );
+    let keys = [("HARROW_AGENT_API_KEY", agent_key)];
+    let (out, _) = run_agent(tmp.path(), &json!({"1": [accept()]}), false, &keys);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
     let calls = events_of(tmp.path(), "tool_call");

@@ -40,6 +40,23 @@ enum Turned {
     Ended(TaskEnd),
 }
 
+/// Where a turn is: its task, its place, and what the agent's session has run up.
+struct Turn<'t> {
+    task: &'t Task,
+    iter: u64,
+    attempt: u64,
+    cost: &'t mut Option<f64>,
+    restarts: &'t mut u32,
+}
+
+/// What the driver does after a turn.
+enum Step {
+    Said(String),
+    Again,
+    Restart,
+    End(TaskEnd),
+}
+
 impl Lane {
     /// Works `task` with the run's ACP agent, from the brief to an accept, a failure or a
     /// stop. `brief` is the worker prompt harrow's own worker would get.
@@ -74,49 +91,23 @@ impl Lane {
                 if iter > self.shared.opts.max_iterations {
                     return Ok(TaskEnd::Failed(StopReason::IterCap));
                 }
-                let said = match self
-                    .agent_turn(&mut conn, task, &mut next, iter, attempt, &mut cost)
-                    .await
-                {
-                    Ok(Turned::Said(said)) => said,
-                    Ok(Turned::Steered) => continue,
-                    Ok(Turned::Ended(end)) => return Ok(end),
-                    Err(HarnessError::Agent(e)) => {
-                        drop(conn);
-                        if let Some(end) =
-                            self.agent_failed(task, attempt, iter, &e, &mut restarts)?
-                        {
-                            return Ok(end);
-                        }
-                        next = format!(
-                            "{brief}\n\nharrow: your previous agent session ended ({e}). The worktree keeps everything you did; look at it and go on.\n\n{HOW_IT_ENDS}"
-                        );
-                        continue 'agent;
-                    }
-                    Err(e) => return Err(e),
+                let mut turn =
+                    Turn { task, iter, attempt, cost: &mut cost, restarts: &mut restarts };
+                let said = match self.turn_step(&mut conn, &mut turn, &mut next, &brief).await? {
+                    Step::Said(said) => said,
+                    Step::Again => continue,
+                    Step::Restart => continue 'agent,
+                    Step::End(end) => return Ok(end),
                 };
                 iter += 1;
                 next = then(&next, CASE_PROMPT);
-                let answer = match self
-                    .agent_turn(&mut conn, task, &mut next, iter, attempt, &mut cost)
-                    .await
-                {
-                    Ok(Turned::Said(answer)) => answer,
-                    Ok(Turned::Steered) => continue,
-                    Ok(Turned::Ended(end)) => return Ok(end),
-                    Err(HarnessError::Agent(e)) => {
-                        drop(conn);
-                        if let Some(end) =
-                            self.agent_failed(task, attempt, iter, &e, &mut restarts)?
-                        {
-                            return Ok(end);
-                        }
-                        next = format!(
-                            "{brief}\n\nharrow: your previous agent session ended ({e}). The worktree keeps everything you did; look at it and go on.\n\n{HOW_IT_ENDS}"
-                        );
-                        continue 'agent;
-                    }
-                    Err(e) => return Err(e),
+                let mut turn =
+                    Turn { task, iter, attempt, cost: &mut cost, restarts: &mut restarts };
+                let answer = match self.turn_step(&mut conn, &mut turn, &mut next, &brief).await? {
+                    Step::Said(answer) => answer,
+                    Step::Again => continue,
+                    Step::Restart => continue 'agent,
+                    Step::End(end) => return Ok(end),
                 };
                 let sc = scope(&task.id, iter, attempt);
                 let call = ToolCallRecord {
@@ -138,6 +129,34 @@ impl Lane {
                     return Ok(now);
                 }
             }
+        }
+    }
+
+    /// One turn and what the driver does next: go on with what the agent said, prompt again
+    /// (a steer), start the agent again with the brief (it crashed or hung; `next` says so),
+    /// or end the task.
+    async fn turn_step(
+        &mut self,
+        conn: &mut Connection,
+        turn: &mut Turn<'_>,
+        next: &mut String,
+        brief: &str,
+    ) -> Result<Step> {
+        let (task, iter, attempt) = (turn.task, turn.iter, turn.attempt);
+        match self.agent_turn(conn, task, next, iter, attempt, turn.cost).await {
+            Ok(Turned::Said(said)) => Ok(Step::Said(said)),
+            Ok(Turned::Steered) => Ok(Step::Again),
+            Ok(Turned::Ended(end)) => Ok(Step::End(end)),
+            Err(HarnessError::Agent(e)) => {
+                if let Some(end) = self.agent_failed(task, attempt, iter, &e, turn.restarts)? {
+                    return Ok(Step::End(end));
+                }
+                *next = format!(
+                    "{brief}\n\nharrow: your previous agent session ended ({e}). The worktree keeps everything you did; look at it and go on.\n\n{HOW_IT_ENDS}"
+                );
+                Ok(Step::Restart)
+            }
+            Err(e) => Err(e),
         }
     }
 

@@ -158,23 +158,15 @@ impl Lane {
         attempt: u64,
         messages: &mut Vec<serde_json::Value>,
     ) -> Result<()> {
-        for word in self.link.inbox.take(Op::Steer) {
-            messages
-                .push(serde_json::json!({"role": "user", "content": steer_message(&word.text)}));
-            self.control.steered.push((task.to_owned(), attempt, word.text.clone()));
-            self.emit(&OperatorSteer {
-                scope: scope(task, iter, attempt),
-                text: Some(word.text),
-                delivered: Some(true),
-                source: Some(word.source),
-                ..OperatorSteer::default()
-            })?;
+        for text in self.take_steers(task, iter, attempt)? {
+            messages.push(serde_json::json!({"role": "user", "content": text}));
         }
         Ok(())
     }
 
-    /// Takes the steers waiting for this lane's task as one prompt's words for an ACP agent,
-    /// each logged as delivered; remembered for the evaluator of `attempt`.
+    /// Takes the steers waiting for this lane's task, as the words the worker is given (a
+    /// message of harrow's own worker, a prompt of an ACP agent's), each logged as delivered;
+    /// remembered for the evaluator of `attempt`.
     pub(super) fn take_steers(
         &mut self,
         task: &str,
