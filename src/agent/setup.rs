@@ -107,8 +107,19 @@ pub fn prepare(spec: &AgentSpec, hands: &Hands, dir: &Path, lane: u64) -> Result
     Ok(Prepared { isolation, home, env })
 }
 
+/// Makes `home` anew. The folder above it (`agents/` in the session folder) must be a real
+/// folder: in a session folder someone else could write, a link there would turn the removal
+/// of an old home into the removal of a folder harrow never made.
 fn fresh_home(home: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if let Some(parent) = home.parent()
+        && std::fs::symlink_metadata(parent).is_ok_and(|m| !m.is_dir())
+    {
+        return Err(std::io::Error::other(format!(
+            "{} is not a folder harrow made (a link or a file); remove it and go on",
+            parent.display()
+        )));
+    }
     match std::fs::symlink_metadata(home) {
         Ok(m) if m.is_dir() => std::fs::remove_dir_all(home)?,
         Ok(_) => std::fs::remove_file(home)?,
@@ -139,4 +150,32 @@ fn copy_home(from: &Path, to: &Path, budget: &mut u64) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_old_home_is_replaced_but_never_through_a_link_above_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("session/agents/lane-1");
+        fresh_home(&home).unwrap();
+        std::fs::write(home.join("left.txt"), "x").unwrap();
+        fresh_home(&home).unwrap();
+        assert!(!home.join("left.txt").exists(), "what an earlier agent left is gone");
+        // A session folder whose `agents` is a link to someone's folder.
+        let victim = tmp.path().join("victim");
+        std::fs::create_dir_all(victim.join("lane-1")).unwrap();
+        std::fs::write(victim.join("lane-1/keep.txt"), "mine").unwrap();
+        let carried = tmp.path().join("carried");
+        std::fs::create_dir_all(&carried).unwrap();
+        std::os::unix::fs::symlink(&victim, carried.join("agents")).unwrap();
+        let err = fresh_home(&carried.join("agents/lane-1")).unwrap_err();
+        assert!(err.to_string().contains("not a folder harrow made"), "{err}");
+        assert!(
+            victim.join("lane-1/keep.txt").exists(),
+            "nothing of the link's target was removed"
+        );
+    }
 }
