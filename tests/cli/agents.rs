@@ -20,10 +20,17 @@ fn configure(tmp: &Path, script: &Value, sandbox: &str, extra: &str) {
     let mut script = script.clone();
     script["marker"] = json!(tmp.display().to_string());
     let command = toml::Value::Array(
-        ["python3".to_owned(), agent_script().display().to_string(), script.to_string()]
-            .into_iter()
-            .map(toml::Value::String)
-            .collect(),
+        // The program's text itself, not its path: a checkout under /tmp is out of sight in
+        // bubblewrap's private /tmp.
+        [
+            "python3".to_owned(),
+            "-c".to_owned(),
+            std::fs::read_to_string(agent_script()).unwrap(),
+            script.to_string(),
+        ]
+        .into_iter()
+        .map(toml::Value::String)
+        .collect(),
     );
     let dir = tmp.join("harrow");
     std::fs::create_dir_all(&dir).unwrap();
