@@ -503,3 +503,33 @@ fn a_steer_cancels_the_agents_turn_and_is_its_next_prompt() {
     assert_eq!(turns[0]["finish_reason"], "cancelled", "{turns:?}");
     assert!(events_of(tmp.path(), "operator_steer").iter().any(|s| s["delivered"] == true));
 }
+
+#[test]
+fn an_agent_that_dies_before_its_session_opens_is_held_with_its_stderr() {
+    tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("harrow");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dies = "import sys; print('no model is configured', file=sys.stderr); sys.exit(2)";
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            "[hands]\nsandbox = \"bwrap\"\n\n[agent]\ncommand = [\"python3\", \"-c\", \"{dies}\"]\n"
+        ),
+    )
+    .unwrap();
+    let (out, _) = run_agent(tmp.path(), &json!({"1": [accept()]}), false, &[]);
+    assert!(!out.status.success(), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("the agent ended (exit 2)") && said.contains("no model is configured"),
+        "{said}"
+    );
+    let gates = events_of(tmp.path(), "task_state");
+    assert!(gates.iter().any(|g| g["to"] == "needs_operator"), "{gates:?}");
+    let failed = events_of(tmp.path(), "model_call")
+        .into_iter()
+        .filter(|c| c["error_class"] == "agent_exited")
+        .count();
+    assert_eq!(failed, 3, "the first start and two more");
+}

@@ -74,13 +74,13 @@ impl Lane {
             let mut conn = match self.start_agent(task, spec, attempt, iter).await {
                 Ok(Ok(conn)) => conn,
                 Ok(Err(end)) => return Ok(end),
+                // One that dies or falls quiet before its session is open is started again
+                // like one that fails mid-turn, then held.
                 Err(HarnessError::Agent(e)) => {
-                    return self.agent_failed(task, attempt, iter, &e, &mut restarts).map(|end| {
-                        end.unwrap_or(TaskEnd::Stop(super::Ended {
-                            reason: StopReason::NeedsOperator,
-                            detail: Some(format!("task {} waits for the operator: {e}", task.id)),
-                        }))
-                    });
+                    match self.agent_failed(task, attempt, iter, &e, &mut restarts)? {
+                        Some(end) => return Ok(end),
+                        None => continue 'agent,
+                    }
                 }
                 Err(e) => return Err(e),
             };
