@@ -533,3 +533,22 @@ fn an_agent_that_dies_before_its_session_opens_is_held_with_its_stderr() {
         .count();
     assert_eq!(failed, 3, "the first start and two more");
 }
+
+#[test]
+fn a_resume_starts_an_agent_the_session_records_only_when_trusted() {
+    tools::require_bwrap();
+    let (_, dir) = held(&json!([{"stderr": "gone"}, {"exit": 3}]), "");
+    // The operator's configuration no longer names an agent: only the record does.
+    std::fs::write(dir.join("harrow/config.toml"), "[hands]\nsandbox = \"bwrap\"\n").unwrap();
+    let id = session(&dir).file_name().unwrap().to_string_lossy().into_owned();
+    let out = harrow_cmd(&dir, "http://127.0.0.1:9")
+        .env("HARROW_EVALUATOR_MODEL", "scripted/evaluator")
+        .args(["resume", &id, "--headless"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("records the ACP agent"), "{}", text(&out));
+    assert!(text(&out).contains("--trust-recorded"), "{}", text(&out));
+    assert_eq!(agents_alive(&dir), 0, "nothing was started");
+    let _ = std::fs::remove_dir_all(dir);
+}
