@@ -24,17 +24,26 @@ pub trait Host {
     /// One `session/update` of the session.
     fn update(&mut self, update: &Value) -> Result<(), Self::Error>;
 
-    /// One request of the agent's; its answer goes back as it is.
+    /// One request of the agent's, numbered `id`: its answer, which goes back as it is, or
+    /// `None` when a person must answer it — the answer then comes from [`Host::answers`], and
+    /// the agent, waiting on harrow, is not taken for hung meanwhile.
     fn serve(
         &mut self,
+        id: &Value,
         method: &str,
         params: &Value,
-    ) -> Result<Result<Value, RpcError>, Self::Error>;
+    ) -> Result<Option<Result<Value, RpcError>>, Self::Error>;
+
+    /// Answers decided since the last look to requests [`Host::serve`] left open, by their ids.
+    fn answers(&mut self) -> Result<Vec<Answer>, Self::Error>;
 
     /// Looked at while waiting: whether the turn is to be cancelled (the agent is asked to end
     /// it) or abandoned at once.
     fn interrupt(&mut self) -> Result<Option<Interrupt>, Self::Error>;
 }
+
+/// An answer to a request of the agent's, with the request's id.
+pub type Answer = (Value, Result<Value, RpcError>);
 
 /// Why a turn stops early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,11 +160,21 @@ impl Connection {
         self.process.send(wire::request(id, method, params));
         let mut heard = Instant::now();
         let mut cancelled: Option<Instant> = None;
+        // Requests of the agent's a person has yet to answer: it waits on harrow, not hung.
+        let mut open: Vec<Value> = Vec::new();
         loop {
             let next = tokio::time::timeout(LOOK_UP, self.process.from_agent.recv()).await;
             let message = match next {
                 Err(_) => {
-                    match host.interrupt()? {
+                    let interrupt = host.interrupt()?;
+                    for (id, answer) in host.answers()? {
+                        open.retain(|o| *o != id);
+                        self.process.send(wire::answer(&id, &answer));
+                    }
+                    if !open.is_empty() {
+                        heard = Instant::now();
+                    }
+                    match interrupt {
                         Some(Interrupt::Abandon) => return Ok(None),
                         Some(Interrupt::Cancel)
                             if cancelled.is_none() && !self.session.is_empty() =>
@@ -194,8 +213,10 @@ impl Connection {
                     }
                 }
                 Incoming::Request { id, method, params } => {
-                    let answer = host.serve(&method, &params)?;
-                    self.process.send(wire::answer(&id, &answer));
+                    match host.serve(&id, &method, &params)? {
+                        Some(answer) => self.process.send(wire::answer(&id, &answer)),
+                        None => open.push(id),
+                    }
                 }
             }
         }

@@ -29,6 +29,9 @@ pub enum Permissions {
     Allow,
     /// Refuse every request (the agent does what it may do without asking).
     Deny,
+    /// Hold each request for the operator (`a` / `r` in the console, `harrow control ID
+    /// allow` / `deny`); the agent waits, and is not taken for hung meanwhile.
+    Ask,
 }
 
 /// The agent a run uses as its worker: `[agent]` in the configuration, or `--agent`.

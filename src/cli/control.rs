@@ -17,7 +17,10 @@ use std::process::ExitCode;
   harrow control 9d8329 rewind --task T-002 --to-turn 4 --reason \"before it deleted the fixtures\"
   harrow control 9d8329 review --task T-002 --comments review.txt --category weak_test
   harrow control 9d8329 stop --now
+  harrow control 9d8329 allow --task T-002
 
+allow and deny answer what a task's ACP agent asked permission for (with `[agent]
+permissions = 'ask'`), oldest question first.
 steer goes into the worker's conversation before its next model request, while the task
 works; queue waits for the task's next attempt (or its first turn, when it has not begun).
 rewind sets a task's files back to an attempt as it was judged (or a turn's worktree), keeps
@@ -136,6 +139,14 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         command.comments = super::review::comments_for(&found, task, file)?;
         command.category.clone_from(&args.category);
     }
+    if matches!(op, Op::Allow | Op::Deny) && !lock::is_locked(&found.dir) {
+        return Err(UsageError(format!(
+            "session {} is not running: {} answers a running agent's permission request",
+            found.id,
+            op.as_str()
+        ))
+        .into());
+    }
     send(&found.dir, &command)?;
     let when = if op == Op::Steer {
         format!(
@@ -156,6 +167,11 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         format!(
             "the run rewinds {} once it is not at work (at once when it waits for a decision)",
             task.as_deref().unwrap_or("the task")
+        )
+    } else if matches!(op, Op::Allow | Op::Deny) && lock::is_locked(&found.dir) {
+        format!(
+            "it answers what {}'s agent asked, at once (the log says it, or why not)",
+            task.as_deref().unwrap_or("the task at work")
         )
     } else if lock::is_locked(&found.dir) && op.is_urgent() {
         "the run acts on it at once, stopping what is in flight".to_owned()

@@ -313,7 +313,10 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     let (models, overrides) = if demo.is_some() {
         (args.flags.models.clone(), Vec::new())
     } else {
-        resume_models(&args.flags.models, &start, &config, args.trust_recorded)?
+        // With an agent as the worker, the evaluator's model stands in for the worker's, as
+        // it did when the run started.
+        let flags = super::agents::models_for(&args.flags.models, agent.is_some());
+        resume_models(&flags, &start, &config, args.trust_recorded)?
     };
     // A demo session answers from the bundled script again, on a fresh loopback port; the
     // script is keyed by task and attempt, so it picks up where the log says the run was.

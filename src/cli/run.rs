@@ -697,7 +697,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         Config::load(flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let plan = plan::load(&args.plan).map_err(|e| UsageError(e.to_string()))?;
     let agent = flags.agent(&config, None, false)?;
-    let brain = brain_config(&super::agents::models_for(&flags.models, agent.is_some()), &config)?;
+    let brain = brain_config(&super::agents::models_for(&flags.models, agent.is_some()), &config)
+        .map_err(|e| match &agent {
+            Some(_) => UsageError(format!(
+                "{}; with an agent as the worker they name the evaluator's endpoint (the agent brings its own model)",
+                e.0
+            )),
+            None => e,
+        })?;
     let sessions_dir = discover::harrow_sessions_dir().ok_or_else(|| {
         UsageError("cannot find a data folder for sessions; set HARROW_SESSIONS_DIR".into())
     })?;

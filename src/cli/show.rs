@@ -61,9 +61,15 @@ fn verdicts(v: &VerdictCounts) -> String {
 }
 
 fn usage_line(u: &Usage) -> String {
+    // Calls that reported no usage leave the tokens unknown, or the figures a floor.
+    let total = match (u.uncounted, u.total) {
+        (0, t) => thousands(t),
+        (n, 0) => return format!("unknown ({n} call(s) reported no usage)  {}", dollars(u.cost)),
+        (n, t) => format!("{}+? ({n} call(s) reported no usage)", thousands(t)),
+    };
     format!(
         "{} (prompt {} · completion {} · cached {} · reasoning {})  {}",
-        thousands(u.total),
+        total,
         thousands(u.prompt),
         thousands(u.eval),
         thousands(u.cached),

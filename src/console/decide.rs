@@ -24,6 +24,15 @@ impl App {
         })
     }
 
+    /// The task whose agent waits for a permission, when the keys are about it: nothing
+    /// else is picked in the plan, or it is.
+    pub(super) fn asked_task(&self) -> Option<String> {
+        let asked = self.player.view.asked()?;
+        let fold = self.player.view.fold();
+        let picked = fold.task_line(self.sel.plan_selected).map(|t| t.id);
+        (self.sel.plan_follow || picked == Some(asked)).then(|| asked.to_owned())
+    }
+
     /// Opens the editor for an operator command; a decision with no task to be about is refused
     /// here, rather than typed and then refused by the run.
     pub(super) fn open_editor(&mut self, op: Op, title: &str) {
@@ -100,6 +109,11 @@ impl App {
             ),
             Op::Queue => format!(
                 "queued for {}'s next attempt (or its first turn)",
+                cmd.task.as_deref().unwrap_or("the task")
+            ),
+            Op::Allow | Op::Deny => format!(
+                "sent {} for what {}'s agent asked; it goes on at once",
+                cmd.op.as_str(),
                 cmd.task.as_deref().unwrap_or("the task")
             ),
             Op::Rewind => format!(

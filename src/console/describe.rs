@@ -272,7 +272,7 @@ pub fn tone(e: &Event) -> Tone {
         Payload::JudgeVerdict(v) if v.accept != Some(true) => Tone::Bad,
         Payload::TaskFailed(_) => Tone::Bad,
         Payload::OperatorReview(r) if r.ruling() == Some(Ruling::Reject) => Tone::Bad,
-        Payload::TaskRewound(_) => Tone::Waiting,
+        Payload::TaskRewound(_) | Payload::OperatorWait(_) => Tone::Waiting,
         Payload::Push(p) if p.error.is_some() => Tone::Bad,
         Payload::PullRequest(p) if p.error.is_some() => Tone::Bad,
         Payload::Commit(_)
@@ -301,6 +301,9 @@ fn operator_row(e: &Event, task: &str, iter: &str) -> Option<String> {
                 110
             ))
         ),
+        Payload::OperatorWait(p) if p.tool.is_some() => {
+            format!("? {}", crate::printable::line(&short(p.reason.as_deref().unwrap_or(""), 160)))
+        }
         Payload::OperatorReview(p) => format!(
             "✎ {task} the operator's review: {}, {} comment(s){}",
             review_verdict(p),

@@ -497,13 +497,13 @@ const MAIN: &[Binding] = &[
     live(
         &[k(K::Char('a'))],
         A::Approve,
-        "live: approve the waiting (or selected) task, with a reason",
+        "live: approve the waiting task, with a reason (or allow its agent's ask)",
         H::Live(9, "a/r/F decide"),
     ),
     live(
         &[k(K::Char('r'))],
         A::Reject,
-        "live: send it back with guidance for its next attempt",
+        "live: send it back with guidance (or deny its agent's ask)",
         H::No,
     ),
     live(&[k(K::Char('F'))], A::ForceAccept, "live: accept it below the bar, with a reason", H::No),

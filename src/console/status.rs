@@ -30,6 +30,9 @@ impl App {
         if self.live && harrow && self.lock_checked.is_some_and(|(_, alive)| !alive) && total > 0 {
             return format!("CRASHED: no run holds it (harrow resume {})", self.id);
         }
+        if let Some(task) = self.player.view.asked() {
+            return format!("ASKS: {task}'s agent waits for you — a allow · r deny");
+        }
         if let Some(task) = self.player.view.held() {
             return format!(
                 "HELD: {task} waits for you — a approve · r reject · F force · v re-judge · u rewind · S skip · K fail"

@@ -82,7 +82,12 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .unwrap_or_default();
     let waiting = app.prepared.waiting.as_deref().map(|w| format!("  {w}")).unwrap_or_default();
     let (tokens, cost) = fold.tokens_and_cost();
-    let tokens = compact(tokens);
+    // Calls that reported no usage make the total unknown, or a floor: never a plain 0.
+    let tokens = match (fold.uncounted_calls(), tokens) {
+        (0, t) => compact(t),
+        (_, 0) => "?".to_owned(),
+        (_, t) => format!("{}+?", compact(t)),
+    };
     let id = fold.session_id().unwrap_or("");
     // Which sandbox the worker's commands run in; none is never left unsaid.
     let (sandbox, short_sandbox) = match fold.sandbox() {

@@ -23,8 +23,9 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::ContextReset
         | K::LedgerAppended
         | K::FeedbackSent
-        | K::TurnTree
-        | K::OperatorWait => false,
+        | K::TurnTree => false,
+        // A held task's wait is said by its state's row; an agent's question is its own.
+        K::OperatorWait => fact.payload.tool.get().is_some(),
         K::TaskState => matches!(
             fact.payload.to.get().map(TaskState::read),
             Some(TaskState::Running | TaskState::NeedsOperator)
@@ -195,6 +196,8 @@ struct Marks {
     waiting: Option<Waiting>,
     /// The task the run waits on a person's decision about, while it waits.
     held: Option<String>,
+    /// The task whose agent waits for the person to allow or deny what it asked.
+    asked: Option<String>,
     /// Each lane's task, in a run with lanes.
     lanes: super::lanes::LaneMarks,
 }
@@ -245,6 +248,10 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
             _ => WaitChange::Over,
         },
         K::OperatorWait => WaitChange::Begins(OPERATOR_WAIT.to_owned()),
+        // An agent's permission request answered: it works again.
+        K::HookRun if p.hook.get() == Some("permission") => {
+            WaitChange::Begins(WORKER_WAIT.to_owned())
+        }
         // The worker is asked again after its context is sent, after its tools answered, and
         // after feedback or a nudge: the wait on its model counts from there, not from its
         // first reply.
@@ -438,7 +445,10 @@ impl View {
             )
         ) || (kind == Some(EventKind::ToolCall)
             && fact.payload.tool.get() == Some("submit_case"));
-        if !tracked {
+        // An answer to an agent's question is no decision on the task's work.
+        let answer = kind == Some(EventKind::OperatorAction)
+            && matches!(fact.payload.action.get(), Some("allow" | "deny"));
+        if !tracked || answer {
             return;
         }
         let trail = if let Some(t) = self.trails.get_mut(task) {
@@ -475,13 +485,26 @@ impl View {
             m.operator = Some(op.to_owned());
         }
         match kind {
-            Some(EventKind::OperatorWait) => m.held = fact.payload.task_id.get().map(str::to_owned),
+            Some(EventKind::OperatorWait) => {
+                let task = fact.payload.task_id.get().map(str::to_owned);
+                if fact.payload.tool.get().is_some() {
+                    m.asked = task;
+                } else {
+                    m.held = task;
+                }
+            }
+            Some(EventKind::HookRun)
+                if fact.payload.hook.get() == Some("permission")
+                    && m.asked.as_deref() == fact.payload.task_id.get() =>
+            {
+                m.asked = None;
+            }
             Some(
                 EventKind::TaskState
                 | EventKind::Stop
                 | EventKind::SessionResume
                 | EventKind::ContextReset,
-            ) => m.held = None,
+            ) => (m.held, m.asked) = (None, None),
             _ => {}
         }
         if let Some(task) = fact.payload.task_id.get()
@@ -565,6 +588,11 @@ impl View {
     /// The task the run is holding for the operator's decision, as of the cursor.
     pub fn held(&self) -> Option<&str> {
         self.marks.held.as_deref()
+    }
+
+    /// The task whose agent waits for a permission the operator grants or refuses.
+    pub fn asked(&self) -> Option<&str> {
+        self.marks.asked.as_deref()
     }
 
     /// The last pause, resume, step or stop the loop applied.

@@ -134,6 +134,7 @@ impl Gathered {
             stop: s.stop.as_ref().and_then(|st| st.reason.clone()),
             tasks_done: h.tasks_done,
             tokens: s.tokens.all.total,
+            tokens_unknown_calls: s.tokens.all.uncounted,
             cost: s.tokens.all.cost,
             task_count: rows.len(),
         };

@@ -51,7 +51,7 @@ pub fn head(e: &ExportHead, rows: &[Row]) -> String {
         },
         e.tasks_done,
         e.task_count,
-        e.tokens,
+        e.tokens_said(),
         e.cost,
         esc(&e.status),
         e.stop.as_deref().map(|s| format!(" (stopped: {})", esc(s))).unwrap_or_default()

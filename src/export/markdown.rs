@@ -60,7 +60,7 @@ pub fn head(e: &ExportHead, rows: &[Row]) -> String {
         "{models}{} of {} tasks done · {} tokens · ${:.3} · {}{}\n",
         e.tasks_done,
         e.task_count,
-        e.tokens,
+        e.tokens_said(),
         e.cost,
         e.status,
         e.stop.as_deref().map(|s| format!(" (stopped: {})", cell(s))).unwrap_or_default()

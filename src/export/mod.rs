@@ -38,10 +38,25 @@ pub struct ExportHead {
     pub stop: Option<String>,
     pub tasks_done: u64,
     pub tokens: i64,
+    /// Answered calls that reported no usage: `tokens` is then a floor, not the total.
+    #[serde(skip_serializing_if = "crate::session::summary::is_zero")]
+    pub tokens_unknown_calls: u64,
     pub cost: f64,
     /// How many tasks the export lists.
     #[serde(skip)]
     pub task_count: usize,
+}
+
+impl ExportHead {
+    /// The tokens as a reader should take them: `1234`, or `1234+?` when some calls
+    /// reported none (an agent that does not say).
+    pub fn tokens_said(&self) -> String {
+        if self.tokens_unknown_calls == 0 {
+            self.tokens.to_string()
+        } else {
+            format!("{}+? (unknown for {} call(s))", self.tokens, self.tokens_unknown_calls)
+        }
+    }
 }
 
 /// One task's line in the table at the head of an export.

@@ -50,6 +50,10 @@ pub enum Op {
     Rewind,
     /// The operator's review of a task's diff: comments on its lines and a verdict.
     Review,
+    /// Grant what the task's agent asked permission for (its oldest open request).
+    Allow,
+    /// Refuse what the task's agent asked permission for (its oldest open request).
+    Deny,
 }
 
 impl Op {
@@ -71,6 +75,8 @@ impl Op {
             Op::Queue => "queue",
             Op::Rewind => "rewind",
             Op::Review => "review",
+            Op::Allow => "allow",
+            Op::Deny => "deny",
         }
     }
 

@@ -644,8 +644,9 @@ payload_struct!(
 );
 payload_struct!(
     /// harrow: a task is held for a person and the run waits for the decision instead of
-    /// stopping (the console drives it, or `--wait-for-operator`).
-    OperatorWait { reason: String } scoped
+    /// stopping (the console drives it, or `--wait-for-operator`) — or, with `tool`, a task at
+    /// work waits for the person to allow or deny what its agent asked permission for.
+    OperatorWait { reason: String, tool: String } scoped
 );
 payload_struct!(
     /// harrow: the operator's words for the task at work (`steer`), put into its worker's

@@ -203,6 +203,13 @@ impl Waiting {
                     self.on = None;
                 }
             }
+            // A hook of the waited task's: it is at work again (its agent's permission request
+            // was answered), so nothing waits on a person.
+            Some(EventKind::HookRun)
+                if self.on.as_ref().is_some_and(|(w, _)| Some(w.as_str()) == task) =>
+            {
+                self.on = None;
+            }
             _ => {}
         }
     }

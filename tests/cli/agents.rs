@@ -2,42 +2,12 @@
 //! files and runs commands itself; a variant uses the client's `fs/*` and `terminal/*`; a
 //! hostile one tries to get out) on real git, real validators and a scripted evaluator.
 
+use super::acp::configure;
 use super::loop_fixture::{accept, case, harrow_cmd, reject, repo_and_plan, serve};
 use super::support::{self, git};
 use super::tools;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-
-/// The scripted agent's program, from the source tree (readable inside the sandbox).
-fn agent_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acp/scripted_agent.py")
-}
-
-/// Writes the configuration: the scripted agent with `script`, the sandbox `sandbox`, `extra`
-/// TOML after.
-fn configure(tmp: &Path, script: &Value, sandbox: &str, extra: &str) {
-    // The folder in the agent's arguments tells its processes from other tests' agents.
-    let mut script = script.clone();
-    script["marker"] = json!(tmp.display().to_string());
-    let command = toml::Value::Array(
-        // The program's text itself, not its path: a checkout under /tmp is out of sight in
-        // bubblewrap's private /tmp.
-        [
-            "python3".to_owned(),
-            "-c".to_owned(),
-            std::fs::read_to_string(agent_script()).unwrap(),
-            script.to_string(),
-        ]
-        .into_iter()
-        .map(toml::Value::String)
-        .collect(),
-    );
-    let dir = tmp.join("harrow");
-    std::fs::create_dir_all(&dir).unwrap();
-    let text =
-        format!("[hands]\nsandbox = \"{sandbox}\"\n\n[agent]\ncommand = {command}\n{extra}\n");
-    std::fs::write(dir.join("config.toml"), text).unwrap();
-}
 
 /// `harrow run` headless with the configured agent; the evaluator answers `evaluator`.
 fn run_agent(
@@ -551,4 +521,213 @@ fn a_resume_starts_an_agent_the_session_records_only_when_trusted() {
     assert!(text(&out).contains("--trust-recorded"), "{}", text(&out));
     assert_eq!(agents_alive(&dir), 0, "nothing was started");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn under_ask_an_agents_permission_request_waits_for_the_operators_allow_or_deny() {
+    tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = json!({
+        "work": [[
+            {"permission": ["allow_once", "reject_once"], "title": "Run ASK-ONE"},
+            {"permission": ["allow_once", "reject_once"], "title": "Run ASK-TWO"},
+            {"write": ["f1.txt", "1\n"]}
+        ]],
+        "case": [case(1)]
+    });
+    // An agent quiet for a second is taken for hung: one that waits on the operator is not.
+    configure(tmp.path(), &agent, "bwrap", "permissions = \"ask\"\nquiet_secs = 1\n");
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
+    let run = |args: &[&str]| {
+        let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
+        cmd.env_remove("HARROW_WORKER_MODEL").env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
+        cmd.args(args);
+        cmd
+    };
+    let child = run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+        .args(["--headless", "--no-validators"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sessions = tmp.path().join("sessions");
+    // The wait's own words: the script (with the titles) is in the log from the start.
+    let dir = super::loop_fixture::session_when_log_has(&sessions, "asks: Run ASK-ONE");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    // Longer than the agent may be quiet: the wait is the operator's, not the agent's.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let allow = run(&["control", &id, "allow"]).output().unwrap();
+    assert!(allow.status.success(), "{}", text(&allow));
+    super::loop_fixture::session_when_log_has(&sessions, "asks: Run ASK-TWO");
+    let deny = run(&["control", &id, "deny", "--task", "T-001"]).output().unwrap();
+    assert!(deny.status.success(), "{}", text(&deny));
+    let out = support::ends_within(child, 120, "the asking agent's run");
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
+    let said = agent_said(tmp.path());
+    assert!(
+        said.contains("PERMISSION opt-allow_once") && said.contains("PERMISSION opt-reject_once"),
+        "{said}"
+    );
+    let waits = events_of(tmp.path(), "operator_wait");
+    assert_eq!(waits.len(), 2, "{waits:?}");
+    assert!(waits.iter().all(|w| w["tool"] == "agent"), "{waits:?}");
+    let answers: Vec<Value> = events_of(tmp.path(), "hook_run")
+        .into_iter()
+        .filter(|h| h["hook"] == "permission")
+        .collect();
+    let outcomes: Vec<&str> = answers.iter().filter_map(|a| a["outcome"].as_str()).collect();
+    assert_eq!(outcomes, ["allow", "block"], "{answers:?}");
+    assert!(answers.iter().all(|a| a["reason"].as_str().unwrap().contains("the operator (cli)")));
+    let hung = events_of(tmp.path(), "model_call")
+        .iter()
+        .filter(|c| c["error_class"] == "agent_hung")
+        .count();
+    assert_eq!(hung, 0, "an agent waiting on the operator is not hung");
+}
+
+#[test]
+fn an_allow_with_no_agent_asking_is_refused_in_the_log() {
+    tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = json!({
+        "work": [[{"say": "WAITING-FOR-WORDS"}, {"wait_cancel": true}]],
+        "steered": [[{"write": ["f1.txt", "1\n"]}]],
+        "case": [case(1)]
+    });
+    configure(tmp.path(), &agent, "bwrap", "permissions = \"ask\"\n");
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
+    let run = |args: &[&str]| {
+        let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
+        cmd.env_remove("HARROW_WORKER_MODEL").env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
+        cmd.args(args);
+        cmd
+    };
+    let child = run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+        .args(["--headless", "--no-validators"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sessions = tmp.path().join("sessions");
+    let dir = super::loop_fixture::session_when_log_has(&sessions, "WAITING-FOR-WORDS");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let allow = run(&["control", &id, "allow"]).output().unwrap();
+    assert!(allow.status.success(), "{}", text(&allow));
+    super::loop_fixture::session_when_log_has(&sessions, "no permission request open");
+    let steer = run(&["control", &id, "steer", "write it now"]).output().unwrap();
+    assert!(steer.status.success(), "{}", text(&steer));
+    let out = support::ends_within(child, 120, "the run");
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
+    let after = run(&["control", &id, "allow"]).output().unwrap();
+    assert_eq!(after.status.code(), Some(2), "{}", text(&after));
+}
+
+#[test]
+fn two_tasks_in_two_lanes_each_get_an_agent_of_their_own_and_both_land() {
+    tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = json!({
+        "work": [[{"say": "Lane work on T-00{N}."}, {"write": ["f{N}.txt", "{N}\n"]}]],
+        "case": [{"summary": "Wrote f{N}.txt.", "ac_coverage": [
+            {"criterion": "f{N}.txt exists and says {N}", "addressed_by": "f{N}.txt:1"}]}]
+    });
+    configure(tmp.path(), &agent, "bwrap", "");
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    super::loop_fixture::depends(&plan, 1, "[]");
+    super::loop_fixture::depends(&plan, 2, "[]");
+    let served = serve(&json!({"worker": {}, "evaluator": {"*": {"*": [accept()]}}}), true);
+    let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
+    cmd.env_remove("HARROW_WORKER_MODEL")
+        .env("HARROW_EVALUATOR_MODEL", "scripted/evaluator")
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+        .args(["--headless", "--lanes", "2", "--no-validators"]);
+    let out = support::ends_within(
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+        300,
+        "the agents' run in lanes",
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
+    assert_eq!(on_branch(tmp.path(), "f2.txt"), "2\n");
+    let log = support::strict_events(&session(tmp.path()));
+    // Each task's turns came from an agent in its own lane, and each said its own task.
+    let mut lanes_of = std::collections::BTreeMap::<String, Vec<u64>>::new();
+    for e in log.iter().filter(|e| e["type"] == "model_call" && e["payload"]["provider"] == "acp") {
+        let task = e["payload"]["task_id"].as_str().unwrap().to_owned();
+        lanes_of.entry(task).or_default().push(e["lane"].as_u64().unwrap_or(0));
+    }
+    assert_eq!(lanes_of.len(), 2, "{lanes_of:?}");
+    let first: Vec<u64> = lanes_of.values().map(|l| l[0]).collect();
+    assert_ne!(first[0], first[1], "one agent per lane: {lanes_of:?}");
+    let said = agent_said(tmp.path());
+    assert!(said.contains("Lane work on T-001.") && said.contains("Lane work on T-002."), "{said}");
+    let verdicts = events_of(tmp.path(), "evaluator_verdict");
+    assert_eq!(verdicts.len(), 2, "each task judged: {verdicts:?}");
+    assert_eq!(agents_alive(tmp.path()), 0, "every agent stopped");
+}
+
+#[test]
+fn an_agent_run_stopped_mid_turn_resumes_with_a_fresh_agent_and_lands() {
+    tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let stuck = json!({
+        "work": [[{"say": "STUCK-IN-TURN"}, {"write": ["half.txt", "half\n"]}, {"hang": true}]],
+        "case": [case(1)]
+    });
+    configure(tmp.path(), &stuck, "bwrap", "");
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"*": [accept()]}}}), true);
+    let run = |args: &[&str]| {
+        let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
+        cmd.env_remove("HARROW_WORKER_MODEL").env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
+        cmd.args(args);
+        cmd
+    };
+    let child = run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+        .args(["--headless", "--no-validators"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sessions = tmp.path().join("sessions");
+    let dir = super::loop_fixture::session_when_log_has(&sessions, "STUCK-IN-TURN");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let stop = run(&["control", &id, "stop", "--now"]).output().unwrap();
+    assert!(stop.status.success(), "{}", text(&stop));
+    let out = support::ends_within(child, 120, "the stopped agent's run");
+    assert!(!out.status.success(), "stopped, not done: {}", text(&out));
+    assert_eq!(agents_alive(tmp.path()), 0, "the stopped run's agent is gone");
+    // The operator's configuration now names an agent that finishes the work.
+    let done = json!({
+        "work": [[{"say": "RESUMED-AGENT"}, {"run": "cat half.txt"}, {"write": ["f1.txt", "1\n"]}]],
+        "case": [case(1)]
+    });
+    configure(tmp.path(), &done, "bwrap", "");
+    let resumed = support::ends_within(
+        run(&["resume", &id, "--headless", "--no-validators"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+        120,
+        "the resumed agent's run",
+    );
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
+    let said = agent_said(tmp.path());
+    assert!(said.contains("RESUMED-AGENT"), "{said}");
+    assert_eq!(events_of(tmp.path(), "session_resume").len(), 1);
+    assert_eq!(agents_alive(tmp.path()), 0);
 }

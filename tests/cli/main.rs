@@ -4,6 +4,8 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../support/acp.rs"]
+mod acp;
 #[path = "../support/forge.rs"]
 mod forge;
 #[path = "../support/git_http.rs"]

@@ -853,3 +853,56 @@ fn a_console_whose_terminal_is_killed_ends_instead_of_spinning() {
     }
     assert!(!still, "harrow was left running after its terminal went away");
 }
+
+/// An ACP agent under `permissions = "ask"` in the live console: its question is a row and
+/// the status line waits on the operator; `a` allows it, the agent goes on and the task lands.
+#[test]
+fn an_agents_question_in_the_live_console_waits_and_a_allows_it() {
+    use loop_fixture::{accept, case, repo_and_plan, serve};
+    crate::tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let agent = serde_json::json!({
+        "work": [[
+            {"say": "Asking first."},
+            {"permission": ["allow_once", "reject_once"], "title": "Run make deploy"},
+            {"write": ["f1.txt", "1\n"]}
+        ]],
+        "case": [case(1)]
+    });
+    crate::acp::configure(tmp.path(), &agent, "bwrap", "permissions = \"ask\"\n");
+    let script = serde_json::json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}});
+    let (_rt, server) = serve(&script, true);
+    let cmd = format!(
+        "sleep 1; {}",
+        scripted_console(
+            tmp.path(),
+            &server.base_url(),
+            &format!(
+                "run {} --repo {} --no-validators --evaluator-model scripted/evaluator",
+                plan.display(),
+                repo.display()
+            )
+        )
+    );
+    let t = Tmux::start(&cmd, 160, 45);
+    let s = t.wait_long("asks: Run make deploy", 90);
+    assert!(s.contains("(ACP agent)") || s.contains("python3"), "the agent's run: {s}");
+    assert!(s.lines().next().unwrap_or("").contains("waiting on you"), "{s}");
+    t.keys(&["a"]);
+    let s = t.wait_long("DONE", 90);
+    assert!(s.contains("T-001"), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_exit("[exit ");
+    assert!(s.contains("[exit 0]"), "{s}");
+    let session = std::fs::read_dir(tmp.path().join("sessions")).unwrap().next().unwrap().unwrap();
+    let log = support::strict_events(&session.path());
+    let answers: Vec<&serde_json::Value> = log
+        .iter()
+        .filter(|e| e["type"] == "hook_run" && e["payload"]["hook"] == "permission")
+        .collect();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["payload"]["outcome"], "allow");
+    let reason = answers[0]["payload"]["reason"].as_str().unwrap();
+    assert!(reason.contains("the operator (console)"), "{reason}");
+}

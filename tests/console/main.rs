@@ -4,6 +4,8 @@
 // A test whose setup fails should panic there, helpers included.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../support/acp.rs"]
+mod acp;
 #[path = "../support/loop_fixture.rs"]
 mod loop_fixture;
 #[path = "../support/sessions.rs"]
@@ -14,6 +16,8 @@ mod summary;
 mod support;
 #[path = "../support/tmux.rs"]
 mod tmux;
+#[path = "../support/tools.rs"]
+mod tools;
 
 mod console;
 mod console_modules;

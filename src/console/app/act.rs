@@ -40,6 +40,10 @@ impl App {
             {
                 self.notice = Some("decisions steer a live run; this is a replay".into());
             }
+            Action::Approve | Action::Reject if self.asked_task().is_some() => {
+                let op = if action == Action::Approve { Op::Allow } else { Op::Deny };
+                self.effects.push(Effect::Send(command(op, self.asked_task(), None, None)));
+            }
             Action::Approve => self.open_editor(Op::Approve, "Approve {task} — why?"),
             Action::Reject => {
                 self.open_editor(Op::Reject, "Reject {task} — guidance for its next attempt");

@@ -5,13 +5,15 @@
 
 use super::landing::Landing;
 use super::{Desk, Lane, Op, Result, Task, TaskEnd, scope};
-use crate::agent::client::{Connection, Host, Interrupt, TurnEnd};
+use crate::agent::client::{Answer, Connection, Host, Interrupt, TurnEnd};
 use crate::agent::process::{AgentProcess, Launch};
 use crate::agent::updates::Recorder;
 use crate::agent::wire::RpcError;
 use crate::agent::{AgentError, AgentSpec, Permissions, setup};
 use crate::harness::run::HarnessError;
-use crate::session::event::{CaseParseError, HookRun, ModelCall, ParseError, ToolCallRecord};
+use crate::session::event::{
+    CaseParseError, HookRun, ModelCall, OperatorWait, ParseError, ToolCallRecord,
+};
 use crate::session::state::StopReason;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -386,6 +388,17 @@ struct AgentHost<'l> {
     steered: bool,
     /// Terminals the agent had harrow run: their output and exit code.
     terminals: BTreeMap<String, (String, Option<i32>)>,
+    /// Permission requests held for the operator, oldest first.
+    asks: Vec<Ask>,
+    /// Answers to held requests, for the connection to send.
+    answered: Vec<Answer>,
+}
+
+/// A permission request of the agent's that waits for the operator.
+struct Ask {
+    id: Value,
+    options: Vec<Value>,
+    title: String,
 }
 
 impl<'l> AgentHost<'l> {
@@ -409,6 +422,8 @@ impl<'l> AgentHost<'l> {
             ended: None,
             steered: false,
             terminals: BTreeMap::new(),
+            asks: Vec::new(),
+            answered: Vec::new(),
         }
     }
 
@@ -416,35 +431,75 @@ impl<'l> AgentHost<'l> {
         scope(&self.task, self.iter, self.attempt)
     }
 
-    /// `session/request_permission`, answered by the policy and logged.
-    fn permission(&mut self, params: &Value) -> Result<Result<Value, RpcError>> {
+    /// `session/request_permission`, answered by the policy and logged — or, under `ask`,
+    /// held open for the operator (`None`), the wait logged for the console to show.
+    fn permission(
+        &mut self,
+        id: &Value,
+        params: &Value,
+    ) -> Result<Option<Result<Value, RpcError>>> {
         let options = params["options"].as_array().cloned().unwrap_or_default();
-        let wanted: &[&str] = match self.permissions {
-            Permissions::Allow => &["allow_once", "allow_always"],
-            Permissions::Deny => &["reject_once", "reject_always"],
+        let title: String = crate::printable::line(
+            &params["toolCall"]["title"]
+                .as_str()
+                .unwrap_or("")
+                .chars()
+                .take(300)
+                .collect::<String>(),
+        );
+        let allow = match self.permissions {
+            Permissions::Allow => true,
+            Permissions::Deny => false,
+            Permissions::Ask if options.is_empty() => false,
+            Permissions::Ask => {
+                let task = self.task.clone();
+                let what = if title.is_empty() { "permission".to_owned() } else { title.clone() };
+                let reason = format!(
+                    "{task}'s agent asks: {what} — allow or deny it: a / r in the console, or harrow control {} allow|deny --task {task}",
+                    self.lane.shared.id
+                );
+                self.lane.emit(&OperatorWait {
+                    scope: self.scope(),
+                    reason: Some(reason),
+                    tool: Some("agent".into()),
+                    ..OperatorWait::default()
+                })?;
+                self.asks.push(Ask { id: id.clone(), options, title });
+                return Ok(None);
+            }
         };
+        let by = if allow { "harrow's policy (allow)" } else { "harrow's policy (deny)" };
+        self.answer_permission(&options, &title, allow, by).map(|a| Some(Ok(a)))
+    }
+
+    /// The answer to a permission request: the first option of the kinds `allow` picks,
+    /// else `cancelled`; logged with who decided.
+    fn answer_permission(
+        &mut self,
+        options: &[Value],
+        title: &str,
+        allow: bool,
+        by: &str,
+    ) -> Result<Value> {
+        let wanted: &[&str] =
+            if allow { &["allow_once", "allow_always"] } else { &["reject_once", "reject_always"] };
         let chosen = wanted.iter().find_map(|kind| {
             options
                 .iter()
                 .find(|o| o["kind"].as_str() == Some(kind))
                 .and_then(|o| o["optionId"].as_str())
         });
-        let title: String =
-            params["toolCall"]["title"].as_str().unwrap_or("").chars().take(300).collect();
         let (outcome, answer, reason) = match chosen {
-            Some(id) => {
-                let word = if self.permissions == Permissions::Allow { "allow" } else { "block" };
-                (
-                    word,
-                    json!({"outcome": {"outcome": "selected", "optionId": id}}),
-                    format!("{title} ({id})"),
-                )
-            }
+            Some(id) => (
+                if allow { "allow" } else { "block" },
+                json!({"outcome": {"outcome": "selected", "optionId": id}}),
+                format!("{title} ({id}), by {by}"),
+            ),
             None => (
                 "block",
                 json!({"outcome": {"outcome": "cancelled"}}),
                 format!(
-                    "{title}: the request offered no option harrow's policy could pick; answered cancelled"
+                    "{title}: the request offered no option {by} could pick; answered cancelled"
                 ),
             ),
         };
@@ -456,7 +511,48 @@ impl<'l> AgentHost<'l> {
             reason: Some(crate::printable::line(&reason)),
             ..HookRun::default()
         })?;
-        Ok(Ok(answer))
+        Ok(answer)
+    }
+
+    /// The operator's allows and denies, each answering the oldest open request; one with
+    /// no request open is refused in the log.
+    fn operator_answers(&mut self) -> Result<()> {
+        for word in self.lane.link.inbox.take_any(&[Op::Allow, Op::Deny]) {
+            if self.asks.is_empty() {
+                let why = format!(
+                    "{} came while {}'s agent had no permission request open: nothing was answered",
+                    word.op.as_str(),
+                    self.task
+                );
+                self.lane.refuse(Some(&self.task.clone()), &why)?;
+                continue;
+            }
+            let ask = self.asks.remove(0);
+            let by = format!("the operator ({})", word.source);
+            let answer =
+                self.answer_permission(&ask.options, &ask.title, word.op == Op::Allow, &by)?;
+            self.answered.push((ask.id, Ok(answer)));
+        }
+        Ok(())
+    }
+
+    /// Every open request answered `cancelled`, as ACP asks of a client that cancels the turn.
+    fn cancel_asks(&mut self) -> Result<()> {
+        for ask in std::mem::take(&mut self.asks) {
+            self.lane.emit(&HookRun {
+                scope: self.scope(),
+                tool: Some("agent".into()),
+                hook: Some("permission".into()),
+                outcome: Some("block".into()),
+                reason: Some(format!(
+                    "{}: cancelled with the turn, for the operator's steer",
+                    ask.title
+                )),
+                ..HookRun::default()
+            })?;
+            self.answered.push((ask.id, Ok(json!({"outcome": {"outcome": "cancelled"}}))));
+        }
+        Ok(())
     }
 
     /// A tool of the hands, called for the agent and logged as harrow's own calls are: its
@@ -560,17 +656,27 @@ impl Host for AgentHost<'_> {
         Ok(self.recorder.update(update, &mut self.lane.writer)?)
     }
 
-    fn serve(&mut self, method: &str, params: &Value) -> Result<Result<Value, RpcError>> {
-        match method {
-            "session/request_permission" => self.permission(params),
-            "fs/read_text_file" => self.fs_read(params),
-            "fs/write_text_file" => self.fs_write(params),
-            "terminal/create" => self.terminal_create(params),
+    fn serve(
+        &mut self,
+        id: &Value,
+        method: &str,
+        params: &Value,
+    ) -> Result<Option<Result<Value, RpcError>>> {
+        let answer = match method {
+            "session/request_permission" => return self.permission(id, params),
+            "fs/read_text_file" => self.fs_read(params)?,
+            "fs/write_text_file" => self.fs_write(params)?,
+            "terminal/create" => self.terminal_create(params)?,
             "terminal/output" | "terminal/wait_for_exit" | "terminal/kill" | "terminal/release" => {
-                Ok(self.terminal(method, params))
+                self.terminal(method, params)
             }
-            other => Ok(Err(RpcError::method_not_found(other))),
-        }
+            other => Err(RpcError::method_not_found(other)),
+        };
+        Ok(Some(answer))
+    }
+
+    fn answers(&mut self) -> Result<Vec<Answer>> {
+        Ok(std::mem::take(&mut self.answered))
     }
 
     fn interrupt(&mut self) -> Result<Option<Interrupt>> {
@@ -578,8 +684,10 @@ impl Host for AgentHost<'_> {
             self.ended = Some(end);
             return Ok(Some(Interrupt::Abandon));
         }
+        self.operator_answers()?;
         if self.lane.link.inbox.has(Op::Steer) {
             self.steered = true;
+            self.cancel_asks()?;
             return Ok(Some(Interrupt::Cancel));
         }
         Ok(None)

@@ -88,6 +88,7 @@ impl Run {
                     }
                 }
                 Op::Steer | Op::Queue => self.take_word(&cmd)?,
+                Op::Allow | Op::Deny => self.take_answer(&cmd)?,
                 Op::Approve
                 | Op::Reject
                 | Op::ForceAccept

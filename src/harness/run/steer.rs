@@ -39,8 +39,14 @@ impl Inbox {
 
     /// Takes the words of kind `op`, in the order they came.
     pub(super) fn take(&self, op: Op) -> Vec<Word> {
+        self.take_any(&[op])
+    }
+
+    /// Takes the words of any of the kinds `ops`, in the order they came.
+    pub(super) fn take_any(&self, ops: &[Op]) -> Vec<Word> {
         let mut words = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let (taken, kept) = std::mem::take(&mut *words).into_iter().partition(|w| w.op == op);
+        let (taken, kept) =
+            std::mem::take(&mut *words).into_iter().partition(|w| ops.contains(&w.op));
         *words = kept;
         taken
     }
@@ -120,8 +126,39 @@ impl Run {
         })
     }
 
-    /// Steers a lane's task did not live to take: logged as not sent, with why.
+    /// An `allow` or `deny`: handed to the lane of the task at work, whose agent's oldest
+    /// open permission request it answers; refused in the log when there is none to give it.
+    pub(super) fn take_answer(&mut self, cmd: &control::Command) -> Result<()> {
+        let verb = cmd.op.as_str();
+        if self.shared.opts.agent.is_none() {
+            let why = format!(
+                "{verb} answers an ACP agent's permission request; this run's worker is harrow's own"
+            );
+            return self.refuse(cmd.task.as_deref(), &why);
+        }
+        let at_work: Vec<&String> = self.book.running.keys().collect();
+        let named = cmd.task.clone().or_else(|| match at_work.as_slice() {
+            [one] => Some((*one).clone()),
+            _ => None,
+        });
+        if let Some(link) = named.as_ref().and_then(|t| self.book.running.get(t)) {
+            link.inbox.push(Word { op: cmd.op, text: String::new(), source: cmd.source.clone() });
+            return Ok(());
+        }
+        let why = format!("{verb} names no task at work (name it with --task when several are)");
+        self.refuse(named.as_deref(), &why)
+    }
+
+    /// Steers a lane's task did not live to take: logged as not sent, with why; answers to a
+    /// permission request that was no longer open, refused.
     pub(super) fn steers_left(&mut self, task: &str, lane: &Lane) -> Result<()> {
+        for word in lane.link.inbox.take_any(&[Op::Allow, Op::Deny]) {
+            let why = format!(
+                "{} came after {task}'s agent had no permission request open: nothing was answered",
+                word.op.as_str()
+            );
+            self.refuse(Some(task), &why)?;
+        }
         for word in lane.link.inbox.take(Op::Steer) {
             let reason = format!(
                 "{task}'s worker made no model request after it came (its attempt was over): not sent; queue it for the next attempt if it still stands"

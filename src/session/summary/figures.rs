@@ -15,10 +15,15 @@ pub struct Usage {
     pub cached: i64,
     pub reasoning: i64,
     pub cost: f64,
+    /// Answered calls whose log gives no token counts (an ACP agent that reports no usage):
+    /// the figures above are then a floor, which no reader may show as the whole.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uncounted: u64,
 }
 
 impl Usage {
     pub(super) fn add(&mut self, call: &CallUsage) {
+        self.uncounted += u64::from(call.uncounted);
         self.prompt += call.prompt;
         self.eval += call.eval;
         self.total += call.prompt + call.eval;
@@ -267,6 +272,6 @@ impl Summary {
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if hands a reference
-fn is_zero(n: &u64) -> bool {
+pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
 }

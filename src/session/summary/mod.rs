@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 mod figures;
 mod head;
+pub(crate) use figures::is_zero;
 pub use figures::{
     ByPhase, HarrowFigures, PhasedUsage, StopInfo, Summary, TaskDetail, TaskSummary, Unreadable,
     Usage, ValidatorCounts, VerdictCounts,
@@ -31,6 +32,8 @@ struct CallUsage {
     reasoning: i64,
     cost: f64,
     evaluator: bool,
+    /// Answered, but with no token counts in the log.
+    uncounted: bool,
 }
 
 fn bump(map: &mut BTreeMap<String, u64>, key: &str) {
@@ -541,6 +544,9 @@ impl SummaryFold {
             reasoning: int(p.reasoning_tokens),
             cost: p.cost.0.unwrap_or(0.0),
             evaluator: phase == Some("evaluator") || role == "evaluator",
+            uncounted: p.health.get().is_none_or(|h| h == "ok")
+                && p.prompt_tokens.value.is_none()
+                && p.eval_tokens.value.is_none(),
         };
         s.tokens.add(&call);
         entry(&mut s.harrow.tokens_by_role, role).add(&call);
@@ -667,6 +673,11 @@ impl SummaryFold {
     pub fn tokens_and_cost(&self) -> (i64, f64) {
         let all = &self.s.tokens.all;
         (self.tokens_total.max(all.prompt + all.eval), all.cost)
+    }
+
+    /// Answered calls whose tokens the log does not give: the token total is a floor.
+    pub fn uncounted_calls(&self) -> u64 {
+        self.s.tokens.all.uncounted
     }
 
     pub fn session_id(&self) -> Option<&str> {
