@@ -178,7 +178,8 @@ fn script(reads: usize) -> Value {
             .collect();
         worker.insert(format!("T-{n:03}"), json!({"*": turns}));
     }
-    let accept = json!({"delay_ms": DELAY_MS, "tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Meets it.", "evidence": ["f1.txt:1"], "next_step": null}}]});
+    // Witnessed as the default gate asks: the task's file, as it reads.
+    let accept = json!({"delay_ms": DELAY_MS, "tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Meets it.", "evidence": ["f{{task_n}}.txt:1"], "next_step": null, "witnesses": [{"criterion": 1, "code": "f{{task_n}}.txt:1", "quote": "{{task_n}}"}]}}]});
     json!({"worker": worker, "evaluator": {"*": {"*": [accept]}}})
 }
 

@@ -90,7 +90,8 @@ fn setup_on(
         turns.push(json!({"tool_calls": [{"name": "submit_case", "arguments": {"summary": "done", "ac_coverage": [{"criterion": "c", "addressed_by": format!("f{t}.txt:1")}]}}]}));
         worker.insert(format!("T-{t:03}"), json!({"1": turns}));
     }
-    let accept = json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "ok", "evidence": [], "next_step": null}}]});
+    // Witnessed as the default gate asks: the task's file, as it reads.
+    let accept = json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "ok", "evidence": [], "next_step": null, "witnesses": [{"criterion": 1, "code": "f{{task_n}}.txt:1", "quote": "x"}]}}]});
     (repo, plan_dir, json!({"worker": worker, "evaluator": {"*": {"*": [accept]}}}))
 }
 

@@ -42,6 +42,17 @@ pub struct Config {
     /// `[agent]`: an ACP agent that works the tasks instead of harrow's own worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<crate::agent::AgentSpec>,
+    #[serde(default)]
+    pub gate: GateSection,
+}
+
+/// `[gate]`: what the gate asks of a verdict.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateSection {
+    /// `required` (the default), `warn` or `off`: see `--evidence`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<crate::harness::evidence::EvidenceMode>,
 }
 
 /// Which forge a remote is on.

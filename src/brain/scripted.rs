@@ -18,6 +18,22 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// What a script writes for "the number of the task asked about": one script serves every
+/// task of a plan (`f{{task_n}}.txt` is `f2.txt` for T-002).
+const TASK_NUMBER: &str = "{{task_n}}";
+
+/// The turn with [`TASK_NUMBER`] replaced by the number of `task` (`T-002`: `2`); `None`
+/// when it has none to replace.
+fn for_task(turn: &Turn, task: &str) -> Option<Turn> {
+    let text = serde_json::to_string(turn).ok()?;
+    if !text.contains(TASK_NUMBER) {
+        return None;
+    }
+    let digits = task.trim_start_matches(|c: char| !c.is_ascii_digit()).trim_start_matches('0');
+    let number = if digits.is_empty() { "0" } else { digits };
+    serde_json::from_str(&text.replace(TASK_NUMBER, number)).ok()
+}
+
 /// One scripted answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -354,6 +370,8 @@ async fn answer(
         Some(again) if nth > 1 => again.as_ref(),
         _ => scripted,
     };
+    let numbered = for_task(scripted, &task);
+    let scripted = numbered.as_ref().unwrap_or(scripted);
     // A streamed reply waits half its delay before the first chunk and spends the other half
     // between its chunks, so it can be watched arriving; a whole one waits before answering.
     let streaming = body["stream"] == json!(true);

@@ -84,6 +84,12 @@ pub struct RunFlags {
     /// Run without the evaluator: work is accepted unreviewed, and every record says so.
     #[arg(long)]
     pub no_eval: bool,
+    /// What an accept gets when a criterion has no witness harrow checked: `required` sends it
+    /// back to the evaluator once, then holds the task; `warn` lands it, marked; `off` takes
+    /// the evaluator's word [default: `[gate] evidence`, else required; on resume, the
+    /// session's].
+    #[arg(long, value_enum)]
+    pub evidence: Option<crate::harness::evidence::EvidenceMode>,
     /// Run without validators: the evaluator is the only gate.
     #[arg(long)]
     pub no_validators: bool,
@@ -172,6 +178,12 @@ impl RunFlags {
                 dollars: self.max_dollars,
             },
             lanes: self.lanes.or_else(|| at("lanes")).unwrap_or(defaults.lanes).clamp(1, 32),
+            evidence: self
+                .evidence
+                .or_else(|| {
+                    recorded.and_then(|r| serde_json::from_value(r["evidence"].clone()).ok())
+                })
+                .unwrap_or(defaults.evidence),
             ..RunOptions::default()
         }
     }
@@ -538,6 +550,7 @@ fn limits(opts: &RunOptions) -> serde_json::Value {
         "max_evaluator_calls_per_task": opts.max_attempts,
         "on_cap": opts.on_cap,
         "score_threshold": opts.score_threshold,
+        "evidence": opts.evidence,
         "max_wall_clock_minutes": opts.caps.wall_clock.map(|d| d.as_secs_f64() / 60.0),
         "max_tokens": opts.caps.tokens,
         "max_token_dollar_spend": opts.caps.dollars,
@@ -734,6 +747,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 .map(|(_, w)| w.tokens),
             compact_at: config.models.compact_at.unwrap_or(0.8),
             agent,
+            evidence: flags.evidence.or(config.gate.evidence).unwrap_or_default(),
             ..flags.options(None)
         },
         sessions_dir,

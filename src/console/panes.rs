@@ -40,6 +40,42 @@ pub fn verdict_lines(v: &Verdict) -> Vec<String> {
     if let Some(n) = &v.next_step {
         lines.push(format!("Next step: {n}"));
     }
+    lines.extend(witness_lines(v));
+    lines
+}
+
+/// The verdict's witnesses as harrow checked them, and what the gate made of an accept that
+/// lacked evidence.
+fn witness_lines(v: &Verdict) -> Vec<String> {
+    use crate::printable::line;
+    use crate::session::event::EvidenceGate;
+    let mut lines = Vec::new();
+    let witnesses = v.witnesses.as_deref().unwrap_or_default();
+    if !witnesses.is_empty() {
+        lines.push("Witnesses (checked by harrow):".into());
+        for w in witnesses {
+            lines.push(format!(
+                "  {} criterion {} · {} {} — {}",
+                if w.seen { "✓" } else { "✗" },
+                w.criterion,
+                line(&w.kind),
+                line(&w.cited),
+                line(w.why.as_deref().unwrap_or(if w.seen { "seen" } else { "not seen" }))
+            ));
+        }
+    }
+    let missing: Vec<String> = v.unwitnessed.iter().flatten().map(u64::to_string).collect();
+    let without = format!("criteria without a witness harrow saw: {}", missing.join(", "));
+    match v.evidence_gate {
+        Some(EvidenceGate::SentBack) => {
+            lines.push(format!("⚠ Sent back to the evaluator: {without}"));
+        }
+        Some(EvidenceGate::Held) => lines.push(format!("⚠ Held for you: {without}")),
+        Some(EvidenceGate::Warned) => {
+            lines.push(format!("⚠ Landed without evidence (evidence = warn): {without}"));
+        }
+        Some(EvidenceGate::Seen) | None => {}
+    }
     lines
 }
 

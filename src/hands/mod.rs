@@ -23,6 +23,7 @@ mod staging;
 mod test_git;
 pub(crate) mod tools;
 pub mod validators;
+pub mod witness_trees;
 pub mod workspace;
 
 use crate::session::event::{HookRun, PreToolBlock, Scope, ToolCall, ToolResult};
@@ -182,6 +183,12 @@ impl Hands {
             &self.folders.readable,
             writable,
         )
+    }
+
+    /// Hands over another folder with this one's rules (its sandbox, the session folder
+    /// hidden, its environment): where harrow runs a verdict's test on a tree written out.
+    pub fn beside(&self, dir: &Path) -> Result<Hands, HandsError> {
+        Hands::new(dir, self.folders.hide.as_deref(), self.config.clone())
     }
 
     /// Runs a shell command in the worktree, in the sandbox, with the allow-listed environment:

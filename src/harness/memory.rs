@@ -89,19 +89,32 @@ pub fn render_ledger(entries: &[LedgerEntry]) -> String {
         if !e.verdict.evidence.is_empty() {
             let _ = writeln!(out, "Evidence: {}", e.verdict.evidence.join(", "));
         }
+        // What harrow could not confirm: the next attempt can add the test that shows it.
+        if let Some(c) = e.verdict.checked.as_ref().filter(|c| !c.unwitnessed.is_empty()) {
+            let numbers: Vec<String> = c.unwitnessed.iter().map(u64::to_string).collect();
+            let _ = writeln!(
+                out,
+                "Criteria without evidence harrow could check: {} (a test that fails before your change and passes after it shows one)",
+                numbers.join(", ")
+            );
+        }
         let _ = writeln!(out, "Diff then: {}\n", e.diff_summary);
     }
     out.trim_end().to_owned()
 }
 
-fn task_block(task: &Task) -> String {
+fn task_block(task: &Task, numbered: bool) -> String {
     let mut out = format!("**ID:** {}\n**Title:** {}\n\n", task.id, task.title);
     if !task.description.trim().is_empty() {
         let _ = writeln!(out, "{}\n", task.description.trim());
     }
     out.push_str("### Acceptance criteria\n");
-    for c in &task.criteria {
-        let _ = writeln!(out, "- {c}");
+    for (n, c) in task.criteria.iter().enumerate() {
+        if numbered {
+            let _ = writeln!(out, "{}. {c}", n + 1);
+        } else {
+            let _ = writeln!(out, "- {c}");
+        }
     }
     if !task.tests.is_empty() {
         let _ = writeln!(out, "\nTests for this task: {}", task.tests.join(", "));
@@ -173,7 +186,7 @@ pub fn worker_prompt(plan: &Plan, task: &Task, ctx: &WorkerContext<'_>) -> Strin
         "## Full feature plan (all tasks — context, not work to do)\n\n{}\n",
         cap(full.trim(), PLAN_MAX_CHARS)
     );
-    let _ = writeln!(out, "## Your task\n\n{}", task_block(task));
+    let _ = writeln!(out, "## Your task\n\n{}", task_block(task, false));
     if !ctx.ledger.is_empty() {
         let _ = writeln!(
             out,
@@ -216,7 +229,8 @@ pub struct EvaluatorInputs<'a> {
 /// The evaluator's message.
 pub fn evaluator_prompt(i: &EvaluatorInputs<'_>) -> String {
     let mut out = format!("# Task to evaluate: {} — {}\n\n", i.task.id, i.task.title);
-    out.push_str(&task_block(i.task));
+    // Numbered: an accept's witnesses name each criterion by its number.
+    out.push_str(&task_block(i.task, true));
     if let Some(o) = &i.plan.overview {
         let _ = writeln!(out, "\n## Feature overview (the why and the scope)\n\n{}", o.trim());
     }
@@ -361,6 +375,8 @@ mod tests {
             score: None,
             parse_failed: false,
             below_threshold: false,
+            witnesses: Vec::new(),
+            checked: None,
         };
         let entry = |attempt, verdict: Verdict| LedgerEntry {
             ts: "t".into(),

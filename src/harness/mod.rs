@@ -5,6 +5,7 @@
 pub mod case;
 pub mod compact;
 pub(crate) mod conversation;
+pub mod evidence;
 pub(crate) mod gate;
 pub(crate) mod graph;
 pub(crate) mod learnings;

@@ -26,6 +26,58 @@ pub struct Verdict {
     /// Set when an accept scored below the run's threshold and was turned into a reject.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub below_threshold: bool,
+    /// What the evaluator says shows each acceptance criterion met, for harrow to check.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<Witness>,
+    /// What harrow found of those witnesses (the gate's, not the evaluator's): the ledger
+    /// keeps it, so the next attempt knows which criteria lacked evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<Evidence>,
+}
+
+/// The witnesses of a verdict as harrow checked them, and what the gate made of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub seen: Vec<crate::session::event::WitnessSeen>,
+    /// The criteria (by number) no seen witness stands for.
+    pub unwitnessed: Vec<u64>,
+    pub gate: crate::session::event::EvidenceGate,
+}
+
+/// One thing the evaluator cites for a criterion, of a kind harrow can check itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Witness {
+    /// The criterion it is for: its number in the task's list, from 1.
+    pub criterion: usize,
+    pub kind: WitnessKind,
+}
+
+/// The three kinds of witness, each checked a different way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum WitnessKind {
+    /// A validator of this attempt and the result relied on: it must have run on this
+    /// attempt's tree and given that result.
+    Validator { name: String, passed: bool },
+    /// A test id (`tests/test_x.py::test_y`, `cargo test name`'s name) that must fail on the
+    /// task's base and pass on the attempt.
+    Test { id: String },
+    /// `FILE:LINE[-LINE]` and the lines quoted, which must read so in the judged tree, in a
+    /// file the task's diff changes.
+    Code { at: String, quote: String },
+}
+
+impl Witness {
+    /// The witness as a person reads it: `test tests/t.py::test_x`.
+    pub fn said(&self) -> String {
+        match &self.kind {
+            WitnessKind::Validator { name, passed } => {
+                format!("validator {name} {}", if *passed { "passed" } else { "failed" })
+            }
+            WitnessKind::Test { id } => format!("test {id}"),
+            WitnessKind::Code { at, .. } => format!("code {at}"),
+        }
+    }
 }
 
 impl Verdict {
@@ -60,6 +112,8 @@ impl Verdict {
             score: None,
             parse_failed: true,
             below_threshold: false,
+            witnesses: Vec::new(),
+            checked: None,
         }
     }
 
@@ -94,6 +148,8 @@ impl Verdict {
             score: None,
             parse_failed: false,
             below_threshold: false,
+            witnesses: Vec::new(),
+            checked: None,
         }
     }
 
@@ -141,7 +197,15 @@ pub fn schema(score_required: bool) -> Value {
             "concern": {"type": "string", "description": "One to three sentences."},
             "evidence": {"type": "array", "items": {"type": "string"}, "description": "Pointers such as path/file.py:42."},
             "next_step": {"type": ["string", "null"], "description": "On reject: the concrete change the worker should make."},
-            "score": {"type": "number", "minimum": 0, "maximum": 100}
+            "score": {"type": "number", "minimum": 0, "maximum": 100},
+            "witnesses": {"type": "array", "description": "On accept: for every acceptance criterion (by its number, from 1), at least one witness harrow checks itself. A test must fail on the task's base and pass on the work; code must be lines the diff adds or keeps, quoted exactly; a validator must have run on this attempt with that result.", "items": {"type": "object", "additionalProperties": false, "required": ["criterion"], "properties": {
+                "criterion": {"type": "integer", "minimum": 1},
+                "test": {"type": "string", "description": "A test id: tests/test_x.py::test_y (pytest) or a Rust test's name (cargo test)."},
+                "code": {"type": "string", "description": "FILE:LINE or FILE:LINE-LINE in the judged tree."},
+                "quote": {"type": "string", "description": "With code: the lines, as they read."},
+                "validator": {"type": "string", "description": "A validator's name, as the validator output names it."},
+                "result": {"type": "string", "enum": ["passed", "failed"], "description": "With validator."}
+            }}}
         }}
     }})
 }
@@ -174,8 +238,16 @@ pub fn parse(arguments: &str) -> Result<Verdict, String> {
     };
     let mut problems = Vec::new();
     for key in map.keys() {
-        if !["verdict", "rejection_category", "concern", "evidence", "next_step", "score"]
-            .contains(&key.as_str())
+        if ![
+            "verdict",
+            "rejection_category",
+            "concern",
+            "evidence",
+            "next_step",
+            "score",
+            "witnesses",
+        ]
+        .contains(&key.as_str())
         {
             problems.push(format!("unknown field '{key}'"));
         }
@@ -231,6 +303,24 @@ pub fn parse(arguments: &str) -> Result<Verdict, String> {
             score
         }
     };
+    let witnesses = match map.get("witnesses") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) if items.len() > WITNESS_MAX => {
+            problems.push(format!("at most {WITNESS_MAX} witnesses"));
+            Vec::new()
+        }
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .filter_map(|(n, w)| {
+                witness(w).map_err(|e| problems.push(format!("witness {}: {e}", n + 1))).ok()
+            })
+            .collect(),
+        Some(_) => {
+            problems.push("'witnesses' must be a list of objects".into());
+            Vec::new()
+        }
+    };
     if !problems.is_empty() {
         return Err(problems.join("; "));
     }
@@ -246,7 +336,55 @@ pub fn parse(arguments: &str) -> Result<Verdict, String> {
         score,
         parse_failed: false,
         below_threshold: false,
+        witnesses,
+        checked: None,
     })
+}
+
+/// The most witnesses one verdict may carry, and the longest text in one.
+const WITNESS_MAX: usize = 64;
+const WITNESS_TEXT_MAX: usize = 4_000;
+
+/// One witness of `submit_verdict`'s `witnesses`: exactly one of `test`, `code` (with
+/// `quote`) or `validator` (with `result`), for a criterion by number.
+fn witness(value: &Value) -> Result<Witness, String> {
+    let Value::Object(map) = value else { return Err("must be an object".into()) };
+    for key in map.keys() {
+        if !["criterion", "test", "code", "quote", "validator", "result"].contains(&key.as_str()) {
+            return Err(format!("unknown field '{key}'"));
+        }
+    }
+    let criterion = map
+        .get("criterion")
+        .and_then(Value::as_u64)
+        .filter(|n| *n >= 1)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or("'criterion' must be the criterion's number, from 1")?;
+    let text = |k: &str| -> Result<Option<String>, String> {
+        match map.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.len() <= WITNESS_TEXT_MAX => Ok(Some(s.clone())),
+            Some(Value::String(_)) => Err(format!("'{k}' is longer than {WITNESS_TEXT_MAX} bytes")),
+            Some(_) => Err(format!("'{k}' must be a string")),
+        }
+    };
+    let kind = match (text("test")?, text("code")?, text("validator")?) {
+        (Some(id), None, None) => WitnessKind::Test { id: id.trim().to_owned() },
+        (None, Some(at), None) => WitnessKind::Code {
+            at: at.trim().to_owned(),
+            quote: text("quote")?.ok_or("a code witness needs the 'quote' of its lines")?,
+        },
+        (None, None, Some(name)) => WitnessKind::Validator {
+            name: name.trim().to_owned(),
+            passed: match text("result")?.as_deref() {
+                Some("passed") | None => true,
+                Some("failed") => false,
+                Some(_) => return Err("'result' must be \"passed\" or \"failed\"".into()),
+            },
+        },
+        _ => return Err("give exactly one of 'test', 'code' or 'validator'".into()),
+    };
+    Ok(Witness { criterion, kind })
 }
 
 #[cfg(test)]

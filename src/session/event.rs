@@ -563,6 +563,12 @@ payload_struct!(
         diff_summary: String,
         /// harrow: the harness judged (an empty diff), not the evaluator.
         by_harness: bool,
+        /// harrow: each witness the evaluator cited, as harrow checked it.
+        witnesses: Vec<WitnessSeen>,
+        /// harrow: on an accept, the criteria (by number) no witness harrow saw stands for.
+        unwitnessed: Vec<u64>,
+        /// harrow: what the gate made of an accept's evidence.
+        evidence_gate: EvidenceGate,
     } scoped
 );
 payload_struct!(
@@ -817,6 +823,39 @@ pub struct ToolCallRecord {
     /// The arguments exactly as the model sent them (they may not be valid JSON).
     #[serde(default)]
     pub arguments: String,
+}
+
+/// What the gate made of an accept's witnesses (`[gate] evidence`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceGate {
+    /// Every criterion has a witness harrow saw.
+    Seen,
+    /// Some criterion has none: the evaluator is asked once more, with what failed.
+    SentBack,
+    /// Still none after that: the task waits for the operator.
+    Held,
+    /// None, and `evidence = "warn"`: the task lands, marked.
+    Warned,
+}
+
+/// One witness of a verdict as harrow checked it: seen, or not and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WitnessSeen {
+    /// The criterion's number, from 1.
+    #[serde(default)]
+    pub criterion: u64,
+    /// `validator`, `test` or `code`.
+    #[serde(default)]
+    pub kind: String,
+    /// What was cited: the validator, the test id, `FILE:LINE`.
+    #[serde(default)]
+    pub cited: String,
+    #[serde(default)]
+    pub seen: bool,
+    /// Why it was not seen, or what was seen (a test's two outcomes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// One validator's outcome inside a `validator_run`.

@@ -198,6 +198,8 @@ fact_fields! {
     sandbox: LStr<'a>,
     control_offset: LInt,
     granted_attempt: LBool,
+    /// `evaluator_verdict`: what the gate made of an accept's witnesses.
+    evidence_gate: LStr<'a>,
     set_aside: LStr<'a>,
     /// `session_start`, `session_resume`: the machine the run works on.
     host: LStr<'a>,

@@ -581,8 +581,7 @@ fn the_sandbox_probe_is_remembered_for_the_next_start_and_commands_stay_sandboxe
     let bash = json!({"tool_calls": [{"name": "bash", "arguments": {"command": "echo sandboxed > f1.txt && echo ran"}}]});
     let submit =
         json!({"tool_calls": [{"name": "submit_case", "arguments": loop_fixture::case(1)}]});
-    let script =
-        json!({"worker": {"*": {"*": [bash, submit]}}, "evaluator": {"*": {"*": [accept()]}}});
+    let script = json!({"worker": {"*": {"*": [bash, submit]}}, "evaluator": {"*": {"*": [loop_fixture::accept_quoting("f1.txt", "sandboxed")]}}});
     let (_rt, server) = serve(&script, true);
     let probes = || {
         let text = std::fs::read_to_string(&log).unwrap_or_default();

@@ -7,7 +7,14 @@
 
 use crate::loop_fixture;
 
-use loop_fixture::{accept, case, events_of, harrow_cmd, headless_run, repo_and_plan, serve};
+use loop_fixture::{
+    accept_quoting, case, events_of, harrow_cmd, headless_run, repo_and_plan, serve,
+};
+
+/// The evaluator's accept of [`many_writes`]' work, witnessed by its first file.
+fn accept() -> Value {
+    accept_quoting("f0.txt", "// file 0")
+}
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -231,6 +238,7 @@ fn a_plan_whose_tasks_each_outgrow_the_window_finishes_with_compactions() {
         worker.insert(format!("T-00{t}"), json!({"*": task_writes(t, 6, 1500)}));
     }
     // T-001 is rejected once: its rework's rebuilt conversations must carry that verdict.
+    let accept = || accept_quoting("t{{task_n}}_0.txt", "// task {{task_n}} file 0");
     let evaluator = json!({"T-001": {"1": [loop_fixture::reject("weak_test")], "2": [accept()]}, "*": {"*": [accept()]}});
     let script = json!({"worker": worker, "evaluator": evaluator});
     let runtime =

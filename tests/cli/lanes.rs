@@ -9,7 +9,9 @@ use crate::tools;
 use crate::{loop_fixture, support};
 
 use harrow::brain::scripted::ScriptedServer;
-use loop_fixture::{accept, case, depends, harrow_cmd, reject, repo_and_plan, serve};
+use loop_fixture::{
+    accept, accept_quoting, case, depends, harrow_cmd, reject, repo_and_plan, serve,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 use support::git;
@@ -188,7 +190,12 @@ fn two_lanes_on_the_same_line_the_later_reworks_the_conflict_and_lands() {
         "evaluator": {"*": {"*": [accept()]}}
     });
     let (_rt, server) = serve(&script, false);
-    succeeds(lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--no-validators"));
+    succeeds(
+        lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+            // Landing and merging are what this is about: the evaluator's word is taken.
+            .args(["--evidence", "off"])
+            .arg("--no-validators"),
+    );
     let (id, events) = events(tmp.path());
     let merge: Vec<&Value> = events
         .iter()
@@ -268,7 +275,11 @@ fn a_clean_merge_that_breaks_the_tests_is_not_committed_and_goes_back() {
     });
     let (_rt, server) = serve(&script, false);
     succeeds(
-        lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--config").arg(&config),
+        lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+            // Landing and merging are what this is about: the evaluator's word is taken.
+            .args(["--evidence", "off"])
+            .arg("--config")
+            .arg(&config),
     );
     let (id, events) = events(tmp.path());
     let merge: Vec<&Value> = events
@@ -334,7 +345,10 @@ fn a_crash_at_each_event_of_a_merge_then_resume_commits_every_task_exactly_once(
             "T-001": {"*": write("a.txt", "a\n", 1, 0)},
             "T-002": {"*": write("b.txt", "b\n", 2, 700)}
         },
-        "evaluator": {"*": {"*": [accept()]}}
+        "evaluator": {
+                "T-001": {"*": [accept_quoting("a.txt", "a")]},
+                "T-002": {"*": [accept_quoting("b.txt", "b")]}
+            }
     });
     let (_rt, server) = serve(&script, false);
     let setup = |tmp: &Path| {
@@ -350,6 +364,8 @@ fn a_crash_at_each_event_of_a_merge_then_resume_commits_every_task_exactly_once(
     let whole = tempfile::tempdir().unwrap();
     let (repo, plan, config) = setup(whole.path());
     let out = lanes_run(whole.path(), &server.base_url(), &plan, &repo, "2")
+        // Landing and merging are what this is about: the evaluator's word is taken.
+        .args(["--evidence", "off"])
         .arg("--config")
         .arg(&config)
         .output()
@@ -645,7 +661,10 @@ fn forged_lane_git_folders_delete_nothing_and_write_nothing_outside_harrows_fold
             "T-001": {"*": write("a.txt", "a\n", 1, 1500)},
             "T-002": {"*": write("b.txt", "b\n", 2, 1500)}
         },
-        "evaluator": {"*": {"*": [accept()]}}
+        "evaluator": {
+                "T-001": {"*": [accept_quoting("a.txt", "a")]},
+                "T-002": {"*": [accept_quoting("b.txt", "b")]}
+            }
     });
     let (_rt2, server2) = serve(&script, false);
     let crashed = lanes_run(tmp2.path(), &server2.base_url(), &plan2, &repo2, "2")
@@ -725,7 +744,11 @@ fn a_check_that_writes_into_the_combination_lands_nothing_of_its_own() {
     });
     let (_rt, server) = serve(&script, false);
     succeeds(
-        lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2").arg("--config").arg(&config),
+        lanes_run(tmp.path(), &server.base_url(), &plan, &repo, "2")
+            // Landing and merging are what this is about: the evaluator's word is taken.
+            .args(["--evidence", "off"])
+            .arg("--config")
+            .arg(&config),
     );
     let (id, log) = events(tmp.path());
     let order: Vec<&str> = log
@@ -822,7 +845,7 @@ fn t001_fails_at_the_cap_t002_lands(
         .collect();
     let script = json!({
         "worker": worker,
-        "evaluator": {"T-001": {"*": [reject("weak_test")]}, "T-002": {"*": [accept()]}}
+        "evaluator": {"T-001": {"*": [reject("weak_test")]}, "T-002": {"*": [accept_quoting("f2.txt", "x")]}}
     });
     let server = serve(&script, true);
     let out = lanes_run(tmp, &server.1.base_url(), &plan, &repo, lanes)
@@ -912,7 +935,12 @@ fn six_independent_tasks_in_three_lanes_all_land() {
             (format!("T-00{n}"), json!({"*": turns}))
         })
         .collect();
-    let accept = json!({"delay_ms": 300, "tool_calls": accept()["tool_calls"]});
+    // Witnessed by each task's own test, which harrow runs on the task's base (no module yet:
+    // it fails) and on the work (it passes), beside the lane's worktree.
+    let mut accept = accept();
+    accept["delay_ms"] = json!(300);
+    accept["tool_calls"][0]["arguments"]["witnesses"] =
+        json!([{"criterion": 1, "test": "tests/test_f{{task_n}}.py::test_f{{task_n}}"}]);
     let script = json!({"worker": worker, "evaluator": {"*": {"*": [accept]}}});
     let (_rt, server) = serve(&script, false);
     succeeds(

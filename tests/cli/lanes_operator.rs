@@ -241,7 +241,7 @@ fn a_force_accept_that_cannot_land_holds_the_task_naming_the_conflicting_files()
     };
     let script = json!({
         "worker": {"T-001": {"*": readme("# one\n", 1)}, "T-002": {"*": readme("# two\n", 2)}},
-        "evaluator": {"T-001": {"*": [reject("weak_test")]}, "*": {"*": [accept()]}}
+        "evaluator": {"T-001": {"*": [reject("weak_test")]}, "*": {"*": [loop_fixture::accept_quoting("README.md", "# two")]}}
     });
     let (_rt, server) = serve(&script, true);
     let out = harrow_cmd(tmp.path(), &server.base_url())

@@ -32,6 +32,7 @@ mod cli_workspace;
 mod compaction;
 mod decisions;
 mod demo;
+mod evidence;
 mod export;
 mod fallback;
 mod fleet;

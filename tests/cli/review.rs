@@ -7,7 +7,7 @@
 use crate::loop_fixture;
 use crate::support;
 
-use loop_fixture::{accept, case, events_of, harrow_cmd, reject, repo_and_plan, serve};
+use loop_fixture::{accept_quoting, case, events_of, harrow_cmd, reject, repo_and_plan, serve};
 use serde_json::{Value, json};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
@@ -22,7 +22,7 @@ fn a_review_with_line_comments_sends_the_task_back_with_each_comment_at_its_line
             "1": [{"tool_calls": [write]}, {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}],
             "2": [{"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]
         }},
-        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept()]}}
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept_quoting("f1.txt", "alpha")]}}
     });
     let (_rt, server) = serve(&script, true);
     let held = ["--max-attempts", "1", "--wait-for-operator"];

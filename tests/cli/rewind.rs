@@ -6,7 +6,7 @@
 use crate::{loop_fixture, support};
 
 use loop_fixture::{
-    accept, case, events_of, harrow_cmd, headless_run, reject, repo_and_plan, serve,
+    accept, accept_quoting, case, events_of, harrow_cmd, headless_run, reject, repo_and_plan, serve,
 };
 use serde_json::{Value, json};
 use std::path::Path;
@@ -46,7 +46,7 @@ fn a_rewound_task_goes_on_from_the_kept_attempt_and_lands_only_when_judged_again
             "3": [{"tool_calls": [{"name": "read_file", "arguments": {"path": "f1.txt"}}]},
                   {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]
         }},
-        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [reject("scope_creep")], "3": [accept()]}}
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [reject("scope_creep")], "3": [accept_quoting("f1.txt", "ONE-CONTENT")]}}
     });
     let (_rt, server) = serve(&script, true);
     let held = ["--max-attempts", "2", "--wait-for-operator"];
@@ -184,7 +184,7 @@ fn a_task_rewound_to_a_turn_goes_on_from_that_turns_files_and_conversation() {
                   {"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}],
             "2": [{"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]
         }},
-        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept()]}}
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept_quoting("f1.txt", "TURN-ONE")]}}
     });
     let (_rt, server) = serve(&script, true);
     let out = headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
@@ -259,7 +259,7 @@ fn a_rewind_with_now_stops_the_attempt_at_work_and_goes_back_at_once() {
             {"tool_calls": [write("f1.txt", "ONE\n")]},
             {"delay_ms": 600_000, "tool_calls": [write("f2.txt", "SLOW\n")], "again": submit}
         ]}},
-        "evaluator": {"T-001": {"1": [accept()]}}
+        "evaluator": {"T-001": {"1": [accept_quoting("f1.txt", "ONE")]}}
     });
     let (_rt, server) = serve(&script, false);
     let mut child = support::Reaped(
@@ -323,7 +323,7 @@ fn in_lanes_a_rewind_sets_back_only_its_tasks_lane() {
             },
             "T-002": {"1": [{"tool_calls": [write("f2.txt", "2\n")]}, {"tool_calls": [{"name": "submit_case", "arguments": case(2)}]}]}
         },
-        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [reject("weak_test")], "3": [accept()]}, "T-002": {"1": [accept()]}}
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [reject("weak_test")], "3": [accept_quoting("f1.txt", "LANE-ONE")]}, "T-002": {"1": [accept()]}}
     });
     let (_rt, server) = serve(&script, true);
     let held = ["--lanes", "2", "--max-attempts", "2", "--wait-for-operator"];
@@ -400,7 +400,7 @@ fn a_run_killed_after_a_rewind_restarts_the_attempt_from_the_rewind() {
 
     let again = json!({
         "worker": {"T-001": {"2": [{"tool_calls": [{"name": "read_file", "arguments": {"path": "stray.txt"}}]}, submit]}},
-        "evaluator": {"T-001": {"2": [accept()]}}
+        "evaluator": {"T-001": {"2": [accept_quoting("f1.txt", "ONE")]}}
     });
     let (_rt2, server2) = serve(&again, true);
     let resumed = harrow_cmd(tmp.path(), &server2.base_url())

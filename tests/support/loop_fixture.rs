@@ -67,8 +67,16 @@ pub fn case(n: usize) -> Value {
     json!({"summary": format!("Wrote f{n}.txt."), "ac_coverage": [{"criterion": format!("f{n}.txt exists and says {n}"), "addressed_by": format!("f{n}.txt:1")}]})
 }
 
+/// An accept whose witness is the first line of the task's file (`f2.txt` says `2` for
+/// T-002): the code witness every task of [`repo_and_plan`] can give.
 pub fn accept() -> Value {
-    json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Meets the criterion.", "evidence": ["f1.txt:1"], "next_step": null}}]})
+    json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Meets the criterion.", "evidence": ["f{{task_n}}.txt:1"], "next_step": null, "witnesses": [{"criterion": 1, "code": "f{{task_n}}.txt:1", "quote": "{{task_n}}"}]}}]})
+}
+
+/// An accept whose witness is line 1 of `path`, reading `quote`: for a task whose file is not
+/// [`repo_and_plan`]'s.
+pub fn accept_quoting(path: &str, quote: &str) -> Value {
+    json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Meets the criterion.", "evidence": [format!("{path}:1")], "next_step": null, "witnesses": [{"criterion": 1, "code": format!("{path}:1"), "quote": quote}]}}]})
 }
 
 pub fn reject(category: &str) -> Value {
@@ -349,6 +357,10 @@ pub fn one_task_run(
     let script =
         json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"T-001": {"1": [accept()]}}});
     let served = serve(&script, true);
-    let out = headless_run(harrow_cmd(tmp, &served.1.base_url()), &plan, &repo).output().unwrap();
+    // The worker's side is what these runs are about: the evaluator's word is taken.
+    let out = headless_run(harrow_cmd(tmp, &served.1.base_url()), &plan, &repo)
+        .args(["--evidence", "off"])
+        .output()
+        .unwrap();
     (out, served)
 }

@@ -23,6 +23,7 @@ mod review;
 mod rewind;
 mod scheduler;
 mod steer;
+mod witness;
 mod worker;
 
 pub use desk::Shared;
@@ -165,6 +166,8 @@ pub struct RunOptions {
     pub compact_at: f64,
     /// An ACP agent that works the tasks instead of harrow's own tool loop.
     pub agent: Option<crate::agent::AgentSpec>,
+    /// What an accept whose criteria lack a witness harrow saw gets.
+    pub evidence: crate::harness::evidence::EvidenceMode,
 }
 
 impl Default for RunOptions {
@@ -188,6 +191,7 @@ impl Default for RunOptions {
             evaluator_window: None,
             compact_at: 0.8,
             agent: None,
+            evidence: crate::harness::evidence::EvidenceMode::default(),
         }
     }
 }

@@ -56,7 +56,13 @@ impl Lane {
         let verdict = if diff.is_empty() {
             Verdict::empty_diff()
         } else {
-            match self.evaluate(&task, &case, &diff, None, &sc, attempt, iter).await? {
+            let asked = super::review::Asked {
+                case: &case,
+                diff: &diff,
+                validator_output: None,
+                validators: &[],
+            };
+            match self.evaluate(&task, &asked, &sc, attempt, iter, None).await? {
                 Ok(v) => v.held_to(self.shared.opts.score_threshold),
                 Err(e) => {
                     let why = e.to_string();

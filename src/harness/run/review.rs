@@ -9,13 +9,15 @@ use super::{
     timestamp, tool_message, validators, verdict,
 };
 use crate::hands::workspace::{DiffInfo, WorkspaceError};
-use crate::session::event::{CaseParseError, EvaluatorParseError};
+use crate::harness::evidence::{self, EvidenceMode};
+use crate::harness::verdict::Evidence;
+use crate::session::event::{CaseParseError, EvaluatorParseError, EvidenceGate};
 use crate::session::state::StopReason;
 
 /// What the validators said of an attempt.
 enum Checks {
-    /// They passed: their joined output, for the evaluator.
-    Passed(String),
+    /// They passed: their joined output, for the evaluator, and their names.
+    Passed(String, Vec<String>),
     /// They failed or could not run: what the worker reads, and the task's end if it ended.
     Answered(String, Option<TaskEnd>),
 }
@@ -80,13 +82,16 @@ impl Lane {
             }
         };
         let mut validator_output = None;
+        let mut validators_passed = Vec::new();
         if diff.is_empty() {
             let verdict = Verdict::empty_diff();
             return self.judged(task, &case, &verdict, &diff, sc, attempt, iter);
         }
         if !self.shared.opts.validators.is_empty() {
             match self.check(task, &diff, sc, *attempt, iter)? {
-                Checks::Passed(output) => validator_output = Some(output),
+                Checks::Passed(output, names) => {
+                    (validator_output, validators_passed) = (Some(output), names);
+                }
                 Checks::Answered(text, end) => return Ok((text, end)),
             }
         }
@@ -109,26 +114,88 @@ impl Lane {
             ));
         }
         self.gate(&task.id, GateEvent::ValidatorsPassed, "validators passed", *attempt)?;
-        let verdict = match self
-            .evaluate(task, &case, &diff, validator_output.as_deref(), sc, *attempt, iter)
-            .await?
-        {
-            Ok(v) => v,
-            Err(BrainError::Cancelled(_)) => {
-                return Ok(("The review was stopped.".into(), None));
-            }
-            Err(e) => {
-                let why = e.to_string();
-                self.gate(&task.id, GateEvent::HeldForOperator, &why, *attempt)?;
-                let end = TaskEnd::Stop(Ended {
-                    reason: StopReason::NeedsOperator,
-                    detail: Some(format!("task {} waits for the operator: {why}", task.id)),
-                });
-                return Ok(("The review could not be completed; stop here.".into(), Some(end)));
-            }
+        let asked = Asked {
+            case: &case,
+            diff: &diff,
+            validator_output: validator_output.as_deref(),
+            validators: &validators_passed,
         };
-        let verdict = verdict.held_to(self.shared.opts.score_threshold);
+        let verdict = match self.evaluate(task, &asked, sc, *attempt, iter, None).await? {
+            Ok(v) => v.held_to(self.shared.opts.score_threshold),
+            Err(e) => return self.unreviewed(task, &e, *attempt),
+        };
+        let verdict = match self.weigh_evidence(task, &asked, verdict, sc, *attempt, iter).await? {
+            Ok(v) => v,
+            Err(e) => return self.unreviewed(task, &e, *attempt),
+        };
         self.judged(task, &case, &verdict, &diff, sc, attempt, iter)
+    }
+
+    /// The evaluator gave no verdict: stopped (the worker goes on), or failed (a person
+    /// decides).
+    fn unreviewed(
+        &mut self,
+        task: &Task,
+        e: &BrainError,
+        attempt: u64,
+    ) -> Result<(String, Option<TaskEnd>)> {
+        if let BrainError::Cancelled(_) = e {
+            return Ok(("The review was stopped.".into(), None));
+        }
+        let why = e.to_string();
+        self.gate(&task.id, GateEvent::HeldForOperator, &why, attempt)?;
+        let end = TaskEnd::Stop(Ended {
+            reason: StopReason::NeedsOperator,
+            detail: Some(format!("task {} waits for the operator: {why}", task.id)),
+        });
+        Ok(("The review could not be completed; stop here.".into(), Some(end)))
+    }
+
+    /// An accept's witnesses, checked. Every criterion witnessed: the accept stands. Else,
+    /// by `[gate] evidence`: `warn` lets it stand, marked; `required` logs it as sent back and
+    /// asks the evaluator once more with what failed — an accept that still lacks evidence
+    /// then holds the task (in `judged`). `off`, and rejects: the verdict as given.
+    async fn weigh_evidence(
+        &mut self,
+        task: &Task,
+        asked: &Asked<'_>,
+        mut verdict: Verdict,
+        sc: &Scope,
+        attempt: u64,
+        iter: u64,
+    ) -> Result<Result<Verdict, BrainError>> {
+        let mode = self.shared.opts.evidence;
+        if mode == EvidenceMode::Off || !verdict.accepted() {
+            return Ok(Ok(verdict));
+        }
+        let seen =
+            self.check_witnesses(task, &verdict, asked.diff, asked.validators, iter, attempt)?;
+        let missing = evidence::unwitnessed(task.criteria.len(), &seen);
+        let gate = match (missing.is_empty(), mode) {
+            (true, _) => EvidenceGate::Seen,
+            (false, EvidenceMode::Warn) => EvidenceGate::Warned,
+            (false, _) => EvidenceGate::SentBack,
+        };
+        verdict.checked = Some(Evidence { seen: seen.clone(), unwitnessed: missing.clone(), gate });
+        if gate != EvidenceGate::SentBack {
+            return Ok(Ok(verdict));
+        }
+        let event = Self::verdict_event(&verdict, asked.diff, sc);
+        self.emit(&event)?;
+        let note = evidence::sent_back(&task.criteria, &seen, &missing);
+        let mut again = match self.evaluate(task, asked, sc, attempt, iter, Some(&note)).await? {
+            Ok(v) => v.held_to(self.shared.opts.score_threshold),
+            Err(e) => return Ok(Err(e)),
+        };
+        if !again.accepted() {
+            return Ok(Ok(again));
+        }
+        let seen =
+            self.check_witnesses(task, &again, asked.diff, asked.validators, iter, attempt)?;
+        let missing = evidence::unwitnessed(task.criteria.len(), &seen);
+        let gate = if missing.is_empty() { EvidenceGate::Seen } else { EvidenceGate::Held };
+        again.checked = Some(Evidence { seen, unwitnessed: missing, gate });
+        Ok(Ok(again))
     }
 
     /// Runs the validators on the attempt as it stands, kept first so what they check is
@@ -199,7 +266,8 @@ impl Lane {
                 )
             })
             .collect();
-        Ok(Checks::Passed(joined.join("\n")))
+        let names = v.results.iter().map(|r| r.name.clone()).collect();
+        Ok(Checks::Passed(joined.join("\n"), names))
     }
 
     /// The task's change, read a second time before giving up: a path the worker's last
@@ -246,21 +314,7 @@ impl Lane {
         attempt: &mut u64,
         iter: u64,
     ) -> Result<(String, Option<TaskEnd>)> {
-        let mut event = VerdictEvent {
-            scope: sc.clone(),
-            schema_version: Some(1),
-            verdict: Some(verdict.verdict.as_str().to_owned()),
-            rejection_category: verdict.rejection_category.clone(),
-            concern: Some(verdict.concern.clone()),
-            evidence: Some(verdict.evidence.clone()),
-            next_step: verdict.next_step.clone(),
-            parse_failed: verdict.parse_failed.then_some(true),
-            score: verdict.score,
-            diff_digest: Some(diff.digest.clone()),
-            base_commit: Some(diff.base.clone()),
-            ..VerdictEvent::default()
-        };
-        event.diff_summary = Some(diff.summary());
+        let mut event = Self::verdict_event(verdict, diff, sc);
         // The verdict is logged (and an accept stays durable, to land by its digest on a
         // resume) even when the work it judged could not be kept; the task then waits.
         let unkept = if diff.is_empty() {
@@ -307,6 +361,11 @@ impl Lane {
         let outcome = verdict.outcome();
         self.shared.records.update(&task.id, |r| r.last_outcome.clone_from(&outcome));
         let Some(outcome) = outcome else {
+            if let Some(e) = verdict.checked.as_ref().filter(|e| e.gate == EvidenceGate::Held) {
+                let why = evidence::without_evidence(&task.criteria, &e.unwitnessed);
+                let end = self.hold(&task.id, &why, *attempt)?;
+                return Ok(("The review could not be completed; stop here.".into(), Some(end)));
+            }
             self.gate(&task.id, GateEvent::Accepted, "the evaluator accepted", *attempt)?;
             return Ok((
                 "Accepted.".into(),
@@ -352,19 +411,43 @@ impl Lane {
         Ok((text, None))
     }
 
+    /// A verdict as the log records it: what the evaluator said, what it judged, and what
+    /// harrow found of its witnesses.
+    fn verdict_event(verdict: &Verdict, diff: &DiffInfo, sc: &Scope) -> VerdictEvent {
+        let checked = verdict.checked.as_ref();
+        VerdictEvent {
+            scope: sc.clone(),
+            schema_version: Some(1),
+            verdict: Some(verdict.verdict.as_str().to_owned()),
+            rejection_category: verdict.rejection_category.clone(),
+            concern: Some(verdict.concern.clone()),
+            evidence: Some(verdict.evidence.clone()),
+            next_step: verdict.next_step.clone(),
+            parse_failed: verdict.parse_failed.then_some(true),
+            score: verdict.score,
+            diff_digest: Some(diff.digest.clone()),
+            base_commit: Some(diff.base.clone()),
+            diff_summary: Some(diff.summary()),
+            witnesses: checked.map(|c| c.seen.clone()),
+            unwitnessed: checked.map(|c| c.unwitnessed.clone()),
+            evidence_gate: checked.map(|c| c.gate),
+            ..VerdictEvent::default()
+        }
+    }
+
     /// Asks the evaluator, with one retry for an unparseable answer. An error (unreachable,
-    /// a refused key …) is neither accept nor reject: a person must decide.
-    #[allow(clippy::too_many_arguments)]
+    /// a refused key …) is neither accept nor reject: a person must decide. `sent_back`:
+    /// what harrow found of its last accept's witnesses, when it is asked again for them.
     pub(super) async fn evaluate(
         &mut self,
         task: &Task,
-        case: &Case,
-        diff: &DiffInfo,
-        validator_output: Option<&str>,
+        asked: &Asked<'_>,
         sc: &Scope,
         attempt: u64,
         iter: u64,
+        sent_back: Option<&str>,
     ) -> Result<Result<Verdict, BrainError>> {
+        let (case, diff, validator_output) = (asked.case, asked.diff, asked.validator_output);
         let project = memory::project_context(&self.hands.jail, &self.shared.opts.context_files);
         let ledger = self.ledger_standing(&task.id);
         let seed_tests: Vec<(String, String)> = task
@@ -398,16 +481,22 @@ impl Lane {
                     .min(memory::DIFF_MAX_CHARS)
             }),
         });
+        let prompt = match sent_back {
+            Some(note) => format!("{prompt}\n\n## harrow's check of your accept\n\n{note}"),
+            None => prompt,
+        };
         self.log_prompt(sc, "evaluator", &prompt)?;
         let mut messages = vec![
             json!({"role": "system", "content": EVALUATOR_PROMPT}),
             json!({"role": "user", "content": prompt}),
         ];
         let tools = vec![verdict::schema(self.shared.opts.score_threshold.is_some())];
+        // A second asking is the evaluator's next turns on this attempt.
+        let first = if sent_back.is_some() { 2 } else { 0 };
         for try_n in 0..2usize {
             let reply = match self
                 .call(
-                    CallTag { role: Role::Evaluator, task: &task.id, attempt, turn: try_n },
+                    CallTag { role: Role::Evaluator, task: &task.id, attempt, turn: first + try_n },
                     iter,
                     &messages,
                     &tools,
@@ -456,6 +545,15 @@ impl Lane {
         }
         Ok(Ok(Verdict::parse_failed()))
     }
+}
+
+/// What the evaluator is asked about: the case, the diff, and what the validators said.
+pub(super) struct Asked<'a> {
+    pub case: &'a Case,
+    pub diff: &'a DiffInfo,
+    pub validator_output: Option<&'a str>,
+    /// The validators that ran on the attempt and passed, by name.
+    pub validators: &'a [String],
 }
 
 /// A rework's brief with the words the operator queued for the attempt it starts.

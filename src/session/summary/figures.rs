@@ -58,6 +58,25 @@ impl PhasedUsage {
     }
 }
 
+/// Accepts by what harrow found of their witnesses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidenceCounts {
+    /// Every criterion had a witness harrow saw.
+    pub seen: u64,
+    /// Sent back to the evaluator for evidence.
+    pub sent_back: u64,
+    /// Held for the operator, still without it.
+    pub held: u64,
+    /// Landed without it, under `evidence = "warn"`.
+    pub warned: u64,
+}
+
+impl EvidenceCounts {
+    fn is_empty(&self) -> bool {
+        *self == EvidenceCounts::default()
+    }
+}
+
 /// Verdict counts in Tilth's shape.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerdictCounts {
@@ -199,6 +218,9 @@ pub struct HarrowFigures {
     pub worker_switched_to: Option<String>,
     pub model_calls: u64,
     pub unhealthy_model_calls: u64,
+    /// What the gate made of accepts' witnesses (`[gate] evidence`).
+    #[serde(default, skip_serializing_if = "EvidenceCounts::is_empty")]
+    pub evidence: EvidenceCounts,
     pub verdicts_parse_failed: u64,
     pub validators: ValidatorCounts,
     pub failure_reasons: BTreeMap<String, u64>,

@@ -1,0 +1,232 @@
+//! An accept's witnesses checked on this attempt: a validator against the run that passed
+//! it, a code quote against the judged tree, a test run in the sandbox on the task's base and
+//! on the attempt — each on a copy of its tree written out beside the lane's worktree, so
+//! nothing harrow runs to check a verdict changes the work that was judged.
+
+use super::{Lane, Result, Task};
+use crate::hands::workspace::DiffInfo;
+use crate::harness::evidence::{self, TestRun};
+use crate::harness::verdict::{Verdict, WitnessKind};
+use crate::session::event::WitnessSeen;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long one run of a cited test may take, on each tree.
+const TEST_SECS: u64 = 120;
+
+/// How much of a test's output a failed witness keeps in its reason.
+const OUTPUT_TAIL: usize = 300;
+
+/// The trees the witnesses of one verdict are checked on, written out when first needed.
+struct Trees {
+    scratch: Option<tempfile::TempDir>,
+    /// The judged attempt, kept as a commit.
+    attempt: String,
+    base: String,
+    written: (bool, bool),
+}
+
+impl Trees {
+    /// The folder the trees are written to, beside the lane's worktree (on its disk, under
+    /// the same sandbox rules), made the first time.
+    fn dir(&mut self, beside: &Path) -> std::result::Result<PathBuf, String> {
+        if self.scratch.is_none() {
+            let parent = beside.parent().unwrap_or(beside);
+            let dir = tempfile::Builder::new()
+                .prefix(".harrow-witness-")
+                .tempdir_in(parent)
+                .map_err(|e| format!("no folder to check it in beside the worktree: {e}"))?;
+            self.scratch = Some(dir);
+        }
+        Ok(self.scratch.as_ref().map(|d| d.path().to_path_buf()).unwrap_or_default())
+    }
+}
+
+impl Lane {
+    /// Checks every witness of `verdict` on this attempt. `validators`: the names of the
+    /// validators that ran on it and passed.
+    pub(super) fn check_witnesses(
+        &mut self,
+        task: &Task,
+        verdict: &Verdict,
+        diff: &DiffInfo,
+        validators: &[String],
+        iter: u64,
+        attempt: u64,
+    ) -> Result<Vec<WitnessSeen>> {
+        let mut seen = Vec::new();
+        let mut trees: Option<Trees> = None;
+        for w in &verdict.witnesses {
+            let mut record = evidence::record(w);
+            let outcome = if w.criterion > task.criteria.len() {
+                Err(format!("the task has {} acceptance criteria", task.criteria.len()))
+            } else {
+                match &w.kind {
+                    WitnessKind::Validator { name, passed } => {
+                        match (validators.iter().any(|v| v == name), passed) {
+                            (true, true) => Ok("it ran on this attempt and passed".to_owned()),
+                            (true, false) => {
+                                Err("it passed on this attempt, not failed".to_owned())
+                            }
+                            (false, _) => Err(if validators.is_empty() {
+                                "no validator ran on this attempt".to_owned()
+                            } else {
+                                format!(
+                                    "no validator of that name ran on this attempt (these did: {})",
+                                    validators.join(", ")
+                                )
+                            }),
+                        }
+                    }
+                    WitnessKind::Code { at, quote } => {
+                        let trees = self.trees(&mut trees, task, diff, iter, attempt)?;
+                        match trees {
+                            Err(why) => Err(why),
+                            Ok(t) => self.check_code(&t.attempt.clone(), at, quote, diff)?,
+                        }
+                    }
+                    WitnessKind::Test { id } => {
+                        let worktree = self.hands.jail.root().to_path_buf();
+                        match self.trees(&mut trees, task, diff, iter, attempt)? {
+                            Err(why) => Err(why),
+                            Ok(t) => self.check_test(t, &worktree, id),
+                        }
+                    }
+                }
+            };
+            match outcome {
+                Ok(note) => (record.seen, record.why) = (true, Some(note)),
+                Err(why) => record.why = Some(crate::printable::line(&why)),
+            }
+            seen.push(record);
+        }
+        Ok(seen)
+    }
+
+    /// The trees of this attempt, kept as a commit the first time a witness needs them.
+    fn trees<'t>(
+        &mut self,
+        trees: &'t mut Option<Trees>,
+        task: &Task,
+        diff: &DiffInfo,
+        iter: u64,
+        attempt: u64,
+    ) -> Result<Result<&'t mut Trees, String>> {
+        if trees.is_none() {
+            let kept = self.keep_work(
+                &format!("{}/{attempt}-witnessed-{iter}", task.id),
+                &diff.base,
+                &format!("{} attempt {attempt}, as its witnesses were checked", task.id),
+            )?;
+            match kept {
+                Ok(sha) => {
+                    *trees = Some(Trees {
+                        scratch: None,
+                        attempt: sha,
+                        base: diff.base.clone(),
+                        written: (false, false),
+                    });
+                }
+                Err(why) => return Ok(Err(format!("the attempt could not be kept: {why}"))),
+            }
+        }
+        Ok(trees.as_mut().ok_or_else(|| "no trees".to_owned()))
+    }
+
+    fn check_code(
+        &self,
+        commit: &str,
+        at: &str,
+        quote: &str,
+        diff: &DiffInfo,
+    ) -> Result<Result<String, String>> {
+        let at = match evidence::code_at(at) {
+            Ok(at) => at,
+            Err(why) => return Ok(Err(why)),
+        };
+        let changed = diff.files.iter().any(|f| f.stat.path == at.path);
+        let text = self.workspace.file_at(commit, &at.path)?;
+        Ok(evidence::check_code(&at, quote, text.as_deref(), changed))
+    }
+
+    /// A cited test: it must pass on the attempt and fail on the task's base (with the test's
+    /// own file as the attempt has it, as a test patch is applied).
+    fn check_test(
+        &self,
+        trees: &mut Trees,
+        worktree: &Path,
+        id: &str,
+    ) -> std::result::Result<String, String> {
+        let dir = trees.dir(worktree)?;
+        let (work, base) = (dir.join("work"), dir.join("base"));
+        let out = |e: &dyn std::fmt::Display| format!("its tree could not be written out: {e}");
+        if !trees.written.0 {
+            std::fs::create_dir_all(&work).map_err(|e| out(&e))?;
+            self.workspace.write_tree_to(&trees.attempt, &work).map_err(|e| out(&e))?;
+            trees.written.0 = true;
+        }
+        let run = evidence::test_run(id, work.join("Cargo.toml").is_file())?;
+        if let TestRun::Pytest { file } = &run
+            && !work.join(file).is_file()
+        {
+            return Err(format!("{file} is not in the work"));
+        }
+        let command = evidence::test_command(id, &run);
+        let (passed, said) = self.run_test(&work, &command, &run);
+        if !passed {
+            return Err(format!("it does not pass on the work: {said}"));
+        }
+        if !trees.written.1 {
+            std::fs::create_dir_all(&base).map_err(|e| out(&e))?;
+            self.workspace.write_tree_to(&trees.base, &base).map_err(|e| out(&e))?;
+            trees.written.1 = true;
+        }
+        if let TestRun::Pytest { file } = &run {
+            let to = base.join(file);
+            to.parent().map(std::fs::create_dir_all).transpose().map_err(|e| out(&e))?;
+            std::fs::copy(work.join(file), &to).map_err(|e| out(&e))?;
+        }
+        let (on_base, base_said) = self.run_test(&base, &command, &run);
+        if on_base {
+            return Err("it passes on the task's base too, so it does not show the change".into());
+        }
+        Ok(format!("fails on the task's base ({base_said}), passes on the work"))
+    }
+
+    /// Runs one test in `dir` under the lane's sandbox: whether it passed, and its outcome in
+    /// a few words (the exit, and the output's last lines when it failed).
+    fn run_test(&self, dir: &Path, command: &str, run: &TestRun) -> (bool, String) {
+        let hands = match self.hands.beside(dir) {
+            Ok(h) => h,
+            Err(e) => return (false, format!("it could not be run: {e}")),
+        };
+        let outcome = hands.run_command(
+            command,
+            Duration::from_secs(TEST_SECS),
+            64 * 1024,
+            Some(&self.hands.cancel),
+        );
+        let Ok(o) = outcome else {
+            return (false, "it could not be started".to_owned());
+        };
+        let passed = evidence::test_passed(run, o.exit_code, &o.output);
+        let exit = if o.timed_out {
+            format!("timed out after {TEST_SECS} s")
+        } else {
+            o.exit_code.map_or_else(|| "killed by a signal".to_owned(), |c| format!("exit {c}"))
+        };
+        if passed {
+            return (true, exit);
+        }
+        // Its last words: what failed, as the runner summed it up.
+        let lines: Vec<&str> = o
+            .output
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("!!!"))
+            .collect();
+        let last = lines[lines.len().saturating_sub(2)..].join(" · ");
+        let last: String = last.chars().take(OUTPUT_TAIL).collect();
+        (false, format!("{exit}: {}", crate::printable::line(&last)))
+    }
+}

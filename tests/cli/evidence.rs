@@ -1,0 +1,244 @@
+//! Verdicts that rest on evidence harrow checks itself, through the real binary: a small
+//! Python repository, real pytest as the validator and for the cited tests, a scripted
+//! evaluator whose accepts cite witnesses — good ones, and ones that must not hold.
+
+use super::loop_fixture::{harrow_cmd, serve};
+use super::support::{self, git};
+use super::tools;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// A repository whose `add` is wrong and whose `sub` is right, and a one-task plan to fix
+/// `add` with a test.
+fn repo_and_plan(tmp: &Path) -> (PathBuf, PathBuf) {
+    let repo = tmp.join("repo");
+    std::fs::create_dir_all(repo.join("tests")).unwrap();
+    std::fs::write(
+        repo.join("calc.py"),
+        "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("tests/test_sub.py"),
+        "from calc import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("conftest.py"), "").unwrap();
+    std::fs::write(repo.join("README.md"), "# calc\n").unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "init"]);
+    let plan = tmp.join("plan");
+    std::fs::create_dir_all(&plan).unwrap();
+    std::fs::write(plan.join("overview.md"), "# Calc\nA calculator.\n").unwrap();
+    std::fs::write(
+        plan.join("T-001-add.md"),
+        "---\nid: T-001\ntitle: Fix add\n---\n## Description\nadd subtracts.\n\n## Acceptance criteria\n- add(2, 3) is 5\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.join("config.toml"),
+        "[[validators]]\nname = \"pytest\"\ncommand = \"python3 -m pytest -q -p no:cacheprovider\"\n",
+    )
+    .unwrap();
+    (repo, plan)
+}
+
+/// The worker fixes `add` and adds its test, then submits.
+fn worker() -> Value {
+    let fixed = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
+    let test = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+    let case = json!({"summary": "add adds.", "ac_coverage": [{"criterion": "add(2, 3) is 5", "addressed_by": "calc.py:2", "evidence": "tests/test_add.py::test_add"}]});
+    json!({"*": [
+        {"tool_calls": [
+            {"name": "write_file", "arguments": {"path": "calc.py", "content": fixed}},
+            {"name": "write_file", "arguments": {"path": "tests/test_add.py", "content": test}}
+        ]},
+        {"tool_calls": [{"name": "submit_case", "arguments": case}]}
+    ]})
+}
+
+/// An accept citing `witnesses`.
+fn accept(witnesses: &Value) -> Value {
+    json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "add adds now.", "evidence": ["calc.py:2"], "next_step": null, "witnesses": witnesses}}]})
+}
+
+/// Runs the plan with the evaluator's turns for T-001's first attempt: turn 0 is its verdict,
+/// turn 2 its answer when harrow sends an accept back for evidence.
+fn run(tmp: &Path, first: Value, again: Option<Value>) -> (std::process::Output, Vec<Value>) {
+    tools::require_pytest_and_ruff();
+    let (repo, plan) = repo_and_plan(tmp);
+    let mut turns = vec![first.clone(), first];
+    turns.extend(again);
+    let script = json!({"worker": {"T-001": worker()}, "evaluator": {"T-001": {"1": turns}}});
+    let (_rt, server) = serve(&script, true);
+    let out = harrow_cmd(tmp, &server.base_url())
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
+        .arg("--config")
+        .arg(tmp.join("config.toml"))
+        .output()
+        .unwrap();
+    let dir =
+        std::fs::read_dir(tmp.join("sessions")).unwrap().flatten().find(|e| e.path().is_dir());
+    (out, dir.map(|d| support::strict_events(&d.path())).unwrap_or_default())
+}
+
+fn verdicts(log: &[Value]) -> Vec<Value> {
+    log.iter().filter(|e| e["type"] == "evaluator_verdict").map(|e| e["payload"].clone()).collect()
+}
+
+fn text(out: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+#[test]
+fn an_accept_with_a_fail_to_pass_test_lands_with_its_witness_seen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, log) = run(
+        tmp.path(),
+        accept(&json!([{"criterion": 1, "test": "tests/test_add.py::test_add"}])),
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let v = verdicts(&log);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0]["evidence_gate"], "seen");
+    let w = &v[0]["witnesses"][0];
+    assert_eq!((w["kind"].as_str(), w["seen"].as_bool()), (Some("test"), Some(true)), "{w}");
+    let why = w["why"].as_str().unwrap();
+    assert!(
+        why.contains("fails on the task's base (exit 1: ") && why.contains("passes on the work"),
+        "{why}"
+    );
+    // Nothing the check ran was left in the worktree or beside it.
+    let sessions = tmp.path().join("sessions");
+    let left: Vec<String> = super::loop_fixture::walk(&sessions)
+        .iter()
+        .map(|p| p.display().to_string())
+        .filter(|p| p.contains(".harrow-witness-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let shown = harrow_cmd(tmp.path(), "http://127.0.0.1:9")
+        .args(["show", "--json"])
+        .arg(sessions.read_dir().unwrap().next().unwrap().unwrap().path())
+        .output()
+        .unwrap();
+    let summary: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(summary["harrow"]["evidence"]["seen"], 1, "{summary}");
+}
+
+#[test]
+fn an_accept_citing_a_test_that_passes_on_the_base_is_sent_back_once_then_held() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stale = accept(&json!([{"criterion": 1, "test": "tests/test_sub.py::test_sub"}]));
+    let (out, log) = run(tmp.path(), stale.clone(), Some(stale));
+    assert!(!out.status.success(), "held, not done: {}", text(&out));
+    assert!(
+        text(&out).contains("accepted without evidence for: criterion 1 (add(2, 3) is 5)"),
+        "{}",
+        text(&out)
+    );
+    let v = verdicts(&log);
+    let gates: Vec<&str> = v.iter().filter_map(|p| p["evidence_gate"].as_str()).collect();
+    assert_eq!(gates, ["sent_back", "held"], "{v:?}");
+    assert!(
+        v[0]["witnesses"][0]["why"].as_str().unwrap().contains("passes on the task's base too")
+    );
+    let told: Vec<String> = log
+        .iter()
+        .filter(|e| e["type"] == "prompt_assembled" && e["payload"]["role"] == "evaluator")
+        .filter_map(|e| e["payload"]["content"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(told.len(), 2, "asked once more, not again and again");
+    assert!(
+        told[1].contains("harrow's check of your accept")
+            && told[1].contains("criterion 1: add(2, 3) is 5"),
+        "{}",
+        told[1]
+    );
+    let held =
+        log.iter().any(|e| e["type"] == "task_state" && e["payload"]["to"] == "needs_operator");
+    assert!(held);
+}
+
+#[test]
+fn lines_not_in_the_diff_and_no_witness_at_all_are_sent_back_and_a_good_second_answer_lands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = accept(&json!([{"criterion": 1, "code": "README.md:1", "quote": "# calc"}]));
+    let (out, log) = run(tmp.path(), outside.clone(), Some(outside));
+    assert!(!out.status.success(), "{}", text(&out));
+    let v = verdicts(&log);
+    assert!(
+        v[0]["witnesses"][0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("not a file the task's diff changes"),
+        "{v:?}"
+    );
+    assert_eq!(v.last().unwrap()["evidence_gate"], "held");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let good = accept(
+        &json!([{"criterion": 1, "code": "calc.py:1-2", "quote": "def add(a, b):\n    return a + b"}]),
+    );
+    let (out, log) = run(tmp.path(), accept(&json!([])), Some(good));
+    assert!(out.status.success(), "{}", text(&out));
+    let gates: Vec<String> = verdicts(&log)
+        .iter()
+        .filter_map(|p| p["evidence_gate"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(gates, ["sent_back", "seen"]);
+}
+
+#[test]
+fn a_hostile_test_id_is_judged_and_never_reaches_a_shell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let marker = tmp.path().join("pwned");
+    let hostile = format!("tests/test_add.py::test_add; touch {}", marker.display());
+    let bad = accept(&json!([
+        {"criterion": 1, "test": hostile},
+        {"criterion": 1, "test": "$(touch /tmp/harrow-witness-pwned)"},
+        {"criterion": 1, "code": "../calc.py:1", "quote": "x"},
+        {"criterion": 7, "code": "calc.py:1", "quote": "def add(a, b):"},
+        {"criterion": 1, "validator": "lint", "result": "passed"}
+    ]));
+    let (out, log) = run(tmp.path(), bad.clone(), Some(bad));
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(!marker.exists() && !Path::new("/tmp/harrow-witness-pwned").exists());
+    let why: Vec<String> = verdicts(&log)[0]["witnesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["why"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert!(why[0].contains("not a test id harrow can run"), "{why:?}");
+    assert!(why[1].contains("not a test id harrow can run"), "{why:?}");
+    assert!(why[2].contains("not a file inside the tree"), "{why:?}");
+    assert!(why[3].contains("has 1 acceptance criteria"), "{why:?}");
+    assert!(
+        why[4].contains("no validator of that name ran") && why[4].contains("pytest"),
+        "{why:?}"
+    );
+}
+
+#[test]
+fn under_warn_an_unwitnessed_accept_lands_marked() {
+    let tmp = tempfile::tempdir().unwrap();
+    tools::require_pytest_and_ruff();
+    let (repo, plan) = repo_and_plan(tmp.path());
+    let script =
+        json!({"worker": {"T-001": worker()}, "evaluator": {"T-001": {"1": [accept(&json!([]))]}}});
+    let (_rt, server) = serve(&script, true);
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
+        .args(["--evidence", "warn", "--config"])
+        .arg(tmp.path().join("config.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let v = verdicts(&support::strict_events(&dir));
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0]["evidence_gate"], "warned");
+    assert_eq!(v[0]["unwitnessed"], json!([1]));
+}
