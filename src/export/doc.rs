@@ -5,6 +5,7 @@
 //! the one function of its format that knows how.
 
 use super::{Attempt, TaskExport};
+use crate::session::event::EvidenceGate;
 use crate::session::timestamp::span;
 
 /// A piece of a line.
@@ -161,6 +162,34 @@ fn attempt(a: &Attempt) -> Block {
             .collect();
         if let Some(next) = &v.next_step {
             under.push(vec![own("Next step: "), text(next)]);
+        }
+        for w in &v.witnesses {
+            under.push(vec![
+                own(format!(
+                    "Witness {} criterion {} · {} ",
+                    if w.seen { "✓" } else { "✗" },
+                    w.criterion,
+                    w.kind
+                )),
+                Inline::Code(w.cited.clone()),
+                own(" — "),
+                text(w.why.as_deref().unwrap_or(if w.seen { "seen" } else { "not seen" })),
+            ]);
+        }
+        match v.evidence_gate {
+            Some(EvidenceGate::SentBack) => {
+                under.push(vec![own(
+                    "Sent back to the evaluator: a criterion had no witness harrow saw",
+                )]);
+            }
+            Some(EvidenceGate::Held) => {
+                under
+                    .push(vec![own("Held for the operator: accepted without evidence harrow saw")]);
+            }
+            Some(EvidenceGate::Warned) => {
+                under.push(vec![own("Landed without evidence harrow saw (evidence = warn)")]);
+            }
+            Some(EvidenceGate::Seen) | None => {}
         }
         items.push(Item { line, under });
     }

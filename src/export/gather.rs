@@ -299,6 +299,8 @@ impl Collector {
                     next_step: v.next_step.clone(),
                     score: v.score,
                     by_harness: v.parse_failed == Some(true) || v.by_harness == Some(true),
+                    witnesses: v.witnesses.clone().unwrap_or_default(),
+                    evidence_gate: v.evidence_gate,
                 };
                 let model = self.switched.get(&task).cloned();
                 let attempt = self.attempt(&task, number)?;

@@ -163,6 +163,12 @@ pub struct VerdictExport {
     pub score: Option<f64>,
     /// The harness decided it (an empty change, or an unreadable review), not the evaluator.
     pub by_harness: bool,
+    /// The witnesses the evaluator cited, as harrow checked them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<crate::session::event::WitnessSeen>,
+    /// What the gate made of an accept's evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence_gate: Option<crate::session::event::EvidenceGate>,
 }
 
 impl VerdictExport {

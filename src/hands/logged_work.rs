@@ -42,6 +42,7 @@ impl LoggedWork {
             } else {
                 work.kept.extend(oid("attempt_commit"));
                 work.kept.extend(oid("set_aside"));
+                work.kept.extend(oid("witnessed_commit"));
             }
         });
         match read {

@@ -42,6 +42,13 @@ pub struct Evidence {
     /// The criteria (by number) no seen witness stands for.
     pub unwitnessed: Vec<u64>,
     pub gate: crate::session::event::EvidenceGate,
+    /// The attempt as it was kept to check the witnesses on, when one was needed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Why the gate held it, when not for want of witnesses: the attempt could not be kept
+    /// to check them on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unkept: Option<String>,
 }
 
 /// One thing the evaluator cites for a criterion, of a kind harrow can check itself.

@@ -569,6 +569,8 @@ payload_struct!(
         unwitnessed: Vec<u64>,
         /// harrow: what the gate made of an accept's evidence.
         evidence_gate: EvidenceGate,
+        /// harrow: the attempt as kept to check its witnesses on (a kept ref the log names).
+        witnessed_commit: String,
     } scoped
 );
 payload_struct!(

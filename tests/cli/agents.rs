@@ -731,3 +731,47 @@ fn an_agent_run_stopped_mid_turn_resumes_with_a_fresh_agent_and_lands() {
     assert_eq!(events_of(tmp.path(), "session_resume").len(), 1);
     assert_eq!(agents_alive(tmp.path()), 0);
 }
+
+/// A pod's SIGTERM mid-turn: the run stops as on Ctrl-C (exit 143, a resumable `stop`), and
+/// the agent — its whole process group — is stopped with it.
+#[test]
+fn sigterm_mid_turn_stops_the_run_and_the_agent_with_it() {
+    tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // A child of its own, in the background: 617 s tells it from any other test's sleep.
+    let agent = json!({"work": [[{"run": "sleep 617 > /dev/null 2>&1 &"}, {"hang": true}]]});
+    configure(tmp.path(), &agent, "bwrap", "");
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
+    let child = harrow_cmd(tmp.path(), &served.1.base_url())
+        .env_remove("HARROW_WORKER_MODEL")
+        .env("HARROW_EVALUATOR_MODEL", "scripted/evaluator")
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+        .args(["--headless", "--no-validators"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sleeping = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .filter(|c| c.as_slice() == b"sleep\x00617\x00")
+            .count()
+    };
+    support::until("the agent's background child", || sleeping() > 0);
+    assert!(agents_alive(tmp.path()) > 0, "the premise: the agent runs");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let out = support::ends_within(child, 60, "the run after SIGTERM");
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out));
+    let stop = events_of(tmp.path(), "stop");
+    assert_eq!(stop.last().unwrap()["reason"], "interrupted", "{stop:?}");
+    assert_eq!(agents_alive(tmp.path()), 0, "the agent is gone");
+    support::until("the agent's child to be gone", || sleeping() == 0);
+}

@@ -125,6 +125,14 @@ fn an_accept_with_a_fail_to_pass_test_lands_with_its_witness_seen() {
         .unwrap();
     let summary: Value = serde_json::from_slice(&shown.stdout).unwrap();
     assert_eq!(summary["harrow"]["evidence"]["seen"], 1, "{summary}");
+    let session = sessions.read_dir().unwrap().next().unwrap().unwrap().path();
+    let export = harrow_cmd(tmp.path(), "http://127.0.0.1:9")
+        .args(["export", "--format", "md"])
+        .arg(&session)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&export.stdout);
+    assert!(md.contains("Witness ✓ criterion 1 · test `tests/test_add.py::test_add`"), "{md}");
 }
 
 #[test]

@@ -8,7 +8,7 @@
 
 use crate::{forge, git_http, loop_fixture, support};
 
-use loop_fixture::{accept, repo_and_plan, serve, write_and_submit};
+use loop_fixture::{repo_and_plan, serve, write_and_submit};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -120,7 +120,7 @@ impl World {
         slow[0]["delay_ms"] = json!(20_000);
         let script = json!({
             "worker": {"T-001": {"*": write_and_submit(1)}, "T-002": {"1": slow}},
-            "evaluator": {"*": {"*": [accept()]}}
+            "evaluator": {"*": {"*": [loop_fixture::accept_each(3)]}}
         });
         let (_rt, server) = serve(&script, false);
         let plan = clone.join(".harrow/demo");
@@ -157,7 +157,7 @@ impl World {
     fn second_resumes(&self, dir: &Path, repo: &str) -> Output {
         let script = json!({
             "worker": {"T-001": {"*": write_and_submit(1)}, "T-002": {"*": write_and_submit(2)}},
-            "evaluator": {"*": {"*": [accept()]}}
+            "evaluator": {"*": {"*": [loop_fixture::accept_each(3)]}}
         });
         let (_rt, server) = serve(&script, true);
         let short = &id_of(dir)[id_of(dir).len() - 6..];
@@ -216,8 +216,8 @@ fn a_run_stopped_by_sigterm_is_resumed_on_a_second_machine_in_its_own_clone_and_
     let dir = w.first_run_stopped_mid_task(&first);
     let second = w.clone_on("second");
     let out = w.second_resumes(&dir, second.to_str().unwrap());
-    let (stdout, _) = text(&out);
-    assert!(stdout.contains(&format!("goes on in {}", second.display())), "{stdout}");
+    let (stdout, stderr) = text(&out);
+    assert!(stdout.contains(&format!("goes on in {}", second.display())), "{stdout}\n{stderr}");
     w.assert_shipped(&dir, &out);
     let resumed = resume_event(&dir);
     assert_eq!(resumed["moved_from"], json!(first.display().to_string() + "/"));

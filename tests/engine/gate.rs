@@ -71,7 +71,12 @@ fn later_tasks_are_judged_on_their_own_change_only() {
         },
         "evaluator": {"*": {"*": [accept()]}}
     });
-    let o = run(tmp.path(), Setup { tasks: 3, script, ..Setup::default() });
+    // What each task's diff holds is the point: the evaluator's word is taken.
+    let opts = harrow::harness::run::RunOptions {
+        evidence: harrow::harness::evidence::EvidenceMode::Off,
+        ..Default::default()
+    };
+    let o = run(tmp.path(), Setup { tasks: 3, script, opts, ..Setup::default() });
     assert!(o.ended.success(), "{:?}", o.ended);
 
     let first = shown(&o, "T-001");
@@ -237,7 +242,7 @@ fn the_worker_hears_the_projects_words_and_never_the_harness() {
         },
         "evaluator": {
             "T-001": {"1": [garbage.clone(), garbage], "2": [low], "3": [reject("weak_test")]},
-            "T-002": {"1": [{"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Fine.", "evidence": [], "next_step": null, "score": 90}}]}]}
+            "T-002": {"1": [{"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Fine.", "evidence": [], "next_step": null, "score": 90, "witnesses": [{"criterion": 1, "code": "f2.txt:1", "quote": "2"}]}}]}]}
         }
     });
     let o = run(

@@ -705,7 +705,10 @@ fn hostile_text_reaches_no_terminal_and_no_export_as_anything_live() {
         "ac_coverage": [{"criterion": format!("f1.txt exists {EVIL}"), "addressed_by": format!("f1.txt:1 {EVIL}")}]});
     let verdict = json!({"tool_calls": [{"name": "submit_verdict", "arguments": {
         "verdict": "accept", "rejection_category": null, "concern": format!("Fine. {EVIL}"),
-        "evidence": [secret_path, format!("f1.txt:1 {EVIL}")], "next_step": null}}]});
+        "evidence": [secret_path, format!("f1.txt:1 {EVIL}")], "next_step": null,
+        "witnesses": [{"criterion": 1, "code": "f1.txt:1", "quote": "1"},
+                      {"criterion": 1, "test": format!("t.py::x{EVIL}")},
+                      {"criterion": 1, "code": format!("f1.txt:1{EVIL}"), "quote": EVIL}]}}]});
     let script = json!({
         "worker": {"T-001": {"1": [
             {"tool_calls": [{"name": format!("evil{EVIL}"), "arguments": {}}]},
@@ -811,7 +814,8 @@ fn run_with_meanwhile(
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let mut slow = accept();
     slow["delay_ms"] = json!(1500);
-    let script = json!({"worker": {"T-001": {"1": worker}}, "evaluator": {"*": {"*": [slow]}}});
+    // Turn 2 answers when harrow sends the accept back for its evidence.
+    let script = json!({"worker": {"T-001": {"1": worker}}, "evaluator": {"*": {"*": [slow.clone(), slow.clone(), slow]}}});
     let (_rt, server) = serve(&script, false);
     let file = tmp.path().join("harrow.toml");
     std::fs::write(&file, config).unwrap();
@@ -887,9 +891,15 @@ fn work_swapped_for_a_link_while_it_is_judged_is_held_never_committed() {
     });
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.lines().count() <= 1, "no crash report: {stderr}");
-    // The swap is seen where it lands first: keeping the judged work, or committing it.
+    // The swap is seen where it lands first: checking the accept's witness on the kept work
+    // (the file it quotes is a link now), keeping the judged work, or committing it.
     let why = held_because(&events);
-    assert!(why.contains("could not be committed") || why.contains("could not be kept"), "{why}");
+    assert!(
+        why.contains("could not be committed")
+            || why.contains("could not be kept")
+            || why.contains("accepted without evidence for: criterion 1"),
+        "{why}"
+    );
     assert!(!branch.contains("T-001"), "nothing unjudged landed: {branch}");
     assert!(!events.iter().any(|e| e["type"] == "commit"), "no commit logged");
 }

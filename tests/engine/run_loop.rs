@@ -403,7 +403,7 @@ fn model_misbehaviour_has_a_defined_outcome() {
 #[test]
 fn an_accept_below_the_score_threshold_is_reworked() {
     let tmp = tempfile::tempdir().unwrap();
-    let scored = |score: u32| json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Works, but the file has no trailing note.", "evidence": [], "next_step": null, "score": score}}]});
+    let scored = |score: u32| json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Works, but the file has no trailing note.", "evidence": [], "next_step": null, "score": score, "witnesses": [{"criterion": 1, "code": "f1.txt:1", "quote": "1"}]}}]});
     let script = json!({
         "worker": {"T-001": {"1": write_and_submit(1), "2": [{"tool_calls": [{"name": "submit_case", "arguments": case(1)}]}]}},
         "evaluator": {"T-001": {"1": [scored(45)], "2": [scored(85)]}}

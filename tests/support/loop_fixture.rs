@@ -73,6 +73,17 @@ pub fn accept() -> Value {
     json!({"tool_calls": [{"name": "submit_verdict", "arguments": {"verdict": "accept", "rejection_category": null, "concern": "Meets the criterion.", "evidence": ["f{{task_n}}.txt:1"], "next_step": null, "witnesses": [{"criterion": 1, "code": "f{{task_n}}.txt:1", "quote": "{{task_n}}"}]}}]})
 }
 
+/// [`accept`] for a plan whose tasks have up to `criteria` acceptance criteria (the demo's):
+/// the task's file witnesses each.
+pub fn accept_each(criteria: u64) -> Value {
+    let mut v = accept();
+    let witnesses: Vec<Value> = (1..=criteria)
+        .map(|n| json!({"criterion": n, "code": "f{{task_n}}.txt:1", "quote": "{{task_n}}"}))
+        .collect();
+    v["tool_calls"][0]["arguments"]["witnesses"] = json!(witnesses);
+    v
+}
+
 /// An accept whose witness is line 1 of `path`, reading `quote`: for a task whose file is not
 /// [`repo_and_plan`]'s.
 pub fn accept_quoting(path: &str, quote: &str) -> Value {

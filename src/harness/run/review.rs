@@ -168,15 +168,30 @@ impl Lane {
         if mode == EvidenceMode::Off || !verdict.accepted() {
             return Ok(Ok(verdict));
         }
-        let seen =
-            self.check_witnesses(task, &verdict, asked.diff, asked.validators, iter, attempt)?;
+        let (seen, commit) = match self.check_witnesses(
+            task,
+            &verdict,
+            asked.diff,
+            asked.validators,
+            iter,
+            attempt,
+        )? {
+            Ok(checked) => checked,
+            Err(why) => return Ok(Ok(unkept(verdict, task, why))),
+        };
         let missing = evidence::unwitnessed(task.criteria.len(), &seen);
         let gate = match (missing.is_empty(), mode) {
             (true, _) => EvidenceGate::Seen,
             (false, EvidenceMode::Warn) => EvidenceGate::Warned,
             (false, _) => EvidenceGate::SentBack,
         };
-        verdict.checked = Some(Evidence { seen: seen.clone(), unwitnessed: missing.clone(), gate });
+        verdict.checked = Some(Evidence {
+            seen: seen.clone(),
+            unwitnessed: missing.clone(),
+            gate,
+            commit,
+            unkept: None,
+        });
         if gate != EvidenceGate::SentBack {
             return Ok(Ok(verdict));
         }
@@ -190,11 +205,20 @@ impl Lane {
         if !again.accepted() {
             return Ok(Ok(again));
         }
-        let seen =
-            self.check_witnesses(task, &again, asked.diff, asked.validators, iter, attempt)?;
+        let (seen, commit) = match self.check_witnesses(
+            task,
+            &again,
+            asked.diff,
+            asked.validators,
+            iter,
+            attempt,
+        )? {
+            Ok(checked) => checked,
+            Err(why) => return Ok(Ok(unkept(again, task, why))),
+        };
         let missing = evidence::unwitnessed(task.criteria.len(), &seen);
         let gate = if missing.is_empty() { EvidenceGate::Seen } else { EvidenceGate::Held };
-        again.checked = Some(Evidence { seen, unwitnessed: missing, gate });
+        again.checked = Some(Evidence { seen, unwitnessed: missing, gate, commit, unkept: None });
         Ok(Ok(again))
     }
 
@@ -362,7 +386,12 @@ impl Lane {
         self.shared.records.update(&task.id, |r| r.last_outcome.clone_from(&outcome));
         let Some(outcome) = outcome else {
             if let Some(e) = verdict.checked.as_ref().filter(|e| e.gate == EvidenceGate::Held) {
-                let why = evidence::without_evidence(&task.criteria, &e.unwitnessed);
+                let why = match &e.unkept {
+                    Some(why) => {
+                        format!("the attempt could not be kept to check its witnesses on: {why}")
+                    }
+                    None => evidence::without_evidence(&task.criteria, &e.unwitnessed),
+                };
                 let end = self.hold(&task.id, &why, *attempt)?;
                 return Ok(("The review could not be completed; stop here.".into(), Some(end)));
             }
@@ -431,6 +460,7 @@ impl Lane {
             witnesses: checked.map(|c| c.seen.clone()),
             unwitnessed: checked.map(|c| c.unwitnessed.clone()),
             evidence_gate: checked.map(|c| c.gate),
+            witnessed_commit: checked.and_then(|c| c.commit.clone()),
             ..VerdictEvent::default()
         }
     }
@@ -545,6 +575,19 @@ impl Lane {
         }
         Ok(Ok(Verdict::parse_failed()))
     }
+}
+
+/// An accept whose attempt could not be kept to check its witnesses on (the work changed
+/// under the check): held, saying why, with no witness taken for seen.
+fn unkept(mut verdict: Verdict, task: &Task, why: String) -> Verdict {
+    verdict.checked = Some(Evidence {
+        seen: Vec::new(),
+        unwitnessed: (1..=task.criteria.len() as u64).collect(),
+        gate: EvidenceGate::Held,
+        commit: None,
+        unkept: Some(why),
+    });
+    verdict
 }
 
 /// What the evaluator is asked about: the case, the diff, and what the validators said.

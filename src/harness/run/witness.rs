@@ -17,6 +17,9 @@ const TEST_SECS: u64 = 120;
 /// How much of a test's output a failed witness keeps in its reason.
 const OUTPUT_TAIL: usize = 300;
 
+/// Each witness as checked, and the commit the attempt was kept as to check them on.
+pub(super) type Witnessed = (Vec<WitnessSeen>, Option<String>);
+
 /// The trees the witnesses of one verdict are checked on, written out when first needed.
 struct Trees {
     scratch: Option<tempfile::TempDir>,
@@ -44,7 +47,8 @@ impl Trees {
 
 impl Lane {
     /// Checks every witness of `verdict` on this attempt. `validators`: the names of the
-    /// validators that ran on it and passed.
+    /// validators that ran on it and passed. Returns each witness as checked, and the commit
+    /// the attempt was kept as to check them on (the log must name it: it is a kept ref).
     pub(super) fn check_witnesses(
         &mut self,
         task: &Task,
@@ -53,9 +57,29 @@ impl Lane {
         validators: &[String],
         iter: u64,
         attempt: u64,
-    ) -> Result<Vec<WitnessSeen>> {
+    ) -> Result<Result<Witnessed, String>> {
         let mut seen = Vec::new();
+        // The attempt kept first, once, when a witness is checked on its tree: work that
+        // cannot be kept (changed under the check) is no attempt to vouch for.
         let mut trees: Option<Trees> = None;
+        if verdict.witnesses.iter().any(|w| !matches!(w.kind, WitnessKind::Validator { .. })) {
+            let kept = self.keep_work(
+                &format!("{}/{attempt}-witnessed-{iter}", task.id),
+                &diff.base,
+                &format!("{} attempt {attempt}, as its witnesses were checked", task.id),
+            )?;
+            match kept {
+                Ok(sha) => {
+                    trees = Some(Trees {
+                        scratch: None,
+                        attempt: sha,
+                        base: diff.base.clone(),
+                        written: (false, false),
+                    });
+                }
+                Err(why) => return Ok(Err(why)),
+            }
+        }
         for w in &verdict.witnesses {
             let mut record = evidence::record(w);
             let outcome = if w.criterion > task.criteria.len() {
@@ -78,18 +102,15 @@ impl Lane {
                             }),
                         }
                     }
-                    WitnessKind::Code { at, quote } => {
-                        let trees = self.trees(&mut trees, task, diff, iter, attempt)?;
-                        match trees {
-                            Err(why) => Err(why),
-                            Ok(t) => self.check_code(&t.attempt.clone(), at, quote, diff)?,
-                        }
-                    }
+                    WitnessKind::Code { at, quote } => match trees.as_ref() {
+                        Some(t) => self.check_code(&t.attempt, at, quote, diff)?,
+                        None => Err("the attempt was not kept".to_owned()),
+                    },
                     WitnessKind::Test { id } => {
                         let worktree = self.hands.jail.root().to_path_buf();
-                        match self.trees(&mut trees, task, diff, iter, attempt)? {
-                            Err(why) => Err(why),
-                            Ok(t) => self.check_test(t, &worktree, id),
+                        match trees.as_mut() {
+                            Some(t) => self.check_test(t, &worktree, id),
+                            None => Err("the attempt was not kept".to_owned()),
                         }
                     }
                 }
@@ -100,37 +121,7 @@ impl Lane {
             }
             seen.push(record);
         }
-        Ok(seen)
-    }
-
-    /// The trees of this attempt, kept as a commit the first time a witness needs them.
-    fn trees<'t>(
-        &mut self,
-        trees: &'t mut Option<Trees>,
-        task: &Task,
-        diff: &DiffInfo,
-        iter: u64,
-        attempt: u64,
-    ) -> Result<Result<&'t mut Trees, String>> {
-        if trees.is_none() {
-            let kept = self.keep_work(
-                &format!("{}/{attempt}-witnessed-{iter}", task.id),
-                &diff.base,
-                &format!("{} attempt {attempt}, as its witnesses were checked", task.id),
-            )?;
-            match kept {
-                Ok(sha) => {
-                    *trees = Some(Trees {
-                        scratch: None,
-                        attempt: sha,
-                        base: diff.base.clone(),
-                        written: (false, false),
-                    });
-                }
-                Err(why) => return Ok(Err(format!("the attempt could not be kept: {why}"))),
-            }
-        }
-        Ok(trees.as_mut().ok_or_else(|| "no trees".to_owned()))
+        Ok(Ok((seen, trees.map(|t| t.attempt))))
     }
 
     fn check_code(
