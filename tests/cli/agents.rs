@@ -775,3 +775,68 @@ fn sigterm_mid_turn_stops_the_run_and_the_agent_with_it() {
     assert_eq!(agents_alive(tmp.path()), 0, "the agent is gone");
     support::until("the agent's child to be gone", || sleeping() == 0);
 }
+
+/// A rewind of an agent's task: the tree goes back to the attempt as it was judged, and a new
+/// agent session starts from the brief with the operator's reason (an agent's conversation
+/// cannot be rewound); what it does from there is judged and lands.
+#[test]
+fn a_rewound_agent_task_starts_a_new_agent_session_on_the_kept_tree_and_lands() {
+    tools::require_bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = json!({
+        "work": [[{"write": ["f1.txt", "ONE\n"]}]],
+        "when": {"REWIND-REASON": [{"run": "cat f1.txt"}, {"write": ["g1.txt", "after the rewind\n"]}]},
+        "rework": [[{"write": ["f1.txt", "TWO\n"]}, {"write": ["junk.txt", "j\n"]}]],
+        "case": [case(1)]
+    });
+    configure(tmp.path(), &agent, "bwrap", "");
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let evaluator = json!({"T-001": {
+        "1": [reject("weak_test")],
+        "2": [reject("scope_creep")],
+        "3": [super::loop_fixture::accept_quoting("f1.txt", "ONE")]
+    }});
+    let served = serve(&json!({"worker": {}, "evaluator": evaluator}), true);
+    let run = |args: &[&str]| {
+        let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
+        cmd.env_remove("HARROW_WORKER_MODEL").env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
+        cmd.args(args);
+        cmd
+    };
+    let child = run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+        .args(["--headless", "--no-validators", "--max-attempts", "2", "--wait-for-operator"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sessions = tmp.path().join("sessions");
+    let dir = super::loop_fixture::session_when_log_has(&sessions, "\"operator_wait\"");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let rewind = run(&["control", &id, "rewind", "--task", "T-001", "--to-attempt", "1"])
+        .args(["--reason", "REWIND-REASON: attempt 1 had it"])
+        .output()
+        .unwrap();
+    assert!(rewind.status.success(), "{}", text(&rewind));
+    let out = support::ends_within(child, 120, "the rewound agent's run");
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(on_branch(tmp.path(), "f1.txt"), "ONE\n", "attempt 1's tree, as judged");
+    assert_eq!(on_branch(tmp.path(), "g1.txt"), "after the rewind\n");
+    let id_path = format!("session/{id}");
+    let files = git(&tmp.path().join("repo"), &["ls-tree", "-r", "--name-only", &id_path]);
+    assert!(!files.contains("junk.txt"), "attempt 2's files went with it: {files}");
+    let prompts: Vec<String> = events_of(tmp.path(), "prompt_assembled")
+        .iter()
+        .filter(|p| p["role"] == "worker")
+        .filter_map(|p| p["content"].as_str().map(str::to_owned))
+        .collect();
+    let after = prompts.iter().position(|p| p.contains("REWIND-REASON")).expect("the reason");
+    assert!(prompts[after].contains("## Your task"), "a new session starts from the brief");
+    let read: Vec<String> = events_of(tmp.path(), "tool_result")
+        .iter()
+        .filter(|r| r["attempt"] == 3)
+        .map(|r| r["output"].to_string())
+        .collect();
+    assert!(read.iter().any(|o| o.contains("ONE")), "the new agent read the kept tree: {read:?}");
+    assert_eq!(agents_alive(tmp.path()), 0);
+}

@@ -168,17 +168,11 @@ impl Lane {
         if mode == EvidenceMode::Off || !verdict.accepted() {
             return Ok(Ok(verdict));
         }
-        let (seen, commit) = match self.check_witnesses(
-            task,
-            &verdict,
-            asked.diff,
-            asked.validators,
-            iter,
-            attempt,
-        )? {
-            Ok(checked) => checked,
-            Err(why) => return Ok(Ok(unkept(verdict, task, why))),
-        };
+        let (seen, commit) =
+            match self.check_witnesses(task, &verdict, asked.diff, asked.validators, attempt)? {
+                Ok(checked) => checked,
+                Err(why) => return Ok(Ok(unkept(verdict, task, why))),
+            };
         let missing = evidence::unwitnessed(task.criteria.len(), &seen);
         let gate = match (missing.is_empty(), mode) {
             (true, _) => EvidenceGate::Seen,
@@ -205,17 +199,11 @@ impl Lane {
         if !again.accepted() {
             return Ok(Ok(again));
         }
-        let (seen, commit) = match self.check_witnesses(
-            task,
-            &again,
-            asked.diff,
-            asked.validators,
-            iter,
-            attempt,
-        )? {
-            Ok(checked) => checked,
-            Err(why) => return Ok(Ok(unkept(again, task, why))),
-        };
+        let (seen, commit) =
+            match self.check_witnesses(task, &again, asked.diff, asked.validators, attempt)? {
+                Ok(checked) => checked,
+                Err(why) => return Ok(Ok(unkept(again, task, why))),
+            };
         let missing = evidence::unwitnessed(task.criteria.len(), &seen);
         let gate = if missing.is_empty() { EvidenceGate::Seen } else { EvidenceGate::Held };
         again.checked = Some(Evidence { seen, unwitnessed: missing, gate, commit, unkept: None });
@@ -341,8 +329,13 @@ impl Lane {
         let mut event = Self::verdict_event(verdict, diff, sc);
         // The verdict is logged (and an accept stays durable, to land by its digest on a
         // resume) even when the work it judged could not be kept; the task then waits.
+        let witnessed = verdict.checked.as_ref().and_then(|c| c.commit.clone());
         let unkept = if diff.is_empty() {
             event.by_harness = Some(true);
+            None
+        } else if let Some(kept) = witnessed {
+            // Kept already, as its witnesses were checked on it.
+            event.attempt_commit = Some(kept);
             None
         } else {
             match self.keep_work(

@@ -129,6 +129,11 @@ impl Lane {
         });
         let queued = self.take_queued(&task.id);
         let note = super::review::with_queued(rewind.note, &queued);
+        // An ACP agent's conversation is its own and cannot be rewound: its new session starts
+        // from the brief, told of the rewind.
+        if self.shared.opts.agent.is_some() {
+            return Ok(Taken::Note(note));
+        }
         let mut messages = crate::harness::conversation::rebuild(
             &self.shared.dir,
             &task.id,

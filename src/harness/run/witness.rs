@@ -55,7 +55,6 @@ impl Lane {
         verdict: &Verdict,
         diff: &DiffInfo,
         validators: &[String],
-        iter: u64,
         attempt: u64,
     ) -> Result<Result<Witnessed, String>> {
         let mut seen = Vec::new();
@@ -63,10 +62,12 @@ impl Lane {
         // cannot be kept (changed under the check) is no attempt to vouch for.
         let mut trees: Option<Trees> = None;
         if verdict.witnesses.iter().any(|w| !matches!(w.kind, WitnessKind::Validator { .. })) {
+            // Kept as the judged attempt is (`judged` takes this commit rather than keep the
+            // same tree twice).
             let kept = self.keep_work(
-                &format!("{}/{attempt}-witnessed-{iter}", task.id),
+                &format!("{}/{attempt}", task.id),
                 &diff.base,
-                &format!("{} attempt {attempt}, as its witnesses were checked", task.id),
+                &format!("{} attempt {attempt}, as judged", task.id),
             )?;
             match kept {
                 Ok(sha) => {

@@ -89,9 +89,6 @@ impl Lane {
         self.shared.records.update(&task.id, |r| r.base = Some(base.clone()));
         let agent = self.shared.opts.agent.clone();
         let (mut messages, rewound_note) = match self.take_rewind(task, attempt, &base)? {
-            // An agent's conversation is its own and cannot be rewound: the tree is, and a
-            // new agent session starts from the brief.
-            super::rewind::Taken::Conversation(_) if agent.is_some() => (Vec::new(), None),
             super::rewind::Taken::Conversation(messages) => (messages, None),
             super::rewind::Taken::Note(note) => (Vec::new(), Some(note)),
             super::rewind::Taken::Nothing => (Vec::new(), None),
