@@ -19,25 +19,33 @@ fn run_agent(
     let (repo, plan) = repo_and_plan(tmp, 1);
     let script = json!({"worker": {}, "evaluator": {"T-001": evaluator}});
     let served = serve(&script, true);
-    let mut cmd = harrow_cmd(tmp, &served.1.base_url());
-    cmd.env_remove("HARROW_WORKER_MODEL")
-        .env("HARROW_EVALUATOR_MODEL", "scripted/evaluator")
-        .envs(env.iter().copied())
-        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"]);
+    let run = ["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"];
+    let mut cmd = agent_cmd(tmp, &served.1.base_url(), &run);
+    cmd.envs(env.iter().copied());
     if !validators {
         cmd.arg("--no-validators");
     }
-    let out = support::ends_within(
-        cmd.stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-        300,
-        "the agent's run",
-    );
+    let out = support::ends_within(spawn_run(&mut cmd), 300, "the agent's run");
     let bodies = served.1.received().into_iter().map(|r| r.body).collect();
     (out, bodies)
+}
+
+/// The harrow command for a run whose worker is the configured agent and whose evaluator is
+/// the scripted server at `base_url`.
+fn agent_cmd(tmp: &Path, base_url: &str, args: &[&str]) -> std::process::Command {
+    let mut cmd = harrow_cmd(tmp, base_url);
+    cmd.env_remove("HARROW_WORKER_MODEL").env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
+    cmd.args(args);
+    cmd
+}
+
+/// Starts `cmd` in the background, its output kept for [`support::ends_within`].
+fn spawn_run(cmd: &mut std::process::Command) -> std::process::Child {
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 fn session(tmp: &Path) -> PathBuf {
@@ -431,19 +439,11 @@ fn a_steer_cancels_the_agents_turn_and_is_its_next_prompt() {
     configure(tmp.path(), &agent, "bwrap", "");
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
-    let run = |args: &[&str]| {
-        let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
-        cmd.env_remove("HARROW_WORKER_MODEL").env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
-        cmd.args(args);
-        cmd
-    };
-    let child = run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-        .args(["--headless", "--no-validators"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
+    let child = spawn_run(
+        run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+            .args(["--headless", "--no-validators"]),
+    );
     let dir = super::loop_fixture::session_when_log_has(
         &tmp.path().join("sessions"),
         "WAITING-FOR-WORDS",
@@ -539,19 +539,11 @@ fn under_ask_an_agents_permission_request_waits_for_the_operators_allow_or_deny(
     configure(tmp.path(), &agent, "bwrap", "permissions = \"ask\"\nquiet_secs = 1\n");
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
-    let run = |args: &[&str]| {
-        let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
-        cmd.env_remove("HARROW_WORKER_MODEL").env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
-        cmd.args(args);
-        cmd
-    };
-    let child = run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-        .args(["--headless", "--no-validators"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
+    let child = spawn_run(
+        run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+            .args(["--headless", "--no-validators"]),
+    );
     let sessions = tmp.path().join("sessions");
     // The wait's own words: the script (with the titles) is in the log from the start.
     let dir = super::loop_fixture::session_when_log_has(&sessions, "asks: Run ASK-ONE");
@@ -600,19 +592,11 @@ fn an_allow_with_no_agent_asking_is_refused_in_the_log() {
     configure(tmp.path(), &agent, "bwrap", "permissions = \"ask\"\n");
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
-    let run = |args: &[&str]| {
-        let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
-        cmd.env_remove("HARROW_WORKER_MODEL").env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
-        cmd.args(args);
-        cmd
-    };
-    let child = run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-        .args(["--headless", "--no-validators"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
+    let child = spawn_run(
+        run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+            .args(["--headless", "--no-validators"]),
+    );
     let sessions = tmp.path().join("sessions");
     let dir = super::loop_fixture::session_when_log_has(&sessions, "WAITING-FOR-WORDS");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
@@ -642,20 +626,10 @@ fn two_tasks_in_two_lanes_each_get_an_agent_of_their_own_and_both_land() {
     super::loop_fixture::depends(&plan, 1, "[]");
     super::loop_fixture::depends(&plan, 2, "[]");
     let served = serve(&json!({"worker": {}, "evaluator": {"*": {"*": [accept()]}}}), true);
-    let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
-    cmd.env_remove("HARROW_WORKER_MODEL")
-        .env("HARROW_EVALUATOR_MODEL", "scripted/evaluator")
-        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-        .args(["--headless", "--lanes", "2", "--no-validators"]);
-    let out = support::ends_within(
-        cmd.stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-        300,
-        "the agents' run in lanes",
-    );
+    let run = ["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"];
+    let mut cmd = agent_cmd(tmp.path(), &served.1.base_url(), &run);
+    cmd.args(["--lanes", "2", "--no-validators"]);
+    let out = support::ends_within(spawn_run(&mut cmd), 300, "the agents' run in lanes");
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(on_branch(tmp.path(), "f1.txt"), "1\n");
     assert_eq!(on_branch(tmp.path(), "f2.txt"), "2\n");
@@ -687,19 +661,11 @@ fn an_agent_run_stopped_mid_turn_resumes_with_a_fresh_agent_and_lands() {
     configure(tmp.path(), &stuck, "bwrap", "");
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"*": [accept()]}}}), true);
-    let run = |args: &[&str]| {
-        let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
-        cmd.env_remove("HARROW_WORKER_MODEL").env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
-        cmd.args(args);
-        cmd
-    };
-    let child = run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-        .args(["--headless", "--no-validators"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
+    let child = spawn_run(
+        run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
+            .args(["--headless", "--no-validators"]),
+    );
     let sessions = tmp.path().join("sessions");
     let dir = super::loop_fixture::session_when_log_has(&sessions, "STUCK-IN-TURN");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
@@ -715,12 +681,7 @@ fn an_agent_run_stopped_mid_turn_resumes_with_a_fresh_agent_and_lands() {
     });
     configure(tmp.path(), &done, "bwrap", "");
     let resumed = support::ends_within(
-        run(&["resume", &id, "--headless", "--no-validators"])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
+        spawn_run(&mut run(&["resume", &id, "--headless", "--no-validators"])),
         120,
         "the resumed agent's run",
     );
@@ -743,16 +704,8 @@ fn sigterm_mid_turn_stops_the_run_and_the_agent_with_it() {
     configure(tmp.path(), &agent, "bwrap", "");
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
-    let child = harrow_cmd(tmp.path(), &served.1.base_url())
-        .env_remove("HARROW_WORKER_MODEL")
-        .env("HARROW_EVALUATOR_MODEL", "scripted/evaluator")
-        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-        .args(["--headless", "--no-validators"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = ["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"];
+    let child = spawn_run(agent_cmd(tmp.path(), &served.1.base_url(), &run).arg("--no-validators"));
     let sleeping = || {
         std::fs::read_dir("/proc")
             .unwrap()
@@ -797,19 +750,15 @@ fn a_rewound_agent_task_starts_a_new_agent_session_on_the_kept_tree_and_lands() 
         "3": [super::loop_fixture::accept_quoting("f1.txt", "ONE")]
     }});
     let served = serve(&json!({"worker": {}, "evaluator": evaluator}), true);
-    let run = |args: &[&str]| {
-        let mut cmd = harrow_cmd(tmp.path(), &served.1.base_url());
-        cmd.env_remove("HARROW_WORKER_MODEL").env("HARROW_EVALUATOR_MODEL", "scripted/evaluator");
-        cmd.args(args);
-        cmd
-    };
-    let child = run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-        .args(["--headless", "--no-validators", "--max-attempts", "2", "--wait-for-operator"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
+    let child =
+        spawn_run(run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()]).args([
+            "--headless",
+            "--no-validators",
+            "--max-attempts",
+            "2",
+            "--wait-for-operator",
+        ]));
     let sessions = tmp.path().join("sessions");
     let dir = super::loop_fixture::session_when_log_has(&sessions, "\"operator_wait\"");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
