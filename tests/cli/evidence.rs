@@ -250,3 +250,32 @@ fn under_warn_an_unwitnessed_accept_lands_marked() {
     assert_eq!(v[0]["evidence_gate"], "warned");
     assert_eq!(v[0]["unwitnessed"], json!([1]));
 }
+
+#[test]
+fn a_cited_test_that_is_a_link_out_of_the_tree_is_never_read_by_harrow() {
+    tools::require_pytest_and_ruff();
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = tmp.path().join("secret_test.py");
+    std::fs::write(&secret, "# SECRET-CANARY-WITNESS\ndef test_x():\n    assert True\n").unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path());
+    let mut turns = worker()["*"].as_array().unwrap().clone();
+    let link = format!("ln -s {} tests/test_link.py && echo linked", secret.display());
+    turns.insert(1, json!({"tool_calls": [{"name": "bash", "arguments": {"command": link}}]}));
+    let cited = accept(&json!([{"criterion": 1, "test": "tests/test_link.py::test_x"}]));
+    let script = json!({"worker": {"T-001": {"*": turns}}, "evaluator": {"T-001": {"1": [cited.clone(), cited.clone(), cited]}}});
+    let (_rt, server) = serve(&script, true);
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
+        .arg("--config")
+        .arg(tmp.path().join("config.toml"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "held, not landed: {}", text(&out));
+    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let v = verdicts(&support::strict_events(&dir));
+    let why = v[0]["witnesses"][0]["why"].as_str().unwrap();
+    assert!(why.contains("a link is not a test"), "{why}");
+    // The record (the worktree holds the worker's link itself, which reads through).
+    let log = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    assert!(!log.contains("SECRET-CANARY-WITNESS"), "the link's target was read");
+}

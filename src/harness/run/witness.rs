@@ -159,9 +159,9 @@ impl Lane {
         }
         let run = evidence::test_run(id, work.join("Cargo.toml").is_file())?;
         if let TestRun::Pytest { file } = &run
-            && !work.join(file).is_file()
+            && !std::fs::symlink_metadata(work.join(file)).is_ok_and(|m| m.is_file())
         {
-            return Err(format!("{file} is not in the work"));
+            return Err(format!("{file} is not a file in the work (a link is not a test)"));
         }
         let command = evidence::test_command(id, &run);
         let (passed, said) = self.run_test(&work, &command, &run);
@@ -174,9 +174,14 @@ impl Lane {
             trees.written.1 = true;
         }
         if let TestRun::Pytest { file } = &run {
-            let to = base.join(file);
-            to.parent().map(std::fs::create_dir_all).transpose().map_err(|e| out(&e))?;
-            std::fs::copy(work.join(file), &to).map_err(|e| out(&e))?;
+            // The test's file as the attempt holds it, read from git (never through a link
+            // in either tree), written where the base has no link on the way.
+            let text = match self.workspace.file_at(&trees.attempt, file) {
+                Ok(Some(text)) => text,
+                Ok(None) => return Err(format!("{file} is not a file of the work")),
+                Err(e) => return Err(out(&e)),
+            };
+            put_in_tree(&base, file, &text).map_err(|e| out(&e))?;
         }
         let (on_base, base_said) = self.run_test(&base, &command, &run);
         if on_base {
@@ -221,4 +226,36 @@ impl Lane {
         let last: String = last.chars().take(OUTPUT_TAIL).collect();
         (false, format!("{exit}: {}", crate::printable::line(&last)))
     }
+}
+
+/// Writes `bytes` at `path` under `root`, refusing any link on the way (a folder of the tree
+/// that is a link, or the file itself): a tree written out from the worker's commits is
+/// hostile to harrow, which writes it outside any sandbox.
+fn put_in_tree(root: &Path, path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let mut at = root.to_path_buf();
+    let parts: Vec<&str> = path.split('/').collect();
+    let Some((name, folders)) = parts.split_last() else {
+        return Err(std::io::Error::other("an empty path"));
+    };
+    for folder in folders {
+        at.push(folder);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(std::io::Error::other(format!("{} is not a folder", at.display())));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir(&at)?,
+            Err(e) => return Err(e),
+        }
+    }
+    at.push(name);
+    match std::fs::symlink_metadata(&at) {
+        Ok(m) if m.is_file() || m.file_type().is_symlink() => std::fs::remove_file(&at)?,
+        Ok(_) => return Err(std::io::Error::other(format!("{} is not a file", at.display()))),
+        Err(_) => {}
+    }
+    std::io::Write::write_all(
+        &mut std::fs::OpenOptions::new().write(true).create_new(true).open(&at)?,
+        bytes,
+    )
 }
