@@ -279,3 +279,36 @@ fn a_cited_test_that_is_a_link_out_of_the_tree_is_never_read_by_harrow() {
     let log = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
     assert!(!log.contains("SECRET-CANARY-WITNESS"), "the link's target was read");
 }
+
+#[test]
+fn asked_again_with_retry_eval_an_accept_still_rests_on_witnesses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bare = accept(&json!([]));
+    let good = accept(&json!([{"criterion": 1, "code": "calc.py:2", "quote": "    return a + b"}]));
+    // Held for want of evidence; asked again, its first accept has none either (sent back),
+    // its second cites the fixed line.
+    let (out, _) = run(tmp.path(), bare.clone(), Some(bare.clone()));
+    assert!(!out.status.success(), "held: {}", text(&out));
+    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let script = json!({"worker": {}, "evaluator": {"T-001": {"2": [bare.clone(), bare, good]}}});
+    let (_rt, server) = serve(&script, true);
+    let sent = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "retry-eval"])
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{}", text(&sent));
+    let resumed = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless", "--config"])
+        .arg(tmp.path().join("config.toml"))
+        .output()
+        .unwrap();
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    let gates: Vec<String> = verdicts(&support::strict_events(&dir))
+        .iter()
+        .filter_map(|v| v["evidence_gate"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(gates, ["sent_back", "held", "sent_back", "seen"], "{}", text(&resumed));
+    let worker_calls = server.received().iter().filter(|r| r.role == "worker").count();
+    assert_eq!(worker_calls, 0, "the evaluator was asked again about the same work");
+}

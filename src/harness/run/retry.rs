@@ -62,8 +62,16 @@ impl Lane {
                 validator_output: None,
                 validators: &[],
             };
-            match self.evaluate(&task, &asked, &sc, attempt, iter, None).await? {
-                Ok(v) => v.held_to(self.shared.opts.score_threshold),
+            // Asked again, the evaluator's accept rests on witnesses as the first time.
+            let judged = match self.evaluate(&task, &asked, &sc, attempt, iter, None).await? {
+                Ok(v) => {
+                    let v = v.held_to(self.shared.opts.score_threshold);
+                    self.weigh_evidence(&task, &asked, v, &sc, attempt, iter).await?
+                }
+                Err(e) => Err(e),
+            };
+            match judged {
+                Ok(v) => v,
                 Err(e) => {
                     let why = e.to_string();
                     self.gate(&task.id, GateEvent::HeldForOperator, &why, attempt)?;

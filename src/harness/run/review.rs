@@ -155,7 +155,7 @@ impl Lane {
     /// by `[gate] evidence`: `warn` lets it stand, marked; `required` logs it as sent back and
     /// asks the evaluator once more with what failed — an accept that still lacks evidence
     /// then holds the task (in `judged`). `off`, and rejects: the verdict as given.
-    async fn weigh_evidence(
+    pub(super) async fn weigh_evidence(
         &mut self,
         task: &Task,
         asked: &Asked<'_>,
