@@ -312,3 +312,43 @@ fn asked_again_with_retry_eval_an_accept_still_rests_on_witnesses() {
     let worker_calls = server.received().iter().filter(|r| r.role == "worker").count();
     assert_eq!(worker_calls, 0, "the evaluator was asked again about the same work");
 }
+
+/// The same in a run that waits for the operator (the console's `v`): it was refused there,
+/// "the log holds no case", until a resume had read the log.
+#[test]
+fn retry_eval_in_a_waiting_run_asks_the_evaluator_again_about_the_same_case() {
+    tools::require_pytest_and_ruff();
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path());
+    let bare = accept(&json!([]));
+    let good = accept(&json!([{"criterion": 1, "code": "calc.py:2", "quote": "    return a + b"}]));
+    let script = json!({"worker": {"T-001": worker()}, "evaluator": {"T-001": {
+        "1": [bare.clone(), bare.clone(), bare.clone()],
+        "2": [bare.clone(), bare, good]
+    }}});
+    let (_rt, server) = serve(&script, true);
+    let config = tmp.path().join("config.toml");
+    let args = ["--config", config.to_str().unwrap(), "--wait-for-operator"];
+    let (mut child, dir, id) = super::loop_fixture::held_run(
+        tmp.path(),
+        &server.base_url(),
+        (&plan, &repo),
+        &args,
+        std::process::Stdio::piped(),
+    );
+    let sent = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "retry-eval"])
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{}", text(&sent));
+    let (status, stdout) = child.finish();
+    assert!(status.success(), "{stdout}");
+    assert!(!stdout.contains("refused"), "{stdout}");
+    let gates: Vec<String> = verdicts(&support::strict_events(&dir))
+        .iter()
+        .filter_map(|v| v["evidence_gate"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(gates, ["sent_back", "held", "sent_back", "seen"], "{stdout}");
+    let again = server.received().iter().filter(|r| r.role == "worker" && r.attempt == "2").count();
+    assert_eq!(again, 0, "no second attempt of the worker's: {stdout}");
+}

@@ -10,11 +10,22 @@ impl Lane {
     /// The task's last case, read from where the resumed run found it in the log, with the
     /// iteration that submitted it.
     pub(super) fn last_case(&self, task: &str) -> Result<Option<(Case, u64)>> {
-        let Some(at) = self.shared.records.get(task).last_case else { return Ok(None) };
+        let log = crate::session::dir::SessionDir::new(&self.shared.dir).events();
+        // A resumed run found it in the log; a run that has not resumed looks it up there.
+        let mut at = self.shared.records.get(task).last_case;
+        if at.is_none() {
+            crate::session::scan::scan(&log, |line, f| {
+                if f.event_kind() == Some(crate::session::event::EventKind::ToolCall)
+                    && f.payload.task_id.get() == Some(task)
+                    && f.payload.tool.get() == Some("submit_case")
+                {
+                    at = Some(line);
+                }
+            })?;
+        }
+        let Some(at) = at else { return Ok(None) };
         let mut line = vec![0; at.len as usize];
-        let file = crate::safe_io::open_regular(
-            &crate::session::dir::SessionDir::new(&self.shared.dir).events(),
-        )?;
+        let file = crate::safe_io::open_regular(&log)?;
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut line, at.offset)?;
         let Ok(Event { payload: Payload::ToolCall(call), .. }) = Event::decode(&line) else {
             return Ok(None);
