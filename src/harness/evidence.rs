@@ -22,16 +22,6 @@ pub enum EvidenceMode {
     Off,
 }
 
-impl EvidenceMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EvidenceMode::Required => "required",
-            EvidenceMode::Warn => "warn",
-            EvidenceMode::Off => "off",
-        }
-    }
-}
-
 /// The most lines one code witness may cite.
 const CODE_MAX_LINES: usize = 200;
 

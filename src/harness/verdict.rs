@@ -74,19 +74,6 @@ pub enum WitnessKind {
     Code { at: String, quote: String },
 }
 
-impl Witness {
-    /// The witness as a person reads it: `test tests/t.py::test_x`.
-    pub fn said(&self) -> String {
-        match &self.kind {
-            WitnessKind::Validator { name, passed } => {
-                format!("validator {name} {}", if *passed { "passed" } else { "failed" })
-            }
-            WitnessKind::Test { id } => format!("test {id}"),
-            WitnessKind::Code { at, .. } => format!("code {at}"),
-        }
-    }
-}
-
 impl Verdict {
     /// The outcome a verdict stands for.
     pub fn outcome(&self) -> Option<LastOutcome> {

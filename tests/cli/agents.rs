@@ -234,7 +234,13 @@ fn hostile_under(sandbox: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let outside = tmp.path().join("outside-the-worktree.txt");
     let hook = tmp.path().join("repo/.git/hooks/post-commit");
-    let key = "sk-binary-test";
+    // Its own: every other test's harrow has the shared test key, and a process is readable
+    // in the moment between its start and its sealing of the key.
+    let key = format!(
+        "sk-agent-canary-{}",
+        tmp.path().file_name().unwrap().to_string_lossy().trim_start_matches('.')
+    );
+    let key = key.as_str();
     let agent = json!({
         "work": [[
             {"try_write": outside.display().to_string()},
@@ -247,7 +253,8 @@ fn hostile_under(sandbox: &str) {
         "case": [case(1)]
     });
     configure(tmp.path(), &agent, sandbox, "");
-    let (out, bodies) = run_agent(tmp.path(), &json!({"1": [accept()]}), false, &[]);
+    let (out, bodies) =
+        run_agent(tmp.path(), &json!({"1": [accept()]}), false, &[("HARROW_API_KEY", key)]);
     let said = agent_said(tmp.path());
     assert!(said.contains("TRY_WRITE"), "{said}\n{}", text(&out));
     // Under bubblewrap `/tmp` is the sandbox's own: a write there lands in it, never here.
