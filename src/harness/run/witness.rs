@@ -232,30 +232,34 @@ impl Lane {
 /// that is a link, or the file itself): a tree written out from the worker's commits is
 /// hostile to harrow, which writes it outside any sandbox.
 fn put_in_tree(root: &Path, path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let (folders, name) = path.rsplit_once('/').unwrap_or(("", path));
     let mut at = root.to_path_buf();
-    let parts: Vec<&str> = path.split('/').collect();
-    let Some((name, folders)) = parts.split_last() else {
-        return Err(std::io::Error::other("an empty path"));
-    };
-    for folder in folders {
+    for folder in folders.split('/').filter(|f| !f.is_empty()) {
         at.push(folder);
-        match std::fs::symlink_metadata(&at) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                return Err(std::io::Error::other(format!("{} is not a folder", at.display())));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir(&at)?,
-            Err(e) => return Err(e),
-        }
+        crate::safe_io::ensure_dir(&at)?;
     }
-    at.push(name);
-    match std::fs::symlink_metadata(&at) {
-        Ok(m) if m.is_file() || m.file_type().is_symlink() => std::fs::remove_file(&at)?,
-        Ok(_) => return Err(std::io::Error::other(format!("{} is not a file", at.display()))),
-        Err(_) => {}
+    std::io::Write::write_all(&mut crate::safe_io::create(&at.join(name))?, bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::put_in_tree;
+
+    #[test]
+    fn a_test_file_is_never_written_through_a_link_in_the_tree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, outside) = (tmp.path().join("base"), tmp.path().join("outside"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("tests")).unwrap();
+        assert!(put_in_tree(&root, "tests/test_x.py", b"x").is_err());
+        assert!(!outside.join("test_x.py").exists(), "written through a folder link");
+        let victim = outside.join("victim.py");
+        std::fs::write(&victim, "keep").unwrap();
+        std::os::unix::fs::symlink(&victim, root.join("test_y.py")).unwrap();
+        assert!(put_in_tree(&root, "test_y.py", b"x").is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        put_in_tree(&root, "a/b/test_z.py", b"z").unwrap();
+        assert_eq!(std::fs::read_to_string(root.join("a/b/test_z.py")).unwrap(), "z");
     }
-    std::io::Write::write_all(
-        &mut std::fs::OpenOptions::new().write(true).create_new(true).open(&at)?,
-        bytes,
-    )
 }
