@@ -48,6 +48,25 @@ fn spawn_run(cmd: &mut std::process::Command) -> std::process::Child {
         .unwrap()
 }
 
+/// A one-task run of the scripted agent with `agent`'s script (and `extra` `[agent]` lines)
+/// under bubblewrap, headless and without validators, started in the background; T-001's
+/// evaluator answers `evaluator`. The scripted server, and the run.
+fn started(
+    tmp: &Path,
+    agent: &Value,
+    extra: &str,
+    evaluator: &Value,
+    args: &[&str],
+) -> ((tokio::runtime::Runtime, harrow::brain::scripted::ScriptedServer), std::process::Child) {
+    configure(tmp, agent, "bwrap", extra);
+    let (repo, plan) = repo_and_plan(tmp, 1);
+    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": evaluator}}), true);
+    let run = ["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"];
+    let mut cmd = agent_cmd(tmp, &served.1.base_url(), &run);
+    let child = spawn_run(cmd.arg("--no-validators").args(args));
+    (served, child)
+}
+
 fn session(tmp: &Path) -> PathBuf {
     let mut found = std::fs::read_dir(tmp.join("sessions")).unwrap().flatten().map(|e| e.path());
     found.find(|p| p.is_dir()).unwrap()
@@ -443,14 +462,8 @@ fn a_steer_cancels_the_agents_turn_and_is_its_next_prompt() {
         "steered": [[{"say": "Steered: writing it."}, {"write": ["f1.txt", "1\n"]}]],
         "case": [case(1)]
     });
-    configure(tmp.path(), &agent, "bwrap", "");
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
-    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
+    let (served, child) = started(tmp.path(), &agent, "", &json!({"1": [accept()]}), &[]);
     let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
-    let child = spawn_run(
-        run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-            .args(["--headless", "--no-validators"]),
-    );
     let dir = super::loop_fixture::session_when_log_has(
         &tmp.path().join("sessions"),
         "WAITING-FOR-WORDS",
@@ -543,14 +556,14 @@ fn under_ask_an_agents_permission_request_waits_for_the_operators_allow_or_deny(
         "case": [case(1)]
     });
     // An agent quiet for a second is taken for hung: one that waits on the operator is not.
-    configure(tmp.path(), &agent, "bwrap", "permissions = \"ask\"\nquiet_secs = 1\n");
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
-    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
-    let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
-    let child = spawn_run(
-        run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-            .args(["--headless", "--no-validators"]),
+    let (served, child) = started(
+        tmp.path(),
+        &agent,
+        "permissions = \"ask\"\nquiet_secs = 1\n",
+        &json!({"1": [accept()]}),
+        &[],
     );
+    let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
     let sessions = tmp.path().join("sessions");
     // The wait's own words: the script (with the titles) is in the log from the start.
     let dir = super::loop_fixture::session_when_log_has(&sessions, "asks: Run ASK-ONE");
@@ -596,14 +609,9 @@ fn an_allow_with_no_agent_asking_is_refused_in_the_log() {
         "steered": [[{"write": ["f1.txt", "1\n"]}]],
         "case": [case(1)]
     });
-    configure(tmp.path(), &agent, "bwrap", "permissions = \"ask\"\n");
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
-    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
+    let (served, child) =
+        started(tmp.path(), &agent, "permissions = \"ask\"\n", &json!({"1": [accept()]}), &[]);
     let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
-    let child = spawn_run(
-        run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-            .args(["--headless", "--no-validators"]),
-    );
     let sessions = tmp.path().join("sessions");
     let dir = super::loop_fixture::session_when_log_has(&sessions, "WAITING-FOR-WORDS");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
@@ -665,14 +673,8 @@ fn an_agent_run_stopped_mid_turn_resumes_with_a_fresh_agent_and_lands() {
         "work": [[{"say": "STUCK-IN-TURN"}, {"write": ["half.txt", "half\n"]}, {"hang": true}]],
         "case": [case(1)]
     });
-    configure(tmp.path(), &stuck, "bwrap", "");
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
-    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"*": [accept()]}}}), true);
+    let (served, child) = started(tmp.path(), &stuck, "", &json!({"*": [accept()]}), &[]);
     let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
-    let child = spawn_run(
-        run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-            .args(["--headless", "--no-validators"]),
-    );
     let sessions = tmp.path().join("sessions");
     let dir = super::loop_fixture::session_when_log_has(&sessions, "STUCK-IN-TURN");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
@@ -708,11 +710,7 @@ fn sigterm_mid_turn_stops_the_run_and_the_agent_with_it() {
     let tmp = tempfile::tempdir().unwrap();
     // A child of its own, in the background: 617 s tells it from any other test's sleep.
     let agent = json!({"work": [[{"run": "sleep 617 > /dev/null 2>&1 &"}, {"hang": true}]]});
-    configure(tmp.path(), &agent, "bwrap", "");
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
-    let served = serve(&json!({"worker": {}, "evaluator": {"T-001": {"1": [accept()]}}}), true);
-    let run = ["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"];
-    let child = spawn_run(agent_cmd(tmp.path(), &served.1.base_url(), &run).arg("--no-validators"));
+    let (_served, child) = started(tmp.path(), &agent, "", &json!({"1": [accept()]}), &[]);
     let sleeping = || {
         std::fs::read_dir("/proc")
             .unwrap()
@@ -749,23 +747,14 @@ fn a_rewound_agent_task_starts_a_new_agent_session_on_the_kept_tree_and_lands() 
         "rework": [[{"write": ["f1.txt", "TWO\n"]}, {"write": ["junk.txt", "j\n"]}]],
         "case": [case(1)]
     });
-    configure(tmp.path(), &agent, "bwrap", "");
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
-    let evaluator = json!({"T-001": {
+    let evaluator = json!({
         "1": [reject("weak_test")],
         "2": [reject("scope_creep")],
         "3": [super::loop_fixture::accept_quoting("f1.txt", "ONE")]
-    }});
-    let served = serve(&json!({"worker": {}, "evaluator": evaluator}), true);
+    });
+    let held = ["--max-attempts", "2", "--wait-for-operator"];
+    let (served, child) = started(tmp.path(), &agent, "", &evaluator, &held);
     let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
-    let child =
-        spawn_run(run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()]).args([
-            "--headless",
-            "--no-validators",
-            "--max-attempts",
-            "2",
-            "--wait-for-operator",
-        ]));
     let sessions = tmp.path().join("sessions");
     let dir = super::loop_fixture::session_when_log_has(&sessions, "\"operator_wait\"");
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
