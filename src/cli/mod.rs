@@ -19,6 +19,7 @@ pub mod run;
 mod sessions;
 pub(crate) mod ship;
 mod show;
+mod stats;
 mod workspace_verbs;
 
 use clap::{Parser, Subcommand};
@@ -63,6 +64,9 @@ pub enum Command {
     Sessions(sessions::Args),
     /// Summarise one session: tasks, tokens, cost, verdicts, tools, hooks, stop.
     Show(show::Args),
+    /// How good the judge has been over many sessions: verdicts by category, the operator's
+    /// overrides, evidence that failed harrow's check, cost per landed task and on rework.
+    Stats(stats::Args),
     /// Write a session out to share it: Markdown for a pull request, a standalone HTML page,
     /// or JSON.
     Export(export::Args),
@@ -229,6 +233,7 @@ fn dispatch(command: Command) -> color_eyre::Result<ExitCode> {
         Command::Control(args) => control::control(&args),
         Command::Sessions(args) => sessions::run(&args),
         Command::Show(args) => show::run(&args),
+        Command::Stats(args) => stats::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Push(args) => ship::push_verb(&args),
         Command::Pr(args) => ship::pr_verb(&args),

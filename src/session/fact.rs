@@ -177,6 +177,8 @@ fact_fields! {
     verdict: LStr<'a>,
     rejection_category: LStr<'a>,
     parse_failed: LBool,
+    /// `evaluator_verdict`: harrow judged (an empty diff), not the evaluator.
+    by_harness: LBool,
     below_threshold: LBool,
     accept: LBool,
     passed: LBool,

@@ -13,6 +13,7 @@ pub mod event;
 pub mod fact;
 pub(crate) mod fleet;
 pub mod index;
+pub(crate) mod judge;
 pub(crate) mod lenient;
 pub(crate) mod listing;
 pub(crate) mod live;

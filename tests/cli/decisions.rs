@@ -284,6 +284,25 @@ fn approve_force_accept_and_reject_of_a_task_failed_at_the_cap_land_as_decided()
             assert_eq!(done["by_operator"], true);
             assert_eq!(done["below_bar"], op == "force-accept");
         }
+        // `stats` reads the decision off the real log as an override of the evaluator's
+        // reject (another attempt asked for by the operator is none).
+        let stats = harrow_cmd(tmp.path(), &server.base_url())
+            .args(["stats", "--json", "--dir"])
+            .arg(tmp.path().join("sessions"))
+            .output()
+            .unwrap();
+        let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+        let o = &stats["total"]["overrides"];
+        let expected = match op {
+            "approve" => [1, 0, 0],
+            "force-accept" => [0, 0, 1],
+            _ => [0, 0, 0],
+        };
+        assert_eq!(
+            [&o["approved_after_reject"], &o["rejected_after_accept"], &o["force_accepted"]],
+            expected.map(Value::from).each_ref(),
+            "{op}: {o}"
+        );
     }
 }
 

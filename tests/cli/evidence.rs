@@ -7,6 +7,7 @@ use super::support::{self, git};
 use super::tools;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// A repository whose `add` is wrong and whose `sub` is right, and a one-task plan to fix
 /// `add` with a test.
@@ -167,6 +168,17 @@ fn an_accept_citing_a_test_that_passes_on_the_base_is_sent_back_once_then_held()
     let held =
         log.iter().any(|e| e["type"] == "task_state" && e["payload"]["to"] == "needs_operator");
     assert!(held);
+    // `stats` counts one accept checked at its first asking, which failed, then held.
+    let stats = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(["stats", "--json", "--dir"])
+        .arg(tmp.path().join("sessions"))
+        .output()
+        .unwrap();
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    let t = &stats["total"];
+    assert_eq!((&t["evidence_checked"], &t["evidence_failed"]), (&json!(1), &json!(1)), "{t}");
+    assert_eq!(t["evidence"]["held"], 1, "{t}");
+    assert_eq!(t["verdicts"]["accepts"], 1, "the sent-back accept is no verdict: {t}");
 }
 
 #[test]

@@ -43,5 +43,6 @@ mod rewind;
 mod scale_out;
 mod ship;
 mod ship_ssh;
+mod stats;
 mod steer;
 mod window;

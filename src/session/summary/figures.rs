@@ -86,7 +86,7 @@ pub struct VerdictCounts {
 }
 
 impl VerdictCounts {
-    pub(super) fn add(&mut self, accept: bool, category: Option<&str>) {
+    pub(crate) fn add(&mut self, accept: bool, category: Option<&str>) {
         if accept {
             self.accepts += 1;
         } else {

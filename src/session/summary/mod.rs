@@ -17,8 +17,8 @@ mod figures;
 mod head;
 pub(crate) use figures::is_zero;
 pub use figures::{
-    ByPhase, HarrowFigures, PhasedUsage, StopInfo, Summary, TaskDetail, TaskSummary, Unreadable,
-    Usage, ValidatorCounts, VerdictCounts,
+    ByPhase, EvidenceCounts, HarrowFigures, PhasedUsage, StopInfo, Summary, TaskDetail,
+    TaskSummary, Unreadable, Usage, ValidatorCounts, VerdictCounts,
 };
 pub use head::SummaryHead;
 
