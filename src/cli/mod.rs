@@ -12,6 +12,7 @@ mod manual;
 mod out;
 mod plan_verbs;
 pub(crate) mod prep;
+mod rejudge;
 mod replay;
 mod resume;
 mod review;
@@ -67,6 +68,9 @@ pub enum Command {
     /// How good the judge has been over many sessions: verdicts by category, the operator's
     /// overrides, evidence that failed harrow's check, cost per landed task and on rework.
     Stats(stats::Args),
+    /// Ask another evaluator model about a session's judged cases (the exact prompts its
+    /// evaluator was sent; no worker calls) and print where the two judges differ.
+    Rejudge(rejudge::Args),
     /// Write a session out to share it: Markdown for a pull request, a standalone HTML page,
     /// or JSON.
     Export(export::Args),
@@ -234,6 +238,7 @@ fn dispatch(command: Command) -> color_eyre::Result<ExitCode> {
         Command::Sessions(args) => sessions::run(&args),
         Command::Show(args) => show::run(&args),
         Command::Stats(args) => stats::run(&args),
+        Command::Rejudge(args) => rejudge::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Push(args) => ship::push_verb(&args),
         Command::Pr(args) => ship::pr_verb(&args),

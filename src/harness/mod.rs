@@ -14,6 +14,7 @@ pub mod operator_review;
 pub mod plan;
 pub mod plan_copy;
 pub(crate) mod record;
+pub(crate) mod rejudge;
 pub(crate) mod resume;
 pub mod rewind;
 pub mod run;

@@ -38,6 +38,7 @@ mod fallback;
 mod fleet;
 mod lanes;
 mod lanes_operator;
+mod rejudge;
 mod review;
 mod rewind;
 mod scale_out;

@@ -39,15 +39,18 @@ fn close(a: &Value, b: f64) -> bool {
 fn the_fixture_sessions_give_the_figures_worked_out_by_hand() {
     let all = stats_json(&[&fixtures("judge"), &fixtures("tilth")]);
     assert_eq!(all["sessions"], 5);
-    assert_eq!((all["harrow_sessions"].clone(), all["tilth_sessions"].clone()), (2.into(), 3.into()));
+    assert_eq!(
+        (all["harrow_sessions"].clone(), all["tilth_sessions"].clone()),
+        (2.into(), 3.into())
+    );
     let t = &all["total"];
     // judge A: reject, accept, reject; judge B: held accept, accept, reject, below-score
     // accept; Tilth: 6 accepts and 3 rejects.
     assert_eq!(t["verdicts"]["accepts"], 4 + 6);
     assert_eq!(t["verdicts"]["rejects"], 3 + 3);
     let categories = &t["verdicts"]["rejection_categories"];
-    assert_eq!(categories["incomplete"], 1);
-    assert_eq!(categories["wrong_approach"], 1);
+    assert_eq!(categories["scope_creep"], 1);
+    assert_eq!(categories["spec_violation"], 1);
     assert_eq!(categories["weak_test"], 1);
     assert_eq!(categories["acceptance_gap"], 2);
     assert_eq!(categories["half_finished"], 1);
@@ -80,7 +83,7 @@ fn the_table_says_each_figure_in_words() {
     for line in [
         "Sessions   2 (2 harrow, 0 Tilth)",
         "Verdicts   7 by the evaluator: 4 accepted (57 %), 3 rejected",
-        "rejected for: incomplete 1, weak_test 1, wrong_approach 1",
+        "rejected for: scope_creep 1, spec_violation 1, weak_test 1",
         "1 judged by harrow itself (an empty diff)",
         "Overrides  3 of 7 verdicts (43 %): 1 approved after a reject · 1 rejected after an accept · 1 force-accepted",
         "Evidence   1 of 3 accepts failed harrow's check at first (33 %)",
