@@ -47,6 +47,12 @@ pub enum Block {
     },
     Para(Vec<Inline>),
     List(Vec<Item>),
+    /// Rows under a header of harrow's own words: a verdict's witnesses, criterion by
+    /// criterion.
+    Table {
+        header: Vec<&'static str>,
+        rows: Vec<Vec<Vec<Inline>>>,
+    },
     /// A part the reader may fold away: an attempt, its outcome on the line that stays.
     Fold {
         line: Vec<Inline>,
@@ -163,19 +169,6 @@ fn attempt(a: &Attempt) -> Block {
         if let Some(next) = &v.next_step {
             under.push(vec![own("Next step: "), text(next)]);
         }
-        for w in &v.witnesses {
-            under.push(vec![
-                own(format!(
-                    "Witness {} criterion {} · {} ",
-                    if w.seen { "✓" } else { "✗" },
-                    w.criterion,
-                    w.kind
-                )),
-                Inline::Code(w.cited.clone()),
-                own(" — "),
-                text(w.why.as_deref().unwrap_or(if w.seen { "seen" } else { "not seen" })),
-            ]);
-        }
         match v.evidence_gate {
             Some(EvidenceGate::SentBack) => {
                 under.push(vec![own(
@@ -193,8 +186,38 @@ fn attempt(a: &Attempt) -> Block {
         }
         items.push(Item { line, under });
     }
-    let blocks = if items.is_empty() { Vec::new() } else { vec![Block::List(items)] };
+    let mut blocks = if items.is_empty() { Vec::new() } else { vec![Block::List(items)] };
+    if let Some(table) = a.verdict.as_ref().and_then(witness_table) {
+        blocks.push(table);
+    }
     Block::Fold { line, tone, blocks }
+}
+
+/// A verdict's witnesses as harrow checked them: which criterion, what kind, what was cited,
+/// and ✓ seen or ✗ with why not.
+fn witness_table(v: &super::VerdictExport) -> Option<Block> {
+    if v.witnesses.is_empty() {
+        return None;
+    }
+    let rows = v
+        .witnesses
+        .iter()
+        .map(|w| {
+            let found = match (w.seen, w.why.as_deref()) {
+                (true, Some(what)) => vec![own("✓ "), text(what)],
+                (true, None) => vec![own("✓ seen")],
+                (false, Some(why)) => vec![own("✗ "), text(why)],
+                (false, None) => vec![own("✗ not seen")],
+            };
+            vec![
+                vec![own(w.criterion.to_string())],
+                vec![text(&w.kind)],
+                vec![text(&w.cited)],
+                found,
+            ]
+        })
+        .collect();
+    Some(Block::Table { header: vec!["Criterion", "Witness", "Cited", "harrow's check"], rows })
 }
 
 #[cfg(test)]

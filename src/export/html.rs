@@ -122,6 +122,21 @@ impl Render for Html {
                 }
                 out.push_str("</ul>\n");
             }
+            Block::Table { header, rows } => {
+                out.push_str("<table><tr>");
+                for h in header {
+                    let _ = write!(out, "<th>{}</th>", esc(h));
+                }
+                out.push_str("</tr>");
+                for row in rows {
+                    out.push_str("<tr>");
+                    for c in row {
+                        let _ = write!(out, "<td>{}</td>", inline(c));
+                    }
+                    out.push_str("</tr>");
+                }
+                out.push_str("</table>\n");
+            }
             Block::Fold { line, tone, blocks } => {
                 let class = match tone {
                     Tone::Accepted => "accept",

@@ -129,6 +129,14 @@ impl Render for Markdown {
                     }
                 }
             }
+            Block::Table { header, rows } => {
+                let _ = writeln!(out, "\n| {} |", header.join(" | "));
+                let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
+                for row in rows {
+                    let cells: Vec<String> = row.iter().map(|c| inline(c)).collect();
+                    let _ = writeln!(out, "| {} |", cells.join(" | "));
+                }
+            }
             // Markdown folds nothing: the attempt is a heading under its task.
             Block::Fold { line, blocks, .. } => {
                 let _ = writeln!(out, "\n### {}", inline(line));
@@ -170,5 +178,30 @@ mod tests {
         let md = <super::Markdown as super::Render>::task(&t);
         assert!(!md.lines().any(|l| l.starts_with("## Injected")), "{md}");
         assert!(md.contains("\\[x\\](javascript:alert(1))"), "the link is escaped: {md}");
+    }
+
+    /// A witness the evaluator cited with a cell break, a tag and a line break in it stays one
+    /// cell of one row.
+    #[test]
+    fn a_hostile_witness_stays_one_cell_of_its_row() {
+        let witness = crate::session::event::WitnessSeen {
+            criterion: 1,
+            kind: "code".into(),
+            cited: "a.rs:1 | <img src=x onerror=alert(1)>\n| 9 | forged | row |".into(),
+            seen: false,
+            why: Some("not | in the diff".into()),
+        };
+        let verdict = VerdictExport {
+            verdict: "accept".into(),
+            witnesses: vec![witness],
+            ..VerdictExport::default()
+        };
+        let attempt = Attempt { number: 1, verdict: Some(verdict), ..Attempt::default() };
+        let t = TaskExport { id: "T-1".into(), attempts: vec![attempt], ..TaskExport::default() };
+        let md = <super::Markdown as super::Render>::task(&t);
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+        assert_eq!(rows.len(), 2, "the header and one row: {md}");
+        assert_eq!(rows[1].matches(" | ").count(), 3, "four cells: {}", rows[1]);
+        assert!(!md.contains("<img"), "{md}");
     }
 }

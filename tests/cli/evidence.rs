@@ -133,7 +133,10 @@ fn an_accept_with_a_fail_to_pass_test_lands_with_its_witness_seen() {
         .output()
         .unwrap();
     let md = String::from_utf8_lossy(&export.stdout);
-    assert!(md.contains("Witness ✓ criterion 1 · test `tests/test_add.py::test_add`"), "{md}");
+    assert!(
+        md.contains("| 1 | test | tests/test_add.py::test_add | ✓ fails on the task's base (exit 1"),
+        "{md}"
+    );
 }
 
 #[test]

@@ -345,6 +345,11 @@ fn a_pull_request_on_github_is_opened_with_the_record_and_labelled() {
     let body = open.body["body"].as_str().unwrap();
     assert!(body.starts_with("# harrow session"), "{body}");
     assert!(body.contains("T-001") && body.contains("accepted"), "{body}");
+    assert!(
+        body.contains("| Criterion | Witness | Cited | harrow's check |")
+            && body.contains("| 1 | code | f1.txt:1 | ✓ seen |"),
+        "the accept's witnesses, as harrow checked them: {body}"
+    );
     let labels = &requests[1];
     assert_eq!(labels.path, "/api/v3/repos/acme/widgets/issues/7/labels");
     assert_eq!(labels.body, json!({"labels": ["harrow", "needs-review"]}));
