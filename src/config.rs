@@ -53,6 +53,10 @@ pub struct GateSection {
     /// `required` (the default), `warn` or `off`: see `--evidence`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<crate::harness::evidence::EvidenceMode>,
+    /// How long a cited test may run on each tree, in seconds (default 120): a witness whose
+    /// test runs longer is not seen, and says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_secs: Option<u64>,
 }
 
 /// Which forge a remote is on.

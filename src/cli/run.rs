@@ -184,6 +184,10 @@ impl RunFlags {
                     recorded.and_then(|r| serde_json::from_value(r["evidence"].clone()).ok())
                 })
                 .unwrap_or(defaults.evidence),
+            witness_test_secs: recorded
+                .and_then(|r| r["witness_test_secs"].as_u64())
+                .unwrap_or(defaults.witness_test_secs)
+                .clamp(1, 3600),
             ..RunOptions::default()
         }
     }
@@ -551,6 +555,7 @@ fn limits(opts: &RunOptions) -> serde_json::Value {
         "on_cap": opts.on_cap,
         "score_threshold": opts.score_threshold,
         "evidence": opts.evidence,
+        "witness_test_secs": opts.witness_test_secs,
         "max_wall_clock_minutes": opts.caps.wall_clock.map(|d| d.as_secs_f64() / 60.0),
         "max_tokens": opts.caps.tokens,
         "max_token_dollar_spend": opts.caps.dollars,
@@ -748,6 +753,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             compact_at: config.models.compact_at.unwrap_or(0.8),
             agent,
             evidence: flags.evidence.or(config.gate.evidence).unwrap_or_default(),
+            witness_test_secs: config
+                .gate
+                .test_secs
+                .unwrap_or(crate::harness::evidence::TEST_SECS)
+                .clamp(1, 3600),
             ..flags.options(None)
         },
         sessions_dir,

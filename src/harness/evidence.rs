@@ -25,6 +25,9 @@ pub enum EvidenceMode {
 /// The most lines one code witness may cite.
 const CODE_MAX_LINES: usize = 200;
 
+/// How long one run of a cited test may take on each tree, unless `[gate] test_secs` says.
+pub const TEST_SECS: u64 = 120;
+
 /// Where a code witness points: a path in the tree and a range of its lines, from 1.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeAt {

@@ -134,7 +134,9 @@ fn an_accept_with_a_fail_to_pass_test_lands_with_its_witness_seen() {
         .unwrap();
     let md = String::from_utf8_lossy(&export.stdout);
     assert!(
-        md.contains("| 1 | test | tests/test_add.py::test_add | ✓ fails on the task's base (exit 1"),
+        md.contains(
+            "| 1 | test | tests/test_add.py::test_add | ✓ fails on the task's base (exit 1"
+        ),
         "{md}"
     );
 }
@@ -211,6 +213,52 @@ fn lines_not_in_the_diff_and_no_witness_at_all_are_sent_back_and_a_good_second_a
         .filter_map(|p| p["evidence_gate"].as_str().map(str::to_owned))
         .collect();
     assert_eq!(gates, ["sent_back", "seen"]);
+}
+
+#[test]
+fn a_cited_test_that_hangs_is_cut_at_the_cap_judged_not_seen_and_leaves_no_process() {
+    tools::require_pytest_and_ruff();
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path());
+    // The validators run the add test only; the cited test sleeps far past the cap.
+    std::fs::write(
+        tmp.path().join("config.toml"),
+        "[gate]\ntest_secs = 2\n\n[[validators]]\nname = \"pytest\"\ncommand = \"python3 -m pytest -q -p no:cacheprovider tests/test_add.py\"\n",
+    )
+    .unwrap();
+    let mut work = worker();
+    let hang = "import time\n\n\ndef test_hang_for_harrow():\n    time.sleep(617)\n";
+    work["*"][0]["tool_calls"].as_array_mut().unwrap().push(
+        json!({"name": "write_file", "arguments": {"path": "tests/test_hang.py", "content": hang}}),
+    );
+    let cites =
+        accept(&json!([{"criterion": 1, "test": "tests/test_hang.py::test_hang_for_harrow"}]));
+    let script = json!({"worker": {"T-001": work}, "evaluator": {"T-001": {"1": [cites.clone(), cites.clone(), cites]}}});
+    let (_rt, server) = serve(&script, true);
+    let out = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
+        .arg("--config")
+        .arg(tmp.path().join("config.toml"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "held, not landed: {}", text(&out));
+    let dir = std::fs::read_dir(tmp.path().join("sessions")).unwrap().flatten().next().unwrap();
+    let log = support::strict_events(&dir.path());
+    let v = verdicts(&log);
+    let why = v[0]["witnesses"][0]["why"].as_str().unwrap();
+    assert!(why.contains("does not pass on the work: timed out after 2 s"), "{why}");
+    let gates: Vec<&str> = v.iter().filter_map(|p| p["evidence_gate"].as_str()).collect();
+    assert_eq!(gates, ["sent_back", "held"]);
+    let start = log.iter().find(|e| e["type"] == "session_start").unwrap();
+    assert_eq!(start["payload"]["limits"]["witness_test_secs"], 2, "kept for a resume");
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("test_hang_for_harrow"))
+        .collect();
+    assert!(left.is_empty(), "the hanging test outlived its cap: {left:?}");
 }
 
 #[test]

@@ -168,6 +168,8 @@ pub struct RunOptions {
     pub agent: Option<crate::agent::AgentSpec>,
     /// What an accept whose criteria lack a witness harrow saw gets.
     pub evidence: crate::harness::evidence::EvidenceMode,
+    /// How long a cited test may run on each tree.
+    pub witness_test_secs: u64,
 }
 
 impl Default for RunOptions {
@@ -192,6 +194,7 @@ impl Default for RunOptions {
             compact_at: 0.8,
             agent: None,
             evidence: crate::harness::evidence::EvidenceMode::default(),
+            witness_test_secs: crate::harness::evidence::TEST_SECS,
         }
     }
 }

@@ -11,9 +11,6 @@ use crate::session::event::WitnessSeen;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How long one run of a cited test may take, on each tree.
-const TEST_SECS: u64 = 120;
-
 /// How much of a test's output a failed witness keeps in its reason.
 const OUTPUT_TAIL: usize = 300;
 
@@ -199,7 +196,7 @@ impl Lane {
         };
         let outcome = hands.run_command(
             command,
-            Duration::from_secs(TEST_SECS),
+            Duration::from_secs(self.shared.opts.witness_test_secs),
             64 * 1024,
             Some(&self.hands.cancel),
         );
@@ -208,7 +205,7 @@ impl Lane {
         };
         let passed = evidence::test_passed(run, o.exit_code, &o.output);
         let exit = if o.timed_out {
-            format!("timed out after {TEST_SECS} s")
+            format!("timed out after {} s", self.shared.opts.witness_test_secs)
         } else {
             o.exit_code.map_or_else(|| "killed by a signal".to_owned(), |c| format!("exit {c}"))
         };
