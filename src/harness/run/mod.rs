@@ -59,7 +59,7 @@ use crate::session::timestamp;
 use crate::session::writer::SessionWriter;
 use serde_json::{Value, json};
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -414,6 +414,10 @@ impl Run {
     /// Readies the session's worktree for the first unfinished task (see
     /// [`Lane::prepare_restart`]).
     pub fn prepare_restart(&mut self, r: &super::resume::Restored) -> Result<Restart> {
+        // A crash while a witness's test ran left its trees beside the worktree it was for.
+        let home = self.workspace.worktree.parent().map(Path::to_path_buf);
+        let lanes = self.workspace.lanes_folder();
+        witness::sweep_leftovers(home.iter().chain([&lanes]));
         self.at_home(|lane| lane.prepare_restart(r))
     }
 

@@ -33,7 +33,7 @@ impl Trees {
         if self.scratch.is_none() {
             let parent = beside.parent().unwrap_or(beside);
             let dir = tempfile::Builder::new()
-                .prefix(".harrow-witness-")
+                .prefix(SCRATCH_PREFIX)
                 .tempdir_in(parent)
                 .map_err(|e| format!("no folder to check it in beside the worktree: {e}"))?;
             self.scratch = Some(dir);
@@ -225,6 +225,23 @@ impl Lane {
     }
 }
 
+/// The prefix of the folders a verdict's witnesses are checked in.
+const SCRATCH_PREFIX: &str = ".harrow-witness-";
+
+/// Removes the folders of witness checks a crash cut short, in each of `folders`: only real
+/// folders harrow names so (a link of that name is left alone, never followed).
+pub(super) fn sweep_leftovers<'a>(folders: impl Iterator<Item = &'a PathBuf>) {
+    for folder in folders {
+        let Ok(entries) = std::fs::read_dir(folder) else { continue };
+        for entry in entries.flatten() {
+            let ours = entry.file_name().to_str().is_some_and(|n| n.starts_with(SCRATCH_PREFIX));
+            if ours && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+}
+
 /// Writes `bytes` at `path` under `root`, refusing any link on the way (a folder of the tree
 /// that is a link, or the file itself): a tree written out from the worker's commits is
 /// hostile to harrow, which writes it outside any sandbox.
@@ -240,7 +257,23 @@ fn put_in_tree(root: &Path, path: &str, bytes: &[u8]) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::put_in_tree;
+    use super::{put_in_tree, sweep_leftovers};
+
+    #[test]
+    fn leftover_witness_folders_are_swept_and_a_link_of_their_name_is_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = tmp.path().join("session");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(session.join(".harrow-witness-abc/work/src")).unwrap();
+        std::fs::create_dir_all(session.join("workspace")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "keep").unwrap();
+        std::os::unix::fs::symlink(&outside, session.join(".harrow-witness-link")).unwrap();
+        sweep_leftovers([session.clone(), tmp.path().join("missing")].iter());
+        assert!(!session.join(".harrow-witness-abc").exists());
+        assert!(session.join("workspace").is_dir(), "only harrow's scratch folders go");
+        assert!(outside.join("keep").is_file(), "nothing removed through a link");
+    }
 
     #[test]
     fn a_test_file_is_never_written_through_a_link_in_the_tree() {
