@@ -252,6 +252,10 @@ pub struct RoleModels {
     pub escalate_to: Option<FallbackEndpoint>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalate_after_rejects: Option<u64>,
+    /// `[models.worker]` only: the models a best-of task's attempts are worked by, one each
+    /// in turn (the worker's own model when empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub best_of: Vec<FallbackEndpoint>,
 }
 
 /// One endpoint to fall back on. Its key is read from the environment variable named, never

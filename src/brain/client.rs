@@ -125,6 +125,9 @@ pub struct BrainConfig {
     pub context_windows: BTreeMap<Role, u64>,
     /// Each role's endpoints to fall back on, in order, when its own keeps failing.
     pub fallbacks: BTreeMap<Role, Vec<Endpoint>>,
+    /// The workers a best-of task's attempts are worked by, one each in turn (`[models.worker]
+    /// best_of`); empty: the worker's own endpoint for every attempt.
+    pub candidates: Vec<Endpoint>,
     /// The worker's stronger model, and after how many rejects of a task it takes the task.
     pub escalation: Option<(Endpoint, u64)>,
 }
@@ -151,6 +154,7 @@ impl BrainConfig {
             max_reply_time: Duration::from_secs(DEFAULT_MAX_REPLY_SECS),
             context_windows: BTreeMap::new(),
             fallbacks: BTreeMap::new(),
+            candidates: Vec::new(),
             escalation: None,
         }
     }
@@ -437,6 +441,19 @@ impl Brain {
     /// The worker's stronger model and after how many rejects it takes a task, if configured.
     pub fn escalation(&self) -> Option<&(Endpoint, u64)> {
         self.config.escalation.as_ref()
+    }
+
+    /// The brain a best-of task's attempt `k` (from 1) is worked by: the next of the
+    /// configured candidates in turn, else this one.
+    pub fn candidate(&self, k: u64) -> Result<Brain, BrainError> {
+        let list = &self.config.candidates;
+        match usize::try_from(k.saturating_sub(1))
+            .ok()
+            .and_then(|i| list.get(i % list.len().max(1)))
+        {
+            Some(endpoint) => self.switched(Role::Worker, endpoint),
+            None => Ok(self.clone()),
+        }
     }
 
     /// The same brain with `role` talking to `to`: what a fallback (or an escalation) switches

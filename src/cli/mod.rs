@@ -20,6 +20,7 @@ pub mod run;
 mod sessions;
 pub(crate) mod ship;
 mod show;
+mod start_record;
 mod stats;
 mod workspace_verbs;
 

@@ -306,7 +306,8 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         }
         _ => plan_path,
     };
-    let plan = plan::load(&plan_path).map_err(|e| UsageError(e.to_string()))?;
+    let mut plan = plan::load(&plan_path).map_err(|e| UsageError(e.to_string()))?;
+    keep_recorded_best_of(&mut plan, start.plan_tasks.as_ref());
     let demo = start.demo.clone();
     let agent = args.flags.agent(&config, start.limits.as_ref(), args.trust_recorded)?;
     // A demo session answers from the bundled script on loopback again: no key goes anywhere.
@@ -412,4 +413,16 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
     let code =
         if args.flags.headless { drive(run, resumed_at) } else { super::run::drive_console(run) }?;
     Ok(super::ship::after_run(&id, &dir, &args.flags, code, &config.forge))
+}
+
+/// A run's `--best-of` goes on for the tasks whose file does not say, as `session_start`
+/// recorded each task's.
+fn keep_recorded_best_of(plan: &mut plan::Plan, recorded: Option<&serde_json::Value>) {
+    for entry in recorded.and_then(serde_json::Value::as_array).into_iter().flatten() {
+        let best_of = entry["best_of"].as_u64().and_then(|n| u32::try_from(n).ok());
+        let task = plan.tasks.iter_mut().find(|t| entry["id"].as_str() == Some(t.id.as_str()));
+        if let (Some(task), Some(n)) = (task, best_of.filter(|n| plan::BEST_OF.contains(n))) {
+            task.best_of.get_or_insert(n);
+        }
+    }
 }

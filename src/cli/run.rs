@@ -53,6 +53,10 @@ pub struct Args {
     /// The git repository to work on (default: the current folder).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
+    /// Work each task's first attempt N times at once (2–8), each on its own worktree, and
+    /// land the best judged one; a task's own `best_of:` wins.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=8))]
+    pub best_of: Option<u32>,
     #[command(flatten)]
     pub flags: RunFlags,
 }
@@ -284,6 +288,7 @@ pub fn brain_config(m: &ModelArgs, config: &Config) -> Result<BrainConfig, Usage
         }
     }
     let worker = &config.models.worker;
+    brain.candidates = fallbacks(&|n| format!("[models.worker] best_of {n}"), &worker.best_of)?;
     match (&worker.escalate_to, worker.escalate_after_rejects) {
         (Some(to), Some(n)) if n >= 1 => {
             let label = |_| "[models.worker] escalate_to".to_owned();
@@ -500,14 +505,14 @@ pub fn create_session(start: Start) -> Result<Run> {
         worker_model: worker.as_ref().map(|e| e.model.clone()),
         evaluator_model: evaluator.as_ref().map(|e| e.model.clone()),
         base_url: worker.as_ref().map(|e| e.base_url.clone()),
-        limits: Some(limits(&run.facts().opts)),
+        limits: Some(super::start_record::limits(&run.facts().opts)),
         task_count: Some(run.facts().plan.tasks.len() as u64),
         plan: Some(run.facts().plan.source.display().to_string()),
         session_id: Some(id),
         host: Some(crate::session::lock::hostname()),
         base_commit: Some(run.workspace.base.clone()),
         no_eval: Some(run.facts().opts.no_eval),
-        plan_tasks: Some(plan_tasks(&run.facts().plan)),
+        plan_tasks: Some(super::start_record::plan_tasks(&run.facts().plan)),
         ..SessionStart::default()
     };
     let roles: serde_json::Map<String, serde_json::Value> = [Role::Worker, Role::Evaluator]
@@ -545,33 +550,6 @@ pub fn create_session(start: Start) -> Result<Run> {
     payload.demo = start.demo;
     run.writer.append(&payload)?;
     Ok(run)
-}
-
-/// The limits a run was started with, as `session_start` records them.
-fn limits(opts: &RunOptions) -> serde_json::Value {
-    serde_json::json!({
-        "max_iterations_per_task": opts.max_iterations,
-        "max_evaluator_calls_per_task": opts.max_attempts,
-        "on_cap": opts.on_cap,
-        "score_threshold": opts.score_threshold,
-        "evidence": opts.evidence,
-        "witness_test_secs": opts.witness_test_secs,
-        "max_wall_clock_minutes": opts.caps.wall_clock.map(|d| d.as_secs_f64() / 60.0),
-        "max_tokens": opts.caps.tokens,
-        "max_token_dollar_spend": opts.caps.dollars,
-        "lanes": opts.lanes,
-        "agent": opts.agent.as_ref().map(crate::agent::AgentSpec::recorded),
-    })
-}
-
-/// The plan's tasks as `session_start` records them: id, title and what each depends on.
-fn plan_tasks(plan: &crate::harness::plan::Plan) -> serde_json::Value {
-    (plan.tasks.iter())
-        .map(|t| match &t.depends_on {
-            Some(deps) => serde_json::json!({"id": t.id, "title": t.title, "depends_on": deps}),
-            None => serde_json::json!({"id": t.id, "title": t.title}),
-        })
-        .collect()
 }
 
 /// How long a headless run may be silent before it says what it is waiting on.
@@ -713,8 +691,20 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let flags = &args.flags;
     let (config, _) =
         Config::load(flags.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
-    let plan = plan::load(&args.plan).map_err(|e| UsageError(e.to_string()))?;
+    let mut plan = plan::load(&args.plan).map_err(|e| UsageError(e.to_string()))?;
+    if let Some(n) = args.best_of {
+        for task in &mut plan.tasks {
+            task.best_of.get_or_insert(n);
+        }
+    }
     let agent = flags.agent(&config, None, false)?;
+    if let (Some(_), Some(task)) = (&agent, plan.tasks.iter().find(|t| t.best_of.is_some())) {
+        return Err(UsageError(format!(
+            "{} asks for best_of, which needs harrow's own worker: leave out --agent, or best_of",
+            task.id
+        ))
+        .into());
+    }
     let brain = brain_config(&super::agents::models_for(&flags.models, agent.is_some()), &config)
         .map_err(|e| match &agent {
             Some(_) => UsageError(format!(

@@ -189,9 +189,44 @@ pub fn render(o: &Overview) -> String {
         out.push('\n');
         out.push_str(&task_table(o));
     }
+    best_of_lines(o, &mut out);
     out.push('\n');
     render_end(o, &mut out);
     out
+}
+
+/// Each best-of task's attempts as they were weighed: model, outcome, change, cost, time.
+fn best_of_lines(o: &Overview, out: &mut String) {
+    for (id, d) in o.summary.harrow.tasks.iter().filter(|(_, d)| !d.best_of.is_empty()) {
+        let landed = d
+            .best_of_landed
+            .map_or_else(|| "none landed".to_owned(), |k| format!("attempt {k} landed"));
+        let _ = writeln!(
+            out,
+            "\nBest of {} for {}: {landed}",
+            d.best_of.len(),
+            crate::printable::line(id)
+        );
+        let rows: Vec<Vec<String>> = d
+            .best_of
+            .iter()
+            .map(|c| {
+                let mut outcome = crate::printable::line(&c.outcome);
+                if let Some(why) = &c.why_not {
+                    let _ = write!(outcome, " — {}", crate::printable::line(why));
+                }
+                vec![
+                    c.attempt.to_string(),
+                    crate::printable::line(&c.model),
+                    crate::printable::line(&c.diff_summary),
+                    dollars(c.cost),
+                    format!("{:.1} s", c.elapsed_ms as f64 / 1000.0),
+                    outcome,
+                ]
+            })
+            .collect();
+        out.push_str(&table(&["ATTEMPT", "MODEL", "CHANGE", "COST", "TIME", "OUTCOME"], &rows));
+    }
 }
 
 /// One row a task: its state, lane, dependencies, attempts, time, usage and a note.

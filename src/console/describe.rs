@@ -335,6 +335,18 @@ fn operator_row(e: &Event, task: &str, iter: &str) -> Option<String> {
             crate::printable::line(p.from_model.as_deref().unwrap_or("?")),
             crate::printable::line(&short(p.why.as_deref().unwrap_or(""), 80))
         ),
+        Payload::BestOf(p) => {
+            let n = p.candidates.as_ref().map_or(0, Vec::len);
+            let what = match (p.winner, p.reworked) {
+                (Some(k), _) if k > 0 => format!("attempt {k} lands"),
+                (_, Some(k)) if k > 0 => format!("none was accepted; attempt {k} is reworked"),
+                _ => "none could land".to_owned(),
+            };
+            format!(
+                "⚖ {task} best of {n}: {what} — {}",
+                crate::printable::line(&short(p.why.as_deref().unwrap_or(""), 120))
+            )
+        }
         Payload::TaskRewound(p) => format!(
             "↶ {task} rewound to {}: {}",
             crate::session::outcome::rewound_to(p.to_attempt.unwrap_or(0), p.to_turn),

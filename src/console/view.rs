@@ -66,7 +66,8 @@ pub fn shown(fact: &Fact<'_>) -> bool {
         | K::TaskRewound
         | K::OperatorReview
         | K::ContextCompacted
-        | K::ModelSwitch => true,
+        | K::ModelSwitch
+        | K::BestOf => true,
     }
 }
 
@@ -261,7 +262,8 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         K::PromptAssembled if p.role.get() == Some("worker") => {
             WaitChange::Begins(WORKER_WAIT.to_owned())
         }
-        K::ToolCall | K::Stop => WaitChange::Over,
+        // A best-of task's attempts weighed: it lands, or its chosen attempt is reworked.
+        K::ToolCall | K::Stop | K::BestOf => WaitChange::Over,
         K::PromptAssembled
         | K::SessionStart
         | K::SessionResume

@@ -177,6 +177,59 @@ impl Workspace {
         Ok(self.in_lane(&path, &branch))
     }
 
+    /// Attempt `k` of a best-of task: a worktree of its own, `lanes/candidates/<task>-<k>`,
+    /// on its own branch `session/<id>--c-<task>-<k>`, checked out at `at` (the task's base).
+    /// Its names are the task's, so no other lane ever takes it; one a crash left is made
+    /// afresh. Called on the session's own workspace.
+    pub fn candidate(&self, task: &str, k: u64, at: &str) -> Result<Workspace, WorkspaceError> {
+        let repo = open_source(&self.source)?;
+        let commit = find_commit(&repo, at).map_err(git(format!("find {at}")))?;
+        let (lanes, path, name, branch) = self.candidate_names(task, k);
+        Self::drop_candidate(&repo, &self.source, &lanes, &path, &name, &branch)?;
+        let created =
+            repo.branch(&branch, &commit, true).map_err(git(format!("create branch {branch}")))?;
+        let reference = created.into_reference();
+        crate::safe_io::ensure_dir(&lanes).map_err(|e| WorkspaceError::Io(lanes.clone(), e))?;
+        let mut opts = WorktreeAddOptions::new();
+        opts.reference(Some(&reference));
+        repo.worktree(&name, &path, Some(&opts))
+            .map_err(git(format!("add worktree {}", path.display())))?;
+        Ok(self.in_lane(&path, &branch))
+    }
+
+    /// Removes attempt `k`'s worktree of a best-of task, its registration and its branch: its
+    /// judged work stays on its kept ref. Called on the session's own workspace.
+    pub fn remove_candidate(&self, task: &str, k: u64) -> Result<(), WorkspaceError> {
+        let repo = open_source(&self.source)?;
+        let (lanes, path, name, branch) = self.candidate_names(task, k);
+        Self::drop_candidate(&repo, &self.source, &lanes, &path, &name, &branch)
+    }
+
+    /// A candidate's folder (under `lanes/candidates`), registration name and branch.
+    fn candidate_names(&self, task: &str, k: u64) -> (PathBuf, PathBuf, String, String) {
+        let folder = format!("c-{}-{k}", lane_name(task));
+        let lanes = self.lanes_folder().join("candidates");
+        let path = lanes.join(&folder);
+        let name = format!("{}{LANE_MARK}{folder}", self.session_id());
+        let branch = format!("{}{LANE_MARK}{folder}", self.session_branch());
+        (lanes, path, name, branch)
+    }
+
+    fn drop_candidate(
+        repo: &Repository,
+        source: &Path,
+        lanes: &Path,
+        path: &Path,
+        name: &str,
+        branch: &str,
+    ) -> Result<(), WorkspaceError> {
+        super::workspace::forget_registration(repo, name)?;
+        if lanes.is_dir() {
+            Workspace::remove_worktree(None, path, lanes)?;
+        }
+        Workspace::delete_ref(source, &format!("refs/heads/{branch}"))
+    }
+
     fn in_lane(&self, worktree: &Path, branch: &str) -> Workspace {
         Workspace {
             source: self.source.clone(),

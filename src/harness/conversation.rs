@@ -25,6 +25,9 @@ const UNRECORDED: &str = "(no result was recorded for this call)";
 #[derive(Debug, Default)]
 struct Segment {
     start: u64,
+    /// The attempt it began with: a best-of task's attempts run side by side, each in a
+    /// conversation of its own, and their events interleave in the log.
+    attempt: Option<u64>,
     /// Where a rewound conversation goes on from, and the operator's words after it.
     continues: Option<(u64, String)>,
     /// Messages with the `seq` of the event each came from.
@@ -79,16 +82,21 @@ fn carries_message(fact: &crate::session::fact::Fact<'_>) -> bool {
 
 impl Builder {
     fn add(&mut self, seq: u64, payload: Payload) {
+        let attempt = payload.scope().and_then(|s| s.attempt);
         if let Payload::ContextReset(r) = &payload {
             let continues = r
                 .continues_at
                 .filter(|at| *at > 0)
                 .map(|at| (at, r.operator_note.clone().unwrap_or_default()));
-            self.segments.push(Segment { start: seq, continues, items: Vec::new() });
+            self.segments.push(Segment { start: seq, attempt, continues, items: Vec::new() });
             self.loop_note = None;
             return;
         }
-        let Some(segment) = self.segments.last_mut() else { return };
+        // A message goes to the conversation its attempt began, else (a rework in the same
+        // conversation) to the latest one.
+        let own = attempt.and_then(|a| self.segments.iter().rposition(|s| s.attempt == Some(a)));
+        let Some(at) = own.or(self.segments.len().checked_sub(1)) else { return };
+        let segment = &mut self.segments[at];
         let message = match payload {
             Payload::PromptAssembled(p) => json!({"role": "user", "content": p.content}),
             Payload::AssistantMessage(m) => {
@@ -142,7 +150,11 @@ impl Builder {
     /// The conversation as it stood at `until`: the segment it falls in, after what that
     /// segment goes on from. `depth` bounds a chain of rewinds that points nowhere sensible.
     fn assemble(&self, system: &str, until: u64, depth: usize) -> Vec<Value> {
-        let Some(at) = self.segments.iter().rposition(|s| s.start <= until) else {
+        // The conversation that holds the event `until`, when it is one of its messages (the
+        // attempts of a best-of task interleave); else the latest begun by then.
+        let holding = self.segments.iter().rposition(|s| s.items.iter().any(|(q, _)| *q == until));
+        let Some(at) = holding.or_else(|| self.segments.iter().rposition(|s| s.start <= until))
+        else {
             return Vec::new();
         };
         let segment = &self.segments[at];

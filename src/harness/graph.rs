@@ -174,6 +174,7 @@ mod tests {
                     criteria: vec!["c".into()],
                     tests: Vec::new(),
                     depends_on: d.map(|d| d.iter().map(|s| (*s).to_owned()).collect()),
+                    best_of: None,
                 })
                 .collect(),
         }

@@ -103,7 +103,7 @@ pub fn render_ledger(entries: &[LedgerEntry]) -> String {
     out.trim_end().to_owned()
 }
 
-fn task_block(task: &Task, numbered: bool) -> String {
+pub(crate) fn task_block(task: &Task, numbered: bool) -> String {
     let mut out = format!("**ID:** {}\n**Title:** {}\n\n", task.id, task.title);
     if !task.description.trim().is_empty() {
         let _ = writeln!(out, "{}\n", task.description.trim());
@@ -358,6 +358,7 @@ mod tests {
             criteria: vec!["counts words".into()],
             tests: vec!["tests/count.rs".into()],
             depends_on: None,
+            best_of: None,
         };
         let plan = Plan {
             source: "plan".into(),

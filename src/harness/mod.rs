@@ -3,6 +3,7 @@
 //! memory across attempts, caps, and resume.
 
 pub mod case;
+pub(crate) mod choice;
 pub mod compact;
 pub(crate) mod conversation;
 pub mod evidence;

@@ -21,6 +21,24 @@ pub struct Task {
     /// when the task does not say (see [`Plan::is_graph`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depends_on: Option<Vec<String>>,
+    /// Work the task's first attempt N times at once and land the best judged one
+    /// (frontmatter `best_of:`, 2 to 8; `--best-of` gives it to the tasks that do not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_of: Option<u32>,
+}
+
+/// The fewest and most attempts a best-of task works at once.
+pub const BEST_OF: std::ops::RangeInclusive<u32> = 2..=8;
+
+/// The fix for a `best_of` outside [`BEST_OF`].
+const BEST_OF_FIX: &str = "write `best_of: N` with N from 2 to 8, or leave it out";
+
+/// Reads a `best_of` value: a whole number from 2 to 8.
+pub fn best_of(value: &str) -> Result<u32, String> {
+    match value.trim().parse::<u32>() {
+        Ok(n) if BEST_OF.contains(&n) => Ok(n),
+        _ => Err(format!("best_of '{}' is not a number from 2 to 8", value.trim())),
+    }
 }
 
 impl Plan {
@@ -382,6 +400,7 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, Vec<PlanError>> 
             criteria,
             tests: front.tests,
             depends_on: front.depends_on,
+            best_of: front.best_of,
         }),
         _ => Err(problems),
     }
@@ -395,6 +414,7 @@ struct Frontmatter {
     title: Option<String>,
     tests: Vec<String>,
     depends_on: Option<Vec<String>>,
+    best_of: Option<u32>,
 }
 
 /// Reads the frontmatter's lines (the first is the file's line 2); each bad line is a problem
@@ -426,6 +446,10 @@ fn frontmatter(file: &Path, lines: &[&str], problems: &mut Vec<PlanError>) -> Fr
             "tests" => match test_list(&value) {
                 Ok(tests) => front.tests = tests,
                 Err(why) => problems.push(err(file, Some(n), why, TESTS_FIX)),
+            },
+            "best_of" | "best-of" | "bestof" => match best_of(&value) {
+                Ok(n) => front.best_of = Some(n),
+                Err(why) => problems.push(err(file, Some(n), why, BEST_OF_FIX)),
             },
             "depends_on" | "depends-on" | "dependson" => match id_list(&value) {
                 Ok(ids) => front.depends_on = Some(ids),
@@ -558,6 +582,8 @@ struct PrdEntry {
     tests: Vec<String>,
     #[serde(default, rename = "dependsOn", alias = "depends_on")]
     depends_on: Option<Vec<String>>,
+    #[serde(default, rename = "bestOf", alias = "best_of")]
+    best_of: Option<u32>,
 }
 
 fn load_prd(file: &Path) -> Result<Plan, PlanError> {
@@ -602,6 +628,10 @@ fn load_prd(file: &Path) -> Result<Plan, PlanError> {
         if let Some(why) = e.tests.iter().find_map(|t| check_test_path(t).err()) {
             return Err(err(file, line, format!("{id}: {why}"), TESTS_FIX));
         }
+        if let Some(n) = e.best_of.filter(|n| !BEST_OF.contains(n)) {
+            let why = format!("{id}: bestOf {n} is not a number from 2 to 8");
+            return Err(err(file, line, why, BEST_OF_FIX));
+        }
         tasks.push(Task {
             id,
             title,
@@ -609,6 +639,7 @@ fn load_prd(file: &Path) -> Result<Plan, PlanError> {
             criteria: e.acceptance_criteria,
             tests: e.tests,
             depends_on: e.depends_on,
+            best_of: e.best_of,
         });
     }
     let entry_order: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
@@ -804,6 +835,23 @@ mod tests {
         assert!(
             load(&f).unwrap_err().to_string().contains("prd.json:2: T-001: tests entry '../x.py'")
         );
+    }
+
+    #[test]
+    fn best_of_is_read_from_2_to_8_and_anything_else_names_its_line_and_fix() {
+        let body = "## Acceptance criteria\n- works\n";
+        let ok = task(&format!("---\nid: T-001\ntitle: x\nbest_of: 3\n---\n{body}")).unwrap();
+        assert_eq!(ok.best_of, Some(3));
+        for bad in ["1", "9", "three", "-2", "2.5"] {
+            let e = task(&format!("---\nid: T-001\ntitle: x\nbest_of: {bad}\n---\n{body}"))
+                .unwrap_err();
+            assert_eq!(e.location, "T-001-x.md:4", "{e}");
+            assert!(e.to_string().contains("from 2 to 8"), "{e}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("prd.json");
+        std::fs::write(&f, "[\n  {\"id\": \"T-001\", \"title\": \"a\", \"acceptance_criteria\": [\"x\"], \"bestOf\": 12}\n]").unwrap();
+        assert!(load(&f).unwrap_err().to_string().contains("prd.json:2: T-001: bestOf 12"));
     }
 
     #[test]

@@ -164,6 +164,7 @@ impl Draft {
                     criteria: Vec::new(),
                     tests: Vec::new(),
                     depends_on: t.depends_on.clone(),
+                    best_of: None,
                 })
                 .collect(),
         };

@@ -6,6 +6,7 @@
 //! [`Payload::Raw`] JSON so the console can still show them.
 
 use super::state::Ruling;
+pub use super::weighed::{CandidateSeen, EvidenceGate, WitnessSeen};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -160,6 +161,7 @@ payloads! {
     "operator_review" => OperatorReview(OperatorReview),
     "context_compacted" => ContextCompacted(ContextCompacted),
     "model_switch" => ModelSwitch(ModelSwitch),
+    "best_of" => BestOf(BestOf),
     "log_repaired" => LogRepaired(LogRepaired),
     "stop" => Stop(Stop),
     "archived" => Archived(Archived),
@@ -289,6 +291,7 @@ impl Payload {
             Payload::OperatorReview(p) => &p.scope,
             Payload::ContextCompacted(p) => &p.scope,
             Payload::ModelSwitch(p) => &p.scope,
+            Payload::BestOf(p) => &p.scope,
             Payload::SessionStart(_)
             | Payload::SessionResume(_)
             | Payload::LogRepaired(_)
@@ -639,6 +642,19 @@ payload_struct!(
     } scoped
 );
 payload_struct!(
+    /// harrow: a best-of task's attempts, worked at once, weighed: each candidate, the one
+    /// that lands (`winner`) or, when none was accepted, the one reworked (`reworked`), how it
+    /// was chosen and why.
+    BestOf {
+        candidates: Vec<CandidateSeen>,
+        winner: u64,
+        reworked: u64,
+        /// `only_accept`, `evaluator`, `smaller_diff`, `best_rated`, `none`.
+        chosen_by: String,
+        why: String,
+    } scoped
+);
+payload_struct!(
     /// harrow: something the operator did, with the reason they gave.
     OperatorAction {
         action: String, reason: String, note: String, source: String,
@@ -825,39 +841,6 @@ pub struct ToolCallRecord {
     /// The arguments exactly as the model sent them (they may not be valid JSON).
     #[serde(default)]
     pub arguments: String,
-}
-
-/// What the gate made of an accept's witnesses (`[gate] evidence`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EvidenceGate {
-    /// Every criterion has a witness harrow saw.
-    Seen,
-    /// Some criterion has none: the evaluator is asked once more, with what failed.
-    SentBack,
-    /// Still none after that: the task waits for the operator.
-    Held,
-    /// None, and `evidence = "warn"`: the task lands, marked.
-    Warned,
-}
-
-/// One witness of a verdict as harrow checked it: seen, or not and why.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WitnessSeen {
-    /// The criterion's number, from 1.
-    #[serde(default)]
-    pub criterion: u64,
-    /// `validator`, `test` or `code`.
-    #[serde(default)]
-    pub kind: String,
-    /// What was cited: the validator, the test id, `FILE:LINE`.
-    #[serde(default)]
-    pub cited: String,
-    #[serde(default)]
-    pub seen: bool,
-    /// Why it was not seen, or what was seen (a test's two outcomes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub why: Option<String>,
 }
 
 /// One validator's outcome inside a `validator_run`.

@@ -52,7 +52,10 @@ impl KeptValues {
 
 /// Reads and checks the value at `c` and marks it for `field`.
 fn keep(c: &mut Cursor<'_>, field: u8, kept: &mut KeptValues) -> sparse::Result<()> {
-    let whole = matches!(field, ids::plan_tasks | ids::conflicts | ids::content | ids::reasoning);
+    let whole = matches!(
+        field,
+        ids::plan_tasks | ids::conflicts | ids::content | ids::reasoning | ids::candidates
+    );
     let token = if whole { c.whole()? } else { c.token(&mut kept.text)? };
     kept.marks.push(Mark { field, token });
     Ok(())
@@ -236,6 +239,9 @@ fact_fields! {
     /// `task_rewound`, `context_reset`: the `seq` of the last event of the conversation the
     /// task goes on from.
     continues_at: LInt,
+    /// `best_of`: the attempts weighed (rare, so kept whole), and the one that landed.
+    candidates: Option<serde_json::Value>,
+    winner: LInt,
     /// `model_call`: the model that answered; `model_switch`: the one a role moved to.
     model: LStr<'a>,
     to_model: LStr<'a>,

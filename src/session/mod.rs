@@ -32,6 +32,7 @@ pub mod synth;
 pub mod tail;
 pub mod timestamp;
 pub(crate) mod wake;
+pub mod weighed;
 pub mod writer;
 
 use checkpoint::{CheckpointRead, read_checkpoint};

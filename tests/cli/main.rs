@@ -24,6 +24,7 @@ mod tmux;
 mod tools;
 
 mod agents;
+mod best_of;
 mod cli_control;
 mod cli_resume;
 mod cli_run;

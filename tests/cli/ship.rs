@@ -347,7 +347,7 @@ fn a_pull_request_on_github_is_opened_with_the_record_and_labelled() {
     assert!(body.contains("T-001") && body.contains("accepted"), "{body}");
     assert!(
         body.contains("| Criterion | Witness | Cited | harrow's check |")
-            && body.contains("| 1 | code | f1.txt:1 | ✓ seen |"),
+            && body.contains("| 1 | code | f1.txt:1 | ✓ the lines read as quoted |"),
         "the accept's witnesses, as harrow checked them: {body}"
     );
     let labels = &requests[1];

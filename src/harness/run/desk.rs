@@ -49,7 +49,11 @@ impl Shared {
 
     /// Evaluator rounds `task` may have: the cap, plus any the operator granted.
     pub(super) fn cap_for(&self, task: &str) -> u64 {
-        self.opts.max_attempts + self.records.get(task).granted
+        // A best-of task's attempts worked at once count as its first round.
+        let side_by_side = (self.plan.tasks.iter().find(|t| t.id == task))
+            .and_then(|t| t.best_of)
+            .map_or(0, |n| u64::from(n).saturating_sub(1));
+        self.opts.max_attempts + self.records.get(task).granted + side_by_side
     }
 
     /// Why a failed task waits for the operator rather than being worked again, if it does:
@@ -125,6 +129,11 @@ pub(super) trait Desk {
     fn session(&self) -> &Workspace;
     /// How far the control file was read, for a refusal to say.
     fn control_offset(&self) -> u64;
+    /// Whether this works one of a best-of task's attempts: the task's state is its own
+    /// lane's to move, once the attempts are weighed, never a candidate's.
+    fn is_candidate(&self) -> bool {
+        false
+    }
 
     fn emit<P: crate::session::event::Record>(&mut self, payload: &P) -> Result<()> {
         self.writer().append(payload)?;
@@ -140,6 +149,9 @@ pub(super) trait Desk {
         attempt: u64,
     ) -> Result<TaskState> {
         let from = self.shared().records.state(task);
+        if self.is_candidate() {
+            return Ok(from);
+        }
         let to = transition(&from, event)?;
         self.shared().records.update(task, |r| r.state = to.clone());
         self.emit(&TaskStateEvent {

@@ -74,6 +74,8 @@ pub(super) struct Lane {
     /// What ties the lane to the scheduler: its number, its flags, its inbox.
     pub(super) link: LaneLink,
     pub(super) control: LaneControl,
+    /// Set when the lane works one of a best-of task's attempts.
+    pub(super) candidate: Option<super::best_of::Candidacy>,
 }
 
 /// What the operator asked of the lane's task and the lane has not finished acting on.
@@ -102,6 +104,9 @@ impl Desk for Lane {
     }
     fn control_offset(&self) -> u64 {
         self.control.offset
+    }
+    fn is_candidate(&self) -> bool {
+        self.candidate.is_some()
     }
 }
 
@@ -151,7 +156,9 @@ impl Lane {
     pub(super) fn act_now(&mut self, task: &str) -> Result<Option<TaskEnd>> {
         if self.link.fail.swap(false, Ordering::SeqCst) {
             self.link.cancel.lower();
-            if let Some(t) = self.shared.plan.tasks.iter().find(|t| t.id == task).cloned() {
+            // A best-of attempt's work stays on its refs; the task's own lane sets aside.
+            let own = self.candidate.is_none();
+            if let Some(t) = self.shared.plan.tasks.iter().find(|t| own && t.id == task).cloned() {
                 self.set_aside(&t, "failed")?;
             }
             return Ok(Some(TaskEnd::Failed(StopReason::OperatorFail)));
@@ -191,6 +198,9 @@ impl Lane {
         reply: Option<&Reply>,
     ) -> Result<()> {
         let tokens_total = self.shared.records.spend(role.as_str(), &a.usage);
+        if let Some(c) = self.candidate.as_mut() {
+            c.spent += a.usage.cost;
+        }
         self.emit(&record::model_call(role, scope, a, tokens_total))?;
         if let Some(r) = reply {
             self.emit(&record::assistant_message(role, scope, r))?;

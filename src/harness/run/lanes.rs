@@ -110,6 +110,7 @@ impl Run {
             guard_blind: None,
             link,
             control: LaneControl { offset: self.control.offset, ..LaneControl::default() },
+            candidate: None,
         })
     }
 

@@ -5,6 +5,7 @@
 //! happens is appended to the session log.
 
 mod agent_worker;
+mod best_of;
 mod compaction;
 mod decide;
 mod desk;
@@ -244,6 +245,9 @@ enum TaskEnd {
     Landed,
     Failed(StopReason),
     Stop(Ended),
+    /// One of a best-of task's attempts was judged: its verdict is on its lane, for the
+    /// task's own lane to weigh (it never reaches the scheduler).
+    Judged,
 }
 
 /// What a run is made of, assembled by whoever starts or resumes the session.

@@ -101,7 +101,8 @@ impl Lane {
             self.judged(&task, &case, &verdict, &diff, &sc, &mut attempt, iter)?;
         match end {
             Some(TaskEnd::Accepted(acceptance)) => self.land_decided(&task, acceptance),
-            Some(TaskEnd::Landed) => Ok(None),
+            // Only a best-of candidate's lane is judged without an end, never the task's own.
+            Some(TaskEnd::Landed | TaskEnd::Judged) => Ok(None),
             Some(TaskEnd::Failed(reason)) => self.fail_task(&task, reason).map(Some),
             Some(TaskEnd::Stop(end)) => Ok(Some(end)),
             None => {

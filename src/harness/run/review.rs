@@ -371,6 +371,30 @@ impl Lane {
             ..Default::default()
         })?;
         self.writer.sync()?;
+        if self.candidate.is_some() {
+            // One of a best-of task's attempts: weighed with the others by the task's lane.
+            let text = if verdict.accepted() { "Accepted.".to_owned() } else { verdict.feedback() };
+            let last_seq = self.writer.append(&crate::session::event::FeedbackSent {
+                scope: sc.clone(),
+                kind: Some("verdict".into()),
+                content: Some(text.clone()),
+                ..Default::default()
+            })?;
+            let judged = super::best_of::Judged {
+                verdict: verdict.clone(),
+                case: case.clone(),
+                digest: diff.digest.clone(),
+                summary: diff.summary(),
+                changed: diff.files.iter().map(|f| (f.stat.added + f.stat.deleted) as u64).sum(),
+                patch: diff.patch(),
+                kept: event.attempt_commit.clone().filter(|_| unkept.is_none()),
+                last_seq,
+            };
+            if let Some(c) = self.candidate.as_mut() {
+                c.judged = Some(judged);
+            }
+            return Ok((text, Some(TaskEnd::Judged)));
+        }
         if let Some(why) = unkept {
             let end = self.hold(&task.id, &why, *attempt)?;
             return Ok(("The review could not be completed; stop here.".into(), Some(end)));

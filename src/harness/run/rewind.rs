@@ -88,6 +88,10 @@ impl Lane {
     /// `task`'s ledger without the attempts a rewind set aside: the verdicts on work that is
     /// still the task's, which its worker and evaluator are shown.
     pub(super) fn ledger_standing(&self, task: &str) -> Vec<super::LedgerEntry> {
+        // A best-of task's attempt is judged on its own, never beside the others' verdicts.
+        if self.candidate.is_some() {
+            return Vec::new();
+        }
         let rewound = self.shared.records.get(task).rewound;
         let mut ledger = super::record::read_ledger(&self.shared.dir, task);
         ledger.retain(|e| !rewound.contains(&e.attempt));

@@ -306,6 +306,14 @@ impl Run {
                 d.holds.insert(task.id.clone(), end);
                 self.book.parked.insert(task.id.clone(), lane);
             }
+            Ok(TaskEnd::Judged) => {
+                let e = HarnessError::NotKept(format!(
+                    "{}'s lane came back with an attempt judged but not weighed",
+                    task.id
+                ));
+                d.fail(self, e);
+                self.book.parked.insert(task.id.clone(), lane);
+            }
             Ok(TaskEnd::Stop(end)) => {
                 if d.stop.is_none() {
                     d.halt(self, end);

@@ -94,6 +94,17 @@ impl Lane {
             super::rewind::Taken::Nothing => (Vec::new(), None),
         };
         if messages.is_empty() {
+            let note = match (rewound_note, super::take_notes(&mut self.control.notes, &task.id)) {
+                (Some(rewound), Some(notes)) => Some(format!("{rewound}\n\n{notes}")),
+                (rewound, notes) => rewound.or(notes),
+            };
+            let standing = self.ledger_standing(&task.id);
+            let prompt = self.worker_prompt(task, &standing, note.as_deref());
+            // A best-of task's first attempt is worked by its candidates, each in a
+            // conversation of its own.
+            if let Some(n) = task.best_of.filter(|_| ledger.is_empty() && agent.is_none()) {
+                return self.best_of(task, u64::from(n), &base, &prompt).await;
+            }
             self.emit(&ContextReset {
                 scope: Scope {
                     task_id: Some(task.id.clone()),
@@ -103,12 +114,6 @@ impl Lane {
                 base_commit: Some(base),
                 ..ContextReset::default()
             })?;
-            let note = match (rewound_note, super::take_notes(&mut self.control.notes, &task.id)) {
-                (Some(rewound), Some(notes)) => Some(format!("{rewound}\n\n{notes}")),
-                (rewound, notes) => rewound.or(notes),
-            };
-            let standing = self.ledger_standing(&task.id);
-            let prompt = self.worker_prompt(task, &standing, note.as_deref());
             if let Some(spec) = &agent {
                 return self.run_agent_task(task, spec, attempt, prompt).await;
             }
@@ -118,6 +123,17 @@ impl Lane {
                 json!({"role": "user", "content": prompt}),
             ];
         }
+        self.drive_worker(task, attempt, &mut messages).await
+    }
+
+    /// The worker's turns on `task`'s attempt, from `messages` on, until the task ends (or,
+    /// for one of a best-of task's attempts, until it is judged).
+    pub(super) async fn drive_worker(
+        &mut self,
+        task: &Task,
+        attempt: u64,
+        messages: &mut Vec<Value>,
+    ) -> Result<TaskEnd> {
         let mut tools = Hands::schemas();
         tools.push(case::schema());
         let max_turns = self.shared.opts.max_iterations;
@@ -132,7 +148,7 @@ impl Lane {
             last_tree: None,
             window: super::compaction::WindowKeeper::default(),
         };
-        turns::drive(&mut worker, &mut messages, &tools, max_turns).await
+        turns::drive(&mut worker, messages, &tools, max_turns).await
     }
 }
 

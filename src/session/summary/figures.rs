@@ -178,6 +178,11 @@ pub struct TaskDetail {
     /// it moved at: which model made which attempt.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worker_models: Vec<(u64, String)>,
+    /// A best-of task's attempts as they were weighed, and the one that landed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub best_of: Vec<super::super::event::CandidateSeen>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_of_landed: Option<u64>,
     #[serde(skip)]
     pub(super) working_since_verdict: bool,
 }

@@ -357,6 +357,7 @@ impl SummaryFold {
             Some(K::ContextReset) if self.s.harrow.worker_switched_to.is_some() => {
                 self.s.harrow.worker_switched_to = None;
             }
+            Some(K::BestOf) => self.best_of(fact),
             Some(K::PullRequest) if p.error.get().is_none() => {
                 if let Some(url) = p.url.get() {
                     self.s.harrow.pull_request = Some(url.to_owned());
@@ -503,6 +504,18 @@ impl SummaryFold {
             if !accept {
                 d.last_category = category.map(str::to_owned).or(d.last_category.take());
             }
+        }
+    }
+
+    /// A best-of task's attempts as weighed, for `show`.
+    fn best_of(&mut self, fact: &Fact<'_>) {
+        let p = &fact.payload;
+        if let (Some(tid), Some(list)) = (p.task_id.get(), p.candidates.as_ref()) {
+            let seen: Vec<super::event::CandidateSeen> =
+                serde_json::from_value(list.clone()).unwrap_or_default();
+            let d = self.tasks.detail(tid);
+            d.best_of = seen;
+            d.best_of_landed = p.winner.count().filter(|n| *n > 0);
         }
     }
 
