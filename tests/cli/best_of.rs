@@ -14,6 +14,12 @@ use std::path::{Path, PathBuf};
 /// A repository, a config whose validator refuses an answer of `bad`, and a plan whose first
 /// task is best of 3 and whose second is ordinary.
 fn repo_and_plan(tmp: &Path) -> (PathBuf, PathBuf) {
+    repo_and_plan_with(tmp, "", "")
+}
+
+/// [`repo_and_plan`] with `front` added to both tasks' front matter and `config` to the
+/// configuration.
+fn repo_and_plan_with(tmp: &Path, front: &str, config: &str) -> (PathBuf, PathBuf) {
     let repo = tmp.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     std::fs::write(repo.join("README.md"), "# answers\n").unwrap();
@@ -25,17 +31,17 @@ fn repo_and_plan(tmp: &Path) -> (PathBuf, PathBuf) {
     std::fs::write(plan.join("overview.md"), "# Answers\n").unwrap();
     std::fs::write(
         plan.join("T-001-answer.md"),
-        "---\nid: T-001\ntitle: Answer\nbest_of: 3\n---\n## Description\nWrite answer.txt.\n\n## Acceptance criteria\n- answer.txt holds a good answer\n",
+        format!("---\nid: T-001\ntitle: Answer\nbest_of: 3\n{front}---\n## Description\nWrite answer.txt.\n\n## Acceptance criteria\n- answer.txt holds a good answer\n"),
     )
     .unwrap();
     std::fs::write(
         plan.join("T-002-file.md"),
-        "---\nid: T-002\ntitle: Write file 2\n---\n## Description\nCreate f2.txt.\n\n## Acceptance criteria\n- f2.txt exists and says 2\n",
+        format!("---\nid: T-002\ntitle: Write file 2\n{front}---\n## Description\nCreate f2.txt.\n\n## Acceptance criteria\n- f2.txt exists and says 2\n"),
     )
     .unwrap();
     std::fs::write(
         tmp.join("config.toml"),
-        "[[validators]]\nname = \"not-bad\"\ncommand = \"test \\\"$(cat answer.txt 2>/dev/null)\\\" != bad\"\n",
+        format!("{config}[[validators]]\nname = \"not-bad\"\ncommand = \"test \\\"$(cat answer.txt 2>/dev/null)\\\" != bad\"\n"),
     )
     .unwrap();
     (repo, plan)
@@ -236,4 +242,103 @@ fn when_none_is_accepted_the_best_rated_is_reworked_in_its_own_conversation() {
     let said = rework.body["messages"].to_string();
     assert!(said.contains("meh") && !said.contains("longer"), "{said}");
     assert!(said.contains("Write a good answer."), "the verdict's next step: {said}");
+}
+
+#[test]
+fn each_attempt_is_worked_by_its_own_model_and_a_graph_plan_works_beside_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut script = json!({
+        "worker": {"T-001": {"*": answer("good")}},
+        "evaluator": {"T-001": {"1": [accept_answer("good")], "2": [reject("weak_test")], "3": [reject("weak_test")]}}
+    });
+    second_task(&mut script);
+    let (_rt, server) = serve(&script, true);
+    let url = server.base_url();
+    let models = format!(
+        "[models.worker]\nbest_of = [{{ base_url = \"{url}\", model = \"scripted/a\" }}, {{ base_url = \"{url}\", model = \"scripted/b\" }}]\n\n"
+    );
+    let (repo, plan) = repo_and_plan_with(tmp.path(), "depends_on: []\n", &models);
+    let out = harrow_cmd(tmp.path(), &url)
+        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
+        .args(["--lanes", "2", "--config"])
+        .arg(tmp.path().join("config.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let asked = server.received();
+    let model_of = |attempt: &str| {
+        let q =
+            asked.iter().find(|q| q.role == "worker" && q.task == "T-001" && q.attempt == attempt);
+        (q.unwrap().body["model"].clone(), q.unwrap().authorization.clone())
+    };
+    let (model, key) = model_of("1");
+    assert_eq!(model, "scripted/a");
+    assert!(
+        !key.contains("sk-binary-test"),
+        "the worker's key goes only to its own endpoint: {key}"
+    );
+    assert_eq!(model_of("2").0, "scripted/b");
+    assert_eq!(model_of("3").0, "scripted/a", "the models in turn");
+    let dir =
+        std::fs::read_dir(tmp.path().join("sessions")).unwrap().flatten().next().unwrap().path();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(git(&repo, &["show", &format!("session/{id}:answer.txt")]), "good\n");
+    assert_eq!(git(&repo, &["show", &format!("session/{id}:f2.txt")]), "2\n");
+    let log = support::strict_events(&dir);
+    assert_eq!(best_of_event(&log)["candidates"][1]["model"], "scripted/b");
+    let lanes: std::collections::BTreeSet<u64> = log
+        .iter()
+        .filter(|e| e["payload"]["task_id"] == "T-002")
+        .filter_map(|e| e["lane"].as_u64())
+        .collect();
+    assert!(!lanes.is_empty(), "the ordinary task worked in a lane of its own: {lanes:?}");
+}
+
+#[test]
+fn a_run_stopped_while_its_attempts_work_resumes_to_a_best_of_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path());
+    // Every attempt's first reply never comes in the first run (the stop cancels it), and
+    // comes at once when asked again after the resume: no attempt is judged before the stop.
+    let mut slow = answer("good");
+    let first = slow[0].clone();
+    slow[0] = json!({"delay_ms": 600_000, "again": first});
+    let mut script = json!({
+        "worker": {"T-001": {"*": slow}},
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept_answer("good")], "3": [reject("weak_test")]}}
+    });
+    second_task(&mut script);
+    let (_rt, server) = serve(&script, false);
+    let run = |args: &[&str]| {
+        let mut cmd = harrow_cmd(tmp.path(), &server.base_url());
+        cmd.args(args).arg("--config").arg(tmp.path().join("config.toml"));
+        cmd
+    };
+    let mut child =
+        run(&["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+    let dir =
+        crate::loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "\"attempt\":3");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let stop = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "stop", "--now"])
+        .output()
+        .unwrap();
+    assert!(stop.status.success(), "{}", text(&stop));
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "stopped, resumable");
+    assert!(!support::strict_events(&dir).iter().any(|e| e["type"] == "best_of"));
+    assert!(
+        !dir.join("lanes/candidates").read_dir().is_ok_and(|mut d| d.next().is_some()),
+        "the stopped attempts' worktrees are gone"
+    );
+    let resumed = run(&["resume", &id, "--headless"]).output().unwrap();
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    let log = support::strict_events(&dir);
+    let b = best_of_event(&log);
+    assert_eq!((b["winner"].as_u64(), b["chosen_by"].as_str()), (Some(2), Some("only_accept")));
+    assert_eq!(git(&repo, &["show", &format!("session/{id}:answer.txt")]), "good\n");
 }
