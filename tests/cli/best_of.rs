@@ -342,3 +342,64 @@ fn a_run_stopped_while_its_attempts_work_resumes_to_a_best_of_again() {
     assert_eq!((b["winner"].as_u64(), b["chosen_by"].as_str()), (Some(2), Some("only_accept")));
     assert_eq!(git(&repo, &["show", &format!("session/{id}:answer.txt")]), "good\n");
 }
+
+#[test]
+fn at_the_cap_a_rejected_attempt_can_be_rewound_to_and_goes_on_in_its_own_conversation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path());
+    let good = json!([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "answer.txt", "content": "good\n"}}]},
+        {"tool_calls": [{"name": "submit_case", "arguments": {"summary": "Better.", "ac_coverage": [{"criterion": "answer.txt holds a good answer", "addressed_by": "answer.txt:1"}]}}]}
+    ]);
+    let mut script = json!({
+        "worker": {"T-001": {
+            "1": answer("meh\nlonger"), "2": answer("meh"), "3": answer("third way"),
+            "4": answer("meh again"), "5": good
+        }},
+        "evaluator": {"T-001": {
+            "1": [reject("weak_test")], "2": [reject("weak_test")], "3": [reject("weak_test")],
+            "4": [reject("weak_test")], "5": [accept_answer("good")]
+        }}
+    });
+    second_task(&mut script);
+    let (_rt, server) = serve(&script, true);
+    let run = |args: &[&str]| {
+        harrow_cmd(tmp.path(), &server.base_url())
+            .args(args)
+            .arg("--config")
+            .arg(tmp.path().join("config.toml"))
+            .output()
+            .unwrap()
+    };
+    // Three attempts and one rework: the cap of 2 rounds (the attempts side by side are one).
+    let first = run(&[
+        "run",
+        plan.to_str().unwrap(),
+        "--repo",
+        repo.to_str().unwrap(),
+        "--headless",
+        "--max-attempts",
+        "2",
+    ]);
+    assert_eq!(first.status.code(), Some(1), "{}", text(&first));
+    assert!(text(&first).contains("T-001 failed: evaluator_cap"), "{}", text(&first));
+    let dir =
+        std::fs::read_dir(tmp.path().join("sessions")).unwrap().flatten().next().unwrap().path();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let rewind = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "rewind", "--task", "T-001", "--to-attempt", "3"])
+        .args(["--reason", "the third way was closer"])
+        .output()
+        .unwrap();
+    assert!(rewind.status.success(), "{}", text(&rewind));
+    let resumed = run(&["resume", &id, "--headless"]);
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    assert_eq!(git(&repo, &["show", &format!("session/{id}:answer.txt")]), "good\n");
+    // Attempt 5 went on from attempt 3's conversation: its own answer, not the others'.
+    let asked = server.received();
+    let fifth = asked.iter().find(|q| q.role == "worker" && q.attempt == "5").unwrap();
+    let said = fifth.body["messages"].to_string();
+    assert!(said.contains("third way"), "{said}");
+    assert!(!said.contains("meh"), "no other attempt's words: {said}");
+    assert!(said.contains("the third way was closer"), "{said}");
+}

@@ -9,8 +9,8 @@
 use super::Desk;
 use super::lane::{Lane, LaneControl, LaneLink};
 use super::{
-    Acceptance, CallTag, Case, ContextReset, Ended, GateEvent, HarnessError, Result, Review, Role,
-    Scope, Task, TaskEnd, Value, Verdict, WORKER_PROMPT, json, scope,
+    Acceptance, CallTag, Case, ContextReset, Ended, GateEvent, HarnessError, OnCap, Result, Review,
+    Role, Scope, Task, TaskEnd, Value, Verdict, WORKER_PROMPT, json, scope,
 };
 use crate::brain::client::BrainError;
 use crate::hands::Hands;
@@ -501,6 +501,25 @@ impl Lane {
         let said = format!("best of {n}: none accepted; attempt {k} is reworked");
         self.gate(&task.id, GateEvent::CaseSubmitted, &said, k)?;
         self.gate(&task.id, GateEvent::ValidatorsPassed, &said, k)?;
+        // The attempts side by side may have used the task's rounds: the cap applies as to
+        // any rejected attempt.
+        let judged = super::record::read_ledger(&self.shared.dir, &task.id).len() as u64;
+        if judged >= self.shared.cap_for(&task.id) {
+            return match self.shared.opts.on_cap {
+                OnCap::Fail => Ok(TaskEnd::Failed(StopReason::EvaluatorCap)),
+                OnCap::ForceAccept => {
+                    let why = "rework cap reached; accepted below the bar by policy";
+                    self.gate(&task.id, GateEvent::ForceAccepted, why, k)?;
+                    Ok(TaskEnd::Accepted(Acceptance {
+                        review: Review::BelowBar,
+                        by_operator: false,
+                        last: j.verdict.outcome(),
+                        summary: j.case.summary.clone(),
+                        judged: Some(j.digest.clone()),
+                    }))
+                }
+            };
+        }
         self.gate(&task.id, GateEvent::Rejected, &j.verdict.summary(), k)?;
         let attempt = n + 1;
         self.gate(
