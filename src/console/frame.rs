@@ -378,13 +378,31 @@ fn worker_rows(
                         _ if marked => "   ".to_owned(),
                         _ => String::new(),
                     };
-                    let text = marked_turn(&player.view, &event, row(&event));
+                    let text = with_attempt(&player.view, &event, row(&event));
+                    let text = marked_turn(&player.view, &event, text);
                     (pos, (tone(&event), format!("{time}{lane}{text}")))
                 }
                 Err(e) => (pos, (Tone::Warn, format!("  (event {pos} cannot be read: {e})"))),
             },
         })
         .collect()
+}
+
+/// A row of a best-of task's attempt, named with its attempt (`T-003·2 #4`): the attempts
+/// work at once and their rows interleave.
+fn with_attempt(
+    view: &super::view::View,
+    event: &crate::session::event::Event,
+    text: String,
+) -> String {
+    let Some(scope) = event.payload.scope() else { return text };
+    let (Some(task), Some(attempt)) = (scope.task_id.as_deref(), scope.attempt) else {
+        return text;
+    };
+    if attempt == 0 || !view.fold().side_by_side(task) {
+        return text;
+    }
+    text.replacen(&format!("{task} #"), &format!("{task}·{attempt} #"), 1)
 }
 
 /// A row of a worker turn that can be rewound to, with its turn number marked `#3◆`.
@@ -402,8 +420,8 @@ fn marked_turn(
     if turn == 0 || !view.checkpoint(task, attempt, turn) {
         return text;
     }
-    let number = format!("{task} #{turn} ");
-    text.replacen(&number, &format!("{task} #{turn}◆ "), 1)
+    let number = format!(" #{turn} ");
+    text.replacen(&number, &format!(" #{turn}◆ "), 1)
 }
 
 /// The Exchange, Validators and Ledger text for a task's trail. `unreviewed`: the task was

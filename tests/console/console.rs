@@ -1594,3 +1594,23 @@ fn an_agents_run_shows_its_turns_tools_and_case_in_the_panes_at_two_sizes() {
     app.sel.focus = Pane::Worker;
     insta::assert_snapshot!("agent_worker_80x24", screen(&mut app, 80, 24));
 }
+
+#[test]
+fn a_best_of_tasks_attempts_are_told_apart_in_the_worker_pane_and_weighed_in_a_row() {
+    let fixture = sessions::best_of_fixture();
+    let mut app =
+        App::open(&fixture, sessions::BEST_OF_SESSION, f64::INFINITY, Look::built_in(true))
+            .unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    app.sel.focus = Pane::Worker;
+    let text = screen(&mut app, 120, 40);
+    for shown in
+        ["T-001·1 #2", "T-001·2 #2", "T-001·3 #2", "⚖ T-001 best of 3: attempt 2 lands", "T-002 #1"]
+    {
+        assert!(text.contains(shown), "{shown}: {text}");
+    }
+    assert!(!text.contains("T-002·"), "an ordinary task's rows keep their plain name: {text}");
+    insta::assert_snapshot!("best_of_worker_120x40", text);
+}

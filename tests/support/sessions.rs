@@ -27,6 +27,16 @@ pub fn agent_fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harrow-agent").join(AGENT_SESSION)
 }
 
+/// A session with a best-of task (three attempts at once, two accepted, the evaluator's
+/// choice landing) and an ordinary one, run once through the binary and kept.
+pub const BEST_OF_SESSION: &str = "best-of-run";
+
+pub fn best_of_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/harrow-best-of")
+        .join(BEST_OF_SESSION)
+}
+
 /// The shell command that runs the binary with `args` against a scripted model at `base_url`,
 /// with sessions and configuration under `home` and no model settings of the machine's.
 pub fn scripted_console(home: &Path, base_url: &str, args: &str) -> String {

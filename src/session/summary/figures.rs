@@ -178,6 +178,9 @@ pub struct TaskDetail {
     /// it moved at: which model made which attempt.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worker_models: Vec<(u64, String)>,
+    /// How many attempts of the task's first round are worked at once (best of N).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side_by_side: Option<u64>,
     /// A best-of task's attempts as they were weighed, and the one that landed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub best_of: Vec<super::super::event::CandidateSeen>,

@@ -140,17 +140,26 @@ impl TaskTable {
     }
 }
 
-/// The plan's tasks a `session_start` lists, as `(id, title, depends_on)`; anything not
-/// shaped so is passed over.
-fn plan_tasks(list: Option<&serde_json::Value>) -> impl Iterator<Item = (&str, &str, Vec<String>)> {
+/// One of the plan's tasks a `session_start` lists.
+struct Planned<'a> {
+    id: &'a str,
+    title: &'a str,
+    depends_on: Vec<String>,
+    /// Its first attempt is worked this many times at once.
+    best_of: Option<u64>,
+}
+
+/// The plan's tasks a `session_start` lists; anything not shaped so is passed over.
+fn plan_tasks(list: Option<&serde_json::Value>) -> impl Iterator<Item = Planned<'_>> {
     list.and_then(serde_json::Value::as_array).into_iter().flatten().filter_map(|t| {
         let deps = t.get("depends_on").and_then(serde_json::Value::as_array);
         let deps = deps.into_iter().flatten().filter_map(|d| d.as_str().map(str::to_owned));
-        Some((
-            t.get("id")?.as_str()?,
-            t.get("title").and_then(serde_json::Value::as_str).unwrap_or(""),
-            deps.collect(),
-        ))
+        Some(Planned {
+            id: t.get("id")?.as_str()?,
+            title: t.get("title").and_then(serde_json::Value::as_str).unwrap_or(""),
+            depends_on: deps.collect(),
+            best_of: t.get("best_of").and_then(serde_json::Value::as_u64),
+        })
     })
 }
 
@@ -240,6 +249,15 @@ impl SummaryFold {
     /// them that belong to the same place (a task's `task_done` and `commit`).
     pub fn position(&self, task: &str) -> Option<(u64, u64)> {
         self.tasks.position(task)
+    }
+
+    /// Whether `task`'s first attempt is worked several times at once (best of N): its
+    /// attempts' rows interleave, and are told apart by their attempt.
+    pub fn side_by_side(&self, task: &str) -> bool {
+        self.tasks
+            .index
+            .get(task)
+            .is_some_and(|&i| self.tasks.slots[i].detail.side_by_side.is_some())
     }
 
     /// How many commits of `task` the log holds.
@@ -465,13 +483,14 @@ impl SummaryFold {
             sum.harrow.sandbox = Some(kind.to_owned());
         }
         self.final_stop = None;
-        for (id, title, depends_on) in plan_tasks(p.plan_tasks.as_ref()) {
-            if !tasks.slot(id).known {
-                tasks.set_state(id, TaskState::Pending);
+        for planned in plan_tasks(p.plan_tasks.as_ref()) {
+            if !tasks.slot(planned.id).known {
+                tasks.set_state(planned.id, TaskState::Pending);
             }
-            let detail = tasks.detail(id);
-            detail.title = Some(title.to_owned());
-            detail.depends_on = depends_on;
+            let detail = tasks.detail(planned.id);
+            detail.title = Some(planned.title.to_owned());
+            detail.depends_on = planned.depends_on;
+            detail.side_by_side = planned.best_of.filter(|n| *n > 1);
         }
     }
 
