@@ -72,7 +72,18 @@ fn run(tmp: &Path, first: Value, again: Option<Value>) -> (std::process::Output,
     let mut turns = vec![first.clone(), first];
     turns.extend(again);
     let script = json!({"worker": {"T-001": worker()}, "evaluator": {"T-001": {"1": turns}}});
-    let (_rt, server) = serve(&script, true);
+    run_script(tmp, &repo, &plan, &script)
+}
+
+/// Runs `plan` on `repo` headless against `script`, with the configuration in `tmp`: how the
+/// run ended, and its log.
+fn run_script(
+    tmp: &Path,
+    repo: &Path,
+    plan: &Path,
+    script: &Value,
+) -> (std::process::Output, Vec<Value>) {
+    let (_rt, server) = serve(script, true);
     let out = harrow_cmd(tmp, &server.base_url())
         .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
         .arg("--config")
@@ -234,16 +245,8 @@ fn a_cited_test_that_hangs_is_cut_at_the_cap_judged_not_seen_and_leaves_no_proce
     let cites =
         accept(&json!([{"criterion": 1, "test": "tests/test_hang.py::test_hang_for_harrow"}]));
     let script = json!({"worker": {"T-001": work}, "evaluator": {"T-001": {"1": [cites.clone(), cites.clone(), cites]}}});
-    let (_rt, server) = serve(&script, true);
-    let out = harrow_cmd(tmp.path(), &server.base_url())
-        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
-        .arg("--config")
-        .arg(tmp.path().join("config.toml"))
-        .output()
-        .unwrap();
+    let (out, log) = run_script(tmp.path(), &repo, &plan, &script);
     assert!(!out.status.success(), "held, not landed: {}", text(&out));
-    let dir = std::fs::read_dir(tmp.path().join("sessions")).unwrap().flatten().next().unwrap();
-    let log = support::strict_events(&dir.path());
     let v = verdicts(&log);
     let why = v[0]["witnesses"][0]["why"].as_str().unwrap();
     assert!(why.contains("does not pass on the work: timed out after 2 s"), "{why}");
@@ -326,21 +329,14 @@ fn a_cited_test_that_is_a_link_out_of_the_tree_is_never_read_by_harrow() {
     turns.insert(1, json!({"tool_calls": [{"name": "bash", "arguments": {"command": link}}]}));
     let cited = accept(&json!([{"criterion": 1, "test": "tests/test_link.py::test_x"}]));
     let script = json!({"worker": {"T-001": {"*": turns}}, "evaluator": {"T-001": {"1": [cited.clone(), cited.clone(), cited]}}});
-    let (_rt, server) = serve(&script, true);
-    let out = harrow_cmd(tmp.path(), &server.base_url())
-        .args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap(), "--headless"])
-        .arg("--config")
-        .arg(tmp.path().join("config.toml"))
-        .output()
-        .unwrap();
+    let (out, log) = run_script(tmp.path(), &repo, &plan, &script);
     assert!(!out.status.success(), "held, not landed: {}", text(&out));
-    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
-    let v = verdicts(&support::strict_events(&dir));
+    let v = verdicts(&log);
     let why = v[0]["witnesses"][0]["why"].as_str().unwrap();
     assert!(why.contains("a link is not a test"), "{why}");
     // The record (the worktree holds the worker's link itself, which reads through).
-    let log = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
-    assert!(!log.contains("SECRET-CANARY-WITNESS"), "the link's target was read");
+    let logged = serde_json::to_string(&log).unwrap();
+    assert!(!logged.contains("SECRET-CANARY-WITNESS"), "the link's target was read");
 }
 
 #[test]

@@ -14,7 +14,6 @@ use super::{
 };
 use crate::brain::client::BrainError;
 use crate::hands::Hands;
-use crate::hands::git_guard::GitGuard;
 use crate::harness::choice::{self, Offered};
 use crate::session::event::{BestOf, CandidateSeen, EvidenceGate};
 use crate::session::state::StopReason;
@@ -270,15 +269,7 @@ impl Lane {
         messages: &mut Vec<Value>,
     ) -> Result<TaskEnd> {
         let k = self.candidate.as_ref().map_or(1, |c| c.number);
-        let mut guard =
-            GitGuard::new(&self.workspace.worktree, &self.workspace.branch).map_err(|source| {
-                HarnessError::Git { what: "cannot read the attempt's git state", source }
-            })?;
-        guard.restore().map_err(|source| HarnessError::Git {
-            what: "cannot put HEAD on the attempt's branch",
-            source,
-        })?;
-        self.guard = Some(guard);
+        self.guard = Some(super::lane::guard_on(&self.workspace)?);
         let base = self.workspace.tip()?;
         self.emit(&ContextReset {
             scope: Scope { task_id: Some(task.id.clone()), attempt: Some(k), ..Scope::default() },

@@ -52,6 +52,19 @@ pub(super) struct LaneLink {
     pub(super) inbox: super::steer::Inbox,
 }
 
+/// The git guard of a worktree, HEAD put back on its branch first: what every worktree a
+/// worker's commands run in starts with.
+pub(super) fn guard_on(workspace: &Workspace) -> Result<GitGuard> {
+    let mut guard = GitGuard::new(&workspace.worktree, &workspace.branch).map_err(|source| {
+        HarnessError::Git { what: "cannot read the worktree's git state", source }
+    })?;
+    guard.restore().map_err(|source| HarnessError::Git {
+        what: "cannot put HEAD on the worktree's branch",
+        source,
+    })?;
+    Ok(guard)
+}
+
 /// A lane job's result: the lane, its task and how the task ended.
 pub(super) type LaneDone = (Box<Lane>, Task, Result<TaskEnd>);
 
@@ -120,15 +133,7 @@ impl Lane {
 
     pub(super) async fn lane_work(&mut self, task: &Task) -> Result<TaskEnd> {
         if self.guard.is_none() {
-            let mut guard =
-                GitGuard::new(&self.workspace.worktree, &self.workspace.branch).map_err(
-                    |source| HarnessError::Git { what: "cannot read the lane's git state", source },
-                )?;
-            guard.restore().map_err(|source| HarnessError::Git {
-                what: "cannot put HEAD on the lane's branch",
-                source,
-            })?;
-            self.guard = Some(guard);
+            self.guard = Some(guard_on(&self.workspace)?);
         }
         if let Some(id) = self.control.retry_eval.take() {
             match self.retry_evaluation(&id).await? {

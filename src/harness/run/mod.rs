@@ -436,15 +436,7 @@ impl Run {
         self.checkpoint("running")?;
         // A reply a crashed run left in flight is not in flight any more.
         live::clear(&self.shared.dir);
-        let mut guard =
-            GitGuard::new(&self.workspace.worktree, &self.workspace.branch).map_err(|source| {
-                HarnessError::Git { what: "cannot read the worktree's git state", source }
-            })?;
-        guard.restore().map_err(|source| HarnessError::Git {
-            what: "cannot put HEAD on the session branch",
-            source,
-        })?;
-        self.guard = Some(guard);
+        self.guard = Some(lane::guard_on(&self.workspace)?);
         let ended = self.work_lanes().await?;
         self.emit(&Stop {
             reason: Some(ended.reason.as_str().to_owned()),
