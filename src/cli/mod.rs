@@ -60,7 +60,11 @@ pub enum Command {
     Watch(replay::WatchArgs),
     /// Continue a session after a stop or a crash, from where its log says it was.
     Resume(resume::Args),
-    /// Send an operator command to a session: pause, resume, step, stop, a decision, a note.
+    /// Operator commands to a session: pause, stop, steer, queue, review, rewind, allow, deny…
+    ///
+    /// The run acts on it at its next safe point: pause, resume, step or stop it; steer or
+    /// queue words for a task; review a task's diff; rewind it; approve, reject,
+    /// force-accept, skip or fail it; allow or deny what its agent asked; a note.
     Control(control::Args),
     /// List harrow and Tilth sessions, newest first.
     Sessions(sessions::Args),

@@ -106,8 +106,18 @@ fn zsh_and_fish_get_their_own_scripts_and_the_man_page_names_every_verb() {
     );
     let man = harrow(&["man"]);
     assert!(man.contains(".TH harrow 1"), "{man}");
-    for verb in ["run", "prep", "replay", "watch", "export", "completions"] {
+    for verb in ["run", "prep", "replay", "watch", "export", "completions", "stats", "rejudge"] {
         assert!(man.contains(verb), "the manual names {verb}");
+    }
+    // What `control` does, said the same in the verb list, its own help and the manual: every
+    // operation it has, not the first few it had.
+    let control = harrow(&["control", "--help"]);
+    let listed = harrow(&["--help"]);
+    let line = listed.lines().find(|l| l.trim_start().starts_with("control")).unwrap_or_default();
+    for op in ["steer", "queue", "review", "rewind", "allow"] {
+        assert!(control.contains(op), "control --help names {op}: {control}");
+        assert!(line.contains(op) || listed.contains(&format!("{op}, ")), "--help names {op}: {line}");
+        assert!(man.contains(op), "the manual names {op}");
     }
 }
 
