@@ -234,6 +234,16 @@ fn task_table(o: &Overview) -> String {
     let s = &o.summary;
     let h = &s.harrow;
     let not_begun = h.tasks.keys().filter(|id| !s.tasks.contains_key(*id));
+    // A task at work when the run ended, and nothing works it now, restarts on resume.
+    let ended = !o.live
+        && matches!(o.status, SessionStatus::Stopped | SessionStatus::Failed | SessionStatus::Crashed);
+    let state = |d: &crate::session::summary::TaskDetail| {
+        if ended && d.state.is_at_work() {
+            format!("interrupted ({}; restarts on resume)", d.state)
+        } else {
+            d.state.to_string()
+        }
+    };
     let empty = crate::session::summary::TaskSummary::default();
     let rows: Vec<Vec<String>> = s
         .tasks
@@ -269,7 +279,7 @@ fn task_table(o: &Overview) -> String {
             }
             vec![
                 id.clone(),
-                d.map_or_else(|| t.status.clone(), |d| d.state.to_string()),
+                d.map_or_else(|| t.status.clone(), state),
                 d.and_then(|d| d.lane).map_or_else(|| "-".into(), |n| n.to_string()),
                 d.map(|d| d.depends_on.join(","))
                     .filter(|a| !a.is_empty())

@@ -492,6 +492,11 @@ fn stop_now_leaves_the_task_unfinished_and_resume_finishes_it() {
     assert_eq!(stop["reason"], "operator_stop");
     assert!(stop["error"].as_str().unwrap().contains("T-001 is unfinished"), "{stop}");
     assert!(of(&log, "task_failed").is_empty(), "stopped, not failed");
+    // `show` says the task was cut short, not that it runs.
+    let show = harrow_cmd(tmp.path(), "http://127.0.0.1:9").args(["show", &id]).output().unwrap();
+    let shown = String::from_utf8_lossy(&show.stdout);
+    let row = shown.lines().find(|l| l.starts_with("T-001")).unwrap_or_default();
+    assert!(row.contains("interrupted (running; restarts on resume)"), "{shown}");
     drop(server);
     let script = json!({"worker": {"T-001": {"1": write_and_submit(1)}}, "evaluator": {"T-001": {"1": [accept()]}}});
     let (_rt2, again) = serve(&script, true);
