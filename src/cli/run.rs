@@ -869,9 +869,10 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
         let ended = runtime
             .map_err(color_eyre::Report::from)
             .and_then(|rt| rt.block_on(run.run()).map_err(color_eyre::Report::from));
+        let held = run.facts().held_task();
         drop(run);
         running.store(false, Ordering::SeqCst);
-        ended
+        (ended, held)
     })?;
     let mut app =
         crate::console::app::App::open_live(&dir, &id, crate::console::theme::Look::from_user())?;
@@ -889,11 +890,14 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
     let from = std::fs::metadata(crate::session::dir::SessionDir::new(&dir).events())
         .map_or(0, |m| m.len());
     let printer = Printer::start(&dir, from);
-    let ended =
+    let (ended, held) =
         loop_thread.join().map_err(|_| color_eyre::eyre::eyre!("the run's thread panicked"))?;
     printer.finish();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id}: {} — {}", terminal_line(ended.reason.as_str()), dir.display());
+    if let Some(next) = next_steps(&id, &ended, held.as_deref()) {
+        println!("{next}");
+    }
     Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
@@ -957,26 +961,32 @@ pub fn drive(mut run: Run, from: u64) -> Result<ExitCode> {
     printer.finish();
     let ended = ended.wrap_err("the run stopped on an error writing its session")?;
     println!("session {id} ({:.1} s): {}", started.elapsed().as_secs_f64(), dir.display());
+    if let Some(next) = next_steps(&id, &ended, held.as_deref()) {
+        println!("{next}");
+    }
+    let failed = crate::signals::received().is_some() || !ended.success();
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// What to do after a run ended, when there is something: how to go on with it (a signal, an
+/// interrupt, an endpoint that stopped answering) or the decisions a held task waits for.
+/// Headless and the console end with the same words.
+fn next_steps(id: &str, ended: &crate::harness::run::Ended, held: Option<&str>) -> Option<String> {
+    use crate::session::state::StopReason;
     if let Some(number) = crate::signals::received() {
-        println!(
+        return Some(format!(
             "stopped by {} (resumable): go on with `harrow resume {id}`",
             crate::signals::name(number)
-        );
-        return Ok(ExitCode::FAILURE);
+        ));
     }
     match ended.reason {
-        crate::session::state::StopReason::ProviderFailure => {
-            println!("nothing is lost: go on with `harrow resume {id}` once the endpoint answers");
+        StopReason::ProviderFailure => Some(format!(
+            "nothing is lost: go on with `harrow resume {id}` once the endpoint answers"
+        )),
+        StopReason::Interrupted => {
+            Some(format!("stopped (resumable): go on with `harrow resume {id}`"))
         }
-        crate::session::state::StopReason::Interrupted => {
-            println!("stopped (resumable): go on with `harrow resume {id}`");
-        }
-        crate::session::state::StopReason::NeedsOperator => {
-            if let Some(task) = held {
-                println!("{}", decisions(&id, &task));
-            }
-        }
-        _ => {}
+        StopReason::NeedsOperator => held.map(|task| decisions(id, task)),
+        _ => None,
     }
-    Ok(if ended.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

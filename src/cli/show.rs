@@ -236,7 +236,10 @@ fn task_table(o: &Overview) -> String {
     let not_begun = h.tasks.keys().filter(|id| !s.tasks.contains_key(*id));
     // A task at work when the run ended, and nothing works it now, restarts on resume.
     let ended = !o.live
-        && matches!(o.status, SessionStatus::Stopped | SessionStatus::Failed | SessionStatus::Crashed);
+        && matches!(
+            o.status,
+            SessionStatus::Stopped | SessionStatus::Failed | SessionStatus::Crashed
+        );
     let state = |d: &crate::session::summary::TaskDetail| {
         if ended && d.state.is_at_work() {
             format!("interrupted ({}; restarts on resume)", d.state)

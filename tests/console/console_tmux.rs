@@ -804,6 +804,7 @@ fn sigterm_to_the_live_console_gives_the_terminal_back_and_logs_the_stop() {
         .unwrap();
     let s = t.wait_exit("[exit 143]");
     assert!(s.contains("interrupted") && !s.contains("LIVE"), "the terminal is back: {s}");
+    assert!(s.contains("stopped by SIGTERM (resumable): go on with `harrow resume"), "{s}");
     let dir = sessions.read_dir().unwrap().flatten().next().unwrap().path();
     let events = support::strict_events(&dir);
     let stop = events.iter().rev().find(|e| e["type"] == "stop").expect("a stop");

@@ -116,7 +116,10 @@ fn zsh_and_fish_get_their_own_scripts_and_the_man_page_names_every_verb() {
     let line = listed.lines().find(|l| l.trim_start().starts_with("control")).unwrap_or_default();
     for op in ["steer", "queue", "review", "rewind", "allow"] {
         assert!(control.contains(op), "control --help names {op}: {control}");
-        assert!(line.contains(op) || listed.contains(&format!("{op}, ")), "--help names {op}: {line}");
+        assert!(
+            line.contains(op) || listed.contains(&format!("{op}, ")),
+            "--help names {op}: {line}"
+        );
         assert!(man.contains(op), "the manual names {op}");
     }
 }
