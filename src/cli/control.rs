@@ -148,6 +148,14 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         .into());
     }
     send(&found.dir, &command)?;
+    let live = lock::is_locked(&found.dir);
+    // The task the command is about waits for a person now: a live run applies it at once.
+    let waits = (task.clone())
+        .or_else(|| o.summary.harrow.waiting_on.clone())
+        .and_then(|t| o.summary.harrow.tasks.get(&t).map(|d| d.state.clone()))
+        .is_some_and(|s| s == crate::session::state::TaskState::NeedsOperator);
+    let decision =
+        matches!(op, Op::Approve | Op::Reject | Op::ForceAccept | Op::Skip | Op::RetryEval);
     let when = if op == Op::Steer {
         format!(
             "{} reads it before its worker's next model request (the Worker pane and the log say when)",
@@ -158,16 +166,28 @@ pub fn control(args: &Args) -> Result<ExitCode> {
             "it waits for {}'s next attempt, or its first turn",
             task.as_deref().unwrap_or("the task")
         )
-    } else if op == Op::Review && lock::is_locked(&found.dir) {
+    } else if op == Op::Review && live && args.now {
         format!(
-            "the run checks it against {}'s diff and decides at once while it waits for a decision, else when its attempt ends",
+            "the run stops {}'s attempt now and decides it on your review",
             task.as_deref().unwrap_or("the task")
         )
-    } else if op == Op::Rewind && lock::is_locked(&found.dir) {
+    } else if op == Op::Review && live {
+        format!(
+            "the run checks it against {}'s diff and decides at once while it waits for a decision, else when its attempt ends (--now stops the attempt for it)",
+            task.as_deref().unwrap_or("the task")
+        )
+    } else if op == Op::Rewind && live && args.now {
+        format!(
+            "the run stops {}'s attempt now and rewinds it",
+            task.as_deref().unwrap_or("the task")
+        )
+    } else if op == Op::Rewind && live {
         format!(
             "the run rewinds {} once it is not at work (at once when it waits for a decision)",
             task.as_deref().unwrap_or("the task")
         )
+    } else if decision && live && waits {
+        "the run waits for this decision and applies it at once".to_owned()
     } else if matches!(op, Op::Allow | Op::Deny) && lock::is_locked(&found.dir) {
         format!(
             "it answers what {}'s agent asked, at once (the log says it, or why not)",

@@ -562,7 +562,9 @@ fn a_run_told_to_wait_keeps_a_held_task_waiting_and_goes_on_when_it_is_approved(
     assert!(of(&log, "stop").is_empty(), "the run waits instead of stopping: {log:?}");
     // Still there to take the decision: a run that stopped instead would not land T-001 below.
     assert!(child.try_wait().unwrap().is_none(), "the process is still there, waiting");
-    ctl(tmp.path(), &id, &["approve", "--task", "T-001", "--reason", "checked by hand"]);
+    let sent = ctl(tmp.path(), &id, &["approve", "--task", "T-001", "--reason", "checked by hand"]);
+    let said = String::from_utf8_lossy(&sent.stdout);
+    assert!(said.contains("the run waits for this decision and applies it at once"), "{said}");
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");

@@ -281,12 +281,22 @@ fn a_rewind_with_now_stops_the_attempt_at_work_and_goes_back_at_once() {
     support::until("the slow second call reaching the server", || {
         server.received().iter().filter(|r| r.role == "worker").count() == 2
     });
+    // A rewind sent first without --now waits for the attempt to end; the one sent with --now
+    // after it replaces it: the task is rewound once.
+    let earlier = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "rewind", "--task", "T-001", "--to-turn", "1"])
+        .args(["--reason", "EARLIER-REASON"])
+        .output()
+        .unwrap();
+    assert!(earlier.status.success(), "{}", String::from_utf8_lossy(&earlier.stderr));
     let sent = harrow_cmd(tmp.path(), &server.base_url())
         .args(["control", &id, "rewind", "--task", "T-001", "--to-turn", "1", "--now"])
         .args(["--reason", "NOW-REASON: start over from the first file"])
         .output()
         .unwrap();
     assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    let said = String::from_utf8_lossy(&sent.stdout);
+    assert!(said.contains("the run stops T-001's attempt now and rewinds it"), "{said}");
     // The slow turn is ten minutes long: the run ending at all proves it was not waited out.
     let (status, stdout) = child.finish();
     assert!(status.success(), "{stdout}");
@@ -296,6 +306,13 @@ fn a_rewind_with_now_stops_the_attempt_at_work_and_goes_back_at_once() {
         .expect("held for the decision");
     assert!(held["reason"].as_str().unwrap().contains("takes it now"), "{held}");
     assert_eq!(events_of(&dir, "task_rewound").len(), 1);
+    let replaced = events_of(&dir, "operator_action").into_iter().any(|a| {
+        a["action"] == "refused"
+            && a["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("replaced by the rewind sent after it"))
+    });
+    assert!(replaced, "the earlier rewind is said to be replaced");
     assert!(
         !events_of(&dir, "tool_result")
             .iter()

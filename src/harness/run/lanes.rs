@@ -151,6 +151,7 @@ impl Run {
                     link.decide_now.store(true, Ordering::SeqCst);
                     link.cancel.raise();
                 }
+                self.supersede(&task.id, cmd)?;
                 self.control.deferred.push(cmd.clone());
             }
             return Ok(None);
@@ -183,6 +184,30 @@ impl Run {
             }
         }
         Ok(end.filter(|e| e.reason != StopReason::NeedsOperator && !e.reason.is_task_failure()))
+    }
+
+    /// A review or rewind waiting for `task`'s attempt to end is replaced by one sent after
+    /// it: one decision on the attempt, the latest, never both one after the other. The
+    /// replaced one is refused in the log, saying by what.
+    fn supersede(&mut self, task: &str, cmd: &control::Command) -> Result<()> {
+        let deciding = |op: Op| matches!(op, Op::Review | Op::Rewind);
+        if !deciding(cmd.op) {
+            return Ok(());
+        }
+        let (replaced, kept): (Vec<control::Command>, Vec<control::Command>) =
+            std::mem::take(&mut self.control.deferred)
+                .into_iter()
+                .partition(|c| c.task.as_deref() == Some(task) && deciding(c.op));
+        self.control.deferred = kept;
+        for old in replaced {
+            let why = format!(
+                "{} on {task}, sent while it worked, is replaced by the {} sent after it",
+                old.op.as_str(),
+                cmd.op.as_str()
+            );
+            self.refuse(Some(task), &why)?;
+        }
+        Ok(())
     }
 
     /// Why a decision cannot apply to `task` as it stands, whatever its worktree holds: a
