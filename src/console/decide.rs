@@ -285,7 +285,8 @@ impl App {
         let (reason, body) = match op {
             Op::Note | Op::Steer | Op::Queue => (None, Some(text)),
             Op::Reject => (Some(text.clone()), Some(text)),
-            _ => (Some(text), None),
+            // A review may be sent without words: no reason then, not an empty one.
+            _ => (Some(text).filter(|t| !t.is_empty()), None),
         };
         let mut cmd = super::effect::command(op, task, reason, body);
         match detail {

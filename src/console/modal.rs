@@ -179,7 +179,11 @@ impl View for Editor {
             Action::SwitchWords => Step::Stay(self.switch()),
             Action::Submit => {
                 let text = self.text.lines().join(" ").trim().to_owned();
-                if text.is_empty() {
+                // Words are the whole of a note, a steer or a queue, and a decision must say
+                // why; a review's words go with its comments, and may be left out.
+                let needs_words =
+                    self.op.needs_reason() || matches!(self.op, Op::Note | Op::Steer | Op::Queue);
+                if text.is_empty() && needs_words {
                     return Step::Stay(Outcome::Notice(
                         "type the reason (or note) first; Esc cancels".into(),
                     ));
@@ -490,5 +494,23 @@ mod tests {
         });
         assert!(matches!(views.act(Action::Submit), Outcome::Decide { .. }));
         assert!(!views.is_open());
+    }
+
+    /// The review editor says its words are optional, and sends without them; a decision that
+    /// needs a reason does not.
+    #[test]
+    fn a_review_sends_without_words_and_a_reject_waits_for_its_reason() {
+        for (op, sent) in [(Op::Review, true), (Op::Reject, false), (Op::Steer, false)] {
+            let mut views = one_of_each().swap_remove(8);
+            views.open(Editor {
+                op,
+                task: Some("T-001".into()),
+                title: op.as_str().into(),
+                text: text_box("what you say with it (optional)", ""),
+                detail: crate::console::outcome::Detail::None,
+            });
+            let out = views.act(Action::Submit);
+            assert_eq!(matches!(out, Outcome::Decide { .. }), sent, "{op:?}: {out:?}");
+        }
     }
 }
