@@ -146,6 +146,28 @@ fn file_task_id(file: &Path) -> Option<String> {
     (!digits.is_empty()).then(|| format!("T-{digits}"))
 }
 
+/// The problem of a task file whose name's number is not its id's, when its id is one.
+fn misnamed(file: &Path, text: &str) -> Option<PlanError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let close = lines.iter().skip(1).position(|l| l.trim() == "---")? + 1;
+    let (given, line) = frontmatter(file, &lines[1..close], &mut Vec::new()).id?;
+    let named = file_task_id(file)?;
+    (valid_id(&given) && given != named).then(|| {
+        err(
+            file,
+            Some(line),
+            format!("the file is named for {named} but its id is {given}"),
+            "make the id and the file name agree (the file's number is the task's)",
+        )
+    })
+}
+
+/// The line a problem's location names (`file:line`), for putting a file's problems in order.
+fn line_in(location: &str) -> Option<usize> {
+    location.rsplit_once(':').and_then(|(_, n)| n.parse().ok())
+}
+
 /// The line (from 1) of the first line of `file` that starts with `prefix`, else 1.
 fn line_of(file: &Path, prefix: &str) -> usize {
     read_text(file)
@@ -260,27 +282,26 @@ fn check_folder(dir: &Path) -> Result<Plan, Vec<PlanError>> {
     }
     let mut tasks: Vec<(Task, PathBuf)> = Vec::new();
     for file in files {
-        let parsed = read(&file).map_err(|e| vec![e]);
-        let task = match parsed.and_then(|text| parse_task_file(&file, &text)) {
-            Ok(task) => task,
-            Err(found) => {
+        let text = match read(&file) {
+            Ok(text) => text,
+            Err(e) => {
+                problems.push(e);
+                continue;
+            }
+        };
+        // The file's name and its id are told apart whatever else the file lacks, and its
+        // problems come in the order of its lines.
+        let misnamed = misnamed(&file, &text);
+        let task = match parse_task_file(&file, &text) {
+            Ok(task) if misnamed.is_none() => task,
+            parsed => {
+                let mut found = parsed.err().unwrap_or_default();
+                found.extend(misnamed);
+                found.sort_by_key(|p| line_in(&p.location));
                 problems.extend(found);
                 continue;
             }
         };
-        let named = file_task_id(&file);
-        if named.as_deref().is_some_and(|n| n != task.id) {
-            problems.push(err(
-                &file,
-                Some(line_of(&file, "id:")),
-                format!(
-                    "the file is named for {} but its id is {}",
-                    named.unwrap_or_default(),
-                    task.id
-                ),
-                "make the id and the file name agree (the file's number is the task's)",
-            ));
-        }
         if let Some(line) = example_text(&file, &task) {
             problems.push(err(
                 &file,
@@ -402,7 +423,11 @@ pub fn parse_task_file(file: &Path, text: &str) -> Result<Task, Vec<PlanError>> 
             depends_on: front.depends_on,
             best_of: front.best_of,
         }),
-        _ => Err(problems),
+        _ => {
+            // In the order of the file's lines, as a person fixes them.
+            problems.sort_by_key(|p| line_in(&p.location));
+            Err(problems)
+        }
     }
 }
 
@@ -835,6 +860,23 @@ mod tests {
         assert!(
             load(&f).unwrap_err().to_string().contains("prd.json:2: T-001: tests entry '../x.py'")
         );
+    }
+
+    #[test]
+    fn a_misnamed_file_without_a_title_says_both_in_the_order_of_its_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("overview.md"), "# F\n").unwrap();
+        let text = "---\nid: T-003\nbest_of: 1\n---\n## Description\nx\n";
+        std::fs::write(dir.path().join("T-001-x.md"), text).unwrap();
+        let all = check(dir.path()).unwrap_err();
+        let said: Vec<String> = all.iter().map(ToString::to_string).collect();
+        assert!(said.iter().any(|s| s.contains("named for T-001 but its id is T-003")), "{said:?}");
+        assert!(said.iter().any(|s| s.contains("has no title")), "{said:?}");
+        let lines: Vec<usize> = all
+            .iter()
+            .filter_map(|p| p.location.rsplit_once(':').and_then(|(_, n)| n.parse().ok()))
+            .collect();
+        assert!(lines.windows(2).all(|w| w[0] <= w[1]), "{said:?}");
     }
 
     #[test]
