@@ -906,7 +906,7 @@ pub fn drive_console(mut run: Run) -> Result<ExitCode> {
 fn decisions(id: &str, task: &str) -> String {
     let task = crate::printable::line(task);
     format!(
-        "{task} waits for a decision. Decide with one of:\n  harrow control {id} approve --task {task} --reason \"…\"       land its work as it stands\n  harrow control {id} force-accept --task {task} --reason \"…\"  land it below the bar\n  harrow control {id} reject --task {task} --reason \"…\"        send it back to the worker\n  harrow control {id} skip --task {task} --reason \"…\"          leave it undone\nthen `harrow resume {id}` (or `harrow resume {id} --wait-for-operator` to decide while it waits)"
+        "{task} waits for a decision. Decide with one of:\n  harrow control {id} approve --task {task} --reason \"…\"       land its work as it stands\n  harrow control {id} force-accept --task {task} --reason \"…\"  land it below the bar\n  harrow control {id} reject --task {task} --reason \"…\"        send it back to the worker\n  harrow control {id} review --task {task} --comments FILE --category C   send it back with comments on its lines\n  harrow control {id} rewind --task {task} --to-attempt K --reason \"…\"  set it back to an earlier attempt\n  harrow control {id} retry-eval --task {task}                ask its evaluator again\n  harrow control {id} skip --task {task} --reason \"…\"          leave it undone\nthen `harrow resume {id}` (or `harrow resume {id} --wait-for-operator` to decide while it waits)"
     )
 }
 

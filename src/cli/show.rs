@@ -278,7 +278,7 @@ fn task_table(o: &Overview) -> String {
             }
             for (attempt, model) in d.map(|d| d.worker_models.as_slice()).unwrap_or_default() {
                 let model = crate::printable::line(model);
-                note.push(format!("attempt {attempt} on: {model}"));
+                note.push(format!("from attempt {attempt}: {model}"));
             }
             vec![
                 id.clone(),

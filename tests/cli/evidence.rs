@@ -163,6 +163,10 @@ fn an_accept_citing_a_test_that_passes_on_the_base_is_sent_back_once_then_held()
         "{}",
         text(&out)
     );
+    // Every decision a hold can take is offered, review and rewind among them.
+    for decision in ["approve --task T-001", "review --task T-001", "rewind --task T-001"] {
+        assert!(text(&out).contains(decision), "{decision}: {}", text(&out));
+    }
     let v = verdicts(&log);
     let gates: Vec<&str> = v.iter().filter_map(|p| p["evidence_gate"].as_str()).collect();
     assert_eq!(gates, ["sent_back", "held"], "{v:?}");

@@ -148,7 +148,7 @@ fn a_task_rejected_enough_times_goes_to_the_stronger_model_and_the_next_task_doe
     let show = harrow_cmd(tmp.path(), &primary.base_url()).args(["show", &id]).output().unwrap();
     let shown = String::from_utf8_lossy(&show.stdout);
     assert!(
-        shown.contains("attempt 3 on: scripted/strong"),
+        shown.contains("from attempt 3: scripted/strong"),
         "which model made which attempt: {shown}"
     );
     let by_model = shown.split("By model").nth(1).unwrap_or_else(|| panic!("{shown}"));
