@@ -12,6 +12,7 @@ mod manual;
 mod out;
 mod plan_verbs;
 pub(crate) mod prep;
+mod printer;
 mod rejudge;
 mod replay;
 mod resume;

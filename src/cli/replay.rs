@@ -49,7 +49,7 @@ pub fn watch(args: &WatchArgs, headless: bool) -> Result<ExitCode> {
         })?
     };
     if headless {
-        let printer = super::run::Printer::start(&found.dir, 0);
+        let printer = super::printer::Printer::start(&found.dir, 0);
         while crate::session::lock::is_locked(&found.dir) {
             std::thread::sleep(std::time::Duration::from_millis(200));
         }

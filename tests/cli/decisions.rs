@@ -578,3 +578,44 @@ fn a_run_told_to_wait_keeps_a_held_task_waiting_and_goes_on_when_it_is_approved(
     assert_eq!(of(&log, "stop").last().unwrap()["reason"], "all_done");
     assert_eq!(task_commits(&repo, &id), ["T-002: Write file 2", "T-001: Write file 1"]);
 }
+
+/// A headless run waiting for a person says, when quiet, which task waits and why — not
+/// merely that it is still working.
+#[test]
+fn a_held_headless_runs_heartbeat_says_what_it_waits_for_and_why() {
+    use std::io::BufRead as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    let script = loop_fixture::first_of_two_refused_once();
+    let (_rt, server) = serve(&script, true);
+    let (mut child, _dir, id) = loop_fixture::held_run(
+        tmp.path(),
+        &server.base_url(),
+        (&plan, &repo),
+        &["--wait-for-operator"],
+        std::process::Stdio::piped(),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    // The heartbeat comes after ten quiet seconds; a minute is the limit of waiting for it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let beat = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = rx.recv_timeout(left).expect("no heartbeat within a minute");
+        if line.contains("for your decision") {
+            break line;
+        }
+    };
+    assert!(beat.contains("T-001 waits for you:"), "{beat}");
+    assert!(beat.contains("401") || beat.contains("key"), "it says why: {beat}");
+    ctl(tmp.path(), &id, &["approve", "--task", "T-001", "--reason", "checked by hand"]);
+    let status = child.0.wait().unwrap();
+    assert!(status.success());
+}
