@@ -615,6 +615,15 @@ fn a_held_headless_runs_heartbeat_says_what_it_waits_for_and_why() {
     };
     assert!(beat.contains("T-001 waits for you:"), "{beat}");
     assert!(beat.contains("401") || beat.contains("key"), "it says why: {beat}");
+    // The session list says why too, not only that the task waits.
+    let listed =
+        harrow_cmd(tmp.path(), "http://127.0.0.1:9").args(["sessions", "--json"]).output().unwrap();
+    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let why = rows[0]["held_reason"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        why.contains("waits for the operator:") && (why.contains("401") || why.contains("key")),
+        "{rows}"
+    );
     ctl(tmp.path(), &id, &["approve", "--task", "T-001", "--reason", "checked by hand"]);
     let status = child.0.wait().unwrap();
     assert!(status.success());
