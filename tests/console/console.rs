@@ -290,6 +290,22 @@ fn a_steer_and_a_queue_are_typed_in_one_editor_and_tab_switches_them() {
         (last["op"].as_str(), last["text"].as_str()),
         (Some("queue"), Some("the words that came late"))
     );
+
+    // A late steer for a task that has landed: nothing to queue it for, and the console says
+    // so instead of offering a queue the run would refuse.
+    let line = r#"{"ts":"2026-11-22T04:29:31Z","type":"operator_steer","payload":{"task_id":"T-001","text":"too late","delivered":false,"reason":"its attempt was over","source":"console"}}"#;
+    let offset = std::fs::metadata(&log).unwrap().len();
+    let number = std::fs::read_to_string(&log).unwrap().lines().count() as u64 + 1;
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    let at = harrow::session::scan::LineAt { number, offset, len: line.len() as u32 };
+    app.take_lines(vec![(at, line.as_bytes().to_vec())]).unwrap();
+    assert!(app.views.top::<Editor>().is_none(), "no queue offered for a landed task");
+    assert!(
+        app.notice.as_deref().unwrap_or("").contains("T-001 was done before"),
+        "{:?}",
+        app.notice
+    );
 }
 
 /// With the worker's window in the session's start, the context row says how full the last

@@ -181,7 +181,15 @@ impl App {
         }
         let changed = self.player.take_lines(lines)?;
         if let Some((task, text)) = unsent {
-            self.offer_to_queue(task, &text);
+            // A task that has landed (or was skipped) takes no next attempt: nothing to queue.
+            let settled = self.player.view.fold().state_of(&task).is_some_and(|s| s.is_settled());
+            if settled {
+                self.notice = Some(format!(
+                    "{task} was done before your steer reached it; your words were not used"
+                ));
+            } else {
+                self.offer_to_queue(task, &text);
+            }
         }
         self.call_if_held();
         self.retire_stale_notice();

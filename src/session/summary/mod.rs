@@ -260,6 +260,11 @@ impl SummaryFold {
             .is_some_and(|&i| self.tasks.slots[i].detail.side_by_side.is_some())
     }
 
+    /// `task`'s state as the log has it so far, when the log names the task.
+    pub fn state_of(&self, task: &str) -> Option<TaskState> {
+        self.tasks.index.get(task).map(|&i| self.tasks.slots[i].state())
+    }
+
     /// How many commits of `task` the log holds.
     pub fn commits(&self, task: &str) -> u64 {
         self.tasks.commits(task)
