@@ -403,3 +403,32 @@ fn at_the_cap_a_rejected_attempt_can_be_rewound_to_and_goes_on_in_its_own_conver
     assert!(!said.contains("meh"), "no other attempt's words: {said}");
     assert!(said.contains("the third way was closer"), "{said}");
 }
+
+/// A candidate's commands cannot reach another candidate's worktree or the task's own: each
+/// works in its own sandbox, like any worker.
+#[test]
+fn one_attempts_commands_never_write_into_another_attempts_worktree_or_the_tasks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hostile = "echo PWNED > ../c-T-001-2/pwned.txt; echo PWNED > ../../../workspace/pwned.txt; \
+                   echo PWNED > ../../../../../repo/pwned.txt; echo tried";
+    let mut first = answer("meh");
+    first[0]["tool_calls"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "bash", "arguments": {"command": hostile}}));
+    let script = json!({
+        "worker": {"T-001": {"1": first, "2": answer("good"), "3": answer("meh too")}},
+        "evaluator": {"T-001": {"1": [reject("weak_test")], "2": [accept_answer("good")], "3": [reject("weak_test")]}}
+    });
+    let r = run(tmp.path(), script);
+    assert!(r.out.status.success(), "{}", text(&r.out));
+    let id = r.dir.file_name().unwrap().to_string_lossy().into_owned();
+    let landed = git(&r.repo, &["ls-tree", "-r", "--name-only", &format!("session/{id}")]);
+    assert!(!landed.contains("pwned"), "{landed}");
+    assert!(!r.dir.join("workspace/pwned.txt").exists(), "the task's own worktree");
+    assert!(!r.repo.join("pwned.txt").exists(), "the repository");
+    let tried = r.log.iter().find(|e| {
+        e["type"] == "tool_result" && e["payload"]["attempt"] == 1 && e["payload"]["tool"] == "bash"
+    });
+    assert!(tried.is_some(), "the hostile command ran, in its sandbox");
+}
