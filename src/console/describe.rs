@@ -224,6 +224,12 @@ fn validators_line(at: &str, p: &ValidatorRun) -> String {
 fn pushed(p: &Push) -> String {
     match (&p.error, &p.sha) {
         (Some(error), _) => format!("⇡ push failed: {}", short(error, 120)),
+        (None, sha) if p.already_there == Some(true) => format!(
+            "⇡ {} on {} was already at {}: nothing to push",
+            p.branch.as_deref().unwrap_or("?"),
+            p.remote.as_deref().unwrap_or("?"),
+            short_sha(sha.as_deref().unwrap_or(""))
+        ),
         (None, sha) => format!(
             "⇡ pushed {} to {} on {}{}",
             short_sha(sha.as_deref().unwrap_or("")),

@@ -789,6 +789,8 @@ payload_struct!(
         forced: bool,
         /// Pushed with `--partial`: some tasks had not finished.
         partial: bool,
+        /// The remote branch was already at `sha`: nothing was sent.
+        already_there: bool,
         /// Why the push failed, in one line.
         error: String,
     }

@@ -72,6 +72,7 @@ pub fn push(ship: &Shipment, opts: &PushOptions) -> Result<Pushed, ShipError> {
             sha: Some(p.sha.clone()),
             forced: p.forced.then_some(true),
             partial: (!ship.unfinished.is_empty()).then_some(true),
+            already_there: p.already_there.then_some(true),
             ..Push::default()
         },
         Err(e) => Push {

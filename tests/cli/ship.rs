@@ -91,6 +91,19 @@ fn a_session_is_pushed_over_file_url_and_a_remote_that_moved_is_never_overwritte
     assert!(stdout.contains(&format!("to {branch} on {url}")), "says where it went: {stdout}");
     assert_eq!(events_of(&o, "push")[0]["sha"], a.as_str());
 
+    // Pushed again with nothing new: said so, logged so, and replayed so (not "pushed").
+    let again = push(&[]);
+    assert!(again.status.success(), "{}", text(&again).1);
+    assert!(text(&again).0.contains("nothing to push"), "{}", text(&again).0);
+    assert_eq!(events_of(&o, "push")[1]["already_there"], true);
+    let replayed = harrow(tmp.path())
+        .args(["replay", o.dir.to_str().unwrap(), "--headless", "--speed", "max"])
+        .output()
+        .unwrap();
+    let lines = text(&replayed).0;
+    assert!(lines.contains("was already at") && lines.contains("nothing to push"), "{lines}");
+    assert_eq!(lines.matches("⇡ pushed").count(), 1, "one push sent something: {lines}");
+
     // The session branch is rewound: a plain push would lose the remote's commit.
     let worktree = o.dir.join("workspace");
     git(&worktree, &["reset", "-q", "--hard", "HEAD~1"]);
