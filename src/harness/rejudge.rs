@@ -81,10 +81,7 @@ pub fn history(events: &Path) -> std::io::Result<History> {
             Some(EventKind::Verdict) if p.by_harness.0 != Some(true) => {
                 let Some(task) = p.task_id.get() else { return };
                 let Some(asked) = pending.remove(task) else { return };
-                let gate = p
-                    .evidence_gate
-                    .get()
-                    .and_then(|g| serde_json::from_value::<EvidenceGate>(json!(g)).ok());
+                let gate = p.evidence_gate.get().and_then(EvidenceGate::named);
                 if gate == Some(EvidenceGate::SentBack) {
                     sent_back.insert(task.to_owned(), true);
                 }

@@ -77,11 +77,7 @@ impl JudgeFigures {
         self.by_harness += other.by_harness;
         self.unreadable += other.unreadable;
         self.overrides.add(&other.overrides);
-        let (e, o) = (&mut self.evidence, &other.evidence);
-        e.seen += o.seen;
-        e.sent_back += o.sent_back;
-        e.held += o.held;
-        e.warned += o.warned;
+        self.evidence.add(&other.evidence);
         self.evidence_checked += other.evidence_checked;
         self.evidence_failed += other.evidence_failed;
         self.landed += other.landed;
@@ -116,11 +112,6 @@ enum OwnAction {
 
 fn logged(action: &str) -> Option<Logged> {
     serde_json::from_value(serde_json::Value::String(action.to_owned())).ok()
-}
-
-/// The gate a verdict's `evidence_gate` names; an unknown word names none.
-fn gate_named(word: &str) -> Option<EvidenceGate> {
-    serde_json::from_value(serde_json::Value::String(word.to_owned())).ok()
 }
 
 /// One task while folding.
@@ -198,23 +189,17 @@ impl JudgeFold {
         }
         let track = self.tasks.entry(task.to_owned()).or_default();
         let second_asking = std::mem::take(&mut track.sent_back);
-        if let Some(gate) = p.evidence_gate.get().and_then(gate_named) {
+        if let Some(gate) = p.evidence_gate.get().and_then(EvidenceGate::named) {
             let f = &mut self.figures;
             if !second_asking {
                 f.evidence_checked += 1;
                 f.evidence_failed +=
                     u64::from(matches!(gate, EvidenceGate::SentBack | EvidenceGate::Warned));
             }
-            let e = &mut f.evidence;
-            match gate {
-                EvidenceGate::Seen => e.seen += 1,
-                EvidenceGate::Held => e.held += 1,
-                EvidenceGate::Warned => e.warned += 1,
-                EvidenceGate::SentBack => {
-                    e.sent_back += 1;
-                    track.sent_back = true;
-                    return;
-                }
+            f.evidence.count(gate);
+            if gate == EvidenceGate::SentBack {
+                track.sent_back = true;
+                return;
             }
         }
         if p.parse_failed.0 == Some(true) {

@@ -2,6 +2,7 @@
 //! harrow's own under `harrow`.
 
 use super::super::state::TaskState;
+use super::super::weighed::EvidenceGate;
 use super::{CallUsage, bump};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -74,6 +75,24 @@ pub struct EvidenceCounts {
 impl EvidenceCounts {
     fn is_empty(&self) -> bool {
         *self == EvidenceCounts::default()
+    }
+
+    /// Counts one verdict's gate.
+    pub(crate) fn count(&mut self, gate: EvidenceGate) {
+        match gate {
+            EvidenceGate::Seen => self.seen += 1,
+            EvidenceGate::SentBack => self.sent_back += 1,
+            EvidenceGate::Held => self.held += 1,
+            EvidenceGate::Warned => self.warned += 1,
+        }
+    }
+
+    /// Adds another session's counts.
+    pub(crate) fn add(&mut self, other: &EvidenceCounts) {
+        self.seen += other.seen;
+        self.sent_back += other.sent_back;
+        self.held += other.held;
+        self.warned += other.warned;
     }
 }
 

@@ -501,18 +501,13 @@ impl SummaryFold {
 
     fn verdict(&mut self, fact: &Fact<'_>) {
         let p = &fact.payload;
-        let e = &mut self.s.harrow.evidence;
-        match p.evidence_gate.get() {
-            Some("seen") => e.seen += 1,
-            Some("warned") => e.warned += 1,
-            Some("held") => e.held += 1,
+        if let Some(gate) = p.evidence_gate.get().and_then(super::event::EvidenceGate::named) {
+            self.s.harrow.evidence.count(gate);
             // An accept sent back for its evidence is not the attempt's verdict: the
             // evaluator's next answer is.
-            Some("sent_back") => {
-                e.sent_back += 1;
+            if gate == super::event::EvidenceGate::SentBack {
                 return;
             }
-            _ => {}
         }
         let accept = fact.ruling() == Some(Ruling::Accept);
         let category = p.rejection_category.get();
