@@ -224,7 +224,10 @@ impl Workspace {
         branch: &str,
     ) -> Result<(), WorkspaceError> {
         super::workspace::forget_registration(repo, name)?;
-        if lanes.is_dir() {
+        // Only inside folders harrow made: a link put in place of the candidates' folder (or
+        // the lanes' folder above it) is never followed to delete what it points at.
+        let real = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+        if real(lanes) && lanes.parent().is_some_and(real) {
             Workspace::remove_worktree(None, path, lanes)?;
         }
         Workspace::delete_ref(source, &format!("refs/heads/{branch}"))
@@ -643,6 +646,28 @@ mod tests {
     /// A lane's registration whose `gitdir` the worker pointed at the source repository's
     /// README, or at a folder outside: removing the free lanes, and a new lane made where a
     /// crash left that registration, delete only harrow's own folders.
+    /// The candidates' folder turned into a link by someone who can write the session folder:
+    /// removing a best-of attempt never deletes through it.
+    #[test]
+    fn a_candidate_is_never_removed_through_a_link_harrow_did_not_make() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = session_in(tmp.path());
+        let tip = session.tip().unwrap();
+        let made = session.candidate("T-1", 1, &tip).unwrap();
+        assert!(made.worktree.join("a").exists());
+        session.remove_candidate("T-1", 1).unwrap();
+        assert!(!made.worktree.exists(), "its own worktree goes");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(outside.join("c-T-1-1")).unwrap();
+        std::fs::write(outside.join("c-T-1-1/keep"), "keep").unwrap();
+        let candidates = session.lanes_folder().join("candidates");
+        std::fs::remove_dir_all(&candidates).unwrap();
+        std::os::unix::fs::symlink(&outside, &candidates).unwrap();
+        let _ = session.remove_candidate("T-1", 1);
+        assert!(session.candidate("T-1", 1, &tip).is_err(), "no attempt is made through it");
+        assert_eq!(std::fs::read_to_string(outside.join("c-T-1-1/keep")).unwrap(), "keep");
+    }
+
     #[test]
     fn a_forged_gitdir_never_makes_harrow_delete_what_it_names() {
         let tmp = tempfile::tempdir().unwrap();
