@@ -232,6 +232,10 @@ const SCRATCH_PREFIX: &str = ".harrow-witness-";
 /// folders harrow names so (a link of that name is left alone, never followed).
 pub(super) fn sweep_leftovers<'a>(folders: impl Iterator<Item = &'a PathBuf>) {
     for folder in folders {
+        // A folder that is a link is not harrow's: nothing below it is swept.
+        if !std::fs::symlink_metadata(folder).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(folder) else { continue };
         for entry in entries.flatten() {
             let ours = entry.file_name().to_str().is_some_and(|n| n.starts_with(SCRATCH_PREFIX));
@@ -269,10 +273,14 @@ mod tests {
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(outside.join("keep"), "keep").unwrap();
         std::os::unix::fs::symlink(&outside, session.join(".harrow-witness-link")).unwrap();
-        sweep_leftovers([session.clone(), tmp.path().join("missing")].iter());
+        std::fs::create_dir_all(outside.join(".harrow-witness-theirs")).unwrap();
+        let lanes = tmp.path().join("lanes");
+        std::os::unix::fs::symlink(&outside, &lanes).unwrap();
+        sweep_leftovers([session.clone(), tmp.path().join("missing"), lanes].iter());
         assert!(!session.join(".harrow-witness-abc").exists());
         assert!(session.join("workspace").is_dir(), "only harrow's scratch folders go");
         assert!(outside.join("keep").is_file(), "nothing removed through a link");
+        assert!(outside.join(".harrow-witness-theirs").is_dir(), "nor below a folder that is one");
     }
 
     #[test]
