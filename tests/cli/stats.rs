@@ -108,8 +108,14 @@ fn a_hostile_log_is_counted_as_far_as_it_reads_and_its_words_never_reach_the_ter
         r#"{"torn":"#,
     ];
     std::fs::write(dir.join("events.jsonl"), lines.join("\n")).unwrap();
-    // A log that is no file: a folder named so.
+    // A log that is no file: a folder named so, and a FIFO nothing writes (never waited on).
     std::fs::create_dir_all(tmp.path().join("20261121-000001-x/events.jsonl")).unwrap();
+    std::fs::create_dir_all(tmp.path().join("20261121-000002-y")).unwrap();
+    nix::unistd::mkfifo(
+        &tmp.path().join("20261121-000002-y/events.jsonl"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
     let out = stats(&[tmp.path()], false);
     let text = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
