@@ -93,10 +93,13 @@ fn local_clone(spec: &str, session: &str) -> Result<PathBuf, UsageError> {
 
 /// What a move to another clone did, in one line for the person resuming.
 pub(super) fn said(id: &str, r: &Rehomed) -> String {
+    // The folder is linked where it stands, build caches and all; an interrupted task still
+    // starts again as a resume on the first machine would (its last judged attempt, else the
+    // last commit), so its uncommitted edits are not promised.
     let files = if r.kept_files {
-        "the worktree kept its files"
+        "the worktree folder linked where it stands (an interrupted task starts again from its last judged attempt, else the last commit, as on the first machine)"
     } else {
-        "the worktree was checked out afresh"
+        "the worktree checked out afresh"
     };
     let lanes = match r.lanes_removed.len() {
         0 => String::new(),

@@ -69,17 +69,26 @@ fn fill(url: &str, dest: &Path) -> Result<(), (git2::Error, Vec<String>)> {
     let default = {
         let connection =
             remote.connect_auth(git2::Direction::Fetch, Some(callbacks()), None).map_err(tried)?;
-        let name = connection.default_branch().map_err(tried)?;
-        name.as_str().ok().map(str::to_owned)
+        // A remote whose HEAD names a branch it lacks has no default; libgit2's error for it
+        // is whatever it last failed on, so it is not passed on: a branch is chosen below.
+        connection.default_branch().ok().and_then(|name| name.as_str().ok().map(str::to_owned))
     };
     credentials.borrow_mut().new_connection();
     let mut fetch = git2::FetchOptions::new();
     fetch.remote_callbacks(callbacks());
     remote.fetch::<&str>(&[], Some(&mut fetch), None).map_err(tried)?;
-    let Some(branch) = default.as_deref().and_then(|d| d.strip_prefix("refs/heads/")) else {
+    let fetched = |b: &str| repo.refname_to_id(&format!("refs/remotes/origin/{b}")).ok();
+    let named = default.as_deref().and_then(|d| d.strip_prefix("refs/heads/"));
+    let Some((branch, tip)) = named
+        .map(str::to_owned)
+        .into_iter()
+        .chain(fallback_branch(&repo))
+        .find_map(|b| fetched(&b).map(|tip| (b, tip)))
+    else {
+        // No branch to check out: the resume brings the session's branch in all the same.
         return Ok(());
     };
-    let tip = repo.refname_to_id(&format!("refs/remotes/origin/{branch}")).map_err(none)?;
+    let branch = branch.as_str();
     let commit = repo.find_commit(tip).map_err(none)?;
     let mut local = repo.branch(branch, &commit, false).map_err(none)?;
     local.set_upstream(Some(&format!("origin/{branch}"))).map_err(none)?;
@@ -87,4 +96,22 @@ fn fill(url: &str, dest: &Path) -> Result<(), (git2::Error, Vec<String>)> {
     let mut checkout = git2::build::CheckoutBuilder::new();
     checkout.force();
     repo.checkout_head(Some(&mut checkout)).map_err(none)
+}
+
+/// The branch to check out when the remote's HEAD names none it has: `main`, else `master`,
+/// else its only branch.
+fn fallback_branch(repo: &git2::Repository) -> Option<String> {
+    let prefix = "refs/remotes/origin/";
+    let branches: Vec<String> = repo
+        .references_glob(&format!("{prefix}*"))
+        .ok()?
+        .flatten()
+        .filter_map(|r| r.name().ok().and_then(|n| n.strip_prefix(prefix)).map(str::to_owned))
+        .filter(|b| b != "HEAD")
+        .collect();
+    ["main", "master"]
+        .into_iter()
+        .find(|b| branches.iter().any(|x| x == b))
+        .map(str::to_owned)
+        .or_else(|| (branches.len() == 1).then(|| branches[0].clone()))
 }

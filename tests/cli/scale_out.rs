@@ -218,6 +218,17 @@ fn a_run_stopped_by_sigterm_is_resumed_on_a_second_machine_in_its_own_clone_and_
     let out = w.second_resumes(&dir, second.to_str().unwrap());
     let (stdout, stderr) = text(&out);
     assert!(stdout.contains(&format!("goes on in {}", second.display())), "{stdout}\n{stderr}");
+    // What it says of the interrupted task's files is what the resume does with them: it starts
+    // again from the last commit, its uncommitted edits discarded (and logged as such).
+    assert!(!stdout.contains("kept its files"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "an interrupted task starts again from its last judged attempt, else the last commit"
+        ),
+        "{stdout}"
+    );
+    let resumed = resume_event(&dir);
+    assert!(resumed["plan"].as_str().unwrap().ends_with("from the last commit"), "{resumed}");
     w.assert_shipped(&dir, &out);
     let resumed = resume_event(&dir);
     assert_eq!(resumed["moved_from"], json!(first.display().to_string() + "/"));
@@ -249,6 +260,9 @@ fn with_the_first_clone_gone_and_none_on_the_second_machine_the_run_is_resumed_f
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("pass --repo with a clone of the project"), "{stderr}");
+    // The project's server names a default branch it lacks (a rename half done): the clone
+    // takes `main`, never failing on libgit2's leftover words.
+    git(&w.bare, &["symbolic-ref", "HEAD", "refs/heads/trunk"]);
     let out = w.second_resumes(&dir, &w.url);
     let (stdout, _) = text(&out);
     assert!(stdout.contains("Cloning http://127.0.0.1:"), "{stdout}");
@@ -262,6 +276,7 @@ fn with_the_first_clone_gone_and_none_on_the_second_machine_the_run_is_resumed_f
         clone.join(".git").canonicalize().unwrap(),
         "the worktree was made on the second machine's disk, of the clone harrow made"
     );
+    assert_eq!(git(&clone, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(), "main");
 }
 
 #[test]
