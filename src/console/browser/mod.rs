@@ -344,15 +344,18 @@ impl Browser {
                 return self.on_current(|e| Ok(Choice::Export(Box::new(e.clone()))));
             }
             Some(Action::Pause) => {
-                return self.on_current(|e| match e.status {
-                    SessionStatus::Paused => {
-                        Ok(Choice::Send(e.dir.clone(), command(Op::Resume, None, None, None)))
-                    }
+                let Some(e) = self.current() else { return Choice::Stay };
+                let op = match e.status {
+                    SessionStatus::Paused => Op::Resume,
                     SessionStatus::Running | SessionStatus::Held | SessionStatus::Silent => {
-                        Ok(Choice::Send(e.dir.clone(), command(Op::Pause, None, None, None)))
+                        Op::Pause
                     }
-                    _ => Err(format!("{} is not running; R resumes it", e.id)),
-                });
+                    _ => {
+                        let why = format!("{} is not running; R resumes it", e.id);
+                        return self.refuse(why);
+                    }
+                };
+                return Choice::Send(e.dir.clone(), command(op, None, None, None));
             }
             Some(Action::Note) => {
                 let target = self.current().map(|e| {
@@ -387,19 +390,19 @@ impl Browser {
                         let purpose = Purpose::Words { op, task, dir: e.dir.clone() };
                         self.prompt = Some(Prompt { purpose, text: String::new() });
                     }
-                    Err(why) => self.notice = Some(why),
+                    Err(why) => return self.refuse(why),
                 }
             }
             Some(Action::Rewind) => {
                 let Some(e) = self.current() else { return Choice::Stay };
-                let purpose = if let Some(task) = e.held_task.clone() {
-                    Purpose::Rewind { task, dir: e.dir.clone() }
-                } else {
-                    Purpose::Refused(format!(
+                let Some(task) = e.held_task.clone() else {
+                    let why = format!(
                         "rewind refused: {} has no task waiting for a decision (Enter attaches; u there rewinds any task)",
                         e.id
-                    ))
+                    );
+                    return self.refuse(why);
                 };
+                let purpose = Purpose::Rewind { task, dir: e.dir.clone() };
                 self.prompt = Some(Prompt { purpose, text: String::new() });
             }
             Some(
@@ -446,12 +449,20 @@ impl Browser {
         let Some(task) = task else {
             let why =
                 format!("{} refused: {} has no task waiting for a decision", op.as_str(), e.id);
-            self.prompt = Some(Prompt { purpose: Purpose::Refused(why), text: String::new() });
+            self.refuse(why);
             return;
         };
         let dir = e.dir.clone();
         self.prompt =
             Some(Prompt { purpose: Purpose::Decide { op, task, dir }, text: String::new() });
+    }
+
+    /// A key refused on the selected run: said, and what is typed after it goes to a line
+    /// that sends nothing until Enter or Esc closes it, so words meant for a steer, a queue or
+    /// a decision never act on the list as keys.
+    fn refuse(&mut self, why: String) -> Choice {
+        self.prompt = Some(Prompt { purpose: Purpose::Refused(why), text: String::new() });
+        Choice::Stay
     }
 
     fn next_waiting(&mut self) {
@@ -766,8 +777,35 @@ mod tests {
         two.at_work = vec![at_work("T-001"), at_work("T-002")];
         let mut b = Browser::new(vec![two], String::new());
         assert_eq!(b.key(key(KeyCode::Char('i'))), Choice::Stay);
-        assert!(b.prompt.is_none(), "no words are asked for");
-        assert!(b.notice.as_deref().is_some_and(|n| n.contains("2 tasks")), "{:?}", b.notice);
+        assert!(
+            matches!(&b.prompt, Some(Prompt { purpose: Purpose::Refused(why), .. }) if why.contains("2 tasks")),
+            "{:?}",
+            b.prompt
+        );
+    }
+
+    /// A refused key that a person follows with words (`i` on a run with no task at work, `p`
+    /// on a finished one) opens the line that sends nothing: "Run it again" typed after it must
+    /// not resume (R), jump (n), queue (i) or act on any run as keys.
+    #[test]
+    fn words_typed_after_a_refused_i_or_p_are_never_read_as_fleet_keys() {
+        let mut idle = entry("r", SessionStatus::Running);
+        idle.at_work = vec![];
+        for (e, refused) in [(idle, 'i'), (entry("d", SessionStatus::Done), 'p')] {
+            let mut b = Browser::new(vec![e], String::new());
+            assert_eq!(b.key(key(KeyCode::Char(refused))), Choice::Stay);
+            for ch in "Run it again".chars() {
+                assert_eq!(b.key(key(KeyCode::Char(ch))), Choice::Stay, "{refused}: {ch}");
+            }
+            assert_eq!(b.offer, None, "{refused}: nothing offered to resume");
+            assert!(
+                matches!(&b.prompt, Some(Prompt { purpose: Purpose::Refused(_), text }) if text == "Run it again"),
+                "{refused}: {:?}",
+                b.prompt
+            );
+            assert_eq!(b.key(key(KeyCode::Enter)), Choice::Stay);
+            assert!(b.prompt.is_none() && b.notice.unwrap().ends_with("nothing was sent"));
+        }
     }
 
     #[test]
