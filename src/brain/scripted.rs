@@ -73,6 +73,11 @@ pub struct Turn {
     /// before the first chunk and half is spread between the chunks.
     #[serde(default)]
     pub delay_ms: u64,
+    /// Answer only once this file exists (kept in fast mode): a test releases the reply when
+    /// what must come before it has happened, never after a guessed time. Given up after ten
+    /// minutes, with a 503.
+    #[serde(default)]
+    pub until_file: Option<std::path::PathBuf>,
     /// Cost to report in `usage.cost`, as `OpenRouter` does.
     #[serde(default)]
     pub cost: Option<f64>,
@@ -378,6 +383,16 @@ async fn answer(
     let before = if streaming { scripted.delay_ms / 2 } else { scripted.delay_ms };
     if before > 0 && !shared.fast {
         tokio::time::sleep(Duration::from_millis(before)).await;
+    }
+    if let Some(release) = &scripted.until_file {
+        let given_up = tokio::time::Instant::now() + Duration::from_secs(600);
+        while !release.exists() {
+            if tokio::time::Instant::now() > given_up {
+                let message = format!("{} never appeared", release.display());
+                return error_response(StatusCode::SERVICE_UNAVAILABLE, "scripted", &message, None);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
     let failing = scripted.times.is_none_or(|times| nth <= times);
     let empty = Turn { content: Some(String::new()), ..Turn::default() };

@@ -173,7 +173,7 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         )
     } else if op == Op::Review && live {
         format!(
-            "the run checks it against {}'s diff and decides at once while it waits for a decision, else when its attempt ends (--now stops the attempt for it)",
+            "the run checks it against {}'s diff and decides at once while it waits for a decision, else when its attempt ends — an accept that comes first waits for your review (--now stops the attempt for it)",
             task.as_deref().unwrap_or("the task")
         )
     } else if op == Op::Rewind && live && args.now {
@@ -183,7 +183,7 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         )
     } else if op == Op::Rewind && live {
         format!(
-            "the run rewinds {} once it is not at work (at once when it waits for a decision)",
+            "the run rewinds {} once it is not at work (at once when it waits for a decision; an accept that comes first waits for it)",
             task.as_deref().unwrap_or("the task")
         )
     } else if decision && live && waits {

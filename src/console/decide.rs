@@ -117,7 +117,11 @@ impl App {
                 cmd.task.as_deref().unwrap_or("the task")
             ),
             Op::Rewind => format!(
-                "sent rewind for {}: the run sets it back once it is not at work (at once while it waits for a decision)",
+                "sent rewind for {}: the run sets it back once it is not at work (at once while it waits for a decision; an accept that comes first waits for it)",
+                cmd.task.as_deref().unwrap_or("the task")
+            ),
+            Op::Review if self.player.view.held().is_none() => format!(
+                "sent review for {}: the run decides it when its attempt ends, and an accept that comes first waits for it",
                 cmd.task.as_deref().unwrap_or("the task")
             ),
             op if self.player.view.held().is_some() => {

@@ -34,6 +34,9 @@ pub enum GateEvent {
     /// Accepted work could not be committed (it changed after it was judged, or git refused):
     /// the task waits for a person, its accept standing.
     LandingFailed,
+    /// The evaluator accepted while a review or rewind the operator sent during the attempt
+    /// waited for it: the operator's word outranks the accept, so the task waits for it.
+    DecisionWaiting,
     /// A lane's accepted change conflicts with, or fails the checks combined with, work that
     /// landed meanwhile: it goes back to its worker.
     MergeFailed,
@@ -88,6 +91,7 @@ pub fn transition(from: &TaskState, event: GateEvent) -> Result<TaskState, Illeg
         }
         (S::Validating | S::Evaluating | S::Running, E::HeldForOperator) => S::NeedsOperator,
         (S::Done | S::DoneBelowBar | S::DoneUnreviewed, E::LandingFailed) => S::NeedsOperator,
+        (S::Done | S::DoneBelowBar | S::DoneUnreviewed, E::DecisionWaiting) => S::NeedsOperator,
         (S::Done | S::DoneBelowBar | S::DoneUnreviewed, E::MergeFailed) => S::Rework,
         (S::NeedsOperator, E::EvaluatorRetried) => S::Evaluating,
         // Any unfinished state that is not at work this moment (held, failed at the cap, left

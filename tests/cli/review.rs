@@ -200,3 +200,67 @@ fn a_fifo_named_as_a_plan_file_or_the_configuration_is_refused_at_once() {
     assert!(said.contains("T-002-file.md") && said.contains("not a regular file"), "{said}");
     assert!(!tmp.path().join("sessions").exists(), "nothing ran");
 }
+
+/// A review sent while the task works waits for its attempt to end, and an accept that the
+/// evaluator gives after it was sent does not land: the operator's word outranks it, the task
+/// waits for it, and the review sends it back with its comments. The evaluator's answer is
+/// released only once the run has read the review, so no timing decides the order.
+#[test]
+fn a_review_sent_while_the_task_works_outranks_an_accept_that_comes_after_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let release = tmp.path().join("release-the-accept");
+    let write =
+        |c: &str| json!({"name": "write_file", "arguments": {"path": "f1.txt", "content": c}});
+    let submit = json!({"tool_calls": [{"name": "submit_case", "arguments": case(1)}]});
+    let mut late_accept = accept_quoting("f1.txt", "alpha");
+    late_accept["until_file"] = json!(release);
+    let script = json!({
+        "worker": {"T-001": {
+            "1": [{"tool_calls": [write("alpha\n")]}, submit],
+            "2": [{"tool_calls": [write("alpha\nREVIEWED\n")]}, submit]
+        }},
+        "evaluator": {"T-001": {"1": [late_accept], "2": [accept_quoting("f1.txt", "alpha")]}}
+    });
+    let (_rt, server) = serve(&script, true);
+    let mut child = support::Reaped(
+        loop_fixture::headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    support::until("the evaluator being asked", || {
+        server.received().iter().any(|r| r.role == "evaluator")
+    });
+    let dir = loop_fixture::session_when_log_has(&tmp.path().join("sessions"), "\"evaluator\"");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let file = tmp.path().join("review.txt");
+    std::fs::write(&file, "f1.txt:1: REVIEW-COMMENT say it was reviewed\n").unwrap();
+    let sent = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["control", &id, "review", "--task", "T-001", "--category", "acceptance_gap"])
+        .arg("--comments")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    support::until("the run reading the review", || {
+        events_of(&dir, "operator_action").iter().any(|a| a["action"] == "review")
+    });
+    std::fs::write(&release, "").unwrap();
+    let (status, stdout) = child.finish();
+    assert!(status.success(), "{stdout}");
+    let held = events_of(&dir, "task_state")
+        .into_iter()
+        .find(|s| s["to"] == "needs_operator")
+        .expect("the accept waited for the review");
+    assert!(held["reason"].as_str().unwrap().contains("outranks the evaluator's accept"), "{held}");
+    assert_eq!(events_of(&dir, "operator_review")[0]["verdict"], "reject");
+    let done = events_of(&dir, "task_done");
+    assert_eq!(done.len(), 1, "landed once, after the review's rework");
+    let brief =
+        server.received().iter().filter(|r| r.role == "worker").last().unwrap().body.to_string();
+    assert!(brief.contains("REVIEW-COMMENT"), "the review reached the rework: {brief}");
+    let landed = support::git(&repo, &["show", &format!("session/{id}:f1.txt")]);
+    assert_eq!(landed, "alpha\nREVIEWED\n");
+}

@@ -30,14 +30,34 @@ fn validate(files: &[PathBuf]) -> Option<(bool, String)> {
     Some((out.status.success(), said))
 }
 
+/// The manifests as `kubernetes-validate` can take them: a Job named by `generateName` (the
+/// API server gives it a name of its own) is validated as a copy with that name, since the tool
+/// reads `metadata.name` to report on it.
+fn as_validated(files: &[PathBuf], into: &Path) -> Vec<PathBuf> {
+    files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            if !text.contains("\n  generateName: ") {
+                return f.clone();
+            }
+            let copy = into.join(f.file_name().unwrap());
+            std::fs::write(&copy, text.replace("\n  generateName: ", "\n  name: ")).unwrap();
+            copy
+        })
+        .collect()
+}
+
 #[test]
 fn the_manifests_validate_strictly_and_a_broken_one_is_caught() {
     let files = manifests();
     assert!(files.len() >= 2, "{files:?}");
     tools::require_kubernetes_validate();
-    let (passed, said) = validate(&files).expect("kubernetes-validate runs");
+    let named = tempfile::tempdir().unwrap();
+    let checked = as_validated(&files, named.path());
+    let (passed, said) = validate(&checked).expect("kubernetes-validate runs");
     assert!(passed, "{said}");
-    for f in &files {
+    for f in &checked {
         assert!(said.contains(&format!("{} passed", f.display())), "{said}");
     }
 
@@ -215,4 +235,37 @@ fn the_checkout_gives_git_the_token_through_a_credential_helper_never_an_argumen
     }
     let config = std::fs::read_to_string(work.join("repo/.git/config")).unwrap();
     assert!(!config.contains(TOKEN), "the token is kept in the clone: {config}");
+}
+
+/// A second resume of the same run, within the first one's TTL, must not collide with it: the
+/// resume Job is named by the API server (`generateName`), never by a fixed name. Both Jobs
+/// read the configuration from the ConfigMap through `HARROW_CONFIG`, which names the file the
+/// ConfigMap's mount holds.
+#[test]
+fn every_resume_job_gets_a_name_of_its_own_and_both_jobs_read_the_config_map() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes");
+    let resume = std::fs::read_to_string(dir.join("harrow-resume-job.yaml")).unwrap();
+    let metadata =
+        &resume[resume.find("\nmetadata:\n").unwrap()..resume.find("\nspec:\n").unwrap()];
+    assert!(metadata.contains("\n  generateName: harrow-resume-"), "{metadata}");
+    assert!(!metadata.contains("\n  name: "), "a fixed name collides: {metadata}");
+    let config = std::fs::read_to_string(dir.join("harrow-config.yaml")).unwrap();
+    assert!(config.contains("kind: ConfigMap") && config.contains("  name: harrow-config\n"));
+    let toml: String = config
+        .lines()
+        .skip_while(|l| l.trim() != "config.toml: |")
+        .skip(1)
+        .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
+        .collect();
+    assert!(toml.contains("[forge]"), "{config}");
+    harrow::config::Config::parse(&toml).unwrap();
+    for job in ["harrow-run-job.yaml", "harrow-resume-job.yaml"] {
+        let text = std::fs::read_to_string(dir.join(job)).unwrap();
+        assert!(
+            text.contains("- name: HARROW_CONFIG\n              value: /etc/harrow/config.toml"),
+            "{job}"
+        );
+        assert!(text.contains("mountPath: /etc/harrow"), "{job}");
+        assert!(text.contains("configMap:\n            name: harrow-config"), "{job}");
+    }
 }

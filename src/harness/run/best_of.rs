@@ -205,6 +205,7 @@ impl Lane {
             landing: Arc::clone(&self.link.landing),
             fail: Arc::default(),
             decide_now: Arc::default(),
+            decision_waiting: Arc::default(),
             halt: Arc::clone(&self.link.halt),
             cancel: Arc::clone(&hands.cancel),
             worktree: workspace.worktree.clone(),

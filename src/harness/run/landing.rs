@@ -29,6 +29,19 @@ impl Lane {
         sc: &Scope,
         attempt: &mut u64,
     ) -> Result<Landing> {
+        if self.link.decision_waiting.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            // The operator's review or rewind was sent before this accept came: it is the
+            // operator's word on the attempt, so the work waits for it instead of landing.
+            let why =
+                "the operator's decision, sent while it worked, outranks the evaluator's accept";
+            self.gate(&task.id, super::GateEvent::DecisionWaiting, why, *attempt)?;
+            self.write_status()?;
+            let detail = format!("task {} waits for the operator: {why}", task.id);
+            return Ok(Landing::Held(Ended {
+                reason: crate::session::state::StopReason::NeedsOperator,
+                detail: Some(detail),
+            }));
+        }
         let landing = self.land_once(task, a)?;
         if let Landing::Rework { text, conflicts } = &landing {
             let why = "the accepted change does not combine with work that landed meanwhile";

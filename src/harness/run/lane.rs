@@ -38,6 +38,9 @@ pub(super) struct LaneLink {
     /// Raised when a decision about this lane's task takes it now (`review`, `rewind` with
     /// `--now`): its attempt stops and the task waits for that decision.
     pub(super) decide_now: Arc<AtomicBool>,
+    /// Raised when a review or rewind of this lane's task waits for its attempt to end: an
+    /// accept that comes first does not land, the task waits for that decision.
+    pub(super) decision_waiting: Arc<AtomicBool>,
     /// Set when the whole run stops at once (`stop --now`, Ctrl-C, a lane that cannot go on):
     /// how every lane's task ends.
     pub(super) halt: Arc<Mutex<Option<Ended>>>,

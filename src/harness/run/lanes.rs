@@ -94,6 +94,7 @@ impl Run {
             landing: Arc::clone(&self.book.landing),
             fail: Arc::default(),
             decide_now: Arc::default(),
+            decision_waiting: Arc::default(),
             halt: Arc::clone(&self.book.halt),
             cancel: Arc::clone(&hands.cancel),
             worktree: workspace.worktree.clone(),
@@ -147,9 +148,12 @@ impl Run {
                 link.fail.store(true, Ordering::SeqCst);
                 link.cancel.raise();
             } else {
-                if cmd.now && matches!(cmd.op, Op::Review | Op::Rewind) {
-                    link.decide_now.store(true, Ordering::SeqCst);
-                    link.cancel.raise();
+                if matches!(cmd.op, Op::Review | Op::Rewind) {
+                    link.decision_waiting.store(true, Ordering::SeqCst);
+                    if cmd.now {
+                        link.decide_now.store(true, Ordering::SeqCst);
+                        link.cancel.raise();
+                    }
                 }
                 self.supersede(&task.id, cmd)?;
                 self.control.deferred.push(cmd.clone());
@@ -171,6 +175,8 @@ impl Run {
             None => Box::new(self.open_lane(&task, 0)?),
         };
         lane.control.offset = self.control.offset;
+        // The decision that waited for the attempt is taken now: a later accept lands again.
+        lane.link.decision_waiting.store(false, Ordering::SeqCst);
         let end = lane.decide(&task, cmd)?;
         if let Some(failed) = end.clone().filter(|e| e.reason.is_task_failure()) {
             self.book.failures.push((task.id.clone(), failed));
