@@ -112,17 +112,32 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         _ => String::new(),
     };
     let tail = format!("{tokens} tok{window}  ${cost:.3}{switched}");
-    let candidates = [
-        format!(
-            " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tail}{sandbox}"
-        ),
-        format!(
-            " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tail}{short_sandbox}"
-        ),
-        format!(
-            " {mode}{waiting}  tasks {done}/{tasks}{at_task}  ev {at}/{total}  {tail}{short_sandbox}"
-        ),
-    ];
+    // A held or asking run's line names its task: its attempt and the event count go first,
+    // then its key list (the hint line has the keys), so what it waits on, and for how long,
+    // stays whole.
+    let brief = mode
+        .split_once(" — ")
+        .filter(|_| mode.starts_with("HELD") || mode.starts_with("ASKS"))
+        .map(|(head, _)| head.to_owned());
+    let lines = |mode: &str| {
+        [
+            format!(
+                " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tail}{sandbox}"
+            ),
+            format!(
+                " {id}  {mode}{waiting}  tasks {done}/{tasks}{at_task}  event {at}/{total}  {tail}{short_sandbox}"
+            ),
+            format!(
+                " {mode}{waiting}  tasks {done}/{tasks}{at_task}  ev {at}/{total}  {tail}{short_sandbox}"
+            ),
+        ]
+    };
+    let mut candidates = lines(&mode).to_vec();
+    if let Some(brief) = &brief {
+        candidates.push(format!(" {mode}{waiting}  tasks {done}/{tasks}  {tail}{short_sandbox}"));
+        candidates.extend(lines(brief));
+    }
+    let mode = brief.unwrap_or(mode);
     let width = usize::from(area.width);
     let text =
         candidates.iter().find(|c| c.chars().count() <= width).cloned().unwrap_or_else(|| {

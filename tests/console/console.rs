@@ -1630,3 +1630,45 @@ fn a_best_of_tasks_attempts_are_told_apart_in_the_worker_pane_and_weighed_in_a_r
     assert!(!text.contains("T-002·"), "an ordinary task's rows keep their plain name: {text}");
     insta::assert_snapshot!("best_of_worker_120x40", text);
 }
+
+/// A held run's status line keeps what it waits on whole at 140 columns: the key list goes
+/// first (the hint line has the keys), never "waiting on you" cut short; at 200 the keys fit.
+#[test]
+fn a_held_runs_status_line_keeps_what_it_waits_on_at_140_columns() {
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/judge/20261120-100000-aaaaaa/events.jsonl");
+    let text = std::fs::read_to_string(source).unwrap();
+    let held: String = text
+        .lines()
+        .take_while(|l| !l.contains("\"from\":\"needs_operator\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(held.contains("\"to\":\"needs_operator\""));
+    // The run waits for the person (`--wait-for-operator`).
+    let held = held
+        + r#"{"ts":"2026-11-20T10:00:15.500Z","seq":16,"type":"operator_wait","payload":{"task_id":"T-002"}}"#
+        + "\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let id = "20261120-100000-aaaaaa";
+    let dir = tmp.path().join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("events.jsonl"), held).unwrap();
+    // The run is alive: its lock names this process.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_owned();
+    let lock = serde_json::json!({"pid": std::process::id(), "host": host, "started_at": "2026-11-20T10:00:00.000Z"});
+    std::fs::write(dir.join("lock"), lock.to_string()).unwrap();
+    let mut app = App::open_live(&dir, id, Look::built_in(true)).unwrap();
+    let status = |app: &mut App, width: u16| {
+        let s = screen(app, width, 40);
+        let line = s.lines().next().unwrap().to_owned();
+        // How long it has waited depends on today's date: masked for the snapshot.
+        let re = regex::Regex::new(r"waiting on you [0-9a-z ]+?(  |$)").unwrap();
+        re.replace(&line, "waiting on you <time>$1").into_owned()
+    };
+    let wide = status(&mut app, 200);
+    assert!(wide.contains("HELD: T-002 waits for you — a approve"), "{wide}");
+    let narrow = status(&mut app, 140);
+    assert!(narrow.contains("HELD: T-002 waits for you") && !narrow.contains('…'), "{narrow}");
+    assert!(narrow.contains("waiting on you <time>  tasks"), "{narrow}");
+    insta::assert_snapshot!("held_status_line_140", narrow);
+}
