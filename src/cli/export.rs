@@ -41,7 +41,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             .map_err(std::io::IntoInnerError::into_error)
             .wrap_err_with(write_err)?;
         file.persist(path).map_err(|e| e.error).wrap_err_with(write_err)?;
-        eprintln!("harrow: wrote {}", path.display());
+        // The document went to the file: what was done is the command's output, on stdout.
+        println!("Wrote {}", crate::printable::line(&path.display().to_string()));
     } else {
         let mut out = Noting { inner: super::out::stdout(), failed: false };
         match render_to(&found.dir, &found.id, args.format, &mut out, &mut |_| {}) {

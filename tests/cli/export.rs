@@ -78,7 +78,10 @@ fn the_demo_exports_as_markdown_html_and_json_without_the_machines_paths() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert_eq!(std::fs::read_to_string(file).unwrap(), html, "-o writes what stdout would");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), html, "-o writes what stdout would");
+    // What it did is its output, on stdout; stderr is for what went wrong.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("Wrote {}\n", file.display()));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]

@@ -231,7 +231,9 @@ fn two_lanes_on_the_same_line_the_later_reworks_the_conflict_and_lands() {
         .output()
         .unwrap();
     let replay = String::from_utf8_lossy(&replay.stdout);
-    assert!(replay.contains(&format!("⚠ T-002 {said}: back to its worker")), "{replay}");
+    let warned = replay.find(&format!("⚠ T-002 {said}: back to its worker")).expect(&replay);
+    let reworked = replay.find("↻ T-002 rework (attempt 2)").expect(&replay);
+    assert!(warned < reworked, "why it is reworked comes before the rework: {replay}");
     let show = harrow_cmd(tmp.path(), &server.base_url()).args(["show", &id]).output().unwrap();
     let show = String::from_utf8_lossy(&show.stdout);
     assert!(

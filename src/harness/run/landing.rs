@@ -46,14 +46,7 @@ impl Lane {
         if let Landing::Rework { text, conflicts } = &landing {
             let why = "the accepted change does not combine with work that landed meanwhile";
             self.gate(&task.id, GateEvent::MergeFailed, why, *attempt)?;
-            self.shared.records.update(&task.id, |r| r.granted += 1);
-            *attempt += 1;
-            self.gate(
-                &task.id,
-                GateEvent::ReworkStarted,
-                "rework in the same conversation",
-                *attempt,
-            )?;
+            // What was sent back, and why, comes before the rework it starts.
             self.emit(&FeedbackSent {
                 scope: sc.clone(),
                 kind: Some("merge".into()),
@@ -62,6 +55,14 @@ impl Lane {
                 conflicts: Some(conflicts.clone()),
                 ..FeedbackSent::default()
             })?;
+            self.shared.records.update(&task.id, |r| r.granted += 1);
+            *attempt += 1;
+            self.gate(
+                &task.id,
+                GateEvent::ReworkStarted,
+                "rework in the same conversation",
+                *attempt,
+            )?;
         }
         Ok(landing)
     }
