@@ -426,6 +426,7 @@ mod tests {
                     body: vec!["# harrow session s".into()],
                     unfinished: Vec::new(),
                     git_token: false,
+                    open_pr: None,
                 },
             ))]),
         ]

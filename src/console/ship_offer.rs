@@ -67,6 +67,11 @@ impl ShipOffer {
             Err(why) => lines.push(format!("forge    none: {why}")),
         }
         lines.push(format!("title    {}", p.title));
+        if let Some(url) = &p.open_pr {
+            lines.push(format!(
+                "open     {url}: the push goes to it, and its description becomes the record as it stands"
+            ));
+        }
         if !p.unfinished.is_empty() {
             lines.push(format!(
                 "partial  {} did not finish: only what was accepted goes",
@@ -78,6 +83,9 @@ impl ShipOffer {
         lines.push("  │ …".into());
         lines.push(String::new());
         lines.push(match (self.pr, p.forge.is_ok()) {
+            (true, _) if p.open_pr.is_some() => {
+                "y  push, then update the pull request   Tab  push only   Esc  cancel".into()
+            }
             (true, _) => {
                 "y  push, then open the pull request   Tab  push only   Esc  cancel".into()
             }
@@ -92,7 +100,11 @@ impl ShipOffer {
         let width = area.width.saturating_sub(4).min(110);
         let height = (lines.len() as u16 + 2).min(area.height);
         let rect = popup(frame, area, width, height, area.height.saturating_sub(height) / 3);
-        let title = if self.pr { " Open a pull request " } else { " Push the branch " };
+        let title = match (self.pr, self.preview.open_pr.is_some()) {
+            (true, true) => " Update the pull request ",
+            (true, false) => " Open a pull request ",
+            (false, _) => " Push the branch ",
+        };
         frame.render_widget(Clear, rect);
         frame.render_widget(
             Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),

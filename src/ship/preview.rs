@@ -29,6 +29,9 @@ pub struct Preview {
     pub unfinished: Vec<String>,
     /// `HARROW_GIT_TOKEN` is set.
     pub git_token: bool,
+    /// The pull request the session opened before, as its log says: shipping again pushes
+    /// to it and puts the record as it stands in its description.
+    pub open_pr: Option<String>,
 }
 
 /// Reads the session and its repository; sends nothing.
@@ -56,5 +59,6 @@ pub fn preview(found: &Found, forge: &ForgeSection) -> Result<Preview, ShipError
         body: record.lines().take(BODY_LINES).map(crate::printable::line).collect(),
         unfinished: ship.unfinished.iter().map(|(id, state)| format!("{id} {state}")).collect(),
         git_token: Token::from_var(super::credentials::GIT_TOKEN_VAR).is_some(),
+        open_pr: ship.pull_request.as_deref().map(crate::printable::line),
     })
 }

@@ -674,6 +674,15 @@ fn p_in_the_console_shows_what_goes_and_sends_only_after_y() {
         .collect();
     assert!(kinds.ends_with(&["push".to_owned(), "pull_request".to_owned()]), "{kinds:?}");
     assert_eq!(kinds.iter().filter(|k| *k == "push").count(), 1, "one push, on y: {kinds:?}");
+    // P again names the pull request that is open: shipping again updates it.
+    t.keys(&["P"]);
+    let screen = t.wait_for("Update the pull request");
+    assert!(
+        screen.contains("open     https://github.example/acme/widgets/pull/7: the push goes to it"),
+        "{screen}"
+    );
+    assert!(screen.contains("y  push, then update the pull request"), "{screen}");
+    t.keys(&["Escape"]);
     shop.assert_no_token_in(&[]);
 }
 
