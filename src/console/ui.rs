@@ -577,6 +577,10 @@ fn resumable(app: &App) -> bool {
 fn draw_hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let (text, style) = match app.notice.as_deref() {
         Some(notice) => (notice.to_owned(), theme.fg(theme.colors.notice)),
+        // An editor's border says its keys in its own words: not said a second time here.
+        None if app.views.mode() == super::keymap::Mode::Editor => {
+            (String::new(), theme.fg(theme.colors.muted))
+        }
         // While the run is paused, the key that pauses is the key that resumes.
         None => (
             hint_line(app.views.mode(), app.live, usize::from(area.width)).replacen(
