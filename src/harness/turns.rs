@@ -110,14 +110,15 @@ pub fn tool_message(id: &str, content: &str) -> Value {
     json!({"role": "tool", "tool_call_id": id, "content": content})
 }
 
-/// Runs `agent` for at most `max_turns` model turns, continuing `messages`.
+/// Runs `agent` for at most `max_turns` model turns, continuing `messages`, numbering the
+/// turns from `first`.
 pub(crate) async fn drive<A: Agent>(
     agent: &mut A,
     messages: &mut Vec<Value>,
     tools: &[Value],
-    max_turns: u64,
+    (first, max_turns): (u64, u64),
 ) -> Result<A::Done, A::Error> {
-    for iter in 1..=max_turns {
+    for iter in first..first.saturating_add(max_turns) {
         if let Some(done) = agent.interject(iter, messages)? {
             return Ok(done);
         }

@@ -205,7 +205,7 @@ impl<'a> Interview<'a> {
         let mut messages = std::mem::take(&mut self.messages);
         let left = (MAX_TURNS - self.turn.min(MAX_TURNS)) as u64;
         let mut prep = PrepTurns { interview: self, person, out_of_answers: None };
-        let drafted = turns::drive(&mut prep, &mut messages, &tools, left).await;
+        let drafted = turns::drive(&mut prep, &mut messages, &tools, (1, left)).await;
         self.messages = messages;
         drafted?
     }

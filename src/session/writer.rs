@@ -204,6 +204,11 @@ impl SessionWriter {
         self.with(|log| log.fold.position(task).unwrap_or_default())
     }
 
+    /// The highest turn the log numbers for `task` (see [`SummaryFold::turns_of`]).
+    pub fn turns_of(&self, task: &str) -> u64 {
+        self.with(|log| log.fold.turns_of(task))
+    }
+
     /// How many commits of `task` the log holds.
     pub fn commits_of(&self, task: &str) -> u64 {
         self.with(|log| log.fold.commits(task))

@@ -245,6 +245,21 @@ fn a_task_rewound_to_a_turn_goes_on_from_that_turns_files_and_conversation() {
         said.last().unwrap().contains("TURN-REASON")
             && said.last().unwrap().contains("turn 1 of attempt 1")
     );
+    // The turns after the rewind are numbered on from the highest before it (3), so a turn's
+    // number names one turn only: `--to-turn 1` cannot mean a turn after the rewind.
+    let before = events_of(&dir, "turn_tree").iter().filter(|t| t["attempt"] == 1).count() as u64;
+    let after: Vec<u64> = events_of(&dir, "tool_call")
+        .iter()
+        .filter(|c| c["attempt"] == 2)
+        .map(|c| c["iter"].as_u64().unwrap())
+        .collect();
+    assert!(!after.is_empty() && after.iter().all(|i| *i > before), "{after:?} after {before}");
+    let replay = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["replay", &id, "--headless", "--speed", "max"])
+        .output()
+        .unwrap();
+    let replay = String::from_utf8_lossy(&replay.stdout);
+    assert_eq!(replay.matches("T-001 #1 ").count(), 1, "one turn 1: {replay}");
 }
 
 /// `rewind --now` on a task at work: the model call in flight is cancelled, the task waits for

@@ -278,7 +278,7 @@ impl Lane {
             ..ContextReset::default()
         })?;
         self.log_prompt(&scope(&task.id, 0, k), "worker", prompt)?;
-        self.drive_worker(task, k, messages).await
+        self.drive_worker(task, k, messages, 1).await
     }
 
     /// The attempt to land, or to rework, and why.
@@ -531,7 +531,8 @@ impl Lane {
             ..ContextReset::default()
         })?;
         let mut messages = chosen.messages;
-        self.drive_worker(task, attempt, &mut messages).await
+        let first = self.writer.turns_of(&task.id) + 1;
+        self.drive_worker(task, attempt, &mut messages, first).await
     }
 }
 

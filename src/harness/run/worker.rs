@@ -88,7 +88,14 @@ impl Lane {
         };
         self.shared.records.update(&task.id, |r| r.base = Some(base.clone()));
         let agent = self.shared.opts.agent.clone();
-        let (mut messages, rewound_note) = match self.take_rewind(task, attempt, &base)? {
+        let taken = self.take_rewind(task, attempt, &base)?;
+        // After a rewind the turns are numbered on from the highest the task has had, so a
+        // turn's number names one turn only (`--to-turn N` is never ambiguous).
+        let first = match taken {
+            super::rewind::Taken::Nothing => 1,
+            _ => self.writer.turns_of(&task.id) + 1,
+        };
+        let (mut messages, rewound_note) = match taken {
             super::rewind::Taken::Conversation(messages) => (messages, None),
             super::rewind::Taken::Note(note) => (Vec::new(), Some(note)),
             super::rewind::Taken::Nothing => (Vec::new(), None),
@@ -123,7 +130,7 @@ impl Lane {
                 json!({"role": "user", "content": prompt}),
             ];
         }
-        self.drive_worker(task, attempt, &mut messages).await
+        self.drive_worker(task, attempt, &mut messages, first).await
     }
 
     /// The worker's turns on `task`'s attempt, from `messages` on, until the task ends (or,
@@ -133,6 +140,7 @@ impl Lane {
         task: &Task,
         attempt: u64,
         messages: &mut Vec<Value>,
+        first_turn: u64,
     ) -> Result<TaskEnd> {
         let mut tools = Hands::schemas();
         tools.push(case::schema());
@@ -148,7 +156,7 @@ impl Lane {
             last_tree: None,
             window: super::compaction::WindowKeeper::default(),
         };
-        turns::drive(&mut worker, messages, &tools, max_turns).await
+        turns::drive(&mut worker, messages, &tools, (first_turn, max_turns)).await
     }
 }
 

@@ -251,6 +251,12 @@ impl SummaryFold {
         self.tasks.position(task)
     }
 
+    /// The highest turn the log numbers for `task`'s worker: a conversation taken up again
+    /// after a rewind numbers its turns on from here, so no turn number is said twice.
+    pub fn turns_of(&self, task: &str) -> u64 {
+        self.tasks.index.get(task).map_or(0, |&i| self.tasks.slots[i].summary.iterations)
+    }
+
     /// Whether `task`'s first attempt is worked several times at once (best of N): its
     /// attempts' rows interleave, and are told apart by their attempt.
     pub fn side_by_side(&self, task: &str) -> bool {
