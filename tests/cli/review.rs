@@ -258,8 +258,7 @@ fn a_review_sent_while_the_task_works_outranks_an_accept_that_comes_after_it() {
     assert_eq!(events_of(&dir, "operator_review")[0]["verdict"], "reject");
     let done = events_of(&dir, "task_done");
     assert_eq!(done.len(), 1, "landed once, after the review's rework");
-    let brief =
-        server.received().iter().filter(|r| r.role == "worker").last().unwrap().body.to_string();
+    let brief = server.received().iter().rfind(|r| r.role == "worker").unwrap().body.to_string();
     assert!(brief.contains("REVIEW-COMMENT"), "the review reached the rework: {brief}");
     let landed = support::git(&repo, &["show", &format!("session/{id}:f1.txt")]);
     assert_eq!(landed, "alpha\nREVIEWED\n");

@@ -1646,9 +1646,8 @@ fn a_held_runs_status_line_keeps_what_it_waits_on_at_140_columns() {
         .join("tests/fixtures/judge/20261120-100000-aaaaaa/events.jsonl");
     let text = std::fs::read_to_string(source).unwrap();
     let held: String = text
-        .lines()
+        .split_inclusive('\n')
         .take_while(|l| !l.contains("\"from\":\"needs_operator\""))
-        .map(|l| format!("{l}\n"))
         .collect();
     assert!(held.contains("\"to\":\"needs_operator\""));
     // The run waits for the person (`--wait-for-operator`).

@@ -239,8 +239,8 @@ fn the_checkout_gives_git_the_token_through_a_credential_helper_never_an_argumen
 
 /// A second resume of the same run, within the first one's TTL, must not collide with it: the
 /// resume Job is named by the API server (`generateName`), never by a fixed name. Both Jobs
-/// read the configuration from the ConfigMap through `HARROW_CONFIG`, which names the file the
-/// ConfigMap's mount holds.
+/// read the configuration from the `ConfigMap` through `HARROW_CONFIG`, which names the file
+/// the `ConfigMap`'s mount holds.
 #[test]
 fn every_resume_job_gets_a_name_of_its_own_and_both_jobs_read_the_config_map() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes");
@@ -251,12 +251,14 @@ fn every_resume_job_gets_a_name_of_its_own_and_both_jobs_read_the_config_map() {
     assert!(!metadata.contains("\n  name: "), "a fixed name collides: {metadata}");
     let config = std::fs::read_to_string(dir.join("harrow-config.yaml")).unwrap();
     assert!(config.contains("kind: ConfigMap") && config.contains("  name: harrow-config\n"));
-    let toml: String = config
-        .lines()
-        .skip_while(|l| l.trim() != "config.toml: |")
-        .skip(1)
-        .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
-        .collect();
+    let toml: String = config.lines().skip_while(|l| l.trim() != "config.toml: |").skip(1).fold(
+        String::new(),
+        |mut out, l| {
+            out.push_str(l.strip_prefix("    ").unwrap_or(l));
+            out.push('\n');
+            out
+        },
+    );
     assert!(toml.contains("[forge]"), "{config}");
     harrow::config::Config::parse(&toml).unwrap();
     for job in ["harrow-run-job.yaml", "harrow-resume-job.yaml"] {
