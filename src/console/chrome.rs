@@ -15,16 +15,23 @@ pub fn footer(mode: Mode, width: u16) -> String {
 }
 
 /// A cleared box of at most `width`×`height`, centred across `area` and `top` rows down it.
+/// A box that leaves only a gutter (two columns or fewer) at a side clears the gutter too:
+/// slivers of the panes' borders and text at an overlay's edges read as a broken screen.
 pub fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16, top: u16) -> Rect {
     let width = width.min(area.width);
-    let rect = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + top,
-        width,
-        height: height.min(area.height),
-    };
-    frame.render_widget(Clear, rect);
+    let height = height.min(area.height.saturating_sub(top));
+    let rect = Rect { x: area.x + (area.width - width) / 2, y: area.y + top, width, height };
+    frame.render_widget(Clear, gutters_with(rect, area));
     rect
+}
+
+/// `rect` grown to `area`'s left and right edges where the gap to them is a gutter (the rows
+/// above and below stay: the status line and the hints are read with an overlay open).
+fn gutters_with(rect: Rect, area: Rect) -> Rect {
+    const GUTTER: u16 = 2;
+    let left = if rect.x - area.x <= GUTTER { area.x } else { rect.x };
+    let right = if area.right() - rect.right() <= GUTTER { area.right() } else { rect.right() };
+    Rect { x: left, width: right - left, ..rect }
 }
 
 /// Text lines with one of them marked (a search's match, an evidence pointer's line).
