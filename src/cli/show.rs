@@ -147,8 +147,8 @@ pub fn render(o: &Overview) -> String {
     }
     let _ = writeln!(
         out,
-        "Calls     {} model calls, {} retried as unhealthy",
-        h.model_calls, h.unhealthy_model_calls
+        "Calls     {} model calls, {} unhealthy ({} of them retried)",
+        h.model_calls, h.unhealthy_model_calls, h.retried_model_calls
     );
     let _ = writeln!(out, "Verdicts  {}", verdicts(&s.evaluator));
     if h.verdicts_parse_failed > 0 {

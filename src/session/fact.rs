@@ -174,6 +174,8 @@ fact_fields! {
     cost: LFloat,
     tokens_used_total: LInt,
     health: LStr<'a>,
+    /// `model_call`: the wait before the call is tried again; absent, it was not.
+    retry_backoff_seconds: LFloat,
     tool: LStr<'a>,
     hook: LStr<'a>,
     outcome: LStr<'a>,

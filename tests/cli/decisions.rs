@@ -203,6 +203,15 @@ fn capped(tmp: &Path) -> (PathBuf, PathBuf, String, ScriptedPair) {
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("T-001 failed: evaluator_cap"), "{stdout}");
     let (dir, id) = only_session(tmp);
+    // The failure names the attempt it ended on, as every other state change does.
+    let events = support::strict_events(&dir);
+    let failed = events
+        .iter()
+        .find(|e| e["type"] == "task_state" && e["payload"]["to"] == "failed")
+        .expect("a task_state to failed");
+    assert_eq!(failed["payload"]["attempt"], 1, "{failed}");
+    let record = events.iter().find(|e| e["type"] == "task_failed").unwrap();
+    assert_eq!(record["payload"]["attempt"], 1, "{record}");
     (repo, dir, id, pair)
 }
 

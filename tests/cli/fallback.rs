@@ -92,6 +92,13 @@ fn a_worker_whose_endpoint_keeps_failing_goes_on_with_its_fallback_and_its_own_k
         "the fallback's key never went to the first endpoint"
     );
     assert!(!loop_fixture::all_text(&dir).contains(FALLBACK_KEY), "nor into the session folder");
+    // The 503 was not retried (one try, then the fallback): show says so, as the console does.
+    let show = harrow_cmd(tmp.path(), &primary.base_url())
+        .args(["show", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let show = String::from_utf8_lossy(&show.stdout);
+    assert!(show.contains(" 1 unhealthy (0 of them retried)"), "{show}");
 }
 
 /// A task rejected `escalate_after_rejects` times goes to the stronger model for the rest of

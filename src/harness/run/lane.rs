@@ -304,10 +304,12 @@ impl Lane {
     }
 
     pub(super) fn fail_task(&mut self, task: &Task, reason: StopReason) -> Result<Ended> {
-        self.gate(&task.id, GateEvent::Failed, reason.as_str(), 0)?;
+        // The attempt it failed on, as every other state change of the task names its own.
+        let (iter, attempt) = self.writer.position(&task.id);
+        self.gate(&task.id, GateEvent::Failed, reason.as_str(), attempt)?;
         self.shared.records.update(&task.id, |r| r.failed_because = Some(reason.clone()));
         self.emit(&TaskFailed {
-            scope: scope(&task.id, 0, 0),
+            scope: scope(&task.id, iter, attempt),
             reason: Some(reason.as_str().to_owned()),
             ..TaskFailed::default()
         })?;

@@ -245,6 +245,10 @@ pub struct HarrowFigures {
     pub worker_switched_to: Option<String>,
     pub model_calls: u64,
     pub unhealthy_model_calls: u64,
+    /// Of the unhealthy calls, those tried again (the rest went to a fallback, a person, or
+    /// stopped the run).
+    #[serde(default)]
+    pub retried_model_calls: u64,
     /// What the gate made of accepts' witnesses (`[gate] evidence`).
     #[serde(default, skip_serializing_if = "EvidenceCounts::is_empty")]
     pub evidence: EvidenceCounts,

@@ -607,6 +607,9 @@ impl SummaryFold {
         s.harrow.model_calls += 1;
         if p.health.get().is_some_and(|h| h != "ok") {
             s.harrow.unhealthy_model_calls += 1;
+            if p.retry_backoff_seconds.0.is_some() {
+                s.harrow.retried_model_calls += 1;
+            }
         }
         // Tilth's rule: the running total grows by each call's tokens, and jumps to the
         // call's own running total when that is larger (a resumed Tilth starts counting
