@@ -208,7 +208,7 @@ fn capped(tmp: &Path) -> (PathBuf, PathBuf, String, ScriptedPair) {
     let failed = events
         .iter()
         .find(|e| e["type"] == "task_state" && e["payload"]["to"] == "failed")
-        .expect("a task_state to failed");
+        .unwrap();
     assert_eq!(failed["payload"]["attempt"], 1, "{failed}");
     let record = events.iter().find(|e| e["type"] == "task_failed").unwrap();
     assert_eq!(record["payload"]["attempt"], 1, "{record}");
