@@ -109,8 +109,8 @@ pub struct BrainConfig {
     pub backoff_base: Duration,
     pub backoff_cap: Duration,
     pub prices: BTreeMap<String, Price>,
-    /// The most tokens one reply may have (sent as `max_tokens`); `None` leaves it to the
-    /// server.
+    /// The most tokens one reply may have (sent as `max_tokens`); `None`: a share of the role's
+    /// window when it is known ([`BrainConfig::reply_cap`]), else the server's own limit.
     pub max_output_tokens: Option<u64>,
     /// Ask for replies as a stream (falling back, per endpoint, where it is refused).
     pub stream: bool,
@@ -137,7 +137,33 @@ pub const DEFAULT_MAX_REPLY_BYTES: u64 = 16 * 1024 * 1024;
 /// The default bound on a reply's duration.
 pub const DEFAULT_MAX_REPLY_SECS: u64 = 600;
 
+/// The share of a known window one reply may take when `max_output_tokens` is not set, and its
+/// bounds: a small local model that falls into a loop stops at the cap in seconds and is
+/// nudged, instead of generating until the reply's time limit.
+const REPLY_SHARE_OF_WINDOW: u64 = 4;
+const REPLY_CAP_FLOOR: u64 = 256;
+const REPLY_CAP_CEILING: u64 = 16_384;
+
 impl BrainConfig {
+    /// The `max_tokens` sent with `role`'s requests: as configured, else a quarter of its
+    /// window (256 to 16,384 tokens) when the window is known, else none.
+    pub fn reply_cap(&self, role: Role) -> Option<u64> {
+        self.max_output_tokens.or_else(|| {
+            let window = self.context_windows.get(&role)?;
+            Some((window / REPLY_SHARE_OF_WINDOW).clamp(REPLY_CAP_FLOOR, REPLY_CAP_CEILING))
+        })
+    }
+
+    /// Records the windows the start learned (configured ones stay as they are), so each
+    /// role's replies are bounded by its own.
+    pub fn know_windows(&mut self, worker: Option<u64>, evaluator: Option<u64>) {
+        for (role, window) in [(Role::Worker, worker), (Role::Evaluator, evaluator)] {
+            if let Some(w) = window.filter(|w| *w > 0) {
+                self.context_windows.entry(role).or_insert(w);
+            }
+        }
+    }
+
     pub fn new(endpoints: BTreeMap<Role, Endpoint>) -> BrainConfig {
         BrainConfig {
             endpoints,
@@ -616,7 +642,7 @@ impl Brain {
             model: &endpoint.model,
             messages,
             tools,
-            max_tokens: self.config.max_output_tokens,
+            max_tokens: self.config.reply_cap(tag.role),
             stream: false,
             stream_options: None,
         };

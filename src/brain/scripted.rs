@@ -109,6 +109,10 @@ pub enum Misbehaviour {
     ClimbingIndices,
     /// The whole reply as one JSON body, as servers that ignore `stream: true` do.
     WholeBody,
+    /// A small local model fallen into a loop: a token of text a chunk, without end — until
+    /// the request's `max_tokens`, where it stops with `finish_reason: length`, as llama.cpp's
+    /// server stops at its limit.
+    Runaway,
 }
 
 /// A tool call in a scripted reply. `arguments` is sent as JSON text; a string is sent as is,
@@ -415,7 +419,10 @@ async fn answer(
     if body["stream"] == json!(true) {
         match scripted.misbehave {
             Some(Misbehaviour::WholeBody) => return Json(whole).into_response(),
-            Some(kind) => return endless(kind, scripted.chunk_delay_ms),
+            Some(kind) => {
+                let cap = body["max_tokens"].as_u64();
+                return endless(kind, scripted.chunk_delay_ms, cap);
+            }
             None => {}
         }
         if scripted.refuse_stream {
@@ -508,11 +515,21 @@ fn streamed(whole: &Value, usage: bool, t: &Turn, spread: u64) -> Response {
 }
 
 /// A stream that never ends: chunk after chunk of `kind`, `pace` ms apart.
-fn endless(kind: Misbehaviour, pace: u64) -> Response {
+fn endless(kind: Misbehaviour, pace: u64, cap: Option<u64>) -> Response {
     let text = "x".repeat(8 * 1024);
     let stream = futures_util::stream::unfold(0u64, move |n| {
         let text = text.clone();
         async move {
+            let capped = kind == Misbehaviour::Runaway && cap.is_some_and(|c| n >= c);
+            if capped && cap.is_some_and(|c| n > c) {
+                return None;
+            }
+            if capped {
+                let last = json!({"id": "endless", "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]});
+                let end = format!("data: {last}\n\ndata: [DONE]\n\n");
+                return Some((Ok::<_, std::convert::Infallible>(end), n + 1));
+            }
             if pace > 0 {
                 tokio::time::sleep(Duration::from_millis(pace)).await;
             } else if n % 64 == 0 {
@@ -520,6 +537,7 @@ fn endless(kind: Misbehaviour, pace: u64) -> Response {
             }
             let delta = match kind {
                 Misbehaviour::EndlessText | Misbehaviour::WholeBody => json!({"content": text}),
+                Misbehaviour::Runaway => json!({"content": "and so on "}),
                 Misbehaviour::ClimbingIndices => {
                     json!({"tool_calls": [{"index": n * 64, "id": format!("c{n}"),
                     "type": "function", "function": {"name": "bash", "arguments": "{}"}}]})

@@ -325,12 +325,14 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         .as_ref()
         .map(|d| super::demo::start_model(d["fast"].as_bool().unwrap_or(false)))
         .transpose()?;
-    let config_for_brain = match &model {
+    let mut opts = resumed_options(args, &config, &start);
+    let mut config_for_brain = match &model {
         Some((_, server)) => {
             crate::brain::client::BrainConfig::new(super::demo::endpoints(&server.base_url()))
         }
         None => brain_config(&super::agents::models_for(&models, agent.is_some()), &config)?,
     };
+    config_for_brain.know_windows(opts.worker_window, opts.evaluator_window);
     let brain = Brain::new(config_for_brain).map_err(|e| UsageError(e.to_string()))?;
     let hands = Hands::new(&workspace.worktree, Some(&found.dir), config.hands.to_hands_config())
         .map_err(|e| UsageError(e.to_string()))?;
@@ -338,7 +340,6 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         start.validators.as_ref().and_then(|v| serde_json::from_value(v.clone()).ok());
     let fallback =
         if demo.is_some() { vec![super::demo::validator()] } else { presets(&workspace.worktree) };
-    let mut opts = resumed_options(args, &config, &start);
     opts.agent = agent;
     opts.validators = if args.flags.no_validators {
         Vec::new()

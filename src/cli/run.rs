@@ -423,7 +423,9 @@ pub fn create_session(start: Start) -> Result<Run> {
         .into());
     }
     let independence = independence_notices(&start.brain);
-    let brain = Brain::new(start.brain).map_err(|e| UsageError(e.to_string()))?;
+    let mut brain = start.brain;
+    brain.know_windows(start.opts.worker_window, start.opts.evaluator_window);
+    let brain = Brain::new(brain).map_err(|e| UsageError(e.to_string()))?;
     let id = timestamp::new_session_id();
     let dir = start.sessions_dir.join(&id);
     let writer = SessionWriter::create(&dir).wrap_err("cannot create the session folder")?;

@@ -39,6 +39,7 @@ mod fallback;
 mod fleet;
 mod lanes;
 mod lanes_operator;
+mod local_server;
 mod rejudge;
 mod review;
 mod rewind;

@@ -1,0 +1,46 @@
+//! Servers on 127.0.0.1 that behave like a local llama.cpp: a window they state at `/props`,
+//! replies that can run away. With no `max_output_tokens` configured, a request's `max_tokens`
+//! is a share of the known window, so a reply in a loop ends at the cap in seconds, is handled
+//! as a cut reply, and the task goes on — never a wait for the reply's time limit.
+
+use crate::loop_fixture;
+
+use harrow::brain::scripted::{Options, ScriptedServer, parse_script};
+use loop_fixture::{accept, events_of, harrow_cmd, headless_run, repo_and_plan, write_and_submit};
+use serde_json::json;
+
+#[test]
+fn a_runaway_reply_ends_at_the_cap_the_window_gives_and_the_task_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let mut turns = vec![json!({"misbehave": "runaway", "chunk_delay_ms": 1})];
+    turns.extend(write_and_submit(1).as_array().unwrap().iter().cloned());
+    let script = json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"*": {"*": [accept()]}}});
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    // A llama.cpp server with a 2,048-token window, as `/props` says it.
+    let props = json!({"default_generation_settings": {"n_ctx": 2048}});
+    let options = Options { fast: true, props: Some(props), ..Options::default() };
+    let server = runtime
+        .block_on(ScriptedServer::start_with(parse_script(&script.to_string()).unwrap(), options))
+        .unwrap();
+    // Without the cap the runaway would go on to this limit: the test would take two minutes
+    // and fail on the reply's time, not pass.
+    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
+    std::fs::write(tmp.path().join("harrow/config.toml"), "[models]\nmax_reply_secs = 120\n")
+        .unwrap();
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let worker: Vec<_> = server.received().into_iter().filter(|r| r.role == "worker").collect();
+    assert_eq!(worker[0].body["max_tokens"], 512, "a quarter of the 2,048-token window");
+    let dir = std::fs::read_dir(tmp.path().join("sessions")).unwrap().next().unwrap().unwrap();
+    let calls = events_of(&dir.path(), "model_call");
+    let first = calls.iter().find(|c| c["role"] == "worker").unwrap();
+    assert_eq!(first["finish_reason"], "length", "{first}");
+    let nudged = worker[1].body.to_string();
+    assert!(nudged.contains("cut off by the length limit"), "handled as a cut reply: {nudged}");
+    assert_eq!(events_of(&dir.path(), "task_done").len(), 1, "the task went on and landed");
+    std::mem::forget(runtime);
+}
