@@ -548,9 +548,13 @@ impl Brain {
             setting,
         };
         let result = match answer {
-            Err(_) => {
-                Err(cut(format!("it took longer than {} s", limit.as_secs()), "max_reply_secs"))
-            }
+            Err(_) => Err(cut(
+                format!(
+                    "it took longer than {} s (a model repeating itself never ends: bound its replies with [models] max_output_tokens, or context_window)",
+                    limit.as_secs()
+                ),
+                "max_reply_secs",
+            )),
             Ok(Err(_)) if note.cut_at.is_some() => Err(cut(
                 format!("it passed {}", megabytes(note.cut_at.unwrap_or_default())),
                 "max_reply_bytes",

@@ -845,7 +845,7 @@ fn next_steps(id: &str, ended: &crate::harness::run::Ended, held: Option<&str>) 
     }
     match ended.reason {
         StopReason::ProviderFailure => Some(format!(
-            "nothing is lost: go on with `harrow resume {id}` once the endpoint answers"
+            "nothing is lost: go on with `harrow resume {id}` once the endpoint answers, or once the setting the line above names is changed"
         )),
         StopReason::Interrupted => {
             Some(format!("stopped (resumable): go on with `harrow resume {id}`"))

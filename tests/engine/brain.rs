@@ -396,4 +396,6 @@ async fn a_reply_that_trickles_on_is_cut_at_the_time_limit() {
     let err = tokio::time::timeout(Duration::from_secs(120), chat).await.unwrap().unwrap_err();
     assert!(err.to_string().contains("took longer than 1 s"), "{err}");
     assert!(err.to_string().contains("max_reply_secs"), "{err}");
+    // A reply that never ends is likelier a loop than a long answer: the bound is named.
+    assert!(err.to_string().contains("[models] max_output_tokens"), "{err}");
 }
