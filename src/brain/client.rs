@@ -296,6 +296,10 @@ pub enum BrainError {
         "the {role} model at {base_url} stopped sending for {secs} s in the middle of a reply; raise [models] read_timeout_secs if it is only slow"
     )]
     Stalled { role: &'static str, base_url: String, secs: u64 },
+    #[error(
+        "the {role} endpoint {base_url} began its reply, then closed the connection after {bytes} bytes of it (a server that failed inside its stream: its window exceeded, or it stopped)"
+    )]
+    Dropped { role: &'static str, base_url: String, bytes: u64 },
     #[error("the {role} model gave no usable reply after {attempts} tries: {detail}")]
     Unhealthy { role: &'static str, attempts: u32, detail: String },
     #[error("no endpoint is configured for the {0}; set HARROW_BASE_URL and the role's model")]
@@ -311,6 +315,7 @@ impl BrainError {
             self,
             BrainError::Unreachable { .. }
                 | BrainError::Answered { .. }
+                | BrainError::Dropped { .. }
                 | BrainError::Cut { .. }
                 | BrainError::Unhealthy { .. }
                 | BrainError::Silent { .. }
@@ -327,6 +332,7 @@ impl BrainError {
             BrainError::Silent { .. }
                 | BrainError::Stalled { .. }
                 | BrainError::Answered { .. }
+                | BrainError::Dropped { .. }
                 | BrainError::Unreachable { status: None, .. }
         )
     }
@@ -342,6 +348,7 @@ impl BrainError {
             BrainError::Answered { status: 429, .. } => "rate_limited",
             BrainError::Answered { .. } => "server_error",
             BrainError::Cut { .. } => "cut",
+            BrainError::Dropped { .. } => "dropped",
             BrainError::Silent { .. } => "timeout",
             BrainError::Stalled { .. } => "stalled",
             BrainError::Unhealthy { .. } => "unhealthy",
@@ -559,6 +566,17 @@ impl Brain {
                 format!("it passed {}", megabytes(note.cut_at.unwrap_or_default())),
                 "max_reply_bytes",
             )),
+            // The stream broke under the reader: named as a drop, not as a server that cannot
+            // be reached (it answered), and tried again like one.
+            Ok(Err(BrainError::Unreachable { .. } | BrainError::Rejected { .. }))
+                if note.dropped_after.is_some() =>
+            {
+                Err(BrainError::Dropped {
+                    role,
+                    base_url: endpoint.base_url.clone(),
+                    bytes: note.dropped_after.unwrap_or_default(),
+                })
+            }
             Ok(result) => result,
         };
         result.map_err(|error| Failure { error, retry_after: note.retry_after })

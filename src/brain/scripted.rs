@@ -113,6 +113,9 @@ pub enum Misbehaviour {
     /// the request's `max_tokens`, where it stops with `finish_reason: length`, as llama.cpp's
     /// server stops at its limit.
     Runaway,
+    /// A server that fails inside its stream, as llama.cpp does when the window is exceeded
+    /// after it answered 200: three chunks of text, then the connection is broken.
+    Dropped,
 }
 
 /// A tool call in a scripted reply. `arguments` is sent as JSON text; a string is sent as is,
@@ -528,7 +531,11 @@ fn endless(kind: Misbehaviour, pace: u64, cap: Option<u64>) -> Response {
                 let last = json!({"id": "endless", "object": "chat.completion.chunk",
                     "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]});
                 let end = format!("data: {last}\n\ndata: [DONE]\n\n");
-                return Some((Ok::<_, std::convert::Infallible>(end), n + 1));
+                return Some((Ok::<_, std::io::Error>(end), n + 1));
+            }
+            if kind == Misbehaviour::Dropped && n >= 3 {
+                let broken = std::io::Error::other("the server failed inside its stream");
+                return (n == 3).then_some((Err(broken), n + 1));
             }
             if pace > 0 {
                 tokio::time::sleep(Duration::from_millis(pace)).await;
@@ -537,7 +544,7 @@ fn endless(kind: Misbehaviour, pace: u64, cap: Option<u64>) -> Response {
             }
             let delta = match kind {
                 Misbehaviour::EndlessText | Misbehaviour::WholeBody => json!({"content": text}),
-                Misbehaviour::Runaway => json!({"content": "and so on "}),
+                Misbehaviour::Runaway | Misbehaviour::Dropped => json!({"content": "and so on "}),
                 Misbehaviour::ClimbingIndices => {
                     json!({"tool_calls": [{"index": n * 64, "id": format!("c{n}"),
                     "type": "function", "function": {"name": "bash", "arguments": "{}"}}]})
@@ -545,7 +552,7 @@ fn endless(kind: Misbehaviour, pace: u64, cap: Option<u64>) -> Response {
             };
             let chunk = json!({"id": "endless", "object": "chat.completion.chunk",
                 "choices": [{"index": 0, "delta": delta, "finish_reason": null}]});
-            Some((Ok::<_, std::convert::Infallible>(format!("data: {chunk}\n\n")), n + 1))
+            Some((Ok::<_, std::io::Error>(format!("data: {chunk}\n\n")), n + 1))
         }
     });
     let mut response = axum::body::Body::from_stream(stream).into_response();

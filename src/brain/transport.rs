@@ -32,6 +32,9 @@ pub struct CallNote {
     pub retry_after: Option<Duration>,
     /// The reply was cut here: it passed this many bytes.
     pub cut_at: Option<u64>,
+    /// The connection broke after this many bytes of a reply the server had begun (its status
+    /// and headers sent): a server that failed inside its stream, or died.
+    pub dropped_after: Option<u64>,
 }
 
 /// Notes by call, taken by the brain once the call has ended.
@@ -112,7 +115,12 @@ impl Transport {
         let (max, notes, call) = (self.max_bytes, self.notes.clone(), call.to_owned());
         let mut seen: u64 = 0;
         let body = response.bytes_stream().map(move |chunk| {
-            let chunk = chunk.map_err(std::io::Error::other)?;
+            let chunk = chunk.map_err(|e| {
+                if !e.is_timeout() {
+                    notes.update(&call, |n| n.dropped_after = Some(seen));
+                }
+                std::io::Error::other(e)
+            })?;
             seen += chunk.len() as u64;
             if seen > max {
                 notes.update(&call, |n| n.cut_at = Some(max));

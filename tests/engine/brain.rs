@@ -399,3 +399,34 @@ async fn a_reply_that_trickles_on_is_cut_at_the_time_limit() {
     // A reply that never ends is likelier a loop than a long answer: the bound is named.
     assert!(err.to_string().contains("[models] max_output_tokens"), "{err}");
 }
+
+/// A server that answers 200 and then breaks the connection inside its stream (llama.cpp does
+/// when the window is exceeded mid-reply) is named for what it did — it answered, then dropped
+/// the reply after so many bytes — never "cannot be reached", and it is asked again.
+#[tokio::test]
+async fn a_reply_dropped_after_its_200_is_named_and_asked_again() {
+    let dropped = json!({"misbehave": "dropped", "again": {"content": "whole at last"}});
+    let s = server(json!({"worker": {"T-001": {"1": [dropped]}}})).await;
+    let once = brain_with(&s.base_url(), |c| c.max_attempts = 1);
+    let err = once.chat(&tag(0), &user(), &[], |_, _| {}).await.unwrap_err();
+    let said = err.to_string();
+    assert!(said.contains("began its reply, then closed the connection after"), "{said}");
+    assert!(!said.contains("cannot be reached"), "{said}");
+    assert_eq!(err.class(), "dropped");
+
+    let s = server(json!({"worker": {"T-001": {"1": [
+        {"misbehave": "dropped", "again": {"content": "whole at last"}}
+    ]}}}))
+    .await;
+    let mut tries = Vec::new();
+    let twice = brain_with(&s.base_url(), |c| {
+        c.max_attempts = 2;
+        c.backoff_base = Duration::from_millis(1);
+    });
+    let reply = twice
+        .chat(&tag(0), &user(), &[], |a, _| tries.push(a.detail.clone().unwrap_or_default()))
+        .await
+        .unwrap();
+    assert_eq!(reply.content.as_deref(), Some("whole at last"));
+    assert!(tries[0].contains("closed the connection after"), "{tries:?}");
+}
