@@ -461,6 +461,11 @@ impl Brain {
     }
 
     /// The endpoint `role` falls back on after the one it talks to now, if any is left.
+    /// `role`'s fallbacks, in the order they are tried.
+    pub fn fallbacks(&self, role: Role) -> &[Endpoint] {
+        self.config.fallbacks.get(&role).map_or(&[], Vec::as_slice)
+    }
+
     pub fn next_fallback(&self, role: Role) -> Option<&Endpoint> {
         let list = self.config.fallbacks.get(&role)?;
         let now = self.endpoint(role)?;

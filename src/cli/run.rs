@@ -665,7 +665,14 @@ impl StartQuestions {
         let roles: Vec<Role> = (self.roles.iter().copied())
             .filter(|r| self.brain.endpoint(*r).is_some() && self.asked_as(*r).is_none())
             .collect();
-        self.runtime.block_on(self.brain.preflight(&roles)).map_err(|e| {
+        let checked = roles.iter().try_for_each(|role| {
+            let own = self.runtime.block_on(self.brain.preflight(&[*role]));
+            match own {
+                Err(e) if e.is_transient() => self.fallback_answers(*role, e),
+                other => other,
+            }
+        });
+        checked.map_err(|e| {
             let evaluator = e.to_string().starts_with("the evaluator");
             let (url_var, model_var) = if evaluator {
                 ("HARROW_EVALUATOR_BASE_URL", "HARROW_EVALUATOR_MODEL")
@@ -685,6 +692,23 @@ impl StartQuestions {
                 "{e}{fix} (checked before starting; --no-preflight skips the check)"
             ))
         })?;
+        Ok(())
+    }
+
+    /// A role whose endpoint is down at the start goes on when one of its fallbacks answers:
+    /// said on stderr (the first call tries the endpoint again, then goes to the fallback);
+    /// else the endpoint's own error stands.
+    fn fallback_answers(&self, role: Role, down: BrainError) -> Result<(), BrainError> {
+        let answering = (self.brain.fallbacks(role).iter()).find(|fallback| {
+            let asked = self.brain.switched(role, fallback);
+            asked.is_ok_and(|b| self.runtime.block_on(b.preflight(&[role])).is_ok())
+        });
+        let Some(fallback) = answering else { return Err(down) };
+        eprintln!(
+            "harrow: {down}; its fallback {} at {} answers, so the run starts (each call tries the endpoint first, then the fallback)",
+            crate::printable::line(&fallback.model),
+            crate::printable::line(&crate::keys::scrub(&fallback.base_url)),
+        );
         Ok(())
     }
 

@@ -208,3 +208,42 @@ fn an_evaluator_fallback_of_the_workers_family_is_said_at_the_start() {
         support::strict_events(&dir).into_iter().find(|e| e["type"] == "session_start").unwrap();
     assert!(start["payload"]["notices"].to_string().contains("worker's model family"), "{start}");
 }
+
+/// A primary endpoint that is down when the run starts does not stop it when its fallback
+/// answers: the start check says the primary is down and names the fallback, and the run goes
+/// on there to the end.
+#[test]
+fn a_primary_down_at_the_start_is_covered_by_a_fallback_that_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script = json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rf, fallback) = serve(&script, true);
+    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
+    let config = format!(
+        "[models]\nmax_tries = 1\nretry_base_ms = 10\n\n[models.worker]\nfallback = [{{ base_url = \"{}\", model = \"scripted/fallback\" }}]\n",
+        fallback.base_url()
+    );
+    std::fs::write(tmp.path().join("harrow/config.toml"), &config).unwrap();
+    // Nothing listens on port 9: the worker's own endpoint is down. The evaluator is on the
+    // fallback's server.
+    let out = headless_run(harrow_cmd(tmp.path(), "http://127.0.0.1:9/v1"), &plan, &repo)
+        .env("HARROW_EVALUATOR_BASE_URL", fallback.base_url())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}\n{stderr}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        stderr.contains("the worker endpoint http://127.0.0.1:9/v1 cannot be reached")
+            && stderr.contains("its fallback scripted/fallback at http://127.0.0.1:")
+            && stderr.contains("answers, so the run starts"),
+        "{stderr}"
+    );
+    let dir =
+        std::fs::read_dir(tmp.path().join("sessions")).unwrap().last().unwrap().unwrap().path();
+    let events = support::strict_events(&dir);
+    assert!(events.iter().any(|e| e["type"] == "model_switch"), "the calls went to the fallback");
+    assert_eq!(events.iter().filter(|e| e["type"] == "task_done").count(), 1);
+}
