@@ -384,7 +384,14 @@ pub struct Brain {
     notes: Notes,
     /// Numbers the calls, so a note finds its call.
     calls: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Endpoints that failed a call after all their tries, by role and address, and when:
+    /// shared by every brain cloned or switched from this one (every lane, every task), so a
+    /// later task goes to the fallback at once until the cool-down has passed.
+    down: std::sync::Arc<std::sync::Mutex<BTreeMap<(Role, String), Instant>>>,
 }
+
+/// How long an endpoint that failed is passed over for its fallback before it is asked again.
+pub const DOWN_COOL_DOWN: Duration = Duration::from_secs(300);
 
 /// A request that failed, with the wait the server asked for.
 #[derive(Debug)]
@@ -453,7 +460,24 @@ impl Brain {
             unstreamed: std::sync::Arc::default(),
             notes,
             calls: std::sync::Arc::default(),
+            down: std::sync::Arc::default(),
         })
+    }
+
+    /// Notes that `role`'s endpoint as it is now failed a call after all its tries.
+    pub fn mark_down(&self, role: Role) {
+        if let (Some(e), Ok(mut down)) = (self.endpoint(role), self.down.lock()) {
+            down.insert((role, format!("{} {}", e.base_url, e.model)), Instant::now());
+        }
+    }
+
+    /// How long ago `role`'s endpoint as it is now failed, while that is within the
+    /// cool-down.
+    pub fn down_since(&self, role: Role) -> Option<Duration> {
+        let e = self.endpoint(role)?;
+        let down = self.down.lock().ok()?;
+        let ago = down.get(&(role, format!("{} {}", e.base_url, e.model)))?.elapsed();
+        (ago < DOWN_COOL_DOWN).then_some(ago)
     }
 
     pub fn endpoint(&self, role: Role) -> Option<&Endpoint> {
@@ -499,7 +523,9 @@ impl Brain {
     pub fn switched(&self, role: Role, to: &Endpoint) -> Result<Brain, BrainError> {
         let mut config = self.config.clone();
         config.endpoints.insert(role, to.clone());
-        Brain::new(config)
+        let mut switched = Brain::new(config)?;
+        switched.down = std::sync::Arc::clone(&self.down);
+        Ok(switched)
     }
 
     /// The call's position, as headers: a scripted model answers by them, and they help

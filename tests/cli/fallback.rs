@@ -247,3 +247,40 @@ fn a_primary_down_at_the_start_is_covered_by_a_fallback_that_answers() {
     assert!(events.iter().any(|e| e["type"] == "model_switch"), "the calls went to the fallback");
     assert_eq!(events.iter().filter(|e| e["type"] == "task_done").count(), 1);
 }
+
+/// An endpoint that failed a task's call after its tries is passed over by the tasks after it
+/// for the cool-down: the next task goes to the fallback at once, saying why, and asks the
+/// failed endpoint nothing.
+#[test]
+fn a_later_task_does_not_retry_the_endpoint_that_just_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 3);
+    let failing = json!({
+        "worker": {"T-001": {"1": write_and_submit(1)}, "*": {"*": [{"http_status": 503}, {"http_status": 503}]}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let (_rp, primary) = serve(&failing, true);
+    let rescue = json!({"worker": {"T-002": {"1": write_and_submit(2)}, "T-003": {"1": write_and_submit(3)}}});
+    let (_rf, fallback) = serve(&rescue, true);
+    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
+    let config = format!(
+        "[models]\nmax_tries = 2\nretry_base_ms = 10\n\n[models.worker]\nfallback = [{{ base_url = \"{}\", model = \"scripted/fallback\" }}]\n",
+        fallback.base_url()
+    );
+    std::fs::write(tmp.path().join("harrow/config.toml"), &config).unwrap();
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &primary.base_url()), &plan, &repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let asked = |task: &str| {
+        primary.received().iter().filter(|r| r.role == "worker" && r.task == task).count()
+    };
+    assert_eq!(asked("T-002"), 2, "T-002 spent the endpoint's tries");
+    assert_eq!(asked("T-003"), 0, "T-003 did not ask the endpoint that had just failed");
+    let dir =
+        std::fs::read_dir(tmp.path().join("sessions")).unwrap().last().unwrap().unwrap().path();
+    let switches: Vec<_> =
+        support::strict_events(&dir).into_iter().filter(|e| e["type"] == "model_switch").collect();
+    let third = switches.iter().find(|s| s["payload"]["task_id"] == "T-003").unwrap();
+    let why = third["payload"]["why"].as_str().unwrap();
+    assert!(why.contains("s ago; it is asked again 300 s after that"), "{why}");
+}

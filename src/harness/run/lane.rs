@@ -224,6 +224,20 @@ impl Lane {
         messages: &[Value],
         tools: &[Value],
     ) -> Result<Result<Reply, BrainError>> {
+        // An endpoint that failed a call of this run lately is not asked again before its
+        // cool-down: the call goes to the fallback at once.
+        while let Some(ago) = self.brain.down_since(tag.role)
+            && let Some(next) = self.brain.next_fallback(tag.role).cloned()
+        {
+            let why = format!(
+                "it failed {} s ago; it is asked again {} s after that",
+                ago.as_secs(),
+                crate::brain::client::DOWN_COOL_DOWN.as_secs()
+            );
+            if !self.switch_to(tag, iter, &next, &why)? {
+                break;
+            }
+        }
         let mut result = self.call_once(tag, iter, messages, tools).await?;
         // Its own endpoint spent its tries: the role's next fallback takes the call, and the
         // role's calls from here on.
@@ -231,23 +245,38 @@ impl Lane {
             && e.is_transient()
             && let Some(next) = self.brain.next_fallback(tag.role).cloned()
         {
-            let Ok(switched) = self.brain.switched(tag.role, &next) else { break };
-            let from = self.brain.endpoint(tag.role).cloned();
-            self.brain = switched;
-            self.emit(&crate::session::event::ModelSwitch {
-                scope: scope(tag.task, iter, tag.attempt),
-                role: Some(tag.role.as_str().to_owned()),
-                from_model: from.as_ref().map(|f| f.model.clone()),
-                from_base_url: from
-                    .map(|f| crate::printable::line(&crate::keys::scrub(&f.base_url))),
-                to_model: Some(next.model.clone()),
-                to_base_url: Some(crate::printable::line(&crate::keys::scrub(&next.base_url))),
-                why: Some(crate::printable::line(&e.to_string())),
-                ..Default::default()
-            })?;
+            self.brain.mark_down(tag.role);
+            if !self.switch_to(tag, iter, &next, &e.to_string())? {
+                break;
+            }
             result = self.call_once(tag, iter, messages, tools).await?;
         }
         Ok(result)
+    }
+
+    /// Moves `tag`'s role to the endpoint `next`, logging why; false when that brain cannot be
+    /// made (the call stays where it is).
+    fn switch_to(
+        &mut self,
+        tag: CallTag<'_>,
+        iter: u64,
+        next: &crate::brain::client::Endpoint,
+        why: &str,
+    ) -> Result<bool> {
+        let Ok(switched) = self.brain.switched(tag.role, next) else { return Ok(false) };
+        let from = self.brain.endpoint(tag.role).cloned();
+        self.brain = switched;
+        self.emit(&crate::session::event::ModelSwitch {
+            scope: scope(tag.task, iter, tag.attempt),
+            role: Some(tag.role.as_str().to_owned()),
+            from_model: from.as_ref().map(|f| f.model.clone()),
+            from_base_url: from.map(|f| crate::printable::line(&crate::keys::scrub(&f.base_url))),
+            to_model: Some(next.model.clone()),
+            to_base_url: Some(crate::printable::line(&crate::keys::scrub(&next.base_url))),
+            why: Some(crate::printable::line(why)),
+            ..Default::default()
+        })?;
+        Ok(true)
     }
 
     /// One call to the role's endpoint as it is now, every try logged.
