@@ -140,10 +140,12 @@ fn attempt(a: &Attempt) -> Block {
         items.push(Item { line: vec![own("Case: "), text(&case.summary)], under });
     }
     if let Some(model) = &a.model {
-        items.push(Item {
-            line: vec![own("Worker model: "), Inline::Code(model.clone())],
-            under: Vec::new(),
-        });
+        let mut line = vec![own("Worker model: "), Inline::Code(model.clone())];
+        if let Some(via) = &a.model_via {
+            line.push(own(" "));
+            line.push(text(via));
+        }
+        items.push(Item { line, under: Vec::new() });
     }
     if !a.validator_runs.is_empty() {
         let line = vec![own("Validators: "), text(&a.checks_line())];

@@ -185,7 +185,8 @@ struct Collector {
     /// The first failure of the store, which ends the export.
     error: Option<io::Error>,
     /// The model each task's worker moved to (a fallback, an escalation), from then on.
-    switched: BTreeMap<String, String>,
+    /// Each task's worker model when not the run's own, with where it answered and why.
+    switched: BTreeMap<String, (String, Option<String>)>,
 }
 
 impl Collector {
@@ -260,7 +261,11 @@ impl Collector {
             }
             (Payload::ModelSwitch(m), Some(task)) => {
                 if let Some(to) = &m.to_model {
-                    self.switched.insert(task, to.clone());
+                    let via = m.to_base_url.as_ref().map(|url| match &m.kind {
+                        Some(kind) => format!("at {url} ({kind})"),
+                        None => format!("at {url}"),
+                    });
+                    self.switched.insert(task, (to.clone(), via));
                 }
             }
             (Payload::ToolCall(call), Some(task)) => {
@@ -302,10 +307,11 @@ impl Collector {
                     witnesses: v.witnesses.clone().unwrap_or_default(),
                     evidence_gate: v.evidence_gate,
                 };
-                let model = self.switched.get(&task).cloned();
+                let (model, via) = self.switched.get(&task).cloned().unzip();
                 let attempt = self.attempt(&task, number)?;
                 attempt.verdict = Some(verdict);
                 attempt.model = model;
+                attempt.model_via = via.flatten();
             }
             (Payload::JudgeVerdict(v), Some(task)) => {
                 let verdict = VerdictExport {

@@ -103,6 +103,9 @@ pub struct Attempt {
     /// escalation took the task).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Where that model answered and why it took over: `at URL (fallback)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_via: Option<String>,
 }
 
 impl Attempt {

@@ -727,6 +727,9 @@ payload_struct!(
     ModelSwitch {
         role: String, from_model: String, from_base_url: String, to_model: String,
         to_base_url: String, why: String,
+        /// `fallback` (the endpoint failed, or failed lately) or `escalation` (a stronger
+        /// model after rejects).
+        kind: String,
     } scoped
 );
 payload_struct!(

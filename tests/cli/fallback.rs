@@ -155,8 +155,9 @@ fn a_task_rejected_enough_times_goes_to_the_stronger_model_and_the_next_task_doe
     let show = harrow_cmd(tmp.path(), &primary.base_url()).args(["show", &id]).output().unwrap();
     let shown = String::from_utf8_lossy(&show.stdout);
     assert!(
-        shown.contains("from attempt 3: scripted/strong"),
-        "which model made which attempt: {shown}"
+        shown.contains("from attempt 3: scripted/strong at http://127.0.0.1:")
+            && shown.contains("/v1 (escalation)"),
+        "which model made which attempt, where, and why: {shown}"
     );
     let by_model = shown.split("By model").nth(1).unwrap_or_else(|| panic!("{shown}"));
     assert!(
@@ -172,7 +173,8 @@ fn a_task_rejected_enough_times_goes_to_the_stronger_model_and_the_next_task_doe
     assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
     let text = std::fs::read_to_string(&md).unwrap();
     let third = text.split("Attempt 3").nth(1).unwrap_or_else(|| panic!("{text}"));
-    assert!(third.contains("Worker model: `scripted/strong`"), "{text}");
+    assert!(third.contains("Worker model: `scripted/strong` at http://127.0.0.1:"), "{text}");
+    assert!(third.contains("/v1 (escalation)"), "where it answered and why: {text}");
     let first = text.split("Attempt 1").nth(1).unwrap().split("Attempt 3").next().unwrap();
     assert!(!first.contains("Worker model"), "the run's own model is not named: {text}");
 }
@@ -283,4 +285,13 @@ fn a_later_task_does_not_retry_the_endpoint_that_just_failed() {
     let third = switches.iter().find(|s| s["payload"]["task_id"] == "T-003").unwrap();
     let why = third["payload"]["why"].as_str().unwrap();
     assert!(why.contains("s ago; it is asked again 300 s after that"), "{why}");
+    // show names each switch's endpoint and that it was a fallback: the same model name on
+    // two servers reads as the switch it is.
+    let show = harrow_cmd(tmp.path(), &primary.base_url())
+        .args(["show", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&show.stdout);
+    let line = format!("scripted/fallback at {} (fallback)", fallback.base_url());
+    assert!(shown.contains(&format!("from attempt 1: {line}")), "{shown}");
 }

@@ -32,6 +32,7 @@ impl Lane {
             why: Some(format!(
                 "{task} was rejected {rejects} time(s): a stronger model takes it (escalate_after_rejects = {after})"
             )),
+            kind: Some("escalation".into()),
             ..ModelSwitch::default()
         })
     }

@@ -274,6 +274,7 @@ impl Lane {
             to_model: Some(next.model.clone()),
             to_base_url: Some(crate::printable::line(&crate::keys::scrub(&next.base_url))),
             why: Some(crate::printable::line(why)),
+            kind: Some("fallback".into()),
             ..Default::default()
         })?;
         Ok(true)

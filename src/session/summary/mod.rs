@@ -376,7 +376,16 @@ impl SummaryFold {
                     let to = p.to_model.get().map(str::to_owned);
                     if let (Some(tid), Some(model)) = (tid, &to) {
                         let attempt = p.attempt.count();
-                        let at = (attempt.unwrap_or(1), model.clone());
+                        // The model, where it answers and why it took over: two endpoints
+                        // serving one model name read as the switch they are.
+                        let mut named = crate::printable::line(model);
+                        if let Some(url) = p.to_base_url.get() {
+                            named = format!("{named} at {}", crate::printable::line(url));
+                        }
+                        if let Some(kind) = p.kind.get() {
+                            named = format!("{named} ({})", crate::printable::line(kind));
+                        }
+                        let at = (attempt.unwrap_or(1), named);
                         self.tasks.detail(tid).worker_models.push(at);
                     }
                     self.s.harrow.worker_switched_to = to;
