@@ -240,6 +240,7 @@ fn resumed_options(
     args: &Args,
     config: &crate::config::Config,
     start: &SessionStart,
+    learned: Option<u64>,
 ) -> crate::harness::run::RunOptions {
     let recorded =
         |role: &str| start.endpoints.as_ref().and_then(|e| e[role]["context_window"].as_u64());
@@ -247,7 +248,9 @@ fn resumed_options(
     opts.no_eval |= start.no_eval == Some(true);
     opts.loop_repeats = config.repeats.repeats.unwrap_or(opts.loop_repeats);
     opts.loop_returns = config.repeats.returns.unwrap_or(opts.loop_returns);
-    opts.worker_window = config.models.context_window.or_else(|| recorded("worker"));
+    // A window a server named during the run (a compaction fitted to it) outranks the one the
+    // start recorded: the resumed tasks fit to it from their first turn.
+    opts.worker_window = learned.or(config.models.context_window).or_else(|| recorded("worker"));
     opts.compact_at = config.models.compact_at.unwrap_or(opts.compact_at);
     opts.evaluator_window = (config.models.evaluator_context_window)
         .or(config.models.context_window)
@@ -325,7 +328,8 @@ pub fn resume(args: &Args) -> Result<ExitCode> {
         .as_ref()
         .map(|d| super::demo::start_model(d["fast"].as_bool().unwrap_or(false)))
         .transpose()?;
-    let mut opts = resumed_options(args, &config, &start);
+    let learned = writer.summary().harrow.worker_window_learned;
+    let mut opts = resumed_options(args, &config, &start, learned);
     let mut config_for_brain = match &model {
         Some((_, server)) => {
             crate::brain::client::BrainConfig::new(super::demo::endpoints(&server.base_url()))

@@ -103,7 +103,7 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .map(|m| format!("  worker ⇄ {}", crate::printable::line(m)))
         .unwrap_or_default();
     // With the worker's window known, how full its last request left it.
-    let window = match (app.window, app.prepared.context.last()) {
+    let window = match (app.window_now(), app.prepared.context.last()) {
         (Some(w), Some((last, _))) => format!(
             "  ctx {}/{}",
             compact(i64::from(*last)),
@@ -215,7 +215,7 @@ fn task_stats(app: &App) -> Vec<String> {
     let mut out = Vec::new();
     // For the task at work, with the window known: how much of it its last request left.
     // First, so a narrow pane's title still has it.
-    if let (Some(w), Some((last, _))) = (app.window, app.prepared.context.last())
+    if let (Some(w), Some((last, _))) = (app.window_now(), app.prepared.context.last())
         && app.player.view.current_task() == Some(t.id)
     {
         let used = (u64::from(*last) * 100 / w.max(1)).min(100);
@@ -517,7 +517,7 @@ fn draw_context(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let label = " context ";
     // The bars show the growth call by call; with the window known, the tail says how full
     // the last request left it.
-    let tail = match (app.window, calls.last()) {
+    let tail = match (app.window_now(), calls.last()) {
         (Some(w), Some((t, _))) => format!(
             " {last} / {} prompt tokens ({} %) ",
             compact(i64::try_from(w).unwrap_or(i64::MAX)),

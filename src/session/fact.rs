@@ -247,6 +247,9 @@ fact_fields! {
     /// `model_call`: the model that answered; `model_switch`: the one a role moved to.
     model: LStr<'a>,
     to_model: LStr<'a>,
+    /// `context_compacted`: the window the conversation was fitted to (learned from a server
+    /// when it named one).
+    window: LInt,
     /// `model_switch`: where the calls went (`kind`, read above, says why: `fallback` or
     /// `escalation`).
     to_base_url: LStr<'a>,

@@ -267,6 +267,14 @@ fn a_plan_whose_tasks_each_outgrow_the_window_finishes_with_compactions() {
         assert!(compacted.iter().any(|c| c["task_id"] == id.as_str()), "{id} was compacted");
     }
     assert!(compacted.iter().any(|c| c["trigger"] == "server" && c["window"] == 2500));
+    // The window the first refusal named is kept for the run: the later tasks fit to it from
+    // their first turn and never meet the refusal themselves.
+    let refused: Vec<String> = events_of(&dir, "model_call")
+        .into_iter()
+        .filter(|c| c["error_class"] == "context_exceeded")
+        .map(|c| c["task_id"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(refused, ["T-001"], "only the first task met the server's refusal");
     // Every rebuilt conversation the worker was sent holds its task's spec and its diff's files.
     let mut reworked = false;
     for r in server.received().iter().filter(|r| r.role == "worker") {

@@ -1562,6 +1562,15 @@ fn the_context_row_takes_the_window_a_compaction_learned() {
     let after = screen(&mut app, 140, 40);
     let row = after.lines().find(|l| l.contains("prompt tokens")).unwrap();
     assert!(row.contains("/ 4.1k"), "{row}");
+    // A replay of the same log shows the same window, from the log itself: the console is a
+    // fold of it, live or not.
+    let mut replay = App::open(&dir, HARROW_SESSION, f64::INFINITY, Look::built_in(true)).unwrap();
+    while !replay.at_end() {
+        replay.tick(10_000.0).unwrap();
+    }
+    let replayed = screen(&mut replay, 140, 40);
+    let row = replayed.lines().find(|l| l.contains("prompt tokens")).unwrap();
+    assert!(row.contains("/ 4.1k"), "replay: {row}");
     assert!(
         after.contains("⇣ T-003 #2 context compacted: ~5000 → ~1200 tokens of 4096"),
         "{after}"

@@ -84,20 +84,13 @@ fn worker_window(dir: &Path) -> Option<u64> {
     start.endpoints?["worker"]["context_window"].as_u64().filter(|n| *n > 0)
 }
 
-/// The window a compaction among lines just appended fitted the conversation to: the one the
-/// run learned when a server named it, for the context row.
-fn learned_window(lines: &[(crate::session::scan::LineAt, Vec<u8>)]) -> Option<u64> {
-    use crate::session::event::{Event, Payload};
-    lines.iter().rev().find_map(|(_, line)| {
-        memchr::memmem::find(line, b"\"context_compacted\"")?;
-        match Event::decode(line).ok()?.payload {
-            Payload::ContextCompacted(c) => c.window.filter(|n| *n > 0),
-            _ => None,
-        }
-    })
-}
-
 impl App {
+    /// The worker's window at the point shown: the one the run learned by then (a compaction
+    /// fitted to it), else the one the start recorded — the same in replay as live.
+    pub fn window_now(&self) -> Option<u64> {
+        self.player.view.fold().learned_window().or(self.window)
+    }
+
     /// Opens a session folder for replay, playing from its first event.
     pub fn open(dir: &Path, id: &str, speed: f64, look: Look) -> io::Result<App> {
         let player = Player::open(&SessionDir::new(dir).events(), id, speed, false)?;
@@ -176,9 +169,6 @@ impl App {
         lines: Vec<(crate::session::scan::LineAt, Vec<u8>)>,
     ) -> io::Result<bool> {
         let unsent = self.unsent_steer(&lines);
-        if let Some(n) = learned_window(&lines) {
-            self.window = Some(n);
-        }
         let changed = self.player.take_lines(lines)?;
         if let Some((task, text)) = unsent {
             // A task that has landed (or was skipped) takes no next attempt: nothing to queue.

@@ -57,7 +57,7 @@ impl Lane {
         keeper: &WindowKeeper,
     ) -> Result<Option<TaskEnd>> {
         let (iter, attempt) = sc;
-        let window = keeper.named.or(self.shared.opts.worker_window).unwrap_or(0);
+        let window = keeper.named.or(self.shared.worker_window()).unwrap_or(0);
         let before = compact::tokens(messages, keeper.chars_per_token);
         let threshold = (window as f64 * self.shared.opts.compact_at) as u64;
         if trigger == "threshold" && (window == 0 || before <= threshold) {

@@ -243,6 +243,10 @@ pub struct HarrowFigures {
     /// The model the worker moved to last (a fallback, an escalation), while it talks to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_switched_to: Option<String>,
+    /// The worker's window as the run learned it last (a compaction fitted to it), when it
+    /// learned one: replay, show and the console take it over the one the start recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_window_learned: Option<u64>,
     pub model_calls: u64,
     pub unhealthy_model_calls: u64,
     /// Of the unhealthy calls, those tried again (the rest went to a fallback, a person, or

@@ -371,6 +371,11 @@ impl SummaryFold {
                     self.s.harrow.pushed = Some(format!("{branch} on {remote}"));
                 }
             }
+            Some(K::ContextCompacted) => {
+                if let Some(window) = p.window.count().filter(|w| *w > 0) {
+                    self.s.harrow.worker_window_learned = Some(window);
+                }
+            }
             Some(K::ModelSwitch) => {
                 if p.role.get() == Some("worker") {
                     let to = p.to_model.get().map(str::to_owned);
@@ -420,7 +425,6 @@ impl SummaryFold {
                 | K::TurnTree
                 | K::TaskRewound
                 | K::OperatorReview
-                | K::ContextCompacted
                 | K::LogRepaired
                 | K::Archived
                 | K::ProposedLearnings
@@ -670,6 +674,11 @@ impl SummaryFold {
     }
 
     /// The model the worker moved to (a fallback, an escalation) while it talks to it.
+    /// The worker's window the run learned last, from the log so far.
+    pub fn learned_window(&self) -> Option<u64> {
+        self.s.harrow.worker_window_learned
+    }
+
     pub fn worker_switched_to(&self) -> Option<&str> {
         self.s.harrow.worker_switched_to.as_deref()
     }
