@@ -376,26 +376,7 @@ impl SummaryFold {
                     self.s.harrow.worker_window_learned = Some(window);
                 }
             }
-            Some(K::ModelSwitch) => {
-                if p.role.get() == Some("worker") {
-                    let to = p.to_model.get().map(str::to_owned);
-                    if let (Some(tid), Some(model)) = (tid, &to) {
-                        let attempt = p.attempt.count();
-                        // The model, where it answers and why it took over: two endpoints
-                        // serving one model name read as the switch they are.
-                        let mut named = crate::printable::line(model);
-                        if let Some(url) = p.to_base_url.get() {
-                            named = format!("{named} at {}", crate::printable::line(url));
-                        }
-                        if let Some(kind) = p.kind.get() {
-                            named = format!("{named} ({})", crate::printable::line(kind));
-                        }
-                        let at = (attempt.unwrap_or(1), named);
-                        self.tasks.detail(tid).worker_models.push(at);
-                    }
-                    self.s.harrow.worker_switched_to = to;
-                }
-            }
+            Some(K::ModelSwitch) => self.model_switch(fact),
             // A task starts on the run's own worker model (an escalation lasts one task).
             Some(K::ContextReset) if self.s.harrow.worker_switched_to.is_some() => {
                 self.s.harrow.worker_switched_to = None;
@@ -438,6 +419,29 @@ impl SummaryFold {
             )
             | None => {}
         }
+    }
+
+    /// A worker's switch to another model: which model made which attempt, where it answered
+    /// and why it took over, so two endpoints serving one model name read as the switch they
+    /// are.
+    fn model_switch(&mut self, fact: &Fact<'_>) {
+        let p = &fact.payload;
+        if p.role.get() != Some("worker") {
+            return;
+        }
+        let to = p.to_model.get().map(str::to_owned);
+        if let (Some(tid), Some(model)) = (p.task_id.get(), &to) {
+            let mut named = crate::printable::line(model);
+            if let Some(url) = p.to_base_url.get() {
+                named = format!("{named} at {}", crate::printable::line(url));
+            }
+            if let Some(kind) = p.kind.get() {
+                named = format!("{named} ({})", crate::printable::line(kind));
+            }
+            let at = (p.attempt.count().unwrap_or(1), named);
+            self.tasks.detail(tid).worker_models.push(at);
+        }
+        self.s.harrow.worker_switched_to = to;
     }
 
     /// What every event says of when and where: the log's last time, a task's lane, its
