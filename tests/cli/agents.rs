@@ -457,8 +457,11 @@ fn a_real_codex_agent_from_npm_lands_a_task_judged_with_its_tool_calls_in_the_lo
 fn a_steer_cancels_the_agents_turn_and_is_its_next_prompt() {
     tools::require_bwrap();
     let tmp = tempfile::tempdir().unwrap();
+    // The agent leaves a file in its worktree as its turn begins to wait: the steer is sent
+    // only then, so it cancels that turn (the words in the log could be the agent's command
+    // line in `session_start`, logged before any turn).
     let agent = json!({
-        "work": [[{"say": "WAITING-FOR-WORDS"}, {"wait_cancel": true}]],
+        "work": [[{"say": "WAITING-FOR-WORDS"}, {"write": ["waiting.txt", "w\n"]}, {"wait_cancel": true}]],
         "steered": [[{"say": "Steered: writing it."}, {"write": ["f1.txt", "1\n"]}]],
         "case": [case(1)]
     });
@@ -468,6 +471,9 @@ fn a_steer_cancels_the_agents_turn_and_is_its_next_prompt() {
         &tmp.path().join("sessions"),
         "WAITING-FOR-WORDS",
     );
+    support::until("the agent's turn waiting for words", || {
+        dir.join("workspace/waiting.txt").exists()
+    });
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
     let steer = run(&["control", &id, "steer", "--task", "T-001", "STEER-AGENT: write f1.txt now"])
         .output()
