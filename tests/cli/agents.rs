@@ -683,6 +683,8 @@ fn an_agent_run_stopped_mid_turn_resumes_with_a_fresh_agent_and_lands() {
     let run = |args: &[&str]| agent_cmd(tmp.path(), &served.1.base_url(), args);
     let sessions = tmp.path().join("sessions");
     let dir = super::loop_fixture::session_when_log_has(&sessions, "STUCK-IN-TURN");
+    // In its turn for sure (the words are in session_start's agent command from the start).
+    support::until("the agent's turn hanging", || dir.join("workspace/half.txt").exists());
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
     let stop = run(&["control", &id, "stop", "--now"]).output().unwrap();
     assert!(stop.status.success(), "{}", text(&stop));
