@@ -99,6 +99,36 @@ fn a_worker_whose_endpoint_keeps_failing_goes_on_with_its_fallback_and_its_own_k
         .unwrap();
     let show = String::from_utf8_lossy(&show.stdout);
     assert!(show.contains(" 1 unhealthy (0 of them retried)"), "{show}");
+
+    // A log someone else wrote: the switch's model, address and kind carry escapes and
+    // Markdown. show and the export print them inert.
+    let hostile = tmp.path().join("hostile").join(dir.file_name().unwrap());
+    std::fs::create_dir_all(&hostile).unwrap();
+    let log = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let mut rewritten = String::new();
+    for line in log.lines() {
+        let mut e: serde_json::Value = serde_json::from_str(line).unwrap();
+        if e["type"] == "model_switch" {
+            e["payload"]["to_model"] = json!("m\u{1b}]0;PWN\u{7}");
+            e["payload"]["to_base_url"] = json!("http://x/\u{1b}[2J[click](javascript:alert(1))");
+            e["payload"]["kind"] = json!("fallback\u{1b}[31m");
+        }
+        rewritten.push_str(&e.to_string());
+        rewritten.push('\n');
+    }
+    std::fs::write(hostile.join("events.jsonl"), rewritten).unwrap();
+    for args in [&["show"][..], &["export", "--format", "md"][..]] {
+        let out =
+            harrow_cmd(tmp.path(), &primary.base_url()).args(args).arg(&hostile).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(!said.contains('\u{1b}') && !said.contains('\u{7}'), "{args:?}: {said:?}");
+        if args[0] == "export" {
+            // Markdown, where a link would be live: its brackets are escaped, so it is text.
+            assert!(said.contains("\\[click\\](javascript:"), "{said}");
+            assert!(!said.contains(" [click](javascript:"), "a live link: {said}");
+        }
+    }
 }
 
 /// A task rejected `escalate_after_rejects` times goes to the stronger model for the rest of
