@@ -204,6 +204,47 @@ pub struct CallUsage {
     pub cached: u64,
     pub reasoning: u64,
     pub cost: f64,
+    /// The server sent no usage: `prompt` and `completion` are estimated from characters.
+    pub estimated: bool,
+}
+
+/// Characters per token before any server has counted: the usual rate of English and code.
+/// The compaction's estimate starts from it too, and calibrates on what servers count.
+pub const CHARS_PER_TOKEN: f64 = 3.5;
+
+/// `reply`'s usage estimated from characters, when the server's answer counted nothing: the
+/// request's messages for the prompt, the reply's text and calls for the completion.
+fn estimate_unless_counted(mut reply: Reply, body: &Value, messages: &[Value]) -> Reply {
+    let usage = &body["usage"];
+    if usage["prompt_tokens"].is_u64() || usage["completion_tokens"].is_u64() {
+        return reply;
+    }
+    let text_of = |v: &Value| match v {
+        Value::String(s) => s.chars().count(),
+        Value::Null => 0,
+        other => other.to_string().chars().count(),
+    };
+    let asked: usize = messages
+        .iter()
+        .map(|m| {
+            let calls = m["tool_calls"].as_array().map_or(0, |calls| {
+                calls.iter().map(|c| text_of(&c["function"]["arguments"])).sum()
+            });
+            text_of(&m["content"]) + calls
+        })
+        .sum();
+    let said = reply.content.as_deref().map_or(0, |c| c.chars().count())
+        + reply.reasoning.as_deref().map_or(0, |r| r.chars().count())
+        + reply
+            .tool_calls
+            .iter()
+            .map(|c| c.name.len() + c.arguments.chars().count())
+            .sum::<usize>();
+    let tokens = |chars: usize| (chars as f64 / CHARS_PER_TOKEN).ceil() as u64;
+    reply.usage.prompt = tokens(asked);
+    reply.usage.completion = tokens(said);
+    reply.usage.estimated = true;
+    reply
 }
 
 /// A usable reply.
@@ -733,7 +774,8 @@ impl Brain {
                     }
                 }
             };
-            let reply = self.parse(&body, &endpoint.model);
+            let reply =
+                estimate_unless_counted(self.parse(&body, &endpoint.model), &body, messages);
             let (health, detail) = health(&body, &reply);
             let backoff =
                 (health != "ok" && number < self.config.max_attempts).then(|| self.backoff(number));
@@ -812,6 +854,7 @@ impl Brain {
                 cached: u(&usage["prompt_tokens_details"]["cached_tokens"]),
                 reasoning: u(&usage["completion_tokens_details"]["reasoning_tokens"]),
                 cost,
+                estimated: false,
             },
             model: text(&body["model"]),
             provider: text(&body["provider"]),

@@ -164,6 +164,9 @@ pub struct Options {
     /// A context window (in tokens, counted as the usage counts them) the server enforces as
     /// llama.cpp's does: a chat request past it is answered 400 with llama.cpp's exact body.
     pub window: Option<u64>,
+    /// Send no `usage` in any reply, even when a stream asks for it, as llama-cpp-python's
+    /// server does.
+    pub no_usage: bool,
 }
 
 struct Shared {
@@ -173,6 +176,7 @@ struct Shared {
     keys: Option<Vec<String>>,
     props: Option<Value>,
     window: Option<u64>,
+    no_usage: bool,
     received: Mutex<Vec<Received>>,
     /// The questions a start asks, counted by what they ask: `models`, `props`, `ping`.
     asked: Mutex<BTreeMap<&'static str, u32>>,
@@ -211,6 +215,7 @@ impl ScriptedServer {
             keys: options.keys,
             props: options.props,
             window: options.window,
+            no_usage: options.no_usage,
             received: Mutex::new(Vec::new()),
             asked: Mutex::new(BTreeMap::new()),
             seen: Mutex::new(BTreeMap::new()),
@@ -418,7 +423,12 @@ async fn answer(
         };
         return error_response(status, code, &message, scripted.retry_after);
     }
-    let whole = completion(&body, sent, &role, turn);
+    let mut whole = completion(&body, sent, &role, turn);
+    if shared.no_usage
+        && let Some(reply) = whole.as_object_mut()
+    {
+        reply.remove("usage");
+    }
     if body["stream"] == json!(true) {
         match scripted.misbehave {
             Some(Misbehaviour::WholeBody) => return Json(whole).into_response(),
@@ -432,7 +442,7 @@ async fn answer(
             let message = "streaming is not supported by this server; send stream: false";
             return error_response(StatusCode::BAD_REQUEST, "stream_unsupported", message, None);
         }
-        let usage = body["stream_options"]["include_usage"] == json!(true);
+        let usage = body["stream_options"]["include_usage"] == json!(true) && !shared.no_usage;
         let spread = if shared.fast { 0 } else { scripted.delay_ms - scripted.delay_ms / 2 };
         return streamed(&whole, usage, scripted, spread);
     }

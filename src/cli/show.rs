@@ -67,6 +67,12 @@ fn usage_line(u: &Usage) -> String {
         (n, 0) => return format!("unknown ({n} call(s) reported no usage)  {}", dollars(u.cost)),
         (n, t) => format!("{}+? ({n} call(s) reported no usage)", thousands(t)),
     };
+    // A server that counts nothing (llama.cpp's stream) has its calls estimated from
+    // characters: the figures are approximate, and say so.
+    let total = match u.estimated {
+        0 => total,
+        n => format!("~{total} ({n} call(s) estimated from characters: the server sent no usage)"),
+    };
     format!(
         "{} (prompt {} · completion {} · cached {} · reasoning {})  {}",
         total,

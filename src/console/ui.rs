@@ -88,6 +88,8 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         (_, 0) => "?".to_owned(),
         (_, t) => format!("{}+?", compact(t)),
     };
+    // Counts a server did not give are estimates from characters: said so, never a bare 0.
+    let tokens = if fold.estimated_calls() > 0 { format!("~{tokens}") } else { tokens };
     let id = fold.session_id().unwrap_or("");
     // Which sandbox the worker's commands run in; none is never left unsaid.
     let (sandbox, short_sandbox) = match fold.sandbox() {

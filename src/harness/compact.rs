@@ -5,8 +5,9 @@
 
 use serde_json::{Value, json};
 
-/// Characters per token before a reply has said otherwise: English and code run 3–4.
-pub const CHARS_PER_TOKEN: f64 = 3.5;
+/// Characters per token before a reply has said otherwise: the brain's, which estimates the
+/// counts of a server that gives none.
+pub use crate::brain::client::CHARS_PER_TOKEN;
 /// Turns kept word for word at the end.
 pub const KEEP_TURNS: usize = 2;
 

@@ -123,6 +123,7 @@ pub fn model_call(
         cached_tokens: Some(u.cached),
         reasoning_tokens: Some(u.reasoning),
         cost: Some(u.cost),
+        tokens_estimated: u.estimated.then_some(true),
         tokens_used_total: Some(tokens_total),
         health: Some(a.health.into()),
         health_detail: a.detail.clone(),

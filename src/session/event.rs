@@ -481,6 +481,8 @@ payload_struct!(
         reasoning_details: Value,
         /// harrow: the role that made the call (worker, evaluator, learnings, prep).
         role: String,
+        /// harrow: the server sent no usage; the token counts are estimated from characters.
+        tokens_estimated: bool,
         /// harrow: wall time of the request in milliseconds.
         duration_ms: u64,
         /// harrow: the HTTP status of a request that failed.

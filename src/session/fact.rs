@@ -174,6 +174,8 @@ fact_fields! {
     cost: LFloat,
     tokens_used_total: LInt,
     health: LStr<'a>,
+    /// `model_call`: the token counts are estimates (the server sent no usage).
+    tokens_estimated: LBool,
     /// `model_call`: the wait before the call is tried again; absent, it was not.
     retry_backoff_seconds: LFloat,
     tool: LStr<'a>,

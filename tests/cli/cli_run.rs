@@ -176,8 +176,7 @@ fn a_wrong_model_a_dead_url_or_a_rejected_key_is_exit_2_before_anything_is_made(
         fast: true,
         models: Some(vec!["scripted/worker".into()]),
         keys: Some(vec!["sk-the-right-key-0001".into()]),
-        props: None,
-        window: None,
+        ..Options::default()
     };
     let server =
         runtime.block_on(ScriptedServer::start_with(parse_script("{}").unwrap(), options)).unwrap();

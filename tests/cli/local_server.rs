@@ -44,3 +44,42 @@ fn a_runaway_reply_ends_at_the_cap_the_window_gives_and_the_task_goes_on() {
     assert_eq!(events_of(&dir.path(), "task_done").len(), 1, "the task went on and landed");
     std::mem::forget(runtime);
 }
+
+/// A server that sends no `usage`, even when the stream asks for it (llama-cpp-python's): the
+/// calls' tokens are estimated from characters and said to be estimates — `~` in `show` — never
+/// logged or shown as 0.
+#[test]
+fn a_server_that_counts_no_tokens_has_them_estimated_and_shown_as_estimates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 1);
+    let script =
+        json!({"worker": {"*": {"*": write_and_submit(1)}}, "evaluator": {"*": {"*": [accept()]}}});
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let options = Options { fast: true, no_usage: true, ..Options::default() };
+    let server = runtime
+        .block_on(ScriptedServer::start_with(parse_script(&script.to_string()).unwrap(), options))
+        .unwrap();
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let dir = std::fs::read_dir(tmp.path().join("sessions")).unwrap().next().unwrap().unwrap();
+    let calls = events_of(&dir.path(), "model_call");
+    assert!(!calls.is_empty());
+    for call in &calls {
+        assert_eq!(call["tokens_estimated"], true, "{call}");
+        assert!(call["prompt_tokens"].as_u64().unwrap() > 100, "the brief alone is long: {call}");
+        assert!(call["eval_tokens"].as_u64().unwrap() > 0, "{call}");
+    }
+    let show = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["show", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let show = String::from_utf8_lossy(&show.stdout);
+    let tokens = show.lines().find(|l| l.starts_with("Tokens")).unwrap();
+    assert!(
+        tokens.contains("Tokens    ~") && tokens.contains("estimated from characters"),
+        "{show}"
+    );
+    std::mem::forget(runtime);
+}

@@ -20,11 +20,16 @@ pub struct Usage {
     /// the figures above are then a floor, which no reader may show as the whole.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub uncounted: u64,
+    /// Calls whose counts are estimates from characters (a server that sends no usage, as
+    /// llama.cpp's stream): the figures are then approximate, shown with `~`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub estimated: u64,
 }
 
 impl Usage {
     pub(super) fn add(&mut self, call: &CallUsage) {
         self.uncounted += u64::from(call.uncounted);
+        self.estimated += u64::from(call.estimated);
         self.prompt += call.prompt;
         self.eval += call.eval;
         self.total += call.prompt + call.eval;

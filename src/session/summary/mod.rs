@@ -34,6 +34,8 @@ struct CallUsage {
     evaluator: bool,
     /// Answered, but with no token counts in the log.
     uncounted: bool,
+    /// Its token counts are estimates from characters (the server sent no usage).
+    estimated: bool,
 }
 
 fn bump(map: &mut BTreeMap<String, u64>, key: &str) {
@@ -615,6 +617,7 @@ impl SummaryFold {
             uncounted: p.health.get().is_none_or(|h| h == "ok")
                 && p.prompt_tokens.value.is_none()
                 && p.eval_tokens.value.is_none(),
+            estimated: p.tokens_estimated.0 == Some(true),
         };
         s.tokens.add(&call);
         entry(&mut s.harrow.tokens_by_role, role).add(&call);
@@ -754,6 +757,11 @@ impl SummaryFold {
     /// Answered calls whose tokens the log does not give: the token total is a floor.
     pub fn uncounted_calls(&self) -> u64 {
         self.s.tokens.all.uncounted
+    }
+
+    /// Calls whose token counts are estimates (the server sent no usage).
+    pub fn estimated_calls(&self) -> u64 {
+        self.s.tokens.all.estimated
     }
 
     pub fn session_id(&self) -> Option<&str> {
