@@ -208,10 +208,6 @@ pub struct CallUsage {
     pub estimated: bool,
 }
 
-/// Characters per token before any server has counted: the usual rate of English and code.
-/// The compaction's estimate starts from it too, and calibrates on what servers count.
-pub const CHARS_PER_TOKEN: f64 = 3.5;
-
 /// `reply`'s usage estimated from characters, when the server's answer counted nothing: the
 /// request's messages for the prompt, the reply's text and calls for the completion.
 fn estimate_unless_counted(mut reply: Reply, body: &Value, messages: &[Value]) -> Reply {
@@ -219,30 +215,12 @@ fn estimate_unless_counted(mut reply: Reply, body: &Value, messages: &[Value]) -
     if usage["prompt_tokens"].is_u64() || usage["completion_tokens"].is_u64() {
         return reply;
     }
-    let text_of = |v: &Value| match v {
-        Value::String(s) => s.chars().count(),
-        Value::Null => 0,
-        other => other.to_string().chars().count(),
-    };
-    let asked: usize = messages
-        .iter()
-        .map(|m| {
-            let calls = m["tool_calls"].as_array().map_or(0, |calls| {
-                calls.iter().map(|c| text_of(&c["function"]["arguments"])).sum()
-            });
-            text_of(&m["content"]) + calls
-        })
-        .sum();
-    let said = reply.content.as_deref().map_or(0, |c| c.chars().count())
-        + reply.reasoning.as_deref().map_or(0, |r| r.chars().count())
-        + reply
-            .tool_calls
-            .iter()
-            .map(|c| c.name.len() + c.arguments.chars().count())
-            .sum::<usize>();
-    let tokens = |chars: usize| (chars as f64 / CHARS_PER_TOKEN).ceil() as u64;
-    reply.usage.prompt = tokens(asked);
-    reply.usage.completion = tokens(said);
+    let said = reply.content.as_deref().map_or(0, str::len)
+        + reply.reasoning.as_deref().map_or(0, str::len)
+        + reply.tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>();
+    let rate = super::estimate::CHARS_PER_TOKEN;
+    reply.usage.prompt = super::estimate::tokens(messages, rate);
+    reply.usage.completion = super::estimate::of_chars(said, rate);
     reply.usage.estimated = true;
     reply
 }

@@ -2,6 +2,7 @@
 //! endpoint, and the scripted endpoint that stands in for a real model in tests and the demo.
 
 pub mod client;
+pub mod estimate;
 pub(crate) mod preflight;
 pub mod scripted;
 pub(crate) mod stream;

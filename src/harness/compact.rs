@@ -5,9 +5,9 @@
 
 use serde_json::{Value, json};
 
-/// Characters per token before a reply has said otherwise: the brain's, which estimates the
-/// counts of a server that gives none.
-pub use crate::brain::client::CHARS_PER_TOKEN;
+/// The estimate of a conversation's tokens, shared with the brain's estimate of a call whose
+/// server counts none.
+pub use crate::brain::estimate::{CHARS_PER_TOKEN, chars, tokens};
 /// Turns kept word for word at the end.
 pub const KEEP_TURNS: usize = 2;
 
@@ -27,25 +27,6 @@ pub struct Compacted {
     pub kept: Vec<String>,
     /// Messages the summary replaced.
     pub dropped: usize,
-}
-
-/// The characters a conversation sends: every message's text and tool call arguments.
-pub fn chars(messages: &[Value]) -> usize {
-    messages
-        .iter()
-        .map(|m| {
-            let text = m["content"].as_str().map_or(0, str::len);
-            let calls: usize = (m["tool_calls"].as_array().into_iter().flatten())
-                .map(|c| c["function"]["arguments"].as_str().map_or(0, str::len) + 16)
-                .sum();
-            text + calls + 8
-        })
-        .sum()
-}
-
-/// The tokens `messages` come to at `chars_per_token`.
-pub fn tokens(messages: &[Value], chars_per_token: f64) -> u64 {
-    (chars(messages) as f64 / chars_per_token.max(0.5)).ceil() as u64
 }
 
 /// The conversation with everything between its first two messages (system, task prompt)
