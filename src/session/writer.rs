@@ -204,6 +204,12 @@ impl SessionWriter {
         self.with(|log| log.fold.position(task).unwrap_or_default())
     }
 
+    /// The worker's window the log's compactions fitted to last (see
+    /// [`SummaryFold::learned_window`]).
+    pub fn learned_window(&self) -> Option<u64> {
+        self.with(|log| log.fold.learned_window())
+    }
+
     /// The highest turn the log numbers for `task` (see [`SummaryFold::turns_of`]).
     pub fn turns_of(&self, task: &str) -> u64 {
         self.with(|log| log.fold.turns_of(task))

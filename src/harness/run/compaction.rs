@@ -57,7 +57,10 @@ impl Lane {
         keeper: &WindowKeeper,
     ) -> Result<Option<TaskEnd>> {
         let (iter, attempt) = sc;
-        let window = keeper.named.or(self.shared.worker_window()).unwrap_or(0);
+        // The window a compaction of this run fitted to last (a server's, once one named it)
+        // comes from the log: later tasks fit to it before they meet a refusal themselves.
+        let learned = self.writer.learned_window();
+        let window = keeper.named.or(learned).or(self.shared.opts.worker_window).unwrap_or(0);
         let before = compact::tokens(messages, keeper.chars_per_token);
         let threshold = (window as f64 * self.shared.opts.compact_at) as u64;
         if trigger == "threshold" && (window == 0 || before <= threshold) {

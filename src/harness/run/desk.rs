@@ -32,19 +32,9 @@ pub struct Shared {
     /// the hands' cancel flag) and the run stops, resumable.
     pub interrupted: Arc<AtomicBool>,
     pub(super) started: Instant,
-    /// The worker's window a server named when it refused a request (0: none yet): every
-    /// task after it fits to it from its first turn, not after meeting the refusal itself.
-    pub(super) learned_window: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
-    /// The worker's window as the run knows it now: the one a server named, else the
-    /// configured or recorded one.
-    pub(super) fn worker_window(&self) -> Option<u64> {
-        let learned = self.learned_window.load(std::sync::atomic::Ordering::Relaxed);
-        (learned > 0).then_some(learned).or(self.opts.worker_window)
-    }
-
     /// Tasks not yet accepted or skipped, in plan order.
     pub fn unfinished(&self) -> Vec<String> {
         (self.plan.tasks.iter())

@@ -380,7 +380,6 @@ impl Run {
             records,
             interrupted: Arc::default(),
             started: Instant::now(),
-            learned_window: std::sync::atomic::AtomicU64::new(0),
         };
         Run {
             shared: Arc::new(shared),

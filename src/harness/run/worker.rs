@@ -275,9 +275,6 @@ impl Agent for WorkerTurns<'_> {
             // The window the server named is the one to fit, whatever was known before.
             if let Some(n) = crate::brain::client::window_named(detail) {
                 self.window.named = Some(n);
-                // Kept for the run: later tasks fit to it before they meet the refusal.
-                let learned = &self.run.shared.learned_window;
-                learned.store(n, std::sync::atomic::Ordering::Relaxed);
             }
             if let Some(end) = self.fit_window(iter, messages, "server")? {
                 return Ok(Err(end));
