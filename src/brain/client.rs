@@ -495,6 +495,10 @@ impl Brain {
     pub fn down_since(&self, role: Role) -> Option<Duration> {
         let e = self.endpoint(role)?;
         let down = self.down.lock().ok()?;
+        // Asked before every call: nothing failed (the usual case) costs no key made.
+        if down.is_empty() {
+            return None;
+        }
         let ago = down.get(&(role, format!("{} {}", e.base_url, e.model)))?.elapsed();
         (ago < DOWN_COOL_DOWN).then_some(ago)
     }
@@ -503,12 +507,12 @@ impl Brain {
         self.config.endpoints.get(&role)
     }
 
-    /// The endpoint `role` falls back on after the one it talks to now, if any is left.
     /// `role`'s fallbacks, in the order they are tried.
     pub fn fallbacks(&self, role: Role) -> &[Endpoint] {
         self.config.fallbacks.get(&role).map_or(&[], Vec::as_slice)
     }
 
+    /// The endpoint `role` falls back on after the one it talks to now, if any is left.
     pub fn next_fallback(&self, role: Role) -> Option<&Endpoint> {
         let list = self.config.fallbacks.get(&role)?;
         let now = self.endpoint(role)?;
