@@ -241,19 +241,12 @@ fn a_plan_whose_tasks_each_outgrow_the_window_finishes_with_compactions() {
     let accept = || accept_quoting("t{{task_n}}_0.txt", "// task {{task_n}} file 0");
     let evaluator = json!({"T-001": {"1": [loop_fixture::reject("weak_test")], "2": [accept()]}, "*": {"*": [accept()]}});
     let script = json!({"worker": worker, "evaluator": evaluator});
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let options = harrow::brain::scripted::Options {
         fast: true,
         window: Some(2500),
         ..harrow::brain::scripted::Options::default()
     };
-    let server = runtime
-        .block_on(harrow::brain::scripted::ScriptedServer::start_with(
-            harrow::brain::scripted::parse_script(&script.to_string()).unwrap(),
-            options,
-        ))
-        .unwrap();
+    let (_rt, server) = loop_fixture::serve_with(&script, options);
     // The evaluator's window is said, so its diff is cut to it; the worker's is learned.
     configure(tmp.path(), "[models]\nevaluator_context_window = 2500\n");
     let out =

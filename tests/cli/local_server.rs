@@ -5,8 +5,10 @@
 
 use crate::loop_fixture;
 
-use harrow::brain::scripted::{Options, ScriptedServer, parse_script};
-use loop_fixture::{accept, events_of, harrow_cmd, headless_run, repo_and_plan, write_and_submit};
+use harrow::brain::scripted::Options;
+use loop_fixture::{
+    accept, events_of, harrow_cmd, headless_run, repo_and_plan, serve_with, write_and_submit,
+};
 use serde_json::json;
 
 #[test]
@@ -16,14 +18,10 @@ fn a_runaway_reply_ends_at_the_cap_the_window_gives_and_the_task_goes_on() {
     let mut turns = vec![json!({"misbehave": "runaway", "chunk_delay_ms": 1})];
     turns.extend(write_and_submit(1).as_array().unwrap().iter().cloned());
     let script = json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"*": {"*": [accept()]}}});
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     // A llama.cpp server with a 2,048-token window, as `/props` says it.
     let props = json!({"default_generation_settings": {"n_ctx": 2048}});
-    let options = Options { fast: true, props: Some(props), ..Options::default() };
-    let server = runtime
-        .block_on(ScriptedServer::start_with(parse_script(&script.to_string()).unwrap(), options))
-        .unwrap();
+    let (_rt, server) =
+        serve_with(&script, Options { fast: true, props: Some(props), ..Options::default() });
     // Without the cap the runaway would go on to this limit: the test would take two minutes
     // and fail on the reply's time, not pass.
     std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
@@ -42,7 +40,6 @@ fn a_runaway_reply_ends_at_the_cap_the_window_gives_and_the_task_goes_on() {
     let nudged = worker[1].body.to_string();
     assert!(nudged.contains("cut off by the length limit"), "handled as a cut reply: {nudged}");
     assert_eq!(events_of(&dir.path(), "task_done").len(), 1, "the task went on and landed");
-    std::mem::forget(runtime);
 }
 
 /// A server that sends no `usage`, even when the stream asks for it (llama-cpp-python's): the
@@ -54,12 +51,8 @@ fn a_server_that_counts_no_tokens_has_them_estimated_and_shown_as_estimates() {
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let script =
         json!({"worker": {"*": {"*": write_and_submit(1)}}, "evaluator": {"*": {"*": [accept()]}}});
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let options = Options { fast: true, no_usage: true, ..Options::default() };
-    let server = runtime
-        .block_on(ScriptedServer::start_with(parse_script(&script.to_string()).unwrap(), options))
-        .unwrap();
+    let (_rt, server) =
+        serve_with(&script, Options { fast: true, no_usage: true, ..Options::default() });
     let out =
         headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
@@ -81,5 +74,4 @@ fn a_server_that_counts_no_tokens_has_them_estimated_and_shown_as_estimates() {
         tokens.contains("Tokens    ~") && tokens.contains("estimated from characters"),
         "{show}"
     );
-    std::mem::forget(runtime);
 }

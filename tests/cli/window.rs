@@ -4,7 +4,7 @@
 
 use crate::{loop_fixture, support};
 
-use harrow::brain::scripted::{Options, ScriptedServer, parse_script};
+use harrow::brain::scripted::{Options, ScriptedServer};
 use loop_fixture::{accept, harrow_cmd, headless_run, repo_and_plan, write_and_submit};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -27,12 +27,8 @@ fn run_asked(
     let (repo, plan) = repo_and_plan(tmp.path(), 1);
     let script =
         json!({"worker": {"*": {"*": write_and_submit(1)}}, "evaluator": {"*": {"*": [accept()]}}});
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let options = Options { fast: true, props, ..Options::default() };
-    let server = runtime
-        .block_on(ScriptedServer::start_with(parse_script(&script.to_string()).unwrap(), options))
-        .unwrap();
+    let (runtime, server) =
+        loop_fixture::serve_with(&script, Options { fast: true, props, ..Options::default() });
     std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
     std::fs::write(tmp.path().join("harrow/config.toml"), config).unwrap();
     let mut cmd = harrow_cmd(tmp.path(), &server.base_url());

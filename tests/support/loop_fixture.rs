@@ -200,10 +200,19 @@ pub fn run(tmp: &Path, setup: Setup) -> Outcome {
 /// Serves a script on a runtime of its own, for tests that run the binary; both live as long
 /// as the returned pair. `fast` drops the script's delays.
 pub fn serve(script: &Value, fast: bool) -> (tokio::runtime::Runtime, ScriptedServer) {
+    let options = harrow::brain::scripted::Options { fast, ..Default::default() };
+    serve_with(script, options)
+}
+
+/// [`serve`] with the server's other behaviour (a window it states or enforces, no usage…).
+pub fn serve_with(
+    script: &Value,
+    options: harrow::brain::scripted::Options,
+) -> (tokio::runtime::Runtime, ScriptedServer) {
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let server = runtime
-        .block_on(ScriptedServer::start(parse_script(&script.to_string()).unwrap(), fast))
+        .block_on(ScriptedServer::start_with(parse_script(&script.to_string()).unwrap(), options))
         .unwrap();
     (runtime, server)
 }
