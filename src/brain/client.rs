@@ -490,6 +490,19 @@ impl Brain {
         }
     }
 
+    /// The `max_tokens` `role`'s requests carry: the room a request must leave for its reply.
+    pub fn reply_cap(&self, role: Role) -> Option<u64> {
+        self.config.reply_cap(role)
+    }
+
+    /// Takes the window `role`'s conversation is fitted to from here on (one a server named,
+    /// one the run learned), so its replies are bounded by it too.
+    pub fn learn_window(&mut self, role: Role, window: u64) {
+        if window > 0 {
+            self.config.context_windows.insert(role, window);
+        }
+    }
+
     /// How long ago `role`'s endpoint as it is now failed, while that is within the
     /// cool-down.
     pub fn down_since(&self, role: Role) -> Option<Duration> {
@@ -886,28 +899,6 @@ fn megabytes(bytes: u64) -> String {
     }
 }
 
-/// Whether a refusal says the request is longer than the model's window, in any server's
-/// words: `OpenAI`'s `context_length_exceeded`, llama.cpp's `exceed_context_size_error` ("exceeds
-/// the available context size"), vLLM's and Ollama's "maximum context length" / "context
-/// length".
-fn too_long(code: &str, kind: &str, message: &str) -> bool {
-    let message = message.to_ascii_lowercase();
-    [code, kind].iter().any(|k| k.contains("context_length") || k.contains("context_size"))
-        || ["context length", "context size", "context window"].iter().any(|w| message.contains(w))
-}
-
-/// The window a "too long" refusal names, in any server's words: llama.cpp's "exceeds the
-/// available context size (4096 tokens)", `OpenAI`'s and vLLM's "maximum context length is
-/// 8192 tokens".
-pub fn window_named(detail: &str) -> Option<u64> {
-    let lower = detail.to_ascii_lowercase();
-    let after = ["context size (", "maximum context length is "]
-        .iter()
-        .find_map(|w| lower.find(w).map(|at| &lower[at + w.len()..]))?;
-    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok().filter(|n| *n > 0 && *n <= super::preflight::MAX_WINDOW)
-}
-
 pub(super) fn classify(
     e: OpenAIError,
     r: Role,
@@ -922,7 +913,7 @@ pub(super) fn classify(
             let code = api.api_error.code.clone().unwrap_or_default();
             let kind = api.api_error.r#type.clone().unwrap_or_default();
             let detail = api.api_error.message.clone();
-            let context = too_long(&code, &kind, &detail);
+            let context = super::refusal::too_long(&code, &kind, &detail);
             match status {
                 401 | 403 => {
                     BrainError::Unauthorized { role, base_url, status, key_var: r.key_var() }
@@ -955,24 +946,5 @@ pub(super) fn classify(
         other => {
             BrainError::Unreachable { role, base_url, detail: other.to_string(), status: None }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::window_named;
-
-    #[test]
-    fn a_too_long_refusal_names_its_window_in_each_servers_words() {
-        let llama = "request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it";
-        assert_eq!(window_named(llama), Some(4096));
-        let openai = "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.";
-        assert_eq!(window_named(openai), Some(8192));
-        assert_eq!(window_named("the context length was exceeded"), None, "no number: unknown");
-        assert_eq!(
-            window_named("maximum context length is 99999999999 tokens"),
-            None,
-            "not a window"
-        );
     }
 }

@@ -4,6 +4,7 @@
 pub mod client;
 pub mod estimate;
 pub(crate) mod preflight;
+pub mod refusal;
 pub mod scripted;
 pub(crate) mod stream;
 pub(crate) mod tls;

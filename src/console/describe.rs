@@ -321,7 +321,7 @@ fn operator_row(e: &Event, task: &str, iter: &str) -> Option<String> {
                 .unwrap_or_default()
         ),
         Payload::ContextCompacted(p) => format!(
-            "⇣ {task}{iter} context compacted: ~{} → ~{} tokens of {} ({})",
+            "⇣ {task}{iter} context compacted: ~{} → ~{} tokens of {} ({}){}",
             p.tokens_before.unwrap_or(0),
             p.tokens_after.unwrap_or(0),
             match p.window {
@@ -331,6 +331,10 @@ fn operator_row(e: &Event, task: &str, iter: &str) -> Option<String> {
             match p.trigger.as_deref() {
                 Some("server") => "the server said the request was too long",
                 _ => "before the request passed the threshold",
+            },
+            match p.cut.as_ref().map_or(0, Vec::len) {
+                0 => String::new(),
+                n => format!("; {n} long part(s) of the kept turns cut"),
             }
         ),
         Payload::ModelSwitch(p) => format!(

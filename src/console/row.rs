@@ -176,6 +176,23 @@ pub fn open(player: &mut Player, pos: usize) -> Result<RowView, String> {
             push_text(&mut lines, "Sent to the worker", n.content.as_deref().unwrap_or(""));
             format!("{task}: a nudge")
         }
+        Payload::ContextCompacted(c) => {
+            let figures = format!(
+                "~{} → ~{} tokens of a {}-token window; {} message(s) replaced",
+                c.tokens_before.unwrap_or(0),
+                c.tokens_after.unwrap_or(0),
+                c.window.unwrap_or(0),
+                c.dropped.unwrap_or(0)
+            );
+            push_text(&mut lines, "Rebuilt", &figures);
+            push_text(&mut lines, "Kept", &c.kept.as_deref().unwrap_or_default().join("\n"));
+            push_text(&mut lines, "Cut to fit", &c.cut.as_deref().unwrap_or_default().join("\n"));
+            let summary = (c.summary.as_deref()).unwrap_or(
+                "(not in this log: it was written before harrow logged the rebuilt message)",
+            );
+            push_text(&mut lines, "What the worker read in place of the dropped messages", summary);
+            format!("{task}: its conversation compacted")
+        }
         _ => {
             push_text(&mut lines, "Payload", &pretty(&event.payload_value()));
             format!("{task}: {}", event.kind)

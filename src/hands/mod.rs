@@ -236,6 +236,19 @@ impl Hands {
         args: &Value,
         sink: &mut S,
     ) -> std::io::Result<CallOutcome> {
+        self.call_within(scope, call_id, (name, args), None, sink)
+    }
+
+    /// [`Hands::call`] for a model whose window is small: an output longer than `cap` bytes
+    /// is cut to it with a note saying how to read the rest, and logged as the model saw it.
+    pub fn call_within<S: EventSink>(
+        &self,
+        scope: &Scope,
+        call_id: Option<&str>,
+        (name, args): (&str, &Value),
+        cap: Option<usize>,
+        sink: &mut S,
+    ) -> std::io::Result<CallOutcome> {
         let started = Instant::now();
         let call_id = call_id.map(str::to_owned);
         sink.emit(&ToolCall {
@@ -245,7 +258,10 @@ impl Hands {
             call_id: call_id.clone(),
             ..ToolCall::default()
         })?;
-        let outcome = self.run(scope, name, args, sink)?;
+        let mut outcome = self.run(scope, name, args, sink)?;
+        if let Some(cap) = cap {
+            outcome.output = tools::shorten::to_window(name, outcome.output, cap);
+        }
         let result = ToolResult {
             scope: scope.clone(),
             tool: Some(name.into()),

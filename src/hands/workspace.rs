@@ -159,7 +159,7 @@ pub struct FileDiff {
 
 /// One task's change: the worktree (untracked files included) against the commit the task
 /// started from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DiffInfo {
     /// The commit the change is measured from.
     pub base: String,
@@ -182,6 +182,15 @@ impl DiffInfo {
 
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
+    }
+
+    /// The change without the files at `paths`: what a compacted conversation shows beside
+    /// turns that hold those files whole already.
+    #[must_use]
+    pub fn without(&self, paths: &[String]) -> DiffInfo {
+        let files =
+            (self.files.iter()).filter(|f| !paths.contains(&f.stat.path)).cloned().collect();
+        DiffInfo { base: self.base.clone(), files, digest: self.digest.clone() }
     }
 
     /// The whole patch.

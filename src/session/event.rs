@@ -716,10 +716,11 @@ payload_struct!(
     /// harrow: the worker's conversation was rebuilt to fit its model's window — before a
     /// request would pass `[models] compact_at` of it (`trigger` `threshold`), or after the
     /// server said the request was too long (`server`): the tokens before and after (as
-    /// estimated), the window, and what was kept.
+    /// estimated), the window, what was kept, the message that replaced the dropped turns
+    /// (`summary`, as the worker read it) and what was cut from the kept turns to fit.
     ContextCompacted {
         trigger: String, tokens_before: u64, tokens_after: u64, window: u64, dropped: u64,
-        kept: Vec<String>,
+        kept: Vec<String>, summary: String, cut: Vec<String>,
     } scoped
 );
 payload_struct!(

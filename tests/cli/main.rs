@@ -46,6 +46,7 @@ mod rewind;
 mod scale_out;
 mod ship;
 mod ship_ssh;
+mod small_window;
 mod stats;
 mod steer;
 mod window;

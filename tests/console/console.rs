@@ -1687,3 +1687,49 @@ fn a_held_runs_status_line_keeps_what_it_waits_on_at_140_columns() {
     assert!(narrow.contains("waiting on you <time>  tasks"), "{narrow}");
     insta::assert_snapshot!("held_status_line_140", narrow);
 }
+
+/// Enter on a compaction's `⇣` row shows the message that replaced the dropped turns, as the
+/// worker read it, and what was cut to fit: text from the worker's own commands, so an escape
+/// in it never reaches the terminal.
+#[test]
+fn enter_on_a_compaction_shows_the_message_the_worker_read_in_place_of_its_turns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(HARROW_SESSION);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut log = std::fs::read_to_string(harrow_fixture().join("events.jsonl")).unwrap();
+    let summary = "[Your conversation so far was compacted to fit the model's context window: 6 earlier messages were replaced by this summary.]\n\nWhat you did before:\n- bash \"cargo test \u{1b}[2J\"\n- read_file \"src/lib.rs\"";
+    let compacted = serde_json::json!({"ts": "2026-11-22T08:07:00Z", "seq": 500, "type": "context_compacted",
+        "payload": {"task_id": "T-003", "iter": 2, "attempt": 1, "trigger": "threshold",
+            "tokens_before": 5000, "tokens_after": 1200, "window": 4096, "dropped": 6,
+            "kept": ["system prompt", "task prompt", "summary of 6 messages", "last 2 turn(s)"],
+            "summary": summary,
+            "cut": ["the output of read_file \"data/big.txt\": 13300 → 4100 characters"]}});
+    log.push_str(&compacted.to_string());
+    log.push('\n');
+    std::fs::write(dir.join("events.jsonl"), log).unwrap();
+    let mut app = App::open(&dir, HARROW_SESSION, f64::INFINITY, Look::built_in(true)).unwrap();
+    while !app.at_end() {
+        app.tick(10_000.0).unwrap();
+    }
+    app.sel.focus = Pane::Worker;
+    act(&mut app, Action::Search);
+    for c in "context compacted".chars() {
+        press(&mut app, key(KeyCode::Char(c)));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    app.sel.zoom = true;
+    let pane = screen(&mut app, 200, 30);
+    assert!(pane.contains("1 long part(s) of the kept turns cut"), "{pane}");
+    app.sel.zoom = false;
+    act(&mut app, Action::Inspect);
+    let Some(row) = app.views.top::<RowView>() else { panic!("no row view: {:?}", app.notice) };
+    let text = row.lines.join("\n");
+    assert!(text.contains("What the worker read in place of the dropped messages"), "{text}");
+    assert!(text.contains("6 earlier messages were replaced") && text.contains("- read_file"));
+    assert!(text.contains("data/big.txt\": 13300 → 4100 characters"), "{text}");
+    for (w, h) in [(100, 30), (60, 20)] {
+        let shown = screen(&mut app, w, h);
+        assert!(!shown.contains('\u{1b}'), "no escape reaches the screen");
+        insta::assert_snapshot!(format!("compaction_row_{w}x{h}"), shown);
+    }
+}

@@ -5,6 +5,7 @@ pub mod args;
 mod bash;
 pub mod files;
 mod search;
+pub mod shorten;
 
 use args::{Args, ToolError};
 use serde_json::{Value, json};

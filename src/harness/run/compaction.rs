@@ -7,9 +7,19 @@
 
 use super::Desk;
 use super::{Lane, Result, Task, TaskEnd, scope};
+use crate::brain::client::Role;
 use crate::harness::compact::{self, CHARS_PER_TOKEN, Record, compact};
 use crate::session::event::ContextCompacted;
 use serde_json::Value;
+
+/// The share of the threshold a rebuilt conversation aims at: room for a few turns before
+/// the next rebuild.
+const REBUILD_SHARE: f64 = 0.75;
+
+/// One tool output may take a fifth of the window.
+const TOOL_SHARE_DIVISOR: f64 = 5.0;
+/// The least a tool output is cut to, however small the window: less says too little.
+const MIN_TOOL_OUTPUT: usize = 1_000;
 
 /// What a task's conversation knows of its window.
 #[derive(Debug)]
@@ -44,6 +54,25 @@ impl WindowKeeper {
 }
 
 impl Lane {
+    /// The worker's window as this task knows it, 0 when unknown: the one its server named,
+    /// else the one a compaction of this run fitted to last (read from the log, so later
+    /// tasks fit to it before they meet a refusal themselves), else the configured or probed.
+    pub(super) fn worker_window(&self, keeper: &WindowKeeper) -> u64 {
+        let learned = || self.writer.learned_window();
+        keeper.named.or_else(learned).or(self.shared.opts.worker_window).unwrap_or(0)
+    }
+
+    /// The most of the window one tool output may take, in bytes, when the window is known:
+    /// a fifth of it, so that a read or a build log leaves room for the task and the turns
+    /// around it (and never more than a read returns anyway).
+    pub(super) fn tool_output_cap(&self, keeper: &WindowKeeper) -> Option<usize> {
+        let window = self.worker_window(keeper);
+        (window > 0).then(|| {
+            let share = (window as f64 * keeper.chars_per_token / TOOL_SHARE_DIVISOR) as usize;
+            share.clamp(MIN_TOOL_OUTPUT, crate::hands::tools::files::MAX_READ_CHARS)
+        })
+    }
+
     /// Rebuilds `messages` when the next request would pass the threshold of the worker's
     /// window (`trigger` `threshold`), or because the server refused it as too long
     /// (`server`, whatever the estimate says). The task's end when even the rebuilt
@@ -57,24 +86,28 @@ impl Lane {
         keeper: &WindowKeeper,
     ) -> Result<Option<TaskEnd>> {
         let (iter, attempt) = sc;
-        // The window a compaction of this run fitted to last (a server's, once one named it)
-        // comes from the log: later tasks fit to it before they meet a refusal themselves.
-        let learned = self.writer.learned_window();
-        let window = keeper.named.or(learned).or(self.shared.opts.worker_window).unwrap_or(0);
+        let window = self.worker_window(keeper);
+        self.brain.learn_window(Role::Worker, window);
         let before = compact::tokens(messages, keeper.chars_per_token);
-        let threshold = (window as f64 * self.shared.opts.compact_at) as u64;
+        // A request may fill `compact_at` of the window, and never the room the reply needs.
+        let reply = self.brain.reply_cap(Role::Worker).unwrap_or(0).min(window / 2);
+        let threshold = ((window as f64 * self.shared.opts.compact_at) as u64).min(window - reply);
         if trigger == "threshold" && (window == 0 || before <= threshold) {
             return Ok(None);
         }
+        // The rebuild aims below the threshold, so that the next turns have room before the
+        // next one; in characters, as the conversation is measured.
+        let budget = (window > 0)
+            .then_some((threshold as f64 * REBUILD_SHARE * keeper.chars_per_token) as usize);
         // The diff may take a quarter of the window, and never more than 6,000 characters.
-        let diff_chars = match window {
+        let diff_max = match window {
             0 => 6_000,
             w => ((w as f64 * keeper.chars_per_token / 4.0) as usize).min(6_000),
         };
-        let record = self.compaction_record(task, diff_chars);
-        let Some(rebuilt) = compact(messages, &record) else {
+        let record = self.compaction_record(task, diff_max);
+        let Some(rebuilt) = compact(messages, &record, budget) else {
             if window > 0 && before > window {
-                return self.too_long(task, attempt, before, window).map(Some);
+                return self.too_long(task, attempt, messages, keeper, window).map(Some);
             }
             return Ok(None);
         };
@@ -87,32 +120,44 @@ impl Lane {
             window: Some(window),
             dropped: Some(rebuilt.dropped as u64),
             kept: Some(rebuilt.kept),
+            summary: Some(rebuilt.summary),
+            cut: Some(rebuilt.cut).filter(|c| !c.is_empty()),
             ..ContextCompacted::default()
         })?;
         *messages = rebuilt.messages;
         if window > 0 && after > window {
-            return self.too_long(task, attempt, after, window).map(Some);
+            return self.too_long(task, attempt, messages, keeper, window).map(Some);
         }
         Ok(None)
     }
 
     /// What a rebuilt conversation says beside the messages: the diff as it stands (cut to
     /// `diff_chars`, files named) and the verdicts that still stand.
-    fn compaction_record(&self, task: &Task, diff_chars: usize) -> Record {
+    fn compaction_record(&self, task: &Task, diff_max: usize) -> Record {
         let diff = (self.task_base(&task.id).ok())
             .and_then(|base| self.task_diff(&base).ok())
-            .map(|d| d.excerpt(diff_chars))
             .unwrap_or_default();
         let verdicts = (self.ledger_standing(&task.id).iter())
             .map(|e| format!("{}. {}", e.attempt, e.verdict.summary()))
             .collect();
-        Record { diff, verdicts }
+        Record { diff, diff_max, verdicts }
     }
 
-    /// Holds a task whose conversation does not fit its model's window even rebuilt.
-    fn too_long(&mut self, task: &Task, attempt: u64, tokens: u64, window: u64) -> Result<TaskEnd> {
+    /// Holds a task whose conversation does not fit its model's window even rebuilt: what
+    /// is left is the task's own prompt and what harrow keeps of the work, so the fix is a
+    /// larger window or a smaller task.
+    fn too_long(
+        &mut self,
+        task: &Task,
+        attempt: u64,
+        messages: &[Value],
+        keeper: &WindowKeeper,
+        window: u64,
+    ) -> Result<TaskEnd> {
+        let tokens = compact::tokens(messages, keeper.chars_per_token);
+        let own = compact::tokens(&messages[..2.min(messages.len())], keeper.chars_per_token);
         let why = format!(
-            "the task's conversation does not fit the worker's context window even rebuilt (~{tokens} tokens of {window}): give the model a larger window (llama.cpp: -c), or split the task"
+            "the task's conversation does not fit the worker's context window even rebuilt (~{tokens} tokens of {window}; the task's prompt alone is ~{own}): give the model a larger window (llama.cpp: -c, Ollama: num_ctx, vLLM: --max-model-len), or split the task"
         );
         self.hold(&task.id, &why, attempt)
     }

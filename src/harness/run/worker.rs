@@ -273,8 +273,13 @@ impl Agent for WorkerTurns<'_> {
         {
             self.window.compacted_for_server = true;
             // The window the server named is the one to fit, whatever was known before.
-            if let Some(n) = crate::brain::client::window_named(detail) {
+            if let Some(n) = crate::brain::refusal::window_named(detail) {
                 self.window.named = Some(n);
+            }
+            // The refusal counted the request: the estimate is calibrated by it before the
+            // rebuild, whether or not the server counts anything in its replies.
+            if let Some(asked) = crate::brain::refusal::prompt_named(detail) {
+                self.window.calibrate(messages, asked);
             }
             if let Some(end) = self.fit_window(iter, messages, "server")? {
                 return Ok(Err(end));
@@ -288,7 +293,9 @@ impl Agent for WorkerTurns<'_> {
         match answer {
             Ok(reply) => {
                 self.turn += 1;
-                self.window.calibrate(messages, reply.usage.prompt);
+                if !reply.usage.estimated {
+                    self.window.calibrate(messages, reply.usage.prompt);
+                }
                 Ok(Ok(reply))
             }
             // Still too long after the rebuild: a person decides (a larger window, a split).
@@ -337,9 +344,11 @@ impl Agent for WorkerTurns<'_> {
             self.run.guard_before();
         }
         let sc = self.scope(iter);
+        let cap = self.run.tool_output_cap(&self.window);
         let run = &mut *self.run;
+        let named = (call.name.as_str(), args);
         let mut output =
-            run.hands.call(&sc, Some(&call.id), &call.name, args, &mut run.writer)?.output;
+            run.hands.call_within(&sc, Some(&call.id), named, cap, &mut run.writer)?.output;
         if guarded {
             match self.run.guard_git(&self.task.id, &sc, &call.name)? {
                 Guarded::Clean => {}
