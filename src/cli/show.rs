@@ -73,6 +73,12 @@ fn usage_line(u: &Usage) -> String {
         0 => total,
         n => format!("~{total} ({n} call(s) estimated from characters: the server sent no usage)"),
     };
+    // What the server did not count, it did not price either: that cost is unknown.
+    let cost = match (u.estimated, u.cost) {
+        (0, c) => dollars(c),
+        (_, 0.0) => "cost unknown".to_owned(),
+        (_, c) => format!("{}+? (the estimated calls' cost unknown)", dollars(c)),
+    };
     format!(
         "{} (prompt {} · completion {} · cached {} · reasoning {})  {}",
         total,
@@ -80,7 +86,7 @@ fn usage_line(u: &Usage) -> String {
         thousands(u.eval),
         thousands(u.cached),
         thousands(u.reasoning),
-        dollars(u.cost)
+        cost
     )
 }
 

@@ -113,7 +113,13 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ),
         _ => String::new(),
     };
-    let tail = format!("{tokens} tok{window}  ${cost:.3}{switched}");
+    // Calls a server did not count cost nothing harrow knows of: their cost is unknown.
+    let cost = match (fold.estimated_calls(), cost) {
+        (0, c) => format!("${c:.3}"),
+        (_, 0.0) => "$?".to_owned(),
+        (_, c) => format!("${c:.3}+?"),
+    };
+    let tail = format!("{tokens} tok{window}  {cost}{switched}");
     // A held or asking run's line names its task: its attempt and the event count go first,
     // then its key list (the hint line has the keys), so what it waits on, and for how long,
     // stays whole.

@@ -74,4 +74,5 @@ fn a_server_that_counts_no_tokens_has_them_estimated_and_shown_as_estimates() {
         tokens.contains("Tokens    ~") && tokens.contains("estimated from characters"),
         "{show}"
     );
+    assert!(tokens.ends_with("cost unknown"), "no usage, no price: {tokens}");
 }

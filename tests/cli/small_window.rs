@@ -176,3 +176,61 @@ fn a_task_writing_three_kilobyte_files_keeps_going_in_a_3500_token_window() {
     let compacted = one_task_in(3_500, 60, &writes(6, 3_000));
     assert!(!compacted.is_empty(), "the premise: the window was filled");
 }
+
+/// A window learned from a server's 400 is recorded with the compaction it made, so a run
+/// resumed after a stop knows it from its first request: its replies are bounded by it, its
+/// reads cut to it, and it never meets the refusal again.
+#[test]
+fn a_window_learned_from_a_refusal_is_known_to_the_resumed_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, plan) = repo_and_plan(tmp.path(), 2);
+    large_files(&repo, 4);
+    let mut second = reads_then_writes(2, 2);
+    // T-002's first request meets a server that is down once: the run stops there.
+    second[0]["http_status"] = json!(503);
+    second[0]["times"] = json!(1);
+    let script = json!({
+        "worker": {"T-001": {"*": reads_then_writes(1, 4)}, "T-002": {"*": second}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let options = Options { fast: true, window: Some(7_500), no_usage: true, ..Options::default() };
+    let (_rt, server) = serve_with(&script, options);
+    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
+    std::fs::write(
+        tmp.path().join("harrow/config.toml"),
+        "[models]\nmax_tries = 1\nretry_base_ms = 10\n",
+    )
+    .unwrap();
+    let out =
+        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "the premise: the run stopped at T-002: {stdout}");
+    let dir = only_session(tmp.path());
+    assert_eq!(events_of(&dir, "task_done").len(), 1, "{stdout}");
+    let learned = events_of(&dir, "context_compacted");
+    assert!(learned.iter().any(|c| c["trigger"] == "server" && c["window"] == 7_500));
+
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let resumed = harrow_cmd(tmp.path(), &server.base_url())
+        .args(["resume", &id, "--headless", "--no-validators"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&resumed.stdout);
+    assert!(resumed.status.success(), "{said}\n{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(events_of(&dir, "task_done").len(), 2, "{said}");
+    let refused = events_of(&dir, "model_call")
+        .into_iter()
+        .filter(|c| c["error_class"] == "context_exceeded" && c["task_id"] == "T-002")
+        .count();
+    assert_eq!(refused, 0, "the resumed run fits to the learned window");
+    let asked: Vec<_> = (server.received().into_iter())
+        .filter(|r| r.role == "worker" && r.task == "T-002")
+        .collect();
+    let last = asked.last().unwrap();
+    assert_eq!(last.body["max_tokens"], 1_875, "its replies bounded by the learned window");
+    let read = events_of(&dir, "tool_result")
+        .into_iter()
+        .find(|r| r["task_id"] == "T-002" && r["tool"] == "read_file")
+        .unwrap();
+    assert!(read["output"].as_str().unwrap().contains("cut to fit the model's context window"));
+}
