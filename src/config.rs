@@ -500,7 +500,7 @@ impl Config {
             ("context_window", config.models.context_window),
             ("evaluator_context_window", config.models.evaluator_context_window),
         ] {
-            if let Some(n) = n.filter(|n| *n == 0 || *n > crate::brain::preflight::MAX_WINDOW) {
+            if let Some(n) = n.filter(|n| *n == 0 || *n > crate::brain::refusal::MAX_WINDOW) {
                 return Err(format!(
                     "[models] {key} = {n}: give the model's context window in tokens (1 to 10,000,000), or leave it out to ask the server"
                 ));

@@ -8,6 +8,7 @@
 //! failure becomes a [`BrainError`] that says what to do. API keys live only in the client's
 //! configuration: never in an event, a log line or an error.
 
+use super::request::{ChatRequest, StreamOptions};
 use super::stream;
 use super::transport::{self, Notes, Transport};
 use crate::session::event::ToolCallRecord;
@@ -19,27 +20,6 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-
-/// A chat request as it is sent: borrowed from the conversation, so a long conversation is not
-/// copied into a request for every call (and again for a streamed one).
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-pub(crate) struct ChatRequest<'a> {
-    model: &'a str,
-    messages: &'a [Value],
-    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
-    tools: &'a [Value],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_tokens: Option<u64>,
-    stream: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stream_options: Option<StreamOptions>,
-}
-
-/// What a streamed request asks for beside the reply: its usage, in the last chunk.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-pub(crate) struct StreamOptions {
-    include_usage: bool,
-}
 
 /// Who is calling: each role has its own endpoint, key and model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

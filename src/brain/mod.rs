@@ -5,6 +5,7 @@ pub mod client;
 pub mod estimate;
 pub(crate) mod preflight;
 pub mod refusal;
+mod request;
 pub mod scripted;
 pub(crate) mod stream;
 pub(crate) mod tls;

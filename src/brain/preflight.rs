@@ -76,10 +76,6 @@ impl Brain {
     }
 }
 
-/// The largest context window a model is believed to have: past it, a number is a typo or
-/// garbage.
-pub const MAX_WINDOW: u64 = 10_000_000;
-
 /// The most of a `/props` answer that is read.
 const PROPS_MAX_BYTES: usize = 1 << 20;
 
@@ -103,7 +99,7 @@ impl Brain {
         let endpoint = self.endpoint(role)?;
         let base = endpoint.base_url.trim_end_matches('/');
         let root = base.strip_suffix("/v1").unwrap_or(base);
-        let sane = |n: Option<u64>| n.filter(|n| (1..=MAX_WINDOW).contains(n));
+        let sane = |n: Option<u64>| n.filter(|n| (1..=super::refusal::MAX_WINDOW).contains(n));
         let ask = |url: String| {
             let mut get = self.http.get(url).timeout(std::time::Duration::from_secs(5));
             if let Some(key) = endpoint.api_key.as_deref().filter(|k| !k.is_empty()) {

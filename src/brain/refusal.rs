@@ -2,6 +2,10 @@
 //! the window, the window itself, and what the request came to — so a conversation is rebuilt
 //! to the window the server has, with an estimate calibrated by the server's own count.
 
+/// The largest context window a model is believed to have: past it, a number is a typo or
+/// garbage.
+pub const MAX_WINDOW: u64 = 10_000_000;
+
 /// Whether a refusal says the request is longer than the model's window, in any server's
 /// words: `OpenAI`'s `context_length_exceeded`, llama.cpp's `exceed_context_size_error` ("exceeds
 /// the available context size"), vLLM's and Ollama's "maximum context length" / "context
@@ -21,7 +25,7 @@ pub fn window_named(detail: &str) -> Option<u64> {
         .iter()
         .find_map(|w| lower.find(w).map(|at| &lower[at + w.len()..]))?;
     let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok().filter(|n| *n > 0 && *n <= super::preflight::MAX_WINDOW)
+    digits.parse().ok().filter(|n| *n > 0 && *n <= MAX_WINDOW)
 }
 
 /// The tokens a "too long" refusal says the request came to, in any server's words:
@@ -32,7 +36,7 @@ pub fn prompt_named(detail: &str) -> Option<u64> {
     let lower = detail.to_ascii_lowercase();
     let number_at = |at: usize| -> Option<u64> {
         let digits: String = lower[at..].chars().take_while(char::is_ascii_digit).collect();
-        digits.parse().ok().filter(|n| *n > 0 && *n <= super::preflight::MAX_WINDOW)
+        digits.parse().ok().filter(|n| *n > 0 && *n <= MAX_WINDOW)
     };
     let before = |word: &str| -> Option<u64> {
         let end = lower.find(word)?;

@@ -191,7 +191,7 @@ fn refuses_streaming(e: &OpenAIError) -> bool {
 pub async fn receive(
     client: &Client<OpenAIConfig>,
     headers: HeaderMap,
-    request: &super::client::ChatRequest<'_>,
+    request: &super::request::ChatRequest<'_>,
     silence: Duration,
     max_tool_calls: usize,
     mut on_chunk: impl FnMut(&Partial),

@@ -2,7 +2,7 @@
 //! and what a run or a resume makes of `--agent` and `[agent]`.
 
 use super::UsageError;
-use super::run::{ModelArgs, RunFlags};
+use super::run_flags::{ModelArgs, RunFlags};
 use crate::agent::known::{KNOWN, on_path};
 use crate::config::Config;
 use std::io::Write;

@@ -18,6 +18,7 @@ mod replay;
 mod resume;
 mod review;
 pub mod run;
+pub mod run_flags;
 mod sessions;
 pub(crate) mod ship;
 mod show;

@@ -4,7 +4,8 @@
 //! accepted (`--accept`, or `y` when asked on a terminal).
 
 use super::UsageError;
-use super::run::{ModelArgs, brain_config};
+use super::run::brain_config;
+use super::run_flags::ModelArgs;
 use crate::brain::client::Brain;
 use crate::config::Config;
 use crate::hands::workspace::Workspace;

@@ -6,7 +6,8 @@
 
 use super::SessionArg;
 use super::format::{dollars, thousands};
-use super::run::{ModelArgs, brain_config};
+use super::run::brain_config;
+use super::run_flags::ModelArgs;
 use crate::brain::client::Brain;
 use crate::harness::rejudge::{Agreement, Answer, Asking, Ruled, ask, compare, history};
 use crate::printable;

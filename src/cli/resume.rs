@@ -1,6 +1,7 @@
 //! `harrow resume ID`: continue a session after a clean stop or a crash.
 
-use super::run::{ModelArgs, RunFlags, brain_config, drive};
+use super::run::{brain_config, drive};
+use super::run_flags::{ModelArgs, RunFlags};
 use super::{SessionArg, UsageError};
 use crate::brain::client::Brain;
 use crate::config::Config;

@@ -130,7 +130,7 @@ pub fn pr_verb(args: &PrArgs) -> Result<ExitCode> {
 pub fn after_run(
     id: &str,
     dir: &std::path::Path,
-    flags: &super::run::RunFlags,
+    flags: &super::run_flags::RunFlags,
     code: ExitCode,
     forge: &crate::config::ForgeSection,
 ) -> ExitCode {
@@ -163,7 +163,7 @@ pub fn after_run(
 /// Pushes (and opens the pull request) when every task finished; otherwise says why not.
 fn ship_finished(
     found: &crate::session::discover::Found,
-    flags: &super::run::RunFlags,
+    flags: &super::run_flags::RunFlags,
     forge: &crate::config::ForgeSection,
 ) -> Result<(Vec<String>, serde_json::Map<String, Value>), String> {
     let ship = Shipment::read(found).map_err(|e| e.to_string())?;

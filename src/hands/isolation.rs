@@ -149,7 +149,7 @@ impl Isolation {
     pub fn wrap(&self, command: &str, cwd: &Path) -> Vec<String> {
         match self {
             Isolation::None { .. } | Isolation::Landlock { .. } => {
-                crate::hands::process::shell(command)
+                vec!["sh".into(), "-c".into(), command.into()]
             }
             Isolation::Bwrap { .. } => {
                 let mut argv = self.bwrap_prefix(cwd, false);

@@ -286,11 +286,6 @@ impl Captured {
     }
 }
 
-/// `sh -c COMMAND`.
-pub fn shell(command: &str) -> Vec<String> {
-    vec!["sh".into(), "-c".into(), command.into()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,7 +293,7 @@ mod tests {
     fn sh(cmd: &str, timeout_ms: u64, cap: usize) -> ProcessOutcome {
         let dir = std::env::temp_dir();
         run(&Spec {
-            argv: shell(cmd),
+            argv: vec!["sh".into(), "-c".into(), cmd.into()],
             cwd: &dir,
             timeout: Duration::from_millis(timeout_ms),
             output_cap: cap,

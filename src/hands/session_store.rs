@@ -16,7 +16,7 @@
 //! model call, and a fleet on a large repository its size again per session.
 
 use super::repo_pool::{self, Pooled};
-use super::workspace::{WorkspaceError, git};
+use super::workspace::{Kept, Workspace, WorkspaceError, git};
 use git2::{Oid, Repository};
 use std::path::{Path, PathBuf};
 
@@ -68,6 +68,20 @@ impl SessionStore {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// Copies a kept attempt of `from` into the session's copy of its git state, under the
+    /// same ref, outside the worktree's reach under a sandbox, so the work a verdict names can
+    /// still be shown and landed if the source repository's copy is pruned or forged — and
+    /// brought to another machine's clone.
+    pub fn copy_kept_from(&self, from: &Workspace, kept: &Kept) -> Result<(), WorkspaceError> {
+        self.copy(&*from.repo()?, &kept.refname, kept.oid, from.base_oid()?)
+    }
+
+    /// Copies `from`'s session branch as it is now into the session's copy of its git state:
+    /// at the session's start and after every landing, so the branch outlives the clone.
+    pub fn copy_branch_from(&self, from: &Workspace, branch: &str) -> Result<(), WorkspaceError> {
+        self.copy_branch(&*from.repo()?, branch, from.base_oid()?)
     }
 
     /// Copies the commit `oid` of `source`, with every object it needs that the copy lacks

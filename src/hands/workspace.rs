@@ -3,7 +3,6 @@
 //! worktree entry and nothing else; its working tree is never touched, and nothing is merged.
 
 use super::repo_pool::{self, Pooled};
-use super::session_store::SessionStore;
 use git2::{
     BranchType, DiffOptions, ObjectType, Oid, Repository, Signature, StatusOptions,
     WorktreeAddOptions,
@@ -598,23 +597,9 @@ impl Workspace {
         Ok(Kept { refname, oid })
     }
 
-    /// Copies a kept attempt into the session's copy of its git state, under the same ref,
-    /// outside the worktree's reach under a sandbox, so the work a verdict names can still be
-    /// shown and landed if the source repository's copy is pruned or forged — and brought to
-    /// another machine's clone.
-    pub fn copy_kept(&self, into: &SessionStore, kept: &Kept) -> Result<(), WorkspaceError> {
-        into.copy(&*self.repo()?, &kept.refname, kept.oid, self.base_oid()?)
-    }
-
     /// The session's base commit as an object id.
-    fn base_oid(&self) -> Result<Oid, WorkspaceError> {
+    pub(super) fn base_oid(&self) -> Result<Oid, WorkspaceError> {
         Oid::from_str(&self.base).map_err(git(format!("read the session's base {}", self.base)))
-    }
-
-    /// Copies the session branch as it is now into the session's copy of its git state: at
-    /// the session's start and after every landing, so the branch outlives the clone.
-    pub fn copy_branch(&self, into: &SessionStore, branch: &str) -> Result<(), WorkspaceError> {
-        into.copy_branch(&*self.repo()?, branch, self.base_oid()?)
     }
 
     /// Puts the worktree's files back as they were in `commit` (kept by [`Workspace::keep`]),

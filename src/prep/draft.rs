@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 
+/// How the seed file names the interview that wrote the plan.
+pub const PREP_MARK: &str = "harrow prep session";
+
 /// The overview's parts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -213,7 +216,7 @@ impl Draft {
             );
             files.push((format!("{}-{}.md", t.id, slug(&t.title)), text));
         }
-        let mark = format!("<!-- {} {session} -->\n", super::write::PREP_MARK);
+        let mark = format!("<!-- {PREP_MARK} {session} -->\n");
         files.push(("seed.md".to_owned(), mark + &self.seed()));
         files
     }

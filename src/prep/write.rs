@@ -46,14 +46,11 @@ fn git(e: git2::Error) -> WriteError {
     WriteError::Git(e.message().to_owned())
 }
 
-/// How the seed file names the interview that wrote the plan.
-pub const PREP_MARK: &str = "harrow prep session";
-
 /// The interview a plan's seed file names, if it names one.
 pub fn prep_session(seed: &str) -> Option<&str> {
     let line = seed.lines().next()?.trim();
     let inner = line.strip_prefix("<!--")?.strip_suffix("-->")?.trim();
-    inner.strip_prefix(PREP_MARK).map(str::trim).filter(|id| !id.is_empty())
+    inner.strip_prefix(super::draft::PREP_MARK).map(str::trim).filter(|id| !id.is_empty())
 }
 
 /// The folder a feature's plan goes in.

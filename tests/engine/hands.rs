@@ -195,7 +195,7 @@ fn a_kept_attempt_copied_to_the_session_folder_holds_everything_the_session_made
         std::fs::create_dir_all(ws.worktree.join(format!("pkg{n}"))).unwrap();
         std::fs::write(ws.worktree.join(format!("pkg{n}/m.py")), text).unwrap();
         let k = ws.keep(&format!("T-00{n}/1"), &start, "judged").unwrap();
-        ws.copy_kept(&store, &k).unwrap();
+        store.copy_kept_from(&ws, &k).unwrap();
         kept.push(k);
         if n == 1 {
             let diff = ws.diff_from(&start).unwrap();
@@ -227,7 +227,7 @@ fn a_kept_attempt_copied_to_the_session_folder_holds_everything_the_session_made
     let shown = with_base(&["diff", &start, &kept[2].refname, "--", "a.py", "pkg2/m.py"]);
     assert!(shown.contains("+A = 3") && shown.contains("pkg2/m.py"), "{shown}");
     let again = ws.keep("T-002/1", &start, "judged again, unchanged").unwrap();
-    ws.copy_kept(&store, &again).unwrap();
+    store.copy_kept_from(&ws, &again).unwrap();
     assert_eq!(
         std::fs::read_dir(copy.join("objects/pack")).unwrap().count(),
         packs + 2,

@@ -37,7 +37,7 @@ fn session_cut(tmp: &Path) -> (Workspace, SessionStore) {
     let session = tmp.join("sessions").join(ID);
     let (ws, _) = Workspace::create(&src, &session.join("workspace"), ID).unwrap();
     let store = SessionStore::of(&session);
-    ws.copy_branch(&store, &ws.branch).unwrap();
+    store.copy_branch_from(&ws, &ws.branch).unwrap();
     (ws, store)
 }
 
@@ -52,11 +52,11 @@ impl Moved {
             .commit_task("T-001", "B", ID, Review::Accepted, Some(&start), Some(&diff.digest))
             .unwrap()
             .unwrap();
-        ws.copy_branch(&store, &ws.branch).unwrap();
+        store.copy_branch_from(&ws, &ws.branch).unwrap();
         std::fs::write(ws.worktree.join("a.txt"), "a, judged\n").unwrap();
         let tip = ws.tip().unwrap();
         let k = ws.keep("T-002/1", &tip, "judged").unwrap();
-        ws.copy_kept(&store, &k).unwrap();
+        store.copy_kept_from(&ws, &k).unwrap();
         // The log that landed and kept them: what a move brings is held to it.
         let log = [
             format!(
@@ -186,7 +186,7 @@ fn a_link_in_place_of_the_sessions_git_copy_is_neither_written_through_nor_read(
     git(m.tmp.path(), &["init", "-q", "--bare", elsewhere.to_str().unwrap()]);
     std::fs::remove_dir_all(m.store.path()).unwrap();
     std::os::unix::fs::symlink(&elsewhere, m.store.path()).unwrap();
-    assert!(m.ws.copy_branch(&m.store, &m.ws.branch).is_err(), "refused, not followed");
+    assert!(m.store.copy_branch_from(&m.ws, &m.ws.branch).is_err(), "refused, not followed");
     let written = git(&elsewhere, &["for-each-ref"]);
     assert!(written.trim().is_empty(), "nothing reached the linked repository: {written}");
     m.lose_first();
@@ -285,7 +285,7 @@ fn a_copy_cut_short_is_made_again_and_one_planted_with_a_link_inside_is_refused(
     let copy = m.store.path().to_path_buf();
     std::fs::remove_dir_all(&copy).unwrap();
     std::fs::create_dir_all(copy.join("objects")).unwrap();
-    m.ws.copy_branch(&m.store, &m.ws.branch).unwrap();
+    m.store.copy_branch_from(&m.ws, &m.ws.branch).unwrap();
     let branch = format!("refs/heads/{}", m.ws.branch);
     let copy_dir = copy.to_str().unwrap();
     assert_eq!(
@@ -297,7 +297,7 @@ fn a_copy_cut_short_is_made_again_and_one_planted_with_a_link_inside_is_refused(
     std::fs::remove_dir_all(&copy).unwrap();
     std::fs::create_dir_all(&copy).unwrap();
     std::os::unix::fs::symlink(&elsewhere, copy.join("objects")).unwrap();
-    assert!(m.ws.copy_branch(&m.store, &m.ws.branch).is_err(), "refused, not followed");
+    assert!(m.store.copy_branch_from(&m.ws, &m.ws.branch).is_err(), "refused, not followed");
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written through it");
 }
 
@@ -309,7 +309,7 @@ fn a_planted_base_file_is_neither_written_through_nor_waited_on() {
     std::fs::write(&victim, "precious\n").unwrap();
     std::fs::remove_file(&named).unwrap();
     std::os::unix::fs::symlink(&victim, &named).unwrap();
-    m.ws.copy_branch(&m.store, &m.ws.branch).unwrap();
+    m.store.copy_branch_from(&m.ws, &m.ws.branch).unwrap();
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "not written through");
     assert_eq!(std::fs::read_to_string(&named).unwrap().trim(), m.ws.base, "replaced");
     std::fs::remove_file(&named).unwrap();

@@ -311,33 +311,67 @@ fn graph(src: &Path) -> Graph {
 
 /// [`graph`], with some files' text replaced (a path relative to `src` → the text read).
 fn graph_with(src: &Path, planted: &BTreeMap<PathBuf, String>) -> Graph {
+    let crate_files = walk(src, planted);
+    let roots: BTreeSet<&String> = crate_files.iter().filter_map(|f| f.module.first()).collect();
     let mut graph = Graph::new();
+    for file in &crate_files {
+        let Some(top) = file.module.first() else { continue };
+        graph.entry(top.clone()).or_default();
+        for (path, line) in &file.named {
+            if let Some(dep) = path.first().filter(|d| roots.contains(d) && *d != top) {
+                let at = format!("src/{}:{line}", file.rel);
+                graph.get_mut(top).unwrap().entry(dep.clone()).or_insert(at);
+            }
+        }
+    }
+    graph
+}
+
+/// One file of the crate: its module path, where it is, and every path it names.
+struct CrateFile {
+    module: Vec<String>,
+    rel: String,
+    named: Vec<(Vec<String>, usize)>,
+}
+
+/// Every file of the crate under `src`, from its `lib.rs`, module by module.
+fn walk(src: &Path, planted: &BTreeMap<PathBuf, String>) -> Vec<CrateFile> {
+    let mut files = Vec::new();
     let mut queue = vec![(src.join("lib.rs"), Vec::<String>::new())];
-    let mut roots = BTreeSet::new();
-    let mut named = Vec::new();
     while let Some((file, module)) = queue.pop() {
         let planted_text = file.strip_prefix(src).ok().and_then(|rel| planted.get(rel));
-        let (named_here, children) = match planted_text {
+        let (named, children) = match planted_text {
             Some(text) => read_file(&file, &module, text),
             None => cached(&file, &module),
         };
         for (child, path) in children {
-            if child.len() == 1 {
-                roots.insert(child[0].clone());
-            }
             queue.push((module_file(&file, &child, path.as_deref()), child));
         }
-        if let Some(top) = module.first() {
-            let rel = file.strip_prefix(src).unwrap_or(&file).display().to_string();
-            graph.entry(top.clone()).or_default();
-            for (path, line) in named_here {
-                named.push((top.clone(), path, format!("src/{rel}:{line}")));
-            }
-        }
+        let rel = file.strip_prefix(src).unwrap_or(&file).display().to_string();
+        files.push(CrateFile { module, rel, named });
     }
-    for (top, path, at) in named {
-        if let Some(dep) = path.first().filter(|d| roots.contains(*d) && **d != top) {
-            graph.get_mut(&top).unwrap().entry(dep.clone()).or_insert(at);
+    files
+}
+
+/// Which files use which, by the paths they name: an edge from each file to the file that
+/// defines the module a path goes through, its own ancestors and descendants left out (a
+/// `mod.rs` and its children are one folder's face and rooms, as `farm-studio look` draws
+/// them).
+fn file_graph(files: &[CrateFile]) -> Graph {
+    let by_module: BTreeMap<&[String], &str> =
+        files.iter().map(|f| (f.module.as_slice(), f.rel.as_str())).collect();
+    let mut graph = Graph::new();
+    for file in files {
+        let edges = graph.entry(file.rel.clone()).or_default();
+        for (path, line) in &file.named {
+            let owner =
+                (1..=path.len()).rev().find_map(|n| by_module.get(&path[..n]).map(|r| (n, *r)));
+            let Some((n, rel)) = owner else { continue };
+            let related =
+                path[..n].starts_with(&file.module) || file.module.starts_with(&path[..n]);
+            if !related {
+                edges.entry(rel.to_owned()).or_insert_with(|| format!("src/{}:{line}", file.rel));
+            }
         }
     }
     graph
@@ -378,7 +412,7 @@ fn visit(node: &str, graph: &Graph, open: &mut Vec<String>, done: &mut BTreeSet<
         return;
     }
     if let Some(at) = open.iter().position(|n| n == node) {
-        panic!("the modules use each other in a cycle: {} → {node}", open[at..].join(" → "));
+        panic!("these use each other in a cycle: {} → {node}", open[at..].join(" → "));
     }
     open.push(node.to_owned());
     for dep in graph.get(node).into_iter().flat_map(BTreeMap::keys) {
@@ -395,6 +429,32 @@ fn the_modules_form_no_cycle() {
     for node in graph.keys() {
         visit(node, &graph, &mut Vec::new(), &mut done);
     }
+}
+
+/// Inside a module too, no two files use each other, however far round: a circle of files is
+/// a type or a constant in the wrong one. A circle planted in two files is found.
+#[test]
+fn the_files_form_no_circle() {
+    let src = src();
+    let graph = file_graph(&walk(&src, &BTreeMap::new()));
+    assert!(graph.len() > 100, "read the crate's files: {}", graph.len());
+    let mut done = BTreeSet::new();
+    for node in graph.keys() {
+        visit(node, &graph, &mut Vec::new(), &mut done);
+    }
+    let planted = BTreeMap::from([(
+        PathBuf::from("brain/estimate.rs"),
+        std::fs::read_to_string(src.join("brain/estimate.rs")).unwrap()
+            + "\nfn planted() { let _ = super::client::Role::Worker; }\n",
+    )]);
+    let graph = file_graph(&walk(&src, &planted));
+    let found = std::panic::catch_unwind(|| {
+        let mut done = BTreeSet::new();
+        for node in graph.keys() {
+            visit(node, &graph, &mut Vec::new(), &mut done);
+        }
+    });
+    assert!(found.is_err(), "a circle through brain/estimate.rs and brain/client.rs went unseen");
 }
 
 /// Each way of naming a module up the layers, planted in the text of a file of `src/`, is found and named

@@ -91,7 +91,7 @@ pub(super) struct Lane {
     pub(super) link: LaneLink,
     pub(super) control: LaneControl,
     /// Set when the lane works one of a best-of task's attempts.
-    pub(super) candidate: Option<super::best_of::Candidacy>,
+    pub(super) candidate: Option<super::candidacy::Candidacy>,
 }
 
 /// What the operator asked of the lane's task and the lane has not finished acting on.
@@ -385,7 +385,7 @@ impl Lane {
             Err(e) => return Ok(Err(format!("the work could not be kept as it was checked: {e}"))),
         };
         let copy = crate::hands::session_store::SessionStore::of(&self.shared.dir);
-        if let Err(e) = self.workspace.copy_kept(&copy, &kept) {
+        if let Err(e) = copy.copy_kept_from(&self.workspace, &kept) {
             return Ok(Err(format!("the kept work could not be copied: {e}")));
         }
         self.record_guard()?;
@@ -471,7 +471,7 @@ impl Lane {
         // A lane's worktree shares the session's repository, and names its branch.
         let store = crate::hands::session_store::SessionStore::of(&self.shared.dir);
         let branch = self.workspace.session_branch();
-        self.workspace.copy_branch(&store, &branch).map_err(HarnessError::from)
+        store.copy_branch_from(&self.workspace, &branch).map_err(HarnessError::from)
     }
 
     /// Logs the user message a role was sent (whole: harrow keeps what Tilth capped).

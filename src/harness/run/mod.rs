@@ -6,6 +6,7 @@
 
 mod agent_worker;
 mod best_of;
+mod candidacy;
 mod compaction;
 mod decide;
 mod desk;

@@ -380,7 +380,7 @@ impl Lane {
                 content: Some(text.clone()),
                 ..Default::default()
             })?;
-            let judged = super::best_of::Judged {
+            let judged = super::candidacy::Judged {
                 verdict: verdict.clone(),
                 case: case.clone(),
                 digest: diff.digest.clone(),

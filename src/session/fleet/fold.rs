@@ -5,8 +5,8 @@ use super::AtWork;
 use crate::session::event::EventKind as K;
 use crate::session::fact::Fact;
 use crate::session::state::{Ruling, StopReason, TaskState};
-use crate::session::status::Waiting;
 use crate::session::summary::SummaryHead;
+use crate::session::waiting::Waiting;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Rows kept per session for the preview.

@@ -221,7 +221,7 @@ pub struct SummaryFold {
     last_ts: String,
     tokens_total: i64,
     final_stop: Option<String>,
-    waiting: super::status::Waiting,
+    waiting: super::waiting::Waiting,
     saw_seq: bool,
 }
 
