@@ -8,7 +8,7 @@
 
 use super::Desk;
 use super::candidacy::{Candidacy, Judged};
-use super::lane::{Lane, LaneControl, LaneLink};
+use super::lane::{Lane, LaneControl, LaneLink, Place};
 use super::{
     Acceptance, CallTag, ContextReset, Ended, GateEvent, HarnessError, OnCap, Result, Review, Role,
     Scope, Task, TaskEnd, Value, WORKER_PROMPT, json, scope,
@@ -174,7 +174,7 @@ impl Lane {
             halt: Arc::clone(&self.link.halt),
             cancel: Arc::clone(&hands.cancel),
             worktree: workspace.worktree.clone(),
-            in_place: false,
+            place: Place::Apart,
             inbox: super::steer::Inbox::default(),
         };
         Ok(Box::new(Lane {

@@ -116,7 +116,7 @@ impl Lane {
         let landing = std::sync::Arc::clone(&self.link.landing);
         let _turn = landing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let base = self.task_base(&task.id)?;
-        if self.link.in_place {
+        if self.link.place == super::lane::Place::InPlace {
             return match self.commit_judged(task, &a, &base) {
                 // `record_landed` tells the guard of the commit, once the log has it.
                 Ok(sha) => self.record_landed(task, a, sha).map(|()| Landing::Landed),

@@ -48,11 +48,22 @@ pub(super) struct LaneLink {
     pub(super) cancel: Arc<crate::hands::cancel::Cancel>,
     /// The lane's worktree, which no other task may take while this one runs there.
     pub(super) worktree: std::path::PathBuf,
-    /// The lane works in the session's own worktree, on the session branch: what it accepts
-    /// is committed where it is, with nothing to merge.
-    pub(super) in_place: bool,
+    /// Where the lane works: in the session's own worktree, or in one of its own.
+    pub(super) place: Place,
     /// The operator's words for the lane's task, from the scheduler to its worker.
     pub(super) inbox: super::steer::Inbox,
+}
+
+/// Where a lane works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Place {
+    /// In the session's own worktree, on the session branch: what it accepts is committed
+    /// where it is, with nothing to merge. The one lane of a run that is not apart.
+    InPlace,
+    /// In a worktree of its own, cut from the session branch: what it accepts is merged onto
+    /// the session branch. The lanes of a graph plan worked several at once, and best-of
+    /// candidates.
+    Apart,
 }
 
 /// The git guard of a worktree, HEAD put back on its branch first: what every worktree a
@@ -192,7 +203,7 @@ impl Lane {
     /// Gives a lane another number: a lane revived by a decision starts in whichever lane is
     /// free, and its events say so.
     pub(super) fn renumber(&mut self, number: u64) {
-        if !self.link.in_place {
+        if self.link.place == Place::Apart {
             self.link.number = number;
             self.writer = self.writer.for_lane(number);
         }

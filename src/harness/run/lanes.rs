@@ -3,7 +3,7 @@
 //! and a lane taken back when its task settles. The lane itself is [`super::lane::Lane`].
 
 use super::Desk;
-use super::lane::{Lane, LaneControl, LaneLink};
+use super::lane::{Lane, LaneControl, LaneLink, Place};
 use super::{Ended, HarnessError, Result, Run, Task, TaskState, record};
 use crate::hands::Hands;
 use crate::hands::git_guard::GitGuard;
@@ -43,8 +43,8 @@ impl Run {
     /// in place, else in the task's worktree (cut from the session branch as it stands now,
     /// or the one it already has). It takes the notes kept for the task.
     pub(super) fn open_lane(&mut self, task: &Task, number: u64) -> Result<Lane> {
-        let in_place = !self.apart();
-        let workspace = if in_place {
+        let place = if self.apart() { Place::Apart } else { Place::InPlace };
+        let workspace = if place == Place::InPlace {
             self.workspace.clone()
         } else {
             // The worktrees other tasks hold, whatever their files say: a worker's command can
@@ -55,7 +55,7 @@ impl Run {
                     .collect();
             self.workspace.lane_for(&task.id, &self.workspace.lanes_folder(), &busy)?
         };
-        let mut lane = self.lane_in(workspace, number, in_place).map_err(|e| {
+        let mut lane = self.lane_in(workspace, number, place).map_err(|e| {
             HarnessError::NotKept(format!("the lane for {} cannot start: {e}", task.id))
         })?;
         if let Some(note) = super::take_notes(&mut self.control.notes, &task.id) {
@@ -71,9 +71,12 @@ impl Run {
         &mut self,
         workspace: Workspace,
         number: u64,
-        in_place: bool,
+        place: Place,
     ) -> Result<Lane, crate::hands::HandsError> {
-        let stamp = if in_place { 0 } else { number };
+        let stamp = match place {
+            Place::InPlace => 0,
+            Place::Apart => number,
+        };
         let config = crate::hands::HandsConfig {
             lane: (stamp > 0).then_some(stamp),
             ..self.hands.config.clone()
@@ -98,7 +101,7 @@ impl Run {
             halt: Arc::clone(&self.book.halt),
             cancel: Arc::clone(&hands.cancel),
             worktree: workspace.worktree.clone(),
-            in_place,
+            place,
             inbox: super::steer::Inbox::default(),
         };
         Ok(Lane {
@@ -107,7 +110,10 @@ impl Run {
             workspace,
             hands,
             brain: self.brain.clone(),
-            guard: if in_place { self.guard.take() } else { guard },
+            guard: match place {
+                Place::InPlace => self.guard.take(),
+                Place::Apart => guard,
+            },
             guard_blind: None,
             link,
             control: LaneControl { offset: self.control.offset, ..LaneControl::default() },
@@ -118,7 +124,7 @@ impl Run {
     /// Runs `f` in a lane on the session's own worktree, outside the scheduler: what a resume
     /// repairs before the run goes on.
     pub(super) fn at_home<T>(&mut self, f: impl FnOnce(&mut Lane) -> Result<T>) -> Result<T> {
-        let mut lane = self.lane_in(self.workspace.clone(), 0, true).map_err(|e| {
+        let mut lane = self.lane_in(self.workspace.clone(), 0, Place::InPlace).map_err(|e| {
             HarnessError::NotKept(format!("the session's worktree cannot be worked in: {e}"))
         })?;
         let out = f(&mut lane);
@@ -235,7 +241,7 @@ impl Run {
     /// the next task once its work is on the session branch (a skipped task's work is on its
     /// set-aside ref).
     pub(super) fn after_lane(&mut self, task: &Task, lane: Box<Lane>) -> Result<()> {
-        if lane.link.in_place || self.shared.settled(&task.id) {
+        if lane.link.place == Place::InPlace || self.shared.settled(&task.id) {
             self.take_back(*lane)?;
         }
         self.write_status()?;
@@ -247,11 +253,11 @@ impl Run {
     /// Frees a lane: in place, its guard comes back to the run; a worktree of its own is
     /// released. Its hands and guard are kept for the next task there.
     fn take_back(&mut self, mut lane: Lane) -> Result<()> {
-        if lane.link.in_place {
+        if lane.link.place == Place::InPlace {
             lane.record_guard()?;
         }
         let Lane { workspace, hands, guard, link, .. } = lane;
-        if link.in_place {
+        if link.place == Place::InPlace {
             // A lane opened in place while another held the guard had none to give back.
             if guard.is_some() {
                 self.guard = guard;
