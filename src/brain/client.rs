@@ -12,6 +12,7 @@ use super::request::{ChatRequest, StreamOptions};
 use super::stream;
 use super::transport::{self, Notes, Transport};
 use crate::session::event::ToolCallRecord;
+use crate::session::vocabulary::Health;
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
@@ -247,8 +248,7 @@ impl Reply {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Attempt {
     pub number: u32,
-    /// `ok`, `empty` or `provider_error`.
-    pub health: &'static str,
+    pub health: Health,
     pub detail: Option<String>,
     pub usage: CallUsage,
     pub duration: Duration,
@@ -731,7 +731,7 @@ impl Brain {
                         again.then(|| retry_after.unwrap_or_else(|| self.backoff(number)));
                     let failed = Attempt {
                         number,
-                        health: "provider_error",
+                        health: Health::ProviderError,
                         detail: Some(error.to_string()),
                         duration,
                         backoff,
@@ -752,23 +752,24 @@ impl Brain {
             let reply =
                 estimate_unless_counted(self.parse(&body, &endpoint.model), &body, messages);
             let (health, detail) = health(&body, &reply);
+            let failed = health != Health::Ok;
             let backoff =
-                (health != "ok" && number < self.config.max_attempts).then(|| self.backoff(number));
+                (failed && number < self.config.max_attempts).then(|| self.backoff(number));
             let attempt = Attempt {
                 number,
+                error_class: health.known_name().filter(|_| failed),
                 health,
                 detail: detail.clone(),
                 usage: reply.usage,
                 duration,
                 backoff,
                 http_status: None,
-                error_class: (health != "ok").then_some(health),
                 finish_reason: reply.finish_reason.clone(),
                 model: reply.model.clone(),
                 provider: reply.provider.clone(),
                 response_id: reply.response_id.clone(),
             };
-            if health == "ok" {
+            if !failed {
                 on_attempt(&attempt, Some(&reply));
                 return Ok(reply);
             }
@@ -840,25 +841,25 @@ impl Brain {
 
 /// Tilth's health rule: an error object or `finish_reason: error` is a provider error; a reply
 /// with no text, no reasoning and no tool call is empty.
-fn health(body: &Value, reply: &Reply) -> (&'static str, Option<String>) {
+fn health(body: &Value, reply: &Reply) -> (Health, Option<String>) {
     let error =
         body.get("error").or_else(|| body["choices"][0].get("error")).filter(|e| !e.is_null());
     if let Some(e) = error {
         return (
-            "provider_error",
+            Health::ProviderError,
             Some(e["message"].as_str().map_or_else(|| e.to_string(), str::to_owned)),
         );
     }
     if reply.finish_reason.as_deref() == Some("error") {
-        return ("provider_error", Some("finish_reason is error".into()));
+        return (Health::ProviderError, Some("finish_reason is error".into()));
     }
     if body["choices"].as_array().is_none_or(Vec::is_empty) {
-        return ("provider_error", Some("the reply has no choices".into()));
+        return (Health::ProviderError, Some("the reply has no choices".into()));
     }
     if reply.content.is_none() && reply.reasoning.is_none() && reply.tool_calls.is_empty() {
-        return ("empty", Some("the reply has no text, reasoning or tool call".into()));
+        return (Health::Empty, Some("the reply has no text, reasoning or tool call".into()));
     }
-    ("ok", None)
+    (Health::Ok, None)
 }
 
 /// The message of an OpenAI-style error body (`{"error": {"message": …}}`), which async-openai

@@ -98,7 +98,7 @@ fn tilth_diff(player: &mut Player, pos: usize, task: &str) -> Result<DiffView, S
     while let Some(found) = player.find_kind(at, false, EventKind::PromptAssembled) {
         if let Ok(event) = player.fetch(found)
             && let Payload::PromptAssembled(p) = &event.payload
-            && p.role.as_deref() == Some("evaluator")
+            && crate::session::vocabulary::CallRole::Evaluator.is(p.role.as_deref())
             && event.task_id() == Some(task)
         {
             let content = p.content.as_deref().unwrap_or("");

@@ -79,7 +79,9 @@ fn describe_event(e: &Event) -> Option<String> {
             let why = why.strip_prefix("BLOCKED ").unwrap_or(why);
             format!("  {task}{iter} BLOCKED {}", short(why, 90))
         }
-        Payload::ModelCall(p) if p.health.as_deref().is_some_and(|h| h != "ok") => {
+        Payload::ModelCall(p)
+            if crate::session::vocabulary::Health::failed(p.health.as_deref()) =>
+        {
             unhealthy_call(p)
         }
         Payload::LoopDetected(p) if p.tool.as_deref() == Some("the worktree") => format!(
@@ -392,9 +394,9 @@ pub fn row(e: &Event) -> String {
         Payload::AssistantMessage(p) => {
             // Whose words these are: the worker's are the stream's default; any other role
             // (the evaluator above all) is named, so its reasoning is never read as the worker's.
-            let who = match p.role.as_deref() {
-                None | Some("worker") => String::new(),
-                Some(role) => format!("{role} "),
+            let who = match p.role.as_deref().map(crate::session::vocabulary::CallRole::parse) {
+                None | Some(crate::session::vocabulary::CallRole::Worker) => String::new(),
+                Some(role) => format!("{} ", role.as_str()),
             };
             if let Some(said) = p.content.as_deref() {
                 format!("  {task}{iter} {who}says: {}", short(said, 100))

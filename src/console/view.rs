@@ -16,7 +16,7 @@ pub fn shown(fact: &Fact<'_>) -> bool {
     use EventKind as K;
     let Some(kind) = fact.event_kind() else { return true };
     match kind {
-        K::ModelCall => fact.payload.health.get().is_some_and(|h| h != "ok"),
+        K::ModelCall => crate::session::vocabulary::Health::failed(fact.payload.health.get()),
         K::HookRun
         | K::PromptAssembled
         | K::MemoryLoad
@@ -236,7 +236,7 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
     let Some(kind) = fact.event_kind() else { return WaitChange::Same };
     match kind {
         K::ModelCall => match p.health.get() {
-            Some(h) if h != "ok" => {
+            Some(h) if crate::session::vocabulary::Health::failed(Some(h)) => {
                 let who = p.role.get().or(p.phase.get()).unwrap_or("model");
                 WaitChange::Begins(format!("retrying the {who} ({h})"))
             }
@@ -259,7 +259,7 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         K::ToolResult | K::PreToolBlock | K::FeedbackSent | K::Nudge => {
             WaitChange::Begins(WORKER_WAIT.to_owned())
         }
-        K::PromptAssembled if p.role.get() == Some("worker") => {
+        K::PromptAssembled if crate::session::vocabulary::CallRole::Worker.is(p.role.get()) => {
             WaitChange::Begins(WORKER_WAIT.to_owned())
         }
         // A best-of task's attempts weighed: it lands, or its chosen attempt is reworked.
@@ -415,7 +415,11 @@ impl View {
         }
         let kind = fact.event_kind();
         if kind == Some(EventKind::ModelCall)
-            && !matches!(fact.payload.role.get().or(fact.payload.phase.get()), Some("evaluator"))
+            && !crate::session::vocabulary::CallRole::Evaluator.is(fact
+                .payload
+                .role
+                .get()
+                .or(fact.payload.phase.get()))
             && let Some(tokens) = fact.payload.prompt_tokens.value.filter(|t| *t > 0)
         {
             let prompt_tokens = u32::try_from(tokens).unwrap_or(u32::MAX);

@@ -204,7 +204,9 @@ impl Collector {
                 | K::Commit
                 | K::OperatorAction,
             ) => true,
-            Some(K::ModelSwitch) => fact.payload.role.get() == Some("worker"),
+            Some(K::ModelSwitch) => {
+                crate::session::vocabulary::CallRole::Worker.is(fact.payload.role.get())
+            }
             Some(K::FeedbackSent) => fact.payload.kind.get() == Some("merge"),
             _ => false,
         }

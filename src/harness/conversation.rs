@@ -63,9 +63,10 @@ pub fn rebuild(dir: &Path, task: &str, system: &str, until: u64) -> io::Result<V
 /// Whether an event can be part of the worker's conversation (the rest is not decoded).
 fn carries_message(fact: &crate::session::fact::Fact<'_>) -> bool {
     match fact.event_kind() {
-        Some(K::PromptAssembled | K::AssistantMessage) => {
-            fact.payload.role.get().is_none_or(|r| r == "worker")
-        }
+        Some(K::PromptAssembled | K::AssistantMessage) => fact.payload.role.get().is_none_or(|r| {
+            crate::session::vocabulary::CallRole::parse(r)
+                == crate::session::vocabulary::CallRole::Worker
+        }),
         Some(
             K::ContextReset
             | K::ToolResult

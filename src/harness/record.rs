@@ -75,7 +75,7 @@ pub struct CheckpointFacts<'a> {
     pub branch: &'a str,
     pub base: &'a str,
     pub usage: &'a BTreeMap<String, Usage>,
-    pub status: &'a str,
+    pub status: &'a crate::session::vocabulary::CheckpointStatus,
 }
 
 /// Writes `checkpoint.json` in Tilth's keys plus harrow's.
@@ -96,7 +96,7 @@ pub fn write_checkpoint(dir: &Path, f: &CheckpointFacts<'_>) -> io::Result<()> {
         branch: Some(f.branch.to_owned()),
         tokens_used,
         usage: f.usage.clone(),
-        status: Some(f.status.to_owned()),
+        status: Some(f.status.as_str().to_owned()),
         archived: false,
         extra,
     };
@@ -125,7 +125,7 @@ pub fn model_call(
         cost: Some(u.cost),
         tokens_estimated: u.estimated.then_some(true),
         tokens_used_total: Some(tokens_total),
-        health: Some(a.health.into()),
+        health: Some(a.health.as_str().to_owned()),
         health_detail: a.detail.clone(),
         retry_backoff_seconds: a.backoff.map(|b| b.as_secs_f64()),
         finish_reason: a.finish_reason.clone(),

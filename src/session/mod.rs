@@ -31,6 +31,7 @@ pub mod summary;
 pub mod synth;
 pub mod tail;
 pub mod timestamp;
+pub mod vocabulary;
 pub(crate) mod waiting;
 pub(crate) mod wake;
 pub mod weighed;

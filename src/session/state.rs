@@ -8,7 +8,7 @@ use std::fmt;
 /// An enum of written names with a catch-all (`Other`) for names this build does not know: each
 /// variant and its name are written once, and `ALL` (every known variant) is built from the
 /// same list, so a new variant cannot be left out of it.
-macro_rules! named {
+macro_rules! named_enum {
     (
         $(#[$meta:meta])*
         pub enum $name:ident {
@@ -34,6 +34,14 @@ macro_rules! named {
                 }
             }
 
+            /// The name written in the log, for a variant this build knows.
+            pub fn known_name(&self) -> Option<&'static str> {
+                match self {
+                    $( $name::$variant => Some($written), )*
+                    $name::Other(_) => None,
+                }
+            }
+
             /// The variant a written name names, if this build knows it.
             fn known(name: &str) -> Option<$name> {
                 match name {
@@ -44,8 +52,9 @@ macro_rules! named {
         }
     };
 }
+pub(super) use named_enum;
 
-named! {
+named_enum! {
     /// Where a task stands. A log may name a state harrow does not know (Tilth's `in_progress`,
     /// a later writer's): it is kept as written in `Other`, so nothing read is lost or refused.
     #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -128,7 +137,7 @@ impl fmt::Display for TaskState {
     }
 }
 
-named! {
+named_enum! {
     /// Why a run stopped, as the `stop` event's `reason`. Tilth wrote names harrow does not (and
     /// later writers may add more): those are kept as they were in `Other`.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]

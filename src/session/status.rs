@@ -4,6 +4,7 @@
 
 use super::checkpoint::CheckpointRead;
 use super::state::StopReason;
+use super::vocabulary::CheckpointStatus;
 use serde::Serialize;
 use std::fmt;
 use std::path::Path;
@@ -107,10 +108,12 @@ pub enum Said {
 impl Said {
     /// Reads a checkpoint's written status.
     pub fn read(status: &str) -> Said {
-        match StopReason::parse(status) {
-            StopReason::AllDone => Said::AllDone,
-            r if r.is_failure() => Said::Failed,
-            StopReason::Other(name) if name == "paused" => Said::Paused,
+        // Tilth's checkpoints say how its run stopped: a failure's name is a failure.
+        match CheckpointStatus::parse(status) {
+            CheckpointStatus::AllDone => Said::AllDone,
+            CheckpointStatus::Failed => Said::Failed,
+            CheckpointStatus::Paused => Said::Paused,
+            CheckpointStatus::Other(name) if StopReason::parse(&name).is_failure() => Said::Failed,
             _ => Said::Other,
         }
     }

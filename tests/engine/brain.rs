@@ -46,7 +46,7 @@ async fn a_reply_with_tool_calls_usage_and_cost() {
     assert!(reply.usage.prompt > 0 && reply.usage.completion > 0);
     assert!((reply.usage.cost - 0.0012).abs() < 1e-12);
     assert_eq!(attempts.len(), 1);
-    assert_eq!(attempts[0].health, "ok");
+    assert_eq!(attempts[0].health.as_str(), "ok");
     let history = reply.history_message();
     assert_eq!(history["reasoning"], "start small", "reasoning is carried to the next turn");
     let got = s.received();
@@ -73,7 +73,7 @@ async fn empty_and_errored_replies_are_retried_with_backoff() {
         .await
         .unwrap();
     assert_eq!(reply.content.as_deref(), Some("finally"));
-    let healths: Vec<&str> = attempts.iter().map(|a| a.health).collect();
+    let healths: Vec<&str> = attempts.iter().map(|a| a.health.as_str()).collect();
     assert_eq!(healths, ["empty", "empty", "ok"]);
     assert!(attempts[0].backoff.is_some() && attempts[2].backoff.is_none());
 

@@ -11,6 +11,7 @@ use super::{
 use crate::hands::workspace::Workspace;
 use crate::harness::record::CheckpointFacts;
 use crate::session::state::StopReason;
+use crate::session::vocabulary::CheckpointStatus;
 use crate::session::writer::SessionWriter;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -170,7 +171,7 @@ pub(super) trait Desk {
         Ok(())
     }
 
-    fn checkpoint(&self, status: &str) -> Result<()> {
+    fn checkpoint(&self, status: CheckpointStatus) -> Result<()> {
         let (shared, session) = (self.shared(), self.session());
         record::write_checkpoint(
             &shared.dir,
@@ -182,7 +183,7 @@ pub(super) trait Desk {
                 branch: &session.branch,
                 base: &session.base,
                 usage: &shared.records.usage(),
-                status,
+                status: &status,
             },
         )?;
         Ok(())

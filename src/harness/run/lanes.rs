@@ -10,6 +10,7 @@ use crate::hands::git_guard::GitGuard;
 use crate::hands::workspace::Workspace;
 use crate::session::control::{self, Op};
 use crate::session::state::StopReason;
+use crate::session::vocabulary::CheckpointStatus;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -246,7 +247,7 @@ impl Run {
         }
         self.write_status()?;
         record::write_summary(&self.shared.dir, self.writer.summary())?;
-        self.checkpoint("running")?;
+        self.checkpoint(CheckpointStatus::Running)?;
         Ok(())
     }
 

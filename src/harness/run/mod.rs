@@ -31,6 +31,7 @@ mod worker;
 pub use desk::Shared;
 pub use recover::Restart;
 
+use crate::session::vocabulary::CheckpointStatus;
 use desk::Desk;
 use lane::Lane;
 
@@ -411,7 +412,7 @@ impl Run {
         if !honoured.is_empty() {
             self.write_status()?;
             record::write_summary(&self.shared.dir, self.writer.summary())?;
-            self.checkpoint("running")?;
+            self.checkpoint(CheckpointStatus::Running)?;
         }
         Ok(honoured)
     }
@@ -434,7 +435,7 @@ impl Run {
 
     /// Runs every pending task in order until the plan is done or something stops it.
     pub async fn run(&mut self) -> Result<Ended> {
-        self.checkpoint("running")?;
+        self.checkpoint(CheckpointStatus::Running)?;
         // A reply a crashed run left in flight is not in flight any more.
         live::clear(&self.shared.dir);
         self.guard = Some(lane::guard_on(&self.workspace)?);
@@ -446,9 +447,9 @@ impl Run {
         })?;
         self.writer.sync()?;
         let status = match &ended.reason {
-            StopReason::AllDone => "all_done",
-            r if r.is_task_failure() => "failed",
-            _ => "paused",
+            StopReason::AllDone => CheckpointStatus::AllDone,
+            r if r.is_task_failure() => CheckpointStatus::Failed,
+            _ => CheckpointStatus::Paused,
         };
         self.checkpoint(status)?;
         record::write_summary(&self.shared.dir, self.writer.summary())?;

@@ -9,6 +9,7 @@ use super::lane::LaneDone;
 use super::{Ended, HarnessError, Result, Run, Task, TaskEnd, TaskState, record};
 use crate::session::event::OperatorWait;
 use crate::session::state::StopReason;
+use crate::session::vocabulary::CheckpointStatus;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -211,7 +212,7 @@ impl Run {
             d.jobs.spawn_blocking(move || h.block_on(lane.lane_job(task)));
             self.count_step(&task_id);
             if std::mem::take(&mut d.waiting_said) {
-                self.checkpoint("running")?;
+                self.checkpoint(CheckpointStatus::Running)?;
             }
             if self.control.paused {
                 break;
@@ -240,7 +241,7 @@ impl Run {
             self.shared.plan.tasks.iter().any(|t| self.ready(t)) || !self.book.revived.is_empty();
         if self.control.paused && open {
             if !d.waiting_said {
-                self.checkpoint("paused")?;
+                self.checkpoint(CheckpointStatus::Paused)?;
                 d.waiting_said = true;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -257,7 +258,7 @@ impl Run {
                     reason: Some(format!("task {held} waits for the operator")),
                     ..OperatorWait::default()
                 })?;
-                self.checkpoint("needs_operator")?;
+                self.checkpoint(CheckpointStatus::NeedsOperator)?;
                 d.waiting_said = true;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;

@@ -428,7 +428,7 @@ impl SummaryFold {
     /// are.
     fn model_switch(&mut self, fact: &Fact<'_>) {
         let p = &fact.payload;
-        if p.role.get() != Some("worker") {
+        if !super::vocabulary::CallRole::Worker.is(p.role.get()) {
             return;
         }
         let to = p.to_model.get().map(str::to_owned);
@@ -613,8 +613,10 @@ impl SummaryFold {
             cached: int(p.cached_tokens),
             reasoning: int(p.reasoning_tokens),
             cost: p.cost.0.unwrap_or(0.0),
-            evaluator: phase == Some("evaluator") || role == "evaluator",
-            uncounted: p.health.get().is_none_or(|h| h == "ok")
+            evaluator: [phase, Some(role)]
+                .iter()
+                .any(|r| super::vocabulary::CallRole::Evaluator.is(*r)),
+            uncounted: !super::vocabulary::Health::failed(p.health.get())
                 && p.prompt_tokens.value.is_none()
                 && p.eval_tokens.value.is_none(),
             estimated: p.tokens_estimated.0 == Some(true),
@@ -625,7 +627,7 @@ impl SummaryFold {
             entry(&mut s.harrow.tokens_by_model, model).add(&call);
         }
         s.harrow.model_calls += 1;
-        if p.health.get().is_some_and(|h| h != "ok") {
+        if super::vocabulary::Health::failed(p.health.get()) {
             s.harrow.unhealthy_model_calls += 1;
             if p.retry_backoff_seconds.0.is_some() {
                 s.harrow.retried_model_calls += 1;
