@@ -274,8 +274,7 @@ fn review_target(
             ));
         }
         Some(c) if crate::session::state::category_meaning(c).is_none() => {
-            let known: Vec<&str> =
-                crate::session::state::CATEGORIES.iter().map(|(c, _)| *c).collect();
+            let known = crate::session::state::Category::names();
             return Err(UsageError(format!(
                 "`{}` is not a rejection category; use one of {}",
                 crate::printable::line(c),

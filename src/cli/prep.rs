@@ -209,7 +209,7 @@ pub fn interview(
     };
     let hands = Hands::new(top, Some(&dir), reading_only).map_err(|e| UsageError(e.to_string()))?;
     writer.append(&SessionStart {
-        phase: Some("prep".into()),
+        phase: Some(crate::session::vocabulary::Phase::Prep.as_str().to_owned()),
         session_id: Some(id.clone()),
         host: Some(crate::session::lock::hostname()),
         source: Some(top.display().to_string()),

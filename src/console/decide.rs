@@ -300,7 +300,7 @@ impl App {
                 cmd.to_turn = to.turn;
             }
             Detail::Review(draft) => {
-                cmd.category = draft.category.map(str::to_owned);
+                cmd.category = draft.category.as_ref().map(|c| c.as_str().to_owned());
                 cmd.comments = (draft.comments.into_iter())
                     .map(|c| control::LineComment {
                         path: c.path,

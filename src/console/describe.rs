@@ -65,7 +65,7 @@ fn describe_event(e: &Event) -> Option<String> {
         }
         Payload::ToolCall(p) => {
             let tool = p.tool.as_deref().unwrap_or("?");
-            if tool == "submit_case" {
+            if crate::session::vocabulary::ToolName::SubmitCase.is(Some(tool)) {
                 format!("  {task}{iter} submit_case")
             } else {
                 format!(
@@ -84,24 +84,42 @@ fn describe_event(e: &Event) -> Option<String> {
         {
             unhealthy_call(p)
         }
-        Payload::LoopDetected(p) if p.tool.as_deref() == Some("the worktree") => format!(
-            "⚠ {task}{iter} its edits undo each other: the files came back to an earlier state {} times ({}), {}",
-            p.times.unwrap_or(0),
-            short(p.arguments.as_deref().unwrap_or(""), 60),
-            if p.action.as_deref() == Some("held") { "held for you" } else { "nudged" }
-        ),
+        Payload::LoopDetected(p)
+            if p.tool.as_deref() == Some(crate::session::vocabulary::WORKTREE_LOOP) =>
+        {
+            format!(
+                "⚠ {task}{iter} its edits undo each other: the files came back to an earlier state {} times ({}), {}",
+                p.times.unwrap_or(0),
+                short(p.arguments.as_deref().unwrap_or(""), 60),
+                if crate::session::vocabulary::LoopAction::Held.is(p.action.as_deref()) {
+                    "held for you"
+                } else {
+                    "nudged"
+                }
+            )
+        }
         Payload::LoopDetected(p) => format!(
             "⚠ {task}{iter} repeats itself: {} {} {} times in a row, {}",
             p.tool.as_deref().unwrap_or("a tool"),
             short(p.arguments.as_deref().unwrap_or(""), 60),
             p.times.unwrap_or(0),
-            if p.action.as_deref() == Some("held") { "held for you" } else { "nudged" }
+            if crate::session::vocabulary::LoopAction::Held.is(p.action.as_deref()) {
+                "held for you"
+            } else {
+                "nudged"
+            }
         ),
         Payload::Nudge(_) => format!("  {task}{iter} quiet turn: nudged to submit its case"),
-        Payload::FeedbackSent(p) if p.kind.as_deref() == Some("merge") => format!(
-            "⚠ {task} accepted, but {}: back to its worker",
-            crate::session::outcome::not_landed_because(p.conflicts.as_deref().unwrap_or_default())
-        ),
+        Payload::FeedbackSent(p)
+            if crate::session::vocabulary::FeedbackKind::Merge.is(p.kind.as_deref()) =>
+        {
+            format!(
+                "⚠ {task} accepted, but {}: back to its worker",
+                crate::session::outcome::not_landed_because(
+                    p.conflicts.as_deref().unwrap_or_default()
+                )
+            )
+        }
         Payload::CaseParseError(p) => format!(
             "  {task}{iter} case sent back: {}",
             short(p.error.as_deref().unwrap_or(""), 90)
@@ -288,7 +306,11 @@ pub fn tone(e: &Event) -> Tone {
         | Payload::PullRequest(_)
         | Payload::OperatorReview(_) => Tone::Good,
         Payload::PreToolBlock(_) => Tone::Warn,
-        Payload::FeedbackSent(f) if f.kind.as_deref() == Some("merge") => Tone::Warn,
+        Payload::FeedbackSent(f)
+            if crate::session::vocabulary::FeedbackKind::Merge.is(f.kind.as_deref()) =>
+        {
+            Tone::Warn
+        }
         Payload::ValidatorRun(v) if v.passed != Some(true) => Tone::Warn,
         _ => Tone::Plain,
     }

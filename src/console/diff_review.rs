@@ -51,9 +51,7 @@ pub fn review_of(view: &DiffView) -> Result<(String, String, ReviewDraft), Strin
         );
     };
     // A criterion not met is what a person's line comments most often say.
-    let first = (crate::session::state::CATEGORIES.iter())
-        .find(|(c, _)| *c == "acceptance_gap")
-        .map(|(c, _)| *c);
+    let first = Some(crate::session::state::Category::AcceptanceGap);
     let draft = ReviewDraft { comments: view.comments.clone(), category: first };
     let title = draft.title(&task);
     Ok((task, title, draft))

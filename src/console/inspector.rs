@@ -90,7 +90,11 @@ pub fn build(verdict: &Event, earlier: &[Event]) -> Inspector {
     };
     let mut lines = verdict_lines(&v);
     if let Some(case) = earlier.iter().rev().find_map(|e| match &e.payload {
-        Payload::ToolCall(c) if c.tool.as_deref() == Some("submit_case") => c.args.clone(),
+        Payload::ToolCall(c)
+            if crate::session::vocabulary::ToolName::SubmitCase.is(c.tool.as_deref()) =>
+        {
+            c.args.clone()
+        }
         _ => None,
     }) {
         lines.push(String::new());

@@ -24,17 +24,17 @@ pub enum Detail {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReviewDraft {
     pub comments: Vec<crate::session::event::ReviewedLine>,
-    pub category: Option<&'static str>,
+    pub category: Option<crate::session::state::Category>,
 }
 
 impl ReviewDraft {
     /// The next verdict, for Tab: each category in turn, then accept, then round again.
     pub fn next_verdict(&mut self) {
-        let all = crate::session::state::CATEGORIES;
-        let at = self.category.and_then(|c| all.iter().position(|(k, _)| *k == c));
+        let all = crate::session::state::Category::ALL;
+        let at = self.category.as_ref().and_then(|c| all.iter().position(|k| k == c));
         self.category = match at {
-            None => all.first().map(|(c, _)| *c),
-            Some(i) => all.get(i + 1).map(|(c, _)| *c),
+            None => all.first().cloned(),
+            Some(i) => all.get(i + 1).cloned(),
         };
     }
 
@@ -50,8 +50,8 @@ impl ReviewDraft {
 
     /// The verdict in words, for the editor's title.
     pub fn verdict(&self) -> String {
-        match self.category {
-            Some(c) => format!("reject ({c})"),
+        match &self.category {
+            Some(c) => format!("reject ({})", c.as_str()),
             None => "accept, with the comments".into(),
         }
     }

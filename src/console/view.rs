@@ -112,7 +112,9 @@ impl Filter {
         match self {
             Filter::All => true,
             Filter::Dialogue => match kind {
-                Some(K::ToolCall) => p.tool.get() == Some("submit_case"),
+                Some(K::ToolCall) => {
+                    crate::session::vocabulary::ToolName::SubmitCase.is(p.tool.get())
+                }
                 kind => matches!(
                     kind,
                     Some(
@@ -250,7 +252,7 @@ fn waiting_after(fact: &Fact<'_>) -> WaitChange {
         },
         K::OperatorWait => WaitChange::Begins(OPERATOR_WAIT.to_owned()),
         // An agent's permission request answered: it works again.
-        K::HookRun if p.hook.get() == Some("permission") => {
+        K::HookRun if crate::session::vocabulary::HookName::Permission.is(p.hook.get()) => {
             WaitChange::Begins(WORKER_WAIT.to_owned())
         }
         // The worker is asked again after its context is sent, after its tools answered, and
@@ -450,7 +452,7 @@ impl View {
                     | EventKind::OperatorReview
             )
         ) || (kind == Some(EventKind::ToolCall)
-            && fact.payload.tool.get() == Some("submit_case"));
+            && crate::session::vocabulary::ToolName::SubmitCase.is(fact.payload.tool.get()));
         // An answer to an agent's question is no decision on the task's work.
         let answer = kind == Some(EventKind::OperatorAction)
             && matches!(fact.payload.action.get(), Some("allow" | "deny"));
@@ -500,7 +502,7 @@ impl View {
                 }
             }
             Some(EventKind::HookRun)
-                if fact.payload.hook.get() == Some("permission")
+                if crate::session::vocabulary::HookName::Permission.is(fact.payload.hook.get())
                     && m.asked.as_deref() == fact.payload.task_id.get() =>
             {
                 m.asked = None;

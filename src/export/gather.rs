@@ -194,7 +194,9 @@ impl Collector {
     fn wants(fact: &Fact<'_>) -> bool {
         use EventKind as K;
         match fact.event_kind() {
-            Some(K::ToolCall) => fact.payload.tool.get() == Some("submit_case"),
+            Some(K::ToolCall) => {
+                crate::session::vocabulary::ToolName::SubmitCase.is(fact.payload.tool.get())
+            }
             Some(
                 K::SessionStart
                 | K::ContextReset
@@ -207,7 +209,9 @@ impl Collector {
             Some(K::ModelSwitch) => {
                 crate::session::vocabulary::CallRole::Worker.is(fact.payload.role.get())
             }
-            Some(K::FeedbackSent) => fact.payload.kind.get() == Some("merge"),
+            Some(K::FeedbackSent) => {
+                crate::session::vocabulary::FeedbackKind::Merge.is(fact.payload.kind.get())
+            }
             _ => false,
         }
     }
@@ -324,7 +328,9 @@ impl Collector {
                 self.attempt(&task, number)?.verdict = Some(verdict);
             }
             (Payload::Commit(c), Some(task)) => self.task(&task)?.commit.clone_from(&c.sha),
-            (Payload::FeedbackSent(f), Some(task)) if f.kind.as_deref() == Some("merge") => {
+            (Payload::FeedbackSent(f), Some(task))
+                if crate::session::vocabulary::FeedbackKind::Merge.is(f.kind.as_deref()) =>
+            {
                 let files = f.conflicts.as_deref().unwrap_or_default();
                 self.attempt(&task, number)?.sent_back =
                     Some(crate::session::outcome::not_landed_because(files));

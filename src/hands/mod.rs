@@ -306,7 +306,7 @@ impl Hands {
         let hook = |outcome: &str, reason: Option<String>| HookRun {
             scope: scope.clone(),
             tool: Some(name.into()),
-            hook: Some("pre_tool".into()),
+            hook: Some(crate::session::vocabulary::HookName::PreTool.as_str().to_owned()),
             outcome: Some(outcome.into()),
             reason,
             ..HookRun::default()
@@ -350,7 +350,7 @@ impl Hands {
         sink.emit(&HookRun {
             scope: scope.clone(),
             tool: Some(name.into()),
-            hook: Some("post_edit".into()),
+            hook: Some(crate::session::vocabulary::HookName::PostEdit.as_str().to_owned()),
             outcome: Some(lint.outcome.into()),
             reason: lint.feedback.clone(),
             ..HookRun::default()

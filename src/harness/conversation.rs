@@ -131,9 +131,11 @@ impl Builder {
                 json!({"role": "tool", "tool_call_id": "", "content": f.content.unwrap_or_default()})
             }
             Payload::Nudge(n) => json!({"role": "user", "content": n.content}),
-            Payload::LoopDetected(l) if l.action.as_deref() == Some("nudged") => {
+            Payload::LoopDetected(l)
+                if crate::session::vocabulary::LoopAction::Nudged.is(l.action.as_deref()) =>
+            {
                 let content = l.content.unwrap_or_default();
-                if l.tool.as_deref() == Some("the worktree") {
+                if l.tool.as_deref() == Some(crate::session::vocabulary::WORKTREE_LOOP) {
                     json!({"role": "user", "content": content})
                 } else {
                     self.loop_note = Some(content);

@@ -9,7 +9,8 @@ use super::plan::{Plan, Task};
 use super::verdict::Verdict;
 use crate::hands::confine::Jail;
 use crate::hands::workspace::DiffInfo;
-use crate::session::state::TaskState;
+use crate::session::state::{StopReason, TaskState};
+use crate::session::vocabulary::Outcome;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -320,15 +321,14 @@ fn progress_in_words(tail: &str) -> String {
             let mut parts = line.splitn(3, '\t');
             let (id, outcome, title) = (parts.next(), parts.next(), parts.next());
             let Some(outcome) = outcome else { return line.to_owned() };
-            let words = match outcome {
-                "done" => "accepted",
-                "done (below the bar)" => "accepted below the quality bar",
-                "done (unreviewed: --no-eval)" => "accepted without review",
-                "skipped" => "skipped",
-                "failed:operator_fail" => "stopped by a person",
-                o if o.starts_with("failed") => "not accepted",
-                o if o.starts_with("done") => "accepted",
-                _ => "ended",
+            let words = match Outcome::read(outcome) {
+                Outcome::Accepted => "accepted",
+                Outcome::AcceptedBelowBar => "accepted below the quality bar",
+                Outcome::Unreviewed => "accepted without review",
+                Outcome::Skipped => "skipped",
+                Outcome::Failed(StopReason::OperatorFail) => "stopped by a person",
+                Outcome::Failed(_) => "not accepted",
+                Outcome::Other(_) => "ended",
             };
             let title = title.map(|t| format!(" ({t})")).unwrap_or_default();
             format!("- {}{title}: {words}", id.unwrap_or("?"))

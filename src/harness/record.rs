@@ -11,8 +11,13 @@ use std::io::{self, BufRead};
 use std::path::Path;
 
 /// Appends one line to `progress.txt`: `<id>\t<outcome>\t<title>`, as Tilth writes it.
-pub fn append_progress(dir: &Path, task_id: &str, outcome: &str, title: &str) -> io::Result<()> {
-    let line = format!("{task_id}\t{outcome}\t{title}\n");
+pub fn append_progress(
+    dir: &Path,
+    task_id: &str,
+    outcome: &crate::session::vocabulary::Outcome,
+    title: &str,
+) -> io::Result<()> {
+    let line = format!("{task_id}\t{}\t{title}\n", outcome.written());
     crate::session::atomic::append_scrubbed(&SessionDir::new(dir).progress(), &line)
 }
 

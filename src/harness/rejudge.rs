@@ -60,7 +60,9 @@ pub fn history(events: &Path) -> std::io::Result<History> {
     scan_lines_from(events, 0, 1, |_, line, fact| {
         let p = &fact.payload;
         match fact.event_kind() {
-            Some(EventKind::ModelCall) if p.role.get() == Some(Role::Evaluator.as_str()) => {
+            Some(EventKind::ModelCall)
+                if crate::session::vocabulary::CallRole::Evaluator.is(p.role.get()) =>
+            {
                 if let Some(model) = p.model.get() {
                     h.was_model = Some(model.to_owned());
                 }
@@ -157,7 +159,7 @@ pub async fn ask(brain: &Brain, asking: &Asking) -> Result<Answer, BrainError> {
     let read = reply
         .tool_calls
         .iter()
-        .filter(|c| c.name == "submit_verdict")
+        .filter(|c| crate::session::vocabulary::ToolName::SubmitVerdict.is(Some(&c.name)))
         .map(|c| verdict::parse_held(&c.arguments, None))
         .reduce(Result::or);
     let mut answer = match read {

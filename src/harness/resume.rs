@@ -114,7 +114,9 @@ pub fn restore(dir: &Path, id: &str) -> Result<Restored, RestoreError> {
     scan(&crate::session::dir::SessionDir::new(dir).events(), |at, f| {
         let task = f.payload.task_id.get();
         match (f.event_kind(), task) {
-            (Some(K::ToolCall), Some(t)) if f.payload.tool.get() == Some("submit_case") => {
+            (Some(K::ToolCall), Some(t))
+                if crate::session::vocabulary::ToolName::SubmitCase.is(f.payload.tool.get()) =>
+            {
                 r.task(t).last_case = Some(at);
             }
             (Some(K::ContextReset | K::FeedbackSent), Some(t)) => {

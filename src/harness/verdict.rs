@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use crate::session::outcome::LastOutcome;
 use crate::session::state::Ruling;
-pub use crate::session::state::{CATEGORIES, category_meaning};
+pub use crate::session::state::{Category, category_meaning};
 
 /// A validated verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -176,7 +176,7 @@ impl Verdict {
 
 /// The tool schema offered to the evaluator; with a score threshold the score is required.
 pub fn schema(score_required: bool) -> Value {
-    let mut categories: Vec<Value> = CATEGORIES.iter().map(|(c, _)| json!(c)).collect();
+    let mut categories: Vec<Value> = Category::names().into_iter().map(|c| json!(c)).collect();
     categories.push(Value::Null);
     let mut required = vec!["verdict", "concern", "evidence"];
     if score_required {
@@ -261,7 +261,7 @@ pub fn parse(arguments: &str) -> Result<Verdict, String> {
         (_, Some(c)) if category_meaning(c).is_none() => {
             problems.push(format!(
                 "'rejection_category' must be one of {}",
-                CATEGORIES.iter().map(|(c, _)| *c).collect::<Vec<_>>().join(", ")
+                Category::names().join(", ")
             ));
         }
         _ => {}

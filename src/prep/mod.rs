@@ -272,7 +272,7 @@ impl Agent for PrepTurns<'_, '_> {
     }
 
     fn owns(&self, tool: &str) -> bool {
-        tool == "write_plan"
+        crate::session::vocabulary::ToolName::WritePlan.is(Some(tool))
     }
 
     fn refuses(&self, tool: &str) -> Option<String> {

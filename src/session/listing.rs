@@ -40,7 +40,7 @@ fn whole_row(found: &discover::Found) -> SessionRow {
         let s = &o.summary;
         row.origin.clone_from(&s.harrow.format);
         row.feature.clone_from(&s.harrow.feature);
-        row.prep = s.harrow.phase.as_deref() == Some("prep");
+        row.prep = super::vocabulary::Phase::Prep.is(s.harrow.phase.as_deref());
         row.tasks_done = s.harrow.tasks_done;
         row.tasks_total = tasks_total(&o);
         row.tokens = u64::try_from(s.tokens.all.total.max(s.tokens.all.prompt + s.tokens.all.eval))

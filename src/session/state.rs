@@ -42,6 +42,11 @@ macro_rules! named_enum {
                 }
             }
 
+            /// Whether a written name (absent: not said) names this variant.
+            pub fn is(&self, written: Option<&str>) -> bool {
+                written.and_then(Self::known).is_some_and(|known| known == *self)
+            }
+
             /// The variant a written name names, if this build knows it.
             fn known(name: &str) -> Option<$name> {
                 match name {
@@ -247,25 +252,58 @@ impl fmt::Display for Ruling {
     }
 }
 
-/// The closed set of rejection categories, with what each means.
-pub const CATEGORIES: &[(&str, &str)] = &[
-    ("scope_creep", "work that belongs to another task, or changes to unrelated files"),
-    ("acceptance_gap", "an acceptance criterion is not satisfied by the diff"),
-    ("weak_test", "the test passes but does not exercise the behaviour the criterion describes"),
-    (
-        "tests_pass_but_wrong",
-        "meets the letter of the test, not its intent (hard-coded values, wrong mocks, deleted assertions)",
-    ),
-    ("half_finished", "debug output, TODOs, dead code or a partial implementation left behind"),
-    (
-        "spec_violation",
-        "breaks an explicit constraint of the task, its criteria or the project's rules",
-    ),
-];
+named_enum! {
+    /// The closed set of rejection categories a verdict (or a person's review) names.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum Category {
+        ScopeCreep => "scope_creep",
+        AcceptanceGap => "acceptance_gap",
+        WeakTest => "weak_test",
+        TestsPassButWrong => "tests_pass_but_wrong",
+        HalfFinished => "half_finished",
+        SpecViolation => "spec_violation",
+    }
+}
+
+impl Category {
+    /// Reads a written category; unknown names are kept.
+    pub fn parse(name: &str) -> Category {
+        Category::known(name).unwrap_or_else(|| Category::Other(name.to_owned()))
+    }
+
+    /// What the category means, for the evaluator, the worker and the inspector; `None` for
+    /// a name that is not one of harrow's.
+    pub fn meaning(&self) -> Option<&'static str> {
+        Some(match self {
+            Category::ScopeCreep => {
+                "work that belongs to another task, or changes to unrelated files"
+            }
+            Category::AcceptanceGap => "an acceptance criterion is not satisfied by the diff",
+            Category::WeakTest => {
+                "the test passes but does not exercise the behaviour the criterion describes"
+            }
+            Category::TestsPassButWrong => {
+                "meets the letter of the test, not its intent (hard-coded values, wrong mocks, deleted assertions)"
+            }
+            Category::HalfFinished => {
+                "debug output, TODOs, dead code or a partial implementation left behind"
+            }
+            Category::SpecViolation => {
+                "breaks an explicit constraint of the task, its criteria or the project's rules"
+            }
+            Category::Other(_) => return None,
+        })
+    }
+
+    /// Every category's written name, in order.
+    pub fn names() -> Vec<&'static str> {
+        Category::ALL.iter().filter_map(Category::known_name).collect()
+    }
+}
 
 /// What a category means, for the inspector and the worker.
 pub fn category_meaning(category: &str) -> Option<&'static str> {
-    CATEGORIES.iter().find(|(c, _)| *c == category).map(|(_, m)| *m)
+    Category::parse(category).meaning()
 }
 
 #[cfg(test)]

@@ -85,14 +85,6 @@ impl Rng {
 
 const TOOLS: &[&str] =
     &["read_file", "bash", "write_file", "edit_file", "grep", "glob", "list_dir"];
-const CATEGORIES: &[&str] = &[
-    "scope_creep",
-    "acceptance_gap",
-    "weak_test",
-    "tests_pass_but_wrong",
-    "half_finished",
-    "spec_violation",
-];
 
 struct Out<'w, W: Write> {
     w: &'w mut W,
@@ -244,7 +236,8 @@ fn task<W: Write>(
         *total += ept + eet;
         ok &= out.emit("model_call", &with(scope(&span, iter), json!({"attempt": 1, "phase": "evaluator", "call_attempt": 1, "prompt_tokens": ept, "eval_tokens": eet, "cached_tokens": 0, "reasoning_tokens": 0, "cost": (ept + eet) as f64 * 3e-7, "tokens_used_total": *total, "health": "ok", "finish_reason": "stop"})))?;
         let accept = rng.below(3) != 0 || attempt >= 3;
-        let category = CATEGORIES[rng.below(CATEGORIES.len() as u64) as usize];
+        let categories = super::state::Category::names();
+        let category = categories[rng.below(categories.len() as u64) as usize];
         let verdict = if accept {
             json!({"schema_version": 1, "verdict": "accept", "rejection_category": null, "concern": rng.prose(120), "evidence": ["todo_cli/main.py:12"], "next_step": null})
         } else {

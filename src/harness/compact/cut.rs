@@ -68,7 +68,7 @@ fn bulky(messages: &[Value], from: usize) -> Vec<Bulky> {
         if m["role"] == "tool" {
             let (tool, what) = call_of(messages, m["tool_call_id"].as_str().unwrap_or(""));
             let len = m["content"].as_str().map_or(0, str::len);
-            let read = tool == "read_file";
+            let read = crate::session::vocabulary::ToolName::ReadFile.is(Some(&tool));
             parts.push(Bulky {
                 part: Part::Output { at, read },
                 len,

@@ -179,7 +179,7 @@ fn diff_section(record: &Record, tail: &[Value], level: &Level) -> Option<(Strin
 fn written_whole(tail: &[Value]) -> Vec<String> {
     let mut paths = Vec::new();
     for call in tail.iter().flat_map(|m| m["tool_calls"].as_array().into_iter().flatten()) {
-        if call["function"]["name"] != "write_file" {
+        if !crate::session::vocabulary::ToolName::WriteFile.is(call["function"]["name"].as_str()) {
             continue;
         }
         let args = call["function"]["arguments"].as_str().unwrap_or("{}");

@@ -506,7 +506,7 @@ impl<'l> AgentHost<'l> {
         self.lane.emit(&HookRun {
             scope: self.scope(),
             tool: Some("agent".into()),
-            hook: Some("permission".into()),
+            hook: Some(crate::session::vocabulary::HookName::Permission.as_str().to_owned()),
             outcome: Some(outcome.into()),
             reason: Some(crate::printable::line(&reason)),
             ..HookRun::default()
@@ -542,7 +542,7 @@ impl<'l> AgentHost<'l> {
             self.lane.emit(&HookRun {
                 scope: self.scope(),
                 tool: Some("agent".into()),
-                hook: Some("permission".into()),
+                hook: Some(crate::session::vocabulary::HookName::Permission.as_str().to_owned()),
                 outcome: Some("block".into()),
                 reason: Some(format!(
                     "{}: cancelled with the turn, for the operator's steer",

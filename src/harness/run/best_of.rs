@@ -363,7 +363,10 @@ impl Lane {
                 Err(BrainError::Cancelled(_)) => return Ok(Err("it was stopped".to_owned())),
                 Err(e) => return Ok(Err(e.to_string())),
             };
-            let call = reply.tool_calls.iter().find(|c| c.name == "submit_choice");
+            let call = reply
+                .tool_calls
+                .iter()
+                .find(|c| crate::session::vocabulary::ToolName::SubmitChoice.is(Some(&c.name)));
             match call.map(|c| choice::parse(&c.arguments, &attempts)) {
                 Some(Ok(choice)) => return Ok(Ok(choice)),
                 Some(Err(why)) => last = why,

@@ -99,7 +99,12 @@ impl Lane {
             Op::Skip => {
                 self.set_aside(task, "skipped")?;
                 self.gate(&task.id, event, &format!("operator: {reason}"), 0)?;
-                record::append_progress(&self.shared.dir, &task.id, "skipped", &task.title)?;
+                record::append_progress(
+                    &self.shared.dir,
+                    &task.id,
+                    &crate::session::vocabulary::Outcome::Skipped,
+                    &task.title,
+                )?;
                 self.write_status()?;
                 Ok(None)
             }

@@ -231,7 +231,7 @@ pub(super) trait Desk {
         record::append_progress(
             &self.shared().dir,
             &task.id,
-            progress_outcome(review),
+            &progress_outcome(review),
             &task.title,
         )?;
         Ok(())

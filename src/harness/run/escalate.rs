@@ -32,7 +32,7 @@ impl Lane {
             why: Some(format!(
                 "{task} was rejected {rejects} time(s): a stronger model takes it (escalate_after_rejects = {after})"
             )),
-            kind: Some("escalation".into()),
+            kind: Some(crate::session::vocabulary::SwitchKind::Escalation.as_str().to_owned()),
             ..ModelSwitch::default()
         })
     }

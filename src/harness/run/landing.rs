@@ -49,7 +49,7 @@ impl Lane {
             // What was sent back, and why, comes before the rework it starts.
             self.emit(&FeedbackSent {
                 scope: sc.clone(),
-                kind: Some("merge".into()),
+                kind: Some(crate::session::vocabulary::FeedbackKind::Merge.as_str().to_owned()),
                 content: Some(text.clone()),
                 base_commit: self.shared.records.get(&task.id).base,
                 conflicts: Some(conflicts.clone()),

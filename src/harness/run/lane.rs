@@ -285,7 +285,7 @@ impl Lane {
             to_model: Some(next.model.clone()),
             to_base_url: Some(crate::printable::line(&crate::keys::scrub(&next.base_url))),
             why: Some(crate::printable::line(why)),
-            kind: Some("fallback".into()),
+            kind: Some(crate::session::vocabulary::SwitchKind::Fallback.as_str().to_owned()),
             ..Default::default()
         })?;
         Ok(true)
@@ -357,7 +357,7 @@ impl Lane {
         record::append_progress(
             &self.shared.dir,
             &task.id,
-            &format!("failed:{reason}"),
+            &crate::session::vocabulary::Outcome::Failed(reason.clone()),
             &task.title,
         )?;
         self.write_status()?;
@@ -467,7 +467,7 @@ impl Lane {
         record::append_progress(
             &self.shared.dir,
             &task.id,
-            progress_outcome(a.review),
+            &progress_outcome(a.review),
             &task.title,
         )?;
         if let Some(last) = &last {
@@ -535,7 +535,7 @@ impl Lane {
         self.emit(&HookRun {
             scope: sc.clone(),
             tool: Some(tool.into()),
-            hook: Some("git_guard".into()),
+            hook: Some(crate::session::vocabulary::HookName::GitGuard.as_str().to_owned()),
             outcome: Some("restored".into()),
             reason: Some(restored.clone()),
             ..HookRun::default()

@@ -32,6 +32,7 @@ pub use desk::Shared;
 pub use recover::Restart;
 
 use crate::session::vocabulary::CheckpointStatus;
+use crate::session::vocabulary::Outcome;
 use desk::Desk;
 use lane::Lane;
 
@@ -332,11 +333,11 @@ fn below_bar_warning(id: &str, title: &str, last: &LastOutcome) -> String {
 }
 
 /// The outcome column of `progress.txt` for an accepted task.
-fn progress_outcome(review: Review) -> &'static str {
+fn progress_outcome(review: Review) -> Outcome {
     match review {
-        Review::BelowBar => "done (below the bar)",
-        Review::Unreviewed => "done (unreviewed: --no-eval)",
-        Review::Accepted | Review::Operator => "done",
+        Review::BelowBar => Outcome::AcceptedBelowBar,
+        Review::Unreviewed => Outcome::Unreviewed,
+        Review::Accepted | Review::Operator => Outcome::Accepted,
     }
 }
 

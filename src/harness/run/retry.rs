@@ -17,7 +17,7 @@ impl Lane {
             crate::session::scan::scan(&log, |line, f| {
                 if f.event_kind() == Some(crate::session::event::EventKind::ToolCall)
                     && f.payload.task_id.get() == Some(task)
-                    && f.payload.tool.get() == Some("submit_case")
+                    && crate::session::vocabulary::ToolName::SubmitCase.is(f.payload.tool.get())
                 {
                     at = Some(line);
                 }

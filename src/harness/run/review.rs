@@ -376,7 +376,7 @@ impl Lane {
             let text = if verdict.accepted() { "Accepted.".to_owned() } else { verdict.feedback() };
             let last_seq = self.writer.append(&crate::session::event::FeedbackSent {
                 scope: sc.clone(),
-                kind: Some("verdict".into()),
+                kind: Some(crate::session::vocabulary::FeedbackKind::Verdict.as_str().to_owned()),
                 content: Some(text.clone()),
                 ..Default::default()
             })?;
@@ -553,8 +553,11 @@ impl Lane {
                 Ok(reply) => reply,
                 Err(e) => return Ok(Err(e)),
             };
-            let calls: Vec<&ToolCallRecord> =
-                reply.tool_calls.iter().filter(|c| c.name == "submit_verdict").collect();
+            let calls: Vec<&ToolCallRecord> = reply
+                .tool_calls
+                .iter()
+                .filter(|c| crate::session::vocabulary::ToolName::SubmitVerdict.is(Some(&c.name)))
+                .collect();
             let threshold = self.shared.opts.score_threshold;
             let answers: Vec<Result<Verdict, String>> =
                 calls.iter().map(|c| verdict::parse_held(&c.arguments, threshold)).collect();

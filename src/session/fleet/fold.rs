@@ -147,8 +147,8 @@ impl LogFold {
 
     fn start(&mut self, fact: &Fact<'_>) {
         let p = &fact.payload;
-        let run_start =
-            fact.event_kind() == Some(K::SessionStart) && p.phase.get() != Some("prep-feature");
+        let run_start = fact.event_kind() == Some(K::SessionStart)
+            && !crate::session::vocabulary::Phase::PrepFeature.is(p.phase.get());
         if run_start && !self.started_by_start {
             // A session's start is its run's first start (Tilth's feature interview before it
             // is not), as the whole log's fold says.
@@ -163,7 +163,7 @@ impl LogFold {
         if let Some(f) = p.feature.get() {
             self.feature.get_or_insert_with(|| f.to_owned());
         }
-        if p.phase.get() == Some("prep") {
+        if crate::session::vocabulary::Phase::Prep.is(p.phase.get()) {
             self.prep = true;
         }
         if let Some(n) = p.task_count.count() {

@@ -76,7 +76,7 @@ fn stop_reason<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<StopReas
 impl SummaryHead {
     /// Whether the summary was written by a `harrow prep` interview.
     pub fn is_prep(&self) -> bool {
-        self.harrow.phase.as_deref() == Some("prep")
+        crate::session::vocabulary::Phase::Prep.is(self.harrow.phase.as_deref())
     }
 
     /// Reads the head of the session's `summary.json`, if there is a readable one. One over

@@ -361,7 +361,7 @@ impl SummaryFold {
                 }
             }
             Some(K::OperatorAction) => self.s.harrow.operator_actions += 1,
-            Some(K::FeedbackSent) if p.kind.get() == Some("merge") => {
+            Some(K::FeedbackSent) if super::vocabulary::FeedbackKind::Merge.is(p.kind.get()) => {
                 if let Some(tid) = tid {
                     let d = self.tasks.detail(tid);
                     d.merge_reworks += 1;
@@ -488,7 +488,7 @@ impl SummaryFold {
     fn session_start(&mut self, fact: &Fact<'_>) {
         let (sum, tasks, p) = (&mut self.s, &mut self.tasks, &fact.payload);
         let ts = fact.ts.get();
-        if p.phase.get() == Some("prep-feature") {
+        if super::vocabulary::Phase::PrepFeature.is(p.phase.get()) {
             sum.prep_started_at = ts.map(str::to_owned);
         } else {
             sum.started_at = ts.map(str::to_owned);
@@ -499,7 +499,7 @@ impl SummaryFold {
         if let Some(h) = p.host.get() {
             sum.harrow.host = Some(h.to_owned());
         }
-        if p.phase.get() == Some("prep") {
+        if super::vocabulary::Phase::Prep.is(p.phase.get()) {
             sum.harrow.phase = Some("prep".into());
         }
         if let Some(n) = p.task_count.value {
