@@ -131,7 +131,13 @@ pub fn control(args: &Args) -> Result<ExitCode> {
         _ => args.task.clone(),
     };
     let op = if args.now && args.op == Op::Stop { Op::StopNow } else { args.op };
-    let mut command = Command::new(op, task.clone(), reason, text, "cli");
+    let mut command = Command::new(
+        op,
+        task.clone(),
+        reason,
+        text,
+        &crate::session::vocabulary::CommandSource::Cli,
+    );
     command.to_attempt = args.to_attempt;
     command.to_turn = args.to_turn;
     command.now = args.now && matches!(op, Op::Review | Op::Rewind);

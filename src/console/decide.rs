@@ -189,7 +189,9 @@ impl App {
         }
         let applied = self.player.view.operator();
         let ended = self.ended().is_some();
-        if ended || (pausing && applied == Some("pause")) || (resuming && applied != Some("pause"))
+        if ended
+            || (pausing && applied == Some(Op::Pause))
+            || (resuming && applied != Some(Op::Pause))
         {
             self.notice = None;
         }

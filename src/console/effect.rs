@@ -38,5 +38,11 @@ pub fn command(
     reason: Option<String>,
     text: Option<String>,
 ) -> control::Command {
-    control::Command::new(op, task, reason, text, "console")
+    control::Command::new(
+        op,
+        task,
+        reason,
+        text,
+        &crate::session::vocabulary::CommandSource::Console,
+    )
 }

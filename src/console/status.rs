@@ -60,12 +60,12 @@ impl App {
             .map(|t| t.id.to_owned())
             .collect();
         match (self.pending, applied) {
-            (Some(Op::Pause), Some(op)) if op != "pause" => pausing(),
+            (Some(Op::Pause), Some(op)) if op != Op::Pause => pausing(),
             (Some(Op::Pause), None) => pausing(),
-            _ if applied == Some("pause") && !at_work.is_empty() => {
+            _ if applied == Some(Op::Pause) && !at_work.is_empty() => {
                 format!("pausing after {}", at_work.join(", "))
             }
-            _ if applied == Some("pause") => "PAUSED (p resumes)".into(),
+            _ if applied == Some(Op::Pause) => "PAUSED (p resumes)".into(),
             _ if self.running_here() => "LIVE".into(),
             _ => "WATCH".into(),
         }

@@ -3,6 +3,7 @@
 //! the events the stream shows — never their text, which is fetched for the rows on screen.
 
 use super::timeline::Timeline;
+use crate::session::control::Op;
 use crate::session::event::EventKind;
 use crate::session::fact::Fact;
 use crate::session::state::TaskState;
@@ -195,7 +196,7 @@ struct Checkpoints {
 struct Marks {
     current_task: Option<String>,
     applied: usize,
-    operator: Option<String>,
+    operator: Option<Op>,
     waiting: Option<Waiting>,
     /// The task the run waits on a person's decision about, while it waits.
     held: Option<String>,
@@ -485,12 +486,11 @@ impl View {
         self.fold.apply(fact);
         m.lanes.apply(fact);
         let kind = fact.event_kind();
-        if let (
-            Some(EventKind::OperatorAction),
-            Some(op @ ("pause" | "resume" | "step" | "stop")),
-        ) = (kind, fact.payload.action.get())
+        if kind == Some(EventKind::OperatorAction)
+            && let Some(op) = fact.payload.action.get().and_then(Op::parse)
+            && matches!(op, Op::Pause | Op::Resume | Op::Step | Op::Stop)
         {
-            m.operator = Some(op.to_owned());
+            m.operator = Some(op);
         }
         match kind {
             Some(EventKind::OperatorWait) => {
@@ -604,8 +604,8 @@ impl View {
     }
 
     /// The last pause, resume, step or stop the loop applied.
-    pub fn operator(&self) -> Option<&str> {
-        self.marks.operator.as_deref()
+    pub fn operator(&self) -> Option<Op> {
+        self.marks.operator
     }
 
     /// The task of the latest event that named one: what the panes follow.

@@ -57,6 +57,11 @@ pub enum Op {
 }
 
 impl Op {
+    /// The op a written name (an `operator_action`'s `action`) names, if it names one.
+    pub fn parse(name: &str) -> Option<Op> {
+        <Op as clap::ValueEnum>::value_variants().iter().copied().find(|op| op.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Op::Pause => "pause",
@@ -145,7 +150,7 @@ impl Command {
         task: Option<String>,
         reason: Option<String>,
         text: Option<String>,
-        source: &str,
+        source: &super::vocabulary::CommandSource,
     ) -> Command {
         Command {
             op,
@@ -158,7 +163,7 @@ impl Command {
             category: None,
             now: false,
             ts: super::timestamp::now(),
-            source: source.to_owned(),
+            source: source.as_str().to_owned(),
         }
     }
 }
@@ -197,7 +202,16 @@ pub fn read_new(dir: &Path, offset: u64) -> io::Result<(Vec<Result<Command, Stri
 /// A command as a test sends it: no task, reason or text.
 #[cfg(test)]
 pub(crate) fn plain(op: Op) -> Command {
-    Command { ts: "t".into(), ..Command::new(op, None, None, None, "test") }
+    Command {
+        ts: "t".into(),
+        ..Command::new(
+            op,
+            None,
+            None,
+            None,
+            &super::vocabulary::CommandSource::Other("test".into()),
+        )
+    }
 }
 
 #[cfg(test)]

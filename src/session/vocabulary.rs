@@ -181,6 +181,19 @@ named_enum! {
 }
 
 named_enum! {
+    /// Where an operator's command came from (its `source`).
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum CommandSource {
+        /// The console watching the run.
+        Console => "console",
+        /// `harrow control`.
+        Cli => "cli",
+        /// The fleet's session list.
+        Fleet => "fleet",
+    }
+}
+
+named_enum! {
     /// What a run's checkpoint says it is doing.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum CheckpointStatus {

@@ -201,7 +201,9 @@ impl App {
             let event = Event::decode(line).ok().filter(|_| looks)?;
             match &event.payload {
                 Payload::OperatorSteer(p)
-                    if p.delivered == Some(false) && p.source.as_deref() == Some("console") =>
+                    if p.delivered == Some(false)
+                        && crate::session::vocabulary::CommandSource::Console
+                            .is(p.source.as_deref()) =>
                 {
                     Some((p.scope.task_id.clone()?, p.text.clone()?))
                 }
@@ -519,7 +521,7 @@ impl App {
 
     /// Whether the loop has applied a pause (and no resume or step since).
     pub fn paused(&self) -> bool {
-        self.player.view.operator() == Some("pause")
+        self.player.view.operator() == Some(crate::session::control::Op::Pause)
     }
 
     /// Prepares what the panes show at this terminal size, so rendering needs no I/O.

@@ -174,7 +174,13 @@ fn command(
     reason: Option<String>,
     text: Option<String>,
 ) -> Box<Command> {
-    Box::new(Command::new(op, task, reason, text, "fleet"))
+    Box::new(Command::new(
+        op,
+        task,
+        reason,
+        text,
+        &crate::session::vocabulary::CommandSource::Fleet,
+    ))
 }
 
 impl Browser {
