@@ -3,9 +3,9 @@
 //! runs: exporting a session, the interview's model turns.
 
 use crate::export::Progress;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// What a job reports.
 #[derive(Debug)]
@@ -50,15 +50,52 @@ pub enum FromInterview {
 /// started it.
 pub type Report = Arc<dyn Fn(Job) + Send + Sync>;
 
+/// A job at work: what it does, in words, and the command that does it again when it is left
+/// unfinished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AtWork {
+    pub what: String,
+    pub again: Option<String>,
+}
+
+/// The jobs at work across every screen, by id: quitting waits for them, names them, and says
+/// what was left when the person does not wait.
+#[derive(Debug, Clone, Default)]
+pub struct Running(Arc<Mutex<(u64, BTreeMap<u64, AtWork>)>>);
+
+impl Running {
+    /// Numbers a job and keeps it until [`Running::done`].
+    fn start(&self, job: AtWork) -> u64 {
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        held.0 += 1;
+        let id = held.0;
+        held.1.insert(id, job);
+        id
+    }
+
+    fn done(&self, id: u64) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).1.remove(&id);
+    }
+
+    /// The jobs at work now, in the order they started.
+    pub fn at_work(&self) -> Vec<AtWork> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).1.values().cloned().collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).1.is_empty()
+    }
+}
+
 /// Where the console's slow work goes: a thread reporting to the loop, or (for tests without
 /// a loop) done in place and reported to the caller at once.
 #[derive(Clone)]
 pub enum Jobs {
-    /// Each job a thread; `running` counts those that have not made their last report, so
-    /// quitting can wait for them.
+    /// Each job a thread, kept in `running` until it has made its last report, so quitting
+    /// can wait for it.
     Spawned {
         report: Report,
-        running: Arc<AtomicUsize>,
+        running: Running,
     },
     Inline,
 }
@@ -73,11 +110,12 @@ impl std::fmt::Debug for Jobs {
 }
 
 impl Jobs {
-    /// Runs `work` on a thread named `name` that reports what it returns; inline, returns it.
-    /// A thread that cannot be started is reported as `failed` says.
+    /// Runs `work` (described by `job`) on a thread named `name` that reports what it
+    /// returns; inline, returns it. A thread that cannot be started is reported as `failed`
+    /// says.
     fn run(
         &self,
-        name: &str,
+        (name, job): (&str, AtWork),
         work: impl FnOnce(&dyn Fn(Job)) -> Job + Send + 'static,
         failed: impl FnOnce(String) -> Job,
     ) -> Option<Job> {
@@ -85,14 +123,14 @@ impl Jobs {
             Jobs::Inline => Some(work(&|_| {})),
             Jobs::Spawned { report, running } => {
                 let (report, left) = (report.clone(), running.clone());
-                running.fetch_add(1, Ordering::SeqCst);
+                let id = running.start(job);
                 let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
                     let last = work(&|progress| report(progress));
-                    left.fetch_sub(1, Ordering::SeqCst);
+                    left.done(id);
                     report(last);
                 });
                 spawned.err().map(|e| {
-                    running.fetch_sub(1, Ordering::SeqCst);
+                    running.done(id);
                     failed(e.to_string())
                 })
             }
@@ -103,8 +141,9 @@ impl Jobs {
     /// how far it has read.
     pub fn export(&self, dir: &Path, id: &str) -> Option<Job> {
         let (dir, id) = (dir.to_owned(), id.to_owned());
+        let job = at_work(format!("exporting {id}"), Some(format!("harrow export {id}")));
         self.run(
-            "harrow-export",
+            ("harrow-export", job),
             move |report| Job::Exported(export(&dir, &id, &mut |p| report(Job::Exporting(p)))),
             |e| Job::Exported(Err(format!("cannot start the export: {e}"))),
         )
@@ -113,7 +152,7 @@ impl Jobs {
     /// Reads the file an evidence pointer names.
     pub fn evidence(&self, inspector: super::inspector::Inspector, n: usize) -> Option<Job> {
         self.run(
-            "harrow-evidence",
+            ("harrow-evidence", at_work("reading an evidence file".into(), None)),
             move |_| Job::Evidence(super::inspector::open_evidence(&inspector, n)),
             |e| Job::Evidence(Err(format!("cannot open the evidence: {e}"))),
         )
@@ -122,7 +161,7 @@ impl Jobs {
     /// Reads a diff (git can take a while on a big repository).
     pub fn diff(&self, source: super::attempt::DiffSource) -> Option<Job> {
         self.run(
-            "harrow-diff",
+            ("harrow-diff", at_work("reading a diff".into(), None)),
             move |_| Job::Diff(source.load()),
             |e| Job::Diff(Err(format!("cannot read the diff: {e}"))),
         )
@@ -134,8 +173,9 @@ impl Jobs {
     pub fn resume(&self, dir: &Path, id: &str, trust: bool) -> Option<Job> {
         let (dir, id) = (dir.to_owned(), id.to_owned());
         let who = id.clone();
+        let job = at_work(format!("starting {id} again"), Some(format!("harrow resume {id}")));
         self.run(
-            "harrow-resume",
+            ("harrow-resume", job),
             move |_| Job::Resumed { outcome: super::resume_and_watch(&dir, &id, trust), id },
             move |e| Job::Resumed { id: who, outcome: Err(format!("cannot start: {e}")) },
         )
@@ -146,7 +186,7 @@ impl Jobs {
     pub fn clipboard(&self, text: String) -> Option<Job> {
         let lines = text.lines().count();
         self.run(
-            "harrow-clipboard",
+            ("harrow-clipboard", at_work("copying to the clipboard".into(), None)),
             move |_| Job::Clipboard(super::clipboard::deliver(&text)),
             move |_| Job::Clipboard(super::clipboard::report(lines, None, None)),
         )
@@ -155,8 +195,9 @@ impl Jobs {
     /// Reads what shipping the session would send.
     pub fn ship_preview(&self, dir: &Path, id: &str) -> Option<Job> {
         let found = crate::session::discover::Found::at(dir, id);
+        let job = at_work(format!("reading what shipping {id} would send"), None);
         self.run(
-            "harrow-ship",
+            ("harrow-ship", job),
             move |_| {
                 Job::ShipPreview(forge_config().and_then(|forge| {
                     crate::ship::preview::preview(&found, &forge).map_err(|e| e.to_string())
@@ -169,8 +210,11 @@ impl Jobs {
     /// Pushes the session's branch, and opens its pull request when `pr`.
     pub fn ship(&self, dir: &Path, id: &str, pr: bool, partial: bool) -> Option<Job> {
         let found = crate::session::discover::Found::at(dir, id);
+        let (verb, what) =
+            if pr { ("pr", "opening a pull request for") } else { ("push", "pushing") };
+        let job = at_work(format!("{what} {id}"), Some(format!("harrow {verb} {id}")));
         self.run(
-            "harrow-ship",
+            ("harrow-ship", job),
             move |_| {
                 Job::Shipped(
                     forge_config()
@@ -180,6 +224,10 @@ impl Jobs {
             |e| Job::Shipped(Err(format!("cannot start: {e}"))),
         )
     }
+}
+
+fn at_work(what: String, again: Option<String>) -> AtWork {
+    AtWork { what, again }
 }
 
 /// The configuration's `[forge]`; a configuration that does not parse is said, not ignored.

@@ -12,7 +12,7 @@ use crossterm::event::{self, Event as TermEvent};
 use ratatui::Frame;
 use ratatui::layout::Size;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -35,8 +35,25 @@ pub enum Msg {
 /// Which screen of the loop's stack: given as each is opened, never reused.
 pub type ScreenId = u64;
 
-/// What the screen says while quitting waits for jobs still at work.
-const FINISHING: &str = "Finishing what is still at work (an export writing its file) before quitting; press any key to quit now and drop it.";
+/// What the screen says while quitting waits for `jobs` still at work.
+fn finishing(jobs: &[super::jobs::AtWork]) -> String {
+    let what: Vec<String> = jobs.iter().map(|j| crate::printable::line(&j.what)).collect();
+    format!(
+        "Finishing what is still at work before quitting: {}. Press any key to quit now and leave it unfinished.",
+        what.join("; ")
+    )
+}
+
+/// What is said, once the terminal is given back, of a job left unfinished at quit.
+fn left_unfinished(job: &super::jobs::AtWork) -> String {
+    let again = (job.again.as_deref())
+        .map(|c| format!("; `{}` does it again", crate::printable::line(c)))
+        .unwrap_or_default();
+    format!(
+        "harrow: quit while {}: it was stopped unfinished{again}",
+        crate::printable::line(&job.what)
+    )
+}
 
 /// What a screen asks of the loop after a message.
 pub enum Flow {
@@ -55,7 +72,7 @@ pub struct Cx {
     pub size: Size,
     pub screen: ScreenId,
     /// Jobs started and not finished, across every screen.
-    pub running: Arc<AtomicUsize>,
+    pub running: super::jobs::Running,
 }
 
 impl Cx {
@@ -205,7 +222,9 @@ pub struct Console {
     rx: Receiver<Msg>,
     input: Option<Input>,
     /// Jobs started by any screen and not finished.
-    running: Arc<AtomicUsize>,
+    running: super::jobs::Running,
+    /// Jobs the person quit without waiting for: said once the terminal is given back.
+    left: Vec<super::jobs::AtWork>,
 }
 
 impl Console {
@@ -222,7 +241,8 @@ impl Console {
                 return Err(e);
             }
         };
-        Ok(Console { terminal, tx, rx, input: Some(input), running: Arc::default() })
+        let running = super::jobs::Running::default();
+        Ok(Console { terminal, tx, rx, input: Some(input), running, left: Vec::new() })
     }
 
     /// A sender into the loop's channel, for work started before the loop runs.
@@ -323,27 +343,33 @@ impl Console {
         }
     }
 
-    /// Jobs still at work when the last screen closed (an export writing its file) finish
-    /// before the console ends, however long they take on this machine, with a line on screen
-    /// saying so: a key, a signal or a hung-up terminal ends the wait and drops them.
+    /// Jobs still at work when the last screen closed (an export writing its file, a push)
+    /// finish before the console ends, however long they take on this machine, with a line on
+    /// screen naming them: a key, a signal or a hung-up terminal ends the wait, and each job
+    /// left is said on the terminal given back, with the command that does it again.
     fn let_jobs_finish(&mut self) {
-        if self.running.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        let _ = self.terminal.draw(|frame| {
-            let area = frame.area();
-            let line = ratatui::widgets::Paragraph::new(FINISHING)
-                .wrap(ratatui::widgets::Wrap { trim: true });
-            frame.render_widget(line, area);
-        });
-        while self.running.load(Ordering::SeqCst) > 0 {
-            if crate::signals::received().is_some() || HUNG_UP.load(Ordering::SeqCst) {
-                return;
+        let mut shown = Vec::new();
+        while !self.running.is_empty() {
+            let now = self.running.at_work();
+            if now != shown {
+                let text = finishing(&now);
+                let _ = self.terminal.draw(|frame| {
+                    let line = ratatui::widgets::Paragraph::new(text.as_str())
+                        .wrap(ratatui::widgets::Wrap { trim: true });
+                    frame.render_widget(line, frame.area());
+                });
+                shown = now;
             }
-            match self.rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(Msg::Term(TermEvent::Key(_)) | Msg::InputGone)
-                | Err(RecvTimeoutError::Disconnected) => return,
-                Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+            let gone = crate::signals::received().is_some() || HUNG_UP.load(Ordering::SeqCst);
+            let left = gone
+                || match self.rx.recv_timeout(Duration::from_millis(50)) {
+                    Ok(Msg::Term(TermEvent::Key(_)) | Msg::InputGone)
+                    | Err(RecvTimeoutError::Disconnected) => true,
+                    Ok(_) | Err(RecvTimeoutError::Timeout) => false,
+                };
+            if left {
+                self.left = self.running.at_work();
+                return;
             }
         }
     }
@@ -353,6 +379,9 @@ impl Drop for Console {
     fn drop(&mut self) {
         self.input.take();
         ratatui::restore();
+        for job in &self.left {
+            eprintln!("{}", left_unfinished(job));
+        }
     }
 }
 

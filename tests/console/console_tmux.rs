@@ -907,3 +907,47 @@ fn an_agents_question_in_the_live_console_waits_and_a_allows_it() {
     let reason = answers[0]["payload"]["reason"].as_str().unwrap();
     assert!(reason.contains("the operator (console)"), "{reason}");
 }
+
+/// Quitting while a job is at work waits for it, naming it on screen; a key leaves it, and the
+/// terminal given back says what was left unfinished — never dropped without a word. The job is
+/// a copy to tmux's paste buffer whose `tmux` waits for a file the test writes only at the end.
+#[test]
+fn quitting_while_a_job_is_at_work_names_it_and_a_key_leaves_it_with_a_word() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let release = tmp.path().join("release");
+    let fake = bin.join("tmux");
+    let script =
+        format!("#!/bin/sh\nwhile [ ! -e '{}' ]; do sleep 0.05; done\nexit 0\n", release.display());
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cmd = format!(
+        "PATH={}:$PATH {} replay {} --speed max",
+        bin.display(),
+        env!("CARGO_BIN_EXE_harrow"),
+        harrow_fixture().display()
+    );
+    let t = Tmux::start(&cmd, 140, 40);
+    t.wait_for("stopped: all_done");
+    t.keys(&["/"]);
+    t.wait_for("Search the worker stream");
+    t.literal("grep");
+    t.keys(&["Enter"]);
+    t.keys(&["Enter"]);
+    t.wait_for("y copy");
+    t.keys(&["y"]);
+    t.keys(&["Escape"]);
+    t.keys(&["q"]);
+    let s = t.wait_for("Finishing what is still at work before quitting: copying to the clipboard");
+    assert!(s.contains("Press any key to quit now"), "{s}");
+    t.keys(&["x"]);
+    let s = t.wait_exit("[exit ");
+    std::fs::write(&release, "").unwrap();
+    assert!(s.contains("[exit 0]"), "{s}");
+    assert!(
+        s.contains("harrow: quit while copying to the clipboard: it was stopped unfinished"),
+        "the job left is said on the terminal given back: {s}"
+    );
+}
