@@ -16,7 +16,6 @@ fn accept() -> Value {
     accept_quoting("f0.txt", "// file 0")
 }
 use serde_json::{Value, json};
-use std::path::Path;
 
 /// Worker turns that each write a file of `size` characters, `n` of them, then a case.
 fn many_writes(n: usize, size: usize) -> Vec<Value> {
@@ -30,14 +29,7 @@ fn many_writes(n: usize, size: usize) -> Vec<Value> {
     turns
 }
 
-fn configure(tmp: &Path, config: &str) {
-    std::fs::create_dir_all(tmp.join("harrow")).unwrap();
-    std::fs::write(tmp.join("harrow/config.toml"), config).unwrap();
-}
-
-fn only_session(tmp: &Path) -> std::path::PathBuf {
-    std::fs::read_dir(tmp.join("sessions")).unwrap().next().unwrap().unwrap().path()
-}
+use loop_fixture::{configure_models as configure, only_session};
 
 #[test]
 fn a_conversation_past_the_threshold_is_rebuilt_from_the_record_and_the_task_goes_on() {

@@ -24,13 +24,8 @@ fn a_runaway_reply_ends_at_the_cap_the_window_gives_and_the_task_goes_on() {
         serve_with(&script, Options { fast: true, props: Some(props), ..Options::default() });
     // Without the cap the runaway would go on to this limit: the test would take two minutes
     // and fail on the reply's time, not pass.
-    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
-    std::fs::write(tmp.path().join("harrow/config.toml"), "[models]\nmax_reply_secs = 120\n")
-        .unwrap();
-    let out =
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    loop_fixture::configure_models(tmp.path(), "[models]\nmax_reply_secs = 120\n");
+    loop_fixture::headless_ok(tmp.path(), &server.base_url(), &plan, &repo);
     let worker: Vec<_> = server.received().into_iter().filter(|r| r.role == "worker").collect();
     assert_eq!(worker[0].body["max_tokens"], 512, "a quarter of the 2,048-token window");
     let dir = std::fs::read_dir(tmp.path().join("sessions")).unwrap().next().unwrap().unwrap();

@@ -9,7 +9,10 @@ use crate::loop_fixture;
 use crate::support::git;
 
 use harrow::brain::scripted::Options;
-use loop_fixture::{accept, case, events_of, harrow_cmd, headless_run, repo_and_plan, serve_with};
+use loop_fixture::{
+    accept, case, configure_models, events_of, harrow_cmd, headless_ok, headless_run, only_session,
+    repo_and_plan, serve_with,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -36,10 +39,6 @@ fn reads_then_writes(t: usize, files: usize) -> Vec<Value> {
     turns
 }
 
-fn only_session(tmp: &Path) -> std::path::PathBuf {
-    std::fs::read_dir(tmp.join("sessions")).unwrap().next().unwrap().unwrap().path()
-}
-
 /// The scenario: three tasks, each reading four 12 KB files, behind a window of
 /// 30,000 characters (7,500 tokens as the stand-in counts them) that the server names only
 /// in its 400. T-002's first reply runs away; T-003's first reply is dropped after its 200.
@@ -62,13 +61,8 @@ fn three_tasks_reading_large_files_behind_a_thirty_thousand_character_window_fin
     let options = Options { fast: true, window: Some(7_500), no_usage: true, ..Options::default() };
     let (_rt, server) = serve_with(&script, options);
     // Without a bound, the runaway would run to this limit: the test would take two minutes.
-    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
-    std::fs::write(tmp.path().join("harrow/config.toml"), "[models]\nmax_reply_secs = 120\n")
-        .unwrap();
-    let out =
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    configure_models(tmp.path(), "[models]\nmax_reply_secs = 120\n");
+    let stdout = headless_ok(tmp.path(), &server.base_url(), &plan, &repo);
     let dir = only_session(tmp.path());
     assert_eq!(events_of(&dir, "task_done").len(), 3, "{stdout}");
 
@@ -154,10 +148,7 @@ fn one_task_in(window: u64, lines: usize, turns: &[Value]) -> Vec<Value> {
         ..Options::default()
     };
     let (_rt, server) = serve_with(&script, options);
-    let out =
-        headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = headless_ok(tmp.path(), &server.base_url(), &plan, &repo);
     let dir = only_session(tmp.path());
     assert_eq!(events_of(&dir, "task_done").len(), 1, "{stdout}");
     let calls = events_of(&dir, "model_call");
@@ -195,12 +186,7 @@ fn a_window_learned_from_a_refusal_is_known_to_the_resumed_run() {
     });
     let options = Options { fast: true, window: Some(7_500), no_usage: true, ..Options::default() };
     let (_rt, server) = serve_with(&script, options);
-    std::fs::create_dir_all(tmp.path().join("harrow")).unwrap();
-    std::fs::write(
-        tmp.path().join("harrow/config.toml"),
-        "[models]\nmax_tries = 1\nretry_base_ms = 10\n",
-    )
-    .unwrap();
+    configure_models(tmp.path(), "[models]\nmax_tries = 1\nretry_base_ms = 10\n");
     let out =
         headless_run(harrow_cmd(tmp.path(), &server.base_url()), &plan, &repo).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

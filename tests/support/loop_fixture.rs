@@ -217,6 +217,25 @@ pub fn serve_with(
     (runtime, server)
 }
 
+/// Writes `text` as the configuration harrow reads under `tmp` (`XDG_CONFIG_HOME`).
+pub fn configure_models(tmp: &Path, text: &str) {
+    std::fs::create_dir_all(tmp.join("harrow")).unwrap();
+    std::fs::write(tmp.join("harrow/config.toml"), text).unwrap();
+}
+
+/// The one session folder under `tmp/sessions`.
+pub fn only_session(tmp: &Path) -> PathBuf {
+    std::fs::read_dir(tmp.join("sessions")).unwrap().next().unwrap().unwrap().path()
+}
+
+/// [`headless_run`] against `base_url`, which must succeed: its standard output.
+pub fn headless_ok(tmp: &Path, base_url: &str, plan: &Path, repo: &Path) -> String {
+    let out = headless_run(harrow_cmd(tmp, base_url), plan, repo).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
 /// `harrow run PLAN --repo REPO --headless --no-validators` on `cmd`: how the binary's tests
 /// start a run.
 pub fn headless_run(
