@@ -100,8 +100,9 @@ pub fn task(t: &TaskExport) -> Vec<Block> {
     if let Some(ms) = t.elapsed_ms {
         fact(own(span(ms)));
     }
-    fact(own(format!("{} tokens", t.tokens)));
-    fact(own(format!("${:.3}", t.cost)));
+    let tilde = if t.tokens_estimated_calls > 0 { "~" } else { "" };
+    fact(own(format!("{tilde}{} tokens", t.tokens)));
+    fact(own(super::cost_said(t.tokens_estimated_calls, t.cost)));
     if let Some(sha) = &t.commit {
         facts.extend([own(" · commit "), Inline::Code(sha.chars().take(7).collect())]);
     }

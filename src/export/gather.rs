@@ -119,6 +119,7 @@ impl Gathered {
                     rounds: self.c.store.judged(id).max(detail.map_or(0, |d| d.attempts)),
                     elapsed_ms: detail.and_then(|d| d.elapsed_ms),
                     cost: s.tasks.get(id).map_or(0.0, |t| t.tokens.all.cost),
+                    estimated: s.tasks.get(id).map_or(0, |t| t.tokens.all.estimated),
                 }
             })
             .collect();
@@ -135,6 +136,7 @@ impl Gathered {
             tasks_done: h.tasks_done,
             tokens: s.tokens.all.total,
             tokens_unknown_calls: s.tokens.all.uncounted,
+            tokens_estimated_calls: s.tokens.all.estimated,
             cost: s.tokens.all.cost,
             task_count: rows.len(),
         };
@@ -160,6 +162,7 @@ impl Gathered {
         });
         if let Some(tilth) = s.tasks.get(&row.id) {
             t.tokens = tilth.tokens.all.total;
+            t.tokens_estimated_calls = tilth.tokens.all.estimated;
             t.cost = tilth.tokens.all.cost;
         }
         t.attempts.sort_by_key(|a| a.number);

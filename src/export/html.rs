@@ -41,7 +41,7 @@ pub fn head(e: &ExportHead, rows: &[Row]) -> String {
     let _ = writeln!(out, "<h1>harrow session {}{feature}</h1>", esc(&e.session));
     let _ = writeln!(
         out,
-        "<p>{}{} of {} tasks done · {} tokens · ${:.3} · {}{}</p>",
+        "<p>{}{} of {} tasks done · {} tokens · {} · {}{}</p>",
         match (&e.worker_model, &e.evaluator_model) {
             (Some(w), Some(v)) => {
                 format!("worker <code>{}</code>, evaluator <code>{}</code> · ", esc(w), esc(v))
@@ -51,8 +51,8 @@ pub fn head(e: &ExportHead, rows: &[Row]) -> String {
         },
         e.tasks_done,
         e.task_count,
-        e.tokens_said(),
-        e.cost,
+        esc(&e.tokens_said()),
+        esc(&e.cost_said()),
         esc(&e.status),
         e.stop.as_deref().map(|s| format!(" (stopped: {})", esc(s))).unwrap_or_default()
     );
@@ -60,12 +60,12 @@ pub fn head(e: &ExportHead, rows: &[Row]) -> String {
     for t in rows {
         let _ = writeln!(
             out,
-            "<tr><td><a href=\"#{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>${:.3}</td></tr>",
+            "<tr><td><a href=\"#{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(t.title.as_deref().unwrap_or("")),
             esc(&t.state),
             t.rounds,
             t.elapsed_ms.map_or_else(|| "-".into(), span),
-            t.cost,
+            esc(&super::cost_said(t.estimated, t.cost)),
             id = esc(&t.id),
         );
     }

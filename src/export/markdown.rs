@@ -57,11 +57,11 @@ pub fn head(e: &ExportHead, rows: &[Row]) -> String {
     };
     let _ = writeln!(
         out,
-        "{models}{} of {} tasks done · {} tokens · ${:.3} · {}{}\n",
+        "{models}{} of {} tasks done · {} tokens · {} · {}{}\n",
         e.tasks_done,
         e.task_count,
         e.tokens_said(),
-        e.cost,
+        e.cost_said(),
         e.status,
         e.stop.as_deref().map(|s| format!(" (stopped: {})", cell(s))).unwrap_or_default()
     );
@@ -72,13 +72,13 @@ pub fn head(e: &ExportHead, rows: &[Row]) -> String {
     for t in rows {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | ${:.3} |",
+            "| {} | {} | {} | {} | {} | {} |",
             cell(&t.id),
             cell(t.title.as_deref().unwrap_or("")),
             t.state,
             t.rounds,
             t.elapsed_ms.map_or_else(|| "-".into(), span),
-            t.cost
+            super::cost_said(t.estimated, t.cost)
         );
     }
     out

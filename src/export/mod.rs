@@ -41,6 +41,10 @@ pub struct ExportHead {
     /// Answered calls that reported no usage: `tokens` is then a floor, not the total.
     #[serde(skip_serializing_if = "crate::session::summary::is_zero")]
     pub tokens_unknown_calls: u64,
+    /// Calls whose server counted nothing: their tokens are estimated from characters, and
+    /// their cost is unknown.
+    #[serde(skip_serializing_if = "crate::session::summary::is_zero")]
+    pub tokens_estimated_calls: u64,
     pub cost: f64,
     /// How many tasks the export lists.
     #[serde(skip)]
@@ -51,11 +55,30 @@ impl ExportHead {
     /// The tokens as a reader should take them: `1234`, or `1234+?` when some calls
     /// reported none (an agent that does not say).
     pub fn tokens_said(&self) -> String {
-        if self.tokens_unknown_calls == 0 {
+        let said = if self.tokens_unknown_calls == 0 {
             self.tokens.to_string()
         } else {
             format!("{}+? (unknown for {} call(s))", self.tokens, self.tokens_unknown_calls)
+        };
+        match self.tokens_estimated_calls {
+            0 => said,
+            n => format!("~{said} ({n} call(s) estimated from characters)"),
         }
+    }
+
+    /// The session's cost as a reader should take it (see [`cost_said`]).
+    pub fn cost_said(&self) -> String {
+        cost_said(self.tokens_estimated_calls, self.cost)
+    }
+}
+
+/// A cost as a reader should take it: dollars, or unknown where a server counted nothing for
+/// `estimated` of the calls (and so priced nothing).
+pub fn cost_said(estimated: u64, cost: f64) -> String {
+    match (estimated, cost) {
+        (0, c) => format!("${c:.3}"),
+        (_, 0.0) => "cost unknown".to_owned(),
+        (_, c) => format!("${c:.3}+?"),
     }
 }
 
@@ -68,6 +91,8 @@ pub struct Row {
     pub rounds: u64,
     pub elapsed_ms: Option<u64>,
     pub cost: f64,
+    /// Its calls whose tokens were estimated (the server counted none).
+    pub estimated: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -77,6 +102,9 @@ pub struct TaskExport {
     pub state: String,
     pub elapsed_ms: Option<u64>,
     pub tokens: i64,
+    /// Its calls whose server counted nothing: `tokens` is an estimate, `cost` unknown.
+    #[serde(default, skip_serializing_if = "crate::session::summary::is_zero")]
+    pub tokens_estimated_calls: u64,
     pub cost: f64,
     pub commit: Option<String>,
     /// Rounds the task had (one still under way, or cut short before a verdict, counts).

@@ -70,4 +70,19 @@ fn a_server_that_counts_no_tokens_has_them_estimated_and_shown_as_estimates() {
         "{show}"
     );
     assert!(tokens.ends_with("cost unknown"), "no usage, no price: {tokens}");
+    // The export says the same: the tokens as estimates, the cost unknown, never $0.000.
+    let export = |format: &str| {
+        let out = harrow_cmd(tmp.path(), &server.base_url())
+            .args(["export", dir.path().to_str().unwrap(), "--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let md = export("md");
+    let head = md.lines().find(|l| l.contains("tasks done")).unwrap();
+    assert!(head.contains(" · ~") && head.contains("estimated from characters"), "{head}");
+    assert!(head.contains("cost unknown") && !md.contains("$0.000"), "{md}");
+    let json: serde_json::Value = serde_json::from_str(&export("json")).unwrap();
+    assert!(json["tokens_estimated_calls"].as_u64().unwrap() > 0, "{json}");
 }
