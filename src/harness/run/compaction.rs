@@ -1,9 +1,11 @@
 //! Keeping a worker's conversation inside its model's window. Before each request the
-//! conversation's tokens are estimated — characters per token as the server's own `usage`
-//! last counted them — and past `[models] compact_at` of the window it is rebuilt from what
-//! harrow records (see [`crate::harness::compact`]), logged as `context_compacted`. The same
-//! happens once when the server answers that a request is too long. A conversation that does
-//! not fit even rebuilt holds the task for a person, never crashes the run.
+//! conversation's tokens are estimated — characters per token as the server last counted them,
+//! in its `usage` or in a "too long" answer — and past `[models] compact_at` of the window (or
+//! past the room the reply needs) it is rebuilt from what harrow records to fit three quarters
+//! of that (see [`crate::harness::compact`]), logged as `context_compacted`. The same happens
+//! once when the server answers that a request is too long. One tool output takes at most a
+//! fifth of a known window. A conversation that does not fit even rebuilt — the task's own
+//! prompt too large — holds the task for a person, never crashes the run.
 
 use super::Desk;
 use super::{Lane, Result, Task, TaskEnd, scope};
@@ -131,8 +133,8 @@ impl Lane {
         Ok(None)
     }
 
-    /// What a rebuilt conversation says beside the messages: the diff as it stands (cut to
-    /// `diff_chars`, files named) and the verdicts that still stand.
+    /// What a rebuilt conversation says beside the messages: the diff as it stands (shown in
+    /// at most `diff_max` characters, files named) and the verdicts that still stand.
     fn compaction_record(&self, task: &Task, diff_max: usize) -> Record {
         let diff = (self.task_base(&task.id).ok())
             .and_then(|base| self.task_diff(&base).ok())
