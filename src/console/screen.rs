@@ -400,3 +400,24 @@ impl std::fmt::Debug for Console {
         f.debug_struct("Console").finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::console::jobs::AtWork;
+
+    /// What a job is called comes from a session folder's name, which another user can
+    /// choose: the lines that name it, on screen and on the terminal given back, are printable.
+    #[test]
+    fn a_job_named_from_a_hostile_folder_is_said_printably() {
+        let job = AtWork {
+            what: "pushing x\u{1b}]0;owned\u{7}\u{1b}[2J".into(),
+            again: Some("harrow push x\u{1b}[31m\ny".into()),
+        };
+        for said in [finishing(std::slice::from_ref(&job)), left_unfinished(&job)] {
+            assert!(!said.chars().any(char::is_control), "{said:?}");
+            assert!(said.contains("pushing x"), "{said}");
+        }
+        assert!(left_unfinished(&job).contains("does it again"));
+    }
+}

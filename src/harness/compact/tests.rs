@@ -213,3 +213,20 @@ fn a_prompt_larger_than_the_room_is_never_cut() {
     assert!(chars(&c.messages) > 5_000);
     paired(&c.messages);
 }
+
+/// Arguments a model sent that are not JSON are left as they were (nothing can be cut in them
+/// safely); the rest is still cut, and every result keeps its call.
+#[test]
+fn arguments_that_are_not_json_are_left_whole_and_the_rest_is_cut() {
+    let mut messages = head("T");
+    let broken = format!("{{\"path\": \"a\", \"content\": \"{}", "x".repeat(3_000));
+    messages.push(json!({"role": "assistant", "content": "", "tool_calls": [{"id": "b", "type": "function", "function": {"name": "write_file", "arguments": broken}}]}));
+    messages.push(result("b", "ERROR: write_file: the arguments are not valid JSON"));
+    messages.push(call("r", "read_file", &json!({"path": "big"})));
+    messages.push(result("r", &"line\n".repeat(2_000)));
+    let c = compact(&messages, &Record::default(), Some(5_000)).unwrap();
+    let kept = c.messages.iter().flat_map(|m| m["tool_calls"].as_array().into_iter().flatten());
+    assert!(kept.clone().any(|k| k["function"]["arguments"] == broken.as_str()), "left whole");
+    assert!(c.cut.iter().any(|l| l.contains("\"big\"")), "{:?}", c.cut);
+    paired(&c.messages);
+}
