@@ -220,6 +220,11 @@ impl Hands {
         tools::find(name).is_some_and(|t| t.kind == ToolKind::Shell)
     }
 
+    /// Whether a tool can change the worktree's files: an edit, or a command.
+    pub fn changes_files(name: &str) -> bool {
+        tools::find(name).is_some_and(|t| matches!(t.kind, ToolKind::Edit | ToolKind::Shell))
+    }
+
     /// The tool schemas to offer the model.
     pub fn schemas() -> Vec<Value> {
         tools::TOOLS.iter().map(tools::ToolSpec::openai_schema).collect()

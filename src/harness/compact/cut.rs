@@ -2,8 +2,9 @@
 //! output, the text a call wrote — are cut to one common length, so that no part is cut more
 //! than another needs to be, and each says how much went and how to get it back.
 
-use super::{Compacted, chars, quoted, tool_name};
+use super::{Compacted, chars, quoted, tool_name, what_it_named};
 use crate::hands::tools::shorten::shortened;
+use crate::session::vocabulary::ToolName;
 use serde_json::Value;
 
 /// The characters a cut part's marker takes, reckoned before the cut.
@@ -68,7 +69,7 @@ fn bulky(messages: &[Value], from: usize) -> Vec<Bulky> {
         if m["role"] == "tool" {
             let (tool, what) = call_of(messages, m["tool_call_id"].as_str().unwrap_or(""));
             let len = m["content"].as_str().map_or(0, str::len);
-            let read = crate::session::vocabulary::ToolName::ReadFile.is(Some(&tool));
+            let read = ToolName::ReadFile.is(Some(&tool));
             parts.push(Bulky {
                 part: Part::Output { at, read },
                 len,
@@ -108,14 +109,7 @@ fn call_of(messages: &[Value], id: &str) -> (String, String) {
         return ("a tool".to_owned(), String::new());
     };
     let name = c["function"]["name"].as_str().unwrap_or("?").to_owned();
-    let args: Value =
-        serde_json::from_str(c["function"]["arguments"].as_str().unwrap_or("")).unwrap_or_default();
-    let what = ["path", "command", "pattern"]
-        .iter()
-        .find_map(|k| args[*k].as_str())
-        .map(|w| quoted(&w.chars().take(80).collect::<String>()))
-        .unwrap_or_default();
-    (name, what)
+    (name, what_it_named(c, 80))
 }
 
 /// Cuts one part to `cap` bytes with its marker; whether anything was cut.

@@ -202,16 +202,7 @@ fn what_was_done(middle: &[Value], max: usize) -> Vec<String> {
     for m in middle {
         for call in m["tool_calls"].as_array().into_iter().flatten() {
             let name = call["function"]["name"].as_str().unwrap_or("?");
-            let args: Value =
-                serde_json::from_str(call["function"]["arguments"].as_str().unwrap_or("{}"))
-                    .unwrap_or(Value::Null);
-            // What the call named is data, quoted on one line whatever it holds (a command's
-            // newlines would otherwise let it write headings of the summary's own).
-            let what = ["path", "command", "pattern"]
-                .iter()
-                .find_map(|k| args[*k].as_str())
-                .map(|w| quoted(&w.chars().take(120).collect::<String>()))
-                .unwrap_or_default();
+            let what = what_it_named(call, 120);
             let line = format!("- {} {what}", tool_name(name)).trim_end().to_owned();
             if !done.contains(&line) {
                 done.push(line);
@@ -224,6 +215,19 @@ fn what_was_done(middle: &[Value], max: usize) -> Vec<String> {
         done.push(format!("- … and {more} more"));
     }
     done
+}
+
+/// What a tool call named — its path, command or pattern, the first `max` characters — as
+/// data: quoted on one line whatever it holds (a command's newlines would otherwise let it
+/// write headings of the summary's own); empty when it named none.
+fn what_it_named(call: &Value, max: usize) -> String {
+    let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap_or("{}"))
+        .unwrap_or(Value::Null);
+    ["path", "command", "pattern"]
+        .iter()
+        .find_map(|k| args[*k].as_str())
+        .map(|w| quoted(&w.chars().take(max).collect::<String>()))
+        .unwrap_or_default()
 }
 
 /// A tool's name as the summary writes it: bare when it is a plain name, quoted otherwise.

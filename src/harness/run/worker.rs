@@ -12,6 +12,7 @@ use super::{
 use crate::harness::turns::{self, Agent, Turn, tool_message};
 use crate::session::event::{LoopDetected, TurnTree};
 use crate::session::state::StopReason;
+use crate::session::vocabulary::{LoopAction, ToolName, WORKTREE_LOOP};
 
 impl Lane {
     pub(super) fn worker_prompt(
@@ -314,7 +315,7 @@ impl Agent for WorkerTurns<'_> {
     }
 
     fn owns(&self, tool: &str) -> bool {
-        crate::session::vocabulary::ToolName::SubmitCase.is(Some(tool))
+        ToolName::SubmitCase.is(Some(tool))
     }
 
     fn scope(&self, iter: u64) -> Scope {
@@ -336,13 +337,7 @@ impl Agent for WorkerTurns<'_> {
         if let Some(stuck) = self.loop_check(iter, &call.name, &text)? {
             return Ok(Err(stuck));
         }
-        self.states.touched |= [
-            crate::session::vocabulary::ToolName::WriteFile,
-            crate::session::vocabulary::ToolName::EditFile,
-            crate::session::vocabulary::ToolName::Bash,
-        ]
-        .iter()
-        .any(|t| t.is(Some(&call.name)));
+        self.states.touched |= Hands::changes_files(&call.name);
         self.states.called(iter, &call.name, &text);
         // Only a command can reach git; the file tools are confined away from `.git`.
         let guarded = Hands::runs_commands(&call.name);
@@ -463,21 +458,17 @@ impl WorkerTurns<'_> {
         let times = self.repeated.count(name, args);
         let (tool, arguments) = self.repeated.call.clone().unwrap_or_default();
         let arguments = crate::printable::line(&arguments.chars().take(400).collect::<String>());
-        let detected =
-            |action: crate::session::vocabulary::LoopAction, content: String| LoopDetected {
-                scope: scope(&self.task.id, iter, self.attempt),
-                tool: Some(tool.clone()),
-                arguments: Some(arguments.clone()),
-                times: Some(times),
-                action: Some(action.as_str().to_owned()),
-                content: Some(content),
-                ..LoopDetected::default()
-            };
+        let detected = |action: LoopAction, content: String| LoopDetected {
+            scope: scope(&self.task.id, iter, self.attempt),
+            tool: Some(tool.clone()),
+            arguments: Some(arguments.clone()),
+            times: Some(times),
+            action: Some(action.as_str().to_owned()),
+            content: Some(content),
+            ..LoopDetected::default()
+        };
         if times == limit {
-            self.run.emit(&detected(
-                crate::session::vocabulary::LoopAction::Nudged,
-                loop_note(times),
-            ))?;
+            self.run.emit(&detected(LoopAction::Nudged, loop_note(times)))?;
         }
         if times <= limit {
             return Ok(None);
@@ -486,7 +477,7 @@ impl WorkerTurns<'_> {
             "stuck: the worker made the same call {times} times in a row, after a nudge: {}",
             self.repeated.described()
         );
-        self.run.emit(&detected(crate::session::vocabulary::LoopAction::Held, why.clone()))?;
+        self.run.emit(&detected(LoopAction::Held, why.clone()))?;
         self.run.hold(&self.task.id, &why, self.attempt).map(Some)
     }
 }
@@ -517,20 +508,18 @@ impl WorkerTurns<'_> {
         let evidence: Vec<String> = (self.states.returns.iter())
             .map(|(now, was)| format!("after turn {now} as after turn {was}"))
             .collect();
-        let detected =
-            |action: crate::session::vocabulary::LoopAction, content: String| LoopDetected {
-                scope: scope(&self.task.id, iter, self.attempt),
-                tool: Some(crate::session::vocabulary::WORKTREE_LOOP.into()),
-                arguments: Some(evidence.join("; ")),
-                times: Some(times),
-                action: Some(action.as_str().to_owned()),
-                content: Some(content),
-                ..LoopDetected::default()
-            };
+        let detected = |action: LoopAction, content: String| LoopDetected {
+            scope: scope(&self.task.id, iter, self.attempt),
+            tool: Some(WORKTREE_LOOP.into()),
+            arguments: Some(evidence.join("; ")),
+            times: Some(times),
+            action: Some(action.as_str().to_owned()),
+            content: Some(content),
+            ..LoopDetected::default()
+        };
         if times == limit {
             let note = returns_note(times);
-            self.run
-                .emit(&detected(crate::session::vocabulary::LoopAction::Nudged, note.clone()))?;
+            self.run.emit(&detected(LoopAction::Nudged, note.clone()))?;
             messages.push(json!({"role": "user", "content": note}));
             return Ok(None);
         }
@@ -541,7 +530,7 @@ impl WorkerTurns<'_> {
             "stuck: the worker's changes brought the files back to an earlier state {times} times without a case, after a nudge ({})",
             evidence.join("; ")
         );
-        self.run.emit(&detected(crate::session::vocabulary::LoopAction::Held, why.clone()))?;
+        self.run.emit(&detected(LoopAction::Held, why.clone()))?;
         self.run.hold(&self.task.id, &why, self.attempt).map(Some)
     }
 

@@ -500,7 +500,7 @@ impl SummaryFold {
             sum.harrow.host = Some(h.to_owned());
         }
         if super::vocabulary::Phase::Prep.is(p.phase.get()) {
-            sum.harrow.phase = Some("prep".into());
+            sum.harrow.phase = Some(super::vocabulary::Phase::Prep.as_str().to_owned());
         }
         if let Some(n) = p.task_count.value {
             sum.harrow.task_count = u64::try_from(n).ok();
