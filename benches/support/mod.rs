@@ -35,9 +35,16 @@ pub fn repo_with_readme(root: &Path) -> PathBuf {
 /// `harrow run PLAN --repo REPO` against the scripted model at `base_url`, its sessions and
 /// configuration under `root`; the caller adds the flags it measures.
 pub fn harrow_run(root: &Path, base_url: &str, plan: &Path, repo: &Path) -> Command {
+    let mut cmd = harrow(root, base_url);
+    cmd.args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()]);
+    cmd
+}
+
+/// `harrow` with the scripted model at `base_url`, its sessions and configuration under
+/// `root`; the caller adds the verb.
+pub fn harrow(root: &Path, base_url: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harrow"));
-    cmd.args(["run", plan.to_str().unwrap(), "--repo", repo.to_str().unwrap()])
-        .env("HARROW_BASE_URL", base_url)
+    cmd.env("HARROW_BASE_URL", base_url)
         .env("HARROW_WORKER_MODEL", "scripted/worker")
         .env("HARROW_API_KEY", "sk-bench")
         .env("HARROW_SESSIONS_DIR", root.join("sessions"))
@@ -66,4 +73,73 @@ pub fn measured(cmd: &mut Command) -> (Output, ChildCpu) {
         max_rss_mb: after.max_rss() as f64 / 1024.0,
     };
     (out, cpu)
+}
+
+/// What a process measured apart printed, and how it ended.
+pub struct Finished {
+    pub status: std::process::ExitStatus,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+impl Finished {
+    /// Its output and errors, for a failed assertion's message.
+    pub fn text(&self) -> String {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&self.stdout),
+            String::from_utf8_lossy(&self.stderr)
+        )
+    }
+}
+
+/// A process's CPU, the whole of it and the part its own children (the commands it ran) took.
+pub struct OwnCpu {
+    /// The process and every child it waited for, as the kernel counts them (microseconds).
+    pub total_ms: f64,
+    /// Its children's share, in the kernel's clock ticks (10 ms) as `/proc` gives them.
+    pub children_ms: f64,
+}
+
+impl OwnCpu {
+    /// What the process itself spent, its children's share taken out.
+    pub fn own_ms(&self) -> f64 {
+        self.total_ms - self.children_ms
+    }
+}
+
+/// Runs `cmd` to its end and measures it and its children apart: the exited process is read
+/// in `/proc` before it is reaped (its children's ticks are there), then reaped.
+pub fn measured_apart(cmd: &mut Command) -> (Finished, OwnCpu) {
+    use nix::sys::wait::{Id, WaitPidFlag, waitid};
+    let ms = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 * 1e3 + t.tv_usec() as f64 / 1e3;
+    let out = tempfile::tempfile().unwrap();
+    let err = tempfile::tempfile().unwrap();
+    let before = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(err.try_clone().unwrap())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT).unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command's name (which may hold spaces, but ends at the last ')'):
+    // state is field 3, cutime and cstime are 16 and 17; /proc counts in USER_HZ, 100 a second.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks = |n: usize| fields[n - 3].parse::<f64>().unwrap() * 10.0;
+    let children_ms = ticks(16) + ticks(17);
+    let status = child.wait().unwrap();
+    let after = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
+    let total_ms = ms(after.user_time()) - ms(before.user_time()) + ms(after.system_time())
+        - ms(before.system_time());
+    let read = |mut f: std::fs::File| {
+        use std::io::{Read, Seek};
+        let mut bytes = Vec::new();
+        f.seek(std::io::SeekFrom::Start(0)).unwrap();
+        f.read_to_end(&mut bytes).unwrap();
+        bytes
+    };
+    (Finished { status, stdout: read(out), stderr: read(err) }, OwnCpu { total_ms, children_ms })
 }

