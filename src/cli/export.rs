@@ -30,7 +30,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let file = tempfile::NamedTempFile::new_in(folder).wrap_err_with(write_err)?;
         let mut out = Noting { inner: std::io::BufWriter::new(file), failed: false };
-        match render_to(&found.dir, &found.id, args.format, &mut out, &mut |_| {}) {
+        match render_to(&found.dir, &found.id, args.format, &mut out, &mut |_| {
+            std::ops::ControlFlow::Continue(())
+        }) {
             Err(e) if out.failed => return Err(e).wrap_err_with(write_err),
             Err(e) => return Err(e).wrap_err_with(read_err),
             Ok(()) => {}
@@ -45,7 +47,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         println!("Wrote {}", crate::printable::line(&path.display().to_string()));
     } else {
         let mut out = Noting { inner: super::out::stdout(), failed: false };
-        match render_to(&found.dir, &found.id, args.format, &mut out, &mut |_| {}) {
+        match render_to(&found.dir, &found.id, args.format, &mut out, &mut |_| {
+            std::ops::ControlFlow::Continue(())
+        }) {
             Err(e) if out.failed => return Err(e).wrap_err("cannot write to standard output"),
             Err(e) => return Err(e).wrap_err_with(read_err),
             Ok(()) => {}

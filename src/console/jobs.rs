@@ -4,7 +4,9 @@
 
 use crate::export::Progress;
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What a job reports.
@@ -14,6 +16,8 @@ pub enum Job {
     Exporting(Progress),
     /// An export finished: where it was written, or why not.
     Exported(Result<PathBuf, String>),
+    /// An export was asked to stop, and stopped: nothing was written.
+    ExportCancelled,
     /// An evidence file was read, or could not be.
     Evidence(Result<super::evidence::Source, String>),
     /// A diff was read, or could not be.
@@ -58,19 +62,29 @@ pub struct AtWork {
     pub again: Option<String>,
 }
 
+/// A job kept while it is at work: what it does, the thread it runs on (which names its kind),
+/// and the flag that asks it to stop.
+#[derive(Debug)]
+struct Held {
+    job: AtWork,
+    name: &'static str,
+    cancel: Arc<AtomicBool>,
+}
+
 /// The jobs at work across every screen, by id: quitting waits for them, names them, and says
-/// what was left when the person does not wait.
+/// what was left when the person does not wait; a job that can stop part way is asked to.
 #[derive(Debug, Clone, Default)]
-pub struct Running(Arc<Mutex<(u64, BTreeMap<u64, AtWork>)>>);
+pub struct Running(Arc<Mutex<(u64, BTreeMap<u64, Held>)>>);
 
 impl Running {
-    /// Numbers a job and keeps it until [`Running::done`].
-    fn start(&self, job: AtWork) -> u64 {
+    /// Numbers a job and keeps it until [`Running::done`]; the flag it watches to stop.
+    fn start(&self, job: AtWork, name: &'static str) -> (u64, Arc<AtomicBool>) {
         let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         held.0 += 1;
         let id = held.0;
-        held.1.insert(id, job);
-        id
+        let cancel = Arc::new(AtomicBool::new(false));
+        held.1.insert(id, Held { job, name, cancel: Arc::clone(&cancel) });
+        (id, cancel)
     }
 
     fn done(&self, id: u64) {
@@ -79,11 +93,38 @@ impl Running {
 
     /// The jobs at work now, in the order they started.
     pub fn at_work(&self) -> Vec<AtWork> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).1.values().cloned().collect()
+        let held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        held.1.values().map(|h| h.job.clone()).collect()
     }
 
     pub fn is_empty(&self) -> bool {
         self.0.lock().unwrap_or_else(PoisonError::into_inner).1.is_empty()
+    }
+
+    /// Asks every job at work on threads named `name` to stop; how many were asked.
+    fn cancel(&self, name: &str) -> usize {
+        let held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let asked: Vec<&Held> = held.1.values().filter(|h| h.name == name).collect();
+        for h in &asked {
+            h.cancel.store(true, Ordering::SeqCst);
+        }
+        asked.len()
+    }
+}
+
+/// What a job's work is handed: where its reports go, and whether it was asked to stop.
+struct Doing<'a> {
+    report: &'a dyn Fn(Job),
+    cancel: &'a AtomicBool,
+}
+
+impl Doing<'_> {
+    fn report(&self, job: Job) {
+        (self.report)(job);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
     }
 }
 
@@ -115,17 +156,18 @@ impl Jobs {
     /// says.
     fn run(
         &self,
-        (name, job): (&str, AtWork),
-        work: impl FnOnce(&dyn Fn(Job)) -> Job + Send + 'static,
+        (name, job): (&'static str, AtWork),
+        work: impl FnOnce(&Doing<'_>) -> Job + Send + 'static,
         failed: impl FnOnce(String) -> Job,
     ) -> Option<Job> {
         match self {
-            Jobs::Inline => Some(work(&|_| {})),
+            Jobs::Inline => Some(work(&Doing { report: &|_| {}, cancel: &AtomicBool::new(false) })),
             Jobs::Spawned { report, running } => {
                 let (report, left) = (report.clone(), running.clone());
-                let id = running.start(job);
+                let (id, cancel) = running.start(job, name);
                 let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
-                    let last = work(&|progress| report(progress));
+                    let last =
+                        work(&Doing { report: &|progress| report(progress), cancel: &cancel });
                     left.done(id);
                     report(last);
                 });
@@ -143,10 +185,32 @@ impl Jobs {
         let (dir, id) = (dir.to_owned(), id.to_owned());
         let job = at_work(format!("exporting {id}"), Some(format!("harrow export {id}")));
         self.run(
-            ("harrow-export", job),
-            move |report| Job::Exported(export(&dir, &id, &mut |p| report(Job::Exporting(p)))),
+            (EXPORT, job),
+            move |doing| {
+                let mut progress = |p| {
+                    doing.report(Job::Exporting(p));
+                    if doing.cancelled() {
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                };
+                match export(&dir, &id, &mut progress) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Job::ExportCancelled,
+                    result => Job::Exported(result.map_err(|e| e.to_string())),
+                }
+            },
             |e| Job::Exported(Err(format!("cannot start the export: {e}"))),
         )
+    }
+
+    /// Asks the exports at work to stop (they stop at their next mebibyte of the log, and
+    /// write nothing); whether there was one.
+    pub fn cancel_export(&self) -> bool {
+        match self {
+            Jobs::Spawned { running, .. } => running.cancel(EXPORT) > 0,
+            Jobs::Inline => false,
+        }
     }
 
     /// Reads the file an evidence pointer names.
@@ -235,10 +299,67 @@ fn forge_config() -> Result<crate::config::ForgeSection, String> {
     crate::config::Config::load(None).map(|(c, _)| c.forge).map_err(|e| e.to_string())
 }
 
-fn export(dir: &Path, id: &str, progress: &mut dyn FnMut(Progress)) -> Result<PathBuf, String> {
+/// What the console says of an export stopped part way.
+pub const EXPORT_STOPPED: &str = "export stopped: nothing was written";
+
+/// The thread an export runs on, which names its kind for [`Jobs::cancel_export`].
+const EXPORT: &str = "harrow-export";
+
+fn export(
+    dir: &Path,
+    id: &str,
+    progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+) -> std::io::Result<PathBuf> {
     let path = crate::session::dir::SessionDir::new(dir).export_md();
     crate::export::render_reporting(dir, id, crate::export::Format::Md, progress)
         .and_then(|text| crate::session::atomic::write_atomic(&path, text.as_bytes()))
         .map(|()| path)
-        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn an_export_asked_to_stop_reads_no_further_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = |seq: u32, kind: &str, payload: &str| {
+            format!(
+                "{{\"ts\":\"2026-11-29T12:00:00.000Z\",\"seq\":{seq},\"type\":\"{kind}\",\"payload\":{payload}}}\n"
+            )
+        };
+        // About 3 MiB: the export reports (and looks at its flag) after each mebibyte.
+        let mut log = line(1, "session_start", "{}");
+        let output = "x".repeat(1000);
+        for seq in 2..3000 {
+            let payload =
+                format!("{{\"task_id\":\"T-001\",\"tool\":\"read_file\",\"output\":\"{output}\"}}");
+            log.push_str(&line(seq, "tool_result", &payload));
+        }
+        std::fs::write(dir.path().join("events.jsonl"), log).unwrap();
+        let (said, heard) = mpsc::channel();
+        let (go, wait) = mpsc::channel::<()>();
+        let wait = Mutex::new(wait);
+        // Each report of progress waits for the test's word: the stop is asked while the
+        // export is between two mebibytes, whatever the machine's pace.
+        let report: Report = Arc::new(move |job| {
+            let progress = matches!(job, Job::Exporting(_));
+            let _ = said.send(job);
+            if progress {
+                let _ = wait.lock().unwrap_or_else(PoisonError::into_inner).recv();
+            }
+        });
+        let jobs = Jobs::Spawned { report, running: Running::default() };
+        assert!(!jobs.cancel_export(), "no export at work yet");
+        assert!(jobs.export(dir.path(), "s").is_none());
+        assert!(matches!(heard.recv().unwrap(), Job::Exporting(p) if p.read < p.total));
+        assert!(jobs.cancel_export());
+        go.send(()).unwrap();
+        let last = heard.recv().unwrap();
+        assert!(matches!(last, Job::ExportCancelled), "{last:?}");
+        assert!(!crate::session::dir::SessionDir::new(dir.path()).export_md().exists());
+        drop((go, jobs));
+        assert!(heard.recv().is_err(), "nothing more from a stopped export");
+    }
 }

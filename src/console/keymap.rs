@@ -545,7 +545,12 @@ const MAIN: &[Binding] = &[
         "what a rework changed since the attempt before it",
         H::No,
     ),
-    bind(&[k(K::Char('E'))], A::Export, "export the session as Markdown into its folder", H::No),
+    bind(
+        &[k(K::Char('E'))],
+        A::Export,
+        "export the session as Markdown into its folder; again: stop it",
+        H::No,
+    ),
     bind(&[k(K::Char('P'))], A::Ship, "ship an ended run: push it, or open a pull request", H::No),
     bind(&[k(K::Char('t'))], A::Theme, "next theme (dark, light, high contrast, yours)", H::No),
     bind(
@@ -824,7 +829,12 @@ const BROWSER: &[Binding] = &[
         "offer to resume a run that stopped or crashed (y does it)",
         H::No,
     ),
-    bind(&[k(K::Char('E'))], A::Export, "export it as Markdown into its folder", H::No),
+    bind(
+        &[k(K::Char('E'))],
+        A::Export,
+        "export it as Markdown into its folder; again: stop it",
+        H::No,
+    ),
     bind(&[k(K::Char('?'))], A::Help, "these keys", H::Always(5, "? keys")),
     bind(&[k(K::Char('q'))], A::Quit, "quit", H::Always(6, "q quit")),
     bind(&[k(K::Esc)], A::Cancel, "clear the filter (back one level; q quits)", H::No),

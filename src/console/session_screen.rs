@@ -173,6 +173,10 @@ impl Screen for SessionScreen {
                 app.exported(result);
                 self.schedule.changed();
             }
+            Msg::Job(Job::ExportCancelled) => {
+                app.notice = Some(super::jobs::EXPORT_STOPPED.into());
+                self.schedule.changed();
+            }
             Msg::Job(Job::Resumed { outcome, .. }) => {
                 app.resumed(outcome);
                 self.schedule.changed();

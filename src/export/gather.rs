@@ -10,31 +10,36 @@ use super::{
 use crate::session::dir::SessionDir;
 use crate::session::event::{Event, EventKind, Payload};
 use crate::session::fact::Fact;
-use crate::session::scan::scan_lines_from;
+use crate::session::scan::scan_lines_while;
 use crate::session::state::{Ruling, TaskState};
 use crate::session::summary::SummaryFold;
 use crate::session::{Overview, overview_of};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::io;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 /// Reads the session in `dir` once and returns what its export shows.
 pub(super) fn gather(
     dir: &Path,
     id: &str,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> io::Result<Gathered> {
     let events = SessionDir::new(dir).events();
     let total = std::fs::metadata(&events)?.len();
     let mut c = Collector::default();
     let mut fold = SummaryFold::new(Some(id.to_owned()));
     let mut told = 0u64;
-    let report = scan_lines_from(&events, 0, 1, |at, line, fact| {
+    let mut stopped = false;
+    let report = scan_lines_while(&events, 0, 1, u64::MAX, |at, line, fact| {
         let read = at.offset + u64::from(at.len) + 1;
         if read - told >= 1 << 20 {
             told = read;
-            progress(Progress { read: read.min(total), total });
+            if progress(Progress { read: read.min(total), total }).is_break() {
+                stopped = true;
+                return ControlFlow::Break(());
+            }
         }
         fold.apply(fact);
         if c.error.is_none()
@@ -43,7 +48,11 @@ pub(super) fn gather(
         {
             c.error = c.take(&event).err();
         }
+        ControlFlow::Continue(())
     })?;
+    if stopped {
+        return Err(io::Error::new(io::ErrorKind::Interrupted, "the export was cancelled"));
+    }
     if let Some(e) = c.error.take() {
         return Err(e);
     }

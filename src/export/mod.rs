@@ -20,6 +20,7 @@ use doc::Render as _;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
+use std::ops::ControlFlow;
 use std::path::Path;
 
 /// What an export says of the whole session, before its tasks. Serialised in this order, it
@@ -269,16 +270,18 @@ fn failure_words(reason: &str) -> String {
 
 /// Reads the session in `dir` and renders it, with keys and the machine's paths taken out.
 pub fn render(dir: &Path, id: &str, format: Format) -> io::Result<String> {
-    render_reporting(dir, id, format, &mut |_| {})
+    render_reporting(dir, id, format, &mut |_| ControlFlow::Continue(()))
 }
 
 /// [`render`], telling `progress` how far through the log it is (bytes read, of the size the
-/// log had when it was opened) about every mebibyte, so a console can show it.
+/// log had when it was opened) about every mebibyte, so a console can show it; when
+/// `progress` says stop, the log is read no further and nothing is rendered: the error is
+/// [`io::ErrorKind::Interrupted`].
 pub fn render_reporting(
     dir: &Path,
     id: &str,
     format: Format,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> io::Result<String> {
     let mut out = Vec::new();
     render_to(dir, id, format, &mut out, progress)?;
@@ -291,7 +294,7 @@ pub fn render_to(
     id: &str,
     format: Format,
     out: &mut dyn io::Write,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> io::Result<()> {
     let mut gathered = gather::gather(dir, id, progress)?;
     let mut paths = vec![(dir.display().to_string(), "<session>")];

@@ -14,6 +14,7 @@
 use super::fact::{Fact, KeptValues};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::mpsc;
 
@@ -278,12 +279,14 @@ fn mark_block(block: Block, mut lines: Vec<(LineAt, LineKind)>, mut kept: KeptVa
 }
 
 /// Folds a marked block's lines in order, numbering them from `first_line`.
-fn fold_block<F: FnMut(LineAt, &[u8], &Fact<'_>)>(
+/// Folds a decoded block's lines into `f`, in order, until `f` asks to stop: then the offset
+/// just past the line it stopped at.
+fn fold_block<F: FnMut(LineAt, &[u8], &Fact<'_>) -> ControlFlow<()>>(
     m: &Marked,
     first_line: u64,
     report: &mut ScanReport,
     f: &mut F,
-) {
+) -> ControlFlow<u64> {
     // One fact for the block's lines: each line fills its few fields and empties them after.
     let mut fact = Fact::default();
     for &(at, kind) in &m.lines {
@@ -296,13 +299,17 @@ fn fold_block<F: FnMut(LineAt, &[u8], &Fact<'_>)>(
                 let line = &m.block.data()[start..start + at.len as usize];
                 let marks = &m.kept.marks[from as usize..to as usize];
                 fact.fill(line, &m.kept.text, marks);
-                f(at, line, &fact);
+                let went_on = f(at, line, &fact);
                 fact.empty(marks);
+                if went_on.is_break() {
+                    return ControlFlow::Break(at.offset + u64::from(at.len) + 1);
+                }
             }
             LineKind::Blank => report.blank += 1,
             LineKind::Unreadable => report.note_unreadable(at.number),
         }
     }
+    ControlFlow::Continue(())
 }
 
 /// Calls `f` with every event of the file in order, starting at `offset` (whose line number is
@@ -335,6 +342,25 @@ pub fn scan_lines_within<F>(
 ) -> io::Result<ScanReport>
 where
     F: FnMut(LineAt, &[u8], &Fact<'_>),
+{
+    scan_lines_while(path, offset, first_line, until, |at, line, fact| {
+        f(at, line, fact);
+        ControlFlow::Continue(())
+    })
+}
+
+/// [`scan_lines_within`] until `f` asks to stop (an export the person cancelled): the file is
+/// read no further, and the report counts the lines up to the one `f` stopped at, its
+/// `end_offset` just past that line.
+pub fn scan_lines_while<F>(
+    path: &Path,
+    offset: u64,
+    first_line: u64,
+    until: u64,
+    mut f: F,
+) -> io::Result<ScanReport>
+where
+    F: FnMut(LineAt, &[u8], &Fact<'_>) -> ControlFlow<()>,
 {
     let mut reader = BlockReader::open(path, offset, until)?;
     let mut report = ScanReport::default();
@@ -379,19 +405,25 @@ where
         // Blocks come back in the turn they went out, so taking them in turn keeps the order;
         // a decoder's channel closes once the reader is done with it.
         let mut turn = 0usize;
+        let mut stopped_at = None;
         while let Ok(marked) = outputs[turn].recv() {
-            fold_block(&marked, next_line, &mut report, &mut f);
+            if let ControlFlow::Break(at) = fold_block(&marked, next_line, &mut report, &mut f) {
+                stopped_at = Some(at);
+                break;
+            }
             next_line += marked.lines.len() as u64;
             let _ = spare_tx.send(marked);
             turn = (turn + 1) % outputs.len();
         }
+        // Closing the decoders' channels ends them, and then the reader, whose next block has
+        // nowhere to go.
         drop(outputs);
         let (reader, _) = match feeder.join() {
             Ok(done) => done?,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        report.end_offset = reader.offset;
-        report.pending_bytes = reader.pending();
+        report.end_offset = stopped_at.unwrap_or(reader.offset);
+        report.pending_bytes = if stopped_at.is_some() { 0 } else { reader.pending() };
         Ok(())
     });
     read?;
@@ -503,6 +535,29 @@ impl LineSplitter {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn a_scan_asked_to_stop_gives_no_line_after_that_and_says_where_it_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let line = |seq: u64| {
+            format!("{{\"ts\":\"t\",\"seq\":{seq},\"type\":\"stop\",\"payload\":{{}}}}\n")
+        };
+        // Several blocks' worth, so the decoders and the reader are all at work when it stops.
+        let text: String = (1..=60_000).map(line).collect();
+        std::fs::write(&path, &text).unwrap();
+        let mut seen = 0u64;
+        let report = scan_lines_while(&path, 0, 1, u64::MAX, |at, _, _| {
+            seen += 1;
+            if at.number == 1234 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        })
+        .unwrap();
+        assert_eq!(seen, 1234);
+        assert_eq!(report.events, 1234);
+        let through: usize = (1..=1234).map(|n| line(n).len()).sum();
+        assert_eq!(report.end_offset, through as u64);
+        assert_eq!(report.pending_bytes, 0);
+    }
 
     #[test]
     fn a_report_extended_by_a_later_scan_counts_both_and_keeps_the_first_unreadable_lines() {

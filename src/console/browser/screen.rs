@@ -113,6 +113,7 @@ impl BrowserScreen {
             Job::Exporting(p) => Some(format!("exporting … {} %", p.percent())),
             Job::Exported(Ok(path)) => Some(format!("exported to {}", path.display())),
             Job::Exported(Err(err)) => Some(format!("could not export: {err}")),
+            Job::ExportCancelled => Some(crate::console::jobs::EXPORT_STOPPED.into()),
             _ => return,
         };
     }
@@ -195,6 +196,11 @@ impl crate::console::screen::Screen for BrowserScreen {
                         }
                         Flow::Stay
                     }
+                    // `E` again while an export is at work stops it.
+                    Choice::Export(_) if cx.jobs().cancel_export() => {
+                        self.list.notice = Some("stopping the export…".into());
+                        Flow::Stay
+                    }
                     Choice::Export(e) => {
                         self.list.notice = Some(format!("exporting {} …", e.id));
                         if let Some(job) = cx.jobs().export(&e.dir, &e.id) {
@@ -208,7 +214,7 @@ impl crate::console::screen::Screen for BrowserScreen {
                 self.list.resumed(job);
                 Flow::Stay
             }
-            Msg::Job(job @ (Job::Exporting(_) | Job::Exported(_))) => {
+            Msg::Job(job @ (Job::Exporting(_) | Job::Exported(_) | Job::ExportCancelled)) => {
                 self.exported(job);
                 Flow::Stay
             }
