@@ -3,6 +3,7 @@
 use super::{SessionArg, UsageError};
 use crate::session::control::{Command, Op, send};
 use crate::session::status::SessionStatus;
+use crate::session::vocabulary::WrittenBy;
 use crate::session::{lock, overview};
 use color_eyre::eyre::Result;
 use std::process::ExitCode;
@@ -78,7 +79,7 @@ pub fn control(args: &Args) -> Result<ExitCode> {
     let o = overview(&found.dir, &found.id)?;
     // A run that holds its lock is harrow's, even before its first event is written.
     let starting = o.summary.harrow.events == 0 && crate::session::lock::is_locked(&found.dir);
-    if o.summary.harrow.format != "harrow" && !starting {
+    if !WrittenBy::Harrow.is(Some(&o.summary.harrow.format)) && !starting {
         return Err(UsageError(format!(
             "{} is a Tilth session; harrow can show and replay it but not steer it",
             found.id

@@ -255,36 +255,33 @@ pub fn demo(args: &Args) -> Result<ExitCode> {
 /// Why a demo run left its script, when it did: the scripted model had no answer for where
 /// the run went, and the likeliest cause is the last thing that failed.
 fn off_script(dir: &Path) -> Option<String> {
+    use crate::session::event::{Event, Payload};
     let text = std::fs::read_to_string(crate::session::dir::SessionDir::new(dir).events()).ok()?;
-    let events: Vec<serde_json::Value> =
-        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    let stop = events.iter().rev().find(|e| e["type"] == "stop")?;
-    let error = stop["payload"]["error"].as_str().unwrap_or("");
+    let events: Vec<Event> =
+        text.lines().filter_map(|l| Event::decode(l.as_bytes()).ok()).collect();
+    let error = events.iter().rev().find_map(|e| match &e.payload {
+        Payload::Stop(stop) => Some(stop.error.clone().unwrap_or_default()),
+        _ => None,
+    })?;
     if !error.contains("script did not expect") {
         return None;
     }
-    let failed = events
-        .iter()
-        .rev()
-        .find(|e| e["type"] == "validator_run" && e["payload"]["passed"] == false);
-    Some(
-        match failed
-            .and_then(|e| e["payload"]["results"].as_array()?.iter().find(|r| r["passed"] == false))
-        {
-            Some(r) => {
-                let first = r["output"]
-                    .as_str()
-                    .unwrap_or("")
-                    .lines()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("");
-                format!(
-                    "validators failed (`{}`, exit {}: {first}); check the build works here (a sandbox, CARGO_TARGET_DIR, an offline registry)",
-                    r["command"].as_str().unwrap_or("?"),
-                    r["exit_code"].as_i64().map_or_else(|| "none".into(), |c| c.to_string()),
-                )
-            }
-            None => "the run went another way than the script".to_owned(),
-        },
-    )
+    let failed = events.iter().rev().find_map(|e| match &e.payload {
+        Payload::ValidatorRun(run) if run.passed == Some(false) => {
+            run.results.as_ref()?.iter().find(|r| !r.passed).cloned()
+        }
+        _ => None,
+    });
+    Some(match failed {
+        Some(r) => {
+            let output = r.output.unwrap_or_default();
+            let first = output.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            format!(
+                "validators failed (`{}`, exit {}: {first}); check the build works here (a sandbox, CARGO_TARGET_DIR, an offline registry)",
+                r.command.as_deref().unwrap_or("?"),
+                r.exit_code.map_or_else(|| "none".into(), |c| c.to_string()),
+            )
+        }
+        None => "the run went another way than the script".to_owned(),
+    })
 }

@@ -22,7 +22,7 @@ struct LastSaid {
     /// When the last line came (or the printer started).
     at: Instant,
     /// Its type, role and tool.
-    kind: String,
+    kind: Option<EventKind>,
     role: Option<String>,
     tool: Option<String>,
     /// The task held for a person and why, from its move to `needs_operator` until it
@@ -46,12 +46,12 @@ fn heartbeat(dir: &Path, last: &LastSaid, quiet: Duration) -> String {
             "  … waiting {secs} s for your decision: {held}; decide with `harrow control` (approve, reject, review, rewind …)"
         );
     }
-    match last.kind.as_str() {
-        "prompt_assembled" | "model_call" => format!(
+    match last.kind {
+        Some(EventKind::PromptAssembled | EventKind::ModelCall) => format!(
             "  … waiting on the {} model for {secs} s (nothing received yet)",
             last.role.as_deref().unwrap_or("worker")
         ),
-        "tool_call" => {
+        Some(EventKind::ToolCall) => {
             format!("  … {} still running after {secs} s", last.tool.as_deref().unwrap_or("a tool"))
         }
         _ => format!("  … still working ({secs} s since the last event)"),
@@ -99,7 +99,7 @@ fn print_log(dir: &Path, from: u64, finished: Arc<AtomicU64>) -> std::thread::Jo
     let seen = Arc::clone(&delivered);
     let last = Arc::new(std::sync::Mutex::new(LastSaid {
         at: Instant::now(),
-        kind: String::new(),
+        kind: None,
         role: None,
         tool: None,
         held: None,
@@ -132,7 +132,7 @@ fn print_log(dir: &Path, from: u64, finished: Arc<AtomicU64>) -> std::thread::Jo
                         };
                         *said = LastSaid {
                             at: Instant::now(),
-                            kind: fact.kind().to_owned(),
+                            kind: fact.event_kind(),
                             role: p.role.get().or(p.phase.get()).map(str::to_owned),
                             tool: p.tool.get().map(str::to_owned),
                             held,

@@ -9,6 +9,7 @@ use crate::session::discover::{self, Found};
 use crate::session::judge::{JudgeFigures, JudgeFold};
 use crate::session::scan::scan;
 use crate::session::summary::SummaryFold;
+use crate::session::vocabulary::WrittenBy;
 use color_eyre::eyre::Result;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -104,7 +105,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     for s in &per_session {
         total.add(&s.figures);
     }
-    let tilth_sessions = per_session.iter().filter(|s| s.format == "tilth").count();
+    let tilth_sessions =
+        per_session.iter().filter(|s| WrittenBy::Tilth.is(Some(&s.format))).count();
     let stats = Stats {
         sessions: per_session.len(),
         harrow_sessions: per_session.len() - tilth_sessions,

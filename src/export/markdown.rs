@@ -4,6 +4,7 @@
 use super::doc::{Block, Inline, Render};
 use super::{ExportHead, FileChange, Row};
 use crate::session::timestamp::span;
+use crate::session::vocabulary::WrittenBy;
 use std::fmt::Write as _;
 
 /// Model-written text as inert Markdown: on one line, so it cannot break a table cell or start
@@ -65,7 +66,7 @@ pub fn head(e: &ExportHead, rows: &[Row]) -> String {
         e.status,
         e.stop.as_deref().map(|s| format!(" (stopped: {})", cell(s))).unwrap_or_default()
     );
-    if e.written_by == "tilth" {
+    if WrittenBy::Tilth.is(Some(&e.written_by)) {
         out.push_str("_Written by Tilth: it kept less than harrow does (no validator output, no kept attempts)._\n\n");
     }
     out.push_str("| Task | Title | State | Attempts | Time | Cost |\n|---|---|---|---|---|---|\n");

@@ -4,6 +4,7 @@
 //! ref moved, by anyone who can write the folder is refused here, naming the first commit that
 //! differs from the record.
 
+use crate::session::event::EventKind;
 use git2::{Oid, Repository};
 use std::collections::HashSet;
 use std::path::Path;
@@ -23,21 +24,23 @@ impl LoggedWork {
         let log = crate::session::dir::SessionDir::new(dir).events();
         let mut work = LoggedWork::default();
         let read = crate::session::scan::scan_lines_from(&log, 0, 1, |_, line, fact| {
-            const NAMING_COMMITS: [&str; 5] = [
-                "commit",
-                "evaluator_verdict",
-                "validator_run",
-                "operator_action",
-                "operator_rewind",
-            ];
-            let kind = fact.kind();
-            if !NAMING_COMMITS.contains(&kind) {
+            let kind = fact.event_kind();
+            let naming_commits = matches!(
+                kind,
+                Some(
+                    EventKind::Commit
+                        | EventKind::Verdict
+                        | EventKind::ValidatorRun
+                        | EventKind::OperatorAction
+                )
+            );
+            if !naming_commits {
                 return;
             }
             let Ok(event) = serde_json::from_slice::<serde_json::Value>(line) else { return };
             let payload = &event["payload"];
             let oid = |field: &str| payload[field].as_str().and_then(|s| Oid::from_str(s).ok());
-            if kind == "commit" {
+            if kind == Some(EventKind::Commit) {
                 work.landed.extend(oid("sha"));
             } else {
                 work.kept.extend(oid("attempt_commit"));

@@ -24,7 +24,7 @@ pub(crate) mod row;
 pub mod scan;
 pub(crate) mod sink;
 pub mod sparse;
-pub(crate) mod state;
+pub mod state;
 pub(crate) mod status;
 pub mod strict;
 pub mod summary;

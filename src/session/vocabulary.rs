@@ -265,3 +265,23 @@ mod tests {
         assert!(!Health::failed(None) && CallRole::Worker.is(Some("worker")));
     }
 }
+
+named_enum! {
+    /// Who wrote a session's log, as its summary says (`format`): harrow numbers its lines
+    /// (`seq`), Tilth does not.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum WrittenBy {
+        Harrow => "harrow",
+        Tilth => "tilth",
+    }
+}
+
+named_enum! {
+    /// Why a worker's conversation was compacted (`context_compacted`'s `trigger`): it would
+    /// pass its share of the window, or the server refused it as too long.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum CompactTrigger {
+        Threshold => "threshold",
+        Server => "server",
+    }
+}

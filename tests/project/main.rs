@@ -13,6 +13,7 @@ mod tools;
 
 mod deploy;
 mod install;
+mod log_words;
 mod module_graph;
 mod readme;
 mod sizes;

@@ -34,7 +34,7 @@ pub fn to_window(tool: &str, output: String, cap: usize) -> String {
     if output.len() <= cap {
         return output;
     }
-    if tool == "read_file" {
+    if crate::session::vocabulary::ToolName::ReadFile.is(Some(tool)) {
         let start = floor_boundary(&output, cap);
         let shown = output[..start].lines().count();
         let total = output.lines().count();

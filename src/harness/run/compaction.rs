@@ -12,6 +12,7 @@ use super::{Lane, Result, Task, TaskEnd, scope};
 use crate::brain::client::Role;
 use crate::harness::compact::{self, CHARS_PER_TOKEN, Record, compact};
 use crate::session::event::ContextCompacted;
+use crate::session::vocabulary::CompactTrigger;
 use serde_json::Value;
 
 /// The share of the threshold a rebuilt conversation aims at: room for a few turns before
@@ -84,7 +85,7 @@ impl Lane {
         task: &Task,
         sc: (u64, u64),
         messages: &mut Vec<Value>,
-        trigger: &str,
+        trigger: &CompactTrigger,
         keeper: &WindowKeeper,
     ) -> Result<Option<TaskEnd>> {
         let (iter, attempt) = sc;
@@ -94,7 +95,7 @@ impl Lane {
         // A request may fill `compact_at` of the window, and never the room the reply needs.
         let reply = self.brain.reply_cap(Role::Worker).unwrap_or(0).min(window / 2);
         let threshold = ((window as f64 * self.shared.opts.compact_at) as u64).min(window - reply);
-        if trigger == "threshold" && (window == 0 || before <= threshold) {
+        if *trigger == CompactTrigger::Threshold && (window == 0 || before <= threshold) {
             return Ok(None);
         }
         // The rebuild aims below the threshold, so that the next turns have room before the
@@ -116,7 +117,7 @@ impl Lane {
         let after = compact::tokens(&rebuilt.messages, keeper.chars_per_token);
         self.emit(&ContextCompacted {
             scope: scope(&task.id, iter, attempt),
-            trigger: Some(trigger.to_owned()),
+            trigger: Some(trigger.as_str().to_owned()),
             tokens_before: Some(before),
             tokens_after: Some(after),
             window: Some(window),

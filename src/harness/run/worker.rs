@@ -12,6 +12,7 @@ use super::{
 use crate::harness::turns::{self, Agent, Turn, tool_message};
 use crate::session::event::{LoopDetected, TurnTree};
 use crate::session::state::StopReason;
+use crate::session::vocabulary::CompactTrigger;
 use crate::session::vocabulary::{LoopAction, ToolName, WORKTREE_LOOP};
 
 impl Lane {
@@ -252,7 +253,7 @@ impl Agent for WorkerTurns<'_> {
             return Ok(Some(stuck));
         }
         self.run.deliver_steers(&self.task.id, iter, self.attempt, messages)?;
-        self.fit_window(iter, messages, "threshold")
+        self.fit_window(iter, messages, &CompactTrigger::Threshold)
     }
 
     async fn ask(
@@ -282,7 +283,7 @@ impl Agent for WorkerTurns<'_> {
             if let Some(asked) = crate::brain::refusal::prompt_named(detail) {
                 self.window.calibrate(messages, asked);
             }
-            if let Some(end) = self.fit_window(iter, messages, "server")? {
+            if let Some(end) = self.fit_window(iter, messages, &CompactTrigger::Server)? {
                 return Ok(Err(end));
             }
             let tag = CallTag { role: Role::Worker, task: &self.task.id, attempt, turn };
@@ -564,7 +565,7 @@ impl WorkerTurns<'_> {
         &mut self,
         iter: u64,
         messages: &mut Vec<Value>,
-        trigger: &str,
+        trigger: &CompactTrigger,
     ) -> Result<Option<TaskEnd>> {
         let sc = (iter, self.attempt);
         self.run.keep_in_window(self.task, sc, messages, trigger, &self.window)

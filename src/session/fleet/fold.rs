@@ -6,6 +6,7 @@ use crate::session::event::EventKind as K;
 use crate::session::fact::Fact;
 use crate::session::state::{Ruling, StopReason, TaskState};
 use crate::session::summary::SummaryHead;
+use crate::session::vocabulary::WrittenBy;
 use crate::session::waiting::Waiting;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -88,9 +89,9 @@ impl LogFold {
             self.last_ts = Some(ts.to_owned());
         }
         if fact.seq.value.is_some() {
-            "harrow".clone_into(&mut self.format);
+            WrittenBy::Harrow.as_str().clone_into(&mut self.format);
         } else if self.format.is_empty() {
-            "tilth".clone_into(&mut self.format);
+            WrittenBy::Tilth.as_str().clone_into(&mut self.format);
         }
         let kind = fact.event_kind();
         let task = p.task_id.get();

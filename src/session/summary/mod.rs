@@ -9,6 +9,7 @@ use super::fact::Fact;
 use super::scan::ScanReport;
 use super::state::Ruling;
 use super::state::{StopReason, TaskState};
+use crate::session::vocabulary::WrittenBy;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -777,7 +778,8 @@ impl SummaryFold {
         if !self.last_ts.is_empty() {
             s.last_event_at = Some(std::mem::take(&mut self.last_ts));
         }
-        s.harrow.format = if self.saw_seq { "harrow" } else { "tilth" }.into();
+        let by = if self.saw_seq { WrittenBy::Harrow } else { WrittenBy::Tilth };
+        s.harrow.format = by.as_str().into();
         s.harrow.events = report.events;
         s.harrow.unreadable_lines =
             Unreadable { count: report.unreadable_count, lines: report.unreadable.clone() };
