@@ -44,7 +44,10 @@ pub fn harrow_run(root: &Path, base_url: &str, plan: &Path, repo: &Path) -> Comm
 /// `root`; the caller adds the verb.
 pub fn harrow(root: &Path, base_url: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harrow"));
-    cmd.env("HARROW_BASE_URL", base_url)
+    // `cargo bench` puts the toolchain's library folder on the loader's path; a user's shell
+    // does not, and every process image would search it first for each library it loads.
+    cmd.env_remove("LD_LIBRARY_PATH")
+        .env("HARROW_BASE_URL", base_url)
         .env("HARROW_WORKER_MODEL", "scripted/worker")
         .env("HARROW_API_KEY", "sk-bench")
         .env("HARROW_SESSIONS_DIR", root.join("sessions"))
