@@ -196,7 +196,9 @@ impl Jobs {
                     }
                 };
                 match export(&dir, &id, &mut progress) {
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Job::ExportCancelled,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted && doing.cancelled() => {
+                        Job::ExportCancelled
+                    }
                     result => Job::Exported(result.map_err(|e| e.to_string())),
                 }
             },
