@@ -305,11 +305,16 @@ impl Workspace {
         lock_files_under(&common.join("refs/harrow").join(self.session_id()), &mut locks);
         locks.sort();
         locks.dedup();
+        locks.retain(|lock| std::fs::symlink_metadata(lock).is_ok_and(|m| m.is_file()));
+        if locks.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Every process's open files are read only when a lock is there to ask about: the
+        // walk of `/proc/*/fd` costs a resume milliseconds on a busy machine.
         let open = super::process::open_files();
         let mut removed = Vec::new();
         for lock in locks {
-            let Ok(meta) = std::fs::symlink_metadata(&lock) else { continue };
-            if meta.is_file() && !open.contains(&lock) {
+            if !open.contains(&lock) {
                 std::fs::remove_file(&lock).map_err(|e| WorkspaceError::Io(lock.clone(), e))?;
                 removed.push(lock);
             }

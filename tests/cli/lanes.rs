@@ -701,6 +701,10 @@ fn forged_lane_git_folders_delete_nothing_and_write_nothing_outside_harrows_fold
     .unwrap();
     std::fs::write(registrations[0].join("index.lock"), "").unwrap();
     std::fs::write(repo2.join(format!(".git/refs/heads/session/{id2}.lock")), "").unwrap();
+    // A lock some live process (this test) still has open is someone's: it stays.
+    let held = repo2.join(format!(".git/refs/harrow/{id2}/held.lock"));
+    std::fs::create_dir_all(held.parent().unwrap()).unwrap();
+    let _open = std::fs::File::create(&held).unwrap();
     let resumed = harrow_cmd(tmp2.path(), &server2.base_url())
         .args(["resume", &id2, "--headless", "--no-validators"])
         .output()
@@ -711,6 +715,7 @@ fn forged_lane_git_folders_delete_nothing_and_write_nothing_outside_harrows_fold
     let (_, after) = events(tmp2.path());
     let resume = after.iter().find(|e| e["type"] == "session_resume").unwrap();
     assert_eq!(resume["payload"]["removed_locks"].as_array().map(Vec::len), Some(2), "{resume}");
+    assert!(held.exists(), "a lock a live process holds open is left");
     assert_eq!(std::fs::read_to_string(repo2.join("README.md")).unwrap(), "# demo\n");
     assert!(repo2.join(".git/HEAD").exists());
     survives("after the resume");
