@@ -101,14 +101,16 @@ impl Running {
         self.0.lock().unwrap_or_else(PoisonError::into_inner).1.is_empty()
     }
 
-    /// Asks every job at work on threads named `name` to stop; how many were asked.
-    fn cancel(&self, name: &str) -> usize {
+    /// Asks every job at work on threads named `name` to stop; what they were doing.
+    fn cancel(&self, name: &str) -> Vec<String> {
         let held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let asked: Vec<&Held> = held.1.values().filter(|h| h.name == name).collect();
-        for h in &asked {
-            h.cancel.store(true, Ordering::SeqCst);
-        }
-        asked.len()
+        let asked = held.1.values().filter(|h| h.name == name);
+        asked
+            .map(|h| {
+                h.cancel.store(true, Ordering::SeqCst);
+                h.job.what.clone()
+            })
+            .collect()
     }
 }
 
@@ -207,12 +209,14 @@ impl Jobs {
     }
 
     /// Asks the exports at work to stop (they stop at their next mebibyte of the log, and
-    /// write nothing); whether there was one.
-    pub fn cancel_export(&self) -> bool {
-        match self {
-            Jobs::Spawned { running, .. } => running.cancel(EXPORT) > 0,
-            Jobs::Inline => false,
-        }
+    /// write nothing); the words for what is being stopped, when there was one — in the fleet
+    /// the export `E` stops may be another session's than the one selected.
+    pub fn cancel_export(&self) -> Option<String> {
+        let stopped = match self {
+            Jobs::Spawned { running, .. } => running.cancel(EXPORT),
+            Jobs::Inline => Vec::new(),
+        };
+        (!stopped.is_empty()).then(|| format!("stopping: {}…", stopped.join(", ")))
     }
 
     /// Reads the file an evidence pointer names.
@@ -353,10 +357,10 @@ mod tests {
             }
         });
         let jobs = Jobs::Spawned { report, running: Running::default() };
-        assert!(!jobs.cancel_export(), "no export at work yet");
+        assert_eq!(jobs.cancel_export(), None, "no export at work yet");
         assert!(jobs.export(dir.path(), "s").is_none());
         assert!(matches!(heard.recv().unwrap(), Job::Exporting(p) if p.read < p.total));
-        assert!(jobs.cancel_export());
+        assert_eq!(jobs.cancel_export().as_deref(), Some("stopping: exporting s…"));
         go.send(()).unwrap();
         let last = heard.recv().unwrap();
         assert!(matches!(last, Job::ExportCancelled), "{last:?}");

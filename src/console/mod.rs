@@ -142,14 +142,15 @@ pub fn perform(app: &mut App, effects: Vec<Effect>, jobs: &Jobs) {
                     app.shipped(result);
                 }
             }
-            // `E` again while an export is at work stops it.
-            Effect::Export if jobs.cancel_export() => {
-                app.notice = Some("stopping the export…".into());
-            }
             Effect::Export => {
-                app.notice = Some("exporting the session…".into());
-                if let Some(Job::Exported(result)) = jobs.export(app.dir.root(), &app.id) {
-                    app.exported(result);
+                // `E` again while an export is at work stops it.
+                if let Some(stopping) = jobs.cancel_export() {
+                    app.notice = Some(stopping);
+                } else {
+                    app.notice = Some("exporting the session…".into());
+                    if let Some(Job::Exported(result)) = jobs.export(app.dir.root(), &app.id) {
+                        app.exported(result);
+                    }
                 }
             }
         }

@@ -302,7 +302,10 @@ fn fold_block<F: FnMut(LineAt, &[u8], &Fact<'_>) -> ControlFlow<()>>(
                 let went_on = f(at, line, &fact);
                 fact.empty(marks);
                 if went_on.is_break() {
-                    return ControlFlow::Break(at.offset + u64::from(at.len) + 1);
+                    // Past its newline, and the carriage return before it a CRLF line has.
+                    let end = start + at.len as usize;
+                    let cr = m.block.data().get(end) == Some(&b'\r');
+                    return ControlFlow::Break(at.offset + u64::from(at.len) + 1 + u64::from(cr));
                 }
             }
             LineKind::Blank => report.blank += 1,
@@ -540,8 +543,10 @@ mod tests {
     fn a_scan_asked_to_stop_gives_no_line_after_that_and_says_where_it_stopped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
+        // Every other line ends in CRLF, as a log edited on another system may.
         let line = |seq: u64| {
-            format!("{{\"ts\":\"t\",\"seq\":{seq},\"type\":\"stop\",\"payload\":{{}}}}\n")
+            let end = if seq.is_multiple_of(2) { "\r\n" } else { "\n" };
+            format!("{{\"ts\":\"t\",\"seq\":{seq},\"type\":\"stop\",\"payload\":{{}}}}{end}")
         };
         // Several blocks' worth, so the decoders and the reader are all at work when it stops.
         let text: String = (1..=60_000).map(line).collect();

@@ -196,12 +196,12 @@ impl crate::console::screen::Screen for BrowserScreen {
                         }
                         Flow::Stay
                     }
-                    // `E` again while an export is at work stops it.
-                    Choice::Export(_) if cx.jobs().cancel_export() => {
-                        self.list.notice = Some("stopping the export…".into());
-                        Flow::Stay
-                    }
                     Choice::Export(e) => {
+                        // `E` again while an export is at work stops it.
+                        if let Some(stopping) = cx.jobs().cancel_export() {
+                            self.list.notice = Some(stopping);
+                            return Flow::Stay;
+                        }
                         self.list.notice = Some(format!("exporting {} …", e.id));
                         if let Some(job) = cx.jobs().export(&e.dir, &e.id) {
                             self.exported(job);
