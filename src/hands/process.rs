@@ -104,11 +104,41 @@ pub fn open_files() -> std::collections::BTreeSet<std::path::PathBuf> {
         .collect()
 }
 
-/// The parent pid of `pid`, from `/proc/PID/stat` (the field after the command's name).
-fn parent_of(pid: i32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(1)?.parse().ok()
+/// This process's children, from each of its threads' `children` list in `/proc`: a dozen
+/// small files, where asking every process on the machine for its parent reads one file per
+/// process (hundreds on a desktop) after every command. `None` when the kernel keeps no such
+/// list (built without `CONFIG_PROC_CHILDREN`).
+fn children_listed() -> Option<Vec<i32>> {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        // A thread that ended since the folder was listed has no children to give.
+        let Ok(list) = std::fs::read_to_string(task.path().join("children")) else {
+            if task.path().exists() {
+                return None;
+            }
+            continue;
+        };
+        children.extend(list.split_ascii_whitespace().filter_map(|pid| pid.parse::<i32>().ok()));
+    }
+    Some(children)
+}
+
+/// This process's children found the long way: every process whose parent (the field after
+/// the command's name in `/proc/PID/stat`) is this one.
+fn children_walked() -> Vec<i32> {
+    let me = std::process::id();
+    let parent_of = |pid: i32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after = &stat[stat.rfind(')')? + 1..];
+        after.split_whitespace().nth(1)?.parse().ok()
+    };
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| parent_of(*pid) == Some(me))
+        .collect()
 }
 
 /// Kills every child this process has once a command has ended, except the commands still at
@@ -118,16 +148,10 @@ fn end_orphans() {
         return;
     }
     let _alone = STARTING.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let me = std::process::id();
     for _ in 0..16 {
         let live = LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        let orphans: Vec<i32> = std::fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|pid| !live.contains(pid) && parent_of(*pid) == Some(me))
-            .collect();
+        let mut orphans = children_listed().unwrap_or_else(children_walked);
+        orphans.retain(|pid| !live.contains(pid));
         if orphans.is_empty() {
             return;
         }
@@ -304,6 +328,25 @@ mod tests {
             build_dir: None,
         })
         .unwrap()
+    }
+
+    #[test]
+    fn the_threads_lists_of_children_name_what_the_long_walk_finds() {
+        // Started from a thread that has ended since: the child now belongs to another of
+        // this process's threads, whose list must name it.
+        let mut child = std::thread::spawn(|| {
+            Command::new("sleep").arg("30").stdin(Stdio::null()).spawn().unwrap()
+        })
+        .join()
+        .unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        let listed = children_listed().expect("this kernel lists each thread's children");
+        let walked = children_walked();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(listed.contains(&pid), "{pid} not in {listed:?}");
+        assert!(walked.contains(&pid), "{pid} not in {walked:?}");
+        assert!(!children_listed().unwrap().contains(&pid), "a reaped child is still listed");
     }
 
     #[test]

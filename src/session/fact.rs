@@ -36,17 +36,52 @@ const KIND: u8 = 253;
 /// What reading lines keeps for their facts: where each value a fold reads sits, and the text
 /// of the kept strings, checked and unescaped once. Reading happens on any thread; the fold
 /// borrows the text without looking at its bytes again.
+///
+/// The strings are gathered as bytes, each checked on the way in (a plain ASCII one in the
+/// same pass that looks for control characters), and become one `String` when marking is done
+/// ([`KeptValues::settle`]): a block's few hundred kilobytes checked as text at once rather
+/// than a million short strings each handed to the UTF-8 check on its own.
 #[derive(Debug, Default)]
 pub struct KeptValues {
     pub marks: Vec<Mark>,
-    pub text: String,
+    /// The kept strings while lines are marked.
+    gathered: Vec<u8>,
+    /// The kept strings once settled, which the marks' string tokens point into.
+    text: String,
 }
 
 impl KeptValues {
     /// Empty, keeping what was allocated.
     pub fn clear(&mut self) {
         self.marks.clear();
-        self.text.clear();
+        self.gathered = std::mem::take(&mut self.text).into_bytes();
+        self.gathered.clear();
+    }
+
+    /// Where the gathered text ends now, to [`KeptValues::truncate`] back to.
+    pub fn gathered_len(&self) -> usize {
+        self.gathered.len()
+    }
+
+    /// Drops what a line that turned out unreadable left: its marks past `marks` and its text
+    /// past `text`.
+    pub fn truncate(&mut self, marks: usize, text: usize) {
+        self.marks.truncate(marks);
+        self.gathered.truncate(text);
+    }
+
+    /// Ends marking: the gathered strings become the text the fold borrows. Every string was
+    /// checked as UTF-8 as it came in, so this never loses a byte; were that ever wrong, the
+    /// text would be read with replacement characters rather than the run stopped.
+    pub fn settle(&mut self) {
+        let gathered = std::mem::take(&mut self.gathered);
+        self.text = String::from_utf8(gathered)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    }
+
+    /// The kept strings' text, once [`KeptValues::settle`]d.
+    pub fn text(&self) -> &str {
+        &self.text
     }
 }
 
@@ -56,7 +91,7 @@ fn keep(c: &mut Cursor<'_>, field: u8, kept: &mut KeptValues) -> sparse::Result<
         field,
         ids::plan_tasks | ids::conflicts | ids::content | ids::reasoning | ids::candidates
     );
-    let token = if whole { c.whole()? } else { c.token(&mut kept.text)? };
+    let token = if whole { c.whole()? } else { c.token(&mut kept.gathered)? };
     kept.marks.push(Mark { field, token });
     Ok(())
 }
@@ -117,7 +152,8 @@ macro_rules! fact_fields {
             /// The keys the sparse reader keeps; every other key is skipped undecoded.
             pub const FIELDS: &'static [&'static str] = &[$( stringify!($field), )*];
 
-            /// The number of the field kept under `key`, if a fold reads it.
+            /// The number of the field kept under `key`, if a fold reads it. (A chain of
+            /// comparisons, which mostly compare lengths, measured cheaper than a hash table.)
             fn field_id(key: &[u8]) -> Option<u8> {
                 match key {
                     $( k if k == stringify!($field).as_bytes() => Some(ids::$field), )*
@@ -264,6 +300,7 @@ impl<'a> Fact<'a> {
     pub fn decode(line: &'a [u8], kept: &'a mut KeptValues) -> sparse::Result<Fact<'a>> {
         kept.clear();
         Fact::mark(line, kept)?;
+        kept.settle();
         Ok(Fact::from_marks(line, &kept.text, &kept.marks))
     }
 
@@ -518,6 +555,7 @@ mod tests {
                 kept.marks.truncate(first);
             }
         }
+        kept.settle();
         assert!(spans.len() > 800, "the fixtures and the generated sessions were read");
         let mut reused = Fact::default();
         for &(line, from, to) in &spans {

@@ -263,18 +263,18 @@ fn mark_block(block: Block, mut lines: Vec<(LineAt, LineKind)>, mut kept: KeptVa
         let kind = if is_blank(line) {
             LineKind::Blank
         } else {
-            let (first, text) = (kept.marks.len(), kept.text.len());
+            let (first, text) = (kept.marks.len(), kept.gathered_len());
             if Fact::mark(line, &mut kept).is_ok() {
                 LineKind::Event { marks: (first as u32, kept.marks.len() as u32) }
             } else {
-                kept.marks.truncate(first);
-                kept.text.truncate(text);
+                kept.truncate(first, text);
                 LineKind::Unreadable
             }
         };
         lines.push((at, kind));
         start = nl + 1;
     }
+    kept.settle();
     Marked { block, lines, kept }
 }
 
@@ -298,7 +298,7 @@ fn fold_block<F: FnMut(LineAt, &[u8], &Fact<'_>) -> ControlFlow<()>>(
                 let start = (at.offset - m.block.offset) as usize;
                 let line = &m.block.data()[start..start + at.len as usize];
                 let marks = &m.kept.marks[from as usize..to as usize];
-                fact.fill(line, &m.kept.text, marks);
+                fact.fill(line, m.kept.text(), marks);
                 let went_on = f(at, line, &fact);
                 fact.empty(marks);
                 if went_on.is_break() {

@@ -109,6 +109,26 @@ fn find_stop<const QUOTE_ONLY: bool>(rest: &[u8]) -> Option<usize> {
     }
 }
 
+/// Whether every byte is printable ASCII (`0x20..=0x7f`): text as it is, needing neither the
+/// UTF-8 check nor the control-character one. Eight bytes at a time; a borrow out of a byte
+/// below `0x20` can only flag bytes above it, so a line that is not plain falls to the full
+/// checks and never the other way round.
+fn printable_ascii(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let words = bytes.chunks_exact(8);
+    let tail = words.remainder();
+    for word in words {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let w = u64::from_le_bytes(w);
+        if (w.wrapping_sub(ONES * 0x20) | w) & HIGH != 0 {
+            return false;
+        }
+    }
+    tail.iter().all(|&b| (0x20..0x80).contains(&b))
+}
+
 /// The brackets a skipped value has open, innermost last: whether each is an object. The
 /// first 64 live in a word, so the values of an event's payload are skipped without
 /// allocating.
@@ -311,6 +331,9 @@ impl<'a> Cursor<'a> {
     }
 
     fn number(&mut self) -> Result<Token> {
+        if let Some(token) = self.small_integer() {
+            return Ok(token);
+        }
         let (text, integer) = self.number_token()?;
         if integer {
             if let Ok(v) = text.parse::<i64>() {
@@ -326,9 +349,36 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// The integer that starts here, summed as its digits are read, when it is one of at most
+    /// 18 digits (so it fits) in JSON's form and no fraction or exponent follows: the counts
+    /// and numbers an event carries. Anything else is left for [`Cursor::number_token`]
+    /// (nothing consumed).
+    fn small_integer(&mut self) -> Option<Token> {
+        let b = self.bytes;
+        let negative = b.get(self.at) == Some(&b'-');
+        let first = self.at + usize::from(negative);
+        let mut i = first;
+        let mut value: i64 = 0;
+        while let Some(&d) = b.get(i).filter(|d| d.is_ascii_digit()) {
+            if i - first == 18 {
+                return None;
+            }
+            value = value * 10 + i64::from(d - b'0');
+            i += 1;
+        }
+        let digits = i - first;
+        let leading_zero = digits > 1 && b[first] == b'0';
+        if digits == 0 || leading_zero || matches!(b.get(i), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        self.at = i;
+        Some(Token::Int(if negative { -value } else { value }))
+    }
+
     /// Reads the value that starts here and checks it as the full decoder would; an object or
-    /// array is skipped whole. A string's text is appended to `text`, unescaped.
-    pub fn token(&mut self, text: &mut String) -> Result<Token> {
+    /// array is skipped whole. A string's text is appended to `text`, unescaped and checked as
+    /// UTF-8.
+    pub fn token(&mut self, text: &mut Vec<u8>) -> Result<Token> {
         match self.peek() {
             Some(b'"') => {
                 let begin = self.at;
@@ -336,16 +386,16 @@ impl<'a> Cursor<'a> {
                 let start = text.len();
                 let valid = if escaped {
                     serde_json::from_slice::<String>(&self.bytes[begin..self.at])
-                        .map(|s| text.push_str(&s))
+                        .map(|s| text.extend_from_slice(s.as_bytes()))
                         .is_ok()
                 } else {
-                    match std::str::from_utf8(raw) {
-                        Ok(s) if !raw.iter().any(|&b| b < 0x20) => {
-                            text.push_str(s);
-                            true
-                        }
-                        _ => false,
+                    // Plain ASCII needs neither check; anything else gets both.
+                    let text_as_is = printable_ascii(raw)
+                        || (std::str::from_utf8(raw).is_ok() && !raw.iter().any(|&b| b < 0x20));
+                    if text_as_is {
+                        text.extend_from_slice(raw);
                     }
+                    text_as_is
                 };
                 if !valid {
                     return self.fail("a string that is not valid text");
@@ -559,12 +609,12 @@ mod tests {
     #[test]
     fn kept_values_read_as_the_full_decoder_reads_them() {
         fn read(t: &str) -> Result<Token> {
-            Cursor::new(t.as_bytes()).token(&mut String::new())
+            Cursor::new(t.as_bytes()).token(&mut Vec::new())
         }
         fn text(t: &str) -> Option<String> {
-            let mut kept = String::new();
+            let mut kept = Vec::new();
             let token = Cursor::new(t.as_bytes()).token(&mut kept).ok()?;
-            token.text(&kept).map(str::to_owned)
+            token.text(std::str::from_utf8(&kept).ok()?).map(str::to_owned)
         }
         assert_eq!(text("\"plain\"").as_deref(), Some("plain"));
         assert_eq!(text(r#""a\"b\u00e9\ud83d\ude00""#).as_deref(), Some("a\"bé😀"));
@@ -576,12 +626,43 @@ mod tests {
         assert_eq!(read("{\"x\":[1]}"), Ok(Token::Nested));
         assert_eq!(read("null"), Ok(Token::Null));
         assert!(
-            Cursor::new(b"\"\xff\"").token(&mut String::new()).is_err(),
+            Cursor::new(b"\"\xff\"").token(&mut Vec::new()).is_err(),
             "a kept string must be text"
         );
         assert!(read(r#""\x""#).is_err(), "a kept string's escapes are checked");
         assert!(read(r#""\u12""#).is_err());
         assert!(skips(r#"{"skipped":"\x \u12 \\\" still in"}"#), "a skipped one's are not");
         assert!(read("1e999").is_err(), "as the full decoder refuses it");
+        // Integers read digit by digit as far as 18 digits, and by the text past that.
+        for (t, want) in [
+            ("0", Token::Int(0)),
+            ("-0", Token::Int(0)),
+            ("999999999999999999", Token::Int(999_999_999_999_999_999)),
+            ("-999999999999999999", Token::Int(-999_999_999_999_999_999)),
+            ("9223372036854775807", Token::Int(i64::MAX)),
+            ("-9223372036854775808", Token::Int(i64::MIN)),
+            ("9223372036854775808", Token::Big(9_223_372_036_854_775_808)),
+            ("12.0", Token::Float(12.0)),
+            ("12e1", Token::Float(120.0)),
+        ] {
+            assert_eq!(read(t), Ok(want), "{t}");
+        }
+        for bad in ["01", "-", "-01", "1.", "1e", "--1"] {
+            assert!(read(bad).is_err(), "{bad}");
+        }
+        // Text with a control character, a byte that is not UTF-8 or neither, at every place
+        // of the eight-byte words the plain-ASCII check reads.
+        for at in 0..20 {
+            for odd in [&[0x01u8][..], &[0x1f], &[0x7f], &[0xc3, 0xa9], &[0xff], &[0x80]] {
+                let mut raw = vec![b'"'];
+                raw.extend(std::iter::repeat_n(b'a', at));
+                raw.extend_from_slice(odd);
+                raw.extend(std::iter::repeat_n(b'b', 20 - at));
+                raw.push(b'"');
+                let sparse = Cursor::new(&raw).token(&mut Vec::new()).is_ok();
+                let full = serde_json::from_slice::<String>(&raw).is_ok();
+                assert_eq!(sparse, full, "{raw:?}");
+            }
+        }
     }
 }
