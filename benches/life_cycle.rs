@@ -27,14 +27,25 @@ fn main() {
     // the instant before a run has its hooks and config read again at every record).
     let made: Vec<tempfile::TempDir> = (0..runs).map(|_| prepare()).collect();
     std::thread::sleep(std::time::Duration::from_millis(2_500));
-    let mut all: Vec<(f64, f64)> = made.iter().map(|tmp| life_cycle(tmp.path())).collect();
-    all.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (own, commands) = all[runs / 2];
+    let mut all: Vec<Figures> = made.iter().map(|tmp| life_cycle(tmp.path())).collect();
+    all.sort_by(|a, b| a.own.total_cmp(&b.own));
+    let Figures { own, low, high, commands } = all[runs / 2];
     println!(
-        "Tilth's life cycle, {CALLS} model calls in 3 processes, default settings, median of {runs}: harrow's own CPU {own:.2} ms per model call (range {:.2}–{:.2}); the commands it ran for the worker, {commands:.2} ms more",
-        all[0].0,
-        all[runs - 1].0
+        "Tilth's life cycle, {CALLS} model calls in 3 processes, default settings, median of {runs}: harrow's own CPU {own:.2} ms per model call (between {low:.2} and {high:.2} as the kernel's 10 ms ticks allow; runs {:.2}–{:.2}); the commands it ran for the worker, {commands:.2} ms more",
+        all[0].own,
+        all[runs - 1].own
     );
+}
+
+/// One life cycle's figures, per model call, in ms.
+#[derive(Clone, Copy)]
+struct Figures {
+    /// harrow's own CPU, and the least and most it can be.
+    own: f64,
+    low: f64,
+    high: f64,
+    /// What the commands it ran for the worker took.
+    commands: f64,
 }
 
 /// A run's folder: the todo-cli project (its AGENTS.md, no package yet) and the plan.
@@ -57,7 +68,7 @@ fn prepare() -> tempfile::TempDir {
 }
 
 /// Runs the life cycle in `root`: harrow's own CPU per model call and its commands', in ms.
-fn life_cycle(root: &Path) -> (f64, f64) {
+fn life_cycle(root: &Path) -> Figures {
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let server = runtime
@@ -85,9 +96,24 @@ fn life_cycle(root: &Path) -> (f64, f64) {
         .collect();
     assert_eq!(asked.len(), CALLS, "{}{asked:#?}", run.0.text());
     let per_call = |ms: f64| ms / CALLS as f64;
-    let own: f64 = [&run.1, &control.1, &resume.1].iter().map(|c| c.own_ms()).sum();
-    let commands: f64 = [&run.1, &control.1, &resume.1].iter().map(|c| c.children_ms).sum();
-    (per_call(own), per_call(commands))
+    let each = [("run", &run.1), ("control", &control.1), ("resume", &resume.1)];
+    if std::env::var_os("LIFE_CYCLE_EACH").is_some() {
+        for (name, c) in each {
+            let (low, high) = c.own_bounds();
+            eprintln!(
+                "{name}: {:.1} ms with its commands; its own {:.1} (between {low:.1} and {high:.1})",
+                c.whole,
+                c.own_ms()
+            );
+        }
+    }
+    let sum = |f: &dyn Fn(&support::OwnCpu) -> f64| per_call(each.iter().map(|(_, c)| f(c)).sum());
+    Figures {
+        own: sum(&|c| c.own_ms()),
+        low: sum(&|c| c.own_bounds().0),
+        high: sum(&|c| c.own_bounds().1),
+        commands: sum(&|c| c.children_share_ms()),
+    }
 }
 
 fn only_session(root: &Path) -> String {

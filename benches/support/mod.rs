@@ -96,18 +96,44 @@ impl Finished {
     }
 }
 
-/// A process's CPU, the whole of it and the part its own children (the commands it ran) took.
+/// A process's CPU, the whole of it and the part its own children (the commands it ran) took,
+/// in milliseconds.
 pub struct OwnCpu {
-    /// The process and every child it waited for, as the kernel counts them (microseconds).
-    pub total_ms: f64,
+    /// The process and every child it waited for, as the kernel counts them (to the
+    /// microsecond).
+    pub whole: f64,
     /// Its children's share, in the kernel's clock ticks (10 ms) as `/proc` gives them.
-    pub children_ms: f64,
+    pub children_ticks: f64,
+    /// Its own share, in ticks likewise.
+    pub own_ticks: f64,
 }
 
+/// `/proc` gives user and system time apart, each cut down to a whole tick: a figure read there
+/// is up to two ticks short.
+const TWO_TICKS_MS: f64 = 20.0;
+
 impl OwnCpu {
-    /// What the process itself spent, its children's share taken out.
+    /// Where the process's own CPU lies. Its own ticks put it in `[own ticks, own ticks + 2 ticks)`; the
+    /// exact whole less its children's ticks puts it in `(total − children − 2 ticks, total −
+    /// children]`: where the two meet.
+    pub fn own_bounds(&self) -> (f64, f64) {
+        let less_children = self.whole - self.children_ticks;
+        let low = self.own_ticks.max(less_children - TWO_TICKS_MS);
+        let high = (self.own_ticks + TWO_TICKS_MS).min(less_children);
+        if low <= high { (low, high) } else { (less_children, less_children) }
+    }
+
+    /// What the process itself spent: the middle of [`OwnCpu::own_bounds`]. (The top alone,
+    /// the whole less the children's ticks, overstates a process with children by a tick on
+    /// average.)
     pub fn own_ms(&self) -> f64 {
-        self.total_ms - self.children_ms
+        let (low, high) = self.own_bounds();
+        f64::midpoint(low, high)
+    }
+
+    /// The children's share, their ticks' shortfall shared out as [`OwnCpu::own_ms`] does.
+    pub fn children_share_ms(&self) -> f64 {
+        self.whole - self.own_ms()
     }
 }
 
@@ -129,13 +155,15 @@ pub fn measured_apart(cmd: &mut Command) -> (Finished, OwnCpu) {
     waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT).unwrap();
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     // The fields after the command's name (which may hold spaces, but ends at the last ')'):
-    // state is field 3, cutime and cstime are 16 and 17; /proc counts in USER_HZ, 100 a second.
+    // state is field 3, utime and stime 14 and 15, cutime and cstime 16 and 17; /proc counts in
+    // USER_HZ, 100 a second.
     let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
     let ticks = |n: usize| fields[n - 3].parse::<f64>().unwrap() * 10.0;
-    let children_ms = ticks(16) + ticks(17);
+    let children_ticks = ticks(16) + ticks(17);
+    let own_ticks = ticks(14) + ticks(15);
     let status = child.wait().unwrap();
     let after = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
-    let total_ms = ms(after.user_time()) - ms(before.user_time()) + ms(after.system_time())
+    let whole = ms(after.user_time()) - ms(before.user_time()) + ms(after.system_time())
         - ms(before.system_time());
     let read = |mut f: std::fs::File| {
         use std::io::{Read, Seek};
@@ -144,5 +172,8 @@ pub fn measured_apart(cmd: &mut Command) -> (Finished, OwnCpu) {
         f.read_to_end(&mut bytes).unwrap();
         bytes
     };
-    (Finished { status, stdout: read(out), stderr: read(err) }, OwnCpu { total_ms, children_ms })
+    (
+        Finished { status, stdout: read(out), stderr: read(err) },
+        OwnCpu { whole, children_ticks, own_ticks },
+    )
 }
