@@ -180,7 +180,16 @@ pub fn send(dir: &Path, command: &Command) -> io::Result<()> {
 /// complete line; a half-written last line waits, and a line that is not a command is skipped
 /// with its reason.
 pub fn read_new(dir: &Path, offset: u64) -> io::Result<(Vec<Result<Command, String>>, u64)> {
-    let mut f = match crate::safe_io::open_regular(&dir.join(CONTROL_FILE)) {
+    let path = dir.join(CONTROL_FILE);
+    // A run asks after every step; the file is appended to, so one look at its length says
+    // whether there is anything to open it for. Anything but a plain file is opened, and
+    // refused, as before.
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() && m.len() <= offset => return Ok((Vec::new(), offset)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), offset)),
+        _ => {}
+    }
+    let mut f = match crate::safe_io::open_regular(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), offset)),
         Err(e) => return Err(e),
@@ -218,6 +227,26 @@ pub(crate) fn plain(op: Op) -> Command {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn a_fifo_is_refused_and_a_file_no_longer_than_what_was_read_is_not_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(CONTROL_FILE);
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(read_new(dir.path(), 0).is_err(), "a FIFO is refused, not waited on");
+        std::fs::remove_file(&path).unwrap();
+        // A link is looked at where it leads, whatever its own length.
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"{}\n{}\n").unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let (read, end) = read_new(dir.path(), 1).unwrap();
+        assert_eq!((read.len(), end), (2, 6));
+        std::fs::remove_file(&path).unwrap();
+        send(dir.path(), &plain(Op::Pause)).unwrap();
+        let (_, end) = read_new(dir.path(), 0).unwrap();
+        assert_eq!(read_new(dir.path(), end).unwrap(), (Vec::new(), end));
+        assert_eq!(read_new(dir.path(), end + 100).unwrap(), (Vec::new(), end + 100));
+    }
 
     #[test]
     fn reads_only_complete_new_commands() {
