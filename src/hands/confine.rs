@@ -103,8 +103,29 @@ impl Jail {
             }
         }
         let abs = self.root.join(&rel);
-        self.check_existing_part(&abs, given)?;
+        if !self.plain_below_root(&rel) {
+            self.check_existing_part(&abs, given)?;
+        }
         Ok(Checked { abs, rel, given: given.to_owned() })
+    }
+
+    /// Whether the part of `root/rel` that exists holds no link: each folder and file below the
+    /// root looked at with `lstat` until one is missing. `rel` is already free of `..` and
+    /// `.git`, and the root is canonical, so such a path is inside as it is written — without
+    /// resolving every folder of the root's own path (a `readlink` each) at every tool call.
+    /// Anything else (a link, a path through a file, a folder that cannot be read) is left to
+    /// [`Jail::check_existing_part`].
+    fn plain_below_root(&self, rel: &Path) -> bool {
+        let mut at = self.root.clone();
+        for part in rel.components() {
+            at.push(part);
+            match at.symlink_metadata() {
+                Ok(meta) if meta.file_type().is_symlink() => return false,
+                Ok(_) => {}
+                Err(e) => return e.kind() == io::ErrorKind::NotFound,
+            }
+        }
+        true
     }
 
     /// Follows the longest existing prefix of `abs` through symlinks; it must stay inside.
@@ -288,4 +309,53 @@ fn opened_path(file: &File) -> Option<PathBuf> {
 #[cfg(not(target_os = "linux"))]
 fn opened_path(_: &File) -> Option<PathBuf> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn the_check_alone_refuses_every_link_that_leads_out_and_takes_plain_paths() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, outside) = (tmp.path().join("root"), tmp.path().join("outside"));
+        for dir in [root.join("src/deep"), outside.clone(), root.join(".git")] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(root.join("src/file.txt"), "x").unwrap();
+        std::fs::write(outside.join("secret"), "s").unwrap();
+        symlink(&outside, root.join("out")).unwrap();
+        symlink(&outside, root.join("src/deep/out")).unwrap();
+        symlink(outside.join("secret"), root.join("src/secret")).unwrap();
+        symlink(root.join("src"), root.join("inside")).unwrap();
+        symlink(tmp.path().join("nowhere"), root.join("dangling")).unwrap();
+        symlink(root.join(".git"), root.join("dotgit")).unwrap();
+        let jail = Jail::new(&root).unwrap();
+        for taken in [
+            "src/file.txt",
+            "src/new/folder/file",
+            "./src/../src/file.txt",
+            "inside/file.txt",
+            "inside/new",
+            "src/file.txt/below",
+            "missing",
+        ] {
+            assert!(jail.check(taken).is_ok(), "{taken} refused");
+        }
+        for refused in [
+            "out",
+            "out/secret",
+            "out/new/file",
+            "src/deep/out/secret",
+            "src/secret",
+            "dangling",
+            "dangling/below",
+            "dotgit/config",
+            ".git/config",
+            "../outside/secret",
+        ] {
+            assert!(jail.check(refused).is_err(), "{refused} taken");
+        }
+    }
 }
