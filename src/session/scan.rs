@@ -119,6 +119,9 @@ impl Block {
 /// last line ends.
 struct BlockReader {
     file: io::Take<File>,
+    /// The file's length when it was opened: what a block is sized by (a log that grows
+    /// meanwhile is still read to its end, its buffer growing).
+    length_then: u64,
     carry: Vec<u8>,
     offset: u64,
     eof: bool,
@@ -130,9 +133,17 @@ impl BlockReader {
     /// Reads from `offset`, the start of a line, up to byte `until`.
     fn open(path: &Path, offset: u64, until: u64) -> io::Result<BlockReader> {
         let mut file = crate::safe_io::open_regular(path)?;
+        let length_then = file.metadata()?.len();
         file.seek(SeekFrom::Start(offset))?;
         let file = file.take(until.saturating_sub(offset));
-        Ok(BlockReader { file, carry: Vec::new(), offset, eof: false, skipped_tail: 0 })
+        Ok(BlockReader {
+            file,
+            length_then,
+            carry: Vec::new(),
+            offset,
+            eof: false,
+            skipped_tail: 0,
+        })
     }
 
     /// The next run of complete lines, read into `spare` (a block's buffer that was folded)
@@ -141,8 +152,11 @@ impl BlockReader {
         let mut buffer = spare.unwrap_or_default();
         let carried = self.carry.len();
         // No larger than what is left to read (and a byte to see its end): a small log is not
-        // given a whole block of zeroed pages, each a page fault, at every read of it.
-        let left = usize::try_from(self.file.limit()).unwrap_or(usize::MAX);
+        // given a whole block of zeroed pages, each a page fault, at every read of it. What is
+        // left is the nearer of the limit and the file's end as it was when opened.
+        let read_to = self.offset + carried as u64;
+        let left = self.file.limit().min(self.length_then.saturating_sub(read_to));
+        let left = usize::try_from(left).unwrap_or(usize::MAX);
         let want = carried + BLOCK.min(left.saturating_add(1));
         if buffer.len() < want {
             buffer.resize(want, 0);
@@ -184,6 +198,11 @@ impl BlockReader {
 
     fn pending(&self) -> u64 {
         self.carry.len() as u64 + self.skipped_tail
+    }
+
+    /// How much was left to read when the file was opened.
+    fn left_then(&self) -> u64 {
+        self.file.limit().min(self.length_then.saturating_sub(self.offset))
     }
 
     /// Reads past the rest of a line longer than [`MAX_LINE`] (`held` bytes of it read so
@@ -365,7 +384,49 @@ pub fn scan_lines_while<F>(
 where
     F: FnMut(LineAt, &[u8], &Fact<'_>) -> ControlFlow<()>,
 {
-    let mut reader = BlockReader::open(path, offset, until)?;
+    let reader = BlockReader::open(path, offset, until)?;
+    if reader.left_then() <= BLOCK as u64 {
+        scan_here(reader, first_line, &mut f)
+    } else {
+        scan_in_threads(reader, first_line, f)
+    }
+}
+
+/// A log that was no longer than a block when it was opened, read, checked and folded on the
+/// calling thread: a reader and a decoder per core would cost more to start than the work (a
+/// `control` or a `resume` reads a log of a few hundred lines). Should it grow meanwhile, it
+/// is read on to its end here all the same.
+fn scan_here<F>(mut reader: BlockReader, mut next_line: u64, f: &mut F) -> io::Result<ScanReport>
+where
+    F: FnMut(LineAt, &[u8], &Fact<'_>) -> ControlFlow<()>,
+{
+    let mut report = ScanReport::default();
+    let mut spare: Option<Marked> = None;
+    loop {
+        let (data, lines, kept) =
+            spare.take().map_or((None, Vec::new(), KeptValues::default()), |m| {
+                (Some(m.block.buffer), m.lines, m.kept)
+            });
+        let Some(block) = reader.next_block(data)? else { break };
+        let marked = mark_block(block, lines, kept);
+        if let ControlFlow::Break(at) = fold_block(&marked, next_line, &mut report, f) {
+            report.end_offset = at;
+            return Ok(report);
+        }
+        next_line += marked.lines.len() as u64;
+        spare = Some(marked);
+    }
+    report.end_offset = reader.offset;
+    report.pending_bytes = reader.pending();
+    Ok(report)
+}
+
+/// The pipeline of the module's docs: one thread reads, one per core decodes, the calling
+/// thread folds.
+fn scan_in_threads<F>(mut reader: BlockReader, first_line: u64, mut f: F) -> io::Result<ScanReport>
+where
+    F: FnMut(LineAt, &[u8], &Fact<'_>) -> ControlFlow<()>,
+{
     let mut report = ScanReport::default();
     let decoders = std::thread::available_parallelism().map_or(1, usize::from).min(MAX_DECODERS);
     // A folded block's buffer and vectors go back to be filled again: allocating them afresh
@@ -564,6 +625,63 @@ mod tests {
         assert_eq!(report.pending_bytes, 0);
     }
 
+    /// The same lines read on the calling thread (as a small log is) and in the threads (as a
+    /// large one is) give the same facts, numbers, offsets and report, stopped or not.
+    #[test]
+    fn a_small_log_read_here_reads_as_the_threads_read_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let text = concat!(
+            "{\"ts\":\"t\",\"seq\":1,\"type\":\"session_start\",\"payload\":{\"task_id\":\"T-001\"}}\n",
+            "\n",
+            "{\"seq\":2,\"type\":\"stop\"}\r\n",
+            "not json\n",
+            "{\"seq\":3,\"type\":\"model_call\",\"payload\":{\"prompt_tokens\":12}}\n",
+            "{\"seq\":4,\"type\":\"model_call\"",
+        );
+        // Several blocks of lines before the odd ones: the calling thread reads on past a first
+        // block should a log grow while it is read.
+        let filler: String = (0..40_000)
+            .map(|n| {
+                format!(
+                    "{{\"seq\":{n},\"type\":\"tool_call\",\"payload\":{{\"tool\":\"bash\"}}}}\n"
+                )
+            })
+            .collect();
+        std::fs::write(&path, format!("{filler}{text}")).unwrap();
+        let read = |stop_at: u64, threads: bool| {
+            let mut seen = Vec::new();
+            let f = |at: LineAt, line: &[u8], fact: &Fact<'_>| {
+                seen.push((at, line.to_vec(), format!("{fact:?}")));
+                if at.number == stop_at {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            };
+            let reader = BlockReader::open(&path, 0, u64::MAX).unwrap();
+            assert!(reader.left_then() > 2 * BLOCK as u64);
+            let report = if threads {
+                scan_in_threads(reader, 1, f).unwrap()
+            } else {
+                let mut f = f;
+                scan_here(reader, 1, &mut f).unwrap()
+            };
+            (seen, report)
+        };
+        for stop_at in [0, 1, 30_000, 40_001, 40_003, 40_005] {
+            let (here, threads) = (read(stop_at, false), read(stop_at, true));
+            assert_eq!(here.0, threads.0, "stopped at {stop_at}");
+            assert_eq!(here.1, threads.1, "stopped at {stop_at}");
+        }
+        let (seen, report) = read(0, false);
+        assert_eq!(seen.len(), 40_003);
+        assert_eq!(
+            (report.blank, report.unreadable.clone(), report.pending_bytes),
+            (1, vec![40_004], 28)
+        );
+    }
+
     #[test]
     fn a_report_extended_by_a_later_scan_counts_both_and_keeps_the_first_unreadable_lines() {
         let mut first = ScanReport {
@@ -656,6 +774,31 @@ mod tests {
         let report = scan(&dir.path().join("nope.jsonl"), |_, _| {}).unwrap();
         assert_eq!(report, ScanReport::default());
         assert_eq!(scan_bytes(b"").1, ScanReport::default());
+    }
+
+    #[test]
+    fn a_small_log_gets_a_block_of_its_size_and_one_that_grows_meanwhile_is_read_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("events.jsonl");
+        std::fs::write(&path, "{\"a\":1}\n{\"b\":2}\n").unwrap();
+        let mut reader = BlockReader::open(&path, 0, u64::MAX).unwrap();
+        // The log grows after it was opened, by more than a block.
+        let more = "{\"c\":3}\n".repeat(BLOCK / 8 + 10);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, more.as_bytes()))
+            .unwrap();
+        let first = reader.next_block(None).unwrap().unwrap();
+        assert!(first.buffer.len() <= 17, "a 16-byte log read into {} bytes", first.buffer.len());
+        let mut read = first.len;
+        let mut spare = Some(first.buffer);
+        while let Some(block) = reader.next_block(spare.take()).unwrap() {
+            read += block.len;
+            spare = Some(block.buffer);
+        }
+        assert_eq!(read as u64, std::fs::metadata(&path).unwrap().len());
+        assert_eq!(reader.pending(), 0);
     }
 
     #[test]
