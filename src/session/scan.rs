@@ -598,6 +598,7 @@ impl LineSplitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fmt::Write as _;
     use std::io::Write;
 
     #[test]
@@ -641,13 +642,13 @@ mod tests {
         );
         // Several blocks of lines before the odd ones: the calling thread reads on past a first
         // block should a log grow while it is read.
-        let filler: String = (0..40_000)
-            .map(|n| {
-                format!(
-                    "{{\"seq\":{n},\"type\":\"tool_call\",\"payload\":{{\"tool\":\"bash\"}}}}\n"
-                )
-            })
-            .collect();
+        let filler = (0..40_000).fold(String::new(), |mut all, n| {
+            let _ = writeln!(
+                all,
+                "{{\"seq\":{n},\"type\":\"tool_call\",\"payload\":{{\"tool\":\"bash\"}}}}"
+            );
+            all
+        });
         std::fs::write(&path, format!("{filler}{text}")).unwrap();
         let read = |stop_at: u64, threads: bool| {
             let mut seen = Vec::new();
