@@ -71,8 +71,9 @@ impl KeptValues {
     }
 
     /// Ends marking: the gathered strings become the text the fold borrows. Every string was
-    /// checked as UTF-8 as it came in, so this never loses a byte; were that ever wrong, the
-    /// text would be read with replacement characters rather than the run stopped.
+    /// checked as UTF-8 as it came in, so this always succeeds; were that ever wrong, a kept
+    /// value would read wrong or empty (its range no longer on a character's boundary) rather
+    /// than the read stop.
     pub fn settle(&mut self) {
         let gathered = std::mem::take(&mut self.gathered);
         self.text = String::from_utf8(gathered)

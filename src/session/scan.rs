@@ -265,6 +265,18 @@ struct Marked {
     kept: KeptValues,
 }
 
+/// What a block needs to be read and marked into: a folded block's buffer and vectors again
+/// when there is one (allocating them afresh costs a page fault per page), else new ones.
+type Reused = (Option<Vec<u8>>, Vec<(LineAt, LineKind)>, KeptValues);
+
+impl Marked {
+    fn reused(spare: Option<Marked>) -> Reused {
+        spare.map_or((None, Vec::new(), KeptValues::default()), |m| {
+            (Some(m.block.buffer), m.lines, m.kept)
+        })
+    }
+}
+
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
@@ -403,10 +415,7 @@ where
     let mut report = ScanReport::default();
     let mut spare: Option<Marked> = None;
     loop {
-        let (data, lines, kept) =
-            spare.take().map_or((None, Vec::new(), KeptValues::default()), |m| {
-                (Some(m.block.buffer), m.lines, m.kept)
-            });
+        let (data, lines, kept) = Marked::reused(spare.take());
         let Some(block) = reader.next_block(data)? else { break };
         let marked = mark_block(block, lines, kept);
         if let ControlFlow::Break(at) = fold_block(&marked, next_line, &mut report, f) {
@@ -452,11 +461,7 @@ where
         let feeder = s.spawn(move || -> io::Result<(BlockReader, u64)> {
             let mut sent = 0u64;
             loop {
-                let spare = spare_rx.try_recv().ok();
-                let (data, lines, kept) = spare
-                    .map_or((None, Vec::new(), KeptValues::default()), |m| {
-                        (Some(m.block.buffer), m.lines, m.kept)
-                    });
+                let (data, lines, kept) = Marked::reused(spare_rx.try_recv().ok());
                 let Some(block) = reader.next_block(data)? else { break };
                 let turn = (sent % inputs.len() as u64) as usize;
                 if inputs[turn].send((block, lines, kept)).is_err() {
