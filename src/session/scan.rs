@@ -9,7 +9,9 @@
 //! checks each block's lines and marks the values a fold keeps ([`Fact::mark`]), and the
 //! calling thread folds each block's facts in file order as soon as that block is ready, so
 //! reading, decoding and folding overlap. Blocks go to the decoders in turn and come back in
-//! the same turn, so the order needs no sorting; their buffers go back to the reader.
+//! the same turn, so the order needs no sorting; their buffers go back to the reader. A log no
+//! longer than a block is read, marked and folded on the calling thread alone: starting the
+//! pipeline would cost more than the work.
 
 use super::fact::{Fact, KeptValues};
 use std::fs::File;
@@ -152,11 +154,8 @@ impl BlockReader {
         let mut buffer = spare.unwrap_or_default();
         let carried = self.carry.len();
         // No larger than what is left to read (and a byte to see its end): a small log is not
-        // given a whole block of zeroed pages, each a page fault, at every read of it. What is
-        // left is the nearer of the limit and the file's end as it was when opened.
-        let read_to = self.offset + carried as u64;
-        let left = self.file.limit().min(self.length_then.saturating_sub(read_to));
-        let left = usize::try_from(left).unwrap_or(usize::MAX);
+        // given a whole block of zeroed pages, each a page fault, at every read of it.
+        let left = usize::try_from(self.left()).unwrap_or(usize::MAX);
         let want = carried + BLOCK.min(left.saturating_add(1));
         if buffer.len() < want {
             buffer.resize(want, 0);
@@ -200,9 +199,10 @@ impl BlockReader {
         self.carry.len() as u64 + self.skipped_tail
     }
 
-    /// How much was left to read when the file was opened.
-    fn left_then(&self) -> u64 {
-        self.file.limit().min(self.length_then.saturating_sub(self.offset))
+    /// What is left to read: the nearer of the limit and the file's end as it was when opened.
+    fn left(&self) -> u64 {
+        let read_to = self.offset + self.carry.len() as u64;
+        self.file.limit().min(self.length_then.saturating_sub(read_to))
     }
 
     /// Reads past the rest of a line longer than [`MAX_LINE`] (`held` bytes of it read so
@@ -397,7 +397,7 @@ where
     F: FnMut(LineAt, &[u8], &Fact<'_>) -> ControlFlow<()>,
 {
     let reader = BlockReader::open(path, offset, until)?;
-    if reader.left_then() <= BLOCK as u64 {
+    if reader.left() <= BLOCK as u64 {
         scan_here(reader, first_line, &mut f)
     } else {
         scan_in_threads(reader, first_line, f)
@@ -666,7 +666,7 @@ mod tests {
                 }
             };
             let reader = BlockReader::open(&path, 0, u64::MAX).unwrap();
-            assert!(reader.left_then() > 2 * BLOCK as u64);
+            assert!(reader.left() > 2 * BLOCK as u64);
             let report = if threads {
                 scan_in_threads(reader, 1, f).unwrap()
             } else {

@@ -62,6 +62,11 @@ impl Token {
     }
 }
 
+/// A byte of ones, and each byte's high bit, across a word: the masks of the word-at-a-time
+/// searches below.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
 /// How many bytes of a string are looked at a word at a time before `memchr` takes over.
 const SHORT: usize = 32;
 
@@ -69,8 +74,6 @@ const SHORT: usize = 32;
 /// for the short runs between a string's start, its escapes and its end, cheaper than setting
 /// up a vector search.
 fn first_stop<const QUOTE_ONLY: bool>(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     const QUOTES: u64 = ONES * b'"' as u64;
     const SLASHES: u64 = ONES * b'\\' as u64;
     // A byte of `x` is zero where the word held the byte looked for; the lowest flagged byte of
@@ -111,11 +114,9 @@ fn find_stop<const QUOTE_ONLY: bool>(rest: &[u8]) -> Option<usize> {
 
 /// Whether every byte is printable ASCII (`0x20..=0x7f`): text as it is, needing neither the
 /// UTF-8 check nor the control-character one. Eight bytes at a time; a borrow out of a byte
-/// below `0x20` can only flag bytes above it, so a line that is not plain falls to the full
+/// below `0x20` can only flag bytes above it, so a string that is not plain falls to the full
 /// checks and never the other way round.
 fn printable_ascii(bytes: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let words = bytes.chunks_exact(8);
     let tail = words.remainder();
     for word in words {
