@@ -11,7 +11,7 @@
 #
 # 1. Bases. The Containerfile's two bases are made here, not pulled: a Debian bookworm root
 #    (debootstrap --variant=minbase, or the folder --base-root gives) stands in for
-#    debian:bookworm-slim; the same with gcc, libssl-dev and this machine's Rust toolchain in
+#    debian:bookworm-slim; the same with gcc and this machine's Rust toolchain in
 #    /usr/local/rustup and /usr/local/cargo (where the official image keeps it) stands in for
 #    rust:1-bookworm. Both take this machine's own certificate authorities from
 #    /usr/local/share/ca-certificates (an intercepting proxy's). Both are kept in buildah's
@@ -107,10 +107,10 @@ if ! has_image "$build_base"; then
   sysroot=$(rustc --print sysroot)
   toolchain=$(basename "$sysroot")
   rustup_bin=$(readlink -f "$(command -v rustup)")
-  say "making $build_base: gcc, libssl-dev and this machine's toolchain ($toolchain)"
+  say "making $build_base: gcc and this machine's toolchain ($toolchain)"
   ctr=$(buildah from "$runtime_base")
   buildah run "${iso[@]}" "$ctr" -- sh -c 'apt-get update -qq \
-    && apt-get install -y -qq --no-install-recommends ca-certificates gcc libc6-dev pkg-config libssl-dev git >/dev/null \
+    && apt-get install -y -qq --no-install-recommends ca-certificates gcc libc6-dev pkg-config git >/dev/null \
     && rm -rf /var/lib/apt/lists/*'
   for part in bin lib libexec etc; do
     [ -d "$sysroot/$part" ] && buildah copy --quiet "$ctr" "$sysroot/$part" \

@@ -71,8 +71,7 @@ fn is_credential(name: &str) -> bool {
         || is_key_var(&upper)
 }
 
-/// Moves credentials out of the environment (see the module docs), and settles where TLS
-/// roots are read from ([`crate::trust_roots`]) in the same re-execution. Returns only when the
+/// Moves credentials out of the environment (see the module docs). Returns only when the
 /// environment holds no credential; an error means harrow must not go on, since the keys would
 /// stay in reach of every tool.
 pub fn seal() -> std::io::Result<()> {
@@ -90,26 +89,12 @@ pub fn seal() -> std::io::Result<()> {
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect();
         let _ = KEYS.set(keys);
-        crate::trust_roots::warm();
         return Ok(());
     }
     let credentials: Vec<(OsString, OsString)> =
         std::env::vars_os().filter(|(k, _)| is_credential(&k.to_string_lossy())).collect();
-    // The one re-execution also settles where TLS roots are read from, before libgit2 starts:
-    // with keys in the environment, only from the cache, so they leave it at once.
-    let roots = crate::trust_roots::deferred(credentials.is_empty());
     if credentials.is_empty() {
         let _ = KEYS.set(BTreeMap::new());
-        if roots.is_empty() {
-            return Ok(());
-        }
-        // Only a saving is lost when the binary cannot be started again: go on as it is.
-        if let Ok(exe) = std::env::current_exe() {
-            let _ = std::process::Command::new(exe)
-                .args(std::env::args_os().skip(1))
-                .envs(roots)
-                .exec();
-        }
         return Ok(());
     }
     let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
@@ -123,7 +108,7 @@ pub fn seal() -> std::io::Result<()> {
     }
     std::fs::File::from(write).write_all(payload.as_bytes())?;
     let mut cmd = std::process::Command::new(std::env::current_exe()?);
-    cmd.args(std::env::args_os().skip(1)).env(FD_VAR, read.as_raw_fd().to_string()).envs(roots);
+    cmd.args(std::env::args_os().skip(1)).env(FD_VAR, read.as_raw_fd().to_string());
     for (k, _) in &credentials {
         cmd.env_remove(k);
     }

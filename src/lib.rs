@@ -20,4 +20,3 @@ pub mod safe_io;
 pub mod session;
 pub mod ship;
 pub mod signals;
-pub mod trust_roots;

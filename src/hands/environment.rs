@@ -79,12 +79,6 @@ pub fn for_command(
     tmp: Option<&Path>,
     lane: Option<u64>,
 ) -> Vec<(OsString, OsString)> {
-    let mut from: Vec<(OsString, OsString)> = from.into_iter().collect();
-    // TLS roots harrow chose for itself are not the user's: a command gets what the user had.
-    if let Some(had) = crate::trust_roots::as_the_user_had(&from) {
-        from.retain(|(name, _)| had.iter().all(|(var, _)| name != var));
-        from.extend(had.into_iter().filter_map(|(var, value)| Some((var.into(), value?))));
-    }
     let mut env: Vec<(OsString, OsString)> = from
         .into_iter()
         .filter(|(name, _)| name.to_str().is_some_and(|n| passes(n, extra)))
@@ -112,24 +106,7 @@ mod tests {
     }
 
     #[test]
-    fn tls_roots_harrow_chose_for_itself_never_reach_a_command_and_the_users_do() {
-        use crate::trust_roots::{DIR_WAS, FILE_WAS};
-        let chosen = |file: &str, dir: &str| {
-            [
-                ("SSL_CERT_FILE".into(), "/dev/null".into()),
-                ("SSL_CERT_DIR".into(), "/etc/ssl/certs".into()),
-                (FILE_WAS.into(), OsString::from(file)),
-                (DIR_WAS.into(), OsString::from(dir)),
-                ("PATH".into(), "/bin".into()),
-            ]
-        };
-        // The user had neither: a command gets neither.
-        assert_eq!(names(&for_command(chosen("", ""), &[], None, None)), ["PATH", "TERM"]);
-        // The user had a bundle of their own: a command gets it, not harrow's empty one.
-        let env = for_command(chosen("/etc/corp.pem", ""), &[], None, None);
-        assert_eq!(names(&env), ["PATH", "SSL_CERT_FILE", "TERM"]);
-        assert_eq!(env[1].1, OsString::from("/etc/corp.pem"));
-        // harrow chose nothing: the user's pass as they are.
+    fn the_users_tls_roots_reach_a_command_as_they_are() {
         let users = [
             ("SSL_CERT_FILE".into(), "/etc/corp.pem".into()),
             ("SSL_CERT_DIR".into(), "/etc/corp".into()),

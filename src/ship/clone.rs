@@ -6,8 +6,8 @@
 use super::ShipError;
 use super::credentials::{Credentials, GIT_TOKEN_VAR};
 use super::secret::display_url;
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Whether `spec`, given where a clone is asked for, is an address to clone rather than a
 /// folder: `scheme://…` or git's `user@host:path`.
@@ -59,24 +59,21 @@ fn fill(url: &str, dest: &Path) -> Result<(), (git2::Error, Vec<String>)> {
     super::remote::refuse_outside_rewrites(&repo, url)
         .map_err(|e| (git2::Error::from_str(&e.to_string()), Vec::new()))?;
     let mut remote = repo.remote("origin", url).map_err(none)?;
-    let credentials = RefCell::new(Credentials::without_repo());
-    let callbacks = || {
-        let mut cb = git2::RemoteCallbacks::new();
-        cb.credentials(|u, user, allowed| credentials.borrow_mut().next(u, user, allowed));
-        cb
-    };
-    let tried = |e| (e, credentials.borrow().tried().to_vec());
+    let credentials = Arc::new(Mutex::new(Credentials::without_repo(url)));
+    let offered = || credentials.lock().unwrap_or_else(PoisonError::into_inner);
+    let tried = |e| (e, offered().tried().to_vec());
     let default = {
-        let connection =
-            remote.connect_auth(git2::Direction::Fetch, Some(callbacks()), None).map_err(tried)?;
+        let connection = super::transport::offering(&credentials, || {
+            remote.connect_auth(git2::Direction::Fetch, None, None)
+        })
+        .map_err(tried)?;
         // A remote whose HEAD names a branch it lacks has no default; libgit2's error for it
         // is whatever it last failed on, so it is not passed on: a branch is chosen below.
         connection.default_branch().ok().and_then(|name| name.as_str().ok().map(str::to_owned))
     };
-    credentials.borrow_mut().new_connection();
-    let mut fetch = git2::FetchOptions::new();
-    fetch.remote_callbacks(callbacks());
-    remote.fetch::<&str>(&[], Some(&mut fetch), None).map_err(tried)?;
+    offered().new_connection();
+    super::transport::offering(&credentials, || remote.fetch::<&str>(&[], None, None))
+        .map_err(tried)?;
     let fetched = |b: &str| repo.refname_to_id(&format!("refs/remotes/origin/{b}")).ok();
     let named = default.as_deref().and_then(|d| d.strip_prefix("refs/heads/"));
     let Some((branch, tip)) = named

@@ -1,11 +1,13 @@
-//! The credentials a push offers, in the order the user's git would find them: a token from
-//! `HARROW_GIT_TOKEN`, then the configured credential helper, for HTTPS; the SSH agent, then
-//! the keys in `~/.ssh`, for SSH. Each is offered once, so a refused one ends the push with a
-//! list of what was tried instead of a loop.
+//! The credentials an HTTP(S) push or clone offers when the server asks for them (401), in the
+//! order the user's git would find them: a user and password written in the address, a token
+//! from `HARROW_GIT_TOKEN`, then the repository's credential helper. Each is offered once, so a
+//! refused one ends the push with a list of what was tried instead of a loop.
+//!
+//! SSH is not here: the system's `ssh` offers the agent's and `~/.ssh`'s keys and checks
+//! `known_hosts` itself ([`super::transport`]).
 
 use super::secret::Token;
-use git2::{Cred, CredentialType};
-use std::path::PathBuf;
+use std::fmt;
 
 /// The variable a push token comes from.
 pub const GIT_TOKEN_VAR: &str = "HARROW_GIT_TOKEN";
@@ -14,12 +16,14 @@ pub const GIT_TOKEN_VAR: &str = "HARROW_GIT_TOKEN";
 /// this one is what GitHub documents.
 const TOKEN_USER: &str = "x-access-token";
 
-/// What a push may offer, and what it has offered so far.
+/// What a push may offer, and what it has offered so far. Plain data (the helper's commands
+/// are read from the configuration when it is made), so the transport's thread may hold it.
 pub struct Credentials {
     token: Option<Token>,
-    config: Option<git2::Config>,
-    ssh_keys: Vec<PathBuf>,
-    agent: bool,
+    /// The repository's own credential helper, set up for the address.
+    helper: Option<git2::CredentialHelper>,
+    /// The user name, and the password if any, written in the address.
+    in_address: Option<(String, Option<String>)>,
     tried: Vec<String>,
     offered: Offered,
 }
@@ -27,14 +31,13 @@ pub struct Credentials {
 /// What was offered on the current connection.
 #[derive(Debug, Default)]
 struct Offered {
+    in_address: bool,
     token: bool,
     helper: bool,
-    agent: bool,
-    keys: usize,
 }
 
-impl std::fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Credentials")
             .field("token", &self.token)
             .field("tried", &self.tried)
@@ -43,47 +46,42 @@ impl std::fmt::Debug for Credentials {
 }
 
 impl Credentials {
-    /// Reads the token variable, the git configuration (for its credential helper) and which
-    /// SSH keys exist.
-    pub fn for_repo(repo: &git2::Repository) -> Credentials {
-        Credentials {
-            // The repository's own credential helper only: the user's and the system's git
-            // configuration is writable by any process of theirs (a worker run without a
-            // sandbox included), and a helper planted there would be handed the token.
-            config: repo.config().ok().and_then(|c| c.open_level(git2::ConfigLevel::Local).ok()),
-            ..Credentials::from_env()
-        }
+    /// For a push to `url` from `repo`: the token variable, and the credential helper of the
+    /// repository's own configuration. The user's and the system's git configuration is
+    /// writable by any process of theirs (a worker run without a sandbox included), and a
+    /// helper planted there would be handed the token.
+    pub fn for_repo(repo: &git2::Repository, url: &str) -> Credentials {
+        let local = repo.config().ok().and_then(|c| c.open_level(git2::ConfigLevel::Local).ok());
+        let helper = local.map(|config| {
+            let mut helper = git2::CredentialHelper::new(url);
+            helper.config(&config);
+            helper
+        });
+        Credentials { helper, ..Credentials::without_repo(url) }
     }
 
-    fn from_env() -> Credentials {
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let ssh_keys = home
-            .map(|h| {
-                ["id_ed25519", "id_ecdsa", "id_rsa"]
-                    .iter()
-                    .map(|k| h.join(".ssh").join(k))
-                    .filter(|p| p.is_file())
-                    .collect()
-            })
-            .unwrap_or_default();
+    /// For a clone of `url`, before there is a repository: the address's own user and the
+    /// token, and no credential helper (only a repository's own is ever asked).
+    pub fn without_repo(url: &str) -> Credentials {
+        let in_address = url::Url::parse(url).ok().filter(|u| !u.username().is_empty()).map(|u| {
+            let decode = |s: &str| {
+                url::form_urlencoded::parse(format!("x={s}").as_bytes())
+                    .next()
+                    .map_or_else(|| s.to_owned(), |(_, v)| v.into_owned())
+            };
+            (decode(u.username()), u.password().map(decode))
+        });
         Credentials {
             token: Token::from_var(GIT_TOKEN_VAR),
-            config: None,
-            ssh_keys,
-            agent: std::env::var_os("SSH_AUTH_SOCK").is_some(),
+            helper: None,
+            in_address,
             tried: Vec::new(),
             offered: Offered::default(),
         }
     }
 
-    /// For a clone, before there is a repository: the token, the SSH agent and keys, and no
-    /// credential helper (only a repository's own is ever asked).
-    pub fn without_repo() -> Credentials {
-        Credentials { config: None, ..Credentials::from_env() }
-    }
-
-    /// What was offered, in order, for an error message (`$HARROW_GIT_TOKEN`, `the
-    /// credential helper`, `ssh-agent`, a key's path).
+    /// What was offered, in order, for an error message (`the address's password`,
+    /// `$HARROW_GIT_TOKEN`, `the credential helper`).
     pub fn tried(&self) -> &[String] {
         &self.tried
     }
@@ -94,44 +92,68 @@ impl Credentials {
         self.tried.clear();
     }
 
-    /// libgit2's credential callback: the next credential not yet offered.
-    pub fn next(
-        &mut self,
-        url: &str,
-        username: Option<&str>,
-        allowed: CredentialType,
-    ) -> Result<Cred, git2::Error> {
-        if allowed.contains(CredentialType::USERNAME) {
-            return Cred::username(username.unwrap_or("git"));
+    /// The next user name and password not yet offered, after the server refused the last
+    /// (or asked for one).
+    pub fn next_basic(&mut self) -> Option<(String, String)> {
+        let user = self.in_address.as_ref().map(|(u, _)| u.clone());
+        if let Some((name, Some(password))) = self.in_address.as_ref()
+            && !self.offered.in_address
+        {
+            self.offered.in_address = true;
+            self.tried.push("the address's password".to_owned());
+            return Some((name.clone(), password.clone()));
         }
-        if allowed.contains(CredentialType::SSH_KEY) {
-            let user = username.unwrap_or("git");
-            if self.agent && !self.offered.agent {
-                self.offered.agent = true;
-                self.tried.push("ssh-agent".to_owned());
-                return Cred::ssh_key_from_agent(user);
-            }
-            if let Some(key) = self.ssh_keys.get(self.offered.keys).cloned() {
-                self.offered.keys += 1;
-                self.tried.push(key.display().to_string());
-                return Cred::ssh_key(user, None, &key, None);
-            }
+        if let Some(token) = self.token.as_ref().filter(|_| !self.offered.token) {
+            self.offered.token = true;
+            self.tried.push(format!("${GIT_TOKEN_VAR}"));
+            let name = user.filter(|u| !u.is_empty()).unwrap_or_else(|| TOKEN_USER.to_owned());
+            return Some((name, token.reveal().to_owned()));
         }
-        if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) {
-            if let Some(token) = self.token.as_ref().filter(|_| !self.offered.token) {
-                self.offered.token = true;
-                self.tried.push(format!("${GIT_TOKEN_VAR}"));
-                let user = username.filter(|u| !u.is_empty()).unwrap_or(TOKEN_USER);
-                return Cred::userpass_plaintext(user, token.reveal());
+        if let Some(helper) = self.helper.as_mut().filter(|_| !self.offered.helper) {
+            self.offered.helper = true;
+            if let Some(user) = user {
+                helper.username(Some(&user));
             }
-            if let Some(config) = self.config.as_ref().filter(|_| !self.offered.helper) {
-                self.offered.helper = true;
-                if let Ok(cred) = Cred::credential_helper(config, url, username) {
-                    self.tried.push("the credential helper".to_owned());
-                    return Ok(cred);
-                }
+            if let Some(found) = helper.execute() {
+                self.tried.push("the credential helper".to_owned());
+                return Some(found);
             }
         }
-        Err(git2::Error::from_str("no more credentials to offer"))
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_address_then_nothing_more_is_offered_and_each_is_named_once() {
+        let mut c = Credentials {
+            token: None,
+            ..Credentials::without_repo("https://bob:p%40ss@example.com/a/b.git")
+        };
+        assert_eq!(c.next_basic(), Some(("bob".to_owned(), "p@ss".to_owned())));
+        assert_eq!(c.next_basic(), None);
+        assert_eq!(c.tried(), ["the address's password"]);
+        c.new_connection();
+        assert!(c.tried().is_empty());
+        assert_eq!(c.next_basic(), Some(("bob".to_owned(), "p@ss".to_owned())));
+    }
+
+    #[test]
+    fn a_user_without_a_password_goes_with_the_token() {
+        let mut c = Credentials {
+            token: Some(Token::for_test("t0ken")),
+            ..Credentials::without_repo("https://alice@example.com/a/b.git")
+        };
+        assert_eq!(c.next_basic(), Some(("alice".to_owned(), "t0ken".to_owned())));
+        assert_eq!(c.next_basic(), None);
+        let mut c = Credentials {
+            token: Some(Token::for_test("t0ken")),
+            ..Credentials::without_repo("https://example.com/a/b.git")
+        };
+        assert_eq!(c.next_basic(), Some((TOKEN_USER.to_owned(), "t0ken".to_owned())));
+        assert_eq!(c.tried(), ["$HARROW_GIT_TOKEN"]);
     }
 }

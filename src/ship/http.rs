@@ -79,7 +79,7 @@ impl ForgeClient {
 }
 
 /// reqwest's error with its causes, on one line.
-fn describe(e: &reqwest::Error) -> String {
+pub(super) fn describe(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(cause) = source {

@@ -15,6 +15,7 @@ pub mod preview;
 pub mod push;
 pub mod remote;
 pub mod secret;
+pub mod transport;
 
 use crate::session::discover::Found;
 use crate::session::placement::placement;

@@ -9,6 +9,7 @@ use crate::session::event::Push;
 use crate::session::writer::SessionWriter;
 use git2::{Direction, ErrorClass, ErrorCode, Oid};
 use std::cell::RefCell;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// What the person asked for.
 #[derive(Debug, Clone, Default)]
@@ -132,19 +133,20 @@ fn send(ship: &Shipment, opts: &PushOptions) -> Result<Pushed, ShipError> {
     let url = super::secret::display_url(&target.url);
     super::remote::refuse_outside_rewrites(&repo, &target.url)?;
     let label = target.label();
-    let credentials = RefCell::new(Credentials::for_repo(&repo));
+    let credentials = Arc::new(Mutex::new(Credentials::for_repo(&repo, &target.url)));
+    let offered = || credentials.lock().unwrap_or_else(PoisonError::into_inner);
     let mut remote = target.git_remote(&repo).map_err(|e| {
         ShipError::new(format!("cannot use the remote {label}: {}; check its address", e.message()))
     })?;
 
     let (there, default_branch) = {
-        let connection = remote
-            // The fetch side's advertisement: the same refs, and unlike the push side's it
-            // names the remote's default branch (the pull request's base).
-            .connect_auth(Direction::Fetch, Some(callbacks(&credentials, None)), None)
-            .map_err(|e| failure(&e, &url, &branch, &credentials.borrow()))?;
-        let heads =
-            connection.list().map_err(|e| failure(&e, &url, &branch, &credentials.borrow()))?;
+        // The fetch side's advertisement: the same refs, and unlike the push side's it names
+        // the remote's default branch (the pull request's base).
+        let connection = super::transport::offering(&credentials, || {
+            remote.connect_auth(Direction::Fetch, Some(callbacks(None)), None)
+        })
+        .map_err(|e| failure(&e, &url, &branch, &offered()))?;
+        let heads = connection.list().map_err(|e| failure(&e, &url, &branch, &offered()))?;
         let there = heads.iter().find(|h| h.name() == remote_ref).map(git2::RemoteHead::oid);
         let default_branch = connection
             .default_branch()
@@ -188,13 +190,14 @@ fn send(ship: &Shipment, opts: &PushOptions) -> Result<Pushed, ShipError> {
     };
     let refspec =
         format!("{}refs/heads/{}:{remote_ref}", if force { "+" } else { "" }, ship.branch);
-    credentials.borrow_mut().new_connection();
+    offered().new_connection();
     let refused = RefCell::new(None::<String>);
     let mut options = git2::PushOptions::new();
-    options.remote_callbacks(callbacks(&credentials, Some(&refused)));
-    remote
-        .push(&[refspec.as_str()], Some(&mut options))
-        .map_err(|e| failure(&e, &url, &branch, &credentials.borrow()))?;
+    options.remote_callbacks(callbacks(Some(&refused)));
+    super::transport::offering(&credentials, || {
+        remote.push(&[refspec.as_str()], Some(&mut options))
+    })
+    .map_err(|e| failure(&e, &url, &branch, &offered()))?;
     drop(options);
     if let Some(why) = refused.into_inner() {
         return Err(refusal(&why, &url, &branch));
@@ -207,12 +210,8 @@ fn send(ship: &Shipment, opts: &PushOptions) -> Result<Pushed, ShipError> {
     Ok(pushed(force, false))
 }
 
-fn callbacks<'a>(
-    credentials: &'a RefCell<Credentials>,
-    refused: Option<&'a RefCell<Option<String>>>,
-) -> git2::RemoteCallbacks<'a> {
+fn callbacks(refused: Option<&RefCell<Option<String>>>) -> git2::RemoteCallbacks<'_> {
     let mut cb = git2::RemoteCallbacks::new();
-    cb.credentials(move |url, user, allowed| credentials.borrow_mut().next(url, user, allowed));
     if let Some(refused) = refused {
         cb.push_update_reference(move |_, status| {
             if let Some(why) = status {
@@ -253,6 +252,16 @@ fn failure(e: &git2::Error, url: &str, branch: &str, credentials: &Credentials) 
     if lower.contains("hostkey") || lower.contains("host key") {
         return ShipError::new(format!(
             "the SSH host key of {url} is not in ~/.ssh/known_hosts, or does not match it: nothing was sent; connect once with ssh to check the key and add it (or fix the entry), then push again"
+        ));
+    }
+    if e.class() == ErrorClass::Ssh || lower.starts_with("ssh: ") {
+        if lower.contains("permission denied") {
+            return ShipError::new(format!(
+                "{url} refused the credentials ssh offered ({message}); load your SSH key into ssh-agent or name it in ~/.ssh/config, then push again"
+            ));
+        }
+        return ShipError::new(format!(
+            "cannot reach {url} over SSH: {message}; check the address, and that ssh reaches the host"
         ));
     }
     let auth = e.code() == ErrorCode::Auth

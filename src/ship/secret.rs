@@ -32,6 +32,11 @@ impl Token {
     pub fn reveal(&self) -> &str {
         &self.value
     }
+
+    #[cfg(test)]
+    pub fn for_test(value: &str) -> Token {
+        Token { var: "HARROW_GIT_TOKEN", value: value.to_owned() }
+    }
 }
 
 /// `text` with every key and token this process holds replaced.

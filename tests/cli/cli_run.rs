@@ -12,7 +12,7 @@ use loop_fixture::{
 };
 use serde_json::json;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 #[test]
 fn headless_run_prints_one_line_per_significant_event_and_exits_zero() {
@@ -376,90 +376,6 @@ fn a_missing_repo_a_missing_dir_and_a_speed_out_of_range_are_each_said() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
         assert!(said.contains(needle), "{args:?}: {said}");
     }
-}
-
-/// harrow reads TLS roots from the hashed folder rather than the bundle when the folder holds
-/// every certificate of it (`trust_roots`): it starts with `SSL_CERT_FILE` at an empty file.
-/// The worker's commands still get the variables exactly as the user set them.
-#[test]
-fn tls_roots_harrow_chose_for_itself_never_reach_the_workers_commands() {
-    let tmp = tempfile::tempdir().unwrap();
-    let pem = |b: &str| format!("-----BEGIN CERTIFICATE-----\n{b}\n-----END CERTIFICATE-----\n");
-    let (bundle, certs) = (tmp.path().join("bundle.pem"), tmp.path().join("certs"));
-    std::fs::create_dir(&certs).unwrap();
-    std::fs::write(&bundle, pem("AAAA") + &pem("BBBB")).unwrap();
-    std::fs::write(certs.join("1a2b3c4d.0"), pem("AAAA")).unwrap();
-    std::fs::write(certs.join("0000ffff.0"), pem("BB\nBB")).unwrap();
-    let (repo, plan) = repo_and_plan(tmp.path(), 1);
-    let say = json!({"tool_calls": [{"name": "bash", "arguments": {"command": "echo \"file=[$SSL_CERT_FILE] dir=[$SSL_CERT_DIR]\""}}]});
-    let mut turns = write_and_submit(1);
-    turns.as_array_mut().unwrap().insert(0, say);
-    let script = json!({"worker": {"T-001": {"1": turns}}, "evaluator": {"*": {"*": [accept()]}}});
-    let (_rt, server) = serve(&script, true);
-    let with_roots = |mut cmd: Command| {
-        cmd.env("SSL_CERT_FILE", &bundle)
-            .env("SSL_CERT_DIR", &certs)
-            .env("XDG_CACHE_HOME", tmp.path().join("cache"));
-        cmd
-    };
-    // With a key in its environment harrow leaves it at once, looking only in the cache; the
-    // image it becomes works the answer out for the next start.
-    let mut first = with_roots(harrow_cmd(tmp.path(), &server.base_url()));
-    assert!(first.arg("--version").output().unwrap().status.success());
-    let cmd = with_roots(harrow_cmd(tmp.path(), &server.base_url()));
-    let out = headless_run(cmd, &plan, &repo).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    // harrow did start with the folder standing for the bundle…
-    let cached = std::fs::read_to_string(tmp.path().join("cache/harrow/tls-roots")).unwrap();
-    assert!(cached.ends_with("= 1\n"), "{cached}");
-    // …and the command saw the user's bundle, not harrow's empty one.
-    let dir = tmp.path().join("sessions").read_dir().unwrap().next().unwrap().unwrap().path();
-    let said = support::strict_events(&dir)
-        .into_iter()
-        .filter(|e| e["type"] == "tool_result" && e["payload"]["tool"] == "bash")
-        .map(|e| e["payload"]["output"].as_str().unwrap_or_default().to_owned())
-        .collect::<String>();
-    let want = format!("file=[{}] dir=[{}]", bundle.display(), certs.display());
-    assert!(said.contains(&want), "{said}");
-}
-
-/// The TLS roots cache (`$XDG_CACHE_HOME/harrow/tls-roots`) is read only as a regular file:
-/// a FIFO planted at its name, which an open for reading would wait on forever, does not hold
-/// harrow's start; the answer worked out is then written over it.
-#[test]
-fn a_fifo_planted_as_the_tls_roots_cache_does_not_hold_a_start() {
-    let tmp = tempfile::tempdir().unwrap();
-    let pem = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
-    let (bundle, certs) = (tmp.path().join("bundle.pem"), tmp.path().join("certs"));
-    std::fs::create_dir(&certs).unwrap();
-    std::fs::write(&bundle, pem).unwrap();
-    std::fs::write(certs.join("1a2b3c4d.0"), pem).unwrap();
-    let cache = tmp.path().join("cache/harrow/tls-roots");
-    std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
-    assert!(Command::new("mkfifo").arg(&cache).status().unwrap().success());
-    let mut child = harrow_cmd(tmp.path(), "http://127.0.0.1:9/v1")
-        .env("SSL_CERT_FILE", &bundle)
-        .env("SSL_CERT_DIR", &certs)
-        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("harrow waited on the FIFO at the cache's name");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    assert!(status.success());
-    let cached = std::fs::read_to_string(&cache).unwrap();
-    assert!(cached.ends_with("= 1\n"), "the answer replaced the FIFO: {cached}");
 }
 
 /// harrow's HTTPS requests go through rustls with the provider harrow installs (reqwest is

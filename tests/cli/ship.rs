@@ -251,6 +251,110 @@ fn a_push_over_smart_http_sends_the_token_and_a_wrong_or_missing_one_is_one_line
     }
 }
 
+/// A repository that moved on its server (a rename) is followed there for the refs, and the
+/// pack goes where the refs came from; one that moved to another host is not followed, so the
+/// token never goes anywhere but the address's host.
+#[test]
+fn a_push_follows_a_repository_moved_on_its_host_and_never_to_another_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = finished(tmp.path());
+    let root = tmp.path().join("srv");
+    let server = git_http::GitHttp::start(&root, GIT_TOKEN);
+    let bare = git_http::bare_with_main(&root, "acme/widgets.git", &o.repo);
+    let branch = branch_of(&o);
+    let push = |url: &str| {
+        let mut c = harrow(tmp.path());
+        c.args(["push", o.dir.to_str().unwrap(), "--remote", url])
+            .env("HARROW_GIT_TOKEN", GIT_TOKEN);
+        c.output().unwrap()
+    };
+
+    let away = server.url("elsewhere/acme/widgets.git");
+    let said = one_line_failure(&push(&away), 1);
+    assert!(said.contains("redirects to http://other.invalid/"), "{said}");
+    assert!(!git(&bare, &["branch", "--list"]).contains("session/"), "nothing was pushed");
+
+    let out = push(&server.url("moved/acme/widgets.git"));
+    assert!(out.status.success(), "{}", text(&out).1);
+    assert_eq!(sha(&bare, &branch), sha(&o.repo, &branch));
+    let seen = server.seen();
+    assert!(
+        seen.iter().any(|s| s.path == "/moved/acme/widgets.git/info/refs" && s.status == 301),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter().any(|s| s.method == "POST"
+            && s.path == "/acme/widgets.git/git-receive-pack"
+            && s.status == 200),
+        "{seen:?}"
+    );
+    assert!(!seen.iter().any(|s| s.method == "POST" && s.path.starts_with("/moved/")), "{seen:?}");
+}
+
+/// A self-signed certificate for `localhost` and its key, made with the `openssl` tool.
+fn self_signed(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let (cert, key) = (dir.join(format!("{name}.pem")), dir.join(format!("{name}.key")));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"])
+        .args(["-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .args(["-addext", "extendedKeyUsage=serverAuth"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    (cert, key)
+}
+
+/// A push over HTTPS goes through harrow's own TLS (libgit2 has none): against a loopback
+/// server whose certificate the user's `SSL_CERT_FILE` trusts, the branch arrives with the
+/// token; with roots that do not hold it, the handshake fails in one line and nothing is sent,
+/// not even the token.
+#[test]
+fn a_push_over_https_trusts_the_users_roots_and_nothing_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = finished(tmp.path());
+    let root = tmp.path().join("srv");
+    let (cert, key) = self_signed(tmp.path(), "server");
+    let (other, _) = self_signed(tmp.path(), "other");
+    let server = git_http::GitHttp::start_tls(&root, GIT_TOKEN, &cert, &key);
+    let bare = git_http::bare_with_main(&root, "acme/widgets.git", &o.repo);
+    let url = server.url("acme/widgets.git");
+    assert!(url.starts_with("https://"), "{url}");
+    let branch = branch_of(&o);
+    let push = |roots: &Path| {
+        let mut c = harrow(tmp.path());
+        c.args(["push", o.dir.to_str().unwrap(), "--remote", &url])
+            .env("HARROW_GIT_TOKEN", GIT_TOKEN)
+            .env("SSL_CERT_FILE", roots)
+            .env_remove("SSL_CERT_DIR");
+        c.output().unwrap()
+    };
+
+    let refused = push(&other);
+    let said = one_line_failure(&refused, 1);
+    assert!(said.contains("cannot reach") && said.contains("certificate"), "{said}");
+    assert!(server.seen().is_empty(), "a request got through an untrusted handshake");
+    assert!(!said.contains(GIT_TOKEN), "{said}");
+
+    let out = push(&cert);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains(&url), "{stdout}");
+    assert_eq!(sha(&bare, &branch), sha(&o.repo, &branch));
+    assert!(
+        server.seen().iter().any(|s| s.method == "POST"
+            && s.path.ends_with("git-receive-pack")
+            && s.status == 200
+            && s.credentials.as_deref() == Some(&format!("x-access-token:{GIT_TOKEN}"))),
+        "{:?}",
+        server.seen()
+    );
+}
+
 /// A finished session whose repository's `origin` is `acme/widgets` on a smart-HTTP server
 /// that takes [`GIT_TOKEN`], and a configuration that points `[forge]` at `forge`.
 struct Shop {

@@ -1,6 +1,9 @@
 //! `harrow push` over SSH to a real `sshd` on 127.0.0.1 (started by the test, with its own
-//! host key and authorised keys), with the credentials the user's git would use: a key in
-//! `~/.ssh`, then one held by `ssh-agent` — and a host that is not in `known_hosts` refused.
+//! host key and authorised keys), through the system's `ssh` as the user's git would start it:
+//! a key the user's ssh configuration names, then one held by `ssh-agent` — and a host that is
+//! not in `known_hosts` refused. OpenSSH reads the home folder from the user database, not
+//! `$HOME`, so the test's `~/.ssh` is named to it with `GIT_SSH_COMMAND="ssh -F …"`, the way a
+//! user points git at another configuration.
 
 // A test whose setup fails should panic there.
 #![allow(clippy::unwrap_used)]
@@ -52,7 +55,7 @@ fn user() -> String {
 }
 
 #[test]
-fn a_push_over_ssh_uses_a_key_in_home_then_the_agent_and_refuses_an_unknown_host() {
+fn a_push_over_ssh_uses_the_users_ssh_with_its_key_then_the_agent_and_refuses_an_unknown_host() {
     tools::require_sshd(SSHD);
     let tmp = tempfile::tempdir().unwrap();
     let script = json!({
@@ -90,9 +93,20 @@ fn a_push_over_ssh_uses_a_key_in_home_then_the_agent_and_refuses_an_unknown_host
         || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
     );
     let url = format!("ssh://{}@127.0.0.1:{port}{}", user(), bare.display());
+    let ssh_config = ssh_dir.join("config");
+    std::fs::write(
+        &ssh_config,
+        format!(
+            "Host *\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile /dev/null\n  IdentityFile {}\n",
+            ssh_dir.join("known_hosts").display(),
+            ssh_dir.join("id_ed25519").display()
+        ),
+    )
+    .unwrap();
     let push = |branch: &str, agent: Option<&Path>| {
         let mut c = support::harrow_in(tmp.path());
         c.env("HOME", &home).env_remove("SSH_AUTH_SOCK").env_remove("HARROW_GIT_TOKEN");
+        c.env("GIT_SSH_COMMAND", format!("ssh -F '{}'", ssh_config.display()));
         if let Some(sock) = agent {
             c.env("SSH_AUTH_SOCK", sock);
         }
@@ -118,15 +132,18 @@ fn a_push_over_ssh_uses_a_key_in_home_then_the_agent_and_refuses_an_unknown_host
     assert!(out.status.success(), "{}", said(&out));
     assert_eq!(git(&bare, &["rev-parse", "by-key"]), tip);
 
-    // The key leaves ~/.ssh; the agent holds the other one.
+    // The key leaves ~/.ssh (ssh skips a configured key that is not there); the agent holds
+    // the other one.
     std::fs::remove_file(ssh_dir.join("id_ed25519")).unwrap();
     let out = push("no-key", None);
     assert!(!out.status.success());
     assert!(
-        said(&out).contains("refused the credentials") || said(&out).contains("no credentials"),
+        said(&out).contains("refused the credentials ssh offered")
+            && said(&out).contains("Permission denied"),
         "{}",
         said(&out)
     );
+    assert_eq!(said(&out).trim().lines().count(), 1, "{}", said(&out));
     let sock = tmp.path().join("agent.sock");
     let _agent = daemon(
         Command::new("ssh-agent").arg("-D").arg("-a").arg(&sock).stdout(Stdio::null()),
@@ -141,4 +158,45 @@ fn a_push_over_ssh_uses_a_key_in_home_then_the_agent_and_refuses_an_unknown_host
     let out = push("by-agent", Some(&sock));
     assert!(out.status.success(), "{}", said(&out));
     assert_eq!(git(&bare, &["rev-parse", "by-agent"]), tip);
+}
+
+/// An address whose host or user ssh would read as an option (`-oProxyCommand=…`), as a
+/// repository's configuration can hold one: refused in one line, and nothing is started — a
+/// `ssh` first on `PATH` that would leave a mark is never run.
+#[test]
+fn an_ssh_address_that_would_be_an_option_starts_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "worker": {"T-001": {"*": write_and_submit(1)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let o = loop_fixture::run(tmp.path(), Setup { tasks: 1, script, ..Setup::default() });
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let mark = tmp.path().join("ssh-ran");
+    let fake = bin.join("ssh");
+    std::fs::write(&fake, format!("#!/bin/sh\necho \"$@\" > '{}'\nexit 1\n", mark.display()))
+        .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let pwned = tmp.path().join("pwned");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    for url in [
+        format!("ssh://-oProxyCommand=touch%20{}/x.git", pwned.display()),
+        "-oProxyCommand=touch:x.git".to_owned(),
+        "ssh://-lroot@127.0.0.1/x.git".to_owned(),
+        "evil;id@127.0.0.1:x.git".to_owned(),
+    ] {
+        git(&o.repo, &["config", "remote.hostile.url", &url]);
+        let out = support::harrow_in(tmp.path())
+            .env("PATH", &path)
+            .args(["push", o.dir.to_str().unwrap(), "--remote", "hostile"])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{url}: {said}");
+        assert_eq!(said.trim().lines().count(), 1, "{url}: {said}");
+        assert!(said.contains("fix the remote's address"), "{url}: {said}");
+        assert!(!mark.exists(), "{url}: ssh was started: {:?}", std::fs::read_to_string(&mark));
+        assert!(!pwned.exists(), "{url}");
+    }
 }

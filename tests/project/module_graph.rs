@@ -22,7 +22,6 @@ const LAYERS: &[(&str, u8)] = &[
     ("remembered", 0),
     ("safe_io", 0),
     ("signals", 0),
-    ("trust_roots", 0),
     ("session", 1),
     ("hands", 2),
     ("brain", 2),

@@ -8,7 +8,7 @@
 
 use base64::Engine;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -26,29 +26,65 @@ pub struct Seen {
 pub struct GitHttp {
     pub port: u16,
     pub seen: Arc<Mutex<Vec<Seen>>>,
+    /// Served over TLS, at `https://localhost:PORT`.
+    pub tls: bool,
 }
 
 impl GitHttp {
     /// Serves every bare repository under `root` at `http://127.0.0.1:PORT/<path>`, to
     /// clients whose basic-auth password is `token`.
     pub fn start(root: &Path, token: &str) -> GitHttp {
+        GitHttp::serving(root, token, None)
+    }
+
+    /// The same over TLS, with the certificate chain and key in the PEM files given.
+    pub fn start_tls(root: &Path, token: &str, cert: &Path, key: &Path) -> GitHttp {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let chain: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_file_iter(cert).unwrap().map(Result::unwrap).collect();
+        let key = PrivateKeyDer::from_pem_file(key).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap();
+        GitHttp::serving(root, token, Some(Arc::new(config)))
+    }
+
+    fn serving(root: &Path, token: &str, tls: Option<Arc<rustls::ServerConfig>>) -> GitHttp {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (root, token, log) = (root.to_path_buf(), token.to_owned(), seen.clone());
+        let is_tls = tls.is_some();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (root, token, log) = (root.clone(), token.clone(), log.clone());
+                let (root, token, log, tls) =
+                    (root.clone(), token.clone(), log.clone(), tls.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &root, &token, &log);
+                    let _ = match tls {
+                        Some(config) => rustls::ServerConnection::new(config)
+                            .map_err(std::io::Error::other)
+                            .and_then(|c| {
+                                serve(rustls::StreamOwned::new(c, stream), &root, &token, &log)
+                            }),
+                        None => serve(stream, &root, &token, &log),
+                    };
                 });
             }
         });
-        GitHttp { port, seen }
+        GitHttp { port, seen, tls: is_tls }
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}/{path}", self.port)
+        if self.tls {
+            format!("https://localhost:{}/{path}", self.port)
+        } else {
+            format!("http://127.0.0.1:{}/{path}", self.port)
+        }
     }
 
     pub fn seen(&self) -> Vec<Seen> {
@@ -56,14 +92,13 @@ impl GitHttp {
     }
 }
 
-fn serve(
-    stream: TcpStream,
+fn serve<S: Read + Write>(
+    stream: S,
     root: &Path,
     token: &str,
     log: &Mutex<Vec<Seen>>,
 ) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut out = stream;
+    let mut reader = BufReader::new(stream);
     let mut line = String::new();
     reader.read_line(&mut line)?;
     let mut parts = line.split_whitespace();
@@ -91,12 +126,27 @@ fn serve(
         credentials: credentials.clone(),
         status: 0,
     };
+    // `/moved/…` has moved to `/…` on this server; `/elsewhere/…` to another host.
+    let moved = path.strip_prefix("/moved/").map(|rest| format!("/{rest}?{query}"));
+    let elsewhere =
+        path.strip_prefix("/elsewhere/").map(|rest| format!("http://other.invalid/{rest}?{query}"));
+    if let Some(location) = moved.or(elsewhere) {
+        seen.status = 301;
+        log.lock().unwrap().push(seen);
+        let out = reader.get_mut();
+        write!(
+            out,
+            "HTTP/1.1 301 Moved Permanently\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )?;
+        return out.flush();
+    }
     let password_ok =
         credentials.as_deref().and_then(|c| c.split_once(':')).is_some_and(|(_, p)| p == token);
     if !password_ok {
         seen.status = 401;
         log.lock().unwrap().push(seen);
         let body = "authentication required\n";
+        let out = reader.get_mut();
         write!(
             out,
             "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -151,6 +201,7 @@ fn serve(
     }
     seen.status = status.split_whitespace().next().and_then(|s| s.parse().ok()).unwrap_or(0);
     log.lock().unwrap().push(seen);
+    let out = reader.get_mut();
     write!(out, "HTTP/1.1 {status}\r\n")?;
     out.write_all(&response)?;
     write!(out, "Content-Length: {}\r\nConnection: close\r\n\r\n", payload.len())?;
@@ -158,8 +209,8 @@ fn serve(
     out.flush()
 }
 
-fn read_body(
-    reader: &mut BufReader<TcpStream>,
+fn read_body<S: Read>(
+    reader: &mut BufReader<S>,
     length: Option<String>,
     encoding: Option<String>,
 ) -> std::io::Result<Vec<u8>> {
