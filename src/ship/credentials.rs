@@ -64,11 +64,8 @@ impl Credentials {
     /// token, and no credential helper (only a repository's own is ever asked).
     pub fn without_repo(url: &str) -> Credentials {
         let in_address = url::Url::parse(url).ok().filter(|u| !u.username().is_empty()).map(|u| {
-            let decode = |s: &str| {
-                url::form_urlencoded::parse(format!("x={s}").as_bytes())
-                    .next()
-                    .map_or_else(|| s.to_owned(), |(_, v)| v.into_owned())
-            };
+            let decode =
+                |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
             (decode(u.username()), u.password().map(decode))
         });
         Credentials {
@@ -131,14 +128,14 @@ mod tests {
     fn the_address_then_nothing_more_is_offered_and_each_is_named_once() {
         let mut c = Credentials {
             token: None,
-            ..Credentials::without_repo("https://bob:p%40ss@example.com/a/b.git")
+            ..Credentials::without_repo("https://bob:p%40s&s=+@example.com/a/b.git")
         };
-        assert_eq!(c.next_basic(), Some(("bob".to_owned(), "p@ss".to_owned())));
+        assert_eq!(c.next_basic(), Some(("bob".to_owned(), "p@s&s=+".to_owned())));
         assert_eq!(c.next_basic(), None);
         assert_eq!(c.tried(), ["the address's password"]);
         c.new_connection();
         assert!(c.tried().is_empty());
-        assert_eq!(c.next_basic(), Some(("bob".to_owned(), "p@ss".to_owned())));
+        assert_eq!(c.next_basic(), Some(("bob".to_owned(), "p@s&s=+".to_owned())));
     }
 
     #[test]

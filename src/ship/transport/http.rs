@@ -22,8 +22,7 @@ pub(super) fn transport(
     remote: &git2::Remote<'_>,
     offers: Arc<Mutex<Credentials>>,
 ) -> Result<Transport, git2::Error> {
-    let plain = remote.url_bytes().starts_with(b"http://");
-    let shared = Shared::new(offers, plain).map_err(|e| failed(ErrorClass::Http, &e))?;
+    let shared = Shared::new(offers).map_err(|e| failed(ErrorClass::Http, &e))?;
     Transport::smart(remote, true, Http { shared: Arc::new(shared) })
 }
 
@@ -34,7 +33,8 @@ fn failed(class: ErrorClass, message: &str) -> git2::Error {
 /// What every request of one connection shares.
 struct Shared {
     runtime: tokio::runtime::Runtime,
-    client: reqwest::Client,
+    /// Made for the connection's first address: with no TLS roots read for `http://`.
+    client: std::sync::OnceLock<reqwest::Client>,
     offers: Arc<Mutex<Credentials>>,
     state: Mutex<State>,
 }
@@ -49,12 +49,25 @@ struct State {
 }
 
 impl Shared {
-    /// `plain`: the address is `http://`, so no TLS root is read.
-    fn new(offers: Arc<Mutex<Credentials>>, plain: bool) -> Result<Shared, String> {
+    fn new(offers: Arc<Mutex<Credentials>>) -> Result<Shared, String> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
+        Ok(Shared {
+            runtime,
+            client: std::sync::OnceLock::new(),
+            offers,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    /// The client, made for `url`'s scheme the first time. (A redirect never changes the
+    /// scheme: it stays on the address's origin.)
+    fn client(&self, url: &str) -> Result<&reqwest::Client, String> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
         crate::brain::tls::ready();
         let mut builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
@@ -62,15 +75,15 @@ impl Shared {
             // Some servers speak the smart protocol only to a client that says it is git.
             .user_agent(concat!("git/2.0 (harrow/", env!("CARGO_PKG_VERSION"), ")"))
             .redirect(reqwest::redirect::Policy::none());
-        if plain {
+        if url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://")) {
             builder = builder.tls_certs_only(Vec::new());
         }
         // The client's timers belong to the runtime it is built in.
         let client = {
-            let _in = runtime.enter();
+            let _in = self.runtime.enter();
             builder.build().map_err(|e| crate::ship::http::describe(&e))?
         };
-        Ok(Shared { runtime, client, offers, state: Mutex::new(State::default()) })
+        Ok(self.client.get_or_init(|| client))
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -192,11 +205,11 @@ impl HttpStream {
         let mut redirects = 0;
         loop {
             let accepted = shared.state().accepted.clone();
+            let client = shared.client(&url).map_err(Failure::net)?;
             let mut request = if self.refs {
-                shared.client.get(&url)
+                client.get(&url)
             } else {
-                shared
-                    .client
+                client
                     .post(&url)
                     .header("content-type", format!("application/x-git-{}-request", self.service))
                     .header("accept", &expected)

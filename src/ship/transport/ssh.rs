@@ -64,7 +64,7 @@ impl Target {
             let parsed =
                 url::Url::parse(url).map_err(|e| format!("{shown} is not an address: {e}"))?;
             let decode = |s: &str| {
-                percent_decoded(s).ok_or_else(|| format!("{shown} has a path that is not UTF-8"))
+                percent_decoded(s).ok_or_else(|| format!("{shown} has a part that is not UTF-8"))
             };
             let path = decode(parsed.path())?;
             Target {
@@ -105,11 +105,7 @@ impl Target {
 }
 
 fn percent_decoded(s: &str) -> Option<String> {
-    let bytes: Vec<u8> =
-        url::form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
-            .next()
-            .map(|(_, v)| v.into_owned().into_bytes())?;
-    String::from_utf8(bytes).ok()
+    percent_encoding::percent_decode_str(s).decode_utf8().ok().map(std::borrow::Cow::into_owned)
 }
 
 /// `text` quoted for the remote's shell, as git quotes the path: in single quotes, each single
@@ -334,7 +330,10 @@ mod tests {
             Target::parse("ssh://[::1]:22/srv/x.git"),
             Ok(target(None, "::1", Some(22), "/srv/x.git"))
         );
-        assert_eq!(Target::parse("ssh://h/a+b.git").map(|t| t.path), Ok("/a+b.git".to_owned()));
+        assert_eq!(
+            Target::parse("ssh://h/a+b&c=d.git").map(|t| t.path),
+            Ok("/a+b&c=d.git".to_owned())
+        );
     }
 
     /// Hosts and users a configuration file could hold that ssh would read as an option, or
