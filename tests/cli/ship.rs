@@ -291,6 +291,41 @@ fn a_push_follows_a_repository_moved_on_its_host_and_never_to_another_host() {
     assert!(!seen.iter().any(|s| s.method == "POST" && s.path.starts_with("/moved/")), "{seen:?}");
 }
 
+/// A pack larger than harrow keeps in memory for a request (8 MiB: a push of a long history)
+/// is sent from a temporary file, whole: the remote ends up with the session's commit.
+#[test]
+fn a_push_of_a_pack_larger_than_memory_keeps_arrives_whole_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = finished(tmp.path());
+    let root = tmp.path().join("srv");
+    let server = git_http::GitHttp::start(&root, GIT_TOKEN);
+    let bare = git_http::bare_with_main(&root, "acme/widgets.git", &o.repo);
+    let branch = branch_of(&o);
+    // 12 MiB that zlib cannot shrink.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let noise: Vec<u8> = (0..12 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 32) as u8
+        })
+        .collect();
+    let workspace = o.dir.join("workspace");
+    std::fs::write(workspace.join("noise.bin"), &noise).unwrap();
+    git(&workspace, &["add", "noise.bin"]);
+    git(&workspace, &["commit", "-qm", "noise"]);
+    let out = harrow(tmp.path())
+        .args(["push", o.dir.to_str().unwrap(), "--remote", &server.url("acme/widgets.git")])
+        .env("HARROW_GIT_TOKEN", GIT_TOKEN)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out).1);
+    assert_eq!(sha(&bare, &branch), sha(&o.repo, &branch));
+    let there = git(&bare, &["cat-file", "-s", &format!("{branch}:noise.bin")]);
+    assert_eq!(there.trim(), (12 << 20).to_string());
+}
+
 /// A self-signed certificate for `localhost` and its key, made with the `openssl` tool.
 fn self_signed(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     let (cert, key) = (dir.join(format!("{name}.pem")), dir.join(format!("{name}.key")));

@@ -6,6 +6,7 @@
 //! renamed repository): a credential is never sent to a host other than the address's. The
 //! service requests then go where the refs came from.
 
+use super::body::RequestBody;
 use crate::ship::credentials::Credentials;
 use bytes::Bytes;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
@@ -138,7 +139,7 @@ impl SmartSubtransport for Http {
             },
             service,
             refs,
-            body: Vec::new(),
+            body: RequestBody::default(),
             answer: None,
         };
         if refs {
@@ -161,7 +162,7 @@ struct HttpStream {
     service: &'static str,
     /// The refs' `GET` rather than the service's `POST`.
     refs: bool,
-    body: Vec<u8>,
+    body: RequestBody,
     answer: Option<Answer>,
 }
 
@@ -198,7 +199,6 @@ impl HttpStream {
     /// same-origin redirect of the refs, until the server answers 200 with git's content type.
     fn send(&mut self) -> Result<(), Failure> {
         let shared = self.shared.clone();
-        let body = Bytes::from(std::mem::take(&mut self.body));
         let kind = if self.refs { "advertisement" } else { "result" };
         let expected = format!("application/x-git-{}-{kind}", self.service);
         let mut url = self.url.clone();
@@ -209,11 +209,15 @@ impl HttpStream {
             let mut request = if self.refs {
                 client.get(&url)
             } else {
+                let (body, len) = self.body.for_sending().map_err(|e| {
+                    Failure::net(format!("cannot keep the request for {}: {e}", shown(&url)))
+                })?;
                 client
                     .post(&url)
                     .header("content-type", format!("application/x-git-{}-request", self.service))
                     .header("accept", &expected)
-                    .body(body.clone())
+                    .header("content-length", len)
+                    .body(body)
             };
             if let Some((user, password)) = &accepted {
                 request = request.basic_auth(user, Some(password));
@@ -319,7 +323,7 @@ impl Write for HttpStream {
         if self.refs || self.answer.is_some() {
             return Err(io::Error::other("git wrote to a request already sent"));
         }
-        self.body.extend_from_slice(buf);
+        self.body.write(buf)?;
         Ok(buf.len())
     }
 

@@ -8,6 +8,7 @@
 //! whether or not it ever pushed; it also made harrow start again to keep OpenSSL from reading
 //! the whole CA bundle.
 
+mod body;
 mod http;
 mod ssh;
 
