@@ -386,24 +386,8 @@ fn a_missing_repo_a_missing_dir_and_a_speed_out_of_range_are_each_said() {
 fn a_model_over_https_is_reached_through_the_users_roots_and_an_untrusted_one_is_not() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, _) = repo_and_plan(tmp.path(), 1);
-    let self_signed = |name: &str| {
-        let (cert, key) = (tmp.path().join(format!("{name}.pem")), tmp.path().join("k.pem"));
-        let made = Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"])
-            .args(["-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"])
-            .args(["-addext", "basicConstraints=critical,CA:FALSE"])
-            .args(["-addext", "extendedKeyUsage=serverAuth"])
-            .arg("-keyout")
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert)
-            .output()
-            .unwrap();
-        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-        (cert, key)
-    };
-    let (other, _) = self_signed("other");
-    let (cert, key) = self_signed("server");
+    let (other, _) = support::self_signed(tmp.path(), "other");
+    let (cert, key) = support::self_signed(tmp.path(), "server");
     // A TLS server that answers every request with its own 400, and says what it was asked.
     let server = r#"
 import json, socket, ssl, sys

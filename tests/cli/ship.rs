@@ -251,17 +251,25 @@ fn a_push_over_smart_http_sends_the_token_and_a_wrong_or_missing_one_is_one_line
     }
 }
 
+/// A finished session, and a smart-HTTP server taking [`GIT_TOKEN`] that holds its repository's
+/// `main` as `acme/widgets.git`: the session, the server, the bare repository, the session's
+/// branch.
+fn finished_beside_http(tmp: &Path) -> (Outcome, git_http::GitHttp, PathBuf, String) {
+    let o = finished(tmp);
+    let root = tmp.join("srv");
+    let server = git_http::GitHttp::start(&root, GIT_TOKEN);
+    let bare = git_http::bare_with_main(&root, "acme/widgets.git", &o.repo);
+    let branch = branch_of(&o);
+    (o, server, bare, branch)
+}
+
 /// A repository that moved on its server (a rename) is followed there for the refs, and the
 /// pack goes where the refs came from; one that moved to another host is not followed, so the
 /// token never goes anywhere but the address's host.
 #[test]
 fn a_push_follows_a_repository_moved_on_its_host_and_never_to_another_host() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = finished(tmp.path());
-    let root = tmp.path().join("srv");
-    let server = git_http::GitHttp::start(&root, GIT_TOKEN);
-    let bare = git_http::bare_with_main(&root, "acme/widgets.git", &o.repo);
-    let branch = branch_of(&o);
+    let (o, server, bare, branch) = finished_beside_http(tmp.path());
     let push = |url: &str| {
         let mut c = harrow(tmp.path());
         c.args(["push", o.dir.to_str().unwrap(), "--remote", url])
@@ -296,11 +304,7 @@ fn a_push_follows_a_repository_moved_on_its_host_and_never_to_another_host() {
 #[test]
 fn a_push_of_a_pack_larger_than_memory_keeps_arrives_whole_over_http() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = finished(tmp.path());
-    let root = tmp.path().join("srv");
-    let server = git_http::GitHttp::start(&root, GIT_TOKEN);
-    let bare = git_http::bare_with_main(&root, "acme/widgets.git", &o.repo);
-    let branch = branch_of(&o);
+    let (o, server, bare, branch) = finished_beside_http(tmp.path());
     // 12 MiB that zlib cannot shrink.
     let mut state = 0x9e37_79b9_7f4a_7c15_u64;
     let noise: Vec<u8> = (0..12 << 20)
@@ -326,24 +330,6 @@ fn a_push_of_a_pack_larger_than_memory_keeps_arrives_whole_over_http() {
     assert_eq!(there.trim(), (12 << 20).to_string());
 }
 
-/// A self-signed certificate for `localhost` and its key, made with the `openssl` tool.
-fn self_signed(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
-    let (cert, key) = (dir.join(format!("{name}.pem")), dir.join(format!("{name}.key")));
-    let made = Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"])
-        .args(["-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"])
-        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
-        .args(["-addext", "extendedKeyUsage=serverAuth"])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-    (cert, key)
-}
-
 /// A push over HTTPS goes through harrow's own TLS (libgit2 has none): against a loopback
 /// server whose certificate the user's `SSL_CERT_FILE` trusts, the branch arrives with the
 /// token; with roots that do not hold it, the handshake fails in one line and nothing is sent,
@@ -353,8 +339,8 @@ fn a_push_over_https_trusts_the_users_roots_and_nothing_else() {
     let tmp = tempfile::tempdir().unwrap();
     let o = finished(tmp.path());
     let root = tmp.path().join("srv");
-    let (cert, key) = self_signed(tmp.path(), "server");
-    let (other, _) = self_signed(tmp.path(), "other");
+    let (cert, key) = support::self_signed(tmp.path(), "server");
+    let (other, _) = support::self_signed(tmp.path(), "other");
     let server = git_http::GitHttp::start_tls(&root, GIT_TOKEN, &cert, &key);
     let bare = git_http::bare_with_main(&root, "acme/widgets.git", &o.repo);
     let url = server.url("acme/widgets.git");

@@ -148,3 +148,22 @@ pub fn first_line(log: &str, needles: &[&str]) -> usize {
         .position(|l| needles.iter().all(|n| l.contains(n)))
         .unwrap_or_else(|| panic!("no line holds {needles:?}"))
 }
+
+/// A self-signed certificate for `localhost` and its key, made with the `openssl` tool, as
+/// `dir/NAME.pem` and `dir/NAME.key`.
+pub fn self_signed(dir: &Path, name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (cert, key) = (dir.join(format!("{name}.pem")), dir.join(format!("{name}.key")));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"])
+        .args(["-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .args(["-addext", "extendedKeyUsage=serverAuth"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    (cert, key)
+}
