@@ -276,7 +276,7 @@ fn failure(e: &git2::Error, url: &str, branch: &str, credentials: &Credentials) 
             format!("tried {}", credentials.tried().join(", "))
         };
         return ShipError::new(format!(
-            "{url} refused the credentials ({tried}); set {GIT_TOKEN_VAR} to a token that may push there, configure git's credential helper, or load your SSH key into ssh-agent"
+            "{url} refused the credentials ({tried}); set {GIT_TOKEN_VAR} to a token that may push there, or configure the repository's credential helper (git config credential.helper …)"
         ));
     }
     match e.class() {
