@@ -207,7 +207,8 @@ impl HttpStream {
             let accepted = shared.state().accepted.clone();
             let client = shared.client(&url).map_err(Failure::net)?;
             let mut request = if self.refs {
-                client.get(&url)
+                // As git asks: a cache between must not answer with refs it kept.
+                client.get(&url).header("pragma", "no-cache").header("cache-control", "no-cache")
             } else {
                 let (body, len) = self.body.for_sending().map_err(|e| {
                     Failure::net(format!("cannot keep the request for {}: {e}", shown(&url)))
