@@ -100,8 +100,9 @@ fn life_cycle(root: &Path) -> Figures {
     if std::env::var_os("LIFE_CYCLE_EACH").is_some() {
         for (name, c) in each {
             let (low, high) = c.own_bounds();
+            let (kernel_low, kernel_high) = c.own_system_bounds();
             eprintln!(
-                "{name}: {:.1} ms with its commands; its own {:.1} (between {low:.1} and {high:.1})",
+                "{name}: {:.1} ms with its commands; its own {:.1} (between {low:.1} and {high:.1}), of which the kernel's between {kernel_low:.1} and {kernel_high:.1}",
                 c.whole,
                 c.own_ms()
             );

@@ -106,21 +106,41 @@ pub struct OwnCpu {
     pub children_ticks: f64,
     /// Its own share, in ticks likewise.
     pub own_ticks: f64,
+    /// The kernel's part of each (system time): of the whole, exact; of the children and of
+    /// the process itself, in ticks.
+    pub whole_system: f64,
+    pub children_system_ticks: f64,
+    pub own_system_ticks: f64,
 }
 
 /// `/proc` gives user and system time apart, each cut down to a whole tick: a figure read there
-/// is up to two ticks short.
+/// is up to two ticks short (one for either part alone).
 const TWO_TICKS_MS: f64 = 20.0;
+const TICK_MS: f64 = 10.0;
+
+/// Where a process's own share lies, read from both sides: its own ticks put it at or above
+/// them and below them plus `short`; the exact whole less its children's ticks, at or below
+/// that and above it less `short`.
+fn bounds(whole: f64, children: f64, own: f64, short: f64) -> (f64, f64) {
+    let less_children = whole - children;
+    let low = own.max(less_children - short);
+    let high = (own + short).min(less_children);
+    if low <= high { (low, high) } else { (less_children, less_children) }
+}
 
 impl OwnCpu {
     /// Where the process's own CPU lies. Its own ticks put it in `[own ticks, own ticks + 2 ticks)`; the
     /// exact whole less its children's ticks puts it in `(total − children − 2 ticks, total −
     /// children]`: where the two meet.
     pub fn own_bounds(&self) -> (f64, f64) {
-        let less_children = self.whole - self.children_ticks;
-        let low = self.own_ticks.max(less_children - TWO_TICKS_MS);
-        let high = (self.own_ticks + TWO_TICKS_MS).min(less_children);
-        if low <= high { (low, high) } else { (less_children, less_children) }
+        bounds(self.whole, self.children_ticks, self.own_ticks, TWO_TICKS_MS)
+    }
+
+    /// Where the kernel's part of the process's own CPU lies (its system time), the same way.
+    /// The kernel splits a process's time between user and system by the ticks that found it
+    /// in each, so for a process of a few ticks the split is rough.
+    pub fn own_system_bounds(&self) -> (f64, f64) {
+        bounds(self.whole_system, self.children_system_ticks, self.own_system_ticks, TICK_MS)
     }
 
     /// What the process itself spent: the middle of [`OwnCpu::own_bounds`]. (The top alone,
@@ -161,10 +181,11 @@ pub fn measured_apart(cmd: &mut Command) -> (Finished, OwnCpu) {
     let ticks = |n: usize| fields[n - 3].parse::<f64>().unwrap() * 10.0;
     let children_ticks = ticks(16) + ticks(17);
     let own_ticks = ticks(14) + ticks(15);
+    let (children_system_ticks, own_system_ticks) = (ticks(17), ticks(15));
     let status = child.wait().unwrap();
     let after = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
-    let whole = ms(after.user_time()) - ms(before.user_time()) + ms(after.system_time())
-        - ms(before.system_time());
+    let whole_system = ms(after.system_time()) - ms(before.system_time());
+    let whole = ms(after.user_time()) - ms(before.user_time()) + whole_system;
     let read = |mut f: std::fs::File| {
         use std::io::{Read, Seek};
         let mut bytes = Vec::new();
@@ -174,6 +195,13 @@ pub fn measured_apart(cmd: &mut Command) -> (Finished, OwnCpu) {
     };
     (
         Finished { status, stdout: read(out), stderr: read(err) },
-        OwnCpu { whole, children_ticks, own_ticks },
+        OwnCpu {
+            whole,
+            children_ticks,
+            own_ticks,
+            whole_system,
+            children_system_ticks,
+            own_system_ticks,
+        },
     )
 }
