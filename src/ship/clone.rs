@@ -38,7 +38,7 @@ pub fn clone_project(url: &str, dest: &Path) -> Result<(), ShipError> {
         let _ = std::fs::remove_dir_all(dest);
     }
     made.map_err(|(e, tried)| {
-        let auth = e.code() == git2::ErrorCode::Auth || e.message().contains("401");
+        let auth = e.code() == git2::ErrorCode::Auth || e.message().contains("authentication");
         ShipError::new(if auth {
             format!(
                 "{shown} refused the credentials ({}); set {GIT_TOKEN_VAR} to a token that may read it, or pass --repo with a clone you made",

@@ -264,11 +264,13 @@ fn failure(e: &git2::Error, url: &str, branch: &str, credentials: &Credentials) 
             "cannot reach {url} over SSH: {message}; check the address, and that ssh reaches the host"
         ));
     }
+    // By the code, or by the words of a refusal (a status inside an address or a port is not
+    // one).
     let auth = e.code() == ErrorCode::Auth
         || lower.contains("authentication")
         || lower.contains("credentials")
-        || lower.contains("401")
-        || lower.contains("403");
+        || lower.contains("answered 401")
+        || lower.contains("answered 403");
     if auth {
         let tried = if credentials.tried().is_empty() {
             "no credentials were found".to_owned()
@@ -286,5 +288,37 @@ fn failure(e: &git2::Error, url: &str, branch: &str, credentials: &Credentials) 
             ))
         }
         _ => ShipError::new(format!("push to {url} failed: {message}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(code: ErrorCode, message: &str) -> String {
+        let e = git2::Error::new(code, ErrorClass::Http, message);
+        let none = Credentials::without_repo("http://127.0.0.1:40171/a.git");
+        failure(&e, "http://127.0.0.1:40171/a.git", "b", &none).to_string()
+    }
+
+    /// A refusal is told by its code or its words, never by digits that happen to be in the
+    /// address (a port of 40171 is not a 401).
+    #[test]
+    fn a_refusal_is_told_by_its_code_or_words_not_by_digits_in_the_address() {
+        let page = "http://127.0.0.1:40171/a.git/info/refs answered with \"text/html\", not git's smart HTTP protocol";
+        assert!(
+            said(ErrorCode::GenericError, page).starts_with("cannot reach"),
+            "{}",
+            said(ErrorCode::GenericError, page)
+        );
+        for refused in [
+            (ErrorCode::Auth, "authentication required: http://127.0.0.1:40171/a.git answered 401"),
+            (
+                ErrorCode::GenericError,
+                "http://127.0.0.1:40171/a.git/git-receive-pack answered 403 Forbidden",
+            ),
+        ] {
+            assert!(said(refused.0, refused.1).contains("refused the credentials"), "{refused:?}");
+        }
     }
 }

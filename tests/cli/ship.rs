@@ -299,6 +299,31 @@ fn a_push_follows_a_repository_moved_on_its_host_and_never_to_another_host() {
     assert!(!seen.iter().any(|s| s.method == "POST" && s.path.starts_with("/moved/")), "{seen:?}");
 }
 
+/// A server that answers the refs as a web page (a sign-in page, a proxy's notice) is named in
+/// one line, and nothing it sent reaches the terminal: not its page, not the escape bytes in
+/// its header.
+#[test]
+fn a_server_that_answers_with_a_web_page_is_named_and_its_bytes_stay_out_of_the_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (o, server, bare, _) = finished_beside_http(tmp.path());
+    let push = |path: &str| {
+        harrow(tmp.path())
+            .args(["push", o.dir.to_str().unwrap(), "--remote", &server.url(path)])
+            .env("HARROW_GIT_TOKEN", GIT_TOKEN)
+            .output()
+            .unwrap()
+    };
+    for path in ["login/acme/widgets.git", "garbled/acme/widgets.git"] {
+        let said = one_line_failure(&push(path), 1);
+        if path.starts_with("login/") {
+            assert!(said.contains("\"text/html\", not git's smart HTTP protocol"), "{said}");
+        }
+        assert!(!said.contains('\x1b') && !said.contains('\x07'), "{path}: {said:?}");
+        assert!(!said.contains("sign in") && !said.contains("pwned"), "{path}: {said}");
+    }
+    assert!(!git(&bare, &["branch", "--list"]).contains("session/"), "nothing was pushed");
+}
+
 /// A pack larger than harrow keeps in memory for a request (8 MiB: a push of a long history)
 /// is sent from a temporary file, whole: the remote ends up with the session's commit.
 #[test]

@@ -126,6 +126,27 @@ fn serve<S: Read + Write>(
         credentials: credentials.clone(),
         status: 0,
     };
+    // `/login/…` answers as a web page would, with a body that would clear a terminal;
+    // `/garbled/…` with terminal escapes in a header too.
+    let page = if path.starts_with("/login/") {
+        Some("text/html")
+    } else if path.starts_with("/garbled/") {
+        Some("text/html; charset=\x1b[31m")
+    } else {
+        None
+    };
+    if let Some(content_type) = page {
+        seen.status = 200;
+        log.lock().unwrap().push(seen);
+        let body = "<html>\x1b[2J\x1b]0;pwned\x07sign in</html>";
+        let out = reader.get_mut();
+        write!(
+            out,
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        return out.flush();
+    }
     // `/moved/…` has moved to `/…` on this server; `/elsewhere/…` to another host.
     let moved = path.strip_prefix("/moved/").map(|rest| format!("/{rest}?{query}"));
     let elsewhere =
