@@ -200,3 +200,32 @@ fn an_ssh_address_that_would_be_an_option_starts_nothing() {
         assert!(!pwned.exists(), "{url}");
     }
 }
+
+/// What `ssh` says on failing (a server's banner or refusal, which the remote host chooses)
+/// becomes the one-line error with its control bytes escaped: none reaches the terminal raw.
+#[test]
+fn what_a_failing_ssh_says_reaches_the_terminal_escaped_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "worker": {"T-001": {"*": write_and_submit(1)}},
+        "evaluator": {"*": {"*": [accept()]}}
+    });
+    let o = loop_fixture::run(tmp.path(), Setup { tasks: 1, script, ..Setup::default() });
+    let fake = tmp.path().join("fake-ssh");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nprintf 'banner \\033[2J\\033]0;pwned\\007\\nPermission denied (publickey).\\r\\n' >&2\nexit 255\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = support::harrow_in(tmp.path())
+        .env("GIT_SSH_COMMAND", &fake)
+        .args(["push", o.dir.to_str().unwrap(), "--remote", "git@127.0.0.1:x.git"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert_eq!(said.trim_end().lines().count(), 1, "{said:?}");
+    assert!(said.contains("refused the credentials ssh offered"), "{said}");
+    assert!(!said.contains('\x1b') && !said.contains('\x07') && !said.contains('\r'), "{said:?}");
+}
