@@ -13,6 +13,7 @@ pub mod client;
 pub mod known;
 pub mod process;
 pub mod setup;
+pub mod stderr_tail;
 pub mod updates;
 pub mod wire;
 

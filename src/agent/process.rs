@@ -3,24 +3,20 @@
 //! handle is dropped, on every path out of a task.
 
 use super::AgentError;
+use super::stderr_tail::StderrTail;
 use super::wire::{self, Incoming, WireError};
 use crate::hands::isolation::Isolation;
 use crate::hands::process::Live;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::mpsc;
 use std::time::Duration;
 
-/// Lines of the agent's stderr kept for the operator (the last ones).
-const STDERR_LINES: usize = 12;
-/// Characters of one stderr line kept.
-const STDERR_LINE_CHARS: usize = 300;
 /// Messages read ahead of the lane: a flood waits for harrow instead of filling memory.
 const AHEAD: usize = 64;
 
@@ -51,7 +47,7 @@ pub struct AgentProcess {
     /// What it printed on stdout, as messages; a read error ends the stream.
     pub(super) from_agent: tokio::sync::mpsc::Receiver<Result<Incoming, WireError>>,
     /// The last lines of its stderr.
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: StderrTail,
     /// Its exit, once it has exited.
     exited: mpsc::Receiver<std::io::Result<ExitStatus>>,
     exit: Option<String>,
@@ -118,13 +114,11 @@ impl AgentProcess {
         let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
             return Err(AgentError::Start(std::io::Error::other("no pipes to the agent")));
         };
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
-        keep_tail(stderr, Arc::clone(&tail));
         Ok(AgentProcess {
             group,
             to_agent: Some(write_lines(stdin)),
             from_agent: read_messages(stdout),
-            stderr: tail,
+            stderr: StderrTail::keep(stderr),
             exited,
             exit: None,
             home: launch.home,
@@ -140,7 +134,7 @@ impl AgentProcess {
 
     /// The last lines the agent printed on stderr, printable, for a failure's message.
     pub fn stderr_tail(&self) -> Vec<String> {
-        self.stderr.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().collect()
+        self.stderr.lines()
     }
 
     /// How the agent ended, if it has (waiting up to `wait` for it).
@@ -220,30 +214,4 @@ fn read_messages(
         }
     });
     rx
-}
-
-/// A thread keeping the last lines of the agent's stderr, each made printable and cut short.
-fn keep_tail(stderr: std::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
-    let _ = std::thread::Builder::new().name("harrow-agent-err".into()).spawn(move || {
-        let mut input = BufReader::new(stderr);
-        loop {
-            match wire::read_line(&mut input) {
-                Ok(Some(line)) => {
-                    let text = String::from_utf8_lossy(&line);
-                    let text: String = text.chars().take(STDERR_LINE_CHARS).collect();
-                    let text = crate::printable::line(text.trim());
-                    if text.is_empty() {
-                        continue;
-                    }
-                    let mut kept = tail.lock().unwrap_or_else(PoisonError::into_inner);
-                    if kept.len() == STDERR_LINES {
-                        kept.pop_front();
-                    }
-                    kept.push_back(text);
-                }
-                Err(WireError::LineTooLong) => {}
-                Ok(None) | Err(_) => return,
-            }
-        }
-    });
 }

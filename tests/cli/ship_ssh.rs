@@ -58,11 +58,7 @@ fn user() -> String {
 fn a_push_over_ssh_uses_the_users_ssh_with_its_key_then_the_agent_and_refuses_an_unknown_host() {
     tools::require_sshd(SSHD);
     let tmp = tempfile::tempdir().unwrap();
-    let script = json!({
-        "worker": {"T-001": {"*": write_and_submit(1)}},
-        "evaluator": {"*": {"*": [accept()]}}
-    });
-    let o = loop_fixture::run(tmp.path(), Setup { tasks: 1, script, ..Setup::default() });
+    let o = one_task_session(tmp.path());
     let bare = tmp.path().join("remote.git");
     git(tmp.path(), &["init", "-q", "--bare", bare.to_str().unwrap()]);
 
@@ -166,18 +162,12 @@ fn a_push_over_ssh_uses_the_users_ssh_with_its_key_then_the_agent_and_refuses_an
 #[test]
 fn an_ssh_address_that_would_be_an_option_starts_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let script = json!({
-        "worker": {"T-001": {"*": write_and_submit(1)}},
-        "evaluator": {"*": {"*": [accept()]}}
-    });
-    let o = loop_fixture::run(tmp.path(), Setup { tasks: 1, script, ..Setup::default() });
+    let o = one_task_session(tmp.path());
     let bin = tmp.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let mark = tmp.path().join("ssh-ran");
     let fake = bin.join("ssh");
-    std::fs::write(&fake, format!("#!/bin/sh\necho \"$@\" > '{}'\nexit 1\n", mark.display()))
-        .unwrap();
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    executable(&fake, &format!("#!/bin/sh\necho \"$@\" > '{}'\nexit 1\n", mark.display()));
     let pwned = tmp.path().join("pwned");
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     for url in [
@@ -201,31 +191,65 @@ fn an_ssh_address_that_would_be_an_option_starts_nothing() {
     }
 }
 
+/// Pushes `o` to `remote` with `GIT_SSH_COMMAND` at `fake`: harrow's stderr, once it ended
+/// (at most 60 s).
+fn push_through(tmp: &Path, o: &loop_fixture::Outcome, fake: &Path, remote: &str) -> String {
+    let child = support::harrow_in(tmp)
+        .env("GIT_SSH_COMMAND", fake)
+        .args(["push", o.dir.to_str().unwrap(), "--remote", remote])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = support::ends_within(child, 60, "a push through a failing ssh");
+    assert!(!out.status.success());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// What `ssh` says on failing (a server's banner or refusal, which the remote host chooses)
 /// becomes the one-line error with its control bytes escaped: none reaches the terminal raw.
 #[test]
 fn what_a_failing_ssh_says_reaches_the_terminal_escaped_in_one_line() {
     let tmp = tempfile::tempdir().unwrap();
+    let o = one_task_session(tmp.path());
+    let fake = tmp.path().join("fake-ssh");
+    executable(
+        &fake,
+        "#!/bin/sh\nprintf 'banner \\033[2J\\033]0;pwned\\007\\nPermission denied (publickey).\\r\\n' >&2\nexit 255\n",
+    );
+    let said = push_through(tmp.path(), &o, &fake, "git@127.0.0.1:x.git");
+    assert_eq!(said.trim_end().lines().count(), 1, "{said:?}");
+    assert!(said.contains("refused the credentials ssh offered"), "{said}");
+    assert!(!said.contains('\x1b') && !said.contains('\x07') && !said.contains('\r'), "{said:?}");
+}
+
+/// An `ssh` that floods its standard error (a server's endless banner) before it fails is read
+/// to its end, never left blocked on a full pipe: the push ends, in one line, with its last
+/// words.
+#[test]
+fn an_ssh_that_floods_its_standard_error_never_holds_the_push() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = one_task_session(tmp.path());
+    let fake = tmp.path().join("fake-ssh");
+    executable(
+        &fake,
+        "#!/bin/sh\nhead -c 4194304 /dev/zero | tr '\\0' 'x' >&2\necho >&2\necho 'Permission denied (publickey).' >&2\nexit 255\n",
+    );
+    let said = push_through(tmp.path(), &o, &fake, "git@127.0.0.1:x.git");
+    assert_eq!(said.trim_end().lines().count(), 1, "{said:?}");
+    assert!(said.contains("Permission denied (publickey)"), "{said}");
+    assert!(said.len() < 8 << 10, "{} bytes", said.len());
+}
+
+fn one_task_session(tmp: &Path) -> loop_fixture::Outcome {
     let script = json!({
         "worker": {"T-001": {"*": write_and_submit(1)}},
         "evaluator": {"*": {"*": [accept()]}}
     });
-    let o = loop_fixture::run(tmp.path(), Setup { tasks: 1, script, ..Setup::default() });
-    let fake = tmp.path().join("fake-ssh");
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\nprintf 'banner \\033[2J\\033]0;pwned\\007\\nPermission denied (publickey).\\r\\n' >&2\nexit 255\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let out = support::harrow_in(tmp.path())
-        .env("GIT_SSH_COMMAND", &fake)
-        .args(["push", o.dir.to_str().unwrap(), "--remote", "git@127.0.0.1:x.git"])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{said}");
-    assert_eq!(said.trim_end().lines().count(), 1, "{said:?}");
-    assert!(said.contains("refused the credentials ssh offered"), "{said}");
-    assert!(!said.contains('\x1b') && !said.contains('\x07') && !said.contains('\r'), "{said:?}");
+    loop_fixture::run(tmp, Setup { tasks: 1, script, ..Setup::default() })
+}
+
+fn executable(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }

@@ -9,18 +9,16 @@
 //! that starts with `-` would be read by `ssh` as an option (`-oProxyCommand=…`) and is refused;
 //! so is any character outside the allow-list of a host name or user name.
 
+use crate::agent::stderr_tail::StderrTail;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
 use git2::{ErrorClass, ErrorCode};
 use std::io::{self, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long `ssh` is given to end once its connection is closed, before it is killed.
 const END_WAIT: Duration = Duration::from_secs(10);
-/// The most of `ssh`'s standard error kept for a message.
-const SAID_MAX: usize = 16 << 10;
 
 pub(super) fn transport(remote: &git2::Remote<'_>) -> Result<Transport, git2::Error> {
     Transport::smart(remote, false, Ssh { running: Mutex::new(None) })
@@ -155,7 +153,7 @@ fn command_with(
 struct Running {
     child: Child,
     stdin: Option<ChildStdin>,
-    said: Option<JoinHandle<Vec<u8>>>,
+    said: Option<StderrTail>,
     /// The exit was already waited for and looked at.
     ended: bool,
 }
@@ -181,9 +179,8 @@ impl Running {
                 }
             }
         };
-        let said = self.said.take().and_then(|t| t.join().ok()).unwrap_or_default();
-        let said = String::from_utf8_lossy(&said);
-        let said = said.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>();
+        // What it said, read to the end (a flood included), its last lines kept.
+        let said = self.said.as_mut().map(|s| s.lines_at_end(END_WAIT)).unwrap_or_default();
         match status {
             Some(s) if s.success() => None,
             Some(s) => Some(format!(
@@ -225,17 +222,9 @@ impl SmartSubtransport for Ssh {
                     format!("cannot start ssh: {e}; install OpenSSH's client, or name another with GIT_SSH_COMMAND"),
                 )
             })?;
-        let stderr = child.stderr.take();
-        let said = std::thread::spawn(move || {
-            let mut said = Vec::new();
-            if let Some(stderr) = stderr {
-                let _ = stderr.take(SAID_MAX as u64).read_to_end(&mut said);
-            }
-            said
-        });
+        let said = child.stderr.take().map(StderrTail::keep);
         let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
-        let running =
-            Arc::new(Mutex::new(Running { child, stdin, said: Some(said), ended: false }));
+        let running = Arc::new(Mutex::new(Running { child, stdin, said, ended: false }));
         *self.running.lock().unwrap_or_else(PoisonError::into_inner) = Some(running.clone());
         Ok(Box::new(SshStream { stdout, running }))
     }
