@@ -120,7 +120,7 @@ fn serve<S: Read + Write>(
         .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
         .map(|b| String::from_utf8_lossy(&b).into_owned());
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
-    let mut seen = Seen {
+    let seen = Seen {
         method: method.clone(),
         path: path.to_owned(),
         credentials: credentials.clone(),
@@ -136,44 +136,24 @@ fn serve<S: Read + Write>(
         None
     };
     if let Some(content_type) = page {
-        seen.status = 200;
-        log.lock().unwrap().push(seen);
+        let headers = format!("Content-Type: {content_type}\r\n");
         let body = "<html>\x1b[2J\x1b]0;pwned\x07sign in</html>";
-        let out = reader.get_mut();
-        write!(
-            out,
-            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )?;
-        return out.flush();
+        return answer(&mut reader, seen, log, (200, "OK"), &headers, body);
     }
     // `/moved/…` has moved to `/…` on this server; `/elsewhere/…` to another host.
     let moved = path.strip_prefix("/moved/").map(|rest| format!("/{rest}?{query}"));
     let elsewhere =
         path.strip_prefix("/elsewhere/").map(|rest| format!("http://other.invalid/{rest}?{query}"));
     if let Some(location) = moved.or(elsewhere) {
-        seen.status = 301;
-        log.lock().unwrap().push(seen);
-        let out = reader.get_mut();
-        write!(
-            out,
-            "HTTP/1.1 301 Moved Permanently\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        )?;
-        return out.flush();
+        let headers = format!("Location: {location}\r\n");
+        return answer(&mut reader, seen, log, (301, "Moved Permanently"), &headers, "");
     }
     let password_ok =
         credentials.as_deref().and_then(|c| c.split_once(':')).is_some_and(|(_, p)| p == token);
     if !password_ok {
-        seen.status = 401;
-        log.lock().unwrap().push(seen);
+        let headers = "WWW-Authenticate: Basic realm=\"git\"\r\nContent-Type: text/plain\r\n";
         let body = "authentication required\n";
-        let out = reader.get_mut();
-        write!(
-            out,
-            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )?;
-        return out.flush();
+        return answer(&mut reader, seen, log, (401, "Unauthorized"), headers, body);
     }
     let body = read_body(&mut reader, header("content-length"), header("transfer-encoding"))?;
     let mut child = Command::new("git")
@@ -220,6 +200,7 @@ fn serve<S: Read + Write>(
             None => {}
         }
     }
+    let mut seen = seen;
     seen.status = status.split_whitespace().next().and_then(|s| s.parse().ok()).unwrap_or(0);
     log.lock().unwrap().push(seen);
     let out = reader.get_mut();
@@ -227,6 +208,28 @@ fn serve<S: Read + Write>(
     out.write_all(&response)?;
     write!(out, "Content-Length: {}\r\nConnection: close\r\n\r\n", payload.len())?;
     out.write_all(payload)?;
+    out.flush()
+}
+
+/// Logs `seen` with `status` and answers with it, `headers` (each ending in CRLF) and `body`.
+fn answer<S: Read + Write>(
+    reader: &mut BufReader<S>,
+    mut seen: Seen,
+    log: &Mutex<Vec<Seen>>,
+    status: (u16, &str),
+    headers: &str,
+    body: &str,
+) -> std::io::Result<()> {
+    seen.status = status.0;
+    log.lock().unwrap().push(seen);
+    let out = reader.get_mut();
+    write!(
+        out,
+        "HTTP/1.1 {} {}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        status.0,
+        status.1,
+        body.len()
+    )?;
     out.flush()
 }
 
